@@ -1,0 +1,43 @@
+"""Exception classes of coiter (API.md §7).
+
+Every error coiter raises on bad input derives from :class:`CoiterError` and from the
+built-in class a NumPy/SciPy user would expect (``ValueError``, ``TypeError``,
+``RuntimeError``), so existing ``except ValueError`` handlers keep working.
+"""
+
+
+class CoiterError(Exception):
+    """Base class of every coiter error."""
+
+
+class FormatError(CoiterError, ValueError):
+    """An unknown or malformed format, or data that does not fit a format."""
+
+
+class ShapeError(CoiterError, ValueError):
+    """Shapes or coordinates that disagree with each other or with the data."""
+
+
+class ScheduleError(CoiterError, ValueError):
+    """A scheduling command whose precondition fails."""
+
+
+class SignatureError(CoiterError, TypeError):
+    """A kernel called with tensors that do not match its compiled signature."""
+
+
+class CompileError(CoiterError, RuntimeError):
+    """Code generation or JIT compilation failed."""
+
+
+class ParseError(CoiterError, ValueError):
+    """A malformed expression string or file.
+
+    ``column`` (expression strings) or ``line`` (files) locate the error when known.
+    """
+
+    def __init__(self, message, *, line=None, column=None, path=None):
+        super().__init__(message)
+        self.line = line
+        self.column = column
+        self.path = path

@@ -1,0 +1,138 @@
+// Bindings of level types and formats.
+#include <pybind11/stl.h>
+
+#include "bindings/numpy_buffer.hpp"
+#include "format/format.hpp"
+
+namespace coiter::bindings {
+
+namespace {
+
+int option(const py::object& value) { return value.is_none() ? -1 : (value.cast<bool>() ? 1 : 0); }
+
+py::dict propertiesOf(const LevelType& l) {
+  LevelProperties p = l.properties();
+  py::dict d;
+  d["full"] = p.full;
+  d["ordered"] = p.ordered;
+  d["unique"] = p.unique;
+  d["branchless"] = p.branchless;
+  d["compact"] = p.compact;
+  return d;
+}
+
+py::dict capabilitiesOf(const LevelType& l) {
+  LevelCapabilities c = l.capabilities();
+  py::dict d;
+  d["coordinate_iterate"] = c.coordinateIterate;
+  d["position_iterate"] = c.positionIterate;
+  d["locate"] = c.locate;
+  d["append"] = c.append;
+  d["insert"] = c.insert;
+  return d;
+}
+
+py::tuple levelCoordinateTuple(const LevelCoordinate& lc) {
+  switch (lc.kind) {
+    case LevelCoordinate::Kind::Mode: return py::make_tuple("mode", lc.mode);
+    case LevelCoordinate::Kind::BlockIndex: return py::make_tuple("block", lc.mode, lc.factor);
+    case LevelCoordinate::Kind::BlockOffset: return py::make_tuple("within_block", lc.mode, lc.factor);
+    case LevelCoordinate::Kind::Diagonal: return py::make_tuple("diagonal", lc.mode, lc.factor);
+    case LevelCoordinate::Kind::Slot: return py::make_tuple("slot", lc.mode);
+  }
+  return py::make_tuple();
+}
+
+}  // namespace
+
+void bindFormats(py::module_& m) {
+  py::class_<LevelType, std::shared_ptr<LevelType>>(m, "LevelType",
+      "A level type (dense, compressed, singleton, hashed, range, offset). Call it to set "
+      "optional properties: ct.compressed(ordered=False), ct.hashed(buckets=64).")
+      .def_property_readonly("name", &LevelType::name)
+      .def_property_readonly("properties", &propertiesOf)
+      .def_property_readonly("capabilities", &capabilitiesOf)
+      .def_property_readonly("full", [](const LevelType& l) { return l.properties().full; })
+      .def_property_readonly("ordered", [](const LevelType& l) { return l.properties().ordered; })
+      .def_property_readonly("unique", [](const LevelType& l) { return l.properties().unique; })
+      .def_property_readonly("branchless", [](const LevelType& l) { return l.properties().branchless; })
+      .def_property_readonly("compact", [](const LevelType& l) { return l.properties().compact; })
+      .def_property_readonly("buckets", [](const LevelType& l) -> py::object {
+        if (!l.buckets()) return py::none();
+        return py::int_(l.buckets());
+      })
+      .def_property_readonly("letter", [](const LevelType& l) -> py::object {
+        if (!l.letter()) return py::none();
+        return py::str(std::string(1, l.letter()));
+      })
+      .def_property_readonly("array_names", &LevelType::arrayNames)
+      .def_property_readonly("parameter_names", &LevelType::scalarNames)
+      .def("__call__",
+           [](const LevelType& l, py::object ordered, py::object unique, py::object full,
+              py::object compact, py::object buckets) {
+             LevelOptions o;
+             o.ordered = option(ordered);
+             o.unique = option(unique);
+             o.full = option(full);
+             o.compact = option(compact);
+             if (!buckets.is_none()) {
+               o.buckets = buckets.cast<int64_t>();
+               if (o.buckets <= 0) throw FormatError("hashed level: buckets must be positive");
+             }
+             return std::const_pointer_cast<LevelType>(l.configure(o));
+           },
+           py::kw_only(), py::arg("ordered") = py::none(), py::arg("unique") = py::none(),
+           py::arg("full") = py::none(), py::arg("compact") = py::none(),
+           py::arg("buckets") = py::none())
+      .def("__eq__", [](const LevelType& a, const LevelType& b) { return a == b; })
+      .def("__eq__", [](const LevelType&, const py::object&) { return false; })
+      .def("__hash__", [](const LevelType& l) { return py::hash(py::str(l.repr())); })
+      .def("__repr__", &LevelType::repr);
+
+  m.attr("dense") = std::const_pointer_cast<LevelType>(denseLevel());
+  m.attr("compressed") = std::const_pointer_cast<LevelType>(compressedLevel());
+  m.attr("singleton") = std::const_pointer_cast<LevelType>(singletonLevel());
+  m.attr("hashed") = std::const_pointer_cast<LevelType>(hashedLevel());
+  m.attr("range") = std::const_pointer_cast<LevelType>(rangeLevel());
+  m.attr("offset") = std::const_pointer_cast<LevelType>(offsetLevel());
+
+  py::class_<Format>(m, "Format")
+      .def(py::init([](const std::vector<std::shared_ptr<LevelType>>& levels,
+                       std::optional<std::vector<int>> modeOrder) {
+             std::vector<LevelTypePtr> l(levels.begin(), levels.end());
+             return Format(l, modeOrder.value_or(std::vector<int>{}));
+           }),
+           py::arg("levels"), py::arg("mode_order") = py::none())
+      .def_static("parse", &Format::parse, py::arg("text"))
+      .def_static("named", &Format::named, py::arg("name"), py::arg("order"))
+      .def_static("is_name", &Format::isName)
+      .def_static("bcsr", &Format::bcsr)
+      .def_property_readonly("levels", [](const Format& f) {
+        py::list l;
+        for (const auto& t : f.levels()) l.append(std::const_pointer_cast<LevelType>(t));
+        return l;
+      })
+      .def_property_readonly("mode_order", [](const Format& f) { return py::tuple(py::cast(f.modeOrder())); })
+      .def_property_readonly("order", &Format::order)
+      .def_property_readonly("name", [](const Format& f) -> py::object {
+        if (f.name().empty()) return py::none();
+        return py::str(f.name());
+      })
+      .def_property_readonly("level_map", [](const Format& f) {
+        py::list l;
+        for (const auto& lc : f.levelMap()) l.append(levelCoordinateTuple(lc));
+        return l;
+      })
+      .def_property_readonly("block_shape", [](const Format& f) -> py::object {
+        if (f.name() != "bcsr") return py::none();
+        return py::make_tuple(f.levelMap()[0].factor, f.levelMap()[1].factor);
+      })
+      .def("holds_duplicates", &Format::holdsDuplicates)
+      .def("__str__", [](const Format& f) { return f.str().empty() ? f.repr() : f.str(); })
+      .def("__repr__", &Format::repr)
+      .def("__eq__", [](const Format& a, const Format& b) { return a == b; })
+      .def("__eq__", [](const Format&, const py::object&) { return false; })
+      .def("__hash__", [](const Format& f) { return py::hash(py::str(f.repr())); });
+}
+
+}  // namespace coiter::bindings

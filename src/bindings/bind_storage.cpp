@@ -1,0 +1,123 @@
+// Bindings of tensor storage: packing, wrapping outside arrays, reading entries back.
+#include <pybind11/stl.h>
+
+#include "bindings/numpy_buffer.hpp"
+#include "storage/pack.hpp"
+#include "storage/unpack.hpp"
+
+namespace coiter::bindings {
+
+namespace {
+
+py::list levelArrays(const TensorStorage& t) {
+  py::list levels;
+  for (size_t k = 0; k < t.levels().size(); ++k) {
+    py::dict arrays;
+    for (const auto& [name, buffer] : t.levels()[k].arrays) arrays[py::str(name)] = viewOf(buffer);
+    levels.append(arrays);
+  }
+  return levels;
+}
+
+py::list levelParameters(const TensorStorage& t) {
+  py::list levels;
+  for (const auto& level : t.levels()) levels.append(py::cast(level.scalars));
+  return levels;
+}
+
+std::shared_ptr<TensorStorage> pack(const Format& format, const std::vector<int64_t>& shape,
+                                    const std::vector<py::array>& coords, const py::array& values,
+                                    bool sumDuplicates, int indexBits) {
+  PackRequest r;
+  r.format = format;
+  r.shape = shape;
+  for (size_t m = 0; m < coords.size(); ++m)
+    r.modeCoords.push_back(borrowArray(coords[m], "coordinates of mode " + std::to_string(m)));
+  r.values = borrowArray(values, "values");
+  r.sumDuplicates = sumDuplicates;
+  r.indexBits = indexBits;
+  py::gil_scoped_release nogil;
+  return packCoordinates(r);
+}
+
+std::shared_ptr<TensorStorage> fromArrays(const Format& format, const std::vector<int64_t>& shape,
+                                          const std::string& indexType,
+                                          const std::vector<std::map<std::string, py::array>>& arrays,
+                                          const std::vector<std::map<std::string, int64_t>>& scalars,
+                                          const py::array& values) {
+  if (arrays.size() != format.levels().size() || scalars.size() != format.levels().size())
+    throw FormatError("format " + format.repr() + " has " + std::to_string(format.levels().size()) +
+                      " levels; give arrays and parameters for each");
+  std::vector<LevelStorage> levels(arrays.size());
+  for (size_t k = 0; k < arrays.size(); ++k) {
+    for (const auto& [name, array] : arrays[k])
+      levels[k].arrays[name] = borrowArray(array, "level " + std::to_string(k) + " array '" + name + "'");
+    levels[k].scalars = scalars[k];
+  }
+  return std::make_shared<TensorStorage>(format, shape, dtypeOf(values), dtypeFromName(indexType),
+                                         std::move(levels), borrowArray(values, "values"));
+}
+
+py::tuple entries(const TensorStorage& t) {
+  StoredEntries e;
+  {
+    py::gil_scoped_release nogil;
+    e = storedEntries(t);
+  }
+  const int64_t n = static_cast<int64_t>(e.valuePositions.size());
+  const int64_t order = static_cast<int64_t>(e.modeCoords.size());
+  py::array_t<int64_t> coords({n, order});
+  auto c = coords.mutable_unchecked<2>();
+  for (int64_t m = 0; m < order; ++m)
+    for (int64_t k = 0; k < n; ++k) c(k, m) = e.modeCoords[m][k];
+  return py::make_tuple(coords, viewOf(gatherValues(t, e.valuePositions)));
+}
+
+void toDense(const TensorStorage& t, py::array out) {
+  if (!(out.flags() & py::array::c_style) || !out.writeable() || dtypeOf(out) != t.valueType())
+    throw DTypeError("to_dense needs a writeable C-contiguous array of the tensor's dtype");
+  int64_t size = 1;
+  for (int64_t e : t.shape()) size *= e;
+  if (out.size() != size) throw ShapeError("to_dense: output has the wrong size");
+  void* data = out.mutable_data();
+  py::gil_scoped_release nogil;
+  scatterToDense(t, data);
+}
+
+py::object element(const TensorStorage& t, const std::vector<int64_t>& coords) {
+  py::array out(numpyDType(t.valueType()), std::vector<py::ssize_t>{});
+  readElement(t, coords, out.mutable_data());
+  return out[py::tuple()];
+}
+
+}  // namespace
+
+void bindStorage(py::module_& m) {
+  py::class_<TensorStorage, std::shared_ptr<TensorStorage>>(m, "TensorStorage")
+      .def_property_readonly("format", &TensorStorage::format)
+      .def_property_readonly("shape", [](const TensorStorage& t) { return py::tuple(py::cast(t.shape())); })
+      .def_property_readonly("dtype", [](const TensorStorage& t) { return numpyDType(t.valueType()); })
+      .def_property_readonly("index_dtype", [](const TensorStorage& t) { return numpyDType(t.indexType()); })
+      .def_property_readonly("values", [](const TensorStorage& t) { return viewOf(t.values()); })
+      .def_property_readonly("level_arrays", &levelArrays)
+      .def_property_readonly("level_parameters", &levelParameters)
+      .def_property_readonly("nnz", &TensorStorage::nnz)
+      .def_property_readonly("is_validated", &TensorStorage::isValid)
+      .def("validate", [](const TensorStorage& t) {
+        py::gil_scoped_release nogil;
+        t.validate();
+      })
+      .def("copy", &TensorStorage::copy)
+      .def("entries", &entries)
+      .def("to_dense", &toDense)
+      .def("element", &element);
+
+  m.def("pack", &pack, py::arg("format"), py::arg("shape"), py::arg("coords"), py::arg("values"),
+        py::arg("sum_duplicates") = true, py::arg("index_bits") = 32,
+        "Packs coordinates (one array per mode) and values into a tensor of the given format.");
+  m.def("from_arrays", &fromArrays, py::arg("format"), py::arg("shape"), py::arg("index_dtype"),
+        py::arg("arrays"), py::arg("parameters"), py::arg("values"),
+        "Wraps existing level arrays without copying; validate() checks them before use.");
+}
+
+}  // namespace coiter::bindings

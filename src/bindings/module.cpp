@@ -1,0 +1,42 @@
+// The extension module coiter._core: thin bindings, no logic. C++ exceptions become the
+// Python classes of coiter.errors (API.md §7).
+#include <pybind11/pybind11.h>
+
+#include "util/errors.hpp"
+
+namespace py = pybind11;
+
+namespace coiter::bindings {
+void bindFormats(py::module_& m);
+void bindStorage(py::module_& m);
+}  // namespace coiter::bindings
+
+namespace {
+
+void raise(const char* name, const std::exception& e) {
+  py::object cls = py::module_::import("coiter.errors").attr(name);
+  PyErr_SetString(cls.ptr(), e.what());
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "coiter's C++ core: formats, level types and tensor storage";
+  m.attr("__version__") = COITER_VERSION;
+  m.attr("with_llvm") = static_cast<bool>(COITER_WITH_LLVM);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const coiter::FormatError& e) {
+      raise("FormatError", e);
+    } catch (const coiter::ShapeError& e) {
+      raise("ShapeError", e);
+    } catch (const coiter::DTypeError& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const coiter::CoiterError& e) {
+      raise("CoiterError", e);
+    }
+  });
+  coiter::bindings::bindFormats(m);
+  coiter::bindings::bindStorage(m);
+}

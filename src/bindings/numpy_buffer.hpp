@@ -1,0 +1,21 @@
+// Conversions between coiter Buffers and NumPy arrays, both without copying: a Buffer
+// borrowing a NumPy array keeps the array alive, and a NumPy view of a Buffer keeps the
+// Buffer's memory alive.
+#pragma once
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include "storage/buffer.hpp"
+
+namespace coiter::bindings {
+
+namespace py = pybind11;
+
+DType dtypeOf(const py::array& a);
+py::dtype numpyDType(DType t);
+// Borrows a C-contiguous, native-endian, one-dimensional array.
+Buffer borrowArray(const py::array& a, const std::string& what);
+// A one-dimensional NumPy view of the buffer.
+py::array viewOf(const Buffer& b);
+
+}  // namespace coiter::bindings

@@ -1,0 +1,60 @@
+// A tensor format: one level type per level plus the map from mode coordinates to level
+// coordinates (for one-level-per-mode formats, the mode order). API.md §1.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "format/level_coordinate.hpp"
+#include "format/level_type.hpp"
+
+namespace coiter {
+
+class Format {
+ public:
+  Format() = default;
+  // One level per mode; modeOrder[k] is the mode stored at level k (empty: identity).
+  Format(std::vector<LevelTypePtr> levels, std::vector<int> modeOrder = {});
+
+  // Letter syntax: "ds", "ds:1,0" (d dense, s compressed, u compressed non-unique,
+  // q singleton, c singleton non-unique, h hashed).
+  static Format parse(const std::string& text);
+  // Named formats of API.md §1 for tensors of the given order ("csr", "coo", "dense", ...).
+  static Format named(const std::string& name, int order);
+  static bool isName(const std::string& name);
+  static Format bcsr(int64_t blockRows, int64_t blockCols);
+  static Format dia();
+  static Format ell();
+
+  int order() const { return order_; }
+  const std::vector<LevelTypePtr>& levels() const { return levels_; }
+  const std::vector<int>& modeOrder() const { return modeOrder_; }
+  const std::vector<LevelCoordinate>& levelMap() const { return levelMap_; }
+  const std::string& name() const { return name_; }   // "bcsr", "dia", "ell" or empty
+  bool hasDerivedLevels() const { return !name_.empty(); }
+
+  // Letter syntax when one exists, else the name (with block shape), else "".
+  std::string str() const;
+  std::string repr() const;
+  bool operator==(const Format& o) const;
+  bool operator!=(const Format& o) const { return !(*this == o); }
+
+  // Extent of each level's coordinates for a tensor of this shape; data-dependent levels
+  // (diagonals, slots) get -1.
+  std::vector<int64_t> levelExtents(const std::vector<int64_t>& shape) const;
+  // Whether some non-unique level has only branchless levels below it, so the format can
+  // hold duplicate coordinates (COO).
+  bool holdsDuplicates() const;
+  // Checks a tensor shape against the format (order, block divisibility).
+  void checkShape(const std::vector<int64_t>& shape) const;
+
+ private:
+  Format(std::vector<LevelTypePtr> levels, int order, std::vector<LevelCoordinate> map,
+         std::string name);
+  std::vector<LevelTypePtr> levels_;
+  std::vector<int> modeOrder_;
+  std::vector<LevelCoordinate> levelMap_;
+  int order_ = 0;
+  std::string name_;
+};
+
+}  // namespace coiter

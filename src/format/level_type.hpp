@@ -1,0 +1,141 @@
+// The level abstraction of the thesis (taco-core.md §1.3-1.6): a level type is known to the
+// rest of coiter only through its properties and capabilities. One subclass per level type
+// lives in format/levels/; adding a level type means adding one class there.
+//
+// Besides the capabilities (which return IR in the compiler), each level type implements the
+// data paths used by tensors: packing sorted coordinates into its arrays, expanding stored
+// positions back into coordinates, finding a coordinate under a parent, and validating
+// arrays that come from outside (so no later read can go out of bounds).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "format/level_storage.hpp"
+
+namespace coiter {
+
+enum class LevelKind { Dense, Compressed, Singleton, Hashed, Range, Offset };
+
+struct LevelProperties {
+  bool full = false;        // every segment holds every coordinate of the dimension
+  bool ordered = true;      // coordinates under one parent are non-decreasing
+  bool unique = true;       // no coordinate repeats under one parent
+  bool branchless = false;  // every parent has exactly one child
+  bool compact = true;      // no unlabeled (empty) slots between coordinates
+  bool operator==(const LevelProperties& o) const;
+};
+
+struct LevelCapabilities {
+  bool coordinateIterate = false;
+  bool positionIterate = false;
+  bool locate = false;
+  bool append = false;
+  bool insert = false;
+};
+
+// Options a user may set when calling a level type: ct.compressed(ordered=False), ...
+struct LevelOptions {
+  int ordered = -1;   // -1: the level type's default
+  int unique = -1;
+  int full = -1;
+  int compact = -1;
+  int64_t buckets = 0;  // hashed: buckets per segment (0: chosen from the data)
+};
+
+// One group of sorted entries that sits under one position of a level.
+struct PackNode {
+  int64_t pos;  // position in the level's position space
+  int64_t lo;   // entries [lo, hi) of the sorted entry list
+  int64_t hi;
+};
+
+// What a level sees while a tensor is packed top-down from sorted, de-duplicated entries.
+struct PackInput {
+  int64_t extent = 0;                      // range of this level's coordinates
+  const std::vector<int64_t>* coords;      // this level's coordinate of every sorted entry
+  // Coordinates of this level and the branchless levels directly below it: the key a
+  // non-unique level groups by. `chainReachesLeaf` when that chain ends at the last level,
+  // in which case every entry keeps its own position (duplicates stay separate).
+  std::vector<const std::vector<int64_t>*> chain;
+  bool chainReachesLeaf = false;
+  int64_t parentCount = 0;                 // sz_{k-1}
+  const std::vector<PackNode>* parents;    // non-empty parents, ascending by position
+  const std::vector<int64_t>* diagonals;   // DIA: offset of each diagonal (range/offset levels)
+  int64_t rows = 0, cols = 0;              // DIA: matrix shape (range/offset levels)
+  std::string where;                       // "level 1 (compressed) of a csr tensor", for errors
+};
+
+struct PackOutput {
+  std::map<std::string, std::vector<int64_t>> arrays;
+  std::map<std::string, int64_t> scalars;
+  int64_t positionCount = 0;
+  std::vector<PackNode> children;          // ascending by position
+};
+
+// Children of a batch of parent positions, as produced by expand().
+struct ExpandOutput {
+  std::vector<int64_t> childPos;
+  std::vector<int64_t> coord;
+  std::vector<int64_t> parentIndex;  // index into the parent batch
+  void push(int64_t pos, int64_t c, int64_t parent) {
+    childPos.push_back(pos);
+    coord.push_back(c);
+    parentIndex.push_back(parent);
+  }
+};
+
+class LevelType {
+ public:
+  virtual ~LevelType() = default;
+
+  virtual LevelKind kind() const = 0;
+  virtual std::string name() const = 0;            // "dense", "compressed", ...
+  LevelProperties properties() const { return props_; }
+  virtual LevelCapabilities capabilities() const = 0;
+  // Letter of the format syntax ('d', 's', 'u', 'q', 'c', 'h'), or 0 when none spells it.
+  virtual char letter() const = 0;
+  virtual std::vector<std::string> arrayNames() const = 0;
+  virtual std::vector<std::string> scalarNames() const = 0;
+  // Which properties a user may configure on this level type (taco-core.md Table 2-11).
+  virtual std::vector<std::string> configurableProperties() const = 0;
+  int64_t buckets() const { return buckets_; }
+
+  // A new level type of the same kind with the given options applied.
+  std::shared_ptr<const LevelType> configure(const LevelOptions& options) const;
+  std::string repr() const;                        // "compressed(ordered=False)"
+  bool operator==(const LevelType& other) const;
+
+  // Builds this level's arrays and the children of every parent from sorted entries.
+  virtual PackOutput pack(const PackInput& in) const = 0;
+  // Stored children (position, coordinate) of each parent position; unlabeled slots skipped.
+  virtual void expand(const LevelStorage& s, const std::vector<int64_t>& parents,
+                      ExpandOutput& out) const = 0;
+  // Positions under `parent` whose coordinate is `coord` (several for non-unique levels).
+  virtual void find(const LevelStorage& s, int64_t parent, int64_t coord,
+                    std::vector<int64_t>& out) const;
+  // Number of positions of this level (sz_k) given the parent's; O(1), no array is scanned.
+  virtual int64_t countPositions(const LevelStorage& s, int64_t parentCount) const = 0;
+  // Checks arrays that came from outside and returns the level's position count.
+  virtual int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent,
+                           const std::string& where) const = 0;
+
+ protected:
+  explicit LevelType(LevelProperties defaults) : props_(defaults) {}
+  virtual std::shared_ptr<LevelType> clone() const = 0;
+  LevelProperties props_;
+  int64_t buckets_ = 0;
+};
+
+using LevelTypePtr = std::shared_ptr<const LevelType>;
+
+LevelTypePtr makeLevelType(LevelKind kind);
+LevelTypePtr denseLevel();
+LevelTypePtr compressedLevel();
+LevelTypePtr singletonLevel();
+LevelTypePtr hashedLevel();
+LevelTypePtr rangeLevel();
+LevelTypePtr offsetLevel();
+
+}  // namespace coiter

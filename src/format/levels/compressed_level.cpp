@@ -1,0 +1,129 @@
+// Compressed level: segment of parent p is crd[pos[p]:pos[p+1]] (taco-core.md §1.6).
+// Non-unique compressed levels (the top of COO) give every group of the branchless chain
+// below them its own position.
+#include <algorithm>
+
+#include "format/levels/level_checks.hpp"
+
+namespace coiter {
+namespace {
+
+class CompressedLevel final : public LevelType {
+ public:
+  CompressedLevel() : LevelType({false, true, true, false, true}) {}
+  LevelKind kind() const override { return LevelKind::Compressed; }
+  std::string name() const override { return "compressed"; }
+  LevelCapabilities capabilities() const override { return {false, true, false, true, false}; }
+  char letter() const override {
+    if (!props_.ordered || props_.full) return 0;
+    return props_.unique ? 's' : 'u';
+  }
+  std::vector<std::string> arrayNames() const override { return {"pos", "crd"}; }
+  std::vector<std::string> scalarNames() const override { return {}; }
+  std::vector<std::string> configurableProperties() const override {
+    return {"full", "ordered", "unique"};
+  }
+
+  PackOutput pack(const PackInput& in) const override {
+    PackOutput out;
+    std::vector<int64_t>& pos = out.arrays["pos"];
+    std::vector<int64_t>& crd = out.arrays["crd"];
+    pos.assign(static_cast<size_t>(in.parentCount) + 1, 0);
+    for (const PackNode& node : *in.parents) {
+      int64_t before = static_cast<int64_t>(crd.size());
+      forEachGroup(in, node, props_.unique, [&](int64_t lo, int64_t hi, int64_t c) {
+        out.children.push_back({static_cast<int64_t>(crd.size()), lo, hi});
+        crd.push_back(c);
+      });
+      pos[node.pos + 1] = static_cast<int64_t>(crd.size()) - before;  // append_edges: a count
+    }
+    for (size_t p = 1; p < pos.size(); ++p) pos[p] += pos[p - 1];    // append_finalize
+    out.positionCount = static_cast<int64_t>(crd.size());
+    return out;
+  }
+
+  void expand(const LevelStorage& s, const std::vector<int64_t>& parents,
+              ExpandOutput& out) const override {
+    const Buffer& pos = s.array("pos");
+    const Buffer& crd = s.array("crd");
+    for (size_t k = 0; k < parents.size(); ++k)
+      for (int64_t q = pos.index(parents[k]); q < pos.index(parents[k] + 1); ++q)
+        out.push(q, crd.index(q), static_cast<int64_t>(k));
+  }
+
+  void find(const LevelStorage& s, int64_t parent, int64_t coord,
+            std::vector<int64_t>& out) const override {
+    const Buffer& pos = s.array("pos");
+    const Buffer& crd = s.array("crd");
+    int64_t lo = pos.index(parent), hi = pos.index(parent + 1);
+    if (props_.ordered && props_.unique) {  // binary search
+      while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (crd.index(mid) < coord) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo < pos.index(parent + 1) && crd.index(lo) == coord) out.push_back(lo);
+      return;
+    }
+    for (int64_t q = lo; q < hi; ++q)
+      if (crd.index(q) == coord) out.push_back(q);
+  }
+
+  int64_t countPositions(const LevelStorage& s, int64_t) const override {
+    return checkedArray(s, "crd", -1, name()).length();
+  }
+
+  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent,
+                   const std::string& where) const override {
+    const Buffer& pos = checkedArray(s, "pos", parentCount + 1, where);
+    const Buffer& crd = checkedArray(s, "crd", -1, where);
+    if (pos.index(0) != 0) throw FormatError(where + ": pos[0] must be 0");
+    for (int64_t p = 0; p < parentCount; ++p)
+      if (pos.index(p + 1) < pos.index(p))
+        throw FormatError(where + ": pos is not non-decreasing at index " + std::to_string(p + 1));
+    if (pos.index(parentCount) != crd.length())
+      throw FormatError(where + ": pos[-1] = " + std::to_string(pos.index(parentCount)) +
+                        " but crd has " + std::to_string(crd.length()) + " entries");
+    checkRange(crd, 0, extent, "crd", where);
+    checkSegments(pos, crd, parentCount, where);
+    return crd.length();
+  }
+
+ protected:
+  std::shared_ptr<LevelType> clone() const override {
+    return std::make_shared<CompressedLevel>(*this);
+  }
+
+ private:
+  // Declared invariants are checked, because the compiler relies on them (merges need order).
+  void checkSegments(const Buffer& pos, const Buffer& crd, int64_t parentCount,
+                     const std::string& where) const {
+    if (!props_.ordered && !props_.unique) return;
+    std::vector<int64_t> segment;
+    for (int64_t p = 0; p < parentCount; ++p) {
+      int64_t lo = pos.index(p), hi = pos.index(p + 1);
+      if (props_.ordered) {
+        for (int64_t q = lo + 1; q < hi; ++q) {
+          int64_t a = crd.index(q - 1), b = crd.index(q);
+          if (b < a || (props_.unique && b == a))
+            throw FormatError(where + ": segment " + std::to_string(p) + " is not " +
+                              (props_.unique ? "strictly increasing" : "sorted") + " at crd[" +
+                              std::to_string(q) + "]");
+        }
+      } else {  // unordered but unique: sort a copy of the segment
+        segment.clear();
+        for (int64_t q = lo; q < hi; ++q) segment.push_back(crd.index(q));
+        std::sort(segment.begin(), segment.end());
+        if (std::adjacent_find(segment.begin(), segment.end()) != segment.end())
+          throw FormatError(where + ": segment " + std::to_string(p) +
+                            " repeats a coordinate in a unique level");
+      }
+    }
+  }
+};
+
+}  // namespace
+
+LevelTypePtr compressedLevel() { return std::make_shared<CompressedLevel>(); }
+
+}  // namespace coiter

@@ -1,0 +1,68 @@
+// Dense level: stores only its size N; every segment holds coordinates 0..N-1 and the
+// position of coordinate i under parent p is p*N + i (taco-core.md §1.6; erratum 8).
+#include "format/levels/level_checks.hpp"
+
+namespace coiter {
+namespace {
+
+class DenseLevel final : public LevelType {
+ public:
+  DenseLevel() : LevelType({/*full*/ true, /*ordered*/ true, /*unique*/ true,
+                            /*branchless*/ false, /*compact*/ true}) {}
+  LevelKind kind() const override { return LevelKind::Dense; }
+  std::string name() const override { return "dense"; }
+  // Dense levels iterate their coordinate range (the dimension) and locate into it.
+  LevelCapabilities capabilities() const override { return {true, false, true, false, true}; }
+  char letter() const override { return 'd'; }
+  std::vector<std::string> arrayNames() const override { return {}; }
+  std::vector<std::string> scalarNames() const override { return {"size"}; }
+  std::vector<std::string> configurableProperties() const override {
+    return {"ordered", "unique"};
+  }
+
+  PackOutput pack(const PackInput& in) const override {
+    PackOutput out;
+    out.scalars["size"] = in.extent;
+    out.positionCount = checkedProduct(in.parentCount, in.extent, in.where);
+    for (const PackNode& node : *in.parents)
+      forEachGroup(in, node, true, [&](int64_t lo, int64_t hi, int64_t c) {
+        out.children.push_back({node.pos * in.extent + c, lo, hi});
+      });
+    return out;
+  }
+
+  void expand(const LevelStorage& s, const std::vector<int64_t>& parents,
+              ExpandOutput& out) const override {
+    int64_t n = s.scalar("size");
+    for (size_t k = 0; k < parents.size(); ++k)
+      for (int64_t c = 0; c < n; ++c) out.push(parents[k] * n + c, c, static_cast<int64_t>(k));
+  }
+
+  void find(const LevelStorage& s, int64_t parent, int64_t coord,
+            std::vector<int64_t>& out) const override {
+    int64_t n = s.scalar("size");
+    if (coord >= 0 && coord < n) out.push_back(parent * n + coord);
+  }
+
+  int64_t countPositions(const LevelStorage& s, int64_t parentCount) const override {
+    return checkedProduct(parentCount, checkedScalar(s, "size", name()), name());
+  }
+
+  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent,
+                   const std::string& where) const override {
+    int64_t n = checkedScalar(s, "size", where);
+    if (n != extent)
+      throw FormatError(where + ": dense size " + std::to_string(n) +
+                        " does not match the dimension " + std::to_string(extent));
+    return checkedProduct(parentCount, n, where);
+  }
+
+ protected:
+  std::shared_ptr<LevelType> clone() const override { return std::make_shared<DenseLevel>(*this); }
+};
+
+}  // namespace
+
+LevelTypePtr denseLevel() { return std::make_shared<DenseLevel>(); }
+
+}  // namespace coiter

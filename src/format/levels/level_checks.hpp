@@ -1,0 +1,47 @@
+// Shared helpers of the level types: grouping sorted entries under one parent, and the
+// checks applied to index arrays that arrive from outside coiter.
+#pragma once
+#include <string>
+
+#include "format/level_type.hpp"
+#include "util/errors.hpp"
+
+namespace coiter {
+
+// Calls visit(lo, hi, coord) for each group of entries under `node` that gets one position
+// of this level: entries with equal coordinates for a unique level; for a non-unique level,
+// entries with equal keys along the branchless chain below it, or each entry on its own when
+// that chain reaches the leaves (so duplicates stay separate).
+template <typename Visit>
+void forEachGroup(const PackInput& in, const PackNode& node, bool unique, Visit&& visit) {
+  const std::vector<int64_t>& c = *in.coords;
+  int64_t lo = node.lo;
+  while (lo < node.hi) {
+    int64_t hi = lo + 1;
+    if (unique) {
+      while (hi < node.hi && c[hi] == c[lo]) ++hi;
+    } else if (!in.chainReachesLeaf) {
+      auto sameKey = [&](int64_t a, int64_t b) {
+        for (const auto* chainCoords : in.chain)
+          if ((*chainCoords)[a] != (*chainCoords)[b]) return false;
+        return true;
+      };
+      while (hi < node.hi && sameKey(hi, lo)) ++hi;
+    }
+    visit(lo, hi, c[lo]);
+    lo = hi;
+  }
+}
+
+// The named index array, which must exist and have the given length (-1: any).
+const Buffer& checkedArray(const LevelStorage& s, const std::string& name, int64_t length,
+                           const std::string& where);
+// The named parameter, which must exist.
+int64_t checkedScalar(const LevelStorage& s, const std::string& name, const std::string& where);
+// Checks that every element of `b` lies in [lo, hi).
+void checkRange(const Buffer& b, int64_t lo, int64_t hi, const std::string& what,
+                const std::string& where);
+// Multiplies position counts, refusing overflow.
+int64_t checkedProduct(int64_t a, int64_t b, const std::string& where);
+
+}  // namespace coiter

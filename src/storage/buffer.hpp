@@ -1,0 +1,53 @@
+// A typed, contiguous array that either owns its memory or borrows another owner's
+// (a NumPy array, kept alive through `owner`). Tensors keep values and level arrays in
+// Buffers so kernels can read NumPy/SciPy memory without copying it.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "storage/dtype.hpp"
+
+namespace coiter {
+
+class Buffer {
+ public:
+  Buffer() = default;
+  // Allocates `length` zero-initialised elements owned by the buffer.
+  static Buffer allocate(DType type, int64_t length);
+  // Wraps memory owned by `owner` (which must keep `data` alive).
+  static Buffer borrow(DType type, int64_t length, void* data, std::shared_ptr<void> owner);
+  // Copies an index vector into a new buffer of the given index width.
+  static Buffer fromIndices(const std::vector<int64_t>& values, DType indexType);
+
+  DType dtype() const { return type_; }
+  int64_t length() const { return length_; }
+  void* data() const { return data_; }
+  size_t bytes() const { return static_cast<size_t>(length_) * dtypeSize(type_); }
+  const std::shared_ptr<void>& owner() const { return owner_; }
+  bool valid() const { return owner_ != nullptr || length_ == 0; }
+
+  template <typename T>
+  T* as() const { return static_cast<T*>(data_); }
+
+  // Reads element k of an int32 or int64 buffer.
+  int64_t index(int64_t k) const {
+    return type_ == DType::Int32 ? static_cast<int64_t>(as<int32_t>()[k]) : as<int64_t>()[k];
+  }
+  Buffer copy() const;
+
+ private:
+  DType type_ = DType::Int64;
+  int64_t length_ = 0;
+  void* data_ = nullptr;
+  std::shared_ptr<void> owner_;
+};
+
+// Calls f(ptr) with ptr typed int32_t* or int64_t* according to the buffer's width.
+template <typename F>
+decltype(auto) visitIndices(const Buffer& b, F&& f) {
+  if (b.dtype() == DType::Int32) return f(b.as<int32_t>());
+  return f(b.as<int64_t>());
+}
+
+}  // namespace coiter

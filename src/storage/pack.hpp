@@ -1,0 +1,24 @@
+// Packing coordinates into any assemblable format (taco-core.md §1.6-1.7): entries are
+// sorted by level coordinates, duplicates summed, and the levels built top-down, each level
+// type laying out its own arrays. Memory is proportional to the stored positions: a dense
+// level costs only what the format itself asks for.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "storage/tensor_storage.hpp"
+
+namespace coiter {
+
+struct PackRequest {
+  Format format;
+  std::vector<int64_t> shape;
+  std::vector<Buffer> modeCoords;  // one int32/int64 buffer of length nnz per mode
+  Buffer values;                   // length nnz
+  bool sumDuplicates = true;       // else duplicates are kept where the format can hold them
+  int indexBits = 32;              // 32: int32 when everything fits, else int64; 64: int64
+};
+
+std::shared_ptr<TensorStorage> packCoordinates(const PackRequest& request);
+
+}  // namespace coiter

@@ -1,0 +1,26 @@
+// Reading a tensor's stored entries back out of its levels: coordinates, dense arrays and
+// single elements. Works for every format through the level types' expand/find.
+#pragma once
+#include <vector>
+
+#include "storage/tensor_storage.hpp"
+
+namespace coiter {
+
+struct StoredEntries {
+  std::vector<std::vector<int64_t>> modeCoords;  // one vector per mode
+  std::vector<int64_t> valuePositions;           // index of each entry's value
+};
+
+// Every stored entry in storage order (unlabeled slots skipped).
+StoredEntries storedEntries(const TensorStorage& t);
+int64_t countStoredEntries(const TensorStorage& t);
+// Adds every stored entry into `out`, a zeroed row-major array of the tensor's shape.
+void scatterToDense(const TensorStorage& t, void* out);
+// The value at mode coordinates `coords` (the sum of duplicates; 0 when not stored),
+// written into `out` (one element of the value dtype).
+void readElement(const TensorStorage& t, const std::vector<int64_t>& coords, void* out);
+// The values at the given positions, in order.
+Buffer gatherValues(const TensorStorage& t, const std::vector<int64_t>& positions);
+
+}  // namespace coiter
