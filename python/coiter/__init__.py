@@ -1,6 +1,20 @@
-"""coiter: a sparse tensor algebra compiler for Python."""
+"""coiter: a sparse tensor algebra compiler for Python.
+
+This package provides per-level tensor formats (API.md §1), tensors that wrap NumPy and
+SciPy data without copying (§2), and file I/O. See README.md and docs/.
+"""
 from . import _core
+from .creation import asarray, from_coords, random, zeros
 from .errors import (CoiterError, CompileError, FormatError, ParseError, ScheduleError,
                      ShapeError, SignatureError)
+from .formats import (Format, LevelType, as_format, bcsr, compressed, dense, hashed, offset,
+                      range, singleton)
+from .tensor import Level, Tensor
 
 __version__ = _core.__version__
+
+try:  # file I/O arrives in its own module
+    from .io import load, read, save, write
+except ImportError as _error:  # pragma: no cover - only while io.py is being written
+    if "coiter.io" not in str(_error) and "io" not in str(_error):
+        raise

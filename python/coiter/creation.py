@@ -1,0 +1,189 @@
+"""Creating tensors: from NumPy, SciPy, Python data, coordinates or at random (API.md §2)."""
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _core
+from .dtypes import index_dtype_for, value_dtype
+from .errors import ShapeError
+from .formats import as_format, is_all_dense
+from .scipy_interop import from_scipy
+from .tensor import Tensor
+
+
+def asarray(obj, format=None, dtype=None, copy=None, name=None):
+    """Convert ``obj`` to a :class:`Tensor`.
+
+    Parameters
+    ----------
+    obj : numpy.ndarray, scipy sparse array or matrix, scalar, nested list or Tensor
+    format : Format, str or None
+        Target format; by default NumPy input becomes dense and SciPy input keeps its own
+        format (csr, csc, coo, bcsr for bsr, dia).
+    dtype : dtype or None
+        Value dtype; by default the input's.
+    copy : bool or None
+        ``True`` always copies; ``False`` raises ``ValueError`` when a copy is needed;
+        ``None`` copies only when needed. C-contiguous NumPy arrays into dense tensors and
+        canonical SciPy CSR/CSC/BSR into their own format are wrapped without copying.
+    name : str or None
+        The tensor's name, used in error messages and as a kernel input name.
+    """
+    if isinstance(obj, Tensor):
+        return _convert_tensor(obj, format, dtype, copy, name)
+    if sp.issparse(obj):
+        return from_scipy(obj, format, dtype, copy, name)
+    return _from_dense(obj, format, dtype, copy, name)
+
+
+def _convert_tensor(tensor, format, dtype, copy, name):
+    fmt = tensor.format if format is None else as_format(format, tensor.ndim)
+    dtype = tensor.dtype if dtype is None else value_dtype(dtype)
+    same = fmt == tensor.format and dtype == tensor.dtype
+    if same and not copy:
+        return tensor if name is None or name == tensor.name else Tensor(tensor._storage, name)
+    if copy is False:
+        raise ValueError(f"copy=False, but converting {tensor.format}/{tensor.dtype} to "
+                         f"{fmt}/{dtype} needs a copy")
+    result = tensor.asformat(fmt)
+    if result is tensor:
+        result = tensor.copy()
+    if dtype != tensor.dtype:
+        coords, values = result.coords()
+        result = from_coords(coords, values.astype(dtype), tensor.shape, fmt)
+    result.name = name or tensor.name
+    return result
+
+
+def _from_dense(obj, format, dtype, copy, name):
+    source = obj if isinstance(obj, np.ndarray) else np.asarray(obj)
+    what = f"tensor {name!r}" if name else "input array"
+    target_dtype = value_dtype(source.dtype if dtype is None else dtype, what)
+    fmt = as_format("dense" if format is None else format, source.ndim)
+    if is_all_dense(fmt):
+        array = source
+        needs_copy = (array.dtype != target_dtype or not array.flags.c_contiguous
+                      or not array.dtype.isnative or array is not obj)
+        if copy is False and needs_copy:
+            raise ValueError(f"copy=False, but {what} must be copied (dtype {array.dtype} "
+                             f"to {target_dtype}, or not C-contiguous)")
+        array = np.array(array, dtype=target_dtype, order="C", copy=True) if (
+            copy or needs_copy) else array
+        return _wrap_dense(array, fmt, name)
+    if copy is False:
+        raise ValueError(f"copy=False, but storing {what} in format {fmt} needs a copy")
+    array = source.astype(target_dtype, copy=False)
+    coords = np.nonzero(array)
+    return _pack(fmt, array.shape, coords, array[coords], True, name)
+
+
+def _wrap_dense(array, fmt, name):
+    shape = array.shape
+    index_dtype = index_dtype_for(*shape)
+    storage = _core.from_arrays(fmt, list(shape), index_dtype.name, [{} for _ in shape],
+                                [{"size": int(e)} for e in shape], array.reshape(-1))
+    storage.validate()
+    return Tensor(storage, name)
+
+
+def _pack(fmt, shape, columns, values, sum_duplicates, name):
+    columns = [np.ascontiguousarray(c, dtype=np.int64) if np.asarray(c).dtype not in
+               (np.int32, np.int64) else np.ascontiguousarray(c) for c in columns]
+    values = np.ascontiguousarray(values)
+    storage = _core.pack(fmt, [int(e) for e in shape], columns, values, sum_duplicates, 32)
+    return Tensor(storage, name)
+
+
+def from_coords(coords, values, shape, format="coo", sum_duplicates=True, dtype=None,
+                name=None):
+    """A tensor from coordinates.
+
+    Parameters
+    ----------
+    coords : array_like of int, shape (nnz, order)
+        Row k holds the coordinates of entry k (0-based).
+    values : array_like, shape (nnz,), or a scalar given to every entry
+    shape : tuple of int
+    format : Format or str
+    sum_duplicates : bool
+        Sum entries with equal coordinates (default). When False, duplicates are kept if
+        the format can hold them (COO) and rejected otherwise.
+    """
+    shape = _checked_shape(shape)
+    order = len(shape)
+    coords = np.asarray(coords)
+    if coords.size == 0:
+        coords = coords.reshape(0, order)
+    if coords.ndim != 2 or coords.shape[1] != order:
+        raise ShapeError(f"coords must have shape (nnz, {order}) for a tensor of shape "
+                         f"{shape}, got {coords.shape}")
+    if not np.issubdtype(coords.dtype, np.integer):
+        raise TypeError(f"coords must be integers, not {coords.dtype}")
+    values = np.asarray(values)
+    if values.ndim == 0:
+        values = np.full(coords.shape[0], values)
+    if values.shape != (coords.shape[0],):
+        raise ShapeError(f"{coords.shape[0]} coordinates but values have shape {values.shape}")
+    values = values.astype(value_dtype(values.dtype if dtype is None else dtype), copy=False)
+    fmt = as_format(format, order)
+    return _pack(fmt, shape, [coords[:, m] for m in range(order)], values, sum_duplicates, name)
+
+
+def zeros(shape, format="dense", dtype=np.float64, name=None):
+    """A tensor of zeros; sparse formats store nothing."""
+    shape = _checked_shape(shape)
+    dtype = value_dtype(dtype)
+    fmt = as_format(format, len(shape))
+    if is_all_dense(fmt):
+        return _wrap_dense(np.zeros(shape, dtype=dtype), fmt, name)
+    empty = np.zeros(0, dtype=np.int32)
+    return _pack(fmt, shape, [empty] * len(shape), np.zeros(0, dtype=dtype), True, name)
+
+
+def random(shape, density, format="csr", dtype=np.float64, seed=None, name=None):
+    """A tensor with ``round(density * size)`` nonzeros at distinct random coordinates.
+
+    Values are uniform in [0, 1) for floating dtypes (real and imaginary parts for complex),
+    integers in 1..9 for integer dtypes, and True for bool.
+    """
+    shape = _checked_shape(shape)
+    if not 0.0 <= float(density) <= 1.0:
+        raise ValueError(f"density must lie in [0, 1], got {density}")
+    dtype = value_dtype(dtype)
+    rng = np.random.default_rng(seed)
+    size = math.prod(shape)
+    nnz = int(round(float(density) * size))
+    flat = _distinct_sample(rng, size, nnz)
+    coords = np.unravel_index(flat, shape) if shape else ()
+    return _pack(as_format(format, len(shape)), shape, list(coords),
+                 _random_values(rng, nnz, dtype), True, name)
+
+
+def _distinct_sample(rng, population, count):
+    """``count`` distinct integers below ``population``, sorted."""
+    if count > population // 2:
+        return np.sort(rng.permutation(population)[:count])
+    chosen = np.unique(rng.integers(0, population, size=count))
+    while chosen.size < count:  # top up collisions; converges fast below half density
+        extra = rng.integers(0, population, size=count - chosen.size)
+        chosen = np.unique(np.concatenate([chosen, extra]))
+    return chosen
+
+
+def _random_values(rng, count, dtype):
+    if dtype.kind == "b":
+        return np.ones(count, dtype=dtype)
+    if dtype.kind in "iu":
+        return rng.integers(1, 10, size=count).astype(dtype)
+    if dtype.kind == "c":
+        return (rng.random(count) + 1j * rng.random(count)).astype(dtype)
+    return rng.random(count).astype(dtype)
+
+
+def _checked_shape(shape):
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    for m, extent in enumerate(shape):
+        if not isinstance(extent, (int, np.integer)) or extent < 0:
+            raise ShapeError(f"mode {m}: extent {extent!r} is not a non-negative integer")
+    return tuple(int(e) for e in shape)

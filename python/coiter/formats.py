@@ -1,0 +1,69 @@
+"""Level types and formats (API.md §1).
+
+The level types and :class:`Format` are the C++ classes of the core, exposed as they are;
+this module adds the Python conveniences: resolving the many spellings of a format that
+the API accepts (:func:`as_format`) and the blocked format constructor :func:`bcsr`.
+"""
+import re
+
+from . import _core
+from .errors import FormatError
+
+Format = _core.Format
+LevelType = _core.LevelType
+
+dense = _core.dense
+compressed = _core.compressed
+singleton = _core.singleton
+hashed = _core.hashed
+range = _core.range  # noqa: A001 - the level type's name in the thesis and in API.md
+offset = _core.offset
+
+_BCSR_TEXT = re.compile(r"^\s*bcsr\s*\(\s*\(?\s*(\d+)\s*,\s*(\d+)\s*\)?\s*\)\s*$")
+
+
+def bcsr(block_shape):
+    """Block CSR with blocks of ``block_shape = (rows, cols)``.
+
+    Levels: dense (block rows), compressed (block columns), dense, dense (inside a block).
+    """
+    try:
+        rows, cols = (int(b) for b in block_shape)
+    except (TypeError, ValueError):
+        raise FormatError(f"bcsr needs a block shape (rows, cols), got {block_shape!r}") from None
+    return Format.bcsr(rows, cols)
+
+
+def as_format(fmt, order):
+    """Resolve ``fmt`` to a :class:`Format` describing tensors of ``order`` modes.
+
+    Accepts a :class:`Format`, a list of level types, a format name (``"csr"``, ``"coo"``,
+    ``"dense"``, ...; a name wins over a letter string spelling the same word), the text
+    ``"bcsr((2, 3))"``, or the letter syntax (``"ds:1,0"``).
+    """
+    if isinstance(fmt, Format):
+        result = fmt
+    elif isinstance(fmt, (list, tuple)) and all(isinstance(level, LevelType) for level in fmt):
+        result = Format(list(fmt))
+    elif isinstance(fmt, str):
+        text = fmt.strip()
+        blocked = _BCSR_TEXT.match(text)
+        if Format.is_name(text):
+            result = Format.named(text, order)
+        elif blocked:
+            result = bcsr((blocked.group(1), blocked.group(2)))
+        else:
+            result = Format.parse(text)
+    else:
+        raise FormatError(f"not a format: {fmt!r} (expected a Format, a format name or a "
+                          "letter string such as 'ds')")
+    if result.order != order:
+        raise FormatError(f"format {result} describes order-{result.order} tensors, "
+                          f"but the tensor has order {order}")
+    return result
+
+
+def is_all_dense(fmt):
+    """Whether every level is dense and stored in mode order (a plain row-major array)."""
+    return (fmt.name is None and all(level.name == "dense" for level in fmt.levels)
+            and tuple(fmt.mode_order) == tuple(sorted(fmt.mode_order)))

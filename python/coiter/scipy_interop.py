@@ -1,0 +1,105 @@
+"""Conversions between coiter tensors and SciPy sparse arrays and matrices.
+
+Canonical CSR, CSC and BSR input (sorted indices, no duplicates) is wrapped without
+copying; anything else is converted through its coordinates and packed, which sorts and
+sums duplicates, so non-canonical input is never misread.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from . import _core
+from .dtypes import value_dtype
+from .errors import FormatError
+from .formats import as_format, bcsr
+from .tensor import Tensor
+
+
+def natural_format(matrix):
+    """The format API.md §2 gives a SciPy input by default."""
+    kind = matrix.format
+    if kind in ("csr", "csc", "coo", "dia"):
+        return as_format(kind, matrix.ndim)
+    if kind == "bsr":
+        return bcsr(matrix.blocksize)
+    return as_format("csr", matrix.ndim)
+
+
+def _is_canonical(matrix):
+    # SciPy caches this flag; computing it once is O(nnz) in C.
+    return bool(matrix.has_canonical_format)
+
+
+def _compressed_arrays(matrix):
+    """(pos, crd, values) of a csr/csc/bsr matrix, sharing its memory when possible."""
+    pos, crd = matrix.indptr, matrix.indices
+    if pos.dtype != crd.dtype:  # SciPy allows mixed widths; coiter uses one per tensor
+        wide = np.promote_types(pos.dtype, crd.dtype)
+        pos, crd = pos.astype(wide), crd.astype(wide)
+    return pos, crd, matrix.data
+
+
+def _wrap_compressed(matrix, fmt, dtype, name):
+    """Wrap a canonical csr/csc/bsr matrix without copying (when dtypes allow)."""
+    pos, crd, data = _compressed_arrays(matrix)
+    values = data.reshape(-1) if data.dtype == dtype else data.astype(dtype).reshape(-1)
+    if matrix.format == "bsr":
+        rows, cols = matrix.blocksize
+        arrays = [{}, {"pos": pos, "crd": crd}, {}, {}]
+        params = [{"size": matrix.shape[0] // rows}, {}, {"size": rows}, {"size": cols}]
+    else:
+        outer = matrix.shape[0] if matrix.format == "csr" else matrix.shape[1]
+        arrays = [{}, {"pos": pos, "crd": crd}]
+        params = [{"size": outer}, {}]
+    storage = _core.from_arrays(fmt, list(matrix.shape), pos.dtype.name, arrays, params,
+                                np.ascontiguousarray(values))
+    return Tensor(storage, name)
+
+
+def from_scipy(matrix, format=None, dtype=None, copy=None, name=None):
+    """A tensor holding a SciPy sparse array or matrix (see :func:`coiter.asarray`)."""
+    dtype = value_dtype(matrix.dtype if dtype is None else dtype, name or "scipy input")
+    fmt = natural_format(matrix) if format is None else as_format(format, matrix.ndim)
+    wrappable = (matrix.format in ("csr", "csc", "bsr") and fmt == natural_format(matrix)
+                 and matrix.indptr.dtype == matrix.indices.dtype
+                 and matrix.indices.dtype in (np.int32, np.int64) and _is_canonical(matrix))
+    if wrappable and not copy and dtype == matrix.dtype:
+        return _wrap_compressed(matrix, fmt, dtype, name)
+    if copy is False:
+        why = ("its indices are not canonical (unsorted or duplicated)"
+               if wrappable or matrix.format in ("csr", "csc", "bsr") and not _is_canonical(matrix)
+               else f"converting {matrix.format} to {fmt} or to {dtype}")
+        raise ValueError(f"copy=False, but a copy is needed: {why}")
+    if wrappable and dtype == matrix.dtype:  # copy=True of a canonical matrix: copy arrays
+        return _wrap_compressed(matrix, fmt, dtype, name).copy()
+    coo = matrix.tocoo()
+    coords = coo.coords if hasattr(coo, "coords") else (coo.row, coo.col)
+    columns = [np.ascontiguousarray(c) for c in coords]
+    if columns and columns[0].dtype not in (np.int32, np.int64):
+        columns = [c.astype(np.int64) for c in columns]
+    values = np.ascontiguousarray(coo.data, dtype=dtype)
+    bits = 64 if any(c.dtype == np.int64 for c in columns) and max(matrix.shape) > 2**31 - 1 else 32
+    return Tensor(_core.pack(fmt, list(matrix.shape), columns, values, True, bits), name)
+
+
+def to_scipy(tensor, format=None):
+    """A SciPy sparse array with the tensor's contents (2-D tensors only)."""
+    if tensor.ndim != 2:
+        raise FormatError(f"to_scipy needs a 2-D tensor, not order {tensor.ndim}")
+    kind = format or _scipy_kind(tensor.format)
+    if kind not in ("csr", "csc", "coo"):
+        raise FormatError(f"to_scipy: format must be 'csr', 'csc' or 'coo', not {kind!r}")
+    if tensor.format == as_format(kind, 2) and kind in ("csr", "csc"):
+        level = tensor.levels[1]
+        cls = sp.csr_array if kind == "csr" else sp.csc_array
+        return cls((tensor.values, level.crd, level.pos), shape=tensor.shape)
+    coords, values = tensor.coords()
+    coo = sp.coo_array((values, (coords[:, 0], coords[:, 1])), shape=tensor.shape)
+    return coo if kind == "coo" else coo.asformat(kind)
+
+
+def _scipy_kind(fmt):
+    if fmt == as_format("coo", 2):
+        return "coo"
+    if fmt.name is None and tuple(fmt.mode_order) == (1, 0):
+        return "csc"
+    return "csr"

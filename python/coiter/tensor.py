@@ -1,0 +1,177 @@
+"""The tensor type (API.md §2): a format, a shape and the level and value arrays.
+
+A :class:`Tensor` wraps the C++ ``TensorStorage`` of the core, whose buffers may borrow
+NumPy memory (zero copy). Everything here is a thin layer: packing, validation and
+unpacking happen in C++.
+"""
+import math
+
+import numpy as np
+
+from . import _core
+from .dtypes import value_dtype
+from .formats import as_format, is_all_dense
+
+
+class Level:
+    """One level of a tensor: its type and its arrays (NumPy views) and parameters.
+
+    Arrays and parameters are also attributes: ``level.pos``, ``level.crd``,
+    ``level.offset``, ``level.size`` (dense size or hashed bucket count), ...
+    """
+
+    def __init__(self, level_type, arrays, parameters):
+        self.type = level_type
+        self.arrays = arrays
+        self.parameters = parameters
+
+    def __getattr__(self, name):
+        # Only called for names that are not regular attributes.
+        if name in ("arrays", "parameters"):
+            raise AttributeError(name)
+        if name in self.arrays:
+            return self.arrays[name]
+        if name in self.parameters:
+            return self.parameters[name]
+        raise AttributeError(f"{self.type.name} level has no array or parameter {name!r} "
+                             f"(it has {sorted(self.arrays) + sorted(self.parameters)})")
+
+    def __repr__(self):
+        parts = [f"{k}={v}" for k, v in self.parameters.items()]
+        parts += [f"{k}={np.array2string(v, threshold=8)}" for k, v in self.arrays.items()]
+        return f"Level({self.type!r}{', ' if parts else ''}{', '.join(parts)})"
+
+
+class Tensor:
+    """A tensor stored in a format. Create one with :func:`coiter.asarray`,
+    :func:`coiter.zeros`, :func:`coiter.from_coords` or :func:`coiter.random`."""
+
+    def __init__(self, storage, name=None):
+        self._storage = storage
+        self.name = name
+
+    @classmethod
+    def _from_level_arrays(cls, format, shape, index_dtype, arrays, parameters, values,
+                           name=None):
+        """Rebuild a tensor from its level arrays (validated at once)."""
+        shape = tuple(int(e) for e in shape)
+        fmt = as_format(format, len(shape))
+        arrays = [{k: np.ascontiguousarray(v, dtype=index_dtype) for k, v in level.items()}
+                  for level in arrays]
+        parameters = [{k: int(v) for k, v in level.items()} for level in parameters]
+        values = np.ascontiguousarray(values, dtype=value_dtype(np.asarray(values).dtype))
+        storage = _core.from_arrays(fmt, list(shape), np.dtype(index_dtype).name, arrays,
+                                    parameters, values.reshape(-1))
+        storage.validate()
+        return cls(storage, name)
+
+    # -- attributes ---------------------------------------------------------------------
+    @property
+    def shape(self):
+        return tuple(self._storage.shape)
+
+    @property
+    def ndim(self):
+        return len(self._storage.shape)
+
+    @property
+    def dtype(self):
+        return np.dtype(self._storage.dtype)
+
+    @property
+    def index_dtype(self):
+        """Width of the index arrays: int32 or int64."""
+        return np.dtype(self._storage.index_dtype)
+
+    @property
+    def format(self):
+        return self._storage.format
+
+    @property
+    def nnz(self):
+        """Number of stored entries (explicit zeros included, empty slots excluded)."""
+        return self._storage.nnz
+
+    @property
+    def values(self):
+        """The value array, a NumPy view of the tensor's memory."""
+        return self._storage.values
+
+    @property
+    def levels(self):
+        types = self.format.levels
+        return [Level(t, arrays, params) for t, arrays, params in
+                zip(types, self._storage.level_arrays, self._storage.level_parameters)]
+
+    @property
+    def size(self):
+        return math.prod(self.shape)
+
+    # -- conversions --------------------------------------------------------------------
+    def to_numpy(self):
+        """A new dense NumPy array with the tensor's contents."""
+        if is_all_dense(self.format):
+            return self.values.reshape(self.shape).copy()
+        out = np.zeros(self.shape, dtype=self.dtype)
+        self._storage.to_dense(out.reshape(-1))
+        return out
+
+    def __array__(self, dtype=None, copy=None):
+        if copy is False and not is_all_dense(self.format):
+            raise ValueError("a sparse tensor cannot be viewed as a NumPy array without a copy")
+        if is_all_dense(self.format) and not copy:
+            array = self.values.reshape(self.shape)
+        else:
+            array = self.to_numpy()
+        return array if dtype is None else array.astype(dtype, copy=False)
+
+    def to_scipy(self, format=None):
+        """A SciPy sparse array (2-D tensors only): "csr", "csc" or "coo"."""
+        from .scipy_interop import to_scipy
+        return to_scipy(self, format)
+
+    def asformat(self, format):
+        """The same tensor stored in another format (self when it already is)."""
+        fmt = as_format(format, self.ndim)
+        if fmt == self.format:
+            return self
+        coords, values = self._storage.entries()
+        columns = [np.ascontiguousarray(coords[:, m]) for m in range(self.ndim)]
+        bits = 64 if self.index_dtype == np.int64 else 32
+        storage = _core.pack(fmt, list(self.shape), columns, values, True, bits)
+        return Tensor(storage, self.name)
+
+    def copy(self):
+        """A deep copy that owns its memory."""
+        return Tensor(self._storage.copy(), self.name)
+
+    def coords(self):
+        """``(coords, values)``: an ``(nnz, ndim)`` int64 array of the stored entries'
+        coordinates (column k holds mode k) in storage order, and their values."""
+        return self._storage.entries()
+
+    # -- element access -----------------------------------------------------------------
+    def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        if not all(isinstance(k, (int, np.integer)) for k in key):
+            raise TypeError("coiter tensors support integer element reads such as T[0, 3]; "
+                            f"got {key!r}")
+        if len(key) != self.ndim:
+            from .errors import ShapeError
+            raise ShapeError(f"{self._label()} has {self.ndim} modes but was indexed with "
+                             f"{len(key)} integers")
+        coords = [int(k) + (self.shape[m] if k < 0 else 0) for m, k in enumerate(key)]
+        return self._storage.element(coords)
+
+    def _label(self):
+        return f"tensor {self.name!r}" if self.name else "the tensor"
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __repr__(self):
+        name = f" name={self.name!r}" if self.name else ""
+        return (f"<coiter.Tensor{name} shape={self.shape} dtype={self.dtype} "
+                f"format={self.format} nnz={self.nnz}>")
