@@ -9,12 +9,7 @@ from .errors import (CoiterError, CompileError, FormatError, ParseError, Schedul
                      ShapeError, SignatureError)
 from .formats import (Format, LevelType, as_format, bcsr, compressed, dense, hashed, offset,
                       range, singleton)
+from .io import load, read, save, write
 from .tensor import Level, Tensor
 
 __version__ = _core.__version__
-
-try:  # file I/O arrives in its own module
-    from .io import load, read, save, write
-except ImportError as _error:  # pragma: no cover - only while io.py is being written
-    if "coiter.io" not in str(_error) and "io" not in str(_error):
-        raise

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "format/level_storage.hpp"
+#include "util/index_vector.hpp"
 
 namespace coiter {
 
@@ -54,11 +55,11 @@ struct PackNode {
 // What a level sees while a tensor is packed top-down from sorted, de-duplicated entries.
 struct PackInput {
   int64_t extent = 0;                      // range of this level's coordinates
-  const std::vector<int64_t>* coords;      // this level's coordinate of every sorted entry
+  const IndexVector* coords;               // this level's coordinate of every sorted entry
   // Coordinates of this level and the branchless levels directly below it: the key a
   // non-unique level groups by. `chainReachesLeaf` when that chain ends at the last level,
   // in which case every entry keeps its own position (duplicates stay separate).
-  std::vector<const std::vector<int64_t>*> chain;
+  std::vector<const IndexVector*> chain;
   bool chainReachesLeaf = false;
   int64_t parentCount = 0;                 // sz_{k-1}
   const std::vector<PackNode>* parents;    // non-empty parents, ascending by position

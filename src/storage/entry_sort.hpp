@@ -6,11 +6,12 @@
 #include <vector>
 
 #include "storage/buffer.hpp"
+#include "util/index_vector.hpp"
 
 namespace coiter {
 
 struct SortedEntries {
-  std::vector<std::vector<int64_t>> keys;  // sorted; one vector per key
+  std::vector<IndexVector> keys;  // sorted; one vector per key
   Buffer values;                           // in the same order
   bool hadDuplicates = false;              // equal keys were present (summed if asked)
   int64_t size() const { return values.length(); }
@@ -18,7 +19,7 @@ struct SortedEntries {
 
 // keys[l] has one entry per value; extents[l] bounds key l (or -1 when unknown).
 // sumDuplicates: entries with equal keys become one whose value is their sum.
-SortedEntries sortEntries(std::vector<std::vector<int64_t>> keys,
+SortedEntries sortEntries(std::vector<IndexVector> keys,
                           const std::vector<int64_t>& extents, const Buffer& values,
                           bool sumDuplicates);
 

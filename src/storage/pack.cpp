@@ -12,8 +12,8 @@ namespace {
 std::string formatName(const Format& f) { return f.str().empty() ? f.repr() : f.str(); }
 
 // Mode coordinates as int64, checked against the shape.
-std::vector<std::vector<int64_t>> readModeCoordinates(const PackRequest& r, int64_t n) {
-  std::vector<std::vector<int64_t>> modes(r.shape.size());
+std::vector<IndexVector> readModeCoordinates(const PackRequest& r, int64_t n) {
+  std::vector<IndexVector> modes(r.shape.size());
   for (size_t m = 0; m < r.shape.size(); ++m) {
     const Buffer& b = r.modeCoords[m];
     if (!isIndexDType(b.dtype()))
@@ -38,14 +38,14 @@ std::vector<std::vector<int64_t>> readModeCoordinates(const PackRequest& r, int6
 }
 
 struct LevelCoordinates {
-  std::vector<std::vector<int64_t>> keys;  // one per level, in input order
+  std::vector<IndexVector> keys;           // one per level, in input order
   std::vector<int64_t> extents;            // one per level
   std::vector<int64_t> diagonals;          // DIA: sorted distinct column - row offsets
   Buffer values;                           // the entries' values (reordered if slots needed it)
 };
 
 // Derives each level's coordinate from the mode coordinates (level map of the format).
-LevelCoordinates levelCoordinates(const PackRequest& r, std::vector<std::vector<int64_t>> modes,
+LevelCoordinates levelCoordinates(const PackRequest& r, std::vector<IndexVector> modes,
                                   Buffer values) {
   const Format& f = r.format;
   const auto& map = f.levelMap();
@@ -62,10 +62,16 @@ LevelCoordinates levelCoordinates(const PackRequest& r, std::vector<std::vector<
   }
   out.values = values;
   const int64_t n = values.length();
+  std::vector<int> uses(modes.size(), 0);
+  for (const auto& lc : map) ++uses[lc.mode];
   for (size_t k = 0; k < map.size(); ++k) {
     const LevelCoordinate& lc = map[k];
-    std::vector<int64_t> key(n);
-    const std::vector<int64_t>& x = modes[lc.mode];
+    if (lc.kind == LevelCoordinate::Kind::Mode && uses[lc.mode] == 1) {
+      out.keys.push_back(std::move(modes[lc.mode]));  // the level coordinate is the mode's
+      continue;
+    }
+    IndexVector key(n);
+    const IndexVector& x = modes[lc.mode];
     switch (lc.kind) {
       case LevelCoordinate::Kind::Mode: key = x; break;
       case LevelCoordinate::Kind::BlockIndex:
@@ -75,9 +81,9 @@ LevelCoordinates levelCoordinates(const PackRequest& r, std::vector<std::vector<
         for (int64_t e = 0; e < n; ++e) key[e] = x[e] % lc.factor;
         break;
       case LevelCoordinate::Kind::Diagonal: {
-        const std::vector<int64_t>& col = modes[lc.factor];
+        const IndexVector& col = modes[lc.factor];
         for (int64_t e = 0; e < n; ++e) key[e] = col[e] - x[e];
-        out.diagonals = key;
+        out.diagonals.assign(key.begin(), key.end());
         std::sort(out.diagonals.begin(), out.diagonals.end());
         out.diagonals.erase(std::unique(out.diagonals.begin(), out.diagonals.end()),
                             out.diagonals.end());
@@ -158,14 +164,16 @@ std::shared_ptr<TensorStorage> packCoordinates(const PackRequest& r) {
 
   // Values: the last level's positions, zero where nothing is stored.
   Buffer values = Buffer::allocate(r.values.dtype(), parentCount);
-  const size_t width = dtypeSize(r.values.dtype());
-  char* dst = static_cast<char*>(values.data());
-  const char* src = static_cast<const char*>(entries.values.data());
-  for (const PackNode& node : parents) {
-    if (node.hi - node.lo != 1)
-      throw FormatError("format " + formatName(f) + " cannot hold duplicate coordinates here");
-    std::memcpy(dst + node.pos * width, src + node.lo * width, width);
-  }
+  dispatchDType(r.values.dtype(), [&](auto* typed) {
+    using T = std::remove_pointer_t<decltype(typed)>;
+    T* dst = values.as<T>();
+    const T* src = entries.values.as<T>();
+    for (const PackNode& node : parents) {
+      if (node.hi - node.lo != 1)
+        throw FormatError("format " + formatName(f) + " cannot hold duplicate coordinates here");
+      dst[node.pos] = src[node.lo];
+    }
+  });
 
   int64_t largest = std::max<int64_t>(largestIndexValue(built), parentCount);
   for (int64_t extent : r.shape) largest = std::max(largest, extent);

@@ -29,6 +29,9 @@ class CompressedLevel final : public LevelType {
     std::vector<int64_t>& pos = out.arrays["pos"];
     std::vector<int64_t>& crd = out.arrays["crd"];
     pos.assign(static_cast<size_t>(in.parentCount) + 1, 0);
+    const size_t entries = in.parents->empty() ? 0 : in.parents->back().hi - in.parents->front().lo;
+    crd.reserve(entries);
+    out.children.reserve(entries);
     for (const PackNode& node : *in.parents) {
       int64_t before = static_cast<int64_t>(crd.size());
       forEachGroup(in, node, props_.unique, [&](int64_t lo, int64_t hi, int64_t c) {

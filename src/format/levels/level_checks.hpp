@@ -14,7 +14,7 @@ namespace coiter {
 // that chain reaches the leaves (so duplicates stay separate).
 template <typename Visit>
 void forEachGroup(const PackInput& in, const PackNode& node, bool unique, Visit&& visit) {
-  const std::vector<int64_t>& c = *in.coords;
+  const IndexVector& c = *in.coords;
   int64_t lo = node.lo;
   while (lo < node.hi) {
     int64_t hi = lo + 1;

@@ -19,9 +19,9 @@ class OffsetLevel final : public LevelType {
 
   PackOutput pack(const PackInput& in) const override {
     const std::vector<int64_t>& offset = *in.diagonals;
-    if (in.rows <= 0 || in.parentCount != static_cast<int64_t>(offset.size()) * in.rows)
+    if (in.parentCount != static_cast<int64_t>(offset.size()) * in.rows)
       throw FormatError(in.where + ": an offset level must sit under a range level");
-    const std::vector<int64_t>& c = *in.coords;
+    const IndexVector& c = *in.coords;
     PackOutput out;
     out.arrays["offset"] = offset;
     out.scalars["rows"] = in.rows;
@@ -61,9 +61,9 @@ class OffsetLevel final : public LevelType {
   int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t,
                    const std::string& where) const override {
     int64_t rows = checkedScalar(s, "rows", where);
-    if (rows <= 0 || parentCount % rows != 0)
+    if (rows < 0 || (rows == 0 ? parentCount != 0 : parentCount % rows != 0))
       throw FormatError(where + ": an offset level must sit under a range level");
-    checkedArray(s, "offset", parentCount / rows, where);
+    checkedArray(s, "offset", rows == 0 ? -1 : parentCount / rows, where);
     return parentCount;
   }
 

@@ -24,7 +24,7 @@ class SingletonLevel final : public LevelType {
 
   PackOutput pack(const PackInput& in) const override {
     PackOutput out;
-    const std::vector<int64_t>& c = *in.coords;
+    const IndexVector& c = *in.coords;
     std::vector<int64_t>& crd = out.arrays["crd"];
     crd.assign(static_cast<size_t>(in.parentCount), -1);
     if (props_.compact && static_cast<int64_t>(in.parents->size()) != in.parentCount)
