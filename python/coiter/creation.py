@@ -9,7 +9,7 @@ from .dtypes import index_dtype_for, value_dtype
 from .errors import ShapeError
 from .formats import as_format, is_all_dense
 from .scipy_interop import from_scipy
-from .tensor import Tensor
+from .tensor import Tensor, pack
 
 
 def asarray(obj, format=None, dtype=None, copy=None, name=None):
@@ -75,7 +75,7 @@ def _from_dense(obj, format, dtype, copy, name):
         raise ValueError(f"copy=False, but storing {what} in format {fmt} needs a copy")
     array = source.astype(target_dtype, copy=False)
     coords = np.nonzero(array)
-    return _pack(fmt, array.shape, coords, array[coords], True, name)
+    return pack(fmt, array.shape, coords, array[coords], True, name)
 
 
 def _wrap_dense(array, fmt, name):
@@ -84,14 +84,6 @@ def _wrap_dense(array, fmt, name):
     storage = _core.from_arrays(fmt, list(shape), index_dtype.name, [{} for _ in shape],
                                 [{"size": int(e)} for e in shape], array.reshape(-1))
     storage.validate()
-    return Tensor(storage, name)
-
-
-def _pack(fmt, shape, columns, values, sum_duplicates, name):
-    columns = [np.ascontiguousarray(c, dtype=np.int64) if np.asarray(c).dtype not in
-               (np.int32, np.int64) else np.ascontiguousarray(c) for c in columns]
-    values = np.ascontiguousarray(values)
-    storage = _core.pack(fmt, [int(e) for e in shape], columns, values, sum_duplicates, 32)
     return Tensor(storage, name)
 
 
@@ -127,7 +119,7 @@ def from_coords(coords, values, shape, format="coo", sum_duplicates=True, dtype=
         raise ShapeError(f"{coords.shape[0]} coordinates but values have shape {values.shape}")
     values = values.astype(value_dtype(values.dtype if dtype is None else dtype), copy=False)
     fmt = as_format(format, order)
-    return _pack(fmt, shape, [coords[:, m] for m in range(order)], values, sum_duplicates, name)
+    return pack(fmt, shape, [coords[:, m] for m in range(order)], values, sum_duplicates, name)
 
 
 def zeros(shape, format="dense", dtype=np.float64, name=None):
@@ -138,7 +130,7 @@ def zeros(shape, format="dense", dtype=np.float64, name=None):
     if is_all_dense(fmt):
         return _wrap_dense(np.zeros(shape, dtype=dtype), fmt, name)
     empty = np.zeros(0, dtype=np.int32)
-    return _pack(fmt, shape, [empty] * len(shape), np.zeros(0, dtype=dtype), True, name)
+    return pack(fmt, shape, [empty] * len(shape), np.zeros(0, dtype=dtype), True, name)
 
 
 def random(shape, density, format="csr", dtype=np.float64, seed=None, name=None):
@@ -156,7 +148,7 @@ def random(shape, density, format="csr", dtype=np.float64, seed=None, name=None)
     nnz = int(round(float(density) * size))
     flat = _distinct_sample(rng, size, nnz)
     coords = np.unravel_index(flat, shape) if shape else ()
-    return _pack(as_format(format, len(shape)), shape, list(coords),
+    return pack(as_format(format, len(shape)), shape, list(coords),
                  _random_values(rng, nnz, dtype), True, name)
 
 

@@ -11,7 +11,7 @@ from . import _core
 from .dtypes import value_dtype
 from .errors import FormatError
 from .formats import as_format, bcsr
-from .tensor import Tensor
+from .tensor import Tensor, pack
 
 
 def natural_format(matrix):
@@ -73,12 +73,7 @@ def from_scipy(matrix, format=None, dtype=None, copy=None, name=None):
         return _wrap_compressed(matrix, fmt, dtype, name).copy()
     coo = matrix.tocoo()
     coords = coo.coords if hasattr(coo, "coords") else (coo.row, coo.col)
-    columns = [np.ascontiguousarray(c) for c in coords]
-    if columns and columns[0].dtype not in (np.int32, np.int64):
-        columns = [c.astype(np.int64) for c in columns]
-    values = np.ascontiguousarray(coo.data, dtype=dtype)
-    bits = 64 if any(c.dtype == np.int64 for c in columns) and max(matrix.shape) > 2**31 - 1 else 32
-    return Tensor(_core.pack(fmt, list(matrix.shape), columns, values, True, bits), name)
+    return pack(fmt, matrix.shape, coords, coo.data.astype(dtype, copy=False), name=name)
 
 
 def to_scipy(tensor, format=None):

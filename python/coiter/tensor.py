@@ -136,10 +136,9 @@ class Tensor:
         if fmt == self.format:
             return self
         coords, values = self._storage.entries()
-        columns = [np.ascontiguousarray(coords[:, m]) for m in range(self.ndim)]
         bits = 64 if self.index_dtype == np.int64 else 32
-        storage = _core.pack(fmt, list(self.shape), columns, values, True, bits)
-        return Tensor(storage, self.name)
+        return pack(fmt, self.shape, [coords[:, m] for m in range(self.ndim)], values,
+                    name=self.name, index_bits=bits)
 
     def copy(self):
         """A deep copy that owns its memory."""
@@ -175,3 +174,15 @@ class Tensor:
         name = f" name={self.name!r}" if self.name else ""
         return (f"<coiter.Tensor{name} shape={self.shape} dtype={self.dtype} "
                 f"format={self.format} nnz={self.nnz}>")
+
+
+def pack(fmt, shape, columns, values, sum_duplicates=True, name=None, index_bits=32):
+    """A tensor packed (in C++) from one coordinate array per mode and the values.
+
+    ``index_bits=32`` gives int32 indices when everything fits, else int64; 64 forces int64.
+    """
+    columns = [np.ascontiguousarray(c, dtype=np.int64) if np.asarray(c).dtype not in
+               (np.int32, np.int64) else np.ascontiguousarray(c) for c in columns]
+    storage = _core.pack(fmt, [int(e) for e in shape], columns, np.ascontiguousarray(values),
+                         sum_duplicates, index_bits)
+    return Tensor(storage, name)
