@@ -36,14 +36,23 @@ struct Bytes16 {
   char b[16];
 };
 
-void gatherValues(const void* src, void* dst, const std::vector<int64_t>& perm, size_t width) {
+// Calls f(static_cast<Word*>(nullptr)) with Word an unsigned type of `width` bytes: moving
+// values only needs their size, not their type.
+template <typename F>
+void dispatchWidth(size_t width, F&& f) {
   switch (width) {
-    case 1: return gatherWords<uint8_t>(src, dst, perm);
-    case 2: return gatherWords<uint16_t>(src, dst, perm);
-    case 4: return gatherWords<uint32_t>(src, dst, perm);
-    case 8: return gatherWords<uint64_t>(src, dst, perm);
-    default: return gatherWords<Bytes16>(src, dst, perm);
+    case 1: return f(static_cast<uint8_t*>(nullptr));
+    case 2: return f(static_cast<uint16_t*>(nullptr));
+    case 4: return f(static_cast<uint32_t*>(nullptr));
+    case 8: return f(static_cast<uint64_t*>(nullptr));
+    default: return f(static_cast<Bytes16*>(nullptr));
   }
+}
+
+void gatherValues(const void* src, void* dst, const std::vector<int64_t>& perm, size_t width) {
+  dispatchWidth(width, [&](auto* word) {
+    gatherWords<std::remove_pointer_t<decltype(word)>>(src, dst, perm);
+  });
 }
 
 // Moves every entry to the next free slot of its key-0 bucket (start[c] is where bucket c
@@ -72,13 +81,9 @@ void scatterToBucketsTyped(Keys& keys, Buffer& values, const std::vector<int64_t
 }
 
 void scatterToBuckets(Keys& keys, Buffer& values, const std::vector<int64_t>& start) {
-  switch (dtypeSize(values.dtype())) {
-    case 1: return scatterToBucketsTyped<uint8_t>(keys, values, start);
-    case 2: return scatterToBucketsTyped<uint16_t>(keys, values, start);
-    case 4: return scatterToBucketsTyped<uint32_t>(keys, values, start);
-    case 8: return scatterToBucketsTyped<uint64_t>(keys, values, start);
-    default: return scatterToBucketsTyped<Bytes16>(keys, values, start);
-  }
+  dispatchWidth(dtypeSize(values.dtype()), [&](auto* word) {
+    scatterToBucketsTyped<std::remove_pointer_t<decltype(word)>>(keys, values, start);
+  });
 }
 
 // Reorders all keys and the values by perm (entry e takes entry perm[e]).

@@ -12,8 +12,8 @@ namespace coiter {
 
 struct SortedEntries {
   std::vector<IndexVector> keys;  // sorted; one vector per key
-  Buffer values;                           // in the same order
-  bool hadDuplicates = false;              // equal keys were present (summed if asked)
+  Buffer values;                  // in the same order
+  bool hadDuplicates = false;     // equal keys were present (summed if asked)
   int64_t size() const { return values.length(); }
 };
 
