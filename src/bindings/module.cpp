@@ -33,6 +33,16 @@ PYBIND11_MODULE(_core, m) {
       raise("ShapeError", e);
     } catch (const coiter::DTypeError& e) {
       PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const coiter::ScheduleError& e) {
+      raise("ScheduleError", e);
+    } catch (const coiter::SignatureError& e) {
+      raise("SignatureError", e);
+    } catch (const coiter::CompileError& e) {
+      raise("CompileError", e);
+    } catch (const coiter::ParseError& e) {
+      py::object cls = py::module_::import("coiter.errors").attr("ParseError");
+      py::object error = cls(e.what(), py::arg("column") = e.column);
+      PyErr_SetObject(cls.ptr(), error.ptr());
     } catch (const coiter::CoiterError& e) {
       raise("CoiterError", e);
     }

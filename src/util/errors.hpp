@@ -18,5 +18,20 @@ struct ShapeError : CoiterError {       // -> ct.ShapeError(ValueError)
 struct DTypeError : CoiterError {       // -> TypeError
   using CoiterError::CoiterError;
 };
+struct ScheduleError : CoiterError {    // -> ct.ScheduleError(ValueError)
+  using CoiterError::CoiterError;
+};
+struct SignatureError : CoiterError {   // -> ct.SignatureError(TypeError)
+  using CoiterError::CoiterError;
+};
+struct CompileError : CoiterError {     // -> ct.CompileError(RuntimeError)
+  using CoiterError::CoiterError;
+};
+// A malformed expression string; `column` is 1-based (0 when unknown).
+struct ParseError : CoiterError {       // -> ct.ParseError(ValueError), with .column
+  ParseError(const std::string& message, int column)
+      : CoiterError(message), column(column) {}
+  int column;
+};
 
 }  // namespace coiter

@@ -1,0 +1,269 @@
+// The imperative IR that lowering produces and every code generator consumes (C, LLVM, and
+// later CUDA). It is deliberately small: typed scalar expressions, loads and stores through
+// typed pointers, loops, conditionals, and a few memory statements. Nodes are immutable and
+// shared; build them with the factory functions at the bottom of this file.
+//
+// A kernel is one `Function`. Its calling convention is fixed for every engine:
+//
+//     int32_t kernel(void** pointer_slots, int64_t* integer_slots)
+//
+// Each `Param` names a slot. On entry the generated code loads every parameter from its slot
+// (pointer parameters from pointer_slots, integer parameters from integer_slots, converted to
+// the parameter's type). Parameters marked `writeBack` are stored back into their slots before
+// every `Return`, which is how a kernel hands grown result arrays and sizes to its caller.
+// The returned status is 0 on success; see `KernelStatus`.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "storage/dtype.hpp"
+
+namespace coiter::ir {
+
+// A scalar of `elem`, or a pointer to an array of `elem` when `pointer` is true.
+struct Type {
+  DType elem = DType::Int64;
+  bool pointer = false;
+  bool operator==(const Type& o) const { return elem == o.elem && pointer == o.pointer; }
+  bool operator!=(const Type& o) const { return !(*this == o); }
+};
+inline Type scalar(DType t) { return Type{t, false}; }
+inline Type pointerTo(DType t) { return Type{t, true}; }
+
+enum KernelStatus : int32_t { kOk = 0, kOutOfMemory = 1 };
+
+// ---------------------------------------------------------------------------------------------
+// Variables. A variable is identified by its node (pointer identity); names are unique within
+// a function (the lowerer guarantees it) and valid C identifiers.
+struct VarNode {
+  std::string name;
+  Type type;
+};
+using Var = std::shared_ptr<const VarNode>;
+Var makeVar(const std::string& name, Type type);
+
+// ---------------------------------------------------------------------------------------------
+// Expressions.
+enum class ExprKind { Literal, VarRef, Load, Binary, Unary, Cast, Select };
+
+enum class BinaryOp {
+  Add, Sub, Mul, Div, Rem,  // arithmetic; Div/Rem truncate on integers (C semantics)
+  Min, Max,                 // NumPy's minimum/maximum: a NaN operand propagates
+  Eq, Ne, Lt, Le, Gt, Ge,   // comparisons: result type Bool (complex: Eq and Ne only)
+  And, Or                   // logical, on Bool operands, short-circuit not required
+};
+enum class UnaryOp { Neg, Not };
+
+struct ExprNode {
+  ExprKind kind;
+  Type type;
+  ExprNode(ExprKind k, Type t) : kind(k), type(t) {}
+  virtual ~ExprNode() = default;
+};
+using Expr = std::shared_ptr<const ExprNode>;
+
+// A constant of a scalar type. Integers and bool use `intValue`; floats use `real`; complex
+// uses `real` and `imag`.
+struct LiteralNode : ExprNode {
+  int64_t intValue = 0;
+  double real = 0.0;
+  double imag = 0.0;
+  explicit LiteralNode(Type t) : ExprNode(ExprKind::Literal, t) {}
+};
+struct VarRefNode : ExprNode {
+  Var var;
+  explicit VarRefNode(Var v) : ExprNode(ExprKind::VarRef, v->type), var(std::move(v)) {}
+};
+// buffer[index]; `buffer` is a pointer variable, `index` an integer expression.
+struct LoadNode : ExprNode {
+  Var buffer;
+  Expr index;
+  LoadNode(Var b, Expr i)
+      : ExprNode(ExprKind::Load, scalar(b->type.elem)), buffer(std::move(b)), index(std::move(i)) {}
+};
+// Both operands have the same type (the lowerer casts first); the result has that type, or
+// Bool for comparisons. On Bool operands Add means Or and Mul means And (NumPy's rule).
+struct BinaryNode : ExprNode {
+  BinaryOp op;
+  Expr a, b;
+  BinaryNode(BinaryOp o, Type t, Expr x, Expr y)
+      : ExprNode(ExprKind::Binary, t), op(o), a(std::move(x)), b(std::move(y)) {}
+};
+struct UnaryNode : ExprNode {
+  UnaryOp op;
+  Expr a;
+  UnaryNode(UnaryOp o, Expr x) : ExprNode(ExprKind::Unary, x->type), op(o), a(std::move(x)) {}
+};
+// Conversion between scalar types with C semantics; real -> complex sets a zero imaginary
+// part; complex -> real is never generated.
+struct CastNode : ExprNode {
+  Expr a;
+  CastNode(Type t, Expr x) : ExprNode(ExprKind::Cast, t), a(std::move(x)) {}
+};
+// cond ? a : b, both branches evaluated is allowed (they have no side effects).
+struct SelectNode : ExprNode {
+  Expr cond, a, b;
+  SelectNode(Expr c, Expr x, Expr y)
+      : ExprNode(ExprKind::Select, x->type), cond(std::move(c)), a(std::move(x)), b(std::move(y)) {}
+};
+
+// ---------------------------------------------------------------------------------------------
+// Statements.
+enum class StmtKind {
+  Block, Declare, Assign, Store, For, While, If, Break, Comment,
+  Allocate, Free, Grow, Return
+};
+
+struct StmtNode {
+  StmtKind kind;
+  explicit StmtNode(StmtKind k) : kind(k) {}
+  virtual ~StmtNode() = default;
+};
+using Stmt = std::shared_ptr<const StmtNode>;
+
+struct BlockNode : StmtNode {
+  std::vector<Stmt> stmts;
+  explicit BlockNode(std::vector<Stmt> s) : StmtNode(StmtKind::Block), stmts(std::move(s)) {}
+};
+// Defines a local variable (scalar or pointer) with an initial value, visible until the end
+// of the enclosing block. A pointer variable may be declared with a null initial value
+// (`init` == nullptr) and set later by Allocate/Grow/Assign.
+struct DeclareNode : StmtNode {
+  Var var;
+  Expr init;
+  DeclareNode(Var v, Expr i) : StmtNode(StmtKind::Declare), var(std::move(v)), init(std::move(i)) {}
+};
+struct AssignNode : StmtNode {
+  Var var;
+  Expr value;
+  AssignNode(Var v, Expr e) : StmtNode(StmtKind::Assign), var(std::move(v)), value(std::move(e)) {}
+};
+// buffer[index] = value.
+struct StoreNode : StmtNode {
+  Var buffer;
+  Expr index;
+  Expr value;
+  StoreNode(Var b, Expr i, Expr v)
+      : StmtNode(StmtKind::Store), buffer(std::move(b)), index(std::move(i)), value(std::move(v)) {}
+};
+// for (var = begin; var < end; var++) body. `var` is declared by the loop and has an integer
+// type; begin and end are evaluated once, before the first iteration.
+struct ForNode : StmtNode {
+  Var var;
+  Expr begin, end;
+  Stmt body;
+  ForNode(Var v, Expr b, Expr e, Stmt s)
+      : StmtNode(StmtKind::For), var(std::move(v)), begin(std::move(b)), end(std::move(e)),
+        body(std::move(s)) {}
+};
+struct WhileNode : StmtNode {
+  Expr cond;
+  Stmt body;
+  WhileNode(Expr c, Stmt s) : StmtNode(StmtKind::While), cond(std::move(c)), body(std::move(s)) {}
+};
+// `otherwise` may be null.
+struct IfNode : StmtNode {
+  Expr cond;
+  Stmt then, otherwise;
+  IfNode(Expr c, Stmt t, Stmt e)
+      : StmtNode(StmtKind::If), cond(std::move(c)), then(std::move(t)), otherwise(std::move(e)) {}
+};
+// Leaves the innermost enclosing For or While.
+struct BreakNode : StmtNode {
+  BreakNode() : StmtNode(StmtKind::Break) {}
+};
+struct CommentNode : StmtNode {
+  std::string text;
+  explicit CommentNode(std::string t) : StmtNode(StmtKind::Comment), text(std::move(t)) {}
+};
+// buffer = malloc(count * sizeof(elem)) (zeroed when `zero`, as calloc). The buffer variable
+// must have been declared. On allocation failure the kernel writes back its parameters and
+// returns kOutOfMemory. A count of zero still yields a valid (non-null) pointer.
+struct AllocateNode : StmtNode {
+  Var buffer;
+  Expr count;
+  bool zero;
+  AllocateNode(Var b, Expr c, bool z)
+      : StmtNode(StmtKind::Allocate), buffer(std::move(b)), count(std::move(c)), zero(z) {}
+};
+struct FreeNode : StmtNode {
+  Var buffer;
+  explicit FreeNode(Var b) : StmtNode(StmtKind::Free), buffer(std::move(b)) {}
+};
+// Ensures buffer holds at least `needed` elements:
+//   if (needed > capacity) { capacity = max(needed, 2 * capacity);
+//                            buffer = realloc(buffer, capacity * sizeof(elem)); }
+// New elements are not initialized. On failure: write back parameters, return kOutOfMemory.
+// `capacity` is an Int64 variable. The buffer must come from malloc/realloc (kernel
+// parameters that the caller allocated with malloc qualify).
+struct GrowNode : StmtNode {
+  Var buffer;
+  Var capacity;
+  Expr needed;
+  GrowNode(Var b, Var c, Expr n)
+      : StmtNode(StmtKind::Grow), buffer(std::move(b)), capacity(std::move(c)), needed(std::move(n)) {}
+};
+// Writes back parameters and returns `status`.
+struct ReturnNode : StmtNode {
+  int32_t status;
+  explicit ReturnNode(int32_t s) : StmtNode(StmtKind::Return), status(s) {}
+};
+
+// ---------------------------------------------------------------------------------------------
+// A kernel function.
+struct Param {
+  Var var;            // pointer params: pointer type; integer params: Int32 or Int64 scalar
+  int slot;           // index into pointer_slots (pointer params) or integer_slots (others)
+  bool writeBack;     // stored back into its slot before every Return
+};
+
+struct Function {
+  std::string name;   // a valid C identifier, unique per kernel
+  std::vector<Param> params;
+  Stmt body;          // must end with a Return
+};
+
+// ---------------------------------------------------------------------------------------------
+// Factories. Binary/compare factories require equal operand types and throw CoiterError
+// otherwise (a lowering bug, never user input).
+Expr lit(Type t, int64_t value);            // integer or bool literal
+Expr litReal(Type t, double re, double im = 0.0);  // float or complex literal
+Expr intLit(int64_t value, DType t = DType::Int64);
+Expr boolLit(bool value);
+Expr ref(const Var& v);
+Expr load(const Var& buffer, Expr index);
+Expr binary(BinaryOp op, Expr a, Expr b);
+Expr neg(Expr a);
+Expr logicalNot(Expr a);
+Expr cast(Type t, Expr a);                   // returns `a` unchanged when already of type t
+Expr select(Expr cond, Expr a, Expr b);
+
+Stmt block(std::vector<Stmt> stmts);         // flattens nested blocks, drops nulls
+Stmt declare(const Var& v, Expr init);
+Stmt assign(const Var& v, Expr value);
+Stmt store(const Var& buffer, Expr index, Expr value);
+Stmt forLoop(const Var& v, Expr begin, Expr end, Stmt body);
+Stmt whileLoop(Expr cond, Stmt body);
+Stmt ifThen(Expr cond, Stmt then, Stmt otherwise = nullptr);
+Stmt breakLoop();
+Stmt comment(const std::string& text);
+Stmt allocate(const Var& buffer, Expr count, bool zero);
+Stmt freeBuffer(const Var& buffer);
+Stmt grow(const Var& buffer, const Var& capacity, Expr needed);
+Stmt ret(int32_t status = kOk);
+
+bool isComparison(BinaryOp op);
+bool isInteger(DType t);   // signed/unsigned integer types (not bool)
+bool isFloat(DType t);
+bool isComplex(DType t);
+const char* binaryOpName(BinaryOp op);  // "add", "min", "lt", ...
+
+// Typed downcast: as<LoadNode>(expr). The caller has checked the kind.
+template <typename T, typename P>
+const T& as(const std::shared_ptr<const P>& node) {
+  return static_cast<const T&>(*node);
+}
+
+}  // namespace coiter::ir
