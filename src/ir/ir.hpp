@@ -36,7 +36,8 @@ enum KernelStatus : int32_t { kOk = 0, kOutOfMemory = 1 };
 
 // ---------------------------------------------------------------------------------------------
 // Variables. A variable is identified by its node (pointer identity); names are unique within
-// a function (the lowerer guarantees it) and valid C identifiers.
+// a function (the lowerer guarantees it) and valid C identifiers. Names starting with
+// `coiter_`, and `pointer_slots` and `integer_slots`, are reserved for generated code.
 struct VarNode {
   std::string name;
   Type type;
@@ -48,6 +49,9 @@ Var makeVar(const std::string& name, Type type);
 // Expressions.
 enum class ExprKind { Literal, VarRef, Load, Binary, Unary, Cast, Select };
 
+// Integer arithmetic wraps (two's complement), as in NumPy. Integer Div/Rem truncate (C
+// semantics), but a zero divisor gives 0 and MIN / -1 gives MIN (NumPy's results) instead of
+// trapping. Rem on floats is C's fmod; it is never generated for complex.
 enum class BinaryOp {
   Add, Sub, Mul, Div, Rem,  // arithmetic; Div/Rem truncate on integers (C semantics)
   Min, Max,                 // NumPy's minimum/maximum: a NaN operand propagates
@@ -227,7 +231,8 @@ struct Function {
 
 // ---------------------------------------------------------------------------------------------
 // Factories. Binary/compare factories require equal operand types and throw CoiterError
-// otherwise (a lowering bug, never user input).
+// otherwise (a lowering bug, never user input). Call `ir::ref(var)` qualified: Var is a
+// std::shared_ptr, so for a non-const Var an unqualified `ref(var)` picks std::ref by ADL.
 Expr lit(Type t, int64_t value);            // integer or bool literal
 Expr litReal(Type t, double re, double im = 0.0);  // float or complex literal
 Expr intLit(int64_t value, DType t = DType::Int64);

@@ -1,0 +1,56 @@
+// Printing IR expressions and types as C, for the C printer (c_codegen.cpp). Expressions are
+// printed with C's operator precedence so that only the parentheses that matter appear. The
+// printer remembers what the printed code needs: headers and the small static helpers that
+// give IR operations their exact semantics in C.
+#pragma once
+#include <map>
+#include <string>
+
+#include "ir/ir.hpp"
+
+namespace coiter::codegen {
+
+// C operator precedence; higher binds tighter.
+enum CPrec : int {
+  kLowest = 0, kConditional = 3, kOr = 4, kAnd = 5, kEquality = 9, kRelational = 10,
+  kAdditive = 12, kMultiplicative = 13, kUnary = 15, kPrimary = 16
+};
+// Operands of comparisons are parenthesized unless they bind tighter than any comparison.
+constexpr int kComparisonOperand = kRelational + 1;
+
+class CExprPrinter {
+ public:
+  // The C spelling of `t`: "int32_t", "double*", "double _Complex".
+  std::string type(ir::Type t);
+  // `e` as a full expression (no enclosing parentheses).
+  std::string print(const ir::Expr& e) { return code(e).text; }
+  // `e` parenthesized when its outermost operator binds looser than `minPrec`.
+  std::string operand(const ir::Expr& e, int minPrec);
+
+  bool usesMath() const { return usesMath_; }        // <math.h>: isnan, fmod, INFINITY, NAN
+  bool usesComplex() const { return usesComplex_; }  // <complex.h>
+  // Helper definitions the printed expressions call, keyed (and to be printed) by name.
+  const std::map<std::string, std::string>& helpers() const { return helpers_; }
+
+ private:
+  // A printed expression and the precedence of its outermost operator.
+  struct Code {
+    std::string text;
+    int prec;
+  };
+  Code code(const ir::Expr& e);
+  Code literal(const ir::LiteralNode& l);
+  std::string realLiteral(double v, bool single);
+  Code binary(const ir::BinaryNode& b);
+  Code logical(const ir::BinaryNode& b, const char* op, int prec);
+  Code integerDivision(const ir::BinaryNode& b);
+  Code unary(const ir::UnaryNode& u);
+  std::string minMaxHelper(ir::BinaryOp op, DType t);
+  std::string divisionHelper(ir::BinaryOp op, DType t);
+
+  std::map<std::string, std::string> helpers_;
+  bool usesMath_ = false;
+  bool usesComplex_ = false;
+};
+
+}  // namespace coiter::codegen
