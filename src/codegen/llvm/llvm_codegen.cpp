@@ -1,0 +1,436 @@
+// Lowers one ir::Function to LLVM IR: control flow, variables, memory and the calling
+// convention; the arithmetic itself is in llvm_scalar_ops. Every IR variable lives in an
+// alloca of the entry block (SROA/mem2reg turn them into SSA values), so statements translate
+// one by one without any SSA bookkeeping here.
+#include "codegen/llvm/llvm_codegen.hpp"
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <llvm/IR/BasicBlock.h>
+#include <llvm/IR/CFG.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include "codegen/llvm/llvm_scalar_ops.hpp"
+
+namespace coiter {
+namespace {
+
+using ir::DeclareNode;
+using ir::Expr;
+using ir::ExprKind;
+using ir::Stmt;
+using ir::StmtKind;
+using ir::Type;
+using ir::Var;
+namespace Intrinsic = llvm::Intrinsic;
+
+class KernelBuilder {
+ public:
+  KernelBuilder(const ir::Function& f, llvm::Module& module)
+      : fn_(f), ctx_(module.getContext()), module_(module), b_(ctx_) {}
+
+  void build(const llvm::TargetMachine& target) {
+    auto* ptrTy = llvm::PointerType::getUnqual(ctx_);
+    auto* type = llvm::FunctionType::get(b_.getInt32Ty(), {ptrTy, ptrTy}, false);
+    func_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, fn_.name, module_);
+    // Without the host CPU on the function, TargetTransformInfo reports a baseline x86-64
+    // and the loop vectorizer would pick SSE2 widths.
+    func_->addFnAttr("target-cpu", target.getTargetCPU());
+    func_->addFnAttr("target-features", target.getTargetFeatureString());
+    func_->addFnAttr(llvm::Attribute::NoUnwind);
+    // Pointer slots are not marked noalias: a grown output may alias another parameter.
+    pointerSlots_ = func_->getArg(0);
+    integerSlots_ = func_->getArg(1);
+    pointerSlots_->setName("pointer_slots");
+    integerSlots_->setName("integer_slots");
+
+    entry_ = llvm::BasicBlock::Create(ctx_, "entry", func_);
+    b_.SetInsertPoint(entry_);
+    for (const ir::Param& p : fn_.params) loadParam(p);
+    emit(fn_.body);
+
+    llvm::BasicBlock* last = b_.GetInsertBlock();
+    if (!last->getTerminator()) {
+      // Only the dead block opened after a trailing Return may be left open.
+      if (last == entry_ || !llvm::pred_empty(last))
+        failCodegen(fn_.name + ": body does not end with a Return");
+      b_.CreateUnreachable();
+    }
+  }
+
+ private:
+  // ---- types ---------------------------------------------------------------------------------
+  // The type of one element in memory: bool is a byte (NumPy/C++ layout), complex a pair.
+  llvm::Type* memoryType(Type t) {
+    if (t.pointer) return llvm::PointerType::getUnqual(ctx_);
+    if (t.elem == DType::Bool) return b_.getInt8Ty();
+    if (ir::isComplex(t.elem)) return llvm::ArrayType::get(registerType(ctx_, t.elem), 2);
+    return registerType(ctx_, t.elem);
+  }
+
+  // ---- memory --------------------------------------------------------------------------------
+  Scalar loadValue(Type t, llvm::Value* address) {
+    if (t.pointer) return {b_.CreateLoad(memoryType(t), address)};
+    if (t.elem == DType::Bool)
+      return {b_.CreateICmpNE(b_.CreateLoad(b_.getInt8Ty(), address), b_.getInt8(0))};
+    if (ir::isComplex(t.elem)) {
+      llvm::Type* part = registerType(ctx_, t.elem);
+      return {b_.CreateLoad(part, address),
+              b_.CreateLoad(part, b_.CreateConstInBoundsGEP1_64(part, address, 1))};
+    }
+    return {b_.CreateLoad(registerType(ctx_, t.elem), address)};
+  }
+  void storeValue(Type t, llvm::Value* address, Scalar v) {
+    if (!t.pointer && t.elem == DType::Bool) {
+      b_.CreateStore(b_.CreateZExt(v.re, b_.getInt8Ty()), address);
+    } else if (!t.pointer && ir::isComplex(t.elem)) {
+      b_.CreateStore(v.re, address);
+      llvm::Type* part = registerType(ctx_, t.elem);
+      b_.CreateStore(v.im, b_.CreateConstInBoundsGEP1_64(part, address, 1));
+    } else {
+      b_.CreateStore(v.re, address);
+    }
+  }
+  llvm::Value* elementAddress(const Var& buffer, const Expr& index) {
+    if (!buffer->type.pointer) failCodegen("indexing non-pointer " + buffer->name);
+    llvm::Value* base = b_.CreateLoad(memoryType(buffer->type), slotOf(buffer));
+    return b_.CreateInBoundsGEP(memoryType(ir::scalar(buffer->type.elem)), base, {toInt64(index)});
+  }
+
+  // ---- variables -----------------------------------------------------------------------------
+  // A Declare inside a loop body runs once per iteration but names one variable, so the
+  // alloca is created on first sight and reused.
+  llvm::AllocaInst* declareSlot(const Var& v) {
+    auto [it, inserted] = slots_.try_emplace(v.get(), nullptr);
+    if (inserted) {
+      llvm::IRBuilder<> top(entry_, entry_->begin());
+      it->second = top.CreateAlloca(memoryType(v->type), nullptr, v->name);
+    }
+    return it->second;
+  }
+  llvm::AllocaInst* slotOf(const Var& v) {
+    auto it = slots_.find(v.get());
+    if (it == slots_.end()) failCodegen("variable " + v->name + " used before its declaration");
+    return it->second;
+  }
+  Scalar readVar(const Var& v) { return loadValue(v->type, slotOf(v)); }
+  void writeVar(const Var& v, Scalar value) { storeValue(v->type, slotOf(v), value); }
+
+  // ---- parameters and returns ----------------------------------------------------------------
+  void loadParam(const ir::Param& p) {
+    const Type& t = p.var->type;
+    llvm::AllocaInst* slot = declareSlot(p.var);
+    if (t.pointer) {
+      llvm::Value* from = b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), pointerSlots_, p.slot);
+      b_.CreateStore(b_.CreateLoad(b_.getPtrTy(), from, p.var->name), slot);
+    } else {
+      if (!ir::isInteger(t.elem))
+        failCodegen("parameter " + p.var->name + " must be a pointer or an integer");
+      llvm::Value* from = b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), integerSlots_, p.slot);
+      llvm::Value* wide = b_.CreateLoad(b_.getInt64Ty(), from, p.var->name);
+      b_.CreateStore(b_.CreateTrunc(wide, registerType(ctx_, t.elem)), slot);
+    }
+  }
+  void writeBackAndReturn(int32_t status) {
+    for (const ir::Param& p : fn_.params) {
+      if (!p.writeBack) continue;
+      llvm::Value* value = readVar(p.var).re;
+      if (p.var->type.pointer) {
+        b_.CreateStore(value, b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), pointerSlots_, p.slot));
+      } else {
+        llvm::Value* wide =
+            b_.CreateIntCast(value, b_.getInt64Ty(), isSignedInteger(p.var->type.elem));
+        b_.CreateStore(wide, b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), integerSlots_, p.slot));
+      }
+    }
+    b_.CreateRet(b_.getInt32(status));
+  }
+  // All allocation failures share one exit; it reads the variables at the time of failure.
+  llvm::BasicBlock* outOfMemoryBlock() {
+    if (!oom_) {
+      llvm::IRBuilderBase::InsertPointGuard keep(b_);
+      oom_ = llvm::BasicBlock::Create(ctx_, "out_of_memory", func_);
+      b_.SetInsertPoint(oom_);
+      writeBackAndReturn(ir::kOutOfMemory);
+    }
+    return oom_;
+  }
+  // Statements after a Return or Break are unreachable but must still have a block to go to.
+  void startDeadBlock() { b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "dead", func_)); }
+
+  // ---- expressions ---------------------------------------------------------------------------
+  // Pointer-valued expressions are references to pointer variables (and selects of them).
+  Scalar emit(const Expr& e) {
+    switch (e->kind) {
+      case ExprKind::Literal: return literal(ir::as<ir::LiteralNode>(e));
+      case ExprKind::VarRef: return readVar(ir::as<ir::VarRefNode>(e).var);
+      case ExprKind::Load: {
+        auto& n = ir::as<ir::LoadNode>(e);
+        return loadValue(n.type, elementAddress(n.buffer, n.index));
+      }
+      case ExprKind::Binary: return binary(ir::as<ir::BinaryNode>(e));
+      case ExprKind::Unary: return unary(ir::as<ir::UnaryNode>(e));
+      case ExprKind::Cast: return castExpr(ir::as<ir::CastNode>(e));
+      case ExprKind::Select: {
+        auto& n = ir::as<ir::SelectNode>(e);
+        llvm::Value* c = condition(n.cond);
+        Scalar x = emit(n.a), y = emit(n.b);
+        return {b_.CreateSelect(c, x.re, y.re), x.im ? b_.CreateSelect(c, x.im, y.im) : nullptr};
+      }
+    }
+    failCodegen("unknown expression kind");
+  }
+  llvm::Value* condition(const Expr& e) {
+    if (e->type != ir::scalar(DType::Bool))
+      failCodegen("condition of type " + dtypeName(e->type.elem));
+    return emit(e).re;
+  }
+  // Any integer (or bool) expression as an i64, extended per its signedness.
+  llvm::Value* toInt64(const Expr& e) {
+    DType t = e->type.elem;
+    if (e->type.pointer || (!ir::isInteger(t) && t != DType::Bool))
+      failCodegen("index of type " + dtypeName(t));
+    return b_.CreateIntCast(emit(e).re, b_.getInt64Ty(), isSignedInteger(t));
+  }
+  Scalar emitAs(const Expr& e, Type t, const char* what) {
+    if (e->type != t) {
+      failCodegen(std::string(what) + " has type " + dtypeName(e->type.elem) + ", expected " +
+                  dtypeName(t.elem));
+    }
+    return emit(e);
+  }
+
+  Scalar literal(const ir::LiteralNode& n) {
+    DType t = n.type.elem;
+    if (n.type.pointer) failCodegen("pointer literal");
+    if (t == DType::Bool) return {b_.getInt1(n.intValue != 0)};
+    if (ir::isInteger(t)) {
+      return {llvm::ConstantInt::get(registerType(ctx_, t), static_cast<uint64_t>(n.intValue),
+                                     isSignedInteger(t))};
+    }
+    llvm::Type* part = registerType(ctx_, t);
+    if (ir::isComplex(t))
+      return {llvm::ConstantFP::get(part, n.real), llvm::ConstantFP::get(part, n.imag)};
+    return {llvm::ConstantFP::get(part, n.real)};
+  }
+
+  Scalar binary(const ir::BinaryNode& n) {
+    Scalar x = emit(n.a);
+    Scalar y = emit(n.b);
+    return emitBinary(b_, n.op, n.a->type.elem, x, y);
+  }
+  Scalar unary(const ir::UnaryNode& n) {
+    if (n.a->type.pointer) failCodegen("unary operator on pointer");
+    return emitUnary(b_, n.op, n.a->type.elem, emit(n.a));
+  }
+  Scalar castExpr(const ir::CastNode& n) {
+    if (n.type.pointer || n.a->type.pointer) failCodegen("cast involving a pointer");
+    return emitCast(b_, n.a->type.elem, n.type.elem, emit(n.a));
+  }
+
+  // ---- statements ----------------------------------------------------------------------------
+  void emit(const Stmt& s) {
+    switch (s->kind) {
+      case StmtKind::Block:
+        for (const Stmt& inner : ir::as<ir::BlockNode>(s).stmts) emit(inner);
+        return;
+      case StmtKind::Declare: {
+        auto& n = ir::as<DeclareNode>(s);
+        llvm::AllocaInst* slot = declareSlot(n.var);
+        // A declaration without an initial value starts at zero (null for pointers), so a
+        // pointer parameter written back before assignment is never garbage.
+        if (n.init) storeValue(n.var->type, slot, emitAs(n.init, n.var->type, n.var->name.c_str()));
+        else b_.CreateStore(llvm::Constant::getNullValue(memoryType(n.var->type)), slot);
+        return;
+      }
+      case StmtKind::Assign: {
+        auto& n = ir::as<ir::AssignNode>(s);
+        writeVar(n.var, emitAs(n.value, n.var->type, n.var->name.c_str()));
+        return;
+      }
+      case StmtKind::Store: {
+        auto& n = ir::as<ir::StoreNode>(s);
+        Type elem = ir::scalar(n.buffer->type.elem);
+        Scalar value = emitAs(n.value, elem, "stored value");
+        storeValue(elem, elementAddress(n.buffer, n.index), value);
+        return;
+      }
+      case StmtKind::For: return forLoop(ir::as<ir::ForNode>(s));
+      case StmtKind::While: return whileLoop(ir::as<ir::WhileNode>(s));
+      case StmtKind::If: return ifThen(ir::as<ir::IfNode>(s));
+      case StmtKind::Break:
+        if (loopExits_.empty()) failCodegen("break outside a loop");
+        b_.CreateBr(loopExits_.back());
+        startDeadBlock();
+        return;
+      case StmtKind::Comment: return;
+      case StmtKind::Allocate: return allocate(ir::as<ir::AllocateNode>(s));
+      case StmtKind::Free: {
+        auto& n = ir::as<ir::FreeNode>(s);
+        b_.CreateCall(libc("free", b_.getVoidTy(), {b_.getPtrTy()}), {readVar(n.buffer).re});
+        return;
+      }
+      case StmtKind::Grow: return grow(ir::as<ir::GrowNode>(s));
+      case StmtKind::Return:
+        writeBackAndReturn(ir::as<ir::ReturnNode>(s).status);
+        startDeadBlock();
+        return;
+    }
+    failCodegen("unknown statement kind");
+  }
+
+  void forLoop(const ir::ForNode& n) {
+    DType t = n.var->type.elem;
+    if (n.var->type.pointer || !ir::isInteger(t))
+      failCodegen("loop variable " + n.var->name + " is not an integer");
+    bool isSigned = isSignedInteger(t);
+    llvm::Value* begin = emitAs(n.begin, n.var->type, "loop begin").re;
+    llvm::Value* end = emitAs(n.end, n.var->type, "loop end").re;
+    llvm::AllocaInst* slot = declareSlot(n.var);
+    b_.CreateStore(begin, slot);
+    llvm::BasicBlock* cond = llvm::BasicBlock::Create(ctx_, "for.cond", func_);
+    llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx_, "for.body", func_);
+    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "for.end", func_);
+    b_.CreateBr(cond);
+    b_.SetInsertPoint(cond);
+    llvm::Value* i = b_.CreateLoad(slot->getAllocatedType(), slot);
+    b_.CreateCondBr(isSigned ? b_.CreateICmpSLT(i, end) : b_.CreateICmpULT(i, end), body, exit);
+    b_.SetInsertPoint(body);
+    loopExits_.push_back(exit);
+    emit(n.body);
+    loopExits_.pop_back();
+    // i < end held on entry to the body, so i + 1 cannot wrap; the flag lets SCEV compute
+    // trip counts (and vectorize) for 32-bit loop variables used as indices.
+    llvm::Value* current = b_.CreateLoad(slot->getAllocatedType(), slot);
+    llvm::Value* one = llvm::ConstantInt::get(current->getType(), 1);
+    b_.CreateStore(b_.CreateAdd(current, one, "", /*HasNUW=*/!isSigned, /*HasNSW=*/isSigned), slot);
+    b_.CreateBr(cond);
+    b_.SetInsertPoint(exit);
+  }
+  void whileLoop(const ir::WhileNode& n) {
+    llvm::BasicBlock* cond = llvm::BasicBlock::Create(ctx_, "while.cond", func_);
+    llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx_, "while.body", func_);
+    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "while.end", func_);
+    b_.CreateBr(cond);
+    b_.SetInsertPoint(cond);
+    b_.CreateCondBr(condition(n.cond), body, exit);
+    b_.SetInsertPoint(body);
+    loopExits_.push_back(exit);
+    emit(n.body);
+    loopExits_.pop_back();
+    b_.CreateBr(cond);
+    b_.SetInsertPoint(exit);
+  }
+  void ifThen(const ir::IfNode& n) {
+    llvm::BasicBlock* then = llvm::BasicBlock::Create(ctx_, "if.then", func_);
+    llvm::BasicBlock* merge = llvm::BasicBlock::Create(ctx_, "if.end", func_);
+    llvm::BasicBlock* otherwise =
+        n.otherwise ? llvm::BasicBlock::Create(ctx_, "if.else", func_) : merge;
+    b_.CreateCondBr(condition(n.cond), then, otherwise);
+    b_.SetInsertPoint(then);
+    emit(n.then);
+    b_.CreateBr(merge);
+    if (n.otherwise) {
+      b_.SetInsertPoint(otherwise);
+      emit(n.otherwise);
+      b_.CreateBr(merge);
+    }
+    b_.SetInsertPoint(merge);
+  }
+
+  llvm::FunctionCallee libc(const char* name, llvm::Type* result,
+                            llvm::ArrayRef<llvm::Type*> args) {
+    return module_.getOrInsertFunction(name, llvm::FunctionType::get(result, args, false));
+  }
+  // count * sizeof(elem) in bytes; an overflowing product becomes SIZE_MAX, which malloc and
+  // realloc reject, so it takes the out-of-memory path instead of under-allocating.
+  llvm::Value* byteSize(llvm::Value* count, DType elem) {
+    llvm::Value* product = b_.CreateBinaryIntrinsic(Intrinsic::umul_with_overflow, count,
+                                                    b_.getInt64(dtypeSize(elem)));
+    return b_.CreateSelect(b_.CreateExtractValue(product, 1), b_.getInt64(UINT64_MAX),
+                           b_.CreateExtractValue(product, 0));
+  }
+  void branchToOutOfMemoryIfNull(llvm::Value* pointer) {
+    llvm::BasicBlock* ok = llvm::BasicBlock::Create(ctx_, "alloc.ok", func_);
+    b_.CreateCondBr(b_.CreateIsNull(pointer), outOfMemoryBlock(), ok);
+    b_.SetInsertPoint(ok);
+  }
+  void allocate(const ir::AllocateNode& n) {
+    if (!n.buffer->type.pointer) failCodegen("allocating non-pointer " + n.buffer->name);
+    // max(count, 1): malloc(0) may return null, which would read as failure. Unsigned, so a
+    // negative count becomes huge and fails instead of allocating too little.
+    llvm::Value* count =
+        b_.CreateBinaryIntrinsic(Intrinsic::umax, toInt64(n.count), b_.getInt64(1));
+    DType elem = n.buffer->type.elem;
+    llvm::Type* i64 = b_.getInt64Ty();
+    llvm::Value* p =
+        n.zero ? b_.CreateCall(libc("calloc", b_.getPtrTy(), {i64, i64}),
+                               {count, b_.getInt64(dtypeSize(elem))})
+               : b_.CreateCall(libc("malloc", b_.getPtrTy(), {i64}), {byteSize(count, elem)});
+    branchToOutOfMemoryIfNull(p);
+    writeVar(n.buffer, {p});
+  }
+  void grow(const ir::GrowNode& n) {
+    if (!n.buffer->type.pointer) failCodegen("growing non-pointer " + n.buffer->name);
+    if (n.capacity->type != ir::scalar(DType::Int64))
+      failCodegen("capacity " + n.capacity->name + " is not an int64");
+    llvm::Value* needed = toInt64(n.needed);
+    llvm::Value* capacity = readVar(n.capacity).re;
+    llvm::BasicBlock* resize = llvm::BasicBlock::Create(ctx_, "grow", func_);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "grow.end", func_);
+    b_.CreateCondBr(b_.CreateICmpSGT(needed, capacity), resize, done);
+    b_.SetInsertPoint(resize);
+    llvm::Value* doubled = b_.CreateShl(capacity, 1);
+    llvm::Value* newCapacity = b_.CreateBinaryIntrinsic(Intrinsic::smax, needed, doubled);
+    llvm::Value* bytes = byteSize(newCapacity, n.buffer->type.elem);
+    llvm::FunctionCallee realloc =
+        libc("realloc", b_.getPtrTy(), {b_.getPtrTy(), b_.getInt64Ty()});
+    llvm::Value* p = b_.CreateCall(realloc, {readVar(n.buffer).re, bytes});
+    // On failure the old buffer is untouched and still in the variable, so the caller
+    // receives (and frees) it through the write-back.
+    branchToOutOfMemoryIfNull(p);
+    writeVar(n.buffer, {p});
+    writeVar(n.capacity, {newCapacity});
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+  }
+
+  const ir::Function& fn_;
+  llvm::LLVMContext& ctx_;
+  llvm::Module& module_;
+  llvm::IRBuilder<> b_;
+  llvm::Function* func_ = nullptr;
+  llvm::Value* pointerSlots_ = nullptr;
+  llvm::Value* integerSlots_ = nullptr;
+  llvm::BasicBlock* entry_ = nullptr;
+  llvm::BasicBlock* oom_ = nullptr;
+  std::unordered_map<const ir::VarNode*, llvm::AllocaInst*> slots_;
+  std::vector<llvm::BasicBlock*> loopExits_;  // innermost last, for Break
+};
+
+}  // namespace
+
+std::unique_ptr<llvm::Module> generateModule(const ir::Function& f, llvm::LLVMContext& context,
+                                             const llvm::TargetMachine& target) {
+  if (!f.body) failCodegen(f.name + ": no body");
+  auto module = std::make_unique<llvm::Module>(f.name, context);
+  module->setTargetTriple(target.getTargetTriple().str());
+  module->setDataLayout(target.createDataLayout());
+  KernelBuilder(f, *module).build(target);
+  std::string problems;
+  llvm::raw_string_ostream out(problems);
+  if (llvm::verifyModule(*module, &out)) failCodegen(f.name + ": invalid LLVM IR: " + out.str());
+  return module;
+}
+
+}  // namespace coiter

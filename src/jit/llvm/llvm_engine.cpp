@@ -1,0 +1,219 @@
+// The LLVM engine: optimization and object emission for the host, and loading of objects
+// into a process-wide LLJIT. See llvm_engine.hpp for the overall design.
+#include "jit/llvm/llvm_engine.hpp"
+
+#include <atomic>
+#include <cstdio>
+
+#include <llvm/Config/llvm-config.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Support/xxhash.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include "codegen/llvm/llvm_codegen.hpp"
+#include "util/errors.hpp"
+
+namespace coiter {
+namespace {
+
+std::string describe(llvm::Error error) { return llvm::toString(std::move(error)); }
+
+// State shared by every compilation and load in the process.
+class Jit {
+ public:
+  // Created on first use (the first call pays for target initialization) and deliberately
+  // never destroyed: kernels owned by Python objects may be released during interpreter
+  // shutdown, after static destructors would already have torn the JIT down.
+  static Jit& instance() {
+    static Jit* jit = new Jit();
+    return *jit;
+  }
+
+  llvm::orc::LLJIT& lljit() { return *lljit_; }
+  const std::string& fingerprint() const { return fingerprint_; }
+
+  // A TargetMachine for one compilation: TargetMachines must not be shared between threads
+  // compiling at the same time, and creating one (~0.15 ms) is cheap next to the O3
+  // pipeline and object emission (~8 ms for SpMV), so pooling them would not pay.
+  std::unique_ptr<llvm::TargetMachine> createMachine() {
+    auto machine = host_.createTargetMachine();
+    if (!machine)
+      throw CompileError("LLVM: cannot create a target machine: " + describe(machine.takeError()));
+    return std::move(*machine);
+  }
+
+  // Every kernel gets a JITDylib of its own; names only need to be unique.
+  std::string nextDylibName() { return "coiter_kernel_" + std::to_string(nextDylib_++); }
+
+ private:
+  Jit() : host_(detectHost()) {
+    // The default LLJIT links every JITDylib it creates against a process-symbols JITDylib
+    // (a DynamicLibrarySearchGenerator for the current process), which resolves malloc,
+    // calloc, realloc, free and libm (fmod for float Rem) from the host process.
+    auto lljit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(host_).create();
+    if (!lljit) throw CompileError("LLVM: cannot create the JIT: " + describe(lljit.takeError()));
+    lljit_ = std::move(*lljit);
+    char hash[17];
+    uint64_t features = llvm::xxh3_64bits(host_.getFeatures().getString());
+    std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(features));
+    fingerprint_ = std::string("llvm;") + LLVM_VERSION_STRING + ";" + host_.getCPU() + ";" + hash;
+  }
+
+  static llvm::orc::JITTargetMachineBuilder detectHost() {
+    if (llvm::InitializeNativeTarget() || llvm::InitializeNativeTargetAsmPrinter())
+      throw CompileError("LLVM: this build of LLVM cannot generate code for the host");
+    auto host = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!host) throw CompileError("LLVM: cannot detect the host: " + describe(host.takeError()));
+    // Kernels land anywhere in the address space: position-independent code in the small
+    // code model reaches libc through GOT/PLT stubs that the JIT linker creates.
+    host->setRelocationModel(llvm::Reloc::PIC_);
+    host->setCodeModel(llvm::CodeModel::Small);
+    host->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    return std::move(*host);
+  }
+
+  llvm::orc::JITTargetMachineBuilder host_;
+  std::unique_ptr<llvm::orc::LLJIT> lljit_;
+  std::string fingerprint_;
+  std::atomic<uint64_t> nextDylib_{0};
+};
+
+// LLVM's default diagnostic handler exits the process on an error (e.g. one reported by the
+// backend); collect errors instead and turn them into a CompileError.
+class Diagnostics {
+ public:
+  explicit Diagnostics(llvm::LLVMContext& context) {
+    context.setDiagnosticHandlerCallBack(&handle, this);
+  }
+  void check(const std::string& what) const {
+    if (!errors_.empty()) throw CompileError("LLVM: compiling " + what + ": " + errors_);
+  }
+
+ private:
+  static void handle(const llvm::DiagnosticInfo* info, void* self) {
+    if (info->getSeverity() != llvm::DS_Error) return;
+    llvm::raw_string_ostream out(static_cast<Diagnostics*>(self)->errors_);
+    llvm::DiagnosticPrinterRawOStream printer(out);
+    info->print(printer);
+    out << "\n";
+  }
+  std::string errors_;
+};
+
+// The standard O3 pipeline with both vectorizers on (SLP is off by default in
+// PipelineTuningOptions; clang turns it on at -O2 and above).
+void optimize(llvm::Module& module, llvm::TargetMachine& machine) {
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager cgsccs;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = true;
+  tuning.SLPVectorization = true;
+  llvm::PassBuilder builder(&machine, tuning);
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(cgsccs);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, cgsccs, modules);
+  builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, modules);
+}
+
+// Generates and optimizes `f`, then hands the module to `finish`, whose result is returned.
+template <typename Finish>
+auto withOptimizedModule(const ir::Function& f, Finish&& finish) {
+  std::unique_ptr<llvm::TargetMachine> machine = Jit::instance().createMachine();
+  llvm::LLVMContext context;
+  Diagnostics diagnostics(context);
+  std::unique_ptr<llvm::Module> module = generateModule(f, context, *machine);
+  optimize(*module, *machine);
+  auto result = finish(*module, *machine);
+  diagnostics.check(f.name);
+  return result;
+}
+
+// A kernel in its own JITDylib; removing the JITDylib frees the code.
+class JitKernel final : public LoadedKernel {
+ public:
+  JitKernel(llvm::orc::ExecutionSession& session, llvm::orc::JITDylib& dylib, KernelEntry entry)
+      : session_(session), dylib_(dylib) {
+    entry_ = entry;
+  }
+  ~JitKernel() override {
+    // A destructor cannot throw; a failure here leaks the code but must not go unnoticed.
+    if (llvm::Error error = session_.removeJITDylib(dylib_))
+      llvm::logAllUnhandledErrors(std::move(error), llvm::errs(), "coiter: unloading a kernel: ");
+  }
+
+ private:
+  llvm::orc::ExecutionSession& session_;
+  llvm::orc::JITDylib& dylib_;
+};
+
+}  // namespace
+
+std::string LlvmEngine::source(const ir::Function& f) const {
+  return withOptimizedModule(f, [](llvm::Module& module, llvm::TargetMachine&) {
+    std::string text;
+    llvm::raw_string_ostream out(text);
+    module.print(out, nullptr);
+    return text;
+  });
+}
+
+std::vector<uint8_t> LlvmEngine::compile(const ir::Function& f) const {
+  return withOptimizedModule(f, [&f](llvm::Module& module, llvm::TargetMachine& machine) {
+    llvm::SmallVector<char, 0> object;
+    llvm::raw_svector_ostream out(object);
+    llvm::legacy::PassManager codegen;
+    if (machine.addPassesToEmitFile(codegen, out, nullptr, llvm::CodeGenFileType::ObjectFile))
+      throw CompileError("LLVM: cannot emit an object file for " + f.name + " on " +
+                         machine.getTargetTriple().str());
+    codegen.run(module);
+    return std::vector<uint8_t>(object.begin(), object.end());
+  });
+}
+
+std::unique_ptr<LoadedKernel> LlvmEngine::load(const std::vector<uint8_t>& code,
+                                               const std::string& symbol) const {
+  Jit& jit = Jit::instance();
+  llvm::orc::LLJIT& lljit = jit.lljit();
+  auto dylib = lljit.createJITDylib(jit.nextDylibName());
+  if (!dylib)
+    throw CompileError("LLVM: cannot load " + symbol + ": " + describe(dylib.takeError()));
+  // On failure the half-loaded JITDylib is removed again, and both errors are reported.
+  auto failed = [&](llvm::Error error) -> CompileError {
+    std::string message = "LLVM: cannot load " + symbol + ": " + describe(std::move(error));
+    if (llvm::Error removal = lljit.getExecutionSession().removeJITDylib(*dylib))
+      message += "; removing it failed too: " + describe(std::move(removal));
+    return CompileError(message);
+  };
+  llvm::StringRef bytes(reinterpret_cast<const char*>(code.data()), code.size());
+  auto object = llvm::MemoryBuffer::getMemBufferCopy(bytes, symbol);
+  if (llvm::Error error = lljit.addObjectFile(*dylib, std::move(object)))
+    throw failed(std::move(error));
+  // The lookup links the object (resolving malloc & co.) and makes it executable.
+  auto address = lljit.lookup(*dylib, symbol);
+  if (!address) throw failed(address.takeError());
+  auto entry = address->toPtr<KernelEntry>();
+  return std::make_unique<JitKernel>(lljit.getExecutionSession(), *dylib, entry);
+}
+
+std::string LlvmEngine::fingerprint() const { return Jit::instance().fingerprint(); }
+
+const Engine* llvmEngine() {
+  static const LlvmEngine engine;
+  return &engine;
+}
+
+}  // namespace coiter
