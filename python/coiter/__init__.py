@@ -1,15 +1,20 @@
 """coiter: a sparse tensor algebra compiler for Python.
 
 This package provides per-level tensor formats (API.md §1), tensors that wrap NumPy and
-SciPy data without copying (§2), and file I/O. See README.md and docs/.
+SciPy data without copying (§2), index notation (§3) compiled into fused kernels (§4), and
+file I/O. See README.md and docs/.
 """
 from . import _core
+from .compiler import Kernel, cache_info, clear_cache, compile
 from .creation import asarray, from_coords, random, zeros
 from .errors import (CoiterError, CompileError, FormatError, ParseError, ScheduleError,
                      ShapeError, SignatureError)
 from .formats import (Format, LevelType, as_format, bcsr, compressed, dense, hashed, offset,
                       range, singleton)
+from .evaluate import einsum, evaluate
+from .format_inference import config
 from .io import load, read, save, write
+from .notation import IndexVar, indices, max, min, sum
 from .tensor import Level, Tensor
 
 __version__ = _core.__version__

@@ -47,8 +47,53 @@ class Tensor:
     :func:`coiter.zeros`, :func:`coiter.from_coords` or :func:`coiter.random`."""
 
     def __init__(self, storage, name=None):
-        self._storage = storage
+        self._data = storage
         self.name = name
+        self._definition = None   # an Assignment not yet computed (lazy evaluation)
+        self._kernel = None       # the kernel compiled for the definition
+
+    @property
+    def _storage(self):
+        """The tensor's data, computing a pending definition first."""
+        if self._definition is not None:
+            self.evaluate()
+        return self._data
+
+    def _set_storage(self, storage):
+        self._data = storage
+
+    # -- index notation (API.md §3) -------------------------------------------------------
+    def __setitem__(self, key, value):
+        from .notation import Access, Assignment, _wrap, accesses, index_key, map_tensors
+        variables = index_key(key, self.ndim, self._label())
+        if variables is None:
+            raise TypeError("coiter tensors are assigned with index variables, e.g. y[i] = A[i, j] * x[j]")
+        rhs = _wrap(value)
+        if any(a.tensor is self for a in accesses(rhs)):
+            # y[i] += e (or y[i] = y[i] * 2): the right side reads y as it is now.
+            current = Tensor(self._storage, self.name)
+            rhs = map_tensors(rhs, lambda t: current if t is self else t)
+        self._check_operands(rhs)
+        self._definition = Assignment(Access(self, variables), rhs)
+        self._kernel = None
+
+    def _check_operands(self, rhs):
+        from .notation import accesses
+        for access in accesses(rhs):
+            if not isinstance(access.tensor, Tensor):
+                raise TypeError(f"only coiter tensors can be indexed in an expression; wrap "
+                                f"{type(access.tensor).__name__} with ct.asarray")
+
+    def evaluate(self):
+        """Compute the pending definition now (it is otherwise computed on first data access)."""
+        if self._definition is None:
+            return self
+        if self._kernel is None:
+            from .compiler import compile
+            self._kernel = compile(self)
+        self._kernel()
+        self._definition = None
+        return self
 
     @classmethod
     def _from_level_arrays(cls, format, shape, index_dtype, arrays, parameters, values,
@@ -68,24 +113,24 @@ class Tensor:
     # -- attributes ---------------------------------------------------------------------
     @property
     def shape(self):
-        return tuple(self._storage.shape)
+        return tuple(self._data.shape)
 
     @property
     def ndim(self):
-        return len(self._storage.shape)
+        return len(self._data.shape)
 
     @property
     def dtype(self):
-        return np.dtype(self._storage.dtype)
+        return np.dtype(self._data.dtype)
 
     @property
     def index_dtype(self):
         """Width of the index arrays: int32 or int64."""
-        return np.dtype(self._storage.index_dtype)
+        return np.dtype(self._data.index_dtype)
 
     @property
     def format(self):
-        return self._storage.format
+        return self._data.format
 
     @property
     def nnz(self):
@@ -151,6 +196,10 @@ class Tensor:
 
     # -- element access -----------------------------------------------------------------
     def __getitem__(self, key):
+        from .notation import Access, index_key
+        variables = index_key(key, self.ndim, self._label())
+        if variables is not None:
+            return Access(self, variables)
         key = key if isinstance(key, tuple) else (key,)
         if not all(isinstance(k, (int, np.integer)) for k in key):
             raise TypeError("coiter tensors support integer element reads such as T[0, 3]; "

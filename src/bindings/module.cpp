@@ -9,6 +9,7 @@ namespace py = pybind11;
 namespace coiter::bindings {
 void bindFormats(py::module_& m);
 void bindStorage(py::module_& m);
+void bindCompiler(py::module_& m);
 }  // namespace coiter::bindings
 
 namespace {
@@ -49,4 +50,5 @@ PYBIND11_MODULE(_core, m) {
   });
   coiter::bindings::bindFormats(m);
   coiter::bindings::bindStorage(m);
+  coiter::bindings::bindCompiler(m);
 }

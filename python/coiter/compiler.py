@@ -1,0 +1,251 @@
+"""Compiling index notation into kernels and calling them (API.md §4)."""
+import logging
+
+import numpy as np
+
+from . import _core
+from .dtypes import value_dtype
+from .errors import ShapeError, SignatureError
+from .formats import as_format
+from .notation import Access, Assignment, Binary, Literal, Negate, Reduction, accesses, map_tensors
+
+logger = logging.getLogger("coiter")
+
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+def default_engine():
+    """The engine kernels use by default: LLVM when this build has it, else C (logged)."""
+    if _core.with_llvm:
+        return "llvm"
+    if not default_engine.warned:
+        logger.warning("coiter was built without LLVM: kernels are compiled with the system C "
+                       "compiler (slower to compile, same results)")
+        default_engine.warned = True
+    return "c"
+
+
+default_engine.warned = False
+
+
+class TensorSpec:
+    """What a kernel knows of one tensor: name, format and dtype (index width per call)."""
+
+    def __init__(self, name, format, dtype):
+        self.name, self.format, self.dtype = name, format, np.dtype(dtype)
+
+    def __repr__(self):
+        return f"TensorSpec({self.name!r}, {self.format}, {self.dtype})"
+
+
+def _core_expr(expr, var_of):
+    if isinstance(expr, Access):
+        return _core.access(var_of(expr.tensor), [v.name for v in expr.indices])
+    if isinstance(expr, Literal):
+        return _core.literal(expr.value)
+    if isinstance(expr, Negate):
+        return _core.negate(_core_expr(expr.a, var_of))
+    if isinstance(expr, Binary):
+        return _core.binary(expr.op, _core_expr(expr.a, var_of), _core_expr(expr.b, var_of))
+    if isinstance(expr, Reduction):
+        return _core.reduce(expr.op, expr.var.name, _core_expr(expr.body, var_of))
+    raise TypeError(f"not an index expression: {expr!r}")
+
+
+def _has_index_arrays(fmt):
+    return any(level.name != "dense" for level in fmt.levels)
+
+
+class Kernel:
+    """A compiled statement. Call it with its inputs by name: ``kern(A=A, x=x)``.
+
+    ``kern.inputs`` lists the input names, ``kern.concrete`` the concrete index notation,
+    ``kern.source("c")``/``kern.source("llvm")`` the generated code. A kernel specializes on
+    the index width of its sparse inputs (int32 or int64); each width is compiled once.
+    """
+
+    def __init__(self, assignment, specs, result_spec, *, index_dtype=None, engine=None,
+                 schedule="", target="cpu", bound=None, result_tensor=None):
+        self._assignment = assignment      # accesses refer to TensorSpec objects
+        self._specs = specs                # name -> TensorSpec (inputs)
+        self._result = result_spec
+        self._index_dtype = None if index_dtype is None else np.dtype(index_dtype)
+        self._engine = engine or default_engine()
+        self._schedule = schedule
+        self._target = target
+        self._bound = bound or {}
+        self._result_tensor = result_tensor
+        self._variants = {}
+        order = [a.tensor for a in accesses(assignment.rhs)]
+        self.inputs = list(dict.fromkeys(spec.name for spec in order))
+        # Where each result extent comes from: (input name, mode), or None.
+        self._result_modes = []
+        for v in assignment.lhs.indices:
+            source = next(((a.tensor.name, a.indices.index(v)) for a in accesses(assignment.rhs)
+                           if v in a.indices), None)
+            self._result_modes.append(source)
+        self._variant(self._index_dtype or np.dtype(np.int32), {})
+
+    # -- compilation ---------------------------------------------------------------------
+    def _variant(self, result_index, index_dtypes):
+        key = (result_index,) + tuple(sorted(index_dtypes.items()))
+        core = self._variants.get(key)
+        if core is None:
+            default = self._index_dtype or np.dtype(np.int32)
+
+            cache = {}
+
+            def var_of(spec):
+                if spec.name not in cache:
+                    index = result_index if spec is self._result else index_dtypes.get(spec.name, default)
+                    cache[spec.name] = _core.TensorVar(spec.name, spec.format, spec.dtype.name,
+                                                       np.dtype(index).name)
+                return cache[spec.name]
+
+            lhs = _core_expr(self._assignment.lhs, var_of)
+            rhs = _core_expr(self._assignment.rhs, var_of)
+            statement = _core.assignment(lhs, rhs, self._assignment.accumulate)
+            core = _core.compile(statement, engine=self._engine, schedule=self._schedule,
+                                 target=self._target)
+            self._variants[key] = core
+            self._core = core
+        return core
+
+    @property
+    def concrete(self):
+        """The concrete index notation of the kernel, as text."""
+        return self._core.concrete
+
+    def source(self, language="c"):
+        """The generated code: ``"c"`` (readable C) or ``"llvm"`` (LLVM IR)."""
+        return self._core.source(language)
+
+    # -- calls ---------------------------------------------------------------------------
+    def __call__(self, out=None, **tensors):
+        from .creation import asarray
+        from .tensor import Tensor
+        unknown = set(tensors) - set(self.inputs)
+        if unknown:
+            raise TypeError(f"unknown kernel inputs {sorted(unknown)}; the inputs are {self.inputs}")
+        given = {**self._bound, **tensors}
+        missing = [name for name in self.inputs if name not in given]
+        if missing:
+            raise TypeError(f"missing kernel inputs {missing}; the inputs are {self.inputs}")
+        operands = {}
+        for name in self.inputs:
+            t = given[name]
+            operands[name] = t if isinstance(t, Tensor) else asarray(t, name=name)
+        shape = self._result_shape(operands, out)
+        index_dtypes = {name: t.index_dtype for name, t in operands.items()
+                        if _has_index_arrays(t.format) and self._index_dtype is None}
+        wide = any(d == np.int64 for d in index_dtypes.values()) or (
+            self._index_dtype == np.int64) or np.prod(shape, dtype=np.float64) > _INT32_MAX
+        result_index = np.dtype(np.int64 if wide else np.int32)
+        core = self._variant(result_index, index_dtypes)
+        storage = core.run([operands[name]._storage for name in core.tensor_names[:-1]], list(shape))
+        target = out if out is not None else self._result_tensor
+        if target is not None:
+            if target.format != self._result.format or target.dtype != self._result.dtype:
+                raise SignatureError(f"out: the kernel computes a {self._result.format} tensor of "
+                                     f"{self._result.dtype}, but out is {target.format} of {target.dtype}")
+            target._set_storage(storage)
+            return target
+        return Tensor(storage, self._result.name)
+
+    def _result_shape(self, operands, out):
+        if out is not None:
+            return tuple(out.shape)
+        if self._result_tensor is not None:
+            return tuple(self._result_tensor.shape)
+        shape = []
+        for m, source in enumerate(self._result_modes):
+            if source is None:
+                raise ShapeError(f"the extent of mode {m} of the result {self._result.name} is not "
+                                 "determined by any input; pass out=")
+            name, mode = source
+            shape.append(operands[name].shape[mode])
+        return tuple(shape)
+
+
+def _unique_names(tensors):
+    """Input names: each tensor's name, else t0, t1, ... in order of appearance."""
+    names, used = {}, set()
+    for k, t in enumerate(tensors):
+        base = getattr(t, "name", None) or f"t{k}"
+        name, n = base, 1
+        while name in used:
+            name, n = f"{base}_{n}", n + 1
+        used.add(name)
+        names[id(t)] = name
+    return names
+
+
+def specs_for_tensors(assignment, result_name):
+    """Rewrite an assignment over Tensor objects into one over TensorSpecs; returns
+    ``(assignment, specs, result_spec, bound)``."""
+    tensors = list({id(a.tensor): a.tensor for a in accesses(assignment.rhs)}.values())
+    names = _unique_names(tensors)
+    result = assignment.lhs.tensor
+    if result_name in names.values():
+        result_name = f"{result_name}_result"
+    specs = {id(t): TensorSpec(names[id(t)], t.format, t.dtype) for t in tensors}
+    result_spec = TensorSpec(result_name, result.format, result.dtype)
+
+    rewritten = Assignment(Access(result_spec, assignment.lhs.indices),
+                           map_tensors(assignment.rhs, lambda t: specs[id(t)]), assignment.accumulate)
+    bound = {names[id(t)]: t for t in tensors}
+    return rewritten, {s.name: s for s in specs.values()}, result_spec, bound
+
+
+def compile(stmt, formats=None, dtype=np.float64, dtypes=None, index_dtype=None, schedule=None,
+            target="cpu", engine=None):
+    """Compile a statement into a :class:`Kernel`.
+
+    ``stmt`` is an expression string (``"y(i) = A(i,j) * x(j)"``) or a tensor whose
+    definition was assigned with ``y[i] = ...`` (the kernel is then bound to that
+    definition's tensors: ``kern()`` recomputes ``y``).
+    """
+    from .tensor import Tensor
+    schedule_text = "" if schedule is None else str(schedule)
+    if isinstance(stmt, Tensor):
+        definition = stmt._definition
+        if definition is None:
+            raise ValueError(f"{stmt._label()} has no definition to compile; assign one with "
+                             "y[i] = ... first")
+        assignment, specs, result_spec, bound = specs_for_tensors(definition, stmt.name or "out")
+        return Kernel(assignment, specs, result_spec, index_dtype=index_dtype, engine=engine,
+                      schedule=schedule_text, target=target, bound=bound, result_tensor=stmt)
+    from .parser import parse
+    assignment, refs = parse(stmt)
+    formats = dict(formats or {})
+    dtypes = dict(dtypes or {})
+    result_ref = assignment.lhs.tensor
+    specs = {}
+    for name, ref in refs.items():
+        fmt = as_format(formats.get(name, "dense"), ref.order)
+        specs[name] = TensorSpec(name, fmt, value_dtype(dtypes.get(name, dtype), f"tensor {name}"))
+
+    result_spec = specs[result_ref.name]
+    rhs = map_tensors(assignment.rhs, lambda ref: specs[ref.name])
+    if any(a.tensor is result_spec for a in accesses(rhs)) or assignment.accumulate:
+        # The result's current contents are an input: y(i) += e reads y as it is.
+        current = TensorSpec(result_spec.name, result_spec.format, result_spec.dtype)
+        rhs = map_tensors(rhs, lambda s: current if s is result_spec else s)
+        if assignment.accumulate:
+            rhs = Binary("add", Access(current, assignment.lhs.indices), rhs)
+        specs[result_spec.name + " (current)"] = current
+        result_spec = TensorSpec(result_spec.name + "_out", result_spec.format, result_spec.dtype)
+    typed = Assignment(Access(result_spec, assignment.lhs.indices), rhs)
+    inputs = {s.name: s for s in specs.values() if s is not specs[result_ref.name]}
+    return Kernel(typed, inputs, result_spec, index_dtype=index_dtype, engine=engine,
+                  schedule=schedule_text, target=target)
+
+
+def cache_info():
+    """Kernel cache statistics: hits, misses, disk_hits, compiles, compile_seconds, entries."""
+    return _core.cache_info()
+
+
+def clear_cache(disk=False):
+    """Forget compiled kernels held in memory (and on disk with ``disk=True``)."""
+    _core.clear_cache(disk)

@@ -1,0 +1,144 @@
+"""One-call evaluation: ``ct.evaluate("y(i) = A(i,j) * x(j)", A=A, x=x)`` and ``ct.einsum``."""
+import numpy as np
+
+from . import _core
+from .compiler import _core_expr, compile as compile_kernel
+from .format_inference import check_dense_size, infer_result_format
+from .formats import as_format
+from .parser import parse
+
+
+def _operand(value, name):
+    from .creation import asarray
+    from .tensor import Tensor
+    if isinstance(value, Tensor):
+        return value
+    return asarray(value, name=name)
+
+
+def _result_dtype(assignment, tensors):
+    """NumPy's result type of the right side, computed by the compiler's promotion rules."""
+    def var_of(tensor):
+        t = tensors[tensor.name]
+        return _core.TensorVar(tensor.name, t.format, t.dtype.name, "int64")
+    return np.dtype(_core_expr(assignment.rhs, var_of).dtype)
+
+
+def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None, **tensors):
+    """Compute ``statement`` (a string such as ``"y(i) = A(i,j) * x(j)"``) on the tensors
+    given by name (coiter tensors, NumPy arrays or SciPy sparse matrices) and return the
+    result as a new tensor. The result format is inferred when ``out_format`` is None."""
+    assignment, refs = parse(statement)
+    result_name = assignment.lhs.tensor.name
+    if assignment.accumulate:
+        raise ValueError("ct.evaluate computes a new result; write 'y(i) = y(i) + ...' with y as an input "
+                         "instead of '+='")
+    names = [name for name in refs if name != result_name]
+    missing = [n for n in names if n not in tensors]
+    if missing:
+        raise TypeError(f"ct.evaluate: no tensor given for {missing}")
+    operands = {name: _operand(tensors[name], name) for name in names}
+    for name, ref in refs.items():
+        if name != result_name and operands[name].ndim != ref.order:
+            from .errors import ShapeError
+            raise ShapeError(f"tensor {name} has {operands[name].ndim} modes but is indexed with "
+                             f"{ref.order} indices in {statement!r}")
+    rhs_dtype = _result_dtype(assignment, operands)
+    result_dtype = rhs_dtype if dtype is None else np.dtype(dtype)
+    order = len(assignment.lhs.indices)
+    if out_format is None:
+        fmt = infer_result_format(assignment.lhs.indices, assignment.rhs,
+                                  lambda ref: operands[ref.name].format)
+    else:
+        fmt = as_format(out_format, order)
+    formats = {name: t.format for name, t in operands.items()}
+    formats[result_name] = fmt
+    dtypes = {name: t.dtype for name, t in operands.items()}
+    dtypes[result_name] = result_dtype
+    kernel = compile_kernel(statement, formats=formats, dtypes=dtypes, engine=engine, schedule=schedule)
+    shape = kernel._result_shape(operands, None)
+    if all(level.name == "dense" for level in fmt.levels):
+        check_dense_size(shape, result_dtype, result_name)
+    result = kernel(**operands)
+    result.name = result_name
+    return result
+
+
+def _subscripts(spec, operands):
+    """Expand NumPy einsum subscripts into (input index lists, output index list)."""
+    spec = spec.replace(" ", "")
+    if "->" in spec:
+        inputs_text, output_text = spec.split("->")
+    else:
+        inputs_text, output_text = spec, None
+    inputs = inputs_text.split(",")
+    if len(inputs) != len(operands):
+        raise ValueError(f"einsum: {len(inputs)} subscripts but {len(operands)} operands")
+    used = set("".join(inputs).replace(".", ""))
+    free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
+    ellipsis_rank = 0
+    expanded = []
+    for text, op in zip(inputs, operands):
+        if "..." in text:
+            rank = op.ndim - (len(text) - 3)
+            if rank < 0:
+                raise ValueError(f"einsum: subscripts {text!r} have more indices than operand dimensions")
+            ellipsis_rank = max(ellipsis_rank, rank)
+            text = text.replace("...", "".join(free[ellipsis_rank - rank:ellipsis_rank]))
+        if len(text) != op.ndim:
+            from .errors import ShapeError
+            raise ShapeError(f"einsum: subscripts {text!r} for an operand with {op.ndim} dimensions")
+        expanded.append(text)
+    ellipsis = "".join(free[:ellipsis_rank])
+    if output_text is None:
+        counts = {}
+        for c in "".join(expanded):
+            counts[c] = counts.get(c, 0) + 1
+        output = ellipsis + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ellipsis))
+    else:
+        output = output_text.replace("...", ellipsis)
+    return expanded, output
+
+
+def _diagonal(tensor, subscripts):
+    """Take the generalized diagonal of an operand whose subscripts repeat an index, so
+    every operand has distinct indices; returns (tensor, subscripts)."""
+    from .creation import from_coords
+    if len(set(subscripts)) == len(subscripts):
+        return tensor, subscripts
+    unique = "".join(dict.fromkeys(subscripts))
+    coords, values = tensor.coords()
+    keep = np.ones(len(values), dtype=bool)
+    first = {}
+    for m, c in enumerate(subscripts):
+        if c in first:
+            keep &= coords[:, m] == coords[:, first[c]]
+        else:
+            first[c] = m
+    columns = coords[keep][:, [first[c] for c in unique]]
+    shape = tuple(tensor.shape[first[c]] for c in unique)
+    fmt = "dense" if all(level.name == "dense" for level in tensor.format.levels) else "s" * len(unique)
+    diag = from_coords(columns.T, values[keep], shape, format=as_format(fmt, len(unique)))
+    return diag, unique
+
+
+def einsum(subscripts, *operands, out_format=None, dtype=None, engine=None):
+    """NumPy's ``einsum`` over dense and sparse operands, computed by one fused kernel.
+
+    Supports ``->`` omitted (implicit output), ``...``, repeated indices within an operand
+    (diagonals and traces) and scalar outputs.
+    """
+    tensors = [_operand(op, None) for op in operands]
+    inputs, output = _subscripts(subscripts, tensors)
+    names = [f"t{k}" for k in range(len(tensors))]
+    terms = []
+    given = {}
+    for name, tensor, text in zip(names, tensors, inputs):
+        tensor, text = _diagonal(tensor, text)
+        given[name] = tensor
+        terms.append(f"{name}({','.join(text)})" if text else name)
+    if len(set(output)) != len(output):
+        raise ValueError(f"einsum: output subscripts {output!r} repeat an index")
+    result = f"out({','.join(output)})" if output else "out"
+    statement = f"{result} = {' * '.join(terms)}"
+    return evaluate(statement, out_format=out_format, dtype=dtype, engine=engine, **given)

@@ -1,0 +1,105 @@
+"""The result format coiter infers when none is given (API.md §3, "Inferred result format")."""
+import math
+
+import numpy as np
+
+from .errors import ShapeError
+from .formats import as_format
+from .notation import Access, Binary, Literal, Negate, Reduction
+
+
+class _Config:
+    """Global settings (``ct.config``)."""
+
+    max_dense_bytes = 4 << 30
+
+
+config = _Config()
+
+
+def _is_sparse(fmt):
+    return any(level.name != "dense" for level in fmt.levels)
+
+
+def _terms(expr):
+    """The product terms of a sum."""
+    if isinstance(expr, Binary) and expr.op in ("add", "sub"):
+        return _terms(expr.a) + _terms(expr.b)
+    if isinstance(expr, Negate):
+        return _terms(expr.a)
+    return [expr]
+
+
+def _factors(expr):
+    """The factors of a product, or None when ``expr`` is not a single product."""
+    if isinstance(expr, Binary) and expr.op == "mul":
+        a, b = _factors(expr.a), _factors(expr.b)
+        return None if a is None or b is None else a + b
+    if isinstance(expr, Negate):
+        return _factors(expr.a)
+    if isinstance(expr, (Access, Literal)):
+        return [expr]
+    if isinstance(expr, Reduction) and expr.op == "add":
+        return _factors(expr.body)
+    return None
+
+
+def _accesses(expr):
+    if isinstance(expr, Access):
+        return [expr]
+    if isinstance(expr, Negate):
+        return _accesses(expr.a)
+    if isinstance(expr, Binary):
+        return _accesses(expr.a) + _accesses(expr.b)
+    if isinstance(expr, Reduction):
+        return _accesses(expr.body)
+    return []
+
+
+def infer_result_format(result_indices, rhs, format_of):
+    """The inferred format of a result indexed by ``result_indices`` for the right side
+    ``rhs``; ``format_of(tensor)`` gives an operand's format. Returns a Format."""
+    order = len(result_indices)
+    operands = _accesses(rhs)
+    sparse_ops = [a for a in operands if _is_sparse(format_of(a.tensor))]
+    result_set = set(result_indices)
+    sparse = bool(operands) and len(sparse_ops) == len(operands)
+    factors = _factors(rhs)
+    if not sparse and factors is not None and sparse_ops:
+        access_factors = [f for f in factors if isinstance(f, Access)]
+        summed = {v for f in access_factors for v in f.indices} - result_set
+        dense_vars = {v for f in access_factors if not _is_sparse(format_of(f.tensor)) for v in f.indices}
+        carriers = [a for a in sparse_ops if result_set <= set(a.indices)]
+        sparse = bool(carriers) and summed <= dense_vars and not any(
+            summed & set(a.indices) for a in sparse_ops)
+    if order == 0 or not sparse:
+        return as_format("dense", order)
+    carrying = [a for a in sparse_ops if result_set & set(a.indices)]
+    formats = {format_of(a.tensor) for a in carrying}
+    if len(formats) == 1:
+        (fmt,) = formats
+        if fmt.order == order and fmt.name is None:
+            return fmt
+    if order == 1:
+        return as_format("s", 1)
+    first = result_indices[0]
+    for term in _terms(rhs):
+        term_accesses = _accesses(term)
+        users = [a for a in term_accesses if first in a.indices]
+        if not users:
+            return as_format("d" + "s" * (order - 1), order)
+        for a in users:
+            fmt = format_of(a.tensor)
+            level = list(fmt.mode_order).index(a.indices.index(first))
+            if fmt.levels[level].name == "dense":
+                return as_format("d" + "s" * (order - 1), order)
+    return as_format("s" * order, order)
+
+
+def check_dense_size(shape, dtype, name):
+    """Raise ShapeError when a dense result would exceed ``ct.config.max_dense_bytes``."""
+    nbytes = math.prod(shape) * np.dtype(dtype).itemsize
+    if nbytes > config.max_dense_bytes:
+        raise ShapeError(f"the dense result {name} of shape {tuple(shape)} would need {nbytes} bytes, "
+                         f"more than ct.config.max_dense_bytes ({config.max_dense_bytes}); pass "
+                         "out_format= with a sparse format")

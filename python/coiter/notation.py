@@ -1,0 +1,219 @@
+"""Index notation in Python (API.md §3): index variables, expressions built with operators,
+reductions, and assignments. Expressions are plain Python trees; they become the C++ AST
+(``_core``) when compiled, where types are promoted and shapes checked."""
+import numbers
+
+import numpy as np
+
+from .errors import ShapeError
+
+
+class IndexVar:
+    """An index variable, e.g. ``i, j = ct.indices("i j")`` or ``ct.IndexVar("i")``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"an index variable needs an identifier name, got {name!r}")
+        self.name = name
+
+    def __repr__(self):
+        return f"IndexVar({self.name!r})"
+
+    def __str__(self):
+        return self.name
+
+    def __eq__(self, other):
+        return isinstance(other, IndexVar) and other.name == self.name
+
+    def __hash__(self):
+        return hash(("IndexVar", self.name))
+
+
+def indices(names):
+    """Index variables from a space- or comma-separated string: ``ct.indices("i j k")``."""
+    parts = names.replace(",", " ").split()
+    return tuple(IndexVar(p) for p in parts) if len(parts) != 1 else (IndexVar(parts[0]),)
+
+
+def _wrap(value):
+    if isinstance(value, IndexExpr):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return Literal(bool(value))
+    if isinstance(value, numbers.Number) and np.ndim(value) == 0:
+        if isinstance(value, np.generic):
+            value = value.item()
+        return Literal(value)
+    raise TypeError(f"cannot use {type(value).__name__} {value!r} in an index expression; wrap "
+                    "arrays with ct.asarray and index them, e.g. A[i, j]")
+
+
+class IndexExpr:
+    """An index-notation expression; combine with ``+ - * /`` and unary ``-``."""
+
+    def __add__(self, other):
+        return Binary("add", self, _wrap(other))
+
+    def __radd__(self, other):
+        return Binary("add", _wrap(other), self)
+
+    def __sub__(self, other):
+        return Binary("sub", self, _wrap(other))
+
+    def __rsub__(self, other):
+        return Binary("sub", _wrap(other), self)
+
+    def __mul__(self, other):
+        return Binary("mul", self, _wrap(other))
+
+    def __rmul__(self, other):
+        return Binary("mul", _wrap(other), self)
+
+    def __truediv__(self, other):
+        return Binary("div", self, _wrap(other))
+
+    def __rtruediv__(self, other):
+        return Binary("div", _wrap(other), self)
+
+    def __neg__(self):
+        return Negate(self)
+
+    def __pos__(self):
+        return self
+
+    def __bool__(self):
+        raise TypeError("an index expression has no truth value (assign it to a tensor instead)")
+
+    def __str__(self):
+        return self._text(0)
+
+    def __repr__(self):
+        return f"<IndexExpr {self}>"
+
+
+class Access(IndexExpr):
+    """``tensor[i, j]``: a tensor indexed by index variables."""
+
+    def __init__(self, tensor, indices):
+        self.tensor = tensor
+        self.indices = tuple(indices)
+
+    def _text(self, precedence):
+        name = getattr(self.tensor, "name", None) or "?"
+        return f"{name}({','.join(v.name for v in self.indices)})"
+
+
+class Literal(IndexExpr):
+    def __init__(self, value):
+        self.value = value
+
+    def _text(self, precedence):
+        return repr(self.value)
+
+
+class Negate(IndexExpr):
+    def __init__(self, a):
+        self.a = a
+
+    def _text(self, precedence):
+        return "-" + self.a._text(4)
+
+
+_SYMBOLS = {"add": ("+", 1), "sub": ("-", 1), "mul": ("*", 2), "div": ("/", 2)}
+
+
+class Binary(IndexExpr):
+    def __init__(self, op, a, b):
+        self.op, self.a, self.b = op, a, b
+
+    def _text(self, precedence):
+        symbol, p = _SYMBOLS[self.op]
+        text = f"{self.a._text(p)} {symbol} {self.b._text(p + 1)}"
+        return f"({text})" if p < precedence else text
+
+
+class Reduction(IndexExpr):
+    """``ct.sum(i, expr)``, ``ct.max(i, expr)``, ``ct.min(i, expr)``."""
+
+    def __init__(self, op, var, body):
+        self.op, self.var, self.body = op, var, body
+
+    def _text(self, precedence):
+        name = {"add": "sum"}.get(self.op, self.op)
+        return f"{name}({self.var.name}, {self.body._text(0)})"
+
+
+def _reduction(op, var, expr):
+    if isinstance(var, str):
+        var = IndexVar(var)
+    if not isinstance(var, IndexVar):
+        raise TypeError(f"the first argument of a reduction is an index variable, got {var!r}")
+    return Reduction(op, var, _wrap(expr))
+
+
+def sum(var, expr):  # noqa: A001 - the API name (ct.sum)
+    """``ct.sum(i, expr)``: the sum of ``expr`` over ``i``."""
+    return _reduction("add", var, expr)
+
+
+def max(var, expr):  # noqa: A001
+    """``ct.max(i, expr)``: the maximum over ``i`` (unstored entries count as zeros)."""
+    return _reduction("max", var, expr)
+
+
+def min(var, expr):  # noqa: A001
+    """``ct.min(i, expr)``: the minimum over ``i`` (unstored entries count as zeros)."""
+    return _reduction("min", var, expr)
+
+
+class Assignment:
+    """``lhs = rhs`` (or ``lhs op= rhs``), the definition of a result tensor."""
+
+    def __init__(self, lhs, rhs, accumulate=None):
+        self.lhs, self.rhs, self.accumulate = lhs, rhs, accumulate
+
+    def __str__(self):
+        op = "+=" if self.accumulate == "add" else "="
+        return f"{self.lhs} {op} {self.rhs}"
+
+
+def accesses(expr):
+    """Every Access in ``expr``, left to right."""
+    if isinstance(expr, Access):
+        return [expr]
+    if isinstance(expr, Negate):
+        return accesses(expr.a)
+    if isinstance(expr, Binary):
+        return accesses(expr.a) + accesses(expr.b)
+    if isinstance(expr, Reduction):
+        return accesses(expr.body)
+    return []
+
+
+def map_tensors(expr, fn):
+    """``expr`` with the tensor of every access replaced by ``fn(tensor)``."""
+    if isinstance(expr, Access):
+        return Access(fn(expr.tensor), expr.indices)
+    if isinstance(expr, Negate):
+        return Negate(map_tensors(expr.a, fn))
+    if isinstance(expr, Binary):
+        return Binary(expr.op, map_tensors(expr.a, fn), map_tensors(expr.b, fn))
+    if isinstance(expr, Reduction):
+        return Reduction(expr.op, expr.var, map_tensors(expr.body, fn))
+    return expr
+
+
+def index_key(key, ndim, label):
+    """The index variables of ``T[key]``, or None when ``key`` holds no index variable."""
+    key = key if isinstance(key, tuple) else (key,)
+    if key == () and ndim == 0:
+        return ()
+    if not any(isinstance(k, IndexVar) for k in key):
+        return None
+    if not all(isinstance(k, IndexVar) for k in key):
+        raise TypeError(f"{label}: index with index variables only, got {key!r}")
+    if len(key) != ndim:
+        raise ShapeError(f"{label} has {ndim} modes but is indexed with {len(key)} index variables")
+    return key

@@ -1,0 +1,123 @@
+// Bindings of the compiler: index-notation builders, compilation, kernel calls, the cache.
+#include <pybind11/stl.h>
+
+#include "bindings/numpy_buffer.hpp"
+#include "cin/concretize.hpp"
+#include "jit/compiler.hpp"
+#include "lower/lattice_printer.hpp"
+
+namespace coiter::bindings {
+
+using namespace notation;
+
+namespace {
+
+Expr pythonLiteral(const py::handle& value) {
+  if (py::isinstance<py::bool_>(value)) return boolLiteral(value.cast<bool>());
+  if (py::isinstance<py::int_>(value)) {
+    try {
+      return intLiteral(value.cast<int64_t>());
+    } catch (const py::cast_error&) {
+      throw DTypeError("integer literal " + py::str(value).cast<std::string>() + " does not fit in int64");
+    }
+  }
+  if (py::isinstance<py::float_>(value)) return floatLiteral(value.cast<double>());
+  if (PyComplex_Check(value.ptr())) {
+    auto c = value.cast<std::complex<double>>();
+    return complexLiteral(c.real(), c.imag());
+  }
+  throw DTypeError("cannot use " + py::repr(value).cast<std::string>() + " in an expression");
+}
+
+const Operator* accumulator(const std::optional<std::string>& name) {
+  return name ? &operatorNamed(*name) : nullptr;
+}
+
+py::dict cacheInfoDict() {
+  CacheInfo info = cacheInfo();
+  py::dict d;
+  d["hits"] = info.hits;
+  d["misses"] = info.misses;
+  d["disk_hits"] = info.diskHits;
+  d["compiles"] = info.compiles;
+  d["compile_seconds"] = info.compileSeconds;
+  d["entries"] = info.entries;
+  d["disk_directory"] = info.diskDirectory.empty() ? py::object(py::none()) : py::object(py::str(info.diskDirectory));
+  if (!info.diskProblem.empty()) d["disk_problem"] = info.diskProblem;
+  return d;
+}
+
+}  // namespace
+
+void bindCompiler(py::module_& m) {
+  py::class_<TensorVar, std::shared_ptr<TensorVar>>(m, "TensorVar")
+      .def(py::init([](const std::string& name, const Format& format, const std::string& dtype,
+                       const std::string& indexDType) {
+             return std::make_shared<TensorVar>(
+                 TensorVar{name, format, dtypeFromName(dtype), dtypeFromName(indexDType), false});
+           }),
+           py::arg("name"), py::arg("format"), py::arg("dtype"), py::arg("index_dtype"))
+      .def_property_readonly("name", [](const TensorVar& t) { return t.name; })
+      .def_property_readonly("format", [](const TensorVar& t) { return t.format; })
+      .def_property_readonly("dtype", [](const TensorVar& t) { return dtypeName(t.dtype); })
+      .def_property_readonly("index_dtype", [](const TensorVar& t) { return dtypeName(t.indexType); });
+
+  py::class_<ExprNode, std::shared_ptr<ExprNode>>(m, "Expr")
+      .def_property_readonly("dtype", [](const ExprNode& e) { return dtypeName(e.type); })
+      .def("__str__", [](const std::shared_ptr<ExprNode>& e) { return toString(Expr(e)); });
+
+  py::class_<Assignment>(m, "Assignment")
+      .def("__str__", [](const Assignment& a) { return toString(a); })
+      .def_property_readonly("result", [](const Assignment& a) { return std::const_pointer_cast<TensorVar>(a.lhs->tensor); });
+
+  auto mutableExpr = [](const Expr& e) { return std::const_pointer_cast<ExprNode>(e); };
+  m.def("access", [=](const std::shared_ptr<TensorVar>& t, const std::vector<std::string>& indices) {
+    return mutableExpr(access(t, indices));
+  });
+  m.def("literal", [=](const py::object& value) { return mutableExpr(pythonLiteral(value)); });
+  m.def("negate", [=](const std::shared_ptr<ExprNode>& a) { return mutableExpr(negate(a)); });
+  m.def("binary", [=](const std::string& op, const std::shared_ptr<ExprNode>& a, const std::shared_ptr<ExprNode>& b) {
+    return mutableExpr(binary(operatorNamed(op), a, b));
+  });
+  m.def("reduce", [=](const std::string& op, const std::string& var, const std::shared_ptr<ExprNode>& body) {
+    return mutableExpr(reduce(operatorNamed(op), var, body));
+  });
+  m.def("assignment", [](const std::shared_ptr<ExprNode>& lhs, const std::shared_ptr<ExprNode>& rhs,
+                         const std::optional<std::string>& accumulate) {
+    if (lhs->kind != ExprKind::Access) throw CoiterError("the left side of an assignment must be a tensor access");
+    auto access = std::static_pointer_cast<const AccessNode>(std::shared_ptr<const ExprNode>(lhs));
+    return assignment(access, rhs, accumulator(accumulate));
+  }, py::arg("lhs"), py::arg("rhs"), py::arg("accumulate") = py::none());
+
+  m.def("concretize", [](const Assignment& a) { return cin::toString(cin::concretize(a)); });
+  m.def("outer_lattice", [](const Assignment& a) { return lower::outerLattice(cin::concretize(a)); },
+        "The iteration lattice of the outermost loop of the statement, as text.");
+
+  py::class_<CompiledKernel, std::shared_ptr<CompiledKernel>>(m, "CompiledKernel")
+      .def_property_readonly("concrete", &CompiledKernel::concreteText)
+      .def_property_readonly("signature", [](const CompiledKernel& k) { return k.signature.canonical; })
+      .def_property_readonly("engine", [](const CompiledKernel& k) { return k.engine->name(); })
+      .def_property_readonly("tensor_names", [](const CompiledKernel& k) {
+        std::vector<std::string> names;
+        for (const auto& t : k.lowered.abi.tensors) names.push_back(t->name);
+        return names;
+      })
+      .def("source", &CompiledKernel::source, py::arg("language") = "c")
+      .def("run", [](const CompiledKernel& k, const std::vector<std::shared_ptr<TensorStorage>>& operands,
+                     const std::vector<int64_t>& shape) {
+        std::vector<std::shared_ptr<const TensorStorage>> in(operands.begin(), operands.end());
+        py::gil_scoped_release nogil;
+        return k.run(in, shape);
+      });
+
+  m.def("compile", [](const Assignment& a, const std::string& engine, const std::string& schedule,
+                      const std::string& target) {
+    CompileOptions options{engine, schedule, target};
+    py::gil_scoped_release nogil;
+    return std::const_pointer_cast<CompiledKernel>(compileKernel(a, options));
+  }, py::arg("assignment"), py::arg("engine") = "auto", py::arg("schedule") = "", py::arg("target") = "cpu");
+  m.def("cache_info", &cacheInfoDict);
+  m.def("clear_cache", [](bool disk) { clearCache(disk); }, py::arg("disk") = false);
+}
+
+}  // namespace coiter::bindings

@@ -1,0 +1,88 @@
+#include "cin/concrete_notation.hpp"
+
+#include <algorithm>
+
+namespace coiter::cin {
+
+Stmt assign(std::shared_ptr<const notation::AccessNode> lhs, Expr rhs,
+            const notation::Operator* accumulate) {
+  return std::make_shared<AssignNode>(std::move(lhs), std::move(rhs), accumulate);
+}
+Stmt forall(const std::string& var, Stmt body) { return std::make_shared<ForallNode>(var, std::move(body)); }
+Stmt where(Stmt consumer, Stmt producer) {
+  return std::make_shared<WhereNode>(std::move(consumer), std::move(producer));
+}
+Stmt sequence(Stmt define, Stmt mutate) {
+  return std::make_shared<SequenceNode>(std::move(define), std::move(mutate));
+}
+
+std::string toString(const Stmt& s) {
+  switch (s->kind) {
+    case StmtKind::Assign: {
+      const auto& a = as<AssignNode>(s);
+      notation::Expr lhs = a.lhs;
+      std::string op = a.accumulate ? (a.accumulate->symbol.empty() ? " " + a.accumulate->name + "= "
+                                                                     : " " + a.accumulate->symbol + "= ")
+                                    : " = ";
+      return notation::toString(lhs) + op + notation::toString(a.rhs);
+    }
+    case StmtKind::Forall: {
+      const auto& f = as<ForallNode>(s);
+      return "∀" + f.var + " " + toString(f.body);
+    }
+    case StmtKind::Where: {
+      const auto& w = as<WhereNode>(s);
+      return "(" + toString(w.consumer) + " where " + toString(w.producer) + ")";
+    }
+    case StmtKind::Sequence: {
+      const auto& q = as<SequenceNode>(s);
+      return "(" + toString(q.define) + " ; " + toString(q.mutate) + ")";
+    }
+  }
+  return "?";
+}
+
+namespace {
+
+void collect(const Stmt& s, bool reads, std::vector<TensorVarPtr>& out) {
+  auto add = [&](const TensorVarPtr& t) {
+    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+  };
+  switch (s->kind) {
+    case StmtKind::Assign: {
+      const auto& a = as<AssignNode>(s);
+      add(a.lhs->tensor);
+      if (reads) {
+        for (const auto& t : notation::operandsOf(a.rhs)) add(t);
+      }
+      break;
+    }
+    case StmtKind::Forall:
+      collect(as<ForallNode>(s).body, reads, out);
+      break;
+    case StmtKind::Where:
+      collect(as<WhereNode>(s).consumer, reads, out);
+      collect(as<WhereNode>(s).producer, reads, out);
+      break;
+    case StmtKind::Sequence:
+      collect(as<SequenceNode>(s).define, reads, out);
+      collect(as<SequenceNode>(s).mutate, reads, out);
+      break;
+  }
+}
+
+}  // namespace
+
+std::vector<TensorVarPtr> resultsOf(const Stmt& s) {
+  std::vector<TensorVarPtr> out;
+  collect(s, false, out);
+  return out;
+}
+
+std::vector<TensorVarPtr> tensorsOf(const Stmt& s) {
+  std::vector<TensorVarPtr> out;
+  collect(s, true, out);
+  return out;
+}
+
+}  // namespace coiter::cin

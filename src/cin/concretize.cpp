@@ -1,0 +1,128 @@
+#include "cin/concretize.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "util/errors.hpp"
+
+namespace coiter::cin {
+
+using namespace notation;
+
+namespace {
+
+bool uses(const Expr& e, const std::string& var) {
+  auto vars = indexVariables(e);
+  return std::find(vars.begin(), vars.end(), var) != vars.end();
+}
+
+// Variables bound by an explicit reduction somewhere in e.
+void reducedVariables(const Expr& e, std::set<std::string>& out) {
+  switch (e->kind) {
+    case ExprKind::Reduce:
+      out.insert(static_cast<const ReduceNode&>(*e).var);
+      reducedVariables(static_cast<const ReduceNode&>(*e).body, out);
+      break;
+    case ExprKind::Negate:
+      reducedVariables(static_cast<const NegateNode&>(*e).a, out);
+      break;
+    case ExprKind::Binary:
+      reducedVariables(static_cast<const BinaryNode&>(*e).a, out);
+      reducedVariables(static_cast<const BinaryNode&>(*e).b, out);
+      break;
+    default:
+      break;
+  }
+}
+
+// Wraps the smallest subexpression of e that holds every use of var in sum(var, .).
+Expr bindSum(const Expr& e, const std::string& var) {
+  if (e->kind == ExprKind::Binary) {
+    const auto& b = static_cast<const BinaryNode&>(*e);
+    bool inA = uses(b.a, var), inB = uses(b.b, var);
+    if (inA && !inB) return binary(*b.op, bindSum(b.a, var), b.b);
+    if (inB && !inA) return binary(*b.op, b.a, bindSum(b.b, var));
+  } else if (e->kind == ExprKind::Negate) {
+    return negate(bindSum(static_cast<const NegateNode&>(*e).a, var));
+  } else if (e->kind == ExprKind::Reduce) {
+    const auto& r = static_cast<const ReduceNode&>(*e);
+    return reduce(*r.op, r.var, bindSum(r.body, var));
+  }
+  return reduce(addOp(), var, e);
+}
+
+struct Concretizer {
+  int temporaries = 0;
+
+  TensorVarPtr temporary(DType type) {
+    return makeTensorVar("t" + std::to_string(temporaries++), Format({}, {}), type, DType::Int64, true);
+  }
+
+  // Replaces the outermost reductions of e by accesses to new scalar temporaries and
+  // records their producers.
+  Expr extractReductions(const Expr& e, std::vector<Stmt>& producers) {
+    switch (e->kind) {
+      case ExprKind::Reduce: {
+        const auto& r = static_cast<const ReduceNode&>(*e);
+        auto t = access(temporary(r.type), {});
+        producers.push_back(forall(r.var, statement(t, r.body, r.op)));
+        return t;
+      }
+      case ExprKind::Negate:
+        return negate(extractReductions(static_cast<const NegateNode&>(*e).a, producers));
+      case ExprKind::Binary: {
+        const auto& b = static_cast<const BinaryNode&>(*e);
+        Expr a = extractReductions(b.a, producers);
+        Expr c = extractReductions(b.b, producers);
+        return binary(*b.op, a, c);
+      }
+      default:
+        return e;
+    }
+  }
+
+  // lhs op= rhs as a statement; reductions in rhs become where statements.
+  Stmt statement(const std::shared_ptr<const AccessNode>& lhs, const Expr& rhs, const Operator* op) {
+    if (rhs->kind == ExprKind::Reduce) {
+      const auto& r = static_cast<const ReduceNode&>(*rhs);
+      // Simplification: the consumer would only forward the temporary. Only sums simplify
+      // when the statement is a plain assignment, because results start at zero (the sum's
+      // identity), not at max/min's identity.
+      bool sameOp = op == r.op || (op == nullptr && r.op == &addOp());
+      if (sameOp) return forall(r.var, statement(lhs, r.body, r.op));
+    }
+    std::vector<Stmt> producers;
+    Expr consumerRhs = extractReductions(rhs, producers);
+    Stmt s = assign(lhs, consumerRhs, op);
+    for (const auto& p : producers) s = where(s, p);
+    return s;
+  }
+};
+
+}  // namespace
+
+Assignment makeReductionsExplicit(const Assignment& a) {
+  std::set<std::string> explicitly;
+  reducedVariables(a.rhs, explicitly);
+  Expr rhs = a.rhs;
+  for (const auto& v : indexVariables(a.rhs)) {
+    bool free = std::find(a.lhs->indices.begin(), a.lhs->indices.end(), v) != a.lhs->indices.end();
+    if (!free && !explicitly.count(v)) rhs = bindSum(rhs, v);
+  }
+  return assignment(a.lhs, rhs, a.accumulate);
+}
+
+Stmt concretize(const Assignment& input) {
+  Assignment a = makeReductionsExplicit(input);
+  Concretizer c;
+  Stmt s = c.statement(a.lhs, a.rhs, a.accumulate);
+  // Free variables outermost, in the order of the result's levels.
+  const auto& order = a.lhs->tensor->format.modeOrder();
+  for (size_t k = a.lhs->indices.size(); k-- > 0;) {
+    int mode = order.empty() ? static_cast<int>(k) : order[k];
+    s = forall(a.lhs->indices[mode], s);
+  }
+  return s;
+}
+
+}  // namespace coiter::cin

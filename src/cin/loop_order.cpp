@@ -1,0 +1,144 @@
+#include "cin/loop_order.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+
+namespace coiter::cin {
+
+using namespace notation;
+
+namespace {
+
+// Accesses anywhere below s (assignments' left and right sides).
+void collectAccesses(const Stmt& s, std::vector<const AccessNode*>& reads,
+                     std::vector<const AccessNode*>& writes) {
+  std::function<void(const Expr&)> visit = [&](const Expr& e) {
+    if (e->kind == ExprKind::Access) {
+      reads.push_back(static_cast<const AccessNode*>(e.get()));
+    } else if (e->kind == ExprKind::Negate) {
+      visit(static_cast<const NegateNode&>(*e).a);
+    } else if (e->kind == ExprKind::Binary) {
+      visit(static_cast<const BinaryNode&>(*e).a);
+      visit(static_cast<const BinaryNode&>(*e).b);
+    }
+  };
+  switch (s->kind) {
+    case StmtKind::Assign:
+      writes.push_back(as<AssignNode>(s).lhs.get());
+      visit(as<AssignNode>(s).rhs);
+      break;
+    case StmtKind::Forall:
+      collectAccesses(as<ForallNode>(s).body, reads, writes);
+      break;
+    case StmtKind::Where:
+      collectAccesses(as<WhereNode>(s).consumer, reads, writes);
+      collectAccesses(as<WhereNode>(s).producer, reads, writes);
+      break;
+    case StmtKind::Sequence:
+      collectAccesses(as<SequenceNode>(s).define, reads, writes);
+      collectAccesses(as<SequenceNode>(s).mutate, reads, writes);
+      break;
+  }
+}
+
+// Index variable of each level of an access.
+std::vector<std::string> levelVars(const AccessNode& a) {
+  std::vector<std::string> vars;
+  const auto& order = a.tensor->format.modeOrder();
+  for (int k = 0; k < a.tensor->order(); ++k) vars.push_back(a.indices[order.empty() ? k : order[k]]);
+  return vars;
+}
+
+bool isAppend(LevelKind k) { return k == LevelKind::Compressed || k == LevelKind::Singleton; }
+
+constexpr int64_t kInvalid = std::numeric_limits<int64_t>::max();
+
+// Cost of a loop order (lower is better); kInvalid when an operand would be traversed
+// bottom-up through a level without random access.
+int64_t cost(const std::vector<std::string>& order, const std::vector<std::string>& original,
+             const std::vector<const AccessNode*>& reads, const std::vector<const AccessNode*>& writes) {
+  auto rank = [&](const std::string& v) -> int {
+    auto it = std::find(order.begin(), order.end(), v);
+    return it == order.end() ? -1 : static_cast<int>(it - order.begin());
+  };
+  int64_t total = 0;
+  for (const AccessNode* a : reads) {
+    if (a->tensor->temporary) continue;
+    auto vars = levelVars(*a);
+    const auto& levels = a->tensor->format.levels();
+    for (size_t k = 1; k < vars.size(); ++k) {
+      int above = rank(vars[k - 1]), below = rank(vars[k]);
+      if (above < 0 || below < 0 || above < below) continue;
+      if (!levels[k]->capabilities().locate) return kInvalid;
+      total += 10;  // a dense level visited against its storage order
+    }
+  }
+  for (const AccessNode* w : writes) {
+    if (w->tensor->temporary) continue;
+    auto vars = levelVars(*w);
+    const auto& levels = w->tensor->format.levels();
+    for (size_t k = 0; k < vars.size(); ++k) {
+      if (!isAppend(levels[k]->kind())) continue;
+      int at = rank(vars[k]);
+      if (at < 0) continue;
+      // Appended levels need their parents first and no reduction loop above them.
+      if (k > 0 && rank(vars[k - 1]) > at) total += 100;
+      for (size_t n = 0; n < static_cast<size_t>(at); ++n) {
+        if (std::find(w->indices.begin(), w->indices.end(), order[n]) == w->indices.end()) total += 100;
+      }
+    }
+  }
+  for (size_t x = 0; x < order.size(); ++x) {
+    for (size_t y = x + 1; y < order.size(); ++y) {
+      auto ox = std::find(original.begin(), original.end(), order[x]);
+      auto oy = std::find(original.begin(), original.end(), order[y]);
+      if (ox > oy) total += 1;
+    }
+  }
+  return total;
+}
+
+Stmt reorderChains(const Stmt& s) {
+  switch (s->kind) {
+    case StmtKind::Assign:
+      return s;
+    case StmtKind::Where:
+      return where(reorderChains(as<WhereNode>(s).consumer), reorderChains(as<WhereNode>(s).producer));
+    case StmtKind::Sequence:
+      return sequence(reorderChains(as<SequenceNode>(s).define), reorderChains(as<SequenceNode>(s).mutate));
+    case StmtKind::Forall:
+      break;
+  }
+  std::vector<std::string> chain;
+  Stmt body = s;
+  while (body->kind == StmtKind::Forall) {
+    chain.push_back(as<ForallNode>(body).var);
+    body = as<ForallNode>(body).body;
+  }
+  body = reorderChains(body);
+  std::vector<const AccessNode*> reads, writes;
+  collectAccesses(body, reads, writes);
+  std::vector<std::string> best = chain;
+  // Chains are short (the indices of one statement); beyond 7 loops keep concretize's order.
+  if (chain.size() <= 7) {
+    std::vector<std::string> candidate = chain;
+    std::sort(candidate.begin(), candidate.end());
+    int64_t bestCost = kInvalid;
+    do {
+      int64_t c = cost(candidate, chain, reads, writes);
+      if (c < bestCost) {
+        bestCost = c;
+        best = candidate;
+      }
+    } while (std::next_permutation(candidate.begin(), candidate.end()));
+  }
+  for (auto it = best.rbegin(); it != best.rend(); ++it) body = forall(*it, body);
+  return body;
+}
+
+}  // namespace
+
+Stmt chooseLoopOrder(const Stmt& s) { return reorderChains(s); }
+
+}  // namespace coiter::cin

@@ -1,0 +1,167 @@
+#include "jit/compiler.hpp"
+
+#include <chrono>
+#include <future>
+#include <map>
+#include <mutex>
+
+#include "cin/concretize.hpp"
+#include "cin/loop_order.hpp"
+#include "codegen/c_codegen.hpp"
+#include "jit/disk_cache.hpp"
+#include "runtime/kernel_call.hpp"
+#include "util/errors.hpp"
+
+namespace coiter {
+
+namespace {
+
+const Engine& chooseEngine(const std::string& name) {
+  if (name == "c") return cEngine();
+  if (name == "llvm" || name == "auto") {
+    if (const Engine* llvm = llvmEngine()) return *llvm;
+    if (name == "llvm") throw CompileError("this build of coiter has no LLVM engine (engine='llvm')");
+    return cEngine();
+  }
+  throw CompileError("unknown engine '" + name + "' (expected 'auto', 'llvm' or 'c')");
+}
+
+// Machine code by signature. An entry is a shared future, so concurrent requests for one
+// signature wait for the single compilation instead of repeating it.
+class KernelCache {
+ public:
+  using Code = std::shared_ptr<const LoadedKernel>;
+
+  Code getOrCompile(const Signature& sig, const Engine& engine, const ir::Function& function) {
+    std::promise<Code> promise;
+    std::shared_future<Code> future;
+    bool owner = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = entries_.find(sig.canonical);
+      if (it != entries_.end()) {
+        ++info_.hits;
+        future = it->second;
+      } else {
+        ++info_.misses;
+        future = promise.get_future().share();
+        entries_[sig.canonical] = future;
+        owner = true;
+      }
+    }
+    if (!owner) return future.get();  // compiled, or being compiled by another thread
+    try {
+      Code code = build(sig, engine, function);
+      promise.set_value(code);
+      return code;
+    } catch (...) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        entries_.erase(sig.canonical);  // a later call retries
+      }
+      promise.set_exception(std::current_exception());
+      throw;
+    }
+  }
+
+  CacheInfo info() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    CacheInfo out = info_;
+    out.entries = static_cast<int64_t>(entries_.size());
+    return out;
+  }
+
+  void clear() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    entries_.clear();
+  }
+
+ private:
+  Code build(const Signature& signature, const Engine& engine, const ir::Function& function) {
+    auto start = std::chrono::steady_clock::now();
+    DiskCache disk = DiskCache::fromEnvironment();
+    // On disk, the key also covers the kernel's IR (printed as C): a cache written by a
+    // different build of the compiler can never supply code for this one.
+    std::string ir = codegen::printC(function);
+    Signature sig = signature;
+    sig.canonical += " | ir " + hashHex(ir.data(), ir.size());
+    sig.hash = hashHex(sig.canonical.data(), sig.canonical.size());
+    std::unique_ptr<LoadedKernel> loaded;
+    if (auto bytes = disk.load(sig.hash, sig.canonical)) {
+      try {
+        loaded = engine.load(*bytes, function.name);
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++info_.diskHits;
+      } catch (const CompileError&) {
+        loaded = nullptr;  // unloadable entry: recompiled (and overwritten) below
+      }
+    }
+    if (!loaded) {
+      std::vector<uint8_t> bytes = engine.compile(function);
+      loaded = engine.load(bytes, function.name);
+      disk.store(sig.hash, sig.canonical, bytes);
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++info_.compiles;
+    }
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::lock_guard<std::mutex> lock(mutex_);
+    info_.compileSeconds += seconds;
+    return Code(std::move(loaded));
+  }
+
+  std::mutex mutex_;
+  std::map<std::string, std::shared_future<Code>> entries_;
+  CacheInfo info_;
+};
+
+KernelCache& kernelCache() {
+  static KernelCache* cache = new KernelCache();  // never destroyed: kernels may outlive exit order
+  return *cache;
+}
+
+}  // namespace
+
+cin::Stmt concreteStatement(const notation::Assignment& a) { return cin::chooseLoopOrder(cin::concretize(a)); }
+
+std::string CompiledKernel::source(const std::string& language) const {
+  if (language == "c") return cEngine().source(lowered.function);
+  if (language == "llvm") {
+    const Engine* llvm = llvmEngine();
+    if (!llvm) throw CompileError("this build of coiter has no LLVM engine, so there is no LLVM IR to show");
+    return llvm->source(lowered.function);
+  }
+  throw CompileError("unknown source language '" + language + "' (expected 'c' or 'llvm')");
+}
+
+std::shared_ptr<TensorStorage> CompiledKernel::run(const std::vector<std::shared_ptr<const TensorStorage>>& operands,
+                                                   const std::vector<int64_t>& resultShape) const {
+  return callKernel(code->entry(), lowered.abi, operands, resultShape);
+}
+
+std::shared_ptr<const CompiledKernel> compileKernel(const notation::Assignment& a, const CompileOptions& options) {
+  const Engine& engine = chooseEngine(options.engine);
+  std::string optionText = "engine=" + engine.fingerprint() + ";schedule=" + options.schedule +
+                           ";target=" + options.target + ";version=" + COITER_VERSION;
+  auto kernel = std::make_shared<CompiledKernel>();
+  kernel->signature = signatureOf(a, optionText);
+  kernel->engine = &engine;
+  kernel->concrete = concreteStatement(a);
+  kernel->lowered = lower::lowerKernel(kernel->concrete, "coiter_kernel_" + kernel->signature.hash);
+  kernel->code = kernelCache().getOrCompile(kernel->signature, engine, kernel->lowered.function);
+  return kernel;
+}
+
+CacheInfo cacheInfo() {
+  CacheInfo info = kernelCache().info();
+  DiskCache disk = DiskCache::fromEnvironment();
+  info.diskDirectory = disk.directory();
+  info.diskProblem = disk.problem();
+  return info;
+}
+
+void clearCache(bool disk) {
+  kernelCache().clear();
+  if (disk) DiskCache::fromEnvironment().clear();
+}
+
+}  // namespace coiter

@@ -1,0 +1,52 @@
+// The compiler driver: index notation -> concrete index notation -> IR -> machine code,
+// through the signature cache (memory, then disk). Safe to call from several threads: two
+// threads asking for the same signature compile it once.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "cin/concrete_notation.hpp"
+#include "jit/engine.hpp"
+#include "jit/signature.hpp"
+#include "lower/lower.hpp"
+#include "storage/tensor_storage.hpp"
+
+namespace coiter {
+
+struct CompileOptions {
+  std::string engine = "auto";   // "auto" (LLVM when built with it), "llvm" or "c"
+  std::string schedule;          // canonical schedule text (empty: default)
+  std::string target = "cpu";
+};
+
+// One compiled kernel as its caller sees it: its own tensor names, its concrete notation
+// and IR, and the shared machine code.
+struct CompiledKernel {
+  Signature signature;
+  const Engine* engine = nullptr;
+  cin::Stmt concrete;
+  lower::LoweredKernel lowered;
+  std::shared_ptr<const LoadedKernel> code;
+
+  std::string concreteText() const { return cin::toString(concrete); }
+  // "c" (the C the IR prints as) or "llvm" (LLVM IR; needs the LLVM engine).
+  std::string source(const std::string& language) const;
+  // Operands in the order of lowered.abi.tensors (the result excluded).
+  std::shared_ptr<TensorStorage> run(const std::vector<std::shared_ptr<const TensorStorage>>& operands,
+                                     const std::vector<int64_t>& resultShape) const;
+};
+
+std::shared_ptr<const CompiledKernel> compileKernel(const notation::Assignment& a, const CompileOptions& options);
+
+struct CacheInfo {
+  int64_t hits = 0, misses = 0, diskHits = 0, compiles = 0, entries = 0;
+  double compileSeconds = 0.0;
+  std::string diskDirectory, diskProblem;
+};
+CacheInfo cacheInfo();
+void clearCache(bool disk);
+
+// The concrete statement compileKernel would lower (for printing and tests).
+cin::Stmt concreteStatement(const notation::Assignment& a);
+
+}  // namespace coiter

@@ -1,0 +1,181 @@
+#include "lattice/iteration_lattice.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "util/errors.hpp"
+
+namespace coiter::lattice {
+
+DomainExprPtr segmentDomain(int segment) {
+  return std::make_shared<const DomainExpr>(DomainExpr{DomainExpr::Segment, segment, nullptr, nullptr});
+}
+DomainExprPtr intersection(DomainExprPtr a, DomainExprPtr b) {
+  return std::make_shared<const DomainExpr>(DomainExpr{DomainExpr::Intersection, -1, std::move(a), std::move(b)});
+}
+DomainExprPtr unionOf(DomainExprPtr a, DomainExprPtr b) {
+  return std::make_shared<const DomainExpr>(DomainExpr{DomainExpr::Union, -1, std::move(a), std::move(b)});
+}
+
+std::vector<int> LatticePoint::segments() const {
+  std::vector<int> all = iterators;
+  all.insert(all.end(), locators.begin(), locators.end());
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
+namespace {
+
+using Points = std::vector<LatticePoint>;
+
+void normalize(LatticePoint& p) {
+  std::sort(p.iterators.begin(), p.iterators.end());
+  p.iterators.erase(std::unique(p.iterators.begin(), p.iterators.end()), p.iterators.end());
+  std::sort(p.locators.begin(), p.locators.end());
+  p.locators.erase(std::unique(p.locators.begin(), p.locators.end()), p.locators.end());
+}
+
+void addUnique(Points& points, LatticePoint p) {
+  normalize(p);
+  if (std::find(points.begin(), points.end(), p) == points.end()) points.push_back(std::move(p));
+}
+
+struct Builder {
+  const std::vector<Segment>& segments;
+  int dimension;
+
+  // Segment rule and dimension rule.
+  Points leaf(int s) const {
+    const Segment& seg = segments[s];
+    if (seg.dimension || seg.iterable) return {LatticePoint{{s}, {}}};
+    if (seg.locatable) return {LatticePoint{{dimension}, {s}}};
+    throw CoiterError("lattice: segment " + seg.name + " can neither be iterated nor located");
+  }
+
+  // Iterate one side and locate the other: with several iterators, those that can be located
+  // are located instead, and the dimension (the identity of intersection) is dropped.
+  void intersectionOptimization(LatticePoint& p) const {
+    std::vector<int> kept, locatable;
+    for (int s : p.iterators) {
+      if (segments[s].dimension) continue;
+      (segments[s].locatable ? locatable : kept).push_back(s);
+    }
+    if (kept.empty() && !locatable.empty()) {
+      // Everything can be located: iterate one segment, preferably an ordered one.
+      auto ordered = std::find_if(locatable.begin(), locatable.end(),
+                                  [&](int s) { return segments[s].ordered; });
+      auto chosen = ordered != locatable.end() ? ordered : locatable.begin();
+      kept.push_back(*chosen);
+      locatable.erase(chosen);
+    }
+    if (kept.empty()) return;  // only the dimension
+    p.iterators = kept;
+    p.locators.insert(p.locators.end(), locatable.begin(), locatable.end());
+  }
+
+  // Merges two points (intersection rule), then keeps the merge well-formed: unordered
+  // iterators cannot be merged with others, so they become locators.
+  LatticePoint merge(const LatticePoint& x, const LatticePoint& y, bool optimize) const {
+    LatticePoint p;
+    p.iterators = x.iterators;
+    p.iterators.insert(p.iterators.end(), y.iterators.begin(), y.iterators.end());
+    p.locators = x.locators;
+    p.locators.insert(p.locators.end(), y.locators.begin(), y.locators.end());
+    normalize(p);
+    if (optimize && p.iterators.size() > 1) intersectionOptimization(p);
+    bool unorderedMerge = p.iterators.size() > 1 &&
+        std::any_of(p.iterators.begin(), p.iterators.end(), [&](int s) { return !segments[s].ordered; });
+    if (unorderedMerge) {
+      std::vector<int> iterators{dimension};
+      for (int s : p.iterators) {
+        if (segments[s].ordered) iterators.push_back(s);
+        else p.locators.push_back(s);
+      }
+      p.iterators = iterators;
+    }
+    normalize(p);
+    return p;
+  }
+
+  Points intersect(const Points& a, const Points& b, bool optimize) const {
+    Points out;
+    for (const auto& x : a) {
+      for (const auto& y : b) addUnique(out, merge(x, y, optimize));
+    }
+    return out;
+  }
+
+  bool isFull(int s) const { return segments[s].full || segments[s].dimension; }
+
+  Points unite(const Points& a, const Points& b) const {
+    Points out = intersect(a, b, false);
+    for (const auto& p : a) addUnique(out, p);
+    for (const auto& p : b) addUnique(out, p);
+    // Subset optimization: a full iterator never runs out before the loop ends, so points
+    // without a full iterator of the top point are unreachable.
+    std::vector<int> fullTop;
+    for (int s : out.front().iterators) {
+      if (isFull(s)) fullTop.push_back(s);
+    }
+    Points kept;
+    for (const auto& p : out) {
+      bool hasAll = std::all_of(fullTop.begin(), fullTop.end(), [&](int s) {
+        return std::find(p.iterators.begin(), p.iterators.end(), s) != p.iterators.end();
+      });
+      if (hasAll) kept.push_back(p);
+    }
+    return kept;
+  }
+
+  Points build(const DomainExprPtr& d) const {
+    switch (d->kind) {
+      case DomainExpr::Segment: return leaf(d->segment);
+      case DomainExpr::Intersection: return intersect(build(d->a), build(d->b), true);
+      case DomainExpr::Union: return unite(build(d->a), build(d->b));
+    }
+    return {};
+  }
+};
+
+}  // namespace
+
+IterationLattice IterationLattice::build(const DomainExprPtr& domain, const std::vector<Segment>& segments,
+                                         int dimension) {
+  IterationLattice lattice;
+  lattice.segments_ = segments;
+  Builder builder{lattice.segments_, dimension};
+  Points points = builder.build(domain);
+  // Lattice order: more iterators first (a stable sort keeps construction order otherwise).
+  std::stable_sort(points.begin(), points.end(), [](const LatticePoint& x, const LatticePoint& y) {
+    return x.iterators.size() > y.iterators.size();
+  });
+  // A point with the iterators of a higher point is never reached: that point's loop only
+  // ends when one of these iterators runs out. (Its locators are in the higher point too.)
+  Points reachable;
+  for (auto& p : points) {
+    bool seen = std::any_of(reachable.begin(), reachable.end(),
+                            [&](const LatticePoint& q) { return q.iterators == p.iterators; });
+    if (!seen) reachable.push_back(std::move(p));
+  }
+  lattice.points_ = std::move(reachable);
+  return lattice;
+}
+
+std::string IterationLattice::toString() const {
+  std::string s;
+  for (size_t k = 0; k < points_.size(); ++k) {
+    if (k) s += " > ";
+    s += "[";
+    for (size_t n = 0; n < points_[k].iterators.size(); ++n) {
+      s += (n ? ", " : "") + segments_[points_[k].iterators[n]].name;
+    }
+    if (!points_[k].locators.empty()) {
+      s += " |";
+      for (int loc : points_[k].locators) s += " " + segments_[loc].name;
+    }
+    s += "]";
+  }
+  return s;
+}
+
+}  // namespace coiter::lattice

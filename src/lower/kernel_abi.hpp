@@ -1,0 +1,40 @@
+// How a compiled kernel receives its tensors: which pointer slot holds which array and which
+// integer slot holds which extent or capacity. The lowerer produces it together with the IR;
+// the kernel dispatcher fills the slots from tensor storage, and reads results back.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "notation/index_notation.hpp"
+
+namespace coiter {
+
+struct ArraySlot {
+  int tensor;            // index into KernelABI::tensors
+  int level;             // level of the array, or -1 for the values
+  std::string array;     // "pos", "crd" or "vals"
+  DType type;
+  int slot;              // pointer slot
+  int capacitySlot = -1; // integer slot holding the capacity (grown result arrays), else -1
+};
+
+struct ExtentSlot {
+  int tensor;
+  int mode;
+  int slot;              // integer slot
+};
+
+struct KernelABI {
+  // Operands in order of first appearance, then the result (last).
+  std::vector<notation::TensorVarPtr> tensors;
+  std::vector<ArraySlot> arrays;
+  std::vector<ExtentSlot> extents;
+  int pointerSlots = 0;
+  int integerSlots = 0;
+  // Index variables and, for each, the (tensor, mode) pairs whose extents must agree.
+  std::vector<std::string> indexVars;
+  std::vector<std::vector<std::pair<int, int>>> indexVarModes;
+  int result() const { return static_cast<int>(tensors.size()) - 1; }
+};
+
+}  // namespace coiter

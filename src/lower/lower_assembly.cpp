@@ -1,0 +1,123 @@
+// Result assembly fused with compute (taco-core.md §4.6). Dense result levels are located;
+// a compressed level and the singleton levels below it form an append group that shares a
+// position counter. An entry is appended when the loop of the group's deepest index
+// variable has produced it: the leaf group appends every computed entry; a group above
+// another appends only when its child group appended something. Arrays grow geometrically
+// (ir::GrowNode). Under a dense parent (or at the top) a group counts entries per parent in
+// pos[parent+1] and the caller turns the counts into offsets; under another group the parent
+// writes the child's pos entries directly.
+#include "lower/lowerer.hpp"
+#include "util/errors.hpp"
+
+namespace coiter::lower {
+
+using namespace ir;
+
+namespace {
+
+const Type kIndex = scalar(DType::Int64);
+Expr plusOne(const Expr& e) { return binary(BinaryOp::Add, e, intLit(1)); }
+
+}  // namespace
+
+void Lowerer::enterResultLevels(const std::string& var, std::vector<Stmt>& out) {
+  (void)var;
+  TensorVars& vars = *result_.vars;
+  int order = resultTensor_->order();
+  while (result_.entered < order) {
+    int k = result_.entered;
+    auto bound = coords_.find(result_.levelVars[k]);
+    if (bound == coords_.end()) break;
+    if (groupOfLevel_[k] >= 0) {
+      result_.pos[k] = ir::ref(groups_[groupOfLevel_[k]].count);
+    } else {
+      Expr parent = k == 0 ? intLit(0) : result_.pos[k - 1];
+      int mode = resultTensor_->format.modeOrder().empty() ? k : resultTensor_->format.modeOrder()[k];
+      Var p = makeVar(freshName("p" + resultTensor_->name + std::to_string(k + 1)), kIndex);
+      out.push_back(declare(p, binary(BinaryOp::Add, binary(BinaryOp::Mul, parent, ir::ref(vars.extents[mode])),
+                                      bound->second)));
+      result_.pos[k] = ir::ref(p);
+    }
+    result_.entered++;
+  }
+}
+
+Expr Lowerer::resultPosition() const {
+  int order = resultTensor_->order();
+  if (order == 0) return intLit(0);
+  if (result_.entered != order) {
+    throw CompileError("lowering: the result " + resultTensor_->name + " is written before all its indices are bound");
+  }
+  return result_.pos[order - 1];
+}
+
+namespace {
+
+int groupEndingAt(const std::vector<AppendGroup>& groups, const std::vector<std::string>& levelVars,
+                  const std::string& var) {
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (levelVars[groups[g].last] == var) return static_cast<int>(g);
+  }
+  return -1;
+}
+
+}  // namespace
+
+Stmt Lowerer::beginResultEntry(const std::string& var, Var& startVar) {
+  int g = groupEndingAt(groups_, result_.levelVars, var);
+  if (g < 0) return nullptr;
+  const AppendGroup& group = groups_[g];
+  TensorVars& vars = *result_.vars;
+  if (group.child >= 0) {
+    startVar = makeVar(freshName(resultTensor_->name + std::to_string(group.last + 1) + "_start"), kIndex);
+    return declare(startVar, ir::ref(groups_[group.child].count));
+  }
+  // The leaf group: room for the entry's value, which starts at zero (compound assignments
+  // below accumulate into it).
+  Expr count = ir::ref(group.count);
+  Expr zero = isFloat(resultTensor_->dtype) || isComplex(resultTensor_->dtype)
+                  ? litReal(scalar(resultTensor_->dtype), 0.0)
+                  : lit(scalar(resultTensor_->dtype), 0);
+  return block({grow(vars.vals, vars.valsCap, plusOne(count)), store(vars.vals, count, zero)});
+}
+
+Stmt Lowerer::commitResultEntry(const std::string& var, const Var& startVar) {
+  int g = groupEndingAt(groups_, result_.levelVars, var);
+  if (g < 0) return nullptr;
+  const AppendGroup& group = groups_[g];
+  TensorVars& vars = *result_.vars;
+  if (result_.entered <= group.last) {
+    throw CompileError("lowering: the result " + resultTensor_->name +
+                       " would be appended out of order (its levels are iterated in a different order "
+                       "than they are stored); a workspace is needed");
+  }
+  DType indexType = resultTensor_->indexType;
+  Expr count = ir::ref(group.count);
+  std::vector<Stmt> append;
+  for (int k = group.first; k <= group.last; ++k) {
+    Expr coord = coords_.at(result_.levelVars[k]);
+    append.push_back(grow(vars.crd[k], vars.crdCap[k], plusOne(count)));
+    append.push_back(store(vars.crd[k], count, cast(scalar(indexType), coord)));
+  }
+  if (group.parent < 0) {
+    // Count the entry under its (dense or top-level) parent.
+    Expr parent = group.first == 0 ? intLit(0) : result_.pos[group.first - 1];
+    Expr slot = plusOne(parent);
+    const Var& pos = vars.pos[group.first];
+    append.push_back(store(pos, slot, binary(BinaryOp::Add, load(pos, slot), lit(scalar(indexType), 1))));
+  }
+  if (group.child >= 0) {
+    // The child's segment of this entry ends where the child's counter stands now.
+    const AppendGroup& child = groups_[group.child];
+    const Var& childPos = vars.pos[child.first];
+    append.push_back(grow(childPos, vars.posCap[child.first], binary(BinaryOp::Add, count, intLit(2))));
+    append.push_back(store(childPos, plusOne(count), cast(scalar(indexType), ir::ref(child.count))));
+  }
+  append.push_back(assign(group.count, plusOne(count)));
+  if (group.child >= 0) {
+    return ifThen(binary(BinaryOp::Gt, ir::ref(groups_[group.child].count), ir::ref(startVar)), block(std::move(append)));
+  }
+  return block(std::move(append));
+}
+
+}  // namespace coiter::lower

@@ -1,0 +1,440 @@
+// Forall lowering (taco-core.md §4.1, Fig. 5-2): build the iteration lattice of the forall's
+// domain, then emit one loop per lattice point. In each loop the iterators' coordinates are
+// read, the loop's coordinate is resolved (their minimum), locators are located, and an
+// if-chain selects the region: one branch per set of present segments whose body is not
+// zero, largest sets first. The body is lowered recursively per branch with the absent
+// operands set to zero.
+#include <algorithm>
+#include <functional>
+
+#include "lower/lattice_printer.hpp"
+#include "lower/lowerer.hpp"
+#include "util/errors.hpp"
+
+namespace coiter::lower {
+
+using namespace ir;
+namespace lt = coiter::lattice;
+namespace nt = coiter::notation;
+
+namespace {
+
+const Type kIndex = scalar(DType::Int64);
+
+Expr andAll(const std::vector<Expr>& terms) {
+  Expr out;
+  for (const auto& t : terms) out = out ? binary(BinaryOp::And, out, t) : t;
+  return out ? out : boolLit(true);
+}
+
+Expr plusOne(const Expr& e) { return binary(BinaryOp::Add, e, intLit(1)); }
+
+}  // namespace
+
+int Lowerer::segmentFor(const AccessNode* access, int level) {
+  for (size_t s = 0; s < segmentInfo_.size(); ++s) {
+    if (segmentInfo_[s].access == access && segmentInfo_[s].level == level) return static_cast<int>(s);
+  }
+  const auto& type = *access->tensor->format.levels()[level];
+  LevelProperties props = type.properties();
+  LevelCapabilities caps = type.capabilities();
+  lt::Segment seg;
+  seg.name = access->tensor->name + std::to_string(level + 1);
+  seg.iterable = type.kind() != LevelKind::Dense && (caps.positionIterate || caps.coordinateIterate);
+  seg.ordered = props.ordered;
+  seg.locatable = caps.locate;
+  seg.full = props.full;
+  segments_.push_back(seg);
+  segmentInfo_.push_back(SegmentInfo{access, level});
+  return static_cast<int>(segments_.size()) - 1;
+}
+
+lt::DomainExprPtr Lowerer::domainOf(const nt::Expr& e, const std::string& var) {
+  auto dimension = [&] { return lt::segmentDomain(dimensionSegment_); };
+  switch (e->kind) {
+    case nt::ExprKind::Access: {
+      const auto& a = static_cast<const AccessNode&>(*e);
+      if (a.tensor->temporary) {
+        auto it = tempDomains_.find(a.tensor.get());
+        return it != tempDomains_.end() ? it->second : dimension();
+      }
+      if (zeroed_.count(&a)) return nullptr;
+      const AccessState& state = accesses_.at(&a);
+      int order = a.tensor->order();
+      for (int k = state.entered; k < order; ++k) {
+        if (state.levelVars[k] != var) continue;
+        if (k == state.entered) return lt::segmentDomain(segmentFor(&a, k));
+        // Indexed deeper: the level is reached later, by locate, once its parents are known.
+        if (a.tensor->format.levels()[k]->kind() != LevelKind::Dense) {
+          throw CompileError("loop order: " + nt::toString(e) + " would be traversed out of order (its level " +
+                             std::to_string(k + 1) + ", indexed by '" + var +
+                             "', has no random access and sits below levels iterated later); convert " +
+                             a.tensor->name + " to a format whose mode order matches, e.g. with asformat()");
+        }
+      }
+      return dimension();
+    }
+    case nt::ExprKind::Literal:
+      return static_cast<const nt::LiteralNode&>(*e).isZero() ? nullptr : dimension();
+    case nt::ExprKind::Negate:
+      return domainOf(static_cast<const nt::NegateNode&>(*e).a, var);
+    case nt::ExprKind::Binary: {
+      // A null domain is a zero operand (absent in the region being lowered).
+      const auto& b = static_cast<const nt::BinaryNode&>(*e);
+      lt::DomainExprPtr x = domainOf(b.a, var), y = domainOf(b.b, var);
+      auto meet = [](lt::DomainExprPtr p, lt::DomainExprPtr q) -> lt::DomainExprPtr {
+        return p && q ? lt::intersection(p, q) : nullptr;
+      };
+      auto join = [](lt::DomainExprPtr p, lt::DomainExprPtr q) -> lt::DomainExprPtr {
+        return p && q ? lt::unionOf(p, q) : (p ? p : q);
+      };
+      const nt::Operator& op = *b.op;
+      if (op.leftZeroAnnihilates && op.rightZeroAnnihilates) return meet(x, y);
+      if (op.leftZeroAnnihilates) return meet(x, join(y, dimension()));
+      if (op.rightZeroAnnihilates) return meet(join(x, dimension()), y);
+      if (op.zeroPreserving) return join(x, y);
+      return join(join(x, y), dimension());
+    }
+    case nt::ExprKind::Reduce:
+      break;
+  }
+  throw CompileError("lowering: unexpected reduction in a concrete statement");
+}
+
+lt::DomainExprPtr Lowerer::domainOf(const cin::Stmt& s, const std::string& var) {
+  switch (s->kind) {
+    case cin::StmtKind::Assign: {
+      const auto& a = cin::as<cin::AssignNode>(s);
+      lt::DomainExprPtr d = domainOf(a.rhs, var);
+      // max/min see the unstored zeros, so they range over the whole dimension.
+      if (a.accumulate && !a.accumulate->zeroIsIdentity) {
+        lt::DomainExprPtr all = lt::segmentDomain(dimensionSegment_);
+        d = d ? lt::unionOf(d, all) : all;
+      }
+      return d;
+    }
+    case cin::StmtKind::Forall:
+      return domainOf(cin::as<cin::ForallNode>(s).body, var);
+    case cin::StmtKind::Where: {
+      const auto& w = cin::as<cin::WhereNode>(s);
+      lt::DomainExprPtr produced = domainOf(w.producer, var);
+      for (const auto& t : cin::resultsOf(w.producer)) {
+        if (t->temporary) tempDomains_[t.get()] = produced;
+      }
+      return domainOf(w.consumer, var);
+    }
+    case cin::StmtKind::Sequence: {
+      const auto& q = cin::as<cin::SequenceNode>(s);
+      lt::DomainExprPtr d = domainOf(q.define, var), m = domainOf(q.mutate, var);
+      return d && m ? lt::unionOf(d, m) : (d ? d : m);
+    }
+  }
+  return nullptr;
+}
+
+Expr Lowerer::locatePosition(AccessState& state, int level, const Expr& coord, std::vector<Stmt>& out) {
+  TensorVars& vars = *state.vars;
+  Expr parent = level == 0 ? intLit(0) : state.pos[level - 1];
+  const auto& type = *vars.tensor->format.levels()[level];
+  std::string name = "p" + vars.tensor->name + std::to_string(level + 1);
+  if (type.kind() == LevelKind::Dense) {
+    int mode = vars.tensor->format.modeOrder().empty() ? level : vars.tensor->format.modeOrder()[level];
+    Var p = makeVar(freshName(name), kIndex);
+    out.push_back(declare(p, binary(BinaryOp::Add, binary(BinaryOp::Mul, parent, ir::ref(vars.extents[mode])), coord)));
+    return ir::ref(p);
+  }
+  if (type.kind() == LevelKind::Hashed) {
+    // Linear probing from bucket coord % W, at most W probes; -1 when absent.
+    Expr w = ir::ref(vars.hashSize[level]);
+    Var base = makeVar(freshName(name + "_base"), kIndex);
+    Var bucket = makeVar(freshName(name + "_bucket"), kIndex);
+    Var step = makeVar(freshName(name + "_probe"), kIndex);
+    Var found = makeVar(freshName(name), kIndex);
+    Var stored = makeVar(freshName(name + "_crd"), kIndex);
+    Expr slot = binary(BinaryOp::Add, ir::ref(base), ir::ref(bucket));
+    out.push_back(declare(base, binary(BinaryOp::Mul, parent, w)));
+    out.push_back(declare(bucket, binary(BinaryOp::Rem, coord, w)));
+    out.push_back(declare(found, intLit(-1)));
+    Stmt probe = block({
+        declare(stored, cast(kIndex, load(vars.crd[level], slot))),
+        ifThen(binary(BinaryOp::Eq, ir::ref(stored), coord), block({assign(found, slot), breakLoop()})),
+        ifThen(binary(BinaryOp::Eq, ir::ref(stored), intLit(-1)), breakLoop()),
+        assign(bucket, select(binary(BinaryOp::Eq, plusOne(ir::ref(bucket)), w), intLit(0), plusOne(ir::ref(bucket)))),
+    });
+    out.push_back(forLoop(step, intLit(0), w, probe));
+    return ir::ref(found);
+  }
+  throw CompileError("lowering: level " + std::to_string(level + 1) + " of " + vars.tensor->name +
+                     " cannot be located");
+}
+
+void Lowerer::resolveLocates(std::vector<Stmt>& out) {
+  for (const AccessNode* acc : accessOrder_) {
+    AccessState& state = accesses_.at(acc);
+    int order = acc->tensor->order();
+    while (state.entered < order) {
+      int k = state.entered;
+      auto bound = coords_.find(state.levelVars[k]);
+      if (bound == coords_.end() || acc->tensor->format.levels()[k]->kind() != LevelKind::Dense) break;
+      state.pos[k] = locatePosition(state, k, bound->second, out);
+      state.entered++;
+    }
+  }
+}
+
+lt::IterationLattice Lowerer::latticeOf(const cin::ForallNode& f, std::vector<SegmentInfo>& info) {
+  // Segments of this forall (nested foralls build their own).
+  auto savedSegments = std::move(segments_);
+  auto savedInfo = std::move(segmentInfo_);
+  int savedDimension = dimensionSegment_;
+  segments_.clear();
+  segmentInfo_.clear();
+  lt::Segment dim;
+  dim.name = "U_" + f.var;
+  dim.dimension = dim.iterable = dim.full = dim.ordered = true;
+  segments_.push_back(dim);
+  segmentInfo_.push_back(SegmentInfo{});
+  dimensionSegment_ = 0;
+  lt::DomainExprPtr domain = domainOf(f.body, f.var);
+  // A zero body (every operand absent) iterates nothing.
+  lt::IterationLattice lattice = domain ? lt::IterationLattice::build(domain, segments_, 0) : lt::IterationLattice();
+  info = segmentInfo_;
+  segments_ = std::move(savedSegments);
+  segmentInfo_ = std::move(savedInfo);
+  dimensionSegment_ = savedDimension;
+  return lattice;
+}
+
+std::string Lowerer::outerLattice() {
+  declareTensors();
+  if (root_->kind != cin::StmtKind::Forall) return "";
+  std::vector<SegmentInfo> info;
+  return latticeOf(cin::as<cin::ForallNode>(root_), info).toString();
+}
+
+std::string outerLattice(const cin::Stmt& stmt) { return Lowerer(stmt, "lattice").outerLattice(); }
+
+Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
+  const std::string& v = f.var;
+  std::vector<SegmentInfo> info;
+  lt::IterationLattice lattice = latticeOf(f, info);
+  const auto& points = lattice.points();
+  const auto& segs = lattice.segments();
+  if (points.empty()) return nullptr;
+  Expr extent = extentOf(v);
+  std::vector<Stmt> out;
+
+  // Where each iterator starts and ends: [begin, end) of positions, or of coordinates for the
+  // dimension.
+  struct Range { Expr begin, end; bool single = false; };
+  auto rangeOf = [&](int s) -> Range {
+    if (segs[s].dimension) return {intLit(0), extent};
+    AccessState& state = accesses_.at(info[s].access);
+    int k = info[s].level;
+    Expr parent = k == 0 ? intLit(0) : state.pos[k - 1];
+    switch (state.vars->tensor->format.levels()[k]->kind()) {
+      case LevelKind::Compressed:
+        return {cast(kIndex, load(state.vars->pos[k], parent)), cast(kIndex, load(state.vars->pos[k], plusOne(parent)))};
+      case LevelKind::Singleton: {
+        Expr runEnd = k == 0 ? nullptr : state.runEnd[k - 1];
+        if (k == 0) return {intLit(0), intLit(1), true};
+        return {parent, runEnd ? runEnd : plusOne(parent), runEnd == nullptr};
+      }
+      case LevelKind::Hashed: {
+        Expr w = ir::ref(state.vars->hashSize[k]);
+        return {binary(BinaryOp::Mul, parent, w), binary(BinaryOp::Mul, plusOne(parent), w)};
+      }
+      default:
+        throw CompileError("lowering: segment " + segs[s].name + " cannot be iterated");
+    }
+  };
+  auto segmentName = [&](int s) { return segs[s].dimension ? v : "p" + segs[s].name; };
+
+  // Iterators shared by several lattice points keep their state in variables.
+  bool shared = points.size() > 1 || points.front().iterators.size() > 1;
+  std::map<int, Var> state, stateEnd;
+  if (shared) {
+    for (const auto& p : points) {
+      for (int s : p.iterators) {
+        if (state.count(s)) continue;
+        Range r = rangeOf(s);
+        state[s] = makeVar(freshName(segmentName(s)), kIndex);
+        stateEnd[s] = makeVar(freshName(segmentName(s) + "_end"), kIndex);
+        out.push_back(declare(state[s], r.begin));
+        out.push_back(declare(stateEnd[s], r.end));
+      }
+    }
+  }
+
+  for (size_t pi = 0; pi < points.size(); ++pi) {
+    const lt::LatticePoint& point = points[pi];
+    bool forForm = point.iterators.size() == 1 && pi + 1 == points.size();
+    std::vector<Stmt> body;
+    Var loopVar;
+    Range loopRange;
+    if (forForm) {
+      int s = point.iterators[0];
+      loopRange = rangeOf(s);
+      loopVar = makeVar(freshName(segmentName(s)), kIndex);
+      if (shared) loopRange = {ir::ref(state[s]), ir::ref(stateEnd[s])};
+    }
+    auto positionOf = [&](int s) { return forForm ? ir::ref(loopVar) : ir::ref(state.at(s)); };
+
+    // Coordinates of the iterators and the resolved coordinate of v.
+    std::map<int, Expr> coordOf;
+    bool skipsEmptyBuckets = false;  // a hashed iterator visits empty buckets (crd -1)
+    Expr resolved;
+    bool single = point.iterators.size() == 1;
+    for (int s : point.iterators) {
+      if (segs[s].dimension) {
+        coordOf[s] = positionOf(s);
+        resolved = coordOf[s];
+        continue;
+      }
+      AccessState& st = accesses_.at(info[s].access);
+      Expr c = cast(kIndex, load(st.vars->crd[info[s].level], positionOf(s)));
+      Var cv = makeVar(freshName(single ? v : v + st.vars->tensor->name), kIndex);
+      body.push_back(declare(cv, c));
+      coordOf[s] = ir::ref(cv);
+      if (single) resolved = ir::ref(cv);
+    }
+    if (!resolved) {
+      Expr m;
+      for (int s : point.iterators) m = m ? binary(BinaryOp::Min, m, coordOf[s]) : coordOf[s];
+      Var rv = makeVar(freshName(v), kIndex);
+      body.push_back(declare(rv, m));
+      resolved = ir::ref(rv);
+    }
+    coords_[v] = resolved;
+    size_t coordinatesEnd = body.size();
+
+    // Enter the iterated levels, then locate.
+    std::map<const AccessNode*, int> enteredBefore;
+    for (auto& [acc, st] : accesses_) enteredBefore[acc] = st.entered;
+    int resultEnteredBefore = result_.entered;
+    std::map<int, Expr> advanceTo;  // next position of each iterator when it is at v
+    for (int s : point.iterators) {
+      if (segs[s].dimension) continue;
+      AccessState& st = accesses_.at(info[s].access);
+      int k = info[s].level;
+      const auto& type = *st.vars->tensor->format.levels()[k];
+      st.pos[k] = positionOf(s);
+      st.runEnd[k] = nullptr;
+      st.entered = k + 1;
+      advanceTo[s] = plusOne(positionOf(s));
+      if (!type.properties().unique && !single) {
+        // Coiterating a non-unique level: take the whole run of equal coordinates at once.
+        Var run = makeVar(freshName("p" + segs[s].name + "_run_end"), kIndex);
+        Expr end = forForm ? loopRange.end : ir::ref(stateEnd.at(s));
+        body.push_back(declare(run, plusOne(positionOf(s))));
+        Expr more = binary(BinaryOp::And, binary(BinaryOp::Lt, ir::ref(run), end),
+                           binary(BinaryOp::Eq, cast(kIndex, load(st.vars->crd[k], ir::ref(run))), coordOf[s]));
+        body.push_back(whileLoop(more, assign(run, plusOne(ir::ref(run)))));
+        st.runEnd[k] = ir::ref(run);
+        advanceTo[s] = ir::ref(run);
+      }
+      if (type.kind() == LevelKind::Hashed) skipsEmptyBuckets = true;
+    }
+    std::vector<int> failing;  // locators that may find nothing
+    for (int s : point.locators) {
+      AccessState& st = accesses_.at(info[s].access);
+      int k = info[s].level;
+      st.pos[k] = locatePosition(st, k, resolved, body);
+      st.entered = k + 1;
+      if (st.vars->tensor->format.levels()[k]->kind() == LevelKind::Hashed) failing.push_back(s);
+    }
+    resolveLocates(body);
+    enterResultLevels(v, body);
+
+    // Regions: subsets of the segments that may be absent at v.
+    std::vector<int> testable = failing;
+    if (!single) {
+      for (int s : point.iterators) {
+        if (!segs[s].dimension) testable.push_back(s);
+      }
+    }
+    auto savedZeroed = zeroed_;
+    for (size_t s = 1; s < info.size(); ++s) {
+      bool inPoint = std::find(point.iterators.begin(), point.iterators.end(), static_cast<int>(s)) != point.iterators.end() ||
+                     std::find(point.locators.begin(), point.locators.end(), static_cast<int>(s)) != point.locators.end();
+      if (!inPoint) zeroed_.insert(info[s].access);
+    }
+    auto pointZeroed = zeroed_;
+    std::vector<unsigned> masks;
+    unsigned all = (1u << testable.size()) - 1;
+    for (unsigned m = 0; m <= all; ++m) masks.push_back(m);
+    std::stable_sort(masks.begin(), masks.end(), [](unsigned a, unsigned b) {
+      return __builtin_popcount(a) > __builtin_popcount(b);
+    });
+    std::vector<std::pair<Expr, Stmt>> branches;
+    for (unsigned m : masks) {
+      zeroed_ = pointZeroed;
+      std::vector<Expr> tests;
+      for (size_t t = 0; t < testable.size(); ++t) {
+        int s = testable[t];
+        bool failingLocator = std::find(failing.begin(), failing.end(), s) != failing.end();
+        if (m & (1u << t)) {
+          tests.push_back(failingLocator ? binary(BinaryOp::Ge, accesses_.at(info[s].access).pos[info[s].level], intLit(0))
+                                         : binary(BinaryOp::Eq, coordOf[s], resolved));
+        } else {
+          zeroed_.insert(info[s].access);
+        }
+      }
+      if (isZero(f.body)) continue;
+      Var start;
+      Stmt begin = beginResultEntry(v, start);
+      Stmt inner = lowerStmt(f.body);
+      Stmt commit = commitResultEntry(v, start);
+      branches.emplace_back(andAll(tests), block({begin, inner, commit}));
+      if (tests.empty()) break;  // unconditional: later branches are unreachable
+    }
+    zeroed_ = savedZeroed;
+    Stmt chain;
+    for (auto it = branches.rbegin(); it != branches.rend(); ++it) {
+      bool always = it->first->kind == ExprKind::Literal;
+      chain = always ? it->second : ifThen(it->first, it->second, chain);
+    }
+    body.push_back(chain);
+    if (skipsEmptyBuckets) {
+      // Nothing after the coordinate read may run for an empty bucket (its coordinate is -1).
+      std::vector<Stmt> rest(body.begin() + coordinatesEnd, body.end());
+      body.resize(coordinatesEnd);
+      body.push_back(ifThen(binary(BinaryOp::Ge, resolved, intLit(0)), block(std::move(rest))));
+    }
+
+    // Restore the iteration state for the next point.
+    for (auto& [acc, st] : accesses_) st.entered = enteredBefore[acc];
+    result_.entered = resultEnteredBefore;
+    coords_.erase(v);
+
+    if (forForm) {
+      if (loopRange.single) {
+        out.push_back(declare(loopVar, loopRange.begin));
+        out.push_back(block(std::move(body)));
+      } else {
+        out.push_back(forLoop(loopVar, loopRange.begin, loopRange.end, block(std::move(body))));
+      }
+      continue;
+    }
+    std::vector<Expr> ranges;
+    for (int s : point.iterators) ranges.push_back(binary(BinaryOp::Lt, ir::ref(state.at(s)), ir::ref(stateEnd.at(s))));
+    // Advance: positions first (they compare their coordinate with v), the dimension last.
+    for (int s : point.iterators) {
+      if (segs[s].dimension) {
+        continue;
+      } else if (single) {
+        body.push_back(assign(state.at(s), advanceTo[s]));
+      } else {
+        body.push_back(assign(state.at(s), select(binary(BinaryOp::Eq, coordOf[s], resolved), advanceTo[s],
+                                                  ir::ref(state.at(s)))));
+      }
+    }
+    for (int s : point.iterators) {
+      if (segs[s].dimension) body.push_back(assign(state.at(s), plusOne(ir::ref(state.at(s)))));
+    }
+    out.push_back(whileLoop(andAll(ranges), block(std::move(body))));
+  }
+  return block(std::move(out));
+}
+
+}  // namespace coiter::lower

@@ -1,0 +1,271 @@
+// Kernel parameters: one pointer slot per array and one integer slot per extent or capacity,
+// for every tensor of the statement; plus the plan for appending to the result.
+#include <algorithm>
+#include <cctype>
+#include <functional>
+
+#include "lower/lowerer.hpp"
+#include "util/errors.hpp"
+
+namespace coiter::lower {
+
+using namespace ir;
+
+Lowerer::Lowerer(const cin::Stmt& stmt, const std::string& name) : root_(stmt), name_(name) {}
+
+std::string Lowerer::freshName(const std::string& base) {
+  std::string clean;
+  for (char c : base) clean += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (clean.empty() || std::isdigit(static_cast<unsigned char>(clean[0]))) clean = "v" + clean;
+  std::string candidate = clean;
+  for (int n = 0; usedNames_.count(candidate); ++n) candidate = clean + "_" + std::to_string(n);
+  usedNames_.insert(candidate);
+  return candidate;
+}
+
+namespace {
+
+bool hasPos(LevelKind k) { return k == LevelKind::Compressed; }
+bool hasCrd(LevelKind k) {
+  return k == LevelKind::Compressed || k == LevelKind::Singleton || k == LevelKind::Hashed;
+}
+
+}  // namespace
+
+TensorVars& Lowerer::addTensor(const notation::TensorVarPtr& t, bool result) {
+  auto vars = std::make_unique<TensorVars>();
+  vars->tensor = t;
+  vars->index = static_cast<int>(abi_.tensors.size());
+  abi_.tensors.push_back(t);
+  const Format& format = t->format;
+  if (format.hasDerivedLevels()) {
+    throw FormatError("the compiler does not handle " + format.name() + " tensors yet (tensor " +
+                      t->name + "); convert it with asformat('csr') first");
+  }
+  auto pointerParam = [&](const std::string& name, DType elem, int level, const std::string& array) {
+    Var v = makeVar(freshName(name), pointerTo(elem));
+    int slot = abi_.pointerSlots++;
+    params_.push_back(Param{v, slot, result});
+    abi_.arrays.push_back(ArraySlot{vars->index, level, array, elem, slot, -1});
+    return v;
+  };
+  auto integerParam = [&](const std::string& name, bool writeBack) {
+    Var v = makeVar(freshName(name), scalar(DType::Int64));
+    params_.push_back(Param{v, abi_.integerSlots++, writeBack});
+    return v;
+  };
+  for (int m = 0; m < t->order(); ++m) {
+    Var e = integerParam(t->name + "_dim" + std::to_string(m), false);
+    abi_.extents.push_back(ExtentSlot{vars->index, m, params_.back().slot});
+    vars->extents.push_back(e);
+  }
+  const auto& levels = format.levels();
+  size_t n = levels.size();
+  vars->pos.assign(n, nullptr);
+  vars->crd.assign(n, nullptr);
+  vars->posCap.assign(n, nullptr);
+  vars->crdCap.assign(n, nullptr);
+  vars->hashSize.assign(n, nullptr);
+  for (size_t k = 0; k < n; ++k) {
+    LevelKind kind = levels[k]->kind();
+    std::string prefix = t->name + std::to_string(k + 1);
+    if (kind == LevelKind::Range || kind == LevelKind::Offset) {
+      throw FormatError("the compiler does not handle range/offset (DIA) levels yet (tensor " + t->name + ")");
+    }
+    if (result && kind == LevelKind::Hashed) {
+      throw FormatError("computing a result with a hashed level is not supported yet (tensor " +
+                        t->name + "); choose a dense or compressed result format");
+    }
+    if (hasPos(kind)) {
+      vars->pos[k] = pointerParam(prefix + "_pos", t->indexType, static_cast<int>(k), "pos");
+      if (result) {
+        vars->posCap[k] = integerParam(prefix + "_pos_capacity", true);
+        abi_.arrays.back().capacitySlot = params_.back().slot;
+      }
+    }
+    if (hasCrd(kind)) {
+      vars->crd[k] = pointerParam(prefix + "_crd", t->indexType, static_cast<int>(k), "crd");
+      if (result) {
+        vars->crdCap[k] = integerParam(prefix + "_crd_capacity", true);
+        abi_.arrays.back().capacitySlot = params_.back().slot;
+      }
+    }
+    if (kind == LevelKind::Hashed) {
+      vars->hashSize[k] = integerParam(prefix + "_buckets", false);
+      abi_.extents.push_back(ExtentSlot{vars->index, -1 - static_cast<int>(k), params_.back().slot});
+    }
+  }
+  vars->vals = pointerParam(t->name + "_vals", t->dtype, -1, "vals");
+  if (result) {
+    vars->valsCap = integerParam(t->name + "_vals_capacity", true);
+    abi_.arrays.back().capacitySlot = params_.back().slot;
+  }
+  tensors_.push_back(std::move(vars));
+  return *tensors_.back();
+}
+
+void Lowerer::registerAccesses(const cin::Stmt& s) {
+  switch (s->kind) {
+    case cin::StmtKind::Assign: {
+      const auto& a = cin::as<cin::AssignNode>(s);
+      std::function<void(const notation::Expr&)> visit = [&](const notation::Expr& e) {
+        using notation::ExprKind;
+        if (e->kind == ExprKind::Access) {
+          const auto& acc = static_cast<const AccessNode&>(*e);
+          if (acc.tensor->temporary) return;
+          TensorVars* vars = nullptr;
+          for (auto& t : tensors_) {
+            if (t->tensor == acc.tensor) vars = t.get();
+          }
+          if (!vars) vars = &addTensor(acc.tensor, false);
+          AccessState state;
+          state.vars = vars;
+          const auto& order = acc.tensor->format.modeOrder();
+          for (int k = 0; k < acc.tensor->order(); ++k) {
+            state.levelVars.push_back(acc.indices[order.empty() ? k : order[k]]);
+          }
+          state.pos.assign(acc.indices.size(), nullptr);
+          state.runEnd.assign(acc.indices.size(), nullptr);
+          accesses_[&acc] = state;
+          accessOrder_.push_back(&acc);
+        } else if (e->kind == ExprKind::Negate) {
+          visit(static_cast<const notation::NegateNode&>(*e).a);
+        } else if (e->kind == ExprKind::Binary) {
+          visit(static_cast<const notation::BinaryNode&>(*e).a);
+          visit(static_cast<const notation::BinaryNode&>(*e).b);
+        } else if (e->kind == ExprKind::Reduce) {
+          throw CoiterError("lowering: reductions must be concretized first");
+        }
+      };
+      visit(a.rhs);
+      if (!a.lhs->tensor->temporary) {
+        if (resultTensor_ && resultTensor_ != a.lhs->tensor) {
+          throw CompileError("a kernel computes one result; the statement writes " +
+                             resultTensor_->name + " and " + a.lhs->tensor->name);
+        }
+        if (!resultTensor_) {
+          resultTensor_ = a.lhs->tensor;
+          const auto& order = resultTensor_->format.modeOrder();
+          for (int k = 0; k < resultTensor_->order(); ++k) {
+            result_.levelVars.push_back(a.lhs->indices[order.empty() ? k : order[k]]);
+          }
+        }
+      }
+      break;
+    }
+    case cin::StmtKind::Forall:
+      registerAccesses(cin::as<cin::ForallNode>(s).body);
+      break;
+    case cin::StmtKind::Where:
+      registerAccesses(cin::as<cin::WhereNode>(s).consumer);
+      registerAccesses(cin::as<cin::WhereNode>(s).producer);
+      break;
+    case cin::StmtKind::Sequence:
+      registerAccesses(cin::as<cin::SequenceNode>(s).define);
+      registerAccesses(cin::as<cin::SequenceNode>(s).mutate);
+      break;
+  }
+}
+
+void Lowerer::declareTensors() {
+  registerAccesses(root_);
+  if (!resultTensor_) throw CompileError("the statement assigns no result tensor");
+  TensorVars& result = addTensor(resultTensor_, true);
+  result_.vars = &result;
+  result_.pos.assign(resultTensor_->order(), nullptr);
+  result_.runEnd.assign(resultTensor_->order(), nullptr);
+  // Index variables and the modes whose extents they must match.
+  auto noteModes = [&](const AccessNode& acc, int tensorIndex) {
+    for (size_t m = 0; m < acc.indices.size(); ++m) {
+      const std::string& v = acc.indices[m];
+      auto it = std::find(abi_.indexVars.begin(), abi_.indexVars.end(), v);
+      size_t k = it - abi_.indexVars.begin();
+      if (it == abi_.indexVars.end()) {
+        abi_.indexVars.push_back(v);
+        abi_.indexVarModes.emplace_back();
+      }
+      auto pair = std::make_pair(tensorIndex, static_cast<int>(m));
+      auto& modes = abi_.indexVarModes[k];
+      if (std::find(modes.begin(), modes.end(), pair) == modes.end()) modes.push_back(pair);
+    }
+  };
+  for (const AccessNode* acc : accessOrder_) noteModes(*acc, accesses_.at(acc).vars->index);
+  std::function<void(const cin::Stmt&)> resultModes = [&](const cin::Stmt& s) {
+    if (s->kind == cin::StmtKind::Assign) {
+      const auto& a = cin::as<cin::AssignNode>(s);
+      if (!a.lhs->tensor->temporary) noteModes(*a.lhs, result.index);
+    } else if (s->kind == cin::StmtKind::Forall) {
+      resultModes(cin::as<cin::ForallNode>(s).body);
+    } else if (s->kind == cin::StmtKind::Where) {
+      resultModes(cin::as<cin::WhereNode>(s).consumer);
+      resultModes(cin::as<cin::WhereNode>(s).producer);
+    } else {
+      resultModes(cin::as<cin::SequenceNode>(s).define);
+      resultModes(cin::as<cin::SequenceNode>(s).mutate);
+    }
+  };
+  resultModes(root_);
+  planResultAssembly();
+}
+
+void Lowerer::planResultAssembly() {
+  const auto& levels = resultTensor_->format.levels();
+  groupOfLevel_.assign(levels.size(), -1);
+  bool appending = false;
+  for (size_t k = 0; k < levels.size(); ++k) {
+    LevelKind kind = levels[k]->kind();
+    if (kind == LevelKind::Dense) {
+      if (appending) {
+        throw FormatError("result format " + resultTensor_->format.str() +
+                          ": a dense level below a compressed one cannot be assembled yet");
+      }
+      continue;
+    }
+    if (kind == LevelKind::Singleton) {
+      if (!appending) {
+        throw FormatError("result format " + resultTensor_->format.str() +
+                          ": a singleton level must follow a compressed level");
+      }
+      groups_.back().last = static_cast<int>(k);
+      groupOfLevel_[k] = static_cast<int>(groups_.size()) - 1;
+      continue;
+    }
+    // Compressed: a new group.
+    AppendGroup g;
+    g.first = g.last = static_cast<int>(k);
+    g.count = makeVar(freshName(resultTensor_->name + std::to_string(k + 1) + "_count"),
+                      scalar(DType::Int64));
+    if (!groups_.empty() && groups_.back().last == static_cast<int>(k) - 1) {
+      g.parent = static_cast<int>(groups_.size()) - 1;
+      groups_.back().child = static_cast<int>(groups_.size());
+    }
+    groups_.push_back(g);
+    groupOfLevel_[k] = static_cast<int>(groups_.size()) - 1;
+    appending = true;
+  }
+}
+
+ir::Expr Lowerer::extentOf(const std::string& indexVar) const {
+  auto it = std::find(abi_.indexVars.begin(), abi_.indexVars.end(), indexVar);
+  if (it == abi_.indexVars.end()) throw CompileError("index variable '" + indexVar + "' has no extent");
+  auto [tensor, mode] = abi_.indexVarModes[it - abi_.indexVars.begin()].front();
+  return ir::ref(tensors_[tensor]->extents[mode]);
+}
+
+LoweredKernel Lowerer::run() {
+  declareTensors();
+  std::vector<Stmt> body;
+  for (const auto& g : groups_) body.push_back(declare(g.count, intLit(0)));
+  body.push_back(lowerStmt(root_));
+  body.push_back(ret(kOk));
+  LoweredKernel out;
+  out.function = Function{name_, params_, block(std::move(body))};
+  out.abi = abi_;
+  return out;
+}
+
+LoweredKernel lowerKernel(const cin::Stmt& stmt, const std::string& functionName) {
+  return Lowerer(stmt, functionName).run();
+}
+
+}  // namespace coiter::lower

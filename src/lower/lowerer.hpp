@@ -1,0 +1,122 @@
+// Internal state of one lowering run, shared by the lower_*.cpp files. Not part of the
+// compiler's interface (see lower.hpp).
+#pragma once
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "lattice/iteration_lattice.hpp"
+#include "lower/lower.hpp"
+
+namespace coiter::lower {
+
+using notation::AccessNode;
+using notation::TensorVar;
+
+// IR variables holding one tensor's arrays and extents inside the kernel.
+struct TensorVars {
+  notation::TensorVarPtr tensor;
+  int index = 0;                       // position in KernelABI::tensors
+  std::vector<ir::Var> extents;        // per mode
+  std::vector<ir::Var> pos, crd;       // per level, null where the level has no such array
+  std::vector<ir::Var> posCap, crdCap; // result levels only: capacities (grown arrays)
+  std::vector<ir::Var> hashSize;       // hashed levels: buckets per segment
+  ir::Var vals, valsCap;
+};
+
+// Where the iteration of one access (an operand, or the result) stands.
+struct AccessState {
+  TensorVars* vars = nullptr;
+  std::vector<std::string> levelVars;  // index variable of each level
+  int entered = 0;                     // levels [0, entered) have positions
+  std::vector<ir::Expr> pos;           // position at each entered level
+  // End of the run of positions that share a coordinate at a non-unique level, so that a
+  // singleton child iterates the run; null when the run is one position.
+  std::vector<ir::Expr> runEnd;
+};
+
+// A result's compressed level with the singleton levels below it: they share one position
+// counter and are appended together when the deepest of them is reached.
+struct AppendGroup {
+  int first = 0, last = 0;  // levels
+  ir::Var count;            // entries appended so far
+  int child = -1;           // the next group below, if any
+  int parent = -1;          // the group above, if the level above `first` is in one
+};
+
+// A segment of the forall being lowered, with what the lowerer needs to iterate or locate it.
+struct SegmentInfo {
+  const AccessNode* access = nullptr;  // null for the dimension
+  int level = -1;
+};
+
+class Lowerer {
+ public:
+  Lowerer(const cin::Stmt& stmt, const std::string& name);
+  LoweredKernel run();
+  std::string outerLattice();
+
+ private:
+  // lower_setup.cpp: slots, tensors, accesses, result groups.
+  void declareTensors();
+  TensorVars& addTensor(const notation::TensorVarPtr& t, bool result);
+  void registerAccesses(const cin::Stmt& s);
+  void planResultAssembly();
+  ir::Expr extentOf(const std::string& indexVar) const;
+  std::string freshName(const std::string& base);
+
+  // lower_stmt.cpp
+  ir::Stmt lowerStmt(const cin::Stmt& s);
+  ir::Stmt lowerAssign(const cin::AssignNode& a);
+  ir::Stmt lowerWhere(const cin::WhereNode& w);
+  // Whether `s` computes nothing when the accesses in `zeroed_` are zero.
+  bool isZero(const cin::Stmt& s) const;
+  bool isZero(const notation::Expr& e) const;
+
+  // lower_expr.cpp: null result means the expression is zero in the current region.
+  ir::Expr lowerExpr(const notation::Expr& e);
+  ir::Expr literal(const notation::Expr& e) const;
+
+  // lower_forall.cpp
+  ir::Stmt lowerForall(const cin::ForallNode& f);
+  lattice::IterationLattice latticeOf(const cin::ForallNode& f, std::vector<SegmentInfo>& info);
+  lattice::DomainExprPtr domainOf(const cin::Stmt& s, const std::string& var);
+  lattice::DomainExprPtr domainOf(const notation::Expr& e, const std::string& var);
+  int segmentFor(const AccessNode* access, int level);
+  void resolveLocates(std::vector<ir::Stmt>& out);
+  ir::Expr locatePosition(AccessState& state, int level, const ir::Expr& coord,
+                          std::vector<ir::Stmt>& out);
+
+  // lower_assembly.cpp: result positions and appends.
+  void enterResultLevels(const std::string& var, std::vector<ir::Stmt>& out);
+  ir::Stmt beginResultEntry(const std::string& var, ir::Var& startVar);
+  ir::Stmt commitResultEntry(const std::string& var, const ir::Var& startVar);
+  ir::Expr resultPosition() const;
+
+  cin::Stmt root_;
+  std::string name_;
+  std::vector<std::unique_ptr<TensorVars>> tensors_;
+  std::vector<ir::Param> params_;
+  KernelABI abi_;
+  std::set<std::string> usedNames_;
+
+  std::map<const AccessNode*, AccessState> accesses_;  // operand accesses
+  std::vector<const AccessNode*> accessOrder_;         // in order of appearance
+  AccessState result_;                                 // the result
+  notation::TensorVarPtr resultTensor_;
+  std::vector<AppendGroup> groups_;
+  std::vector<int> groupOfLevel_;                      // result level -> group, or -1
+
+  std::map<std::string, ir::Expr> coords_;              // bound index variables
+  std::map<const TensorVar*, ir::Var> scalarTemps_;
+  std::map<const TensorVar*, lattice::DomainExprPtr> tempDomains_;
+  std::set<const AccessNode*> zeroed_;
+
+  // Segments of the forall being lowered.
+  std::vector<lattice::Segment> segments_;
+  std::vector<SegmentInfo> segmentInfo_;
+  int dimensionSegment_ = -1;
+};
+
+}  // namespace coiter::lower

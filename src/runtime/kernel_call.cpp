@@ -1,0 +1,188 @@
+#include "runtime/kernel_call.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <new>
+
+#include "util/errors.hpp"
+
+namespace coiter {
+
+namespace {
+
+bool hasIndexArrays(const Format& f) {
+  for (const auto& l : f.levels()) {
+    if (l->kind() != LevelKind::Dense) return true;
+  }
+  return false;
+}
+
+void checkOperand(const notation::TensorVar& expected, const TensorStorage& given) {
+  if (given.format() != expected.format) {
+    throw SignatureError("tensor " + expected.name + ": the kernel was compiled for format " +
+                         expected.format.repr() + " but got " + given.format().repr());
+  }
+  if (given.valueType() != expected.dtype) {
+    throw SignatureError("tensor " + expected.name + ": the kernel was compiled for dtype " +
+                         dtypeName(expected.dtype) + " but got " + dtypeName(given.valueType()));
+  }
+  if (hasIndexArrays(expected.format) && given.indexType() != expected.indexType) {
+    throw SignatureError("tensor " + expected.name + ": the kernel was compiled for index dtype " +
+                         dtypeName(expected.indexType) + " but got " + dtypeName(given.indexType()));
+  }
+}
+
+struct MallocDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+
+void* allocateOrThrow(size_t bytes, bool zero) {
+  void* p = zero ? std::calloc(bytes ? bytes : 1, 1) : std::malloc(bytes ? bytes : 1);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+Buffer adopt(DType type, int64_t length, void* data) {
+  std::shared_ptr<void> owner(data, MallocDeleter());
+  return Buffer::borrow(type, length, data, owner);
+}
+
+}  // namespace
+
+std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& abi,
+                                          const std::vector<std::shared_ptr<const TensorStorage>>& operands,
+                                          const std::vector<int64_t>& resultShape) {
+  int resultIndex = abi.result();
+  if (static_cast<int>(operands.size()) != resultIndex) {
+    throw SignatureError("the kernel takes " + std::to_string(resultIndex) + " operands, got " +
+                         std::to_string(operands.size()));
+  }
+  const notation::TensorVar& result = *abi.tensors[resultIndex];
+  if (static_cast<int>(resultShape.size()) != result.order()) {
+    throw ShapeError("result " + result.name + " has " + std::to_string(result.order()) + " modes, shape given has " +
+                     std::to_string(resultShape.size()));
+  }
+  for (int t = 0; t < resultIndex; ++t) {
+    checkOperand(*abi.tensors[t], *operands[t]);
+    operands[t]->validate();
+  }
+  auto extent = [&](int tensor, int mode) {
+    return tensor == resultIndex ? resultShape[mode] : operands[tensor]->shape()[mode];
+  };
+  for (size_t v = 0; v < abi.indexVars.size(); ++v) {
+    const auto& modes = abi.indexVarModes[v];
+    auto [t0, m0] = modes.front();
+    for (const auto& [t, m] : modes) {
+      if (extent(t, m) != extent(t0, m0)) {
+        throw ShapeError("index '" + abi.indexVars[v] + "' ranges over mode " + std::to_string(m0) + " of " +
+                         abi.tensors[t0]->name + " (extent " + std::to_string(extent(t0, m0)) + ") and mode " +
+                         std::to_string(m) + " of " + abi.tensors[t]->name + " (extent " +
+                         std::to_string(extent(t, m)) + ")");
+      }
+    }
+  }
+  result.format.checkShape(resultShape);
+
+  std::vector<void*> pointers(abi.pointerSlots, nullptr);
+  std::vector<int64_t> integers(abi.integerSlots, 0);
+  for (const auto& e : abi.extents) {
+    if (e.mode >= 0) {
+      integers[e.slot] = extent(e.tensor, e.mode);
+    } else {  // buckets of a hashed level
+      integers[e.slot] = operands[e.tensor]->levels()[-1 - e.mode].scalar("size");
+    }
+  }
+
+  // Result arrays: dense levels are allocated in full and zeroed; appended arrays start with a
+  // capacity the kernel grows.
+  const auto& levels = result.format.levels();
+  size_t order = levels.size();
+  std::vector<int64_t> levelExtents = result.format.levelExtents(resultShape);
+  int64_t guess = 64;
+  for (const auto& op : operands) guess += op->values().length();
+  std::vector<int64_t> parentCount(order + 1, 1);  // positions above level k (dense prefix)
+  for (size_t k = 0; k < order; ++k) {
+    parentCount[k + 1] = levels[k]->kind() == LevelKind::Dense ? parentCount[k] * levelExtents[k] : -1;
+    if (parentCount[k] < 0) parentCount[k + 1] = -1;
+  }
+  bool allDense = order == 0 || parentCount[order] >= 0;
+  std::vector<bool> countsPerParent(order, false);  // pos holds counts (prefix-summed below)
+  for (const auto& a : abi.arrays) {
+    if (a.tensor != resultIndex) continue;
+    size_t width = dtypeSize(a.type);
+    int64_t capacity = guess;
+    bool zero = false;
+    if (a.array == "vals" && allDense) {
+      capacity = parentCount[order];
+      zero = true;
+    } else if (a.array == "pos") {
+      zero = true;
+      if (parentCount[a.level] >= 0) {
+        capacity = parentCount[a.level] + 1;
+        countsPerParent[a.level] = true;
+      }
+    }
+    pointers[a.slot] = allocateOrThrow(static_cast<size_t>(capacity) * width, zero);
+    if (a.capacitySlot >= 0) integers[a.capacitySlot] = capacity;
+  }
+  for (const auto& a : abi.arrays) {
+    if (a.tensor == resultIndex) continue;
+    const TensorStorage& s = *operands[a.tensor];
+    pointers[a.slot] = a.level < 0 ? s.values().data() : s.levels()[a.level].array(a.array).data();
+  }
+
+  int32_t status = entry(pointers.data(), integers.data());
+  // From here on the result arrays belong to Buffers (freed with them), whatever happens.
+  std::vector<Buffer> owned(abi.arrays.size());
+  std::map<std::pair<int, std::string>, Buffer*> resultArrays;
+  for (size_t n = 0; n < abi.arrays.size(); ++n) {
+    const auto& a = abi.arrays[n];
+    if (a.tensor != resultIndex) continue;
+    int64_t capacity = a.capacitySlot >= 0 ? integers[a.capacitySlot] : 0;
+    owned[n] = adopt(a.type, capacity, pointers[a.slot]);
+    resultArrays[{a.level, a.array}] = &owned[n];
+  }
+  if (status == ir::kOutOfMemory) throw std::bad_alloc();
+  if (status != ir::kOk) throw CoiterError("kernel failed with status " + std::to_string(status));
+
+  // Turn per-parent counts into offsets and find each level's size. `positions` is the
+  // number of positions of the level above (1 above the top).
+  std::vector<LevelStorage> storageLevels(order);
+  int64_t positions = 1;
+  for (size_t k = 0; k < order; ++k) {
+    LevelKind kind = levels[k]->kind();
+    if (kind == LevelKind::Dense) {
+      storageLevels[k].scalars["size"] = levelExtents[k];
+      positions *= levelExtents[k];
+      continue;
+    }
+    if (kind == LevelKind::Compressed) {
+      Buffer& pos = *resultArrays.at({static_cast<int>(k), "pos"});
+      int64_t parents = positions;
+      dispatchDType(pos.dtype(), [&](auto* tag) {
+        using I = std::remove_pointer_t<decltype(tag)>;
+        if constexpr (std::is_same_v<I, int32_t> || std::is_same_v<I, int64_t>) {
+          I* p = pos.as<I>();
+          if (countsPerParent[k]) {
+            for (int64_t q = 0; q < parents; ++q) p[q + 1] += p[q];
+          }
+          positions = static_cast<int64_t>(p[parents]);
+        }
+      });
+      storageLevels[k].arrays["pos"] = Buffer::borrow(pos.dtype(), parents + 1, pos.data(), pos.owner());
+    }
+    // A singleton level has the positions of the level above.
+    Buffer& crd = *resultArrays.at({static_cast<int>(k), "crd"});
+    storageLevels[k].arrays["crd"] = Buffer::borrow(crd.dtype(), positions, crd.data(), crd.owner());
+  }
+  Buffer& vals = *resultArrays.at({-1, "vals"});
+  Buffer values = Buffer::borrow(vals.dtype(), positions,
+                                 vals.data(), vals.owner());
+  auto storage = std::make_shared<TensorStorage>(result.format, resultShape, result.dtype, result.indexType,
+                                                 std::move(storageLevels), std::move(values));
+  storage->markValid();
+  return storage;
+}
+
+}  // namespace coiter

@@ -1,0 +1,21 @@
+// Calling a compiled kernel: operands are checked against the kernel's signature and against
+// each other (so a kernel never reads out of bounds), their buffers are passed without copying,
+// result arrays are allocated (and grown by the kernel), and the result storage is built from
+// what the kernel wrote.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "jit/engine.hpp"
+#include "lower/kernel_abi.hpp"
+#include "storage/tensor_storage.hpp"
+
+namespace coiter {
+
+// `operands` in the order of abi.tensors (without the result); `resultShape` is the shape of
+// the result (its extents that no operand determines are taken from here).
+std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& abi,
+                                          const std::vector<std::shared_ptr<const TensorStorage>>& operands,
+                                          const std::vector<int64_t>& resultShape);
+
+}  // namespace coiter
