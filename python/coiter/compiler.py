@@ -201,7 +201,8 @@ def compile(stmt, formats=None, dtype=np.float64, dtypes=None, index_dtype=None,
             target="cpu", engine=None):
     """Compile a statement into a :class:`Kernel`.
 
-    ``stmt`` is an expression string (``"y(i) = A(i,j) * x(j)"``) or a tensor whose
+    ``stmt`` is an expression string (``"y(i) = A(i,j) * x(j)"``), a parsed statement
+    (``coiter.parser.parse``'s result) or a tensor whose
     definition was assigned with ``y[i] = ...`` (the kernel is then bound to that
     definition's tensors: ``kern()`` recomputes ``y``).
     """
@@ -216,7 +217,7 @@ def compile(stmt, formats=None, dtype=np.float64, dtypes=None, index_dtype=None,
         return Kernel(assignment, specs, result_spec, index_dtype=index_dtype, engine=engine,
                       schedule=schedule_text, target=target, bound=bound, result_tensor=stmt)
     from .parser import parse
-    assignment, refs = parse(stmt)
+    assignment, refs = parse(stmt) if isinstance(stmt, str) else stmt
     formats = dict(formats or {})
     dtypes = dict(dtypes or {})
     result_ref = assignment.lhs.tensor

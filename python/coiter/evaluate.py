@@ -1,11 +1,18 @@
 """One-call evaluation: ``ct.evaluate("y(i) = A(i,j) * x(j)", A=A, x=x)`` and ``ct.einsum``."""
+import itertools
+import logging
+
 import numpy as np
 
 from . import _core
 from .compiler import _core_expr, compile as compile_kernel
 from .format_inference import check_dense_size, infer_result_format
-from .formats import as_format
-from .parser import parse
+from .errors import CompileError
+from .formats import Format, as_format, is_all_dense
+from .notation import Assignment, map_tensors
+from .parser import TensorRef, parse
+
+logger = logging.getLogger("coiter")
 
 
 def _operand(value, name):
@@ -55,13 +62,67 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
     formats[result_name] = fmt
     dtypes = {name: t.dtype for name, t in operands.items()}
     dtypes[result_name] = result_dtype
-    kernel = compile_kernel(statement, formats=formats, dtypes=dtypes, engine=engine, schedule=schedule)
+    try:
+        kernel = compile_kernel((assignment, refs), formats=formats, dtypes=dtypes, engine=engine,
+                                schedule=schedule)
+    except CompileError as error:
+        kernel, operands = _compile_with_reordered_operands((assignment, refs), operands, formats, dtypes,
+                                                            engine, schedule, error)
     shape = kernel._result_shape(operands, None)
     if all(level.name == "dense" for level in fmt.levels):
         check_dense_size(shape, result_dtype, result_name)
     result = kernel(**operands)
     result.name = result_name
     return result
+
+
+def _reordered(fmt):
+    """Formats with the same levels and every other mode order."""
+    order = list(fmt.mode_order)
+    return [Format(list(fmt.levels), list(p)) for p in itertools.permutations(range(len(order)))
+            if list(p) != order]
+
+
+def _split_repeated(assignment, operands):
+    """The statement with every repeated operand read under its own name (A, A_1, ...), so
+    each access can be given its own storage order."""
+    seen, refs, given = {}, {}, {}
+
+    def rename(ref):
+        n = seen.get(ref.name, 0)
+        seen[ref.name] = n + 1
+        name = ref.name if n == 0 else f"{ref.name}_{n}"
+        refs[name] = TensorRef(name, ref.order)
+        given[name] = operands[ref.name]
+        return refs[name]
+
+    rhs = map_tensors(assignment.rhs, rename)
+    result = assignment.lhs.tensor
+    refs[result.name] = result
+    return (Assignment(assignment.lhs, rhs, assignment.accumulate), refs), given
+
+
+def _compile_with_reordered_operands(parsed, operands, formats, dtypes, engine, schedule, error):
+    """When no loop order traverses every operand in its storage order (e.g. A(k,i) * B(k,j)
+    with both in CSR and a CSR result), convert a sparse operand to another mode order (a
+    transposition, O(nnz)), as a user expects the expression to just work. The conversion is
+    logged; the first one that compiles is used."""
+    parsed, operands = _split_repeated(parsed[0], operands)
+    result_name = parsed[0].lhs.tensor.name
+    formats = dict({n: t.format for n, t in operands.items()}, **{result_name: formats[result_name]})
+    dtypes = dict({n: t.dtype for n, t in operands.items()}, **{result_name: dtypes[result_name]})
+    sparse = [name for name, t in operands.items() if t.ndim >= 2 and not is_all_dense(t.format)]
+    for name in sparse:
+        for fmt in _reordered(operands[name].format):
+            trial = dict(formats, **{name: fmt})
+            try:
+                kernel = compile_kernel(parsed, formats=trial, dtypes=dtypes, engine=engine, schedule=schedule)
+            except CompileError:
+                continue
+            logger.info("coiter: converting %s from %s to %s so every operand is traversed in storage "
+                        "order (%s)", name, operands[name].format, fmt, error)
+            return kernel, dict(operands, **{name: operands[name].asformat(fmt)})
+    raise error
 
 
 def _subscripts(spec, operands):

@@ -35,9 +35,13 @@ void reducedVariables(const Expr& e, std::set<std::string>& out) {
   }
 }
 
-// Wraps the smallest subexpression of e that holds every use of var in sum(var, .).
+// Wraps the smallest term of e that holds every use of var in sum(var, .). A term is a whole
+// product: sums are entered, products are not (sum_k of A*D*E binds around the product, so
+// all its reductions form one loop nest).
 Expr bindSum(const Expr& e, const std::string& var) {
-  if (e->kind == ExprKind::Binary) {
+  bool additive = e->kind == ExprKind::Binary && (static_cast<const BinaryNode&>(*e).op == &addOp() ||
+                                                  static_cast<const BinaryNode&>(*e).op == &subOp());
+  if (additive) {
     const auto& b = static_cast<const BinaryNode&>(*e);
     bool inA = uses(b.a, var), inB = uses(b.b, var);
     if (inA && !inB) return binary(*b.op, bindSum(b.a, var), b.b);

@@ -7,6 +7,7 @@
 
 #include "cin/concretize.hpp"
 #include "cin/loop_order.hpp"
+#include "cin/workspaces.hpp"
 #include "codegen/c_codegen.hpp"
 #include "jit/disk_cache.hpp"
 #include "runtime/kernel_call.hpp"
@@ -121,7 +122,9 @@ KernelCache& kernelCache() {
 
 }  // namespace
 
-cin::Stmt concreteStatement(const notation::Assignment& a) { return cin::chooseLoopOrder(cin::concretize(a)); }
+cin::Stmt concreteStatement(const notation::Assignment& a) {
+  return cin::insertWorkspaces(cin::chooseLoopOrder(cin::concretize(a)));
+}
 
 std::string CompiledKernel::source(const std::string& language) const {
   if (language == "c") return cEngine().source(lowered.function);

@@ -6,6 +6,8 @@
 // (ir::GrowNode). Under a dense parent (or at the top) a group counts entries per parent in
 // pos[parent+1] and the caller turns the counts into offsets; under another group the parent
 // writes the child's pos entries directly.
+#include <algorithm>
+
 #include "lower/lowerer.hpp"
 #include "util/errors.hpp"
 
@@ -63,9 +65,9 @@ int groupEndingAt(const std::vector<AppendGroup>& groups, const std::vector<std:
 
 }  // namespace
 
-Stmt Lowerer::beginResultEntry(const std::string& var, Var& startVar) {
+Stmt Lowerer::beginResultEntry(const std::string& var, bool writesResult, Var& startVar) {
   int g = groupEndingAt(groups_, result_.levelVars, var);
-  if (g < 0) return nullptr;
+  if (g < 0 || !writesResult) return nullptr;
   const AppendGroup& group = groups_[g];
   TensorVars& vars = *result_.vars;
   if (group.child >= 0) {
@@ -81,15 +83,24 @@ Stmt Lowerer::beginResultEntry(const std::string& var, Var& startVar) {
   return block({grow(vars.vals, vars.valsCap, plusOne(count)), store(vars.vals, count, zero)});
 }
 
-Stmt Lowerer::commitResultEntry(const std::string& var, const Var& startVar) {
+Stmt Lowerer::commitResultEntry(const std::string& var, bool writesResult, const Var& startVar) {
   int g = groupEndingAt(groups_, result_.levelVars, var);
-  if (g < 0) return nullptr;
+  if (g < 0 || !writesResult) return nullptr;
   const AppendGroup& group = groups_[g];
   TensorVars& vars = *result_.vars;
   if (result_.entered <= group.last) {
     throw CompileError("lowering: the result " + resultTensor_->name +
                        " would be appended out of order (its levels are iterated in a different order "
                        "than they are stored); a workspace is needed");
+  }
+  // Every enclosing loop must be a result index: a reduction loop around this one would
+  // append the same coordinates again (or revisit the parent's segment).
+  for (auto it = openLoops_.begin(); it != openLoops_.end(); ++it) {
+    if (std::find(result_.levelVars.begin(), result_.levelVars.end(), *it) == result_.levelVars.end()) {
+      throw CompileError("lowering: level " + std::to_string(group.first + 1) + " of the result " +
+                         resultTensor_->name + " would be appended to once per value of the reduction index '" +
+                         *it + "'; this loop order needs a workspace or a result format with random insert");
+    }
   }
   DType indexType = resultTensor_->indexType;
   Expr count = ir::ref(group.count);

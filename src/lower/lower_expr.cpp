@@ -53,7 +53,7 @@ Expr Lowerer::lowerExpr(const nt::Expr& e) {
   switch (e->kind) {
     case nt::ExprKind::Access: {
       const auto& a = static_cast<const AccessNode&>(*e);
-      if (a.tensor->temporary) return ir::ref(scalarTemps_.at(a.tensor.get()));
+      if (a.tensor->temporary && a.tensor->order() == 0) return ir::ref(scalarTemps_.at(a.tensor.get()));
       const AccessState& state = accesses_.at(&a);
       if (state.entered != a.tensor->order()) {
         throw CompileError("lowering: " + nt::toString(e) + " is used before all its indices are bound");

@@ -35,6 +35,15 @@ int Lowerer::segmentFor(const AccessNode* access, int level) {
   for (size_t s = 0; s < segmentInfo_.size(); ++s) {
     if (segmentInfo_[s].access == access && segmentInfo_[s].level == level) return static_cast<int>(s);
   }
+  if (access->tensor->temporary) {
+    // A workspace is consumed through its sorted list of touched coordinates.
+    lt::Segment seg;
+    seg.name = access->tensor->name;
+    seg.iterable = true;
+    segments_.push_back(seg);
+    segmentInfo_.push_back(SegmentInfo{access, level});
+    return static_cast<int>(segments_.size()) - 1;
+  }
   const auto& type = *access->tensor->format.levels()[level];
   LevelProperties props = type.properties();
   LevelCapabilities caps = type.capabilities();
@@ -54,6 +63,10 @@ lt::DomainExprPtr Lowerer::domainOf(const nt::Expr& e, const std::string& var) {
   switch (e->kind) {
     case nt::ExprKind::Access: {
       const auto& a = static_cast<const AccessNode&>(*e);
+      bool indexedHere = std::find(a.indices.begin(), a.indices.end(), var) != a.indices.end();
+      if (a.tensor->temporary && a.tensor->order() > 0 && indexedHere) {
+        return lt::segmentDomain(segmentFor(&a, 0));  // a workspace's coordinate list
+      }
       if (a.tensor->temporary) {
         auto it = tempDomains_.find(a.tensor.get());
         return it != tempDomains_.end() ? it->second : dimension();
@@ -170,6 +183,7 @@ Expr Lowerer::locatePosition(AccessState& state, int level, const Expr& coord, s
 
 void Lowerer::resolveLocates(std::vector<Stmt>& out) {
   for (const AccessNode* acc : accessOrder_) {
+    if (acc->tensor->temporary) continue;  // workspaces are iterated, never located
     AccessState& state = accesses_.at(acc);
     int order = acc->tensor->order();
     while (state.entered < order) {
@@ -221,6 +235,8 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   const auto& points = lattice.points();
   const auto& segs = lattice.segments();
   if (points.empty()) return nullptr;
+  auto written = cin::resultsOf(f.body);
+  bool writesResult = std::find(written.begin(), written.end(), resultTensor_) != written.end();
   Expr extent = extentOf(v);
   std::vector<Stmt> out;
 
@@ -229,6 +245,9 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   struct Range { Expr begin, end; bool single = false; };
   auto rangeOf = [&](int s) -> Range {
     if (segs[s].dimension) return {intLit(0), extent};
+    if (info[s].access->tensor->temporary) {
+      return {intLit(0), ir::ref(workspaces_.at(info[s].access->tensor.get()).count)};
+    }
     AccessState& state = accesses_.at(info[s].access);
     int k = info[s].level;
     Expr parent = k == 0 ? intLit(0) : state.pos[k - 1];
@@ -318,7 +337,8 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       AccessState& st = accesses_.at(info[s].access);
       int k = info[s].level;
       const auto& type = *st.vars->tensor->format.levels()[k];
-      st.pos[k] = positionOf(s);
+      // A workspace's values are indexed by coordinate, other levels' by position.
+      st.pos[k] = info[s].access->tensor->temporary ? coordOf[s] : positionOf(s);
       st.runEnd[k] = nullptr;
       st.entered = k + 1;
       advanceTo[s] = plusOne(positionOf(s));
@@ -382,9 +402,11 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       }
       if (isZero(f.body)) continue;
       Var start;
-      Stmt begin = beginResultEntry(v, start);
+      Stmt begin = beginResultEntry(v, writesResult, start);
+      openLoops_.push_back(v);
       Stmt inner = lowerStmt(f.body);
-      Stmt commit = commitResultEntry(v, start);
+      openLoops_.pop_back();
+      Stmt commit = commitResultEntry(v, writesResult, start);
       branches.emplace_back(andAll(tests), block({begin, inner, commit}));
       if (tests.empty()) break;  // unconditional: later branches are unreachable
     }

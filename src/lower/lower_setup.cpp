@@ -112,12 +112,14 @@ void Lowerer::registerAccesses(const cin::Stmt& s) {
         using notation::ExprKind;
         if (e->kind == ExprKind::Access) {
           const auto& acc = static_cast<const AccessNode&>(*e);
-          if (acc.tensor->temporary) return;
-          TensorVars* vars = nullptr;
-          for (auto& t : tensors_) {
-            if (t->tensor == acc.tensor) vars = t.get();
+          if (acc.tensor->temporary && acc.tensor->order() == 0) return;  // scalar temporaries
+          TensorVars* vars = nullptr;  // workspaces get theirs when their where is lowered
+          if (!acc.tensor->temporary) {
+            for (auto& t : tensors_) {
+              if (t->tensor == acc.tensor) vars = t.get();
+            }
+            if (!vars) vars = &addTensor(acc.tensor, false);
           }
-          if (!vars) vars = &addTensor(acc.tensor, false);
           AccessState state;
           state.vars = vars;
           const auto& order = acc.tensor->format.modeOrder();
@@ -189,7 +191,9 @@ void Lowerer::declareTensors() {
       if (std::find(modes.begin(), modes.end(), pair) == modes.end()) modes.push_back(pair);
     }
   };
-  for (const AccessNode* acc : accessOrder_) noteModes(*acc, accesses_.at(acc).vars->index);
+  for (const AccessNode* acc : accessOrder_) {
+    if (!acc->tensor->temporary) noteModes(*acc, accesses_.at(acc).vars->index);
+  }
   std::function<void(const cin::Stmt&)> resultModes = [&](const cin::Stmt& s) {
     if (s->kind == cin::StmtKind::Assign) {
       const auto& a = cin::as<cin::AssignNode>(s);
@@ -256,7 +260,10 @@ LoweredKernel Lowerer::run() {
   declareTensors();
   std::vector<Stmt> body;
   for (const auto& g : groups_) body.push_back(declare(g.count, intLit(0)));
-  body.push_back(lowerStmt(root_));
+  Stmt computation = lowerStmt(root_);
+  body.insert(body.end(), prologue_.begin(), prologue_.end());
+  body.push_back(computation);
+  body.insert(body.end(), epilogue_.begin(), epilogue_.end());
   body.push_back(ret(kOk));
   LoweredKernel out;
   out.function = Function{name_, params_, block(std::move(body))};

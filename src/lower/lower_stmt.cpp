@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "lower/ir_sort.hpp"
 #include "lower/lowerer.hpp"
 #include "util/errors.hpp"
 
@@ -56,7 +57,64 @@ const nt::Operator* accumulatorOf(const cin::Stmt& s, const TensorVar* temp) {
   return nullptr;
 }
 
+// The index variable of the vector workspace `temp` where the producer writes it.
+std::string workspaceIndex(const cin::Stmt& s, const TensorVar* temp) {
+  switch (s->kind) {
+    case cin::StmtKind::Assign: {
+      const auto& a = cin::as<cin::AssignNode>(s);
+      return a.lhs->tensor.get() == temp ? a.lhs->indices[0] : "";
+    }
+    case cin::StmtKind::Forall:
+      return workspaceIndex(cin::as<cin::ForallNode>(s).body, temp);
+    case cin::StmtKind::Where: {
+      std::string v = workspaceIndex(cin::as<cin::WhereNode>(s).producer, temp);
+      return v.empty() ? workspaceIndex(cin::as<cin::WhereNode>(s).consumer, temp) : v;
+    }
+    case cin::StmtKind::Sequence: {
+      std::string v = workspaceIndex(cin::as<cin::SequenceNode>(s).define, temp);
+      return v.empty() ? workspaceIndex(cin::as<cin::SequenceNode>(s).mutate, temp) : v;
+    }
+  }
+  return "";
+}
+
 }  // namespace
+
+WorkspaceVars& Lowerer::declareWorkspace(const notation::TensorVarPtr& w, const std::string& indexVar) {
+  auto& ws = workspaces_[w.get()];
+  if (ws.tensor) return ws;
+  Expr extent = extentOf(indexVar);
+  ws.indexVar = indexVar;
+  ws.tensor = std::make_unique<TensorVars>();
+  ws.tensor->tensor = w;
+  ws.tensor->extents = {};
+  ws.tensor->vals = makeVar(freshName(w->name + "_vals"), pointerTo(w->dtype));
+  ws.tensor->crd = {makeVar(freshName(w->name + "_list"), pointerTo(DType::Int64))};
+  ws.tensor->pos = {nullptr};
+  ws.tensor->hashSize = {nullptr};
+  ws.mark = makeVar(freshName(w->name + "_mark"), pointerTo(DType::Bool));
+  ws.count = makeVar(freshName(w->name + "_count"), scalar(DType::Int64));
+  for (const Var& v : {ws.tensor->vals, ws.tensor->crd[0], ws.mark}) prologue_.push_back(declare(v, nullptr));
+  prologue_.push_back(allocate(ws.tensor->vals, extent, true));
+  prologue_.push_back(allocate(ws.mark, extent, true));
+  prologue_.push_back(allocate(ws.tensor->crd[0], extent, false));
+  for (const Var& v : {ws.tensor->vals, ws.tensor->crd[0], ws.mark}) epilogue_.push_back(freeBuffer(v));
+  for (auto& [acc, state] : accesses_) {
+    if (acc->tensor == w) state.vars = ws.tensor.get();
+  }
+  return ws;
+}
+
+Stmt Lowerer::storeToWorkspace(const TensorVar& w, const nt::Operator* accumulate, Expr value) {
+  WorkspaceVars& ws = workspaces_.at(&w);
+  Expr c = coords_.at(ws.indexVar);
+  const Var& vals = ws.tensor->vals;
+  Stmt touch = ifThen(logicalNot(load(ws.mark, c)),
+                      block({store(ws.mark, c, boolLit(true)), store(ws.tensor->crd[0], ir::ref(ws.count), c),
+                             assign(ws.count, binary(BinaryOp::Add, ir::ref(ws.count), intLit(1)))}));
+  if (accumulate) value = binary(accumulate->irOp, load(vals, c), value);
+  return block({touch, store(vals, c, value)});
+}
 
 bool Lowerer::isZero(const cin::Stmt& s) const {
   switch (s->kind) {
@@ -102,6 +160,7 @@ Stmt Lowerer::lowerAssign(const cin::AssignNode& a) {
     value = identityOf(nullptr, target.dtype);
   }
   value = cast(t, value);
+  if (target.temporary && target.order() > 0) return storeToWorkspace(target, a.accumulate, value);
   if (target.temporary) {
     Var temp = scalarTemps_.at(&target);
     if (a.accumulate) value = binary(a.accumulate->irOp, ir::ref(temp), value);
@@ -114,18 +173,40 @@ Stmt Lowerer::lowerAssign(const cin::AssignNode& a) {
 }
 
 Stmt Lowerer::lowerWhere(const cin::WhereNode& w) {
-  std::vector<Stmt> out;
+  std::vector<Stmt> out, after;
   // Temporaries the producer writes: scalars held in local variables (footnote 30), set to
-  // the identity of the operator that accumulates into them.
+  // the identity of the operator that accumulates into them; vectors in workspaces.
   for (const auto& t : cin::resultsOf(w.producer)) {
     if (!t->temporary) continue;
-    if (t->order() != 0) throw CompileError("lowering: tensor-valued temporaries are not supported yet");
-    Var v = makeVar(freshName(t->name), scalar(t->dtype));
-    scalarTemps_[t.get()] = v;
-    out.push_back(declare(v, identityOf(accumulatorOf(w.producer, t.get()), t->dtype)));
+    if (t->order() == 0) {
+      Var v = makeVar(freshName(t->name), scalar(t->dtype));
+      scalarTemps_[t.get()] = v;
+      out.push_back(declare(v, identityOf(accumulatorOf(w.producer, t.get()), t->dtype)));
+      continue;
+    }
+    if (t->order() != 1 || (accumulatorOf(w.producer, t.get()) && accumulatorOf(w.producer, t.get()) != &nt::addOp())) {
+      throw CompileError("lowering: only vector workspaces accumulated with + are supported");
+    }
+    std::string indexVar = workspaceIndex(w.producer, t.get());
+    WorkspaceVars& ws = declareWorkspace(t, indexVar);
+    out.push_back(declare(ws.count, intLit(0)));
+    // Consume the touched coordinates in order, then clear exactly those entries.
+    Var p = makeVar(freshName(t->name + "_p"), scalar(DType::Int64));
+    Expr c = load(ws.tensor->crd[0], ir::ref(p));
+    Expr zero = isFloat(t->dtype) || isComplex(t->dtype) ? litReal(scalar(t->dtype), 0.0) : lit(scalar(t->dtype), 0);
+    after.push_back(forLoop(p, intLit(0), ir::ref(ws.count),
+                            block({store(ws.tensor->vals, c, zero), store(ws.mark, c, boolLit(false))})));
   }
   out.push_back(lowerStmt(w.producer));
+  for (const auto& t : cin::resultsOf(w.producer)) {
+    auto it = workspaces_.find(t.get());
+    if (it != workspaces_.end()) {
+      out.push_back(sortIndices(it->second.tensor->crd[0], ir::ref(it->second.count),
+                                [this](const std::string& n) { return freshName(n); }));
+    }
+  }
   out.push_back(lowerStmt(w.consumer));
+  out.insert(out.end(), after.begin(), after.end());
   return block(std::move(out));
 }
 

@@ -45,6 +45,15 @@ struct AppendGroup {
   int parent = -1;          // the group above, if the level above `first` is in one
 };
 
+// A dense vector workspace (cin/workspaces.hpp): values, a mark per coordinate, and the list
+// of marked coordinates, so it is consumed in time proportional to its entries.
+struct WorkspaceVars {
+  std::unique_ptr<TensorVars> tensor;  // vals and crd (= the coordinate list) for iteration
+  ir::Var mark;
+  ir::Var count;
+  std::string indexVar;
+};
+
 // A segment of the forall being lowered, with what the lowerer needs to iterate or locate it.
 struct SegmentInfo {
   const AccessNode* access = nullptr;  // null for the dimension
@@ -70,6 +79,8 @@ class Lowerer {
   ir::Stmt lowerStmt(const cin::Stmt& s);
   ir::Stmt lowerAssign(const cin::AssignNode& a);
   ir::Stmt lowerWhere(const cin::WhereNode& w);
+  WorkspaceVars& declareWorkspace(const notation::TensorVarPtr& w, const std::string& indexVar);
+  ir::Stmt storeToWorkspace(const TensorVar& w, const notation::Operator* accumulate, ir::Expr value);
   // Whether `s` computes nothing when the accesses in `zeroed_` are zero.
   bool isZero(const cin::Stmt& s) const;
   bool isZero(const notation::Expr& e) const;
@@ -90,8 +101,9 @@ class Lowerer {
 
   // lower_assembly.cpp: result positions and appends.
   void enterResultLevels(const std::string& var, std::vector<ir::Stmt>& out);
-  ir::Stmt beginResultEntry(const std::string& var, ir::Var& startVar);
-  ir::Stmt commitResultEntry(const std::string& var, const ir::Var& startVar);
+  // `writesResult`: whether the loop's body assigns the result (not only temporaries).
+  ir::Stmt beginResultEntry(const std::string& var, bool writesResult, ir::Var& startVar);
+  ir::Stmt commitResultEntry(const std::string& var, bool writesResult, const ir::Var& startVar);
   ir::Expr resultPosition() const;
 
   cin::Stmt root_;
@@ -109,8 +121,11 @@ class Lowerer {
   std::vector<int> groupOfLevel_;                      // result level -> group, or -1
 
   std::map<std::string, ir::Expr> coords_;              // bound index variables
+  std::vector<std::string> openLoops_;                  // foralls being lowered, outermost first
   std::map<const TensorVar*, ir::Var> scalarTemps_;
   std::map<const TensorVar*, lattice::DomainExprPtr> tempDomains_;
+  std::map<const TensorVar*, WorkspaceVars> workspaces_;
+  std::vector<ir::Stmt> prologue_, epilogue_;  // workspace allocation and release
   std::set<const AccessNode*> zeroed_;
 
   // Segments of the forall being lowered.

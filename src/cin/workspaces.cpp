@@ -1,0 +1,80 @@
+#include "cin/workspaces.hpp"
+
+#include <algorithm>
+
+namespace coiter::cin {
+
+using namespace notation;
+
+namespace {
+
+bool isAppend(LevelKind k) { return k == LevelKind::Compressed || k == LevelKind::Singleton; }
+
+// Workspaces are numbered per statement so the same statement always prints the same.
+Stmt rewrite(const Stmt& s, int& workspaceCount) {
+  switch (s->kind) {
+    case StmtKind::Assign:
+      return s;
+    case StmtKind::Where:
+      return where(rewrite(as<WhereNode>(s).consumer, workspaceCount), rewrite(as<WhereNode>(s).producer, workspaceCount));
+    case StmtKind::Sequence:
+      return sequence(rewrite(as<SequenceNode>(s).define, workspaceCount), rewrite(as<SequenceNode>(s).mutate, workspaceCount));
+    case StmtKind::Forall:
+      break;
+  }
+  std::vector<std::string> chain;
+  Stmt body = s;
+  while (body->kind == StmtKind::Forall) {
+    chain.push_back(as<ForallNode>(body).var);
+    body = as<ForallNode>(body).body;
+  }
+  auto wrap = [&](Stmt inner, size_t from, size_t to) {
+    for (size_t n = to; n-- > from;) inner = forall(chain[n], inner);
+    return inner;
+  };
+  if (body->kind != StmtKind::Assign) return wrap(rewrite(body, workspaceCount), 0, chain.size());
+  const auto& a = as<AssignNode>(body);
+  const TensorVar& result = *a.lhs->tensor;
+  if (result.temporary || !a.accumulate) return s;
+  auto isFree = [&](const std::string& v) {
+    return std::find(a.lhs->indices.begin(), a.lhs->indices.end(), v) != a.lhs->indices.end();
+  };
+  // The first reduction loop with an appended result level below it.
+  const auto& order = result.format.modeOrder();
+  size_t split = chain.size();
+  for (size_t n = 0; n < chain.size() && split == chain.size(); ++n) {
+    if (isFree(chain[n])) continue;
+    for (int k = 0; k < result.order(); ++k) {
+      const std::string& v = a.lhs->indices[order.empty() ? k : order[k]];
+      auto at = std::find(chain.begin(), chain.end(), v);
+      if (isAppend(result.format.levels()[k]->kind()) && at != chain.end() &&
+          static_cast<size_t>(at - chain.begin()) > n) {
+        split = n;
+      }
+    }
+  }
+  if (split == chain.size()) return s;
+  std::vector<std::string> inner(chain.begin() + static_cast<long>(split), chain.end());
+  std::vector<std::string> innerFree;
+  for (const auto& v : inner) {
+    if (isFree(v)) innerFree.push_back(v);
+  }
+  // A vector workspace holds one result index; more would need a tensor workspace.
+  if (innerFree.size() != 1) return s;
+  auto w = makeTensorVar("w" + std::to_string(workspaceCount++), Format::parse("d"), result.dtype,
+                         DType::Int64, true);
+  auto wAccess = access(w, innerFree);
+  Stmt producer = assign(wAccess, a.rhs, a.accumulate);
+  for (auto it = inner.rbegin(); it != inner.rend(); ++it) producer = forall(*it, producer);
+  Stmt consumer = forall(innerFree[0], assign(a.lhs, access(w, innerFree), nullptr));
+  return wrap(where(consumer, producer), 0, split);
+}
+
+}  // namespace
+
+Stmt insertWorkspaces(const Stmt& s) {
+  int workspaceCount = 0;
+  return rewrite(s, workspaceCount);
+}
+
+}  // namespace coiter::cin

@@ -1,0 +1,16 @@
+// Automatic workspaces (taco-core.md §3.6 and §4.6): a compressed result level can only be
+// appended to in order, once per coordinate. When the chosen loop order puts a reduction
+// loop above the loop of such a level (SpGEMM by rows: ∀i ∀k ∀j A(i,j) += B(i,k) C(k,j)),
+// the reduction is computed into a dense workspace first and the workspace is then appended
+// in order (Gustavson's algorithm):
+//     ∀i (∀j A(i,j) = w(j) where ∀k ∀j w(j) += B(i,k) C(k,j))
+// The lowerer keeps the workspace's touched coordinates in a list, so consuming it costs the
+// number of entries, not the dimension.
+#pragma once
+#include "cin/concrete_notation.hpp"
+
+namespace coiter::cin {
+
+Stmt insertWorkspaces(const Stmt& s);
+
+}  // namespace coiter::cin
