@@ -25,3 +25,16 @@ def thesis_matrix():
                       (3, 4): 9}.items():
         dense[i, j] = v
     return dense
+
+
+@pytest.fixture(autouse=True, scope="session")
+def private_kernel_cache(tmp_path_factory):
+    """Kernels compiled by the tests go to a private disk cache, not the user's."""
+    import os
+    previous = os.environ.get("COITER_CACHE_DIR")
+    os.environ["COITER_CACHE_DIR"] = str(tmp_path_factory.mktemp("kernel-cache"))
+    yield
+    if previous is None:
+        del os.environ["COITER_CACHE_DIR"]
+    else:
+        os.environ["COITER_CACHE_DIR"] = previous

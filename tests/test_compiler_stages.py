@@ -1,0 +1,190 @@
+"""Compiler stages against the thesis (reference/taco-core.md §2.5, §3.5, §6, §10): concretize,
+iteration lattices, and the structure of the generated loops."""
+import re
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import coiter as ct
+from coiter import _core
+
+
+def tensor(name, fmt, order=None):
+    fmt = ct.Format.parse(fmt) if not ct.Format.is_name(fmt) else ct.Format.named(fmt, order)
+    return _core.TensorVar(name, fmt, "float64", "int32")
+
+
+def access(t, *indices):
+    return _core.access(t, list(indices))
+
+
+def add(a, b):
+    return _core.binary("add", a, b)
+
+
+def mul(a, b):
+    return _core.binary("mul", a, b)
+
+
+# -- concretize (§3.5) -------------------------------------------------------------------------
+def test_concretize_spmv_simplifies_to_a_compound_assignment():
+    a, B, c = tensor("a", "d"), tensor("B", "ds"), tensor("c", "d")
+    stmt = _core.assignment(access(a, "i"), mul(access(B, "i", "j"), access(c, "j")))
+    assert _core.concretize(stmt) == "∀i ∀j a(i) += B(i,j) * c(j)"
+
+
+def test_concretize_keeps_the_where_when_the_temporary_is_combined():
+    a, B, c, d = tensor("a", "d"), tensor("B", "ds"), tensor("c", "d"), tensor("d", "d")
+    rhs = add(mul(access(B, "i", "j"), access(c, "j")), access(d, "i"))
+    stmt = _core.assignment(access(a, "i"), rhs)
+    assert _core.concretize(stmt) == "∀i (a(i) = t0() + d(i) where ∀j t0() += B(i,j) * c(j))"
+
+
+def test_concretize_matrix_multiply_is_the_inner_product_order():
+    A, B, C = tensor("A", "ds"), tensor("B", "ds"), tensor("C", "ds")
+    stmt = _core.assignment(access(A, "i", "j"), mul(access(B, "i", "k"), access(C, "k", "j")))
+    assert _core.concretize(stmt) == "∀i ∀j ∀k A(i,j) += B(i,k) * C(k,j)"
+
+
+def test_max_reduction_keeps_its_temporary_because_results_start_at_zero():
+    y, A = tensor("y", "d"), tensor("A", "ds")
+    stmt = _core.assignment(access(y, "i"), _core.reduce("max", "j", access(A, "i", "j")))
+    assert _core.concretize(stmt) == "∀i (y(i) = t0() where ∀j t0() max= A(i,j))"
+
+
+def test_loop_order_and_workspace_for_spgemm_by_rows():
+    kern = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"})
+    assert kern.concrete == "∀i (∀j C(i,j) = w0(j) where ∀k ∀j w0(j) += A(i,k) * B(k,j))"
+
+
+def test_loop_order_follows_a_column_major_operand():
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csc", "x": "d", "y": "d"})
+    assert kern.concrete == "∀j ∀i y(i) += A(i,j) * x(j)"
+
+
+# -- iteration lattices (§2.5) --------------------------------------------------------------------
+def vector_lattice(rhs_builder, formats):
+    ts = {name: tensor(name, fmt) for name, fmt in formats.items()}
+    a = tensor("a", "s")
+    stmt = _core.assignment(access(a, "i"), rhs_builder({n: access(t, "i") for n, t in ts.items()}))
+    return _core.outer_lattice(stmt)
+
+
+def test_lattice_intersection_of_compressed_segments():
+    assert vector_lattice(lambda t: mul(t["b"], t["c"]), {"b": "s", "c": "s"}) == "[b1, c1]"
+
+
+def test_lattice_union_of_compressed_segments():
+    assert vector_lattice(lambda t: add(t["b"], t["c"]), {"b": "s", "c": "s"}) == "[b1, c1] > [b1] > [c1]"
+
+
+def test_lattice_union_inside_intersection():
+    lattice = vector_lattice(lambda t: mul(add(t["b"], t["c"]), t["d"]), {"b": "s", "c": "s", "d": "s"})
+    assert lattice == "[b1, c1, d1] > [b1, d1] > [c1, d1]"
+
+
+def test_lattice_dense_operand_is_located_and_collapses_to_one_loop():
+    assert vector_lattice(lambda t: mul(t["b"], t["c"]), {"b": "s", "c": "d"}) == "[b1 | c1]"
+
+
+def test_lattice_union_with_a_dense_operand_keeps_only_points_with_the_full_dimension():
+    # Subset optimization: the dimension is full, so points without it are unreachable.
+    assert vector_lattice(lambda t: add(t["b"], t["c"]), {"b": "s", "c": "d"}) == "[U_i, b1 | c1] > [U_i | c1]"
+
+
+def test_lattice_hashed_operand_in_an_intersection_is_located():
+    assert vector_lattice(lambda t: mul(t["b"], t["h"]), {"b": "s", "h": "h"}) == "[b1 | h1]"
+
+
+def test_lattice_union_with_hashed_operand_iterates_the_dimension():
+    assert vector_lattice(lambda t: add(t["b"], t["h"]), {"b": "s", "h": "h"}) == "[U_i, b1 | h1]"
+
+
+# -- generated loops (§6, §10 "codegen structure") ------------------------------------------------
+def loops(source):
+    return len(re.findall(r"\bfor \(", source)), len(re.findall(r"\bwhile \(", source))
+
+
+def test_csr_spmv_is_two_for_loops():
+    src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}).source("c")
+    assert loops(src) == (2, 0)
+    assert "y_vals[py1] += A_vals[pA2] * x_vals[px1];" in src
+
+
+def test_spmspv_is_one_while_merge():
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "dcsr", "x": "s", "y": "d"})
+    src = kern.source("c")
+    assert loops(src) == (1, 1)
+    assert "jA < jx ? jA : jx" in src.replace("(", "").replace(")", "") or "min" in src
+    assert "if (jA == j && jx == j)" in src
+
+
+def test_sparse_add_is_a_merge_and_two_drains():
+    src = ct.compile("a(i) = b(i) + c(i)", formats={"a": "s", "b": "s", "c": "s"}).source("c")
+    for_loops, while_loops = loops(src)
+    assert for_loops + while_loops == 3
+    assert while_loops == 2  # the merge, and the first drain that continues its iterators
+
+
+def test_coo_spmv_is_a_single_loop():
+    src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "coo", "x": "d", "y": "d"}).source("c")
+    assert loops(src) == (1, 0)
+
+
+def test_dcsr_spmv_is_nested_position_loops():
+    src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "dcsr", "x": "d", "y": "d"}).source("c")
+    assert loops(src) == (2, 0)
+    assert re.search(r"for \(int64_t pA1 = .*A1_pos\[0\]", src)
+    assert re.search(r"for \(int64_t pA2 = .*A2_pos\[pA1\]", src)
+
+
+def test_llvm_source_is_llvm_ir():
+    if not _core.with_llvm:
+        pytest.skip("this build has no LLVM engine")
+    ir = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}).source("llvm")
+    assert "define" in ir and "ret i32" in ir
+
+
+# -- lazy evaluation and the [] front end ------------------------------------------------------------
+def test_assignment_is_lazy_and_recomputed_on_reassignment():
+    i, j = ct.indices("i j")
+    A = ct.asarray(sp.random(8, 9, density=0.3, format="csr", random_state=0), name="A")
+    x = ct.asarray(np.arange(9.0), name="x")
+    y = ct.zeros((8,), "dense")
+    y[i] = A[i, j] * x[j]
+    assert y._definition is not None
+    np.testing.assert_allclose(np.asarray(y), A.to_scipy() @ np.arange(9.0))
+    y[i] = 2 * A[i, j] * x[j]
+    np.testing.assert_allclose(y.to_numpy(), 2 * (A.to_scipy() @ np.arange(9.0)))
+
+
+def test_plus_equals_accumulates_into_current_contents():
+    i, j = ct.indices("i j")
+    A = ct.asarray(sp.random(5, 6, density=0.5, format="csr", random_state=1), name="A")
+    x = ct.asarray(np.ones(6), name="x")
+    y = ct.asarray(np.arange(5.0))
+    y[i] += A[i, j] * x[j]
+    np.testing.assert_allclose(y.to_numpy(), np.arange(5.0) + A.to_scipy() @ np.ones(6))
+
+
+def test_compile_of_a_definition_is_bound_to_its_tensors():
+    i, j = ct.indices("i j")
+    A = ct.asarray(sp.random(5, 6, density=0.5, format="csr", random_state=2), name="A")
+    x = ct.asarray(np.ones(6), name="x")
+    y = ct.zeros((5,), "dense", name="y")
+    y[i] = A[i, j] * x[j]
+    kern = ct.compile(y)
+    assert kern.inputs == ["A", "x"]
+    kern()
+    np.testing.assert_allclose(y.values, A.to_scipy() @ np.ones(6))
+    z = kern(x=ct.asarray(2 * np.ones(6)))
+    np.testing.assert_allclose(z.values, 2 * (A.to_scipy() @ np.ones(6)))
+
+
+def test_scalar_result_with_explicit_sum():
+    i = ct.IndexVar("i")
+    x = ct.asarray(np.arange(4.0), name="x")
+    s = ct.zeros((), "dense")
+    s[()] = ct.sum(i, x[i] * x[i])
+    assert float(s.values[0]) == 14.0

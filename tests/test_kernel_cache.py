@@ -1,0 +1,133 @@
+"""The signature cache (API.md §4): memory hits modulo renaming, disk hits from another
+process, corrupt entries recompiled, one compilation for concurrent requests."""
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import coiter as ct
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    directory = tmp_path / "cache"
+    monkeypatch.setenv("COITER_CACHE_DIR", str(directory))
+    ct.clear_cache()
+    return directory
+
+
+def spmv(statement="y(i) = A(i,j) * x(j)", names=("A", "x", "y"), engine=None):
+    formats = dict(zip(names, ("csr", "d", "d")))
+    return ct.compile(statement, formats=formats, engine=engine)
+
+
+def test_renamed_statement_hits_the_memory_cache(cache_dir):
+    spmv()
+    before = ct.cache_info()
+    kern = spmv("out(r) = M(r,c) * v(c)", names=("M", "v", "out"))
+    after = ct.cache_info()
+    assert after["hits"] == before["hits"] + 1
+    assert after["compiles"] == before["compiles"]
+    assert kern.inputs == ["M", "v"]
+    A = sp.random(4, 5, density=0.5, format="csr", random_state=0)
+    np.testing.assert_allclose(kern(M=ct.asarray(A), v=np.ones(5)).values, A @ np.ones(5))
+
+
+def test_different_formats_do_not_share_a_kernel(cache_dir):
+    spmv()
+    before = ct.cache_info()
+    ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csc", "x": "d", "y": "d"})
+    assert ct.cache_info()["misses"] == before["misses"] + 1
+
+
+def run_in_new_process(cache_dir):
+    code = ("import coiter as ct, json\n"
+            "ct.compile('y(i) = A(i,j) * x(j)', formats={'A': 'csr', 'x': 'd', 'y': 'd'})\n"
+            "print(json.dumps(ct.cache_info()))\n")
+    env = dict(os.environ, COITER_CACHE_DIR=str(cache_dir))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    import json
+    return json.loads(out.stdout)
+
+
+def test_a_second_process_loads_the_kernel_from_disk(cache_dir):
+    first = run_in_new_process(cache_dir)
+    second = run_in_new_process(cache_dir)
+    assert first["compiles"] == 1 and first["disk_hits"] == 0
+    assert second["compiles"] == 0 and second["disk_hits"] == 1
+
+
+def test_a_corrupted_cache_file_is_recompiled_not_executed(cache_dir):
+    spmv()
+    files = list(cache_dir.glob("*.kernel"))
+    assert len(files) == 1
+    data = bytearray(files[0].read_bytes())
+    data[-20:] = b"\x00" * 20  # damage the code, keep the header
+    files[0].write_bytes(bytes(data))
+    ct.clear_cache()
+    before = ct.cache_info()
+    kern = spmv()
+    after = ct.cache_info()
+    assert after["compiles"] == before["compiles"] + 1
+    assert after["disk_hits"] == before["disk_hits"]
+    A = sp.random(6, 6, density=0.5, format="csr", random_state=3)
+    np.testing.assert_allclose(kern(A=ct.asarray(A), x=np.ones(6)).values, A @ np.ones(6))
+
+
+def test_a_truncated_cache_file_is_recompiled(cache_dir):
+    spmv()
+    (path,) = cache_dir.glob("*.kernel")
+    path.write_bytes(path.read_bytes()[:40])
+    ct.clear_cache()
+    before = ct.cache_info()
+    spmv()
+    assert ct.cache_info()["compiles"] == before["compiles"] + 1
+
+
+def test_concurrent_compiles_of_one_signature_compile_once(cache_dir):
+    ct.clear_cache(disk=True)
+    before = ct.cache_info()
+    kernels, errors = [], []
+
+    def work():
+        try:
+            kernels.append(ct.compile("q(i) = B(i,j) * w(j) + c(i)",
+                                      formats={"B": "dcsr", "w": "d", "c": "d", "q": "d"}))
+        except Exception as error:  # noqa: BLE001 - reported by the assertion below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    after = ct.cache_info()
+    assert not errors
+    assert len(kernels) == 8
+    assert after["compiles"] == before["compiles"] + 1
+    assert after["misses"] == before["misses"] + 1
+
+
+def test_a_directory_writable_by_others_is_not_used(tmp_path, monkeypatch):
+    unsafe = tmp_path / "shared"
+    unsafe.mkdir()
+    os.chmod(unsafe, 0o777)
+    monkeypatch.setenv("COITER_CACHE_DIR", str(unsafe))
+    ct.clear_cache()
+    spmv()
+    info = ct.cache_info()
+    assert info["disk_directory"] is None
+    assert "writable by other users" in info["disk_problem"]
+    assert not list(unsafe.glob("*.kernel"))
+
+
+def test_clear_cache_with_disk_removes_the_files(cache_dir):
+    spmv()
+    assert list(cache_dir.glob("*.kernel"))
+    ct.clear_cache(disk=True)
+    assert not list(cache_dir.glob("*.kernel"))
+    assert ct.cache_info()["entries"] == 0
