@@ -1,5 +1,6 @@
 """Compiling index notation into kernels and calling them (API.md §4)."""
 import logging
+import math
 
 import numpy as np
 
@@ -7,11 +8,13 @@ from . import _core
 from .dtypes import value_dtype
 from .errors import ShapeError, SignatureError
 from .formats import as_format
+from .tensor import Tensor
 from .notation import Access, Assignment, Binary, Literal, Negate, Reduction, accesses, map_tensors
 
 logger = logging.getLogger("coiter")
 
 _INT32_MAX = np.iinfo(np.int32).max
+_INT64 = np.dtype(np.int64)
 
 
 def default_engine():
@@ -84,22 +87,32 @@ class Kernel:
             source = next(((a.tensor.name, a.indices.index(v)) for a in accesses(assignment.rhs)
                            if v in a.indices), None)
             self._result_modes.append(source)
-        self._variant(self._index_dtype or np.dtype(np.int32), {})
+        self._input_set = frozenset(self.inputs)
+        self._sparse_inputs = tuple(name for name in self.inputs
+                                    if _has_index_arrays(self._spec_of(name).format))
+        self._variant(self._index_dtype == np.int64, (np.dtype(np.int32),) * len(self._sparse_inputs)
+                      if self._index_dtype is None else ())
+
+    def _spec_of(self, name):
+        return next(a.tensor for a in accesses(self._assignment.rhs) if a.tensor.name == name)
 
     # -- compilation ---------------------------------------------------------------------
-    def _variant(self, result_index, index_dtypes):
-        key = (result_index,) + tuple(sorted(index_dtypes.items()))
+    def _variant(self, wide, widths):
+        """The compiled kernel for a result index width and the sparse inputs' widths."""
+        key = (wide, widths)
         core = self._variants.get(key)
-        if core is None:
-            default = self._index_dtype or np.dtype(np.int32)
-
+        if core is not None:
+            self._core, self._abi_inputs = core, core.tensor_names[:-1]
+        else:
+            default = self._index_dtype.name if self._index_dtype is not None else "int32"
+            index_of = {name: np.dtype(w).name for name, w in zip(self._sparse_inputs, widths)}
+            result_index = "int64" if wide else "int32"
             cache = {}
 
             def var_of(spec):
                 if spec.name not in cache:
-                    index = result_index if spec is self._result else index_dtypes.get(spec.name, default)
-                    cache[spec.name] = _core.TensorVar(spec.name, spec.format, spec.dtype.name,
-                                                       np.dtype(index).name)
+                    index = result_index if spec is self._result else index_of.get(spec.name, default)
+                    cache[spec.name] = _core.TensorVar(spec.name, spec.format, spec.dtype.name, index)
                 return cache[spec.name]
 
             lhs = _core_expr(self._assignment.lhs, var_of)
@@ -109,6 +122,7 @@ class Kernel:
                                  target=self._target)
             self._variants[key] = core
             self._core = core
+            self._abi_inputs = core.tensor_names[:-1]
         return core
 
     @property
@@ -122,27 +136,46 @@ class Kernel:
 
     # -- calls ---------------------------------------------------------------------------
     def __call__(self, out=None, **tensors):
-        from .creation import asarray
-        from .tensor import Tensor
-        unknown = set(tensors) - set(self.inputs)
-        if unknown:
-            raise TypeError(f"unknown kernel inputs {sorted(unknown)}; the inputs are {self.inputs}")
-        given = {**self._bound, **tensors}
-        missing = [name for name in self.inputs if name not in given]
-        if missing:
-            raise TypeError(f"missing kernel inputs {missing}; the inputs are {self.inputs}")
+        """Run the kernel on the inputs given by name and return the result tensor.
+
+        Inputs may be coiter tensors (read without copying) or anything ``ct.asarray``
+        accepts. ``out=`` receives the result (it must have the kernel's result format and
+        dtype)."""
+        if out is None and not self._bound and len(tensors) == len(self.inputs):
+            # Fast path: coiter tensors for every input, the last variant's index widths.
+            try:
+                data = [tensors[name]._storage for name in self._abi_inputs]
+                storage = self._core.run(data)
+            except (KeyError, AttributeError, SignatureError):
+                return self._call(out, tensors)
+            return Tensor(storage, self._result.name)
+        return self._call(out, tensors)
+
+    def _call(self, out, tensors):
+        if not tensors.keys() <= self._input_set:
+            unknown = sorted(set(tensors) - self._input_set)
+            raise TypeError(f"unknown kernel inputs {unknown}; the inputs are {self.inputs}")
         operands = {}
         for name in self.inputs:
-            t = given[name]
-            operands[name] = t if isinstance(t, Tensor) else asarray(t, name=name)
+            t = tensors.get(name)
+            if t is None:
+                t = self._bound.get(name)
+                if t is None:
+                    missing = [n for n in self.inputs if n not in tensors and n not in self._bound]
+                    raise TypeError(f"missing kernel inputs {missing}; the inputs are {self.inputs}")
+            operands[name] = self._wrap(t, name)
         shape = self._result_shape(operands, out)
-        index_dtypes = {name: t.index_dtype for name, t in operands.items()
-                        if _has_index_arrays(t.format) and self._index_dtype is None}
-        wide = any(d == np.int64 for d in index_dtypes.values()) or (
-            self._index_dtype == np.int64) or np.prod(shape, dtype=np.float64) > _INT32_MAX
-        result_index = np.dtype(np.int64 if wide else np.int32)
-        core = self._variant(result_index, index_dtypes)
-        storage = core.run([operands[name]._storage for name in core.tensor_names[:-1]], list(shape))
+        # Specialize on the index width of the sparse inputs (each width is its own kernel).
+        if self._index_dtype is None:
+            widths = tuple(operands[name]._storage.index_dtype for name in self._sparse_inputs)
+            wide = _INT64 in widths
+        else:
+            widths = ()
+            wide = self._index_dtype == np.int64
+        if not wide and shape and math.prod(shape) > _INT32_MAX:
+            wide = True
+        core = self._variant(wide, widths)
+        storage = core.run([operands[name]._storage for name in self._abi_inputs], shape)
         target = out if out is not None else self._result_tensor
         if target is not None:
             if target.format != self._result.format or target.dtype != self._result.dtype:
@@ -152,19 +185,25 @@ class Kernel:
             return target
         return Tensor(storage, self._result.name)
 
+    @staticmethod
+    def _wrap(value, name):
+        from .creation import asarray
+        from .tensor import Tensor
+        return value if isinstance(value, Tensor) else asarray(value, name=name)
+
     def _result_shape(self, operands, out):
         if out is not None:
-            return tuple(out.shape)
+            return list(out.shape)
         if self._result_tensor is not None:
-            return tuple(self._result_tensor.shape)
+            return list(self._result_tensor.shape)
         shape = []
         for m, source in enumerate(self._result_modes):
             if source is None:
                 raise ShapeError(f"the extent of mode {m} of the result {self._result.name} is not "
                                  "determined by any input; pass out=")
             name, mode = source
-            shape.append(operands[name].shape[mode])
-        return tuple(shape)
+            shape.append(operands[name]._data.shape[mode])
+        return shape
 
 
 def _unique_names(tensors):

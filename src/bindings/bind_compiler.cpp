@@ -104,11 +104,12 @@ void bindCompiler(py::module_& m) {
       })
       .def("source", &CompiledKernel::source, py::arg("language") = "c")
       .def("run", [](const CompiledKernel& k, const std::vector<std::shared_ptr<TensorStorage>>& operands,
-                     const std::vector<int64_t>& shape) {
+                     const std::optional<std::vector<int64_t>>& shape) {
         std::vector<std::shared_ptr<const TensorStorage>> in(operands.begin(), operands.end());
         py::gil_scoped_release nogil;
-        return k.run(in, shape);
-      });
+        return k.run(in, shape ? &*shape : nullptr);
+      }, py::arg("operands"), py::arg("shape") = py::none(),
+      "Runs the kernel; the result shape is derived from the operands unless given.");
 
   m.def("compile", [](const Assignment& a, const std::string& engine, const std::string& schedule,
                       const std::string& target) {

@@ -137,8 +137,9 @@ std::string CompiledKernel::source(const std::string& language) const {
 }
 
 std::shared_ptr<TensorStorage> CompiledKernel::run(const std::vector<std::shared_ptr<const TensorStorage>>& operands,
-                                                   const std::vector<int64_t>& resultShape) const {
-  return callKernel(code->entry(), lowered.abi, operands, resultShape);
+                                                   const std::vector<int64_t>* resultShape) const {
+  static const std::vector<int64_t> none;
+  return callKernel(code->entry(), lowered.abi, operands, resultShape ? *resultShape : none, resultShape != nullptr);
 }
 
 std::shared_ptr<const CompiledKernel> compileKernel(const notation::Assignment& a, const CompileOptions& options) {

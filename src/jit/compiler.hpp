@@ -31,9 +31,10 @@ struct CompiledKernel {
   std::string concreteText() const { return cin::toString(concrete); }
   // "c" (the C the IR prints as) or "llvm" (LLVM IR; needs the LLVM engine).
   std::string source(const std::string& language) const;
-  // Operands in the order of lowered.abi.tensors (the result excluded).
+  // Operands in the order of lowered.abi.tensors (the result excluded); `resultShape` null:
+  // derived from the operands.
   std::shared_ptr<TensorStorage> run(const std::vector<std::shared_ptr<const TensorStorage>>& operands,
-                                     const std::vector<int64_t>& resultShape) const;
+                                     const std::vector<int64_t>* resultShape) const;
 };
 
 std::shared_ptr<const CompiledKernel> compileKernel(const notation::Assignment& a, const CompileOptions& options);

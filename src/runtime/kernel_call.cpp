@@ -52,23 +52,46 @@ Buffer adopt(DType type, int64_t length, void* data) {
 
 std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& abi,
                                           const std::vector<std::shared_ptr<const TensorStorage>>& operands,
-                                          const std::vector<int64_t>& resultShape) {
+                                          const std::vector<int64_t>& resultShape, bool resultShapeGiven) {
   int resultIndex = abi.result();
   if (static_cast<int>(operands.size()) != resultIndex) {
     throw SignatureError("the kernel takes " + std::to_string(resultIndex) + " operands, got " +
                          std::to_string(operands.size()));
   }
   const notation::TensorVar& result = *abi.tensors[resultIndex];
-  if (static_cast<int>(resultShape.size()) != result.order()) {
+  std::vector<int64_t> derivedShape;
+  const std::vector<int64_t>& shape = resultShapeGiven ? resultShape : derivedShape;
+  if (!resultShapeGiven) {
+    // Each result extent is the extent of an operand mode indexed by the same variable.
+    derivedShape.assign(result.order(), -1);
+    for (const auto& modes : abi.indexVarModes) {
+      int source = -1;
+      for (size_t n = 0; n < modes.size(); ++n) {
+        if (modes[n].first != resultIndex) source = static_cast<int>(n);
+      }
+      for (const auto& [t, m] : modes) {
+        if (t == resultIndex && source >= 0) {
+          derivedShape[m] = operands[modes[source].first]->shape()[modes[source].second];
+        }
+      }
+    }
+    for (int m = 0; m < result.order(); ++m) {
+      if (derivedShape[m] < 0) {
+        throw ShapeError("no input determines the extent of mode " + std::to_string(m) + " of the result " +
+                         result.name + "; pass out= or a result shape");
+      }
+    }
+  }
+  if (static_cast<int>(shape.size()) != result.order()) {
     throw ShapeError("result " + result.name + " has " + std::to_string(result.order()) + " modes, shape given has " +
-                     std::to_string(resultShape.size()));
+                     std::to_string(shape.size()));
   }
   for (int t = 0; t < resultIndex; ++t) {
     checkOperand(*abi.tensors[t], *operands[t]);
     operands[t]->validate();
   }
   auto extent = [&](int tensor, int mode) {
-    return tensor == resultIndex ? resultShape[mode] : operands[tensor]->shape()[mode];
+    return tensor == resultIndex ? shape[mode] : operands[tensor]->shape()[mode];
   };
   for (size_t v = 0; v < abi.indexVars.size(); ++v) {
     const auto& modes = abi.indexVarModes[v];
@@ -82,7 +105,15 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
       }
     }
   }
-  result.format.checkShape(resultShape);
+  result.format.checkShape(shape);
+  if (result.indexType == DType::Int32) {
+    double positions = 1;
+    for (int64_t e : shape) positions *= static_cast<double>(e);
+    if (positions > 2147483647.0) {
+      throw SignatureError("result " + result.name + ": the kernel was compiled for int32 indices, too narrow "
+                           "for a result of this shape");
+    }
+  }
 
   std::vector<void*> pointers(abi.pointerSlots, nullptr);
   std::vector<int64_t> integers(abi.integerSlots, 0);
@@ -98,7 +129,7 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
   // capacity the kernel grows.
   const auto& levels = result.format.levels();
   size_t order = levels.size();
-  std::vector<int64_t> levelExtents = result.format.levelExtents(resultShape);
+  std::vector<int64_t> levelExtents = result.format.levelExtents(shape);
   int64_t guess = 64;
   for (const auto& op : operands) guess += op->values().length();
   std::vector<int64_t> parentCount(order + 1, 1);  // positions above level k (dense prefix)
@@ -179,7 +210,7 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
   Buffer& vals = *resultArrays.at({-1, "vals"});
   Buffer values = Buffer::borrow(vals.dtype(), positions,
                                  vals.data(), vals.owner());
-  auto storage = std::make_shared<TensorStorage>(result.format, resultShape, result.dtype, result.indexType,
+  auto storage = std::make_shared<TensorStorage>(result.format, shape, result.dtype, result.indexType,
                                                  std::move(storageLevels), std::move(values));
   storage->markValid();
   return storage;

@@ -12,10 +12,10 @@
 
 namespace coiter {
 
-// `operands` in the order of abi.tensors (without the result); `resultShape` is the shape of
-// the result (its extents that no operand determines are taken from here).
+// `operands` in the order of abi.tensors (without the result). The result's shape is
+// `resultShape` when `resultShapeGiven`, else derived from the operands' extents.
 std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& abi,
                                           const std::vector<std::shared_ptr<const TensorStorage>>& operands,
-                                          const std::vector<int64_t>& resultShape);
+                                          const std::vector<int64_t>& resultShape, bool resultShapeGiven);
 
 }  // namespace coiter
