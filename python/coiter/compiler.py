@@ -97,12 +97,15 @@ class Kernel:
         return next(a.tensor for a in accesses(self._assignment.rhs) if a.tensor.name == name)
 
     # -- compilation ---------------------------------------------------------------------
-    def _variant(self, wide, widths):
-        """The compiled kernel for a result index width and the sparse inputs' widths."""
-        key = (wide, widths)
+    def _variant(self, wide, widths, assemble=True):
+        """The compiled kernel for a result index width and the sparse inputs' widths;
+        ``assemble=False``: the compute-only kernel that fills a given result structure."""
+        key = (wide, widths, assemble)
         core = self._variants.get(key)
         if core is not None:
-            self._core, self._abi_inputs = core, core.tensor_names[:-1]
+            if assemble:
+                self._core = core
+            self._abi_inputs = core.tensor_names[:-1]
         else:
             default = self._index_dtype.name if self._index_dtype is not None else "int32"
             index_of = {name: np.dtype(w).name for name, w in zip(self._sparse_inputs, widths)}
@@ -119,9 +122,10 @@ class Kernel:
             rhs = _core_expr(self._assignment.rhs, var_of)
             statement = _core.assignment(lhs, rhs, self._assignment.accumulate)
             core = _core.compile(statement, engine=self._engine, schedule=self._schedule,
-                                 target=self._target)
+                                 target=self._target, assemble=assemble)
             self._variants[key] = core
-            self._core = core
+            if assemble:
+                self._core = core
             self._abi_inputs = core.tensor_names[:-1]
         return core
 
@@ -174,13 +178,18 @@ class Kernel:
             wide = self._index_dtype == np.int64
         if not wide and shape and math.prod(shape) > _INT32_MAX:
             wide = True
-        core = self._variant(wide, widths)
-        storage = core.run([operands[name]._storage for name in self._abi_inputs], shape)
         target = out if out is not None else self._result_tensor
+        if target is not None and (target.format != self._result.format or target.dtype != self._result.dtype):
+            raise SignatureError(f"out: the kernel computes a {self._result.format} tensor of "
+                                 f"{self._result.dtype}, but out is {target.format} of {target.dtype}")
+        structure = None
+        if out is not None and _has_index_arrays(self._result.format):
+            # Reuse out's assembled structure: a compute-only kernel fills in new values.
+            wide = out.index_dtype == _INT64
+            structure = out._storage
+        core = self._variant(wide, widths, assemble=structure is None)
+        storage = core.run([operands[name]._storage for name in self._abi_inputs], shape, structure)
         if target is not None:
-            if target.format != self._result.format or target.dtype != self._result.dtype:
-                raise SignatureError(f"out: the kernel computes a {self._result.format} tensor of "
-                                     f"{self._result.dtype}, but out is {target.format} of {target.dtype}")
             target._set_storage(storage)
             return target
         return Tensor(storage, self._result.name)

@@ -104,19 +104,20 @@ void bindCompiler(py::module_& m) {
       })
       .def("source", &CompiledKernel::source, py::arg("language") = "c")
       .def("run", [](const CompiledKernel& k, const std::vector<std::shared_ptr<TensorStorage>>& operands,
-                     const std::optional<std::vector<int64_t>>& shape) {
+                     const std::optional<std::vector<int64_t>>& shape, const std::shared_ptr<TensorStorage>& structure) {
         std::vector<std::shared_ptr<const TensorStorage>> in(operands.begin(), operands.end());
         py::gil_scoped_release nogil;
-        return k.run(in, shape ? &*shape : nullptr);
-      }, py::arg("operands"), py::arg("shape") = py::none(),
+        return k.run(in, shape ? &*shape : nullptr, structure.get());
+      }, py::arg("operands"), py::arg("shape") = py::none(), py::arg("structure") = nullptr,
       "Runs the kernel; the result shape is derived from the operands unless given.");
 
   m.def("compile", [](const Assignment& a, const std::string& engine, const std::string& schedule,
-                      const std::string& target) {
-    CompileOptions options{engine, schedule, target};
+                      const std::string& target, bool assemble) {
+    CompileOptions options{engine, schedule, target, assemble};
     py::gil_scoped_release nogil;
     return std::const_pointer_cast<CompiledKernel>(compileKernel(a, options));
-  }, py::arg("assignment"), py::arg("engine") = "auto", py::arg("schedule") = "", py::arg("target") = "cpu");
+  }, py::arg("assignment"), py::arg("engine") = "auto", py::arg("schedule") = "", py::arg("target") = "cpu",
+     py::arg("assemble") = true);
   m.def("cache_info", &cacheInfoDict);
   m.def("clear_cache", [](bool disk) { clearCache(disk); }, py::arg("disk") = false);
 }

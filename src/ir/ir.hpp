@@ -32,7 +32,9 @@ struct Type {
 inline Type scalar(DType t) { return Type{t, false}; }
 inline Type pointerTo(DType t) { return Type{t, true}; }
 
-enum KernelStatus : int32_t { kOk = 0, kOutOfMemory = 1 };
+// kStructureMismatch: a compute-only kernel found that the result structure it was given is
+// not the one its operands produce.
+enum KernelStatus : int32_t { kOk = 0, kOutOfMemory = 1, kStructureMismatch = 2 };
 
 // ---------------------------------------------------------------------------------------------
 // Variables. A variable is identified by its node (pointer identity); names are unique within

@@ -137,20 +137,24 @@ std::string CompiledKernel::source(const std::string& language) const {
 }
 
 std::shared_ptr<TensorStorage> CompiledKernel::run(const std::vector<std::shared_ptr<const TensorStorage>>& operands,
-                                                   const std::vector<int64_t>* resultShape) const {
+                                                   const std::vector<int64_t>* resultShape,
+                                                   const TensorStorage* structure) const {
   static const std::vector<int64_t> none;
-  return callKernel(code->entry(), lowered.abi, operands, resultShape ? *resultShape : none, resultShape != nullptr);
+  return callKernel(code->entry(), lowered.abi, operands, resultShape ? *resultShape : none, resultShape != nullptr,
+                    structure);
 }
 
 std::shared_ptr<const CompiledKernel> compileKernel(const notation::Assignment& a, const CompileOptions& options) {
   const Engine& engine = chooseEngine(options.engine);
   std::string optionText = "engine=" + engine.fingerprint() + ";schedule=" + options.schedule +
-                           ";target=" + options.target + ";version=" + COITER_VERSION;
+                           ";target=" + options.target + ";assemble=" + (options.assemble ? "yes" : "no") +
+                           ";version=" + COITER_VERSION;
   auto kernel = std::make_shared<CompiledKernel>();
   kernel->signature = signatureOf(a, optionText);
   kernel->engine = &engine;
   kernel->concrete = concreteStatement(a);
-  kernel->lowered = lower::lowerKernel(kernel->concrete, "coiter_kernel_" + kernel->signature.hash);
+  kernel->lowered = lower::lowerKernel(kernel->concrete, "coiter_kernel_" + kernel->signature.hash,
+                                       options.assemble);
   kernel->code = kernelCache().getOrCompile(kernel->signature, engine, kernel->lowered.function);
   return kernel;
 }

@@ -17,6 +17,7 @@ struct CompileOptions {
   std::string engine = "auto";   // "auto" (LLVM when built with it), "llvm" or "c"
   std::string schedule;          // canonical schedule text (empty: default)
   std::string target = "cpu";
+  bool assemble = true;          // false: compute values into a given result structure
 };
 
 // One compiled kernel as its caller sees it: its own tensor names, its concrete notation
@@ -34,7 +35,8 @@ struct CompiledKernel {
   // Operands in the order of lowered.abi.tensors (the result excluded); `resultShape` null:
   // derived from the operands.
   std::shared_ptr<TensorStorage> run(const std::vector<std::shared_ptr<const TensorStorage>>& operands,
-                                     const std::vector<int64_t>* resultShape) const;
+                                     const std::vector<int64_t>* resultShape,
+                                     const TensorStorage* structure = nullptr) const;
 };
 
 std::shared_ptr<const CompiledKernel> compileKernel(const notation::Assignment& a, const CompileOptions& options);

@@ -34,6 +34,7 @@ struct KernelABI {
   // Index variables and, for each, the (tensor, mode) pairs whose extents must agree.
   std::vector<std::string> indexVars;
   std::vector<std::vector<std::pair<int, int>>> indexVarModes;
+  bool assembles = true;  // false: compute-only, the result's index arrays are inputs
   int result() const { return static_cast<int>(tensors.size()) - 1; }
 };
 

@@ -18,7 +18,10 @@ struct LoweredKernel {
   KernelABI abi;
 };
 
-// `result` is the tensor the statement defines; `functionName` names the IR function.
-LoweredKernel lowerKernel(const cin::Stmt& stmt, const std::string& functionName);
+// `functionName` names the IR function. With `assemble` false the kernel computes values
+// only, into a result whose index structure the caller supplies (assembled by an earlier
+// call); it checks every coordinate against that structure and returns kStructureMismatch
+// on the first difference.
+LoweredKernel lowerKernel(const cin::Stmt& stmt, const std::string& functionName, bool assemble = true);
 
 }  // namespace coiter::lower

@@ -75,12 +75,15 @@ Stmt Lowerer::beginResultEntry(const std::string& var, bool writesResult, Var& s
     return declare(startVar, ir::ref(groups_[group.child].count));
   }
   // The leaf group: room for the entry's value, which starts at zero (compound assignments
-  // below accumulate into it).
+  // below accumulate into it). Compute-only kernels instead check that the given structure
+  // has an entry here.
   Expr count = ir::ref(group.count);
   Expr zero = isFloat(resultTensor_->dtype) || isComplex(resultTensor_->dtype)
                   ? litReal(scalar(resultTensor_->dtype), 0.0)
                   : lit(scalar(resultTensor_->dtype), 0);
-  return block({grow(vars.vals, vars.valsCap, plusOne(count)), store(vars.vals, count, zero)});
+  Stmt room = assemble_ ? grow(vars.vals, vars.valsCap, plusOne(count))
+                        : ifThen(binary(BinaryOp::Ge, count, ir::ref(vars.valsCap)), ret(kStructureMismatch));
+  return block({room, store(vars.vals, count, zero)});
 }
 
 Stmt Lowerer::commitResultEntry(const std::string& var, bool writesResult, const Var& startVar) {
@@ -105,6 +108,15 @@ Stmt Lowerer::commitResultEntry(const std::string& var, bool writesResult, const
   DType indexType = resultTensor_->indexType;
   Expr count = ir::ref(group.count);
   std::vector<Stmt> append;
+  if (!assemble_) {
+    append.push_back(checkResultEntry(group));
+    append.push_back(assign(group.count, plusOne(count)));
+    if (group.child >= 0) {
+      return ifThen(binary(BinaryOp::Gt, ir::ref(groups_[group.child].count), ir::ref(startVar)),
+                    block(std::move(append)));
+    }
+    return block(std::move(append));
+  }
   for (int k = group.first; k <= group.last; ++k) {
     Expr coord = coords_.at(result_.levelVars[k]);
     append.push_back(grow(vars.crd[k], vars.crdCap[k], plusOne(count)));
@@ -129,6 +141,30 @@ Stmt Lowerer::commitResultEntry(const std::string& var, bool writesResult, const
     return ifThen(binary(BinaryOp::Gt, ir::ref(groups_[group.child].count), ir::ref(startVar)), block(std::move(append)));
   }
   return block(std::move(append));
+}
+
+Stmt Lowerer::checkResultEntry(const AppendGroup& group) {
+  // The entry must exist in the given structure: the same coordinates, at the position this
+  // kernel reaches it, inside its parent's segment.
+  TensorVars& vars = *result_.vars;
+  Expr count = ir::ref(group.count);
+  std::vector<Expr> mismatches;
+  for (int k = group.first; k <= group.last; ++k) {
+    Expr stored = cast(scalar(DType::Int64), load(vars.crd[k], count));
+    mismatches.push_back(binary(BinaryOp::Ne, stored, coords_.at(result_.levelVars[k])));
+  }
+  if (group.parent < 0) {
+    Expr parent = group.first == 0 ? intLit(0) : result_.pos[group.first - 1];
+    const Var& pos = vars.pos[group.first];
+    mismatches.push_back(binary(BinaryOp::Lt, count, cast(scalar(DType::Int64), load(pos, parent))));
+    mismatches.push_back(binary(BinaryOp::Ge, count, cast(scalar(DType::Int64), load(pos, plusOne(parent)))));
+  }
+  // Bounds first: the coordinate loads must not run past the given arrays.
+  // (In a compute-only kernel the capacity parameters hold the given arrays' lengths.)
+  Stmt bounds = ifThen(binary(BinaryOp::Ge, count, ir::ref(vars.crdCap[group.first])), ret(kStructureMismatch));
+  Expr any = mismatches.front();
+  for (size_t n = 1; n < mismatches.size(); ++n) any = binary(BinaryOp::Or, any, mismatches[n]);
+  return block({bounds, ifThen(any, ret(kStructureMismatch))});
 }
 
 }  // namespace coiter::lower

@@ -11,7 +11,10 @@ namespace coiter::lower {
 
 using namespace ir;
 
-Lowerer::Lowerer(const cin::Stmt& stmt, const std::string& name) : root_(stmt), name_(name) {}
+Lowerer::Lowerer(const cin::Stmt& stmt, const std::string& name, bool assemble)
+    : root_(stmt), name_(name), assemble_(assemble) {
+  abi_.assembles = assemble;
+}
 
 std::string Lowerer::freshName(const std::string& base) {
   std::string clean;
@@ -264,6 +267,13 @@ LoweredKernel Lowerer::run() {
   body.insert(body.end(), prologue_.begin(), prologue_.end());
   body.push_back(computation);
   body.insert(body.end(), epilogue_.begin(), epilogue_.end());
+  if (!assemble_) {
+    // Every entry of the given structure must have been produced.
+    for (const auto& g : groups_) {
+      body.push_back(ifThen(binary(BinaryOp::Ne, ir::ref(g.count), ir::ref(result_.vars->crdCap[g.first])),
+                            ret(kStructureMismatch)));
+    }
+  }
   body.push_back(ret(kOk));
   LoweredKernel out;
   out.function = Function{name_, params_, block(std::move(body))};
@@ -271,8 +281,8 @@ LoweredKernel Lowerer::run() {
   return out;
 }
 
-LoweredKernel lowerKernel(const cin::Stmt& stmt, const std::string& functionName) {
-  return Lowerer(stmt, functionName).run();
+LoweredKernel lowerKernel(const cin::Stmt& stmt, const std::string& functionName, bool assemble) {
+  return Lowerer(stmt, functionName, assemble).run();
 }
 
 }  // namespace coiter::lower

@@ -62,7 +62,7 @@ struct SegmentInfo {
 
 class Lowerer {
  public:
-  Lowerer(const cin::Stmt& stmt, const std::string& name);
+  Lowerer(const cin::Stmt& stmt, const std::string& name, bool assemble = true);
   LoweredKernel run();
   std::string outerLattice();
 
@@ -105,9 +105,11 @@ class Lowerer {
   ir::Stmt beginResultEntry(const std::string& var, bool writesResult, ir::Var& startVar);
   ir::Stmt commitResultEntry(const std::string& var, bool writesResult, const ir::Var& startVar);
   ir::Expr resultPosition() const;
+  ir::Stmt checkResultEntry(const AppendGroup& group);
 
   cin::Stmt root_;
   std::string name_;
+  bool assemble_;
   std::vector<std::unique_ptr<TensorVars>> tensors_;
   std::vector<ir::Param> params_;
   KernelABI abi_;

@@ -52,7 +52,8 @@ Buffer adopt(DType type, int64_t length, void* data) {
 
 std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& abi,
                                           const std::vector<std::shared_ptr<const TensorStorage>>& operands,
-                                          const std::vector<int64_t>& resultShape, bool resultShapeGiven) {
+                                          const std::vector<int64_t>& resultShape, bool resultShapeGiven,
+                                          const TensorStorage* structure) {
   int resultIndex = abi.result();
   if (static_cast<int>(operands.size()) != resultIndex) {
     throw SignatureError("the kernel takes " + std::to_string(resultIndex) + " operands, got " +
@@ -139,10 +140,24 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
   }
   bool allDense = order == 0 || parentCount[order] >= 0;
   std::vector<bool> countsPerParent(order, false);  // pos holds counts (prefix-summed below)
+  if (!abi.assembles) {
+    if (!structure) throw CoiterError("a compute-only kernel needs the result structure");
+    if (structure->format() != result.format || structure->shape() != shape ||
+        structure->indexType() != result.indexType) {
+        throw SignatureError("out: its format, shape or index dtype differs from the kernel's result");
+    }
+  }
   for (const auto& a : abi.arrays) {
     if (a.tensor != resultIndex) continue;
     size_t width = dtypeSize(a.type);
-    int64_t capacity = guess;
+    if (!abi.assembles && a.level >= 0) {
+      // Compute-only: the given structure is read, never written or grown.
+      const Buffer& given = structure->levels()[a.level].array(a.array);
+      pointers[a.slot] = given.data();
+      if (a.capacitySlot >= 0) integers[a.capacitySlot] = given.length();
+      continue;
+    }
+    int64_t capacity = !abi.assembles ? structure->values().length() : guess;
     bool zero = false;
     if (a.array == "vals" && allDense) {
       capacity = parentCount[order];
@@ -170,12 +185,24 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
   for (size_t n = 0; n < abi.arrays.size(); ++n) {
     const auto& a = abi.arrays[n];
     if (a.tensor != resultIndex) continue;
+    if (!abi.assembles && a.level >= 0) continue;  // the structure's own arrays
     int64_t capacity = a.capacitySlot >= 0 ? integers[a.capacitySlot] : 0;
     owned[n] = adopt(a.type, capacity, pointers[a.slot]);
     resultArrays[{a.level, a.array}] = &owned[n];
   }
   if (status == ir::kOutOfMemory) throw std::bad_alloc();
+  if (status == ir::kStructureMismatch) {
+    throw FormatError("out: its structure is not the one these operands produce (their sparsity "
+                      "pattern changed); call the kernel without out= to assemble a new result");
+  }
   if (status != ir::kOk) throw CoiterError("kernel failed with status " + std::to_string(status));
+  if (!abi.assembles) {
+    Buffer& vals = *resultArrays.at({-1, "vals"});
+    auto storage = std::make_shared<TensorStorage>(result.format, shape, result.dtype, result.indexType,
+                                                   structure->levels(), vals);
+    storage->markValid();
+    return storage;
+  }
 
   // Turn per-parent counts into offsets and find each level's size. `positions` is the
   // number of positions of the level above (1 above the top).

@@ -13,9 +13,12 @@
 namespace coiter {
 
 // `operands` in the order of abi.tensors (without the result). The result's shape is
-// `resultShape` when `resultShapeGiven`, else derived from the operands' extents.
+// `resultShape` when `resultShapeGiven`, else derived from the operands' extents. A
+// compute-only kernel (abi.assembles false) takes the result's index structure from
+// `structure` and returns a tensor sharing it, with new values.
 std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& abi,
                                           const std::vector<std::shared_ptr<const TensorStorage>>& operands,
-                                          const std::vector<int64_t>& resultShape, bool resultShapeGiven);
+                                          const std::vector<int64_t>& resultShape, bool resultShapeGiven,
+                                          const TensorStorage* structure = nullptr);
 
 }  // namespace coiter

@@ -1,0 +1,91 @@
+"""Calling compiled kernels (API.md §4): inputs by name, signature checks, index widths,
+and reusing an assembled result structure with out=."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import coiter as ct
+
+
+@pytest.fixture(params=["c", "llvm"])
+def engine(request):
+    if request.param == "llvm" and not ct._core.with_llvm:
+        pytest.skip("this build has no LLVM engine")
+    return request.param
+
+
+def matrix(m, n, seed, density=0.2):
+    return sp.random(m, n, density=density, format="csr", random_state=seed)
+
+
+def test_out_reuses_the_assembled_structure(engine):
+    A, B = matrix(30, 40, 1), matrix(30, 40, 2)
+    kern = ct.compile("C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}, engine=engine)
+    C = kern(A=ct.asarray(A), B=ct.asarray(B))
+    pos, crd = C.levels[1].pos, C.levels[1].crd
+    A2 = A.copy()
+    A2.data *= -3.0
+    assert kern(A=ct.asarray(A2), B=ct.asarray(B), out=C) is C
+    assert np.shares_memory(C.levels[1].pos, pos) and np.shares_memory(C.levels[1].crd, crd)
+    np.testing.assert_allclose(C.to_numpy(), (A2 + B).toarray())
+
+
+def test_out_with_a_different_pattern_is_refused_not_misread(engine):
+    A, B = matrix(30, 40, 1), matrix(30, 40, 2)
+    kern = ct.compile("C(i,j) = A(i,j) * B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}, engine=engine)
+    C = kern(A=ct.asarray(A), B=ct.asarray(B))
+    with pytest.raises(ct.FormatError, match="structure"):
+        kern(A=ct.asarray(matrix(30, 40, 9, density=0.5)), B=ct.asarray(B), out=C)
+
+
+def test_spgemm_out_reuse(engine):
+    A, B = matrix(20, 30, 3), matrix(30, 25, 4)
+    kern = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"}, engine=engine)
+    C = kern(A=ct.asarray(A), B=ct.asarray(B))
+    B2 = B.copy()
+    B2.data += 1.0
+    kern(A=ct.asarray(A), B=ct.asarray(B2), out=C)
+    np.testing.assert_allclose(C.to_numpy(), (A @ B2).toarray())
+
+
+def test_each_index_width_gets_its_own_kernel(engine):
+    A = matrix(10, 12, 5)
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine)
+    A32 = ct.asarray(A)
+    A64 = ct.asarray(sp.csr_array((A.data, A.indices.astype(np.int64), A.indptr.astype(np.int64)), shape=A.shape))
+    assert A32.index_dtype == np.int32 and A64.index_dtype == np.int64
+    x = np.arange(12.0)
+    np.testing.assert_allclose(kern(A=A32, x=x).values, A @ x)
+    np.testing.assert_allclose(kern(A=A64, x=x).values, A @ x)
+
+
+def test_wrong_format_is_a_signature_error(engine):
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine)
+    with pytest.raises(ct.SignatureError, match="format"):
+        kern(A=ct.asarray(matrix(5, 5, 1).tocsc()), x=np.ones(5))
+
+
+def test_wrong_dtype_is_a_signature_error(engine):
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine)
+    with pytest.raises(ct.SignatureError, match="dtype"):
+        kern(A=ct.asarray(matrix(5, 5, 1)), x=np.ones(5, dtype=np.float32))
+
+
+def test_disagreeing_extents_are_a_shape_error(engine):
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine)
+    with pytest.raises(ct.ShapeError, match="'j'"):
+        kern(A=ct.asarray(matrix(5, 6, 1)), x=np.ones(7))
+
+
+def test_missing_and_unknown_inputs(engine):
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine)
+    with pytest.raises(TypeError, match="missing"):
+        kern(A=ct.asarray(matrix(5, 6, 1)))
+    with pytest.raises(TypeError, match="unknown"):
+        kern(A=ct.asarray(matrix(5, 6, 1)), x=np.ones(6), z=np.ones(6))
+
+
+def test_numpy_and_scipy_inputs_are_wrapped(engine):
+    A = matrix(6, 7, 2)
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine)
+    np.testing.assert_allclose(kern(A=A, x=np.ones(7)).values, A @ np.ones(7))
