@@ -63,6 +63,11 @@ def test_loop_order_follows_a_column_major_operand():
     assert kern.concrete == "∀j ∀i y(i) += A(i,j) * x(j)"
 
 
+def test_row_reductions_accumulate_in_a_scalar():
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"})
+    assert kern.concrete == "∀i (y(i) += acc0() where ∀j acc0() += A(i,j) * x(j))"
+
+
 # -- iteration lattices (§2.5) --------------------------------------------------------------------
 def vector_lattice(rhs_builder, formats):
     ts = {name: tensor(name, fmt) for name, fmt in formats.items()}
@@ -109,7 +114,9 @@ def loops(source):
 def test_csr_spmv_is_two_for_loops():
     src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}).source("c")
     assert loops(src) == (2, 0)
-    assert "y_vals[py1] += A_vals[pA2] * x_vals[px1];" in src
+    # The row is accumulated in a local scalar and stored once (footnote 30).
+    assert "acc0 += A_vals[pA2] * x_vals[px1];" in src
+    assert "y_vals[py1] += acc0;" in src
 
 
 def test_spmspv_is_one_while_merge():

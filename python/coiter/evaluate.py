@@ -23,6 +23,16 @@ def _operand(value, name):
     return asarray(value, name=name)
 
 
+def _computable(tensor):
+    """The tensor in a format the compiler iterates: DIA, ELL and BCSR (levels with derived
+    coordinates) are converted to CSR, and the conversion is logged."""
+    if tensor.format.name is None:
+        return tensor
+    logger.info("coiter: converting %s from %s to csr for the kernel (the compiler does not iterate "
+                "%s levels yet)", tensor.name or "an operand", tensor.format, tensor.format.name)
+    return tensor.asformat("csr")
+
+
 def _result_dtype(assignment, tensors):
     """NumPy's result type of the right side, computed by the compiler's promotion rules."""
     def var_of(tensor):
@@ -44,7 +54,7 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
     missing = [n for n in names if n not in tensors]
     if missing:
         raise TypeError(f"ct.evaluate: no tensor given for {missing}")
-    operands = {name: _operand(tensors[name], name) for name in names}
+    operands = {name: _computable(_operand(tensors[name], name)) for name in names}
     for name, ref in refs.items():
         if name != result_name and operands[name].ndim != ref.order:
             from .errors import ShapeError
@@ -179,7 +189,7 @@ def _diagonal(tensor, subscripts):
     columns = coords[keep][:, [first[c] for c in unique]]
     shape = tuple(tensor.shape[first[c]] for c in unique)
     fmt = "dense" if all(level.name == "dense" for level in tensor.format.levels) else "s" * len(unique)
-    diag = from_coords(columns.T, values[keep], shape, format=as_format(fmt, len(unique)))
+    diag = from_coords(columns, values[keep], shape, format=as_format(fmt, len(unique)))
     return diag, unique
 
 
@@ -189,7 +199,7 @@ def einsum(subscripts, *operands, out_format=None, dtype=None, engine=None):
     Supports ``->`` omitted (implicit output), ``...``, repeated indices within an operand
     (diagonals and traces) and scalar outputs.
     """
-    tensors = [_operand(op, None) for op in operands]
+    tensors = [_computable(_operand(op, None)) for op in operands]
     inputs, output = _subscripts(subscripts, tensors)
     names = [f"t{k}" for k in range(len(tensors))]
     terms = []

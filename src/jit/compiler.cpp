@@ -7,6 +7,7 @@
 
 #include "cin/concretize.hpp"
 #include "cin/loop_order.hpp"
+#include "cin/scalar_accumulators.hpp"
 #include "cin/workspaces.hpp"
 #include "codegen/c_codegen.hpp"
 #include "jit/disk_cache.hpp"
@@ -123,7 +124,7 @@ KernelCache& kernelCache() {
 }  // namespace
 
 cin::Stmt concreteStatement(const notation::Assignment& a) {
-  return cin::insertWorkspaces(cin::chooseLoopOrder(cin::concretize(a)));
+  return cin::accumulateInScalars(cin::insertWorkspaces(cin::chooseLoopOrder(cin::concretize(a))));
 }
 
 std::string CompiledKernel::source(const std::string& language) const {

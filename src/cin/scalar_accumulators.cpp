@@ -1,0 +1,45 @@
+#include "cin/scalar_accumulators.hpp"
+
+#include <algorithm>
+
+namespace coiter::cin {
+
+using namespace notation;
+
+namespace {
+
+Stmt rewrite(const Stmt& s, int& temporaries) {
+  switch (s->kind) {
+    case StmtKind::Assign:
+      return s;
+    case StmtKind::Where: {
+      const auto& w = as<WhereNode>(s);
+      return where(rewrite(w.consumer, temporaries), rewrite(w.producer, temporaries));
+    }
+    case StmtKind::Sequence: {
+      const auto& q = as<SequenceNode>(s);
+      return sequence(rewrite(q.define, temporaries), rewrite(q.mutate, temporaries));
+    }
+    case StmtKind::Forall:
+      break;
+  }
+  const auto& f = as<ForallNode>(s);
+  if (f.body->kind != StmtKind::Assign) return forall(f.var, rewrite(f.body, temporaries));
+  const auto& a = as<AssignNode>(f.body);
+  const auto& lhs = a.lhs->indices;
+  bool invariant = std::find(lhs.begin(), lhs.end(), f.var) == lhs.end();
+  if (!a.accumulate || a.lhs->tensor->temporary || !invariant) return s;
+  auto t = makeTensorVar("acc" + std::to_string(temporaries++), Format({}, {}), a.lhs->tensor->dtype,
+                         DType::Int64, true);
+  auto tAccess = access(t, {});
+  return where(assign(a.lhs, tAccess, a.accumulate), forall(f.var, assign(tAccess, a.rhs, a.accumulate)));
+}
+
+}  // namespace
+
+Stmt accumulateInScalars(const Stmt& s) {
+  int temporaries = 0;
+  return rewrite(s, temporaries);
+}
+
+}  // namespace coiter::cin

@@ -1,0 +1,16 @@
+// Reductions into a local scalar (taco-core.md §4.5, footnote 30). A compound assignment
+// whose result position does not depend on the innermost loop,
+//     ∀j y(i) += A(i,j) * x(j)
+// becomes a where with a scalar temporary,
+//     (y(i) += t where ∀j t += A(i,j) * x(j))
+// so the loop accumulates in a register and the result is read and written once, instead of
+// once per iteration (the compiler cannot keep y(i) in a register itself: the result array
+// could alias an operand's).
+#pragma once
+#include "cin/concrete_notation.hpp"
+
+namespace coiter::cin {
+
+Stmt accumulateInScalars(const Stmt& s);
+
+}  // namespace coiter::cin
