@@ -22,6 +22,18 @@ Expr plusOne(const Expr& e) { return binary(BinaryOp::Add, e, intLit(1)); }
 
 }  // namespace
 
+namespace {
+
+int groupEndingAt(const std::vector<AppendGroup>& groups, const std::vector<std::string>& levelVars,
+                  const std::string& var) {
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (levelVars[groups[g].last] == var) return static_cast<int>(g);
+  }
+  return -1;
+}
+
+}  // namespace
+
 void Lowerer::enterResultLevels(const std::string& var, std::vector<Stmt>& out) {
   (void)var;
   TensorVars& vars = *result_.vars;
@@ -44,6 +56,10 @@ void Lowerer::enterResultLevels(const std::string& var, std::vector<Stmt>& out) 
   }
 }
 
+bool Lowerer::appendsResultAt(const std::string& var) const {
+  return groupEndingAt(groups_, result_.levelVars, var) >= 0;
+}
+
 Expr Lowerer::resultPosition() const {
   int order = resultTensor_->order();
   if (order == 0) return intLit(0);
@@ -53,17 +69,6 @@ Expr Lowerer::resultPosition() const {
   return result_.pos[order - 1];
 }
 
-namespace {
-
-int groupEndingAt(const std::vector<AppendGroup>& groups, const std::vector<std::string>& levelVars,
-                  const std::string& var) {
-  for (size_t g = 0; g < groups.size(); ++g) {
-    if (levelVars[groups[g].last] == var) return static_cast<int>(g);
-  }
-  return -1;
-}
-
-}  // namespace
 
 Stmt Lowerer::beginResultEntry(const std::string& var, bool writesResult, Var& startVar) {
   int g = groupEndingAt(groups_, result_.levelVars, var);

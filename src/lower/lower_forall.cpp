@@ -237,6 +237,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   if (points.empty()) return nullptr;
   auto written = cin::resultsOf(f.body);
   bool writesResult = std::find(written.begin(), written.end(), resultTensor_) != written.end();
+  bool appendsHere = writesResult && appendsResultAt(v);
   Expr extent = extentOf(v);
   std::vector<Stmt> out;
 
@@ -342,8 +343,9 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       st.runEnd[k] = nullptr;
       st.entered = k + 1;
       advanceTo[s] = plusOne(positionOf(s));
-      if (!type.properties().unique && !single) {
-        // Coiterating a non-unique level: take the whole run of equal coordinates at once.
+      if (!type.properties().unique && (!single || appendsHere)) {
+        // Coiterating a non-unique level, or appending a result entry per coordinate: take
+        // the whole run of equal coordinates at once.
         Var run = makeVar(freshName("p" + segs[s].name + "_run_end"), kIndex);
         Expr end = forForm ? loopRange.end : ir::ref(stateEnd.at(s));
         body.push_back(declare(run, plusOne(positionOf(s))));

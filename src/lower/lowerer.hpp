@@ -105,6 +105,7 @@ class Lowerer {
   ir::Stmt beginResultEntry(const std::string& var, bool writesResult, ir::Var& startVar);
   ir::Stmt commitResultEntry(const std::string& var, bool writesResult, const ir::Var& startVar);
   ir::Expr resultPosition() const;
+  bool appendsResultAt(const std::string& var) const;  // a result append group ends at var
   ir::Stmt checkResultEntry(const AppendGroup& group);
 
   cin::Stmt root_;
