@@ -14,6 +14,9 @@ from .parser import TensorRef, parse
 
 logger = logging.getLogger("coiter")
 
+# At most this many combinations of operand mode orders are tried when no loop order fits.
+_MAX_TRIALS = 256
+
 
 def _operand(value, name):
     from .creation import asarray
@@ -122,16 +125,23 @@ def _compile_with_reordered_operands(parsed, operands, formats, dtypes, engine, 
     formats = dict({n: t.format for n, t in operands.items()}, **{result_name: formats[result_name]})
     dtypes = dict({n: t.dtype for n, t in operands.items()}, **{result_name: dtypes[result_name]})
     sparse = [name for name, t in operands.items() if t.ndim >= 2 and not is_all_dense(t.format)]
-    for name in sparse:
-        for fmt in _reordered(operands[name].format):
-            trial = dict(formats, **{name: fmt})
-            try:
-                kernel = compile_kernel(parsed, formats=trial, dtypes=dtypes, engine=engine, schedule=schedule)
-            except CompileError:
-                continue
-            logger.info("coiter: converting %s from %s to %s so every operand is traversed in storage "
-                        "order (%s)", name, operands[name].format, fmt, error)
-            return kernel, dict(operands, **{name: operands[name].asformat(fmt)})
+    choices = [[operands[name].format] + _reordered(operands[name].format) for name in sparse]
+    # Fewest conversions first; the first combination that compiles wins.
+    combinations = sorted(itertools.islice(itertools.product(*choices), _MAX_TRIALS),
+                          key=lambda combo: sum(f != operands[n].format for n, f in zip(sparse, combo)))
+    for combo in combinations[1:]:
+        trial = dict(formats, **dict(zip(sparse, combo)))
+        try:
+            kernel = compile_kernel(parsed, formats=trial, dtypes=dtypes, engine=engine, schedule=schedule)
+        except CompileError:
+            continue
+        converted = dict(operands)
+        for name, fmt in zip(sparse, combo):
+            if fmt != operands[name].format:
+                logger.info("coiter: converting %s from %s to %s so every operand is traversed in "
+                            "storage order (%s)", name, operands[name].format, fmt, error)
+                converted[name] = operands[name].asformat(fmt)
+        return kernel, converted
     raise error
 
 

@@ -21,6 +21,18 @@ def _is_sparse(fmt):
     return any(level.name != "dense" for level in fmt.levels)
 
 
+def _assemblable(fmt):
+    """Whether the compiler can build a result in this format: dense levels, then compressed
+    and singleton levels (hashed, DIA, ELL and BCSR results are not assembled yet)."""
+    if fmt.name is not None:
+        return False
+    names = [level.name for level in fmt.levels]
+    if any(name not in ("dense", "compressed", "singleton") for name in names):
+        return False
+    first_sparse = next((k for k, name in enumerate(names) if name != "dense"), len(names))
+    return all(name != "dense" for name in names[first_sparse:])
+
+
 def _terms(expr):
     """The product terms of a sum."""
     if isinstance(expr, Binary) and expr.op in ("add", "sub"):
@@ -78,7 +90,7 @@ def infer_result_format(result_indices, rhs, format_of):
     formats = {format_of(a.tensor) for a in carrying}
     if len(formats) == 1:
         (fmt,) = formats
-        if fmt.order == order and fmt.name is None:
+        if fmt.order == order and _assemblable(fmt):
             return fmt
     if order == 1:
         return as_format("s", 1)

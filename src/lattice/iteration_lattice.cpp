@@ -43,46 +43,61 @@ void addUnique(Points& points, LatticePoint p) {
 struct Builder {
   const std::vector<Segment>& segments;
   int dimension;
+  bool inOrder;
 
   // Segment rule and dimension rule.
   Points leaf(int s) const {
     const Segment& seg = segments[s];
-    if (seg.dimension || seg.iterable) return {LatticePoint{{s}, {}}};
+    bool iterate = seg.iterable && (seg.ordered || !inOrder || !seg.locatable);
+    if (seg.dimension || iterate) return {LatticePoint{{s}, {}}};
     if (seg.locatable) return {LatticePoint{{dimension}, {s}}};
     throw CoiterError("lattice: segment " + seg.name + " can neither be iterated nor located");
   }
 
-  // Iterate one side and locate the other: with several iterators, those that can be located
-  // are located instead, and the dimension (the identity of intersection) is dropped.
-  void intersectionOptimization(LatticePoint& p) const {
-    std::vector<int> kept, locatable;
-    for (int s : p.iterators) {
+  // A point whose only iterator is one segment: every region of it needs that segment.
+  bool isSingleSegment(const LatticePoint& p) const {
+    return p.iterators.size() == 1 && !segments[p.iterators[0]].dimension;
+  }
+  bool isDimensionOnly(const LatticePoint& p) const {
+    return p.iterators.size() == 1 && segments[p.iterators[0]].dimension;
+  }
+
+  // Intersection optimization: when one side is a single segment that every region needs,
+  // it drives the loop: the other side's dimension adds nothing, and its segments that can be
+  // located are located. A side that is only the dimension (dense operands) adds its
+  // locators. Points from a union keep their dimension otherwise: it is what visits the
+  // coordinates where only some operands are present.
+  LatticePoint optimizedMerge(const LatticePoint& driver, const LatticePoint& other) const {
+    LatticePoint p = driver;
+    p.locators.insert(p.locators.end(), other.locators.begin(), other.locators.end());
+    for (int s : other.iterators) {
       if (segments[s].dimension) continue;
-      (segments[s].locatable ? locatable : kept).push_back(s);
+      (segments[s].locatable ? p.locators : p.iterators).push_back(s);
     }
-    if (kept.empty() && !locatable.empty()) {
-      // Everything can be located: iterate one segment, preferably an ordered one.
-      auto ordered = std::find_if(locatable.begin(), locatable.end(),
-                                  [&](int s) { return segments[s].ordered; });
-      auto chosen = ordered != locatable.end() ? ordered : locatable.begin();
-      kept.push_back(*chosen);
-      locatable.erase(chosen);
-    }
-    if (kept.empty()) return;  // only the dimension
-    p.iterators = kept;
-    p.locators.insert(p.locators.end(), locatable.begin(), locatable.end());
+    return p;
   }
 
   // Merges two points (intersection rule), then keeps the merge well-formed: unordered
   // iterators cannot be merged with others, so they become locators.
   LatticePoint merge(const LatticePoint& x, const LatticePoint& y, bool optimize) const {
     LatticePoint p;
-    p.iterators = x.iterators;
-    p.iterators.insert(p.iterators.end(), y.iterators.begin(), y.iterators.end());
-    p.locators = x.locators;
-    p.locators.insert(p.locators.end(), y.locators.begin(), y.locators.end());
+    if (optimize && isDimensionOnly(y)) {
+      p = x;
+      p.locators.insert(p.locators.end(), y.locators.begin(), y.locators.end());
+    } else if (optimize && isDimensionOnly(x)) {
+      p = y;
+      p.locators.insert(p.locators.end(), x.locators.begin(), x.locators.end());
+    } else if (optimize && isSingleSegment(x) && (!isSingleSegment(y) || segments[x.iterators[0]].ordered)) {
+      p = optimizedMerge(x, y);
+    } else if (optimize && isSingleSegment(y)) {
+      p = optimizedMerge(y, x);
+    } else {
+      p.iterators = x.iterators;
+      p.iterators.insert(p.iterators.end(), y.iterators.begin(), y.iterators.end());
+      p.locators = x.locators;
+      p.locators.insert(p.locators.end(), y.locators.begin(), y.locators.end());
+    }
     normalize(p);
-    if (optimize && p.iterators.size() > 1) intersectionOptimization(p);
     bool unorderedMerge = p.iterators.size() > 1 &&
         std::any_of(p.iterators.begin(), p.iterators.end(), [&](int s) { return !segments[s].ordered; });
     if (unorderedMerge) {
@@ -107,7 +122,36 @@ struct Builder {
 
   bool isFull(int s) const { return segments[s].full || segments[s].dimension; }
 
-  Points unite(const Points& a, const Points& b) const {
+  // An unordered segment cannot be merged, and in a union it must still be visited where the
+  // other side has run out: it is located while the dimension is iterated, in every point.
+  Points locateUnordered(const Points& points) const {
+    Points out;
+    for (LatticePoint p : points) {
+      std::vector<int> iterators;
+      for (int s : p.iterators) {
+        if (segments[s].ordered) {
+          iterators.push_back(s);
+        } else {
+          p.locators.push_back(s);
+          iterators.push_back(dimension);
+        }
+      }
+      p.iterators = iterators;
+      addUnique(out, p);
+    }
+    return out;
+  }
+
+  bool hasUnordered(const Points& points) const {
+    return std::any_of(points.begin(), points.end(), [&](const LatticePoint& p) {
+      return std::any_of(p.iterators.begin(), p.iterators.end(), [&](int s) { return !segments[s].ordered; });
+    });
+  }
+
+  Points unite(const Points& first, const Points& second) const {
+    bool unordered = hasUnordered(first) || hasUnordered(second);
+    Points a = unordered ? locateUnordered(first) : first;
+    Points b = unordered ? locateUnordered(second) : second;
     Points out = intersect(a, b, false);
     for (const auto& p : a) addUnique(out, p);
     for (const auto& p : b) addUnique(out, p);
@@ -140,10 +184,10 @@ struct Builder {
 }  // namespace
 
 IterationLattice IterationLattice::build(const DomainExprPtr& domain, const std::vector<Segment>& segments,
-                                         int dimension) {
+                                         int dimension, bool inOrder) {
   IterationLattice lattice;
   lattice.segments_ = segments;
-  Builder builder{lattice.segments_, dimension};
+  Builder builder{lattice.segments_, dimension, inOrder};
   Points points = builder.build(domain);
   // Lattice order: more iterators first (a stable sort keeps construction order otherwise).
   std::stable_sort(points.begin(), points.end(), [](const LatticePoint& x, const LatticePoint& y) {

@@ -50,9 +50,11 @@ struct LatticePoint {
 
 class IterationLattice {
  public:
-  // `dimension` is the index of the variable's dimension segment in `segments`.
+  // `dimension` is the index of the variable's dimension segment in `segments`. With
+  // `inOrder` (the loop appends to a result), unordered segments are never iterated: they are
+  // located while the dimension is iterated.
   static IterationLattice build(const DomainExprPtr& domain, const std::vector<Segment>& segments,
-                                int dimension);
+                                int dimension, bool inOrder = false);
 
   const std::vector<LatticePoint>& points() const { return points_; }
   const std::vector<Segment>& segments() const { return segments_; }

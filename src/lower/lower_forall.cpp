@@ -31,6 +31,22 @@ Expr plusOne(const Expr& e) { return binary(BinaryOp::Add, e, intLit(1)); }
 
 }  // namespace
 
+bool Lowerer::onlyAccumulates(const cin::Stmt& s) const {
+  switch (s->kind) {
+    case cin::StmtKind::Assign: {
+      const auto& a = cin::as<cin::AssignNode>(s);
+      return a.lhs->tensor != resultTensor_ || a.accumulate != nullptr;
+    }
+    case cin::StmtKind::Forall:
+      return onlyAccumulates(cin::as<cin::ForallNode>(s).body);
+    case cin::StmtKind::Where:
+      return onlyAccumulates(cin::as<cin::WhereNode>(s).consumer) && onlyAccumulates(cin::as<cin::WhereNode>(s).producer);
+    case cin::StmtKind::Sequence:
+      return onlyAccumulates(cin::as<cin::SequenceNode>(s).define) && onlyAccumulates(cin::as<cin::SequenceNode>(s).mutate);
+  }
+  return false;
+}
+
 int Lowerer::segmentFor(const AccessNode* access, int level) {
   for (size_t s = 0; s < segmentInfo_.size(); ++s) {
     if (segmentInfo_[s].access == access && segmentInfo_[s].level == level) return static_cast<int>(s);
@@ -211,7 +227,10 @@ lt::IterationLattice Lowerer::latticeOf(const cin::ForallNode& f, std::vector<Se
   dimensionSegment_ = 0;
   lt::DomainExprPtr domain = domainOf(f.body, f.var);
   // A zero body (every operand absent) iterates nothing.
-  lt::IterationLattice lattice = domain ? lt::IterationLattice::build(domain, segments_, 0) : lt::IterationLattice();
+  auto written = cin::resultsOf(f.body);
+  bool appends = appendsResultAt(f.var) && std::find(written.begin(), written.end(), resultTensor_) != written.end();
+  lt::IterationLattice lattice =
+      domain ? lt::IterationLattice::build(domain, segments_, 0, appends) : lt::IterationLattice();
   info = segmentInfo_;
   segments_ = std::move(savedSegments);
   segmentInfo_ = std::move(savedInfo);
@@ -237,7 +256,10 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   if (points.empty()) return nullptr;
   auto written = cin::resultsOf(f.body);
   bool writesResult = std::find(written.begin(), written.end(), resultTensor_) != written.end();
-  bool appendsHere = writesResult && appendsResultAt(v);
+  // A non-unique level (COO) may be iterated entry by entry only when every write to the
+  // result accumulates (+=): a plain assignment, or appending one entry per coordinate, needs
+  // the whole run of equal coordinates at once.
+  bool byRuns = writesResult && (appendsResultAt(v) || !onlyAccumulates(f.body));
   Expr extent = extentOf(v);
   std::vector<Stmt> out;
 
@@ -271,7 +293,15 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   auto segmentName = [&](int s) { return segs[s].dimension ? v : "p" + segs[s].name; };
 
   // Iterators shared by several lattice points keep their state in variables.
-  bool shared = points.size() > 1 || points.front().iterators.size() > 1;
+  // Iterating a non-unique level run by run (to append one result entry per coordinate)
+  // advances by runs, so it cannot be a plain for loop.
+  auto iteratesRuns = [&](const lt::LatticePoint& p) {
+    return byRuns && std::any_of(p.iterators.begin(), p.iterators.end(), [&](int s) {
+      return !segs[s].dimension && !info[s].access->tensor->temporary &&
+             !info[s].access->tensor->format.levels()[info[s].level]->properties().unique;
+    });
+  };
+  bool shared = points.size() > 1 || points.front().iterators.size() > 1 || iteratesRuns(points.front());
   std::map<int, Var> state, stateEnd;
   if (shared) {
     for (const auto& p : points) {
@@ -288,7 +318,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
 
   for (size_t pi = 0; pi < points.size(); ++pi) {
     const lt::LatticePoint& point = points[pi];
-    bool forForm = point.iterators.size() == 1 && pi + 1 == points.size();
+    bool forForm = point.iterators.size() == 1 && pi + 1 == points.size() && !iteratesRuns(point);
     std::vector<Stmt> body;
     Var loopVar;
     Range loopRange;
@@ -343,7 +373,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       st.runEnd[k] = nullptr;
       st.entered = k + 1;
       advanceTo[s] = plusOne(positionOf(s));
-      if (!type.properties().unique && (!single || appendsHere)) {
+      if (!type.properties().unique && (!single || byRuns)) {
         // Coiterating a non-unique level, or appending a result entry per coordinate: take
         // the whole run of equal coordinates at once.
         Var run = makeVar(freshName("p" + segs[s].name + "_run_end"), kIndex);

@@ -95,6 +95,7 @@ class Lowerer {
   lattice::DomainExprPtr domainOf(const cin::Stmt& s, const std::string& var);
   lattice::DomainExprPtr domainOf(const notation::Expr& e, const std::string& var);
   int segmentFor(const AccessNode* access, int level);
+  bool onlyAccumulates(const cin::Stmt& s) const;  // every write to the result is compound
   void resolveLocates(std::vector<ir::Stmt>& out);
   ir::Expr locatePosition(AccessState& state, int level, const ir::Expr& coord,
                           std::vector<ir::Stmt>& out);
