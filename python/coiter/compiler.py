@@ -1,4 +1,5 @@
 """Compiling index notation into kernels and calling them (API.md §4)."""
+import itertools
 import logging
 import math
 
@@ -6,8 +7,8 @@ import numpy as np
 
 from . import _core
 from .dtypes import value_dtype
-from .errors import ShapeError, SignatureError
-from .formats import as_format
+from .errors import CompileError, ShapeError, SignatureError
+from .formats import Format, as_format, is_all_dense
 from .tensor import Tensor
 from .notation import Access, Assignment, Binary, Literal, Negate, Reduction, accesses, map_tensors
 
@@ -215,6 +216,42 @@ class Kernel:
         return shape
 
 
+# At most this many combinations of operand mode orders are tried when no loop order fits.
+_MAX_TRIALS = 256
+
+
+def _reordered(fmt):
+    """Formats with the same levels and every other mode order."""
+    order = list(fmt.mode_order)
+    return [Format(list(fmt.levels), list(p)) for p in itertools.permutations(range(len(order)))
+            if list(p) != order]
+
+
+def with_reordered_operands(operands, attempt, error):
+    """When no loop order traverses every operand in its storage order (e.g. A(k,i) * B(k,j)
+    with both in CSR and a CSR result), convert sparse operands to other mode orders
+    (transpositions, O(nnz) each), as a user expects the expression to just work.
+
+    ``operands`` maps input names to tensors; ``attempt(formats)`` compiles with the inputs'
+    formats overridden by name and raises CompileError when that fails. Fewest conversions are
+    tried first; the conversions are logged. Returns ``(kernel, converted tensors by name)``."""
+    sparse = [name for name, t in operands.items() if t.ndim >= 2 and not is_all_dense(t.format)]
+    choices = [[operands[name].format] + _reordered(operands[name].format) for name in sparse]
+    combinations = sorted(itertools.islice(itertools.product(*choices), _MAX_TRIALS),
+                          key=lambda combo: sum(f != operands[n].format for n, f in zip(sparse, combo)))
+    for combo in combinations[1:]:
+        overrides = {n: f for n, f in zip(sparse, combo) if f != operands[n].format}
+        try:
+            kernel = attempt(overrides)
+        except CompileError:
+            continue
+        for name, fmt in overrides.items():
+            logger.info("coiter: converting %s from %s to %s so every operand is traversed in storage "
+                        "order (%s)", name, operands[name].format, fmt, error)
+        return kernel, {name: operands[name].asformat(fmt) for name, fmt in overrides.items()}
+    raise error
+
+
 def _unique_names(tensors):
     """Input names: each tensor's name, else t0, t1, ... in order of appearance."""
     names, used = {}, set()
@@ -228,15 +265,16 @@ def _unique_names(tensors):
     return names
 
 
-def specs_for_tensors(assignment, result_name):
+def specs_for_tensors(assignment, result_name, formats=None):
     """Rewrite an assignment over Tensor objects into one over TensorSpecs; returns
-    ``(assignment, specs, result_spec, bound)``."""
+    ``(assignment, specs, result_spec, bound)``. ``formats`` overrides inputs' formats by name."""
     tensors = list({id(a.tensor): a.tensor for a in accesses(assignment.rhs)}.values())
     names = _unique_names(tensors)
     result = assignment.lhs.tensor
     if result_name in names.values():
         result_name = f"{result_name}_result"
-    specs = {id(t): TensorSpec(names[id(t)], t.format, t.dtype) for t in tensors}
+    formats = formats or {}
+    specs = {id(t): TensorSpec(names[id(t)], formats.get(names[id(t)], t.format), t.dtype) for t in tensors}
     result_spec = TensorSpec(result_name, result.format, result.dtype)
 
     rewritten = Assignment(Access(result_spec, assignment.lhs.indices),
@@ -261,9 +299,18 @@ def compile(stmt, formats=None, dtype=np.float64, dtypes=None, index_dtype=None,
         if definition is None:
             raise ValueError(f"{stmt._label()} has no definition to compile; assign one with "
                              "y[i] = ... first")
-        assignment, specs, result_spec, bound = specs_for_tensors(definition, stmt.name or "out")
-        return Kernel(assignment, specs, result_spec, index_dtype=index_dtype, engine=engine,
-                      schedule=schedule_text, target=target, bound=bound, result_tensor=stmt)
+        def attempt(formats):
+            assignment, specs, result_spec, bound = specs_for_tensors(definition, stmt.name or "out", formats)
+            return Kernel(assignment, specs, result_spec, index_dtype=index_dtype, engine=engine,
+                          schedule=schedule_text, target=target, bound=bound, result_tensor=stmt)
+
+        try:
+            return attempt({})
+        except CompileError as error:
+            operands = specs_for_tensors(definition, stmt.name or "out")[3]
+            kernel, converted = with_reordered_operands(operands, attempt, error)
+            kernel._bound.update(converted)
+            return kernel
     from .parser import parse
     assignment, refs = parse(stmt) if isinstance(stmt, str) else stmt
     formats = dict(formats or {})

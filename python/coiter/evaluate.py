@@ -1,21 +1,18 @@
 """One-call evaluation: ``ct.evaluate("y(i) = A(i,j) * x(j)", A=A, x=x)`` and ``ct.einsum``."""
-import itertools
 import logging
 
 import numpy as np
 
 from . import _core
-from .compiler import _core_expr, compile as compile_kernel
+from .compiler import _core_expr, compile as compile_kernel, with_reordered_operands
 from .format_inference import check_dense_size, infer_result_format
 from .errors import CompileError
-from .formats import Format, as_format, is_all_dense
-from .notation import Assignment, map_tensors
+from .formats import as_format
+from .notation import Assignment, accesses, check_extents, map_tensors
 from .parser import TensorRef, parse
 
 logger = logging.getLogger("coiter")
 
-# At most this many combinations of operand mode orders are tried when no loop order fits.
-_MAX_TRIALS = 256
 
 
 def _operand(value, name):
@@ -63,6 +60,7 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
             from .errors import ShapeError
             raise ShapeError(f"tensor {name} has {operands[name].ndim} modes but is indexed with "
                              f"{ref.order} indices in {statement!r}")
+    check_extents(accesses(assignment.rhs), lambda ref: operands[ref.name].shape)
     rhs_dtype = _result_dtype(assignment, operands)
     result_dtype = rhs_dtype if dtype is None else np.dtype(dtype)
     order = len(assignment.lhs.indices)
@@ -89,13 +87,6 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
     return result
 
 
-def _reordered(fmt):
-    """Formats with the same levels and every other mode order."""
-    order = list(fmt.mode_order)
-    return [Format(list(fmt.levels), list(p)) for p in itertools.permutations(range(len(order)))
-            if list(p) != order]
-
-
 def _split_repeated(assignment, operands):
     """The statement with every repeated operand read under its own name (A, A_1, ...), so
     each access can be given its own storage order."""
@@ -116,33 +107,19 @@ def _split_repeated(assignment, operands):
 
 
 def _compile_with_reordered_operands(parsed, operands, formats, dtypes, engine, schedule, error):
-    """When no loop order traverses every operand in its storage order (e.g. A(k,i) * B(k,j)
-    with both in CSR and a CSR result), convert a sparse operand to another mode order (a
-    transposition, O(nnz)), as a user expects the expression to just work. The conversion is
-    logged; the first one that compiles is used."""
+    """Compile with operands converted to other mode orders (see
+    ``compiler.with_reordered_operands``), each access of a repeated operand on its own."""
     parsed, operands = _split_repeated(parsed[0], operands)
     result_name = parsed[0].lhs.tensor.name
     formats = dict({n: t.format for n, t in operands.items()}, **{result_name: formats[result_name]})
     dtypes = dict({n: t.dtype for n, t in operands.items()}, **{result_name: dtypes[result_name]})
-    sparse = [name for name, t in operands.items() if t.ndim >= 2 and not is_all_dense(t.format)]
-    choices = [[operands[name].format] + _reordered(operands[name].format) for name in sparse]
-    # Fewest conversions first; the first combination that compiles wins.
-    combinations = sorted(itertools.islice(itertools.product(*choices), _MAX_TRIALS),
-                          key=lambda combo: sum(f != operands[n].format for n, f in zip(sparse, combo)))
-    for combo in combinations[1:]:
-        trial = dict(formats, **dict(zip(sparse, combo)))
-        try:
-            kernel = compile_kernel(parsed, formats=trial, dtypes=dtypes, engine=engine, schedule=schedule)
-        except CompileError:
-            continue
-        converted = dict(operands)
-        for name, fmt in zip(sparse, combo):
-            if fmt != operands[name].format:
-                logger.info("coiter: converting %s from %s to %s so every operand is traversed in "
-                            "storage order (%s)", name, operands[name].format, fmt, error)
-                converted[name] = operands[name].asformat(fmt)
-        return kernel, converted
-    raise error
+
+    def attempt(overrides):
+        return compile_kernel(parsed, formats=dict(formats, **overrides), dtypes=dtypes, engine=engine,
+                              schedule=schedule)
+
+    kernel, converted = with_reordered_operands(operands, attempt, error)
+    return kernel, dict(operands, **converted)
 
 
 def _subscripts(spec, operands):

@@ -205,6 +205,25 @@ def map_tensors(expr, fn):
     return expr
 
 
+def check_extents(access_list, shape_of):
+    """Raise ShapeError when an index variable ranges over modes of different extents;
+    ``shape_of(tensor)`` gives a tensor's shape (None to skip it)."""
+    seen = {}
+    for a in access_list:
+        shape = shape_of(a.tensor)
+        if shape is None:
+            continue
+        name = getattr(a.tensor, "name", None) or "a tensor"
+        for mode, v in enumerate(a.indices):
+            extent = shape[mode]
+            if v.name not in seen:
+                seen[v.name] = (extent, name, mode)
+            elif seen[v.name][0] != extent:
+                first, first_name, first_mode = seen[v.name]
+                raise ShapeError(f"index {v.name!r} ranges over mode {first_mode} of {first_name} "
+                                 f"(extent {first}) and mode {mode} of {name} (extent {extent})")
+
+
 def index_key(key, ndim, label):
     """The index variables of ``T[key]``, or None when ``key`` holds no index variable."""
     key = key if isinstance(key, tuple) else (key,)

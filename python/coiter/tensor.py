@@ -64,7 +64,7 @@ class Tensor:
 
     # -- index notation (API.md §3) -------------------------------------------------------
     def __setitem__(self, key, value):
-        from .notation import Access, Assignment, _wrap, accesses, index_key, map_tensors
+        from .notation import Access, Assignment, _wrap, accesses, check_extents, index_key, map_tensors
         variables = index_key(key, self.ndim, self._label())
         if variables is None:
             raise TypeError("coiter tensors are assigned with index variables, e.g. y[i] = A[i, j] * x[j]")
@@ -74,7 +74,9 @@ class Tensor:
             current = Tensor(self._storage, self.name)
             rhs = map_tensors(rhs, lambda t: current if t is self else t)
         self._check_operands(rhs)
-        self._definition = Assignment(Access(self, variables), rhs)
+        lhs = Access(self, variables)
+        check_extents([lhs] + accesses(rhs), lambda t: t.shape)
+        self._definition = Assignment(lhs, rhs)
         self._kernel = None
 
     def _check_operands(self, rhs):

@@ -69,6 +69,7 @@ Expr litReal(Type t, double re, double im) {
 }
 
 Expr intLit(int64_t value, DType t) { return lit(scalar(t), value); }
+Expr zeroOf(DType t) { return isFloat(t) || isComplex(t) ? litReal(scalar(t), 0.0) : lit(scalar(t), 0); }
 Expr boolLit(bool value) { return lit(scalar(DType::Bool), value ? 1 : 0); }
 Expr ref(const Var& v) { return std::make_shared<VarRefNode>(v); }
 Expr load(const Var& buffer, Expr index) {

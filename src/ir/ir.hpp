@@ -238,6 +238,7 @@ struct Function {
 Expr lit(Type t, int64_t value);            // integer or bool literal
 Expr litReal(Type t, double re, double im = 0.0);  // float or complex literal
 Expr intLit(int64_t value, DType t = DType::Int64);
+Expr zeroOf(DType t);                        // 0 of any scalar type (false for bool)
 Expr boolLit(bool value);
 Expr ref(const Var& v);
 Expr load(const Var& buffer, Expr index);

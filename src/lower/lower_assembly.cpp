@@ -83,9 +83,7 @@ Stmt Lowerer::beginResultEntry(const std::string& var, bool writesResult, Var& s
   // below accumulate into it). Compute-only kernels instead check that the given structure
   // has an entry here.
   Expr count = ir::ref(group.count);
-  Expr zero = isFloat(resultTensor_->dtype) || isComplex(resultTensor_->dtype)
-                  ? litReal(scalar(resultTensor_->dtype), 0.0)
-                  : lit(scalar(resultTensor_->dtype), 0);
+  Expr zero = zeroOf(resultTensor_->dtype);
   Stmt room = assemble_ ? grow(vars.vals, vars.valsCap, plusOne(count))
                         : ifThen(binary(BinaryOp::Ge, count, ir::ref(vars.valsCap)), ret(kStructureMismatch));
   return block({room, store(vars.vals, count, zero)});
@@ -145,7 +143,11 @@ Stmt Lowerer::commitResultEntry(const std::string& var, bool writesResult, const
   if (group.child >= 0) {
     return ifThen(binary(BinaryOp::Gt, ir::ref(groups_[group.child].count), ir::ref(startVar)), block(std::move(append)));
   }
-  return block(std::move(append));
+  // Like SciPy, an entry whose value came out zero (no term reached it, or terms cancelled)
+  // is not stored; the next entry reuses its slot.
+  Expr value = load(vars.vals, count);
+  Expr zero = zeroOf(resultTensor_->dtype);
+  return ifThen(binary(BinaryOp::Ne, value, zero), block(std::move(append)));
 }
 
 Stmt Lowerer::checkResultEntry(const AppendGroup& group) {

@@ -11,15 +11,6 @@ namespace coiter::lower {
 using namespace ir;
 namespace nt = notation;
 
-namespace {
-
-Expr zeroOf(DType t) {
-  if (isFloat(t) || isComplex(t)) return litReal(scalar(t), 0.0, 0.0);
-  return lit(scalar(t), 0);
-}
-
-}  // namespace
-
 Expr Lowerer::literal(const nt::Expr& e) const {
   const auto& l = static_cast<const nt::LiteralNode&>(*e);
   Type t = scalar(l.type);

@@ -31,7 +31,7 @@ Expr identityOf(const nt::Operator* op, DType t) {
     });
     return lit(scalar(t), max ? lo : hi);
   }
-  return floating ? litReal(scalar(t), 0.0) : lit(scalar(t), 0);
+  return zeroOf(t);
 }
 
 // The first compound operator that writes `temp` in `s`.
@@ -193,7 +193,7 @@ Stmt Lowerer::lowerWhere(const cin::WhereNode& w) {
     // Consume the touched coordinates in order, then clear exactly those entries.
     Var p = makeVar(freshName(t->name + "_p"), scalar(DType::Int64));
     Expr c = load(ws.tensor->crd[0], ir::ref(p));
-    Expr zero = isFloat(t->dtype) || isComplex(t->dtype) ? litReal(scalar(t->dtype), 0.0) : lit(scalar(t->dtype), 0);
+    Expr zero = zeroOf(t->dtype);
     after.push_back(forLoop(p, intLit(0), ir::ref(ws.count),
                             block({store(ws.tensor->vals, c, zero), store(ws.mark, c, boolLit(false))})));
   }
