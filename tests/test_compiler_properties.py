@@ -66,10 +66,12 @@ class Problem:
             keep = [v for v in self.result if v in term.variables]
             summed = []
             if term.reduction:
-                # The explicit reduction applies first; indices summed implicitly (absent from
-                # the result) are summed around it: sum_i max(j, C(i,j)).
+                # An implicit sum binds to the smallest term holding all uses of its index:
+                # inside the reduction when only this term uses it (max(i, sum_l A(i,l))),
+                # around it when other terms use it too (sum_i (... + max(j, C(i,j)))).
                 op, var = term.reduction
-                summed = sorted(term.variables - set(self.result) - {var})
+                elsewhere = {v for other in self.terms if other is not term for v in other.variables}
+                summed = sorted((term.variables - set(self.result) - {var}) & elsewhere)
                 keep = keep + summed + [var]
             if term.accesses:
                 spec = ",".join("".join(idx) for _, idx in term.accesses) + "->" + "".join(keep)
