@@ -35,9 +35,15 @@ void reducedVariables(const Expr& e, std::set<std::string>& out) {
   }
 }
 
+bool isReduction(const Expr& e) {
+  if (e->kind == ExprKind::Negate) return isReduction(static_cast<const NegateNode&>(*e).a);
+  return e->kind == ExprKind::Reduce;
+}
+
 // Wraps the smallest term of e that holds every use of var in sum(var, .). A term is a whole
 // product: sums are entered, products are not (sum_k of A*D*E binds around the product, so
-// all its reductions form one loop nest).
+// all its reductions form one loop nest), except that a factor which is itself a reduction
+// delimits a term of its own (2 * max(i, A(i,j)) sums j inside the max).
 Expr bindSum(const Expr& e, const std::string& var) {
   bool additive = e->kind == ExprKind::Binary && (static_cast<const BinaryNode&>(*e).op == &addOp() ||
                                                   static_cast<const BinaryNode&>(*e).op == &subOp());
@@ -46,6 +52,11 @@ Expr bindSum(const Expr& e, const std::string& var) {
     bool inA = uses(b.a, var), inB = uses(b.b, var);
     if (inA && !inB) return binary(*b.op, bindSum(b.a, var), b.b);
     if (inB && !inA) return binary(*b.op, b.a, bindSum(b.b, var));
+  } else if (e->kind == ExprKind::Binary) {
+    const auto& b = static_cast<const BinaryNode&>(*e);
+    bool inA = uses(b.a, var), inB = uses(b.b, var);
+    if (inA && !inB && isReduction(b.a)) return binary(*b.op, bindSum(b.a, var), b.b);
+    if (inB && !inA && isReduction(b.b)) return binary(*b.op, b.a, bindSum(b.b, var));
   } else if (e->kind == ExprKind::Negate) {
     return negate(bindSum(static_cast<const NegateNode&>(*e).a, var));
   } else if (e->kind == ExprKind::Reduce) {

@@ -85,6 +85,11 @@ void collectEffects(const Stmt& s, Effects& e) {
       e.vars.insert(as<GrowNode>(s).buffer.get());
       e.vars.insert(as<GrowNode>(s).capacity.get());
       break;
+    case StmtKind::Call:  // runtime functions write through their pointer arguments
+      for (const Expr& a : as<CallNode>(s).args) {
+        if (a->type.pointer) e.stored.insert(a->type.elem);
+      }
+      break;
     case StmtKind::Declare: case StmtKind::Break: case StmtKind::Comment: case StmtKind::Return:
       break;
   }
@@ -131,12 +136,14 @@ class CPrinter {
   void grow(const GrowNode& n);
   void failIfNull(const std::string& pointer);
   void writeBackAndReturn(int32_t status);
+  void runtimeCall(const CallNode& n);
 
   const Function& f_;
   CExprPrinter e_;
   std::ostringstream body_;
   int indent_ = 1;
   std::set<std::string> names_;
+  std::set<std::string> runtimeUsed_;  // runtime functions the kernel calls
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -252,6 +259,7 @@ void CPrinter::stmt(const Stmt& s) {
     case StmtKind::Free: return line("free(" + as<FreeNode>(s).buffer->name + ");");
     case StmtKind::Grow: return grow(as<GrowNode>(s));
     case StmtKind::Return: return writeBackAndReturn(as<ReturnNode>(s).status);
+    case StmtKind::Call: return runtimeCall(as<CallNode>(s));
   }
   throw CoiterError("C printer: unknown statement kind");
 }
@@ -352,6 +360,14 @@ void CPrinter::failIfNull(const std::string& pointer) {
   line("}");
 }
 
+void CPrinter::runtimeCall(const CallNode& n) {
+  const RuntimeFunctionInfo& f = runtimeFunction(n.function);
+  runtimeUsed_.insert(f.name);
+  std::string args;
+  for (const Expr& a : n.args) args += (args.empty() ? "" : ", ") + e_.print(a);
+  line(f.name + "(" + args + ");");
+}
+
 void CPrinter::writeBackAndReturn(int32_t status) {
   for (const Param& p : f_.params) {
     if (!p.writeBack) continue;
@@ -395,6 +411,13 @@ std::string CPrinter::print() {
   }
   if (e_.usesMath()) out << "#include <math.h>\n";
   for (const auto& helper : e_.helpers()) out << '\n' << helper.second;
+  // Runtime functions are reached through pointers the C engine sets after loading.
+  for (const auto& f : runtimeFunctions()) {
+    if (!runtimeUsed_.count(f.name)) continue;
+    std::string declarator = f.cPointerType;
+    declarator.replace(declarator.find("%s"), 2, f.name);
+    out << "\n__attribute__((visibility(\"default\"))) " << declarator << ";\n";
+  }
   out << "\n__attribute__((visibility(\"default\")))\n"
       << "int32_t " << f_.name << "(void** pointer_slots, int64_t* integer_slots) {\n"
       << body_.str() << "}\n";

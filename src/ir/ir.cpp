@@ -182,5 +182,8 @@ Stmt grow(const Var& buffer, const Var& capacity, Expr needed) {
   return std::make_shared<GrowNode>(buffer, capacity, std::move(needed));
 }
 Stmt ret(int32_t status) { return std::make_shared<ReturnNode>(status); }
+Stmt call(RuntimeFunction function, std::vector<Expr> args) {
+  return std::make_shared<CallNode>(function, std::move(args));
+}
 
 }  // namespace coiter::ir

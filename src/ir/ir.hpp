@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/runtime_functions.hpp"
 #include "storage/dtype.hpp"
 
 namespace coiter::ir {
@@ -119,7 +120,7 @@ struct SelectNode : ExprNode {
 // Statements.
 enum class StmtKind {
   Block, Declare, Assign, Store, For, While, If, Break, Comment,
-  Allocate, Free, Grow, Return
+  Allocate, Free, Grow, Return, Call
 };
 
 struct StmtNode {
@@ -211,6 +212,15 @@ struct GrowNode : StmtNode {
   GrowNode(Var b, Var c, Expr n)
       : StmtNode(StmtKind::Grow), buffer(std::move(b)), capacity(std::move(c)), needed(std::move(n)) {}
 };
+// Calls a function of coiter's runtime (runtime/runtime_functions.hpp) for its effect.
+// `args` match the function's parameters: SortInt64 takes (pointer to Int64, Int64).
+struct CallNode : StmtNode {
+  RuntimeFunction function;
+  std::vector<Expr> args;
+  CallNode(RuntimeFunction f, std::vector<Expr> a)
+      : StmtNode(StmtKind::Call), function(f), args(std::move(a)) {}
+};
+
 // Writes back parameters and returns `status`.
 struct ReturnNode : StmtNode {
   int32_t status;
@@ -261,6 +271,7 @@ Stmt allocate(const Var& buffer, Expr count, bool zero);
 Stmt freeBuffer(const Var& buffer);
 Stmt grow(const Var& buffer, const Var& capacity, Expr needed);
 Stmt ret(int32_t status = kOk);
+Stmt call(RuntimeFunction function, std::vector<Expr> args);
 
 bool isComparison(BinaryOp op);
 bool isInteger(DType t);   // signed/unsigned integer types (not bool)

@@ -1,5 +1,7 @@
 #include "jit/c_engine.hpp"
 
+#include "runtime/runtime_functions.hpp"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/utsname.h>
@@ -220,6 +222,10 @@ std::unique_ptr<LoadedKernel> CEngine::load(const std::vector<uint8_t>& code,
   std::string openError = handle ? "" : lastDlError();
   unlink(path.c_str());  // the mapping keeps the code alive
   if (!handle) throw CompileError("cannot load the kernel library: " + openError);
+  // Point the kernel's runtime-function pointers (if it has any) at this process's runtime.
+  for (const auto& f : runtimeFunctions()) {
+    if (void* slot = dlsym(handle, f.name.c_str())) *static_cast<void**>(slot) = f.address;
+  }
   dlerror();
   void* entry = dlsym(handle, symbol.c_str());
   if (!entry) {

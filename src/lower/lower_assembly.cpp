@@ -56,6 +56,25 @@ void Lowerer::enterResultLevels(const std::string& var, std::vector<Stmt>& out) 
   }
 }
 
+Stmt Lowerer::countEntries(const std::string& var, const std::vector<Stmt>& body, bool writesResult) {
+  // A group under a dense level counts its entries per parent position in pos[parent + 1]
+  // (the caller turns the counts into offsets): once per visit of the parent, not per entry.
+  for (const auto& g : groups_) {
+    if (!assemble_ || !writesResult || g.parent >= 0 || g.first == 0 || result_.levelVars[g.first - 1] != var) continue;
+    if (result_.entered < g.first) continue;
+    DType indexType = resultTensor_->indexType;
+    Var start = makeVar(freshName(resultTensor_->name + std::to_string(g.first + 1) + "_row_start"), kIndex);
+    Expr slot = plusOne(result_.pos[g.first - 1]);
+    const Var& pos = result_.vars->pos[g.first];
+    Expr added = cast(scalar(indexType), binary(BinaryOp::Sub, ir::ref(g.count), ir::ref(start)));
+    std::vector<Stmt> out{declare(start, ir::ref(g.count))};
+    out.insert(out.end(), body.begin(), body.end());
+    out.push_back(store(pos, slot, binary(BinaryOp::Add, load(pos, slot), added)));
+    return block(std::move(out));
+  }
+  return block(body);
+}
+
 bool Lowerer::appendsResultAt(const std::string& var) const {
   return groupEndingAt(groups_, result_.levelVars, var) >= 0;
 }
@@ -70,7 +89,7 @@ Expr Lowerer::resultPosition() const {
 }
 
 
-Stmt Lowerer::beginResultEntry(const std::string& var, bool writesResult, Var& startVar) {
+Stmt Lowerer::beginResultEntry(const std::string& var, bool writesResult, bool accumulates, Var& startVar) {
   int g = groupEndingAt(groups_, result_.levelVars, var);
   if (g < 0 || !writesResult) return nullptr;
   const AppendGroup& group = groups_[g];
@@ -86,7 +105,7 @@ Stmt Lowerer::beginResultEntry(const std::string& var, bool writesResult, Var& s
   Expr zero = zeroOf(resultTensor_->dtype);
   Stmt room = assemble_ ? grow(vars.vals, vars.valsCap, plusOne(count))
                         : ifThen(binary(BinaryOp::Ge, count, ir::ref(vars.valsCap)), ret(kStructureMismatch));
-  return block({room, store(vars.vals, count, zero)});
+  return block({room, accumulates ? store(vars.vals, count, zero) : nullptr});
 }
 
 Stmt Lowerer::commitResultEntry(const std::string& var, bool writesResult, const Var& startVar) {
@@ -125,13 +144,7 @@ Stmt Lowerer::commitResultEntry(const std::string& var, bool writesResult, const
     append.push_back(grow(vars.crd[k], vars.crdCap[k], plusOne(count)));
     append.push_back(store(vars.crd[k], count, cast(scalar(indexType), coord)));
   }
-  if (group.parent < 0) {
-    // Count the entry under its (dense or top-level) parent.
-    Expr parent = group.first == 0 ? intLit(0) : result_.pos[group.first - 1];
-    Expr slot = plusOne(parent);
-    const Var& pos = vars.pos[group.first];
-    append.push_back(store(pos, slot, binary(BinaryOp::Add, load(pos, slot), lit(scalar(indexType), 1))));
-  }
+  // (Entries under a dense parent or at the top are counted per parent, see countEntries.)
   if (group.child >= 0) {
     // The child's segment of this entry ends where the child's counter stands now.
     const AppendGroup& child = groups_[group.child];

@@ -31,6 +31,24 @@ Expr plusOne(const Expr& e) { return binary(BinaryOp::Add, e, intLit(1)); }
 
 }  // namespace
 
+bool Lowerer::accumulatesIntoResult(const cin::Stmt& s) const {
+  switch (s->kind) {
+    case cin::StmtKind::Assign: {
+      const auto& a = cin::as<cin::AssignNode>(s);
+      return a.lhs->tensor == resultTensor_ && a.accumulate != nullptr;
+    }
+    case cin::StmtKind::Forall:
+      return accumulatesIntoResult(cin::as<cin::ForallNode>(s).body);
+    case cin::StmtKind::Where:
+      return accumulatesIntoResult(cin::as<cin::WhereNode>(s).consumer) ||
+             accumulatesIntoResult(cin::as<cin::WhereNode>(s).producer);
+    case cin::StmtKind::Sequence:
+      return accumulatesIntoResult(cin::as<cin::SequenceNode>(s).define) ||
+             accumulatesIntoResult(cin::as<cin::SequenceNode>(s).mutate);
+  }
+  return false;
+}
+
 bool Lowerer::onlyAccumulates(const cin::Stmt& s) const {
   switch (s->kind) {
     case cin::StmtKind::Assign: {
@@ -260,6 +278,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   // result accumulates (+=): a plain assignment, or appending one entry per coordinate, needs
   // the whole run of equal coordinates at once.
   bool byRuns = writesResult && (appendsResultAt(v) || !onlyAccumulates(f.body));
+  bool accumulates = accumulatesIntoResult(f.body);
   Expr extent = extentOf(v);
   std::vector<Stmt> out;
 
@@ -434,12 +453,12 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       }
       if (isZero(f.body)) continue;
       Var start;
-      Stmt begin = beginResultEntry(v, writesResult, start);
+      Stmt begin = beginResultEntry(v, writesResult, accumulates, start);
       openLoops_.push_back(v);
       Stmt inner = lowerStmt(f.body);
       openLoops_.pop_back();
       Stmt commit = commitResultEntry(v, writesResult, start);
-      branches.emplace_back(andAll(tests), block({begin, inner, commit}));
+      branches.emplace_back(andAll(tests), countEntries(v, {begin, inner, commit}, writesResult));
       if (tests.empty()) break;  // unconditional: later branches are unreachable
     }
     zeroed_ = savedZeroed;

@@ -267,6 +267,12 @@ LoweredKernel Lowerer::run() {
   body.insert(body.end(), prologue_.begin(), prologue_.end());
   body.push_back(computation);
   body.insert(body.end(), epilogue_.begin(), epilogue_.end());
+  if (assemble_) {
+    // A top-level compressed level has one segment: all its entries.
+    for (const auto& g : groups_) {
+      if (g.first == 0) body.push_back(store(result_.vars->pos[0], intLit(1), cast(scalar(resultTensor_->indexType), ir::ref(g.count))));
+    }
+  }
   if (!assemble_) {
     // Every entry of the given structure must have been produced.
     for (const auto& g : groups_) {

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <limits>
 
-#include "lower/ir_sort.hpp"
 #include "lower/lowerer.hpp"
 #include "util/errors.hpp"
 
@@ -201,8 +200,7 @@ Stmt Lowerer::lowerWhere(const cin::WhereNode& w) {
   for (const auto& t : cin::resultsOf(w.producer)) {
     auto it = workspaces_.find(t.get());
     if (it != workspaces_.end()) {
-      out.push_back(sortIndices(it->second.tensor->crd[0], ir::ref(it->second.count),
-                                [this](const std::string& n) { return freshName(n); }));
+      out.push_back(call(RuntimeFunction::SortInt64, {ir::ref(it->second.tensor->crd[0]), ir::ref(it->second.count)}));
     }
   }
   out.push_back(lowerStmt(w.consumer));

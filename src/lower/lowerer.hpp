@@ -96,6 +96,7 @@ class Lowerer {
   lattice::DomainExprPtr domainOf(const notation::Expr& e, const std::string& var);
   int segmentFor(const AccessNode* access, int level);
   bool onlyAccumulates(const cin::Stmt& s) const;  // every write to the result is compound
+  bool accumulatesIntoResult(const cin::Stmt& s) const;  // some write to the result is compound
   void resolveLocates(std::vector<ir::Stmt>& out);
   ir::Expr locatePosition(AccessState& state, int level, const ir::Expr& coord,
                           std::vector<ir::Stmt>& out);
@@ -103,7 +104,9 @@ class Lowerer {
   // lower_assembly.cpp: result positions and appends.
   void enterResultLevels(const std::string& var, std::vector<ir::Stmt>& out);
   // `writesResult`: whether the loop's body assigns the result (not only temporaries).
-  ir::Stmt beginResultEntry(const std::string& var, bool writesResult, ir::Var& startVar);
+  // `accumulates`: the body adds into the entry (so it starts at zero).
+  ir::Stmt beginResultEntry(const std::string& var, bool writesResult, bool accumulates, ir::Var& startVar);
+  ir::Stmt countEntries(const std::string& var, const std::vector<ir::Stmt>& body, bool writesResult);
   ir::Stmt commitResultEntry(const std::string& var, bool writesResult, const ir::Var& startVar);
   ir::Expr resultPosition() const;
   bool appendsResultAt(const std::string& var) const;  // a result append group ends at var

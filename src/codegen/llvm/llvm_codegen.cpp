@@ -281,6 +281,7 @@ class KernelBuilder {
         return;
       }
       case StmtKind::Grow: return grow(ir::as<ir::GrowNode>(s));
+      case StmtKind::Call: return runtimeCall(ir::as<ir::CallNode>(s));
       case StmtKind::Return:
         writeBackAndReturn(ir::as<ir::ReturnNode>(s).status);
         startDeadBlock();
@@ -346,6 +347,19 @@ class KernelBuilder {
       b_.CreateBr(merge);
     }
     b_.SetInsertPoint(merge);
+  }
+
+  // A call into coiter's runtime; the engine binds the symbol when it loads the kernel.
+  void runtimeCall(const ir::CallNode& n) {
+    const RuntimeFunctionInfo& f = runtimeFunction(n.function);
+    std::vector<llvm::Type*> types;
+    std::vector<llvm::Value*> args;
+    for (const Expr& a : n.args) {
+      llvm::Value* v = emit(a).re;
+      types.push_back(v->getType());
+      args.push_back(v);
+    }
+    b_.CreateCall(libc(f.name.c_str(), b_.getVoidTy(), types), args);
   }
 
   llvm::FunctionCallee libc(const char* name, llvm::Type* result,

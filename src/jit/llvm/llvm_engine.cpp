@@ -2,6 +2,8 @@
 // into a process-wide LLJIT. See llvm_engine.hpp for the overall design.
 #include "jit/llvm/llvm_engine.hpp"
 
+#include "runtime/runtime_functions.hpp"
+
 #include <atomic>
 #include <cstdio>
 
@@ -198,6 +200,14 @@ std::unique_ptr<LoadedKernel> LlvmEngine::load(const std::vector<uint8_t>& code,
       message += "; removing it failed too: " + describe(std::move(removal));
     return CompileError(message);
   };
+  // coiter's runtime functions, by address: this extension's symbols are not global.
+  llvm::orc::SymbolMap runtime;
+  for (const auto& f : runtimeFunctions()) {
+    runtime[lljit.mangleAndIntern(f.name)] = {llvm::orc::ExecutorAddr::fromPtr(f.address),
+                                              llvm::JITSymbolFlags::Exported};
+  }
+  if (llvm::Error error = dylib->define(llvm::orc::absoluteSymbols(std::move(runtime))))
+    throw failed(std::move(error));
   llvm::StringRef bytes(reinterpret_cast<const char*>(code.data()), code.size());
   auto object = llvm::MemoryBuffer::getMemBufferCopy(bytes, symbol);
   if (llvm::Error error = lljit.addObjectFile(*dylib, std::move(object)))

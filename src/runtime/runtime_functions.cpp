@@ -1,0 +1,31 @@
+#include "runtime/runtime_functions.hpp"
+
+#include <algorithm>
+
+namespace coiter {
+
+namespace {
+
+// A workspace's touched coordinates, sorted before they are appended to a compressed level.
+extern "C" void coiter_rt_sort_i64(int64_t* data, int64_t count) {
+  if (count > 1) std::sort(data, data + count);
+}
+
+}  // namespace
+
+const std::vector<RuntimeFunctionInfo>& runtimeFunctions() {
+  static const std::vector<RuntimeFunctionInfo> table = {
+      {RuntimeFunction::SortInt64, "coiter_rt_sort_i64", "void (*%s)(int64_t*, int64_t)",
+       reinterpret_cast<void*>(&coiter_rt_sort_i64)},
+  };
+  return table;
+}
+
+const RuntimeFunctionInfo& runtimeFunction(RuntimeFunction id) {
+  for (const auto& f : runtimeFunctions()) {
+    if (f.id == id) return f;
+  }
+  return runtimeFunctions().front();
+}
+
+}  // namespace coiter
