@@ -118,6 +118,22 @@ Stmt Lowerer::commitResultEntry(const std::string& var, bool writesResult, const
                        " would be appended out of order (its levels are iterated in a different order "
                        "than they are stored); a workspace is needed");
   }
+  // Entries are appended in loop order, so the loops of the result's levels must nest in
+  // level order (a COO result iterated l, k, i would come out unsorted).
+  std::vector<std::string> nest = openLoops_;
+  nest.push_back(var);
+  int previous = -1;
+  for (int k = 0; k <= group.last; ++k) {
+    auto at = std::find(nest.begin(), nest.end(), result_.levelVars[k]);
+    if (at == nest.end()) continue;
+    int position = static_cast<int>(at - nest.begin());
+    if (position < previous) {
+      throw CompileError("lowering: the result " + resultTensor_->name +
+                         " would be appended out of order (its levels are iterated in a different order "
+                         "than they are stored)");
+    }
+    previous = position;
+  }
   // Every enclosing loop must be a result index: a reduction loop around this one would
   // append the same coordinates again (or revisit the parent's segment).
   for (auto it = openLoops_.begin(); it != openLoops_.end(); ++it) {
