@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "format/level_storage.hpp"
-#include "util/index_vector.hpp"
 
 namespace coiter {
 
@@ -52,27 +51,52 @@ struct PackNode {
   int64_t hi;
 };
 
+// The non-empty positions of a level, ascending, each with its group of entries. When
+// position q holds exactly entry q for every entry (the leaves of CSR and COO), the nodes
+// are implied rather than listed: a node per entry would cost more memory traffic than the
+// rest of packing.
+struct PackNodes {
+  std::vector<PackNode> list;   // unless oneEntryEach
+  bool oneEntryEach = false;    // position q holds entry q, for q < entryCount
+  int64_t entryCount = 0;
+
+  static PackNodes entries(int64_t count) { return {{}, true, count}; }
+  int64_t size() const { return oneEntryEach ? entryCount : static_cast<int64_t>(list.size()); }
+  PackNode operator[](int64_t k) const { return oneEntryEach ? PackNode{k, k, k + 1} : list[k]; }
+  template <typename Visit>
+  void forEach(Visit&& visit) const {
+    if (!oneEntryEach) {
+      for (const PackNode& node : list) visit(node);
+      return;
+    }
+    for (int64_t q = 0; q < entryCount; ++q) visit(PackNode{q, q, q + 1});
+  }
+};
+
 // What a level sees while a tensor is packed top-down from sorted, de-duplicated entries.
+// Coordinates are int32 or int64 columns, all of one width, and a level writes its index
+// arrays at that width (packing picks int32 when a bound shows every value fits).
 struct PackInput {
   int64_t extent = 0;                      // range of this level's coordinates
-  const IndexVector* coords;               // this level's coordinate of every sorted entry
+  const Buffer* coords;                    // this level's coordinate of every sorted entry
   // Coordinates of this level and the branchless levels directly below it: the key a
   // non-unique level groups by. `chainReachesLeaf` when that chain ends at the last level,
   // in which case every entry keeps its own position (duplicates stay separate).
-  std::vector<const IndexVector*> chain;
+  std::vector<const Buffer*> chain;
   bool chainReachesLeaf = false;
   int64_t parentCount = 0;                 // sz_{k-1}
-  const std::vector<PackNode>* parents;    // non-empty parents, ascending by position
+  const PackNodes* parents;                // non-empty parents
   const std::vector<int64_t>* diagonals;   // DIA: offset of each diagonal (range/offset levels)
   int64_t rows = 0, cols = 0;              // DIA: matrix shape (range/offset levels)
   std::string where;                       // "level 1 (compressed) of a csr tensor", for errors
 };
 
+// A level's arrays may be the coordinate column itself, shared rather than copied.
 struct PackOutput {
-  std::map<std::string, std::vector<int64_t>> arrays;
+  std::map<std::string, Buffer> arrays;    // at the width of PackInput::coords
   std::map<std::string, int64_t> scalars;
   int64_t positionCount = 0;
-  std::vector<PackNode> children;          // ascending by position
+  PackNodes children;
 };
 
 // Children of a batch of parent positions, as produced by expand().

@@ -2,195 +2,346 @@
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 
 namespace coiter {
 namespace {
-
-using Keys = std::vector<IndexVector>;
-
-// Compares entries a and b by keys[first..].
-int compareFrom(const Keys& keys, size_t first, int64_t a, int64_t b) {
-  for (size_t l = first; l < keys.size(); ++l) {
-    int64_t x = keys[l][a], y = keys[l][b];
-    if (x != y) return x < y ? -1 : 1;
-  }
-  return 0;
-}
-
-bool sortedRange(const Keys& keys, size_t first, int64_t lo, int64_t hi) {
-  for (int64_t e = lo + 1; e < hi; ++e)
-    if (compareFrom(keys, first, e - 1, e) > 0) return false;
-  return true;
-}
-
-// Copies element perm[e] of src to element e of dst (elements of sizeof(Word) bytes).
-template <typename Word>
-void gatherWords(const void* src, void* dst, const std::vector<int64_t>& perm) {
-  const Word* s = static_cast<const Word*>(src);
-  Word* d = static_cast<Word*>(dst);
-  for (size_t e = 0; e < perm.size(); ++e) d[e] = s[perm[e]];
-}
 
 struct Bytes16 {
   char b[16];
 };
 
-// Calls f(static_cast<Word*>(nullptr)) with Word an unsigned type of `width` bytes: moving
-// values only needs their size, not their type.
+// An unsigned type of N bytes: moving values only needs their size, not their type.
+template <size_t N> struct WordOfSize { using type = Bytes16; };
+template <> struct WordOfSize<1> { using type = uint8_t; };
+template <> struct WordOfSize<2> { using type = uint16_t; };
+template <> struct WordOfSize<4> { using type = uint32_t; };
+template <> struct WordOfSize<8> { using type = uint64_t; };
+
+// into += from, for values of type T moved around as Words (T may be std::complex, whose
+// bytes are copied through void*).
+template <typename T, typename Word>
+void addAs(Word& into, const Word& from) {
+  T a, b;
+  std::memcpy(static_cast<void*>(&a), &into, sizeof(T));
+  std::memcpy(static_cast<void*>(&b), &from, sizeof(T));
+  a = addValues(a, b);
+  std::memcpy(&into, static_cast<const void*>(&a), sizeof(T));
+}
+
+// Calls f(static_cast<Index*>(nullptr)) with Index the C++ type of an int32/int64 width.
 template <typename F>
-void dispatchWidth(size_t width, F&& f) {
-  switch (width) {
-    case 1: return f(static_cast<uint8_t*>(nullptr));
-    case 2: return f(static_cast<uint16_t*>(nullptr));
-    case 4: return f(static_cast<uint32_t*>(nullptr));
-    case 8: return f(static_cast<uint64_t*>(nullptr));
-    default: return f(static_cast<Bytes16*>(nullptr));
-  }
+void dispatchIndexWidth(DType width, F&& f) {
+  if (width == DType::Int32) return f(static_cast<int32_t*>(nullptr));
+  return f(static_cast<int64_t*>(nullptr));
 }
 
-void gatherValues(const void* src, void* dst, const std::vector<int64_t>& perm, size_t width) {
-  dispatchWidth(width, [&](auto* word) {
-    gatherWords<std::remove_pointer_t<decltype(word)>>(src, dst, perm);
-  });
+// dst[e] = src[order[e]].
+template <typename T, typename Index>
+void gather(const T* src, const std::vector<Index>& order, T* dst) {
+  for (size_t e = 0; e < order.size(); ++e) dst[e] = src[order[e]];
 }
 
-// Moves every entry to the next free slot of its key-0 bucket (start[c] is where bucket c
-// begins), in one pass over the input; key 0 itself is then written bucket by bucket.
-template <typename Word>
-void scatterToBucketsTyped(Keys& keys, Buffer& values, const std::vector<int64_t>& start) {
-  const int64_t n = values.length();
-  std::vector<int64_t> next(start.begin(), start.end() - 1);
-  std::vector<IndexVector> sortedKeys(keys.size());
-  for (size_t l = 1; l < keys.size(); ++l) sortedKeys[l].resize(n);
-  Buffer sortedValues = Buffer::allocate(values.dtype(), n);
-  const Word* v = values.as<Word>();
-  Word* sv = sortedValues.as<Word>();
-  const IndexVector& key0 = keys[0];
-  for (int64_t e = 0; e < n; ++e) {
-    const int64_t d = next[key0[e]]++;
-    for (size_t l = 1; l < keys.size(); ++l) sortedKeys[l][d] = keys[l][e];
-    sv[d] = v[e];
-  }
-  sortedKeys[0].resize(n);
-  for (size_t c = 0; c + 1 < start.size(); ++c)
-    std::fill(sortedKeys[0].begin() + start[c], sortedKeys[0].begin() + start[c + 1],
-              static_cast<int64_t>(c));
-  keys.swap(sortedKeys);
-  values = sortedValues;
-}
+// Typed pointers to key columns and values: what the sort loops read and write.
+template <typename Index, typename Word>
+struct EntryView {
+  std::vector<Index*> keys;
+  Word* values = nullptr;
 
-void scatterToBuckets(Keys& keys, Buffer& values, const std::vector<int64_t>& start) {
-  dispatchWidth(dtypeSize(values.dtype()), [&](auto* word) {
-    scatterToBucketsTyped<std::remove_pointer_t<decltype(word)>>(keys, values, start);
-  });
-}
+  EntryView() = default;
+  EntryView(const std::vector<Buffer>& keyBuffers, const Buffer& valueBuffer) {
+    for (const Buffer& key : keyBuffers) keys.push_back(key.as<Index>());
+    values = valueBuffer.as<Word>();
+  }
+  // Compares entries a and b by keys[from..].
+  int compare(int64_t a, int64_t b, size_t from) const {
+    for (size_t l = from; l < keys.size(); ++l)
+      if (keys[l][a] != keys[l][b]) return keys[l][a] < keys[l][b] ? -1 : 1;
+    return 0;
+  }
+  bool sortedFrom(size_t from, int64_t lo, int64_t hi) const {
+    for (int64_t e = lo + 1; e < hi; ++e)
+      if (compare(e - 1, e, from) > 0) return false;
+    return true;
+  }
+};
 
-// Reorders all keys and the values by perm (entry e takes entry perm[e]).
-void applyPermutation(Keys& keys, Buffer& values, const std::vector<int64_t>& perm) {
-  const int64_t n = static_cast<int64_t>(perm.size());
-  for (auto& key : keys) {
-    IndexVector sorted(n);
-    for (int64_t e = 0; e < n; ++e) sorted[e] = key[perm[e]];
-    key.swap(sorted);
-  }
-  Buffer sorted = Buffer::allocate(values.dtype(), n);
-  gatherValues(values.data(), sorted.data(), perm, dtypeSize(values.dtype()));
-  values = sorted;
-}
+// Sorts entries lexicographically and stably, then combines duplicates. Whatever it changes
+// goes to new buffers first (the input may be the caller's memory); later steps then work
+// in those in place.
+template <typename Index, typename Word>
+class EntrySorter {
+ public:
+  using AddValue = void (*)(Word& into, const Word& from);
 
-// Sorts entries [lo, hi), already equal in key 0, by the other keys; the arrays are
-// contiguous here, so this stays in cache (groups are rows: short). Sorting (key 1, index)
-// pairs keeps it stable and avoids indirect comparisons in the common two-key case.
-void sortGroup(Keys& keys, Buffer& values, int64_t lo, int64_t hi,
-               std::vector<std::pair<int64_t, int64_t>>& pairs, std::vector<int64_t>& local,
-               std::vector<int64_t>& scratch, std::vector<char>& valueScratch) {
-  const int64_t len = hi - lo;
-  pairs.resize(len);
-  for (int64_t e = 0; e < len; ++e) pairs[e] = {keys[1][lo + e], lo + e};
-  if (keys.size() == 2) {
-    std::sort(pairs.begin(), pairs.end());
-  } else {
-    std::sort(pairs.begin(), pairs.end(), [&](const auto& a, const auto& b) {
-      if (a.first != b.first) return a.first < b.first;
-      int c = compareFrom(keys, 2, a.second, b.second);
-      return c != 0 ? c < 0 : a.second < b.second;
-    });
-  }
-  local.resize(len);
-  for (int64_t e = 0; e < len; ++e) local[e] = pairs[e].second;
-  scratch.resize(len);
-  for (size_t l = 1; l < keys.size(); ++l) {
-    for (int64_t e = 0; e < len; ++e) scratch[e] = keys[l][local[e]];
-    std::copy(scratch.begin(), scratch.end(), keys[l].begin() + lo);
-  }
-  const size_t width = dtypeSize(values.dtype());
-  valueScratch.resize(len * width);
-  gatherValues(values.data(), valueScratch.data(), local, width);
-  std::memcpy(static_cast<char*>(values.data()) + lo * width, valueScratch.data(), len * width);
-}
+  // sum: replace each run of equal keys by one entry holding the sum of its values (added
+  // with `add`, in order); otherwise only note that there are duplicates.
+  EntrySorter(std::vector<Buffer>& keys, Buffer& values, bool sum, AddValue add)
+      : keys_(keys), values_(values), n_(values.length()), view_(keys, values), sum_(sum),
+        add_(add) {}
 
-// Sorts keys and values lexicographically (stable).
-void sortInPlace(Keys& keys, const std::vector<int64_t>& extents, Buffer& values) {
-  const int64_t n = values.length();
-  if (keys.empty() || sortedRange(keys, 0, 0, n)) return;
-  const int64_t extent0 = extents.empty() ? -1 : extents[0];
-  if (extent0 < 0 || extent0 > 2 * n + 4096) {  // first key too sparse to count
-    std::vector<int64_t> perm(n);
-    std::iota(perm.begin(), perm.end(), 0);
-    std::stable_sort(perm.begin(), perm.end(),
-                     [&](int64_t a, int64_t b) { return compareFrom(keys, 0, a, b) < 0; });
-    applyPermutation(keys, values, perm);
-    return;
+  // Sorts and combines; returns whether there were duplicates.
+  bool run(int64_t extent0) {
+    if (keys_.empty() || view_.sortedFrom(0, 0, n_)) {
+      // In order already: the input stays as it is unless summing duplicates writes to it.
+      if (sum_ && anyDuplicates()) adopt(copies(keys_), values_.copy());
+      combine(0, n_);
+    } else if (extent0 < 0 || extent0 > 2 * n_ + 4096) {  // first key too sparse to count
+      sortAll();
+      combine(0, n_);
+    } else {
+      countingSort(extent0);
+    }
+    if (kept_ < n_) shrink();
+    return duplicates_;
   }
-  // Counting sort by the first key (stable), then each bucket (a row, usually short) by
-  // the other keys.
-  std::vector<int64_t> start(extent0 + 1, 0);
-  for (int64_t x : keys[0]) ++start[x + 1];
-  for (int64_t c = 0; c < extent0; ++c) start[c + 1] += start[c];
-  scatterToBuckets(keys, values, start);
-  if (keys.size() == 1) return;
-  std::vector<std::pair<int64_t, int64_t>> pairs;
-  std::vector<int64_t> local, scratch;
-  std::vector<char> valueScratch;
-  for (int64_t c = 0; c < extent0; ++c) {
-    if (start[c + 1] - start[c] > 1 && !sortedRange(keys, 1, start[c], start[c + 1]))
-      sortGroup(keys, values, start[c], start[c + 1], pairs, local, scratch, valueScratch);
+
+ private:
+  // A scatter into more buckets than this misses the caches on nearly every write.
+  static constexpr int64_t kMaxScatterBuckets = 256;
+  // Groups up to this long are insertion-sorted in place; longer ones through a permutation.
+  static constexpr int64_t kInsertionSortMax = 32;
+
+  // Stable counting sort by key 0, in two passes so that neither scatters over more
+  // memory than the caches hold: first into coarse buckets, each a range of 2^shift key-0
+  // values, then each coarse bucket, copied to scratch, into its exact buckets. Each exact
+  // bucket (a row, usually short) is then sorted by the other keys, and the coarse bucket's
+  // duplicates combined, while it is still in cache.
+  void countingSort(int64_t extent0) {
+    std::vector<Index> start(extent0 + 1, 0);
+    const Index* key0 = view_.keys[0];
+    for (int64_t e = 0; e < n_; ++e) ++start[key0[e] + 1];
+    for (int64_t c = 0; c < extent0; ++c) start[c + 1] += start[c];
+    int shift = 0;
+    while ((extent0 - 1) >> shift >= kMaxScatterBuckets) ++shift;
+    auto bucketStart = [&](int64_t c) { return start[std::min(c << shift, extent0)]; };
+
+    std::vector<Buffer> sortedKeys = newKeyColumns();
+    Buffer sortedValues = Buffer::allocate(values_.dtype(), n_);
+    EntryView<Index, Word> sorted(sortedKeys, sortedValues);
+    const int64_t coarseCount = ((extent0 - 1) >> shift) + 1;
+    std::vector<Index> next(coarseCount);
+    for (int64_t c = 0; c < coarseCount; ++c) next[c] = bucketStart(c);
+    scatter(view_, n_, sorted, next.data(), [shift](Index k) { return k >> shift; });
+    adopt(std::move(sortedKeys), sortedValues);
+
+    EntryView<Index, Word> scratch;
+    next.resize(int64_t{1} << shift);  // now the next slots of one coarse bucket's buckets
+    for (int64_t c = 0; c < coarseCount; ++c) {
+      const int64_t first = c << shift, last = std::min((c + 1) << shift, extent0);
+      const int64_t lo = bucketStart(c), hi = bucketStart(c + 1);
+      // Duplicates combined so far have freed the slots [kept_, lo): the bucket moves down
+      // into them as it is scattered, so combining only has to move its own duplicates.
+      const int64_t down = shift > 0 ? lo - kept_ : 0;
+      if (shift > 0) {
+        copyToScratch(lo, hi, scratch);
+        for (int64_t k = first; k < last; ++k) next[k - first] = start[k] - down;
+        scatter(scratch, hi - lo, view_, next.data(), [first](Index k) { return k - first; });
+      }
+      if (keys_.size() > 1)
+        for (int64_t k = first; k < last; ++k)
+          sortGroup(start[k] - down, start[k + 1] - down, 1);
+      combine(lo - down, hi - down);
+    }
   }
-}
+
+  // Moves the first `count` entries of `from` to the next free slot of their key-0 bucket
+  // in `to` (next[b]: the next slot of bucket b), in one pass.
+  template <typename Bucket>
+  static void scatter(const EntryView<Index, Word>& from, int64_t count,
+                      const EntryView<Index, Word>& to, Index* next, Bucket bucket) {
+    const size_t keyCount = from.keys.size();
+    const Index* key0 = from.keys[0];
+    for (int64_t e = 0; e < count; ++e) {
+      const Index d = next[bucket(key0[e])]++;
+      for (size_t l = 0; l < keyCount; ++l) to.keys[l][d] = from.keys[l][e];
+      to.values[d] = from.values[e];
+    }
+  }
+
+  // Copies entries [lo, hi) into scratch memory, reused from one call to the next.
+  void copyToScratch(int64_t lo, int64_t hi, EntryView<Index, Word>& scratch) {
+    scratchKeys_.resize(keys_.size());
+    scratch.keys.resize(keys_.size());
+    for (size_t l = 0; l < keys_.size(); ++l) {
+      scratchKeys_[l].assign(view_.keys[l] + lo, view_.keys[l] + hi);
+      scratch.keys[l] = scratchKeys_[l].data();
+    }
+    scratchValues_.assign(view_.values + lo, view_.values + hi);
+    scratch.values = scratchValues_.data();
+  }
+
+  // Sorts group [lo, hi) by keys[from..] (stable). Short groups are insertion-sorted in
+  // place, which notices a sorted group as cheaply as a separate check would; for one key
+  // left (the common case: columns within a row) with that key count fixed at compile time.
+  void sortGroup(int64_t lo, int64_t hi, size_t from) {
+    if (hi - lo > kInsertionSortMax) {
+      if (!view_.sortedFrom(from, lo, hi)) permuteGroup(lo, hi, from);
+    } else if (from + 1 == keys_.size()) {
+      insertionSort<1>(lo, hi, from);
+    } else {
+      insertionSort<0>(lo, hi, from);
+    }
+  }
+
+  // Stable insertion sort of entries [lo, hi) by keys[from..], in place: the fastest sort
+  // for the few entries of a typical row, and it needs no scratch memory. kKeysLeft: the
+  // number of keys from `from` on, or 0 for all the rest.
+  template <size_t kKeysLeft>
+  void insertionSort(int64_t lo, int64_t hi, size_t from) {
+    Index* const* keys = view_.keys.data() + from;  // keys[l]: key from + l
+    Word* values = view_.values;
+    const size_t count = kKeysLeft ? kKeysLeft : view_.keys.size() - from;
+    held_.resize(count);
+    Index* held = held_.data();
+    auto greater = [&](int64_t a, int64_t b) {  // entry a > entry b
+      for (size_t l = 0; l < count; ++l)
+        if (keys[l][a] != keys[l][b]) return keys[l][a] > keys[l][b];
+      return false;
+    };
+    auto greaterThanHeld = [&](int64_t a) {
+      for (size_t l = 0; l < count; ++l)
+        if (keys[l][a] != held[l]) return keys[l][a] > held[l];
+      return false;
+    };
+    for (int64_t i = lo + 1; i < hi; ++i) {
+      if (!greater(i - 1, i)) continue;
+      for (size_t l = 0; l < count; ++l) held[l] = keys[l][i];
+      const Word heldValue = values[i];
+      int64_t j = i;
+      do {  // shift the larger entries one slot up
+        for (size_t l = 0; l < count; ++l) keys[l][j] = keys[l][j - 1];
+        values[j] = values[j - 1];
+        --j;
+      } while (j > lo && greaterThanHeld(j - 1));
+      for (size_t l = 0; l < count; ++l) keys[l][j] = held[l];
+      values[j] = heldValue;
+    }
+  }
+
+  // Entries [lo, hi) in stable sorted order by keys[from..]. Sorting (key, entry) pairs
+  // compares without indirection in the common case of one key left to sort by.
+  std::vector<Index> sortedOrder(int64_t lo, int64_t hi, size_t from) const {
+    std::vector<std::pair<Index, Index>> pairs(hi - lo);
+    const Index* key = view_.keys[from];
+    for (int64_t e = lo; e < hi; ++e) pairs[e - lo] = {key[e], static_cast<Index>(e)};
+    if (from + 1 == keys_.size()) {
+      std::sort(pairs.begin(), pairs.end());
+    } else {
+      std::sort(pairs.begin(), pairs.end(), [&](const auto& a, const auto& b) {
+        if (a.first != b.first) return a.first < b.first;
+        int c = view_.compare(a.second, b.second, from + 1);
+        return c != 0 ? c < 0 : a.second < b.second;
+      });
+    }
+    std::vector<Index> order(pairs.size());
+    for (size_t e = 0; e < pairs.size(); ++e) order[e] = pairs[e].second;
+    return order;
+  }
+
+  // Sorts a long group [lo, hi) by keys[from..] through a permutation and scratch columns.
+  void permuteGroup(int64_t lo, int64_t hi, size_t from) {
+    const std::vector<Index> order = sortedOrder(lo, hi, from);
+    std::vector<Index> scratch(order.size());
+    for (size_t l = from; l < keys_.size(); ++l) {
+      gather(view_.keys[l], order, scratch.data());
+      std::copy(scratch.begin(), scratch.end(), view_.keys[l] + lo);
+    }
+    std::vector<Word> valueScratch(order.size());
+    gather(view_.values, order, valueScratch.data());
+    std::copy(valueScratch.begin(), valueScratch.end(), view_.values + lo);
+  }
+
+  // Sorts all entries by comparison, into new buffers: for a first key too sparse to count.
+  void sortAll() {
+    const std::vector<Index> order = sortedOrder(0, n_, 0);
+    std::vector<Buffer> sorted = newKeyColumns();
+    Buffer sortedValues = Buffer::allocate(values_.dtype(), n_);
+    for (size_t l = 0; l < keys_.size(); ++l)
+      gather(view_.keys[l], order, sorted[l].as<Index>());
+    gather(view_.values, order, sortedValues.as<Word>());
+    adopt(std::move(sorted), sortedValues);
+  }
+
+  bool anyDuplicates() const {
+    for (int64_t e = 1; e < n_; ++e)
+      if (view_.compare(e - 1, e, 0) == 0) return true;
+    return false;
+  }
+
+  // Combines the sorted entries [lo, hi) with equal keys into the kept entries [0, kept_),
+  // moving each survivor down to slot kept_. Ranges come in order; entries before the first
+  // duplicate stay where they are.
+  void combine(int64_t lo, int64_t hi) {
+    for (int64_t e = lo; e < hi; ++e) {
+      if (kept_ > 0 && view_.compare(kept_ - 1, e, 0) == 0) {
+        duplicates_ = true;
+        if (sum_) {
+          add_(view_.values[kept_ - 1], view_.values[e]);
+          continue;
+        }
+      }
+      if (kept_ != e) {
+        for (Index* key : view_.keys) key[kept_] = key[e];
+        view_.values[kept_] = view_.values[e];
+      }
+      ++kept_;
+    }
+  }
+
+  // After summing duplicates the columns keep their memory; only their length shrinks.
+  void shrink() {
+    for (Buffer& key : keys_) key = Buffer::borrow(key.dtype(), kept_, key.data(), key.owner());
+    values_ = Buffer::borrow(values_.dtype(), kept_, values_.data(), values_.owner());
+  }
+
+  std::vector<Buffer> newKeyColumns() const {
+    std::vector<Buffer> columns;
+    for (const Buffer& key : keys_) columns.push_back(Buffer::allocate(key.dtype(), n_));
+    return columns;
+  }
+
+  static std::vector<Buffer> copies(const std::vector<Buffer>& buffers) {
+    std::vector<Buffer> out;
+    for (const Buffer& b : buffers) out.push_back(b.copy());
+    return out;
+  }
+
+  void adopt(std::vector<Buffer> keys, const Buffer& values) {
+    keys_ = std::move(keys);
+    values_ = values;
+    view_ = EntryView<Index, Word>(keys_, values_);
+  }
+
+  std::vector<Buffer>& keys_;
+  Buffer& values_;
+  const int64_t n_;
+  EntryView<Index, Word> view_;
+  const bool sum_;
+  const AddValue add_;
+  int64_t kept_ = 0;         // entries kept so far by combine()
+  bool duplicates_ = false;  // combine() met equal keys
+  std::vector<Index> held_;  // insertionSort: the keys of the entry being placed
+  std::vector<std::vector<Index>> scratchKeys_;  // copyToScratch: one coarse bucket
+  std::vector<Word> scratchValues_;
+};
 
 }  // namespace
 
-SortedEntries sortEntries(std::vector<IndexVector> keys,
-                          const std::vector<int64_t>& extents, const Buffer& values,
-                          bool sumDuplicates) {
-  const int64_t n = values.length();
+SortedEntries sortEntries(std::vector<Buffer> keys, const std::vector<int64_t>& extents,
+                          const Buffer& values, bool sumDuplicates) {
   SortedEntries out;
-  out.values = values;  // borrowed until the first change makes an owned copy
   out.keys = std::move(keys);
-  sortInPlace(out.keys, extents, out.values);
-
-  for (int64_t e = 1; e < n && !out.hadDuplicates; ++e)
-    out.hadDuplicates = compareFrom(out.keys, 0, e - 1, e) == 0;
-  if (!out.hadDuplicates || !sumDuplicates) return out;
-  if (out.values.data() == values.data()) out.values = values.copy();
-  int64_t kept = 0;
-  dispatchDType(values.dtype(), [&](auto* typed) {
-    using T = std::remove_pointer_t<decltype(typed)>;
-    T* v = out.values.as<T>();
-    for (int64_t e = 0; e < n; ++e) {
-      if (kept > 0 && compareFrom(out.keys, 0, kept - 1, e) == 0) {
-        v[kept - 1] = addValues(v[kept - 1], v[e]);
-        continue;
-      }
-      for (auto& k : out.keys) k[kept] = k[e];
-      v[kept++] = v[e];
-    }
+  out.values = values;
+  const DType width = out.keys.empty() ? DType::Int64 : out.keys[0].dtype();
+  dispatchIndexWidth(width, [&](auto* index) {
+    dispatchDType(values.dtype(), [&](auto* typed) {
+      using Index = std::remove_pointer_t<decltype(index)>;
+      using T = std::remove_pointer_t<decltype(typed)>;
+      using Word = typename WordOfSize<sizeof(T)>::type;
+      EntrySorter<Index, Word> sorter(out.keys, out.values, sumDuplicates, &addAs<T, Word>);
+      out.hadDuplicates = sorter.run(extents.empty() ? -1 : extents[0]);
+    });
   });
-  for (auto& k : out.keys) k.resize(kept);
-  Buffer shrunk = Buffer::allocate(values.dtype(), kept);
-  if (kept) std::memcpy(shrunk.data(), out.values.data(), kept * dtypeSize(values.dtype()));
-  out.values = shrunk;
   return out;
 }
 

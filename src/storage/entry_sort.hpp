@@ -1,26 +1,32 @@
 // Sorting coordinate entries lexicographically by a list of keys and combining duplicates:
 // the first step of packing. Counting sort on the first key when its range is small
-// (the common case: rows), then a sort of each group only where it is out of order.
+// (the common case: rows), in two passes that each stay within the caches, then a sort of
+// each group only where it is out of order.
+//
+// Keys are index columns of one width, int32 or int64, and stay at that width throughout:
+// sorting moves half the bytes at int32, and the sorted columns can become level arrays as
+// they are.
 #pragma once
 #include <cstdint>
 #include <vector>
 
 #include "storage/buffer.hpp"
-#include "util/index_vector.hpp"
 
 namespace coiter {
 
 struct SortedEntries {
-  std::vector<IndexVector> keys;  // sorted; one vector per key
+  std::vector<Buffer> keys;       // sorted; one column per key, of the keys' width
   Buffer values;                  // in the same order
   bool hadDuplicates = false;     // equal keys were present (summed if asked)
   int64_t size() const { return values.length(); }
 };
 
-// keys[l] has one entry per value; extents[l] bounds key l (or -1 when unknown).
-// sumDuplicates: entries with equal keys become one whose value is their sum.
-SortedEntries sortEntries(std::vector<IndexVector> keys,
-                          const std::vector<int64_t>& extents, const Buffer& values,
-                          bool sumDuplicates);
+// keys[l] has one entry per value, all keys of one width; extents[l] bounds key l (or -1
+// when unknown). The input buffers are never written: columns that the sort has to change
+// are new buffers, and those it leaves alone are returned as they came (so they may still
+// be the caller's memory). sumDuplicates: entries with equal keys become one whose value is
+// their sum, added in input order.
+SortedEntries sortEntries(std::vector<Buffer> keys, const std::vector<int64_t>& extents,
+                          const Buffer& values, bool sumDuplicates);
 
 }  // namespace coiter

@@ -1,7 +1,6 @@
 #include "storage/pack.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 
 #include "storage/entry_sort.hpp"
@@ -9,11 +8,58 @@
 namespace coiter {
 namespace {
 
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+
 std::string formatName(const Format& f) { return f.str().empty() ? f.repr() : f.str(); }
 
-// Mode coordinates as int64, checked against the shape.
-std::vector<IndexVector> readModeCoordinates(const PackRequest& r, int64_t n) {
-  std::vector<IndexVector> modes(r.shape.size());
+// The index width packing works at. Level coordinates are below their level's extent (or,
+// for diagonal numbers and slots, below the entry count), and a level writes three kinds of
+// values into its index arrays: coordinates (or -1), diagonal offsets (smaller in magnitude
+// than the largest mode extent) and positions of a compressed level (at most the entry
+// count). So when the extents and the entry count fit in int32, every array does: the sort
+// moves half the bytes, and sorted columns can become arrays with no narrowing pass.
+DType workingIndexType(const PackRequest& r, const std::vector<int64_t>& levelExtents,
+                       int64_t n) {
+  if (r.indexBits != 32) return DType::Int64;
+  int64_t bound = n;
+  for (int64_t extent : r.shape) bound = std::max(bound, extent);
+  for (int64_t extent : levelExtents) bound = std::max(bound, extent);
+  return bound <= kInt32Max ? DType::Int32 : DType::Int64;
+}
+
+// A copy of an index buffer at another width (its values fit that width).
+Buffer convertIndices(const Buffer& b, DType width) {
+  Buffer out = Buffer::allocate(width, b.length());
+  visitIndices(b, [&](const auto* src) {
+    visitIndices(out, [&](auto* dst) { std::copy(src, src + b.length(), dst); });
+  });
+  return out;
+}
+
+// Index of the first coordinate outside [0, extent), or n when there is none. Blocks are
+// tested without branching, so the common all-valid case runs at memory speed.
+template <typename T>
+int64_t firstOutOfRange(const T* c, int64_t n, int64_t extent) {
+  constexpr int64_t kBlock = 4096;
+  const uint64_t limit = static_cast<uint64_t>(extent);
+  auto outside = [&](int64_t e) {  // a negative coordinate wraps to a huge unsigned one
+    return static_cast<uint64_t>(static_cast<int64_t>(c[e])) >= limit;
+  };
+  for (int64_t lo = 0; lo < n; lo += kBlock) {
+    const int64_t hi = std::min(n, lo + kBlock);
+    bool any = false;
+    for (int64_t e = lo; e < hi; ++e) any |= outside(e);
+    if (!any) continue;
+    for (int64_t e = lo; e < hi; ++e)
+      if (outside(e)) return e;
+  }
+  return n;
+}
+
+// Mode coordinates at the working width, checked against the shape. A mode already at that
+// width is used where it lies (the sort never writes into its input).
+std::vector<Buffer> readModeCoordinates(const PackRequest& r, int64_t n, DType width) {
+  std::vector<Buffer> modes;
   for (size_t m = 0; m < r.shape.size(); ++m) {
     const Buffer& b = r.modeCoords[m];
     if (!isIndexDType(b.dtype()))
@@ -21,32 +67,39 @@ std::vector<IndexVector> readModeCoordinates(const PackRequest& r, int64_t n) {
     if (b.length() != n)
       throw ShapeError("mode " + std::to_string(m) + " has " + std::to_string(b.length()) +
                        " coordinates but there are " + std::to_string(n) + " values");
-    modes[m].resize(n);
     const int64_t extent = r.shape[m];
-    visitIndices(b, [&](auto* c) {
-      for (int64_t e = 0; e < n; ++e) {
-        int64_t x = c[e];
-        if (x < 0 || x >= extent)
-          throw ShapeError("coordinate " + std::to_string(x) + " of entry " + std::to_string(e) +
-                           " is out of range for mode " + std::to_string(m) + " with extent " +
-                           std::to_string(extent));
-        modes[m][e] = x;
-      }
+    visitIndices(b, [&](const auto* c) {
+      const int64_t e = firstOutOfRange(c, n, extent);
+      if (e < n)
+        throw ShapeError("coordinate " + std::to_string(c[e]) + " of entry " +
+                         std::to_string(e) + " is out of range for mode " + std::to_string(m) +
+                         " with extent " + std::to_string(extent));
     });
+    modes.push_back(b.dtype() == width ? b : convertIndices(b, width));
   }
   return modes;
 }
 
+// A new coordinate column of the given width with element e = f(e), filled in order.
+template <typename F>
+Buffer makeColumn(DType width, int64_t n, F&& f) {
+  Buffer column = Buffer::allocate(width, n);
+  visitIndices(column, [&](auto* c) {
+    for (int64_t e = 0; e < n; ++e) c[e] = f(e);
+  });
+  return column;
+}
+
 struct LevelCoordinates {
-  std::vector<IndexVector> keys;           // one per level, in input order
+  std::vector<Buffer> keys;                // one column per level, in input order
   std::vector<int64_t> extents;            // one per level
   std::vector<int64_t> diagonals;          // DIA: sorted distinct column - row offsets
   Buffer values;                           // the entries' values (reordered if slots needed it)
 };
 
 // Derives each level's coordinate from the mode coordinates (level map of the format).
-LevelCoordinates levelCoordinates(const PackRequest& r, std::vector<IndexVector> modes,
-                                  Buffer values) {
+LevelCoordinates levelCoordinates(const PackRequest& r, std::vector<Buffer> modes,
+                                  Buffer values, DType width) {
   const Format& f = r.format;
   const auto& map = f.levelMap();
   LevelCoordinates out;
@@ -70,50 +123,85 @@ LevelCoordinates levelCoordinates(const PackRequest& r, std::vector<IndexVector>
       out.keys.push_back(std::move(modes[lc.mode]));  // the level coordinate is the mode's
       continue;
     }
-    IndexVector key(n);
-    const IndexVector& x = modes[lc.mode];
+    const Buffer& x = modes[lc.mode];
     switch (lc.kind) {
-      case LevelCoordinate::Kind::Mode: key = x; break;
+      case LevelCoordinate::Kind::Mode: out.keys.push_back(x.copy()); break;
       case LevelCoordinate::Kind::BlockIndex:
-        for (int64_t e = 0; e < n; ++e) key[e] = x[e] / lc.factor;
+        out.keys.push_back(makeColumn(width, n, [&](int64_t e) { return x.index(e) / lc.factor; }));
         break;
       case LevelCoordinate::Kind::BlockOffset:
-        for (int64_t e = 0; e < n; ++e) key[e] = x[e] % lc.factor;
+        out.keys.push_back(makeColumn(width, n, [&](int64_t e) { return x.index(e) % lc.factor; }));
         break;
       case LevelCoordinate::Kind::Diagonal: {
-        const IndexVector& col = modes[lc.factor];
-        for (int64_t e = 0; e < n; ++e) key[e] = col[e] - x[e];
-        out.diagonals.assign(key.begin(), key.end());
+        const Buffer& col = modes[lc.factor];
+        std::vector<int64_t> offsets(n);
+        for (int64_t e = 0; e < n; ++e) offsets[e] = col.index(e) - x.index(e);
+        out.diagonals = offsets;
         std::sort(out.diagonals.begin(), out.diagonals.end());
         out.diagonals.erase(std::unique(out.diagonals.begin(), out.diagonals.end()),
                             out.diagonals.end());
-        for (int64_t e = 0; e < n; ++e)
-          key[e] = std::lower_bound(out.diagonals.begin(), out.diagonals.end(), key[e]) -
-                   out.diagonals.begin();
+        out.keys.push_back(makeColumn(width, n, [&](int64_t e) {
+          return std::lower_bound(out.diagonals.begin(), out.diagonals.end(), offsets[e]) -
+                 out.diagonals.begin();
+        }));
         out.extents[k] = static_cast<int64_t>(out.diagonals.size());
         break;
       }
       case LevelCoordinate::Kind::Slot: {
-        int64_t slots = 0;
-        for (int64_t e = 0; e < n; ++e) {
-          key[e] = (e > 0 && x[e] == x[e - 1]) ? key[e - 1] + 1 : 0;
-          slots = std::max(slots, key[e] + 1);
-        }
+        int64_t slot = 0, slots = 0;
+        out.keys.push_back(makeColumn(width, n, [&](int64_t e) {
+          slot = (e > 0 && x.index(e) == x.index(e - 1)) ? slot + 1 : 0;
+          slots = std::max(slots, slot + 1);
+          return slot;
+        }));
         out.extents[k] = slots;
         break;
       }
     }
-    out.keys.push_back(std::move(key));
   }
   return out;
+}
+
+// The values at the last level's positions, zero where nothing is stored.
+Buffer leafValues(const PackNodes& leaves, int64_t positionCount, const Buffer& sorted,
+                  const Format& f) {
+  if (leaves.oneEntryEach && leaves.size() == positionCount) return sorted;  // q holds entry q
+  Buffer values = Buffer::allocate(sorted.dtype(), positionCount);
+  dispatchDType(sorted.dtype(), [&](auto* typed) {
+    using T = std::remove_pointer_t<decltype(typed)>;
+    T* dst = values.as<T>();
+    const T* src = sorted.as<T>();
+    leaves.forEach([&](const PackNode& node) {
+      if (node.hi - node.lo != 1)
+        throw FormatError("format " + formatName(f) + " cannot hold duplicate coordinates here");
+      dst[node.pos] = src[node.lo];
+    });
+  });
+  return values;
 }
 
 int64_t largestIndexValue(const std::vector<PackOutput>& levels) {
   int64_t largest = 0;
   for (const auto& level : levels)
-    for (const auto& [name, values] : level.arrays)
-      for (int64_t v : values) largest = std::max(largest, v < 0 ? -v : v);
+    for (const auto& [name, array] : level.arrays)
+      visitIndices(array, [&](const auto* v) {
+        for (int64_t k = 0; k < array.length(); ++k)
+          largest = std::max<int64_t>(largest, v[k] < 0 ? -v[k] : v[k]);
+      });
   return largest;
+}
+
+// Whether `b` starts at memory the caller passed in: sorted columns and values that were
+// already in order come back as the input itself, and a tensor must not share the caller's
+// arrays (the caller may change them).
+bool isCallersMemory(const Buffer& b, const PackRequest& r) {
+  if (b.data() == r.values.data()) return true;
+  return std::any_of(r.modeCoords.begin(), r.modeCoords.end(),
+                     [&](const Buffer& c) { return b.data() == c.data(); });
+}
+
+Buffer ownMemory(const Buffer& b, const PackRequest& r) {
+  return isCallersMemory(b, r) ? b.copy() : b;
 }
 
 }  // namespace
@@ -125,7 +213,9 @@ std::shared_ptr<TensorStorage> packCoordinates(const PackRequest& r) {
     throw ShapeError("expected coordinates for " + std::to_string(r.shape.size()) +
                      " modes, got " + std::to_string(r.modeCoords.size()));
   const int64_t n = r.values.length();
-  LevelCoordinates lc = levelCoordinates(r, readModeCoordinates(r, n), r.values);
+  const DType width = workingIndexType(r, f.levelExtents(r.shape), n);
+  LevelCoordinates lc =
+      levelCoordinates(r, readModeCoordinates(r, n, width), r.values, width);
   SortedEntries entries = sortEntries(std::move(lc.keys), lc.extents, lc.values, r.sumDuplicates);
   if (entries.hadDuplicates && !r.sumDuplicates && !f.holdsDuplicates())
     throw FormatError("the coordinates contain duplicates and format " + formatName(f) +
@@ -136,8 +226,8 @@ std::shared_ptr<TensorStorage> packCoordinates(const PackRequest& r) {
   const auto& types = f.levels();
   const size_t levelCount = types.size();
   std::vector<PackOutput> built(levelCount);
-  std::vector<PackNode> parents;
-  if (entries.size() > 0) parents.push_back({0, 0, entries.size()});
+  PackNodes parents;
+  if (entries.size() > 0) parents.list.push_back({0, 0, entries.size()});
   int64_t parentCount = 1;
   for (size_t k = 0; k < levelCount; ++k) {
     PackInput in;
@@ -161,34 +251,25 @@ std::shared_ptr<TensorStorage> packCoordinates(const PackRequest& r) {
     parents = std::move(built[k].children);
     parentCount = built[k].positionCount;
   }
+  const Buffer values = leafValues(parents, parentCount, entries.values, f);
 
-  // Values: the last level's positions, zero where nothing is stored.
-  Buffer values = Buffer::allocate(r.values.dtype(), parentCount);
-  dispatchDType(r.values.dtype(), [&](auto* typed) {
-    using T = std::remove_pointer_t<decltype(typed)>;
-    T* dst = values.as<T>();
-    const T* src = entries.values.as<T>();
-    for (const PackNode& node : parents) {
-      if (node.hi - node.lo != 1)
-        throw FormatError("format " + formatName(f) + " cannot hold duplicate coordinates here");
-      dst[node.pos] = src[node.lo];
-    }
-  });
-
-  int64_t largest = std::max<int64_t>(largestIndexValue(built), parentCount);
+  // int32 arrays only hold values within the bound that chose that width.
+  int64_t largest = parentCount;
   for (int64_t extent : r.shape) largest = std::max(largest, extent);
-  const DType indexType = (r.indexBits == 32 && largest <= std::numeric_limits<int32_t>::max())
-                              ? DType::Int32 : DType::Int64;
+  if (width == DType::Int64) largest = std::max(largest, largestIndexValue(built));
+  const DType indexType = (r.indexBits == 32 && largest <= kInt32Max) ? DType::Int32
+                                                                       : DType::Int64;
   std::vector<LevelStorage> levels(levelCount);
   for (size_t k = 0; k < levelCount; ++k) {
     for (auto& [name, array] : built[k].arrays)
-      levels[k].arrays[name] = Buffer::fromIndices(array, indexType);
+      levels[k].arrays[name] =
+          array.dtype() == indexType ? ownMemory(array, r) : convertIndices(array, indexType);
     levels[k].scalars = built[k].scalars;
   }
   if (f.name() == "dia")  // one diagonal list, shared by the range and offset levels
     levels[2].arrays["offset"] = levels[1].arrays["offset"];
   auto storage = std::make_shared<TensorStorage>(f, r.shape, r.values.dtype(), indexType,
-                                                 std::move(levels), values);
+                                                 std::move(levels), ownMemory(values, r));
   storage->markValid();
   return storage;
 }

@@ -26,22 +26,39 @@ class CompressedLevel final : public LevelType {
 
   PackOutput pack(const PackInput& in) const override {
     PackOutput out;
-    std::vector<int64_t>& pos = out.arrays["pos"];
-    std::vector<int64_t>& crd = out.arrays["crd"];
-    pos.assign(static_cast<size_t>(in.parentCount) + 1, 0);
-    const size_t entries = in.parents->empty() ? 0 : in.parents->back().hi - in.parents->front().lo;
-    crd.reserve(entries);
-    out.children.reserve(entries);
-    for (const PackNode& node : *in.parents) {
-      int64_t before = static_cast<int64_t>(crd.size());
-      forEachGroup(in, node, props_.unique, [&](int64_t lo, int64_t hi, int64_t c) {
-        out.children.push_back({static_cast<int64_t>(crd.size()), lo, hi});
-        crd.push_back(c);
+    // append_edges: each parent's group count, then append_finalize: a prefix sum.
+    int64_t groups = 0;
+    int64_t nextEntry = 0;  // parents hold the entries in order when each starts here
+    bool entriesInOrder = true;
+    Buffer pos = makeIndexArray(*in.coords, in.parentCount + 1, [&](auto* p) {
+      in.parents->forEach([&](const PackNode& node) {
+        int64_t count = 0;
+        forEachGroup(in, node, props_.unique, [&](int64_t, int64_t, int64_t) { ++count; });
+        p[node.pos + 1] = count;
+        groups += count;
+        entriesInOrder = entriesInOrder && node.lo == nextEntry;
+        nextEntry = node.hi;
       });
-      pos[node.pos + 1] = static_cast<int64_t>(crd.size()) - before;  // append_edges: a count
+      for (int64_t q = 0; q < in.parentCount; ++q) p[q + 1] += p[q];
+    });
+    out.arrays["pos"] = pos;
+    out.positionCount = groups;
+    if (entriesInOrder && groups == in.coords->length()) {
+      // Every group is one entry, in entry order: crd is the coordinate column as it stands.
+      out.arrays["crd"] = *in.coords;
+      out.children = PackNodes::entries(groups);
+      return out;
     }
-    for (size_t p = 1; p < pos.size(); ++p) pos[p] += pos[p - 1];    // append_finalize
-    out.positionCount = static_cast<int64_t>(crd.size());
+    out.children.list.reserve(groups);
+    out.arrays["crd"] = makeIndexArray(*in.coords, groups, [&](auto* crd) {
+      in.parents->forEach([&](const PackNode& node) {
+        forEachGroup(in, node, props_.unique, [&](int64_t lo, int64_t hi, int64_t c) {
+          const int64_t q = static_cast<int64_t>(out.children.list.size());
+          out.children.list.push_back({q, lo, hi});
+          crd[q] = c;
+        });
+      });
+    });
     return out;
   }
 

@@ -1,5 +1,7 @@
 // Dense level: stores only its size N; every segment holds coordinates 0..N-1 and the
 // position of coordinate i under parent p is p*N + i (taco-core.md §1.6; erratum 8).
+#include <algorithm>
+
 #include "format/levels/level_checks.hpp"
 
 namespace coiter {
@@ -24,10 +26,14 @@ class DenseLevel final : public LevelType {
     PackOutput out;
     out.scalars["size"] = in.extent;
     out.positionCount = checkedProduct(in.parentCount, in.extent, in.where);
-    for (const PackNode& node : *in.parents)
+    // At most one child per entry and per position. Reserving that bound costs only
+    // address space: pages the list never reaches are never touched.
+    out.children.list.reserve(std::min(in.coords->length(), out.positionCount));
+    in.parents->forEach([&](const PackNode& node) {
       forEachGroup(in, node, true, [&](int64_t lo, int64_t hi, int64_t c) {
-        out.children.push_back({node.pos * in.extent + c, lo, hi});
+        out.children.list.push_back({node.pos * in.extent + c, lo, hi});
       });
+    });
     return out;
   }
 

@@ -32,11 +32,11 @@ class HashedLevel final : public LevelType {
 
   PackOutput pack(const PackInput& in) const override {
     // Group first, to know the fullest segment before choosing W.
-    std::vector<std::vector<PackNode>> groups(in.parents->size());
+    const PackNodes& parents = *in.parents;
+    std::vector<std::vector<PackNode>> groups(parents.size());
     int64_t fullest = 0;
-    for (size_t k = 0; k < in.parents->size(); ++k) {
-      const PackNode& node = (*in.parents)[k];
-      forEachGroup(in, node, props_.unique, [&](int64_t lo, int64_t hi, int64_t c) {
+    for (int64_t k = 0; k < parents.size(); ++k) {
+      forEachGroup(in, parents[k], props_.unique, [&](int64_t lo, int64_t hi, int64_t c) {
         groups[k].push_back({c, lo, hi});  // pos holds the coordinate until placed
       });
       fullest = std::max<int64_t>(fullest, static_cast<int64_t>(groups[k].size()));
@@ -45,20 +45,22 @@ class HashedLevel final : public LevelType {
     PackOutput out;
     out.scalars["size"] = w;
     out.positionCount = checkedProduct(in.parentCount, w, in.where);
-    std::vector<int64_t>& crd = out.arrays["crd"];
-    crd.assign(static_cast<size_t>(out.positionCount), -1);
-    for (size_t k = 0; k < groups.size(); ++k) {
-      const int64_t base = (*in.parents)[k].pos * w;
-      size_t first = out.children.size();
-      for (const PackNode& g : groups[k]) {
-        int64_t b = g.pos % w;
-        while (crd[base + b] != -1) b = (b + 1) % w;  // fits: the segment has <= w groups
-        crd[base + b] = g.pos;
-        out.children.push_back({base + b, g.lo, g.hi});
+    out.arrays["crd"] = makeIndexArray(*in.coords, out.positionCount, [&](auto* crd) {
+      std::fill(crd, crd + out.positionCount, -1);
+      std::vector<PackNode>& children = out.children.list;
+      for (int64_t k = 0; k < parents.size(); ++k) {
+        const int64_t base = parents[k].pos * w;
+        const size_t first = children.size();
+        for (const PackNode& g : groups[k]) {
+          int64_t b = g.pos % w;
+          while (crd[base + b] != -1) b = (b + 1) % w;  // fits: the segment has <= w groups
+          crd[base + b] = g.pos;
+          children.push_back({base + b, g.lo, g.hi});
+        }
+        std::sort(children.begin() + first, children.end(),
+                  [](const PackNode& a, const PackNode& b) { return a.pos < b.pos; });
       }
-      std::sort(out.children.begin() + first, out.children.end(),
-                [](const PackNode& a, const PackNode& b) { return a.pos < b.pos; });
-    }
+    });
     return out;
   }
 

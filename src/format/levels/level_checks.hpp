@@ -1,5 +1,6 @@
-// Shared helpers of the level types: grouping sorted entries under one parent, and the
-// checks applied to index arrays that arrive from outside coiter.
+// Shared helpers of the level types: grouping sorted entries under one parent and making
+// index arrays while packing, and the checks applied to index arrays that arrive from
+// outside coiter.
 #pragma once
 #include <string>
 
@@ -14,23 +15,34 @@ namespace coiter {
 // that chain reaches the leaves (so duplicates stay separate).
 template <typename Visit>
 void forEachGroup(const PackInput& in, const PackNode& node, bool unique, Visit&& visit) {
-  const IndexVector& c = *in.coords;
-  int64_t lo = node.lo;
-  while (lo < node.hi) {
-    int64_t hi = lo + 1;
-    if (unique) {
-      while (hi < node.hi && c[hi] == c[lo]) ++hi;
-    } else if (!in.chainReachesLeaf) {
-      auto sameKey = [&](int64_t a, int64_t b) {
-        for (const auto* chainCoords : in.chain)
-          if ((*chainCoords)[a] != (*chainCoords)[b]) return false;
-        return true;
-      };
-      while (hi < node.hi && sameKey(hi, lo)) ++hi;
+  visitIndices(*in.coords, [&](const auto* c) {
+    int64_t lo = node.lo;
+    while (lo < node.hi) {
+      int64_t hi = lo + 1;
+      if (unique) {
+        while (hi < node.hi && c[hi] == c[lo]) ++hi;
+      } else if (!in.chainReachesLeaf) {
+        auto sameKey = [&](int64_t a, int64_t b) {
+          for (const Buffer* chainCoords : in.chain)
+            if (chainCoords->index(a) != chainCoords->index(b)) return false;
+          return true;
+        };
+        while (hi < node.hi && sameKey(hi, lo)) ++hi;
+      }
+      visit(lo, hi, static_cast<int64_t>(c[lo]));
+      lo = hi;
     }
-    visit(lo, hi, c[lo]);
-    lo = hi;
-  }
+  });
+}
+
+// Calls f(p) with p typed int32_t* or int64_t* for a new, zeroed index array of `length`
+// elements at the width of `like` (the coordinates' width, which packing chose so that every
+// value a level writes fits), and returns that array.
+template <typename F>
+Buffer makeIndexArray(const Buffer& like, int64_t length, F&& f) {
+  Buffer array = Buffer::allocate(like.dtype(), length);
+  visitIndices(array, f);
+  return array;
 }
 
 // The named index array, which must exist and have the given length (-1: any).

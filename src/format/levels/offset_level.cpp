@@ -21,20 +21,20 @@ class OffsetLevel final : public LevelType {
     const std::vector<int64_t>& offset = *in.diagonals;
     if (in.parentCount != static_cast<int64_t>(offset.size()) * in.rows)
       throw FormatError(in.where + ": an offset level must sit under a range level");
-    const IndexVector& c = *in.coords;
+    const Buffer& c = *in.coords;
     PackOutput out;
-    out.arrays["offset"] = offset;
+    out.arrays["offset"] = Buffer::fromIndices(offset, c.dtype());
     out.scalars["rows"] = in.rows;
     out.positionCount = in.parentCount;
-    for (const PackNode& node : *in.parents) {
+    in.parents->forEach([&](const PackNode& node) {
       int64_t d = node.pos / in.rows, i = node.pos % in.rows;
       for (int64_t e = node.lo; e < node.hi; ++e)
-        if (c[e] != i + offset[d])
-          throw FormatError(in.where + ": column " + std::to_string(c[e]) + " of row " +
+        if (c.index(e) != i + offset[d])
+          throw FormatError(in.where + ": column " + std::to_string(c.index(e)) + " of row " +
                             std::to_string(i) + " is not on diagonal " +
                             std::to_string(offset[d]));
-      out.children.push_back(node);
-    }
+    });
+    out.children = *in.parents;  // one child per parent, at the parent's position
     return out;
   }
 

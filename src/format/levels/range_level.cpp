@@ -24,14 +24,15 @@ class RangeLevel final : public LevelType {
     if (static_cast<int64_t>(offset.size()) != in.parentCount)
       throw FormatError(in.where + ": a range level must sit under the dense level of diagonals");
     PackOutput out;
-    out.arrays["offset"] = offset;
+    out.arrays["offset"] = Buffer::fromIndices(offset, in.coords->dtype());
     out.scalars["rows"] = in.rows;
     out.scalars["cols"] = in.cols;
     out.positionCount = checkedProduct(in.parentCount, in.rows, in.where);
-    for (const PackNode& node : *in.parents)
+    in.parents->forEach([&](const PackNode& node) {
       forEachGroup(in, node, true, [&](int64_t lo, int64_t hi, int64_t i) {
-        out.children.push_back({node.pos * in.rows + i, lo, hi});
+        out.children.list.push_back({node.pos * in.rows + i, lo, hi});
       });
+    });
     return out;
   }
 

@@ -1,6 +1,8 @@
 // Singleton level: one child per parent, at the parent's own position; crd[p] is its
 // coordinate (taco-core.md §1.6). A non-compact singleton (ELL's column level) may leave a
 // parent without a child, marked by crd[p] == -1.
+#include <algorithm>
+
 #include "format/levels/level_checks.hpp"
 
 namespace coiter {
@@ -23,26 +25,33 @@ class SingletonLevel final : public LevelType {
   }
 
   PackOutput pack(const PackInput& in) const override {
-    PackOutput out;
-    const IndexVector& c = *in.coords;
-    std::vector<int64_t>& crd = out.arrays["crd"];
-    crd.assign(static_cast<size_t>(in.parentCount), -1);
-    if (props_.compact && static_cast<int64_t>(in.parents->size()) != in.parentCount)
+    const PackNodes& parents = *in.parents;
+    if (props_.compact && parents.size() != in.parentCount)
       throw FormatError(in.where + ": a compact singleton level needs a child under every "
                         "parent position, but some are empty; use a compressed level or "
                         "singleton(compact=False)");
-    for (const PackNode& node : *in.parents) {
-      // Entries under one parent are sorted by this level's coordinate: first == last
-      // means they all share it.
-      if (c[node.lo] != c[node.hi - 1])
-        throw FormatError(in.where + ": a singleton level holds one coordinate per parent, "
-                          "but parent position " + std::to_string(node.pos) +
-                          " has coordinates " + std::to_string(c[node.lo]) + " and " +
-                          std::to_string(c[node.hi - 1]) + "; use a compressed level");
-      crd[node.pos] = c[node.lo];
-      out.children.push_back(node);
-    }
+    PackOutput out;
     out.positionCount = in.parentCount;
+    out.children = parents;  // each parent's one child sits at the parent's position
+    if (parents.oneEntryEach && parents.size() == in.parentCount) {
+      // Position q holds entry q: crd is the coordinate column as it stands.
+      out.arrays["crd"] = *in.coords;
+      return out;
+    }
+    out.arrays["crd"] = makeIndexArray(*in.coords, in.parentCount, [&](auto* crd) {
+      std::fill(crd, crd + in.parentCount, -1);
+      parents.forEach([&](const PackNode& node) {
+        // Entries under one parent are sorted by this level's coordinate: first == last
+        // means they all share it.
+        const int64_t first = in.coords->index(node.lo), last = in.coords->index(node.hi - 1);
+        if (first != last)
+          throw FormatError(in.where + ": a singleton level holds one coordinate per parent, "
+                            "but parent position " + std::to_string(node.pos) +
+                            " has coordinates " + std::to_string(first) + " and " +
+                            std::to_string(last) + "; use a compressed level");
+        crd[node.pos] = first;
+      });
+    });
     return out;
   }
 
