@@ -227,7 +227,27 @@ def _reordered(fmt):
             if list(p) != order]
 
 
-def with_reordered_operands(operands, attempt, error):
+def loop_order_formats(assignment, operands, result_format):
+    """For each sparse operand (by name), its levels in the mode order that follows one loop
+    order: the result's indices in its storage order, then the summed indices. The first
+    conversion with_reordered_operands tries; it fits most statements at once."""
+    lhs = list(assignment.lhs.indices)
+    order = [lhs[m] for m in result_format.mode_order] if lhs else []
+    for a in accesses(assignment.rhs):
+        order += [v for v in a.indices if v not in order]
+    preferred = {}
+    for a in accesses(assignment.rhs):
+        tensor = operands.get(a.tensor.name)
+        if tensor is None or tensor.ndim < 2 or is_all_dense(tensor.format) or tensor.format.name is not None:
+            continue
+        modes = sorted(range(len(a.indices)), key=lambda m: order.index(a.indices[m]))
+        fmt = Format(list(tensor.format.levels), modes)
+        if fmt != tensor.format:
+            preferred[a.tensor.name] = fmt
+    return preferred
+
+
+def with_reordered_operands(operands, attempt, error, preferred=None):
     """When no loop order traverses every operand in its storage order (e.g. A(k,i) * B(k,j)
     with both in CSR and a CSR result), convert sparse operands to other mode orders
     (transpositions, O(nnz) each), as a user expects the expression to just work.
@@ -236,11 +256,19 @@ def with_reordered_operands(operands, attempt, error):
     formats overridden by name and raises CompileError when that fails. Fewest conversions are
     tried first; the conversions are logged. Returns ``(kernel, converted tensors by name)``."""
     sparse = [name for name, t in operands.items() if t.ndim >= 2 and not is_all_dense(t.format)]
-    choices = [[operands[name].format] + _reordered(operands[name].format) for name in sparse]
-    combinations = sorted(itertools.islice(itertools.product(*choices), _MAX_TRIALS),
-                          key=lambda combo: sum(f != operands[n].format for n, f in zip(sparse, combo)))
-    for combo in combinations[1:]:
-        overrides = {n: f for n, f in zip(sparse, combo) if f != operands[n].format}
+
+    def candidates():
+        # The conversion that follows one loop order for all operands, then the fewest
+        # conversions first: every subset of operands of each size, with every combination
+        # of other mode orders for them.
+        if preferred:
+            yield preferred
+        for size in range(1, len(sparse) + 1):
+            for names in itertools.combinations(sparse, size):
+                for formats in itertools.product(*(_reordered(operands[n].format) for n in names)):
+                    yield dict(zip(names, formats))
+
+    for overrides in itertools.islice(candidates(), _MAX_TRIALS):
         try:
             kernel = attempt(overrides)
         except CompileError:
@@ -307,8 +335,9 @@ def compile(stmt, formats=None, dtype=np.float64, dtypes=None, index_dtype=None,
         try:
             return attempt({})
         except CompileError as error:
-            operands = specs_for_tensors(definition, stmt.name or "out")[3]
-            kernel, converted = with_reordered_operands(operands, attempt, error)
+            rewritten, _, _, operands = specs_for_tensors(definition, stmt.name or "out")
+            preferred = loop_order_formats(rewritten, operands, stmt.format)
+            kernel, converted = with_reordered_operands(operands, attempt, error, preferred)
             kernel._bound.update(converted)
             return kernel
     from .parser import parse

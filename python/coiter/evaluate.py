@@ -4,7 +4,7 @@ import logging
 import numpy as np
 
 from . import _core
-from .compiler import _core_expr, compile as compile_kernel, with_reordered_operands
+from .compiler import _core_expr, compile as compile_kernel, loop_order_formats, with_reordered_operands
 from .format_inference import check_dense_size, infer_result_format
 from .errors import CompileError
 from .formats import as_format
@@ -118,7 +118,8 @@ def _compile_with_reordered_operands(parsed, operands, formats, dtypes, engine, 
         return compile_kernel(parsed, formats=dict(formats, **overrides), dtypes=dtypes, engine=engine,
                               schedule=schedule)
 
-    kernel, converted = with_reordered_operands(operands, attempt, error)
+    preferred = loop_order_formats(parsed[0], operands, formats[result_name])
+    kernel, converted = with_reordered_operands(operands, attempt, error, preferred)
     return kernel, dict(operands, **converted)
 
 

@@ -275,9 +275,9 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   auto written = cin::resultsOf(f.body);
   bool writesResult = std::find(written.begin(), written.end(), resultTensor_) != written.end();
   // A non-unique level (COO) may be iterated entry by entry only when every write to the
-  // result accumulates (+=): a plain assignment, or appending one entry per coordinate, needs
-  // the whole run of equal coordinates at once.
-  bool byRuns = writesResult && (appendsResultAt(v) || !onlyAccumulates(f.body));
+  // result accumulates (+=) into random-access (dense) levels: a plain assignment, or an
+  // appended result (whose entries would repeat), needs the whole run of equal coordinates.
+  bool byRuns = writesResult && (!groups_.empty() || !onlyAccumulates(f.body));
   bool accumulates = accumulatesIntoResult(f.body);
   Expr extent = extentOf(v);
   std::vector<Stmt> out;
