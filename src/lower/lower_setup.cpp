@@ -99,7 +99,9 @@ TensorVars& Lowerer::addTensor(const notation::TensorVarPtr& t, bool result) {
     }
   }
   vars->vals = pointerParam(t->name + "_vals", t->dtype, -1, "vals");
-  if (result) {
+  // Appended values grow; an all-dense result is allocated in full by the caller.
+  bool grows = std::any_of(levels.begin(), levels.end(), [](const LevelTypePtr& l) { return l->kind() != LevelKind::Dense; });
+  if (result && grows) {
     vars->valsCap = integerParam(t->name + "_vals_capacity", true);
     abi_.arrays.back().capacitySlot = params_.back().slot;
   }
