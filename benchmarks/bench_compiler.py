@@ -24,7 +24,6 @@ Writes JSON (default benchmarks/results/compiler.json) and prints a Markdown tab
 import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -35,10 +34,10 @@ import timeit
 from pathlib import Path
 
 import numpy as np
-import scipy
 import scipy.sparse as sp
 
 import coiter as ct
+from run_environment import build_info, environment
 
 EXPR = "y(i) = A(i,j) * x(j)"
 FORMATS = {"A": "csr", "x": "d", "y": "d"}
@@ -141,46 +140,6 @@ def per_call(number, repeat):
     }
 
 
-def environment():
-    return {
-        "python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
-        "coiter": ct.__version__, "machine": platform.machine(),
-        "processor": _cpu_model(), "cpus": os.cpu_count(), "platform": platform.platform(),
-        "load_average_at_end": os.getloadavg(),
-        "c_compiler": shutil.which(os.environ.get("CC", "cc")),
-    }
-
-
-def build_info():
-    """Which build was measured: the commit, whether src/ or python/ had local changes, and
-    the time the compiled core was built (the package is installed in editable mode)."""
-    root = Path(__file__).resolve().parent.parent
-    info = {"core_module": getattr(ct._core, "__file__", None)}
-    try:
-        info["core_built"] = time.strftime("%Y-%m-%dT%H:%M:%S%z",
-                                           time.localtime(os.path.getmtime(info["core_module"])))
-    except (OSError, TypeError):
-        pass
-    try:
-        git = lambda *a: subprocess.run(["git", *a], cwd=root, capture_output=True,  # noqa: E731
-                                        text=True, check=True).stdout.strip()
-        info["commit"] = git("rev-parse", "HEAD")
-        info["local_changes"] = bool(git("status", "--porcelain", "--", "src", "python"))
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return info
-
-
-def _cpu_model():
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--samples", type=int, default=25,
@@ -229,7 +188,7 @@ def main(argv=None):
         "benchmark": "compiler", "expression": EXPR, "formats": FORMATS, "dtype": "float64",
         "default_engine": ct.compiler.default_engine(),
         "cold_compile": cold, "fresh_process_warm_disk": warm, "per_call_4x4": call,
-        "errors": errors, "environment": environment(), "build": build_info(),
+        "errors": errors, "environment": environment(c_compiler=shutil.which(os.environ.get("CC", "cc"))), "build": build_info(),
         "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -35,20 +35,17 @@ Writes JSON (default benchmarks/results/kernels.json) and prints a Markdown tabl
 import argparse
 import gc
 import json
-import os
-import platform
 import statistics
-import subprocess
 import sys
 import time
 import traceback
 from pathlib import Path
 
 import numpy as np
-import scipy
 import scipy.sparse as sp
 
 import coiter as ct
+from run_environment import build_info, environment
 
 CASES = {
     "spmv": ("y(i) = A(i,j) * x(j)", {"A": "csr", "x": "d", "y": "d"}),
@@ -208,45 +205,6 @@ def run_case(name, nnz_label, operands, scipy_fn, repeats, scipy_sorted_fn=None)
     return record
 
 
-def environment():
-    return {
-        "python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
-        "coiter": ct.__version__, "engine": ct.compiler.default_engine(),
-        "machine": platform.machine(), "processor": _cpu_model(), "cpus": os.cpu_count(),
-        "platform": platform.platform(), "load_average_at_end": os.getloadavg(),
-    }
-
-
-def build_info():
-    """Which build was measured: the commit, whether src/ or python/ had local changes, and
-    the time the compiled core was built (the package is installed in editable mode)."""
-    root = Path(__file__).resolve().parent.parent
-    info = {"core_module": getattr(ct._core, "__file__", None)}
-    try:
-        info["core_built"] = time.strftime("%Y-%m-%dT%H:%M:%S%z",
-                                           time.localtime(os.path.getmtime(info["core_module"])))
-    except (OSError, TypeError):
-        pass
-    try:
-        git = lambda *a: subprocess.run(["git", *a], cwd=root, capture_output=True,  # noqa: E731
-                                        text=True, check=True).stdout.strip()
-        info["commit"] = git("rev-parse", "HEAD")
-        info["local_changes"] = bool(git("status", "--porcelain", "--", "src", "python"))
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return info
-
-
-def _cpu_model():
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
-
-
 def _fmt_time(seconds):
     return f"{seconds * 1e3:.1f} ms" if seconds < 10 else f"{seconds:.1f} s"
 
@@ -312,7 +270,7 @@ def main(argv=None):
         "failures": [f"{r['kernel']} @ {r['nnz_label']['nnz_requested']:,}: "
                      + (r.get("error") or r["check"].get("problem", "result differs"))
                      for r in records if "error" in r or not r["check"]["ok"]],
-        "environment": environment(), "build": build_info(),
+        "environment": environment(engine=ct.compiler.default_engine()), "build": build_info(),
         "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -14,18 +14,16 @@ Writes JSON (default benchmarks/results/packing.json) and prints a Markdown tabl
 """
 import argparse
 import json
-import os
-import platform
 import statistics
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-import scipy
 import scipy.sparse as sp
 
 import coiter as ct
+from run_environment import environment
 
 PACK_TARGET_RATIO = 2.0
 WRAP_TARGET_US = 50.0
@@ -92,24 +90,6 @@ def bench_wrap(coo, calls):
         "first_call_fresh_matrix_us": first_s * 1e6, "zero_copy": True,
         "target_us": WRAP_TARGET_US, "meets_target": us < WRAP_TARGET_US,
     }
-
-
-def environment():
-    return {
-        "python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
-        "coiter": ct.__version__, "machine": platform.machine(),
-        "processor": _cpu_model(), "cpus": os.cpu_count(), "platform": platform.platform(),
-    }
-
-
-def _cpu_model():
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def main(argv=None):

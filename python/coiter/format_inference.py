@@ -5,7 +5,7 @@ import numpy as np
 
 from .errors import ShapeError
 from .formats import as_format
-from .notation import Access, Binary, Literal, Negate, Reduction
+from .notation import Access, Binary, Literal, Negate, Reduction, accesses
 
 
 class _Config:
@@ -56,23 +56,11 @@ def _factors(expr):
     return None
 
 
-def _accesses(expr):
-    if isinstance(expr, Access):
-        return [expr]
-    if isinstance(expr, Negate):
-        return _accesses(expr.a)
-    if isinstance(expr, Binary):
-        return _accesses(expr.a) + _accesses(expr.b)
-    if isinstance(expr, Reduction):
-        return _accesses(expr.body)
-    return []
-
-
 def infer_result_format(result_indices, rhs, format_of):
     """The inferred format of a result indexed by ``result_indices`` for the right side
     ``rhs``; ``format_of(tensor)`` gives an operand's format. Returns a Format."""
     order = len(result_indices)
-    operands = _accesses(rhs)
+    operands = accesses(rhs)
     sparse_ops = [a for a in operands if _is_sparse(format_of(a.tensor))]
     result_set = set(result_indices)
     sparse = bool(operands) and len(sparse_ops) == len(operands)
@@ -96,7 +84,7 @@ def infer_result_format(result_indices, rhs, format_of):
         return as_format("s", 1)
     first = result_indices[0]
     for term in _terms(rhs):
-        term_accesses = _accesses(term)
+        term_accesses = accesses(term)
         users = [a for a in term_accesses if first in a.indices]
         if not users:
             return as_format("d" + "s" * (order - 1), order)

@@ -16,6 +16,20 @@ Stmt sequence(Stmt define, Stmt mutate) {
   return std::make_shared<SequenceNode>(std::move(define), std::move(mutate));
 }
 
+ForallChain forallChain(const Stmt& s) {
+  ForallChain chain{{}, s};
+  while (chain.body->kind == StmtKind::Forall) {
+    chain.vars.push_back(as<ForallNode>(chain.body).var);
+    chain.body = as<ForallNode>(chain.body).body;
+  }
+  return chain;
+}
+
+Stmt nestForalls(const std::vector<std::string>& vars, Stmt body) {
+  for (auto it = vars.rbegin(); it != vars.rend(); ++it) body = forall(*it, body);
+  return body;
+}
+
 std::string toString(const Stmt& s) {
   switch (s->kind) {
     case StmtKind::Assign: {

@@ -53,6 +53,16 @@ Stmt sequence(Stmt define, Stmt mutate);
 template <typename T>
 const T& as(const Stmt& s) { return static_cast<const T&>(*s); }
 
+// The variables of the foralls directly nested at the top of `s` (outermost first), and the
+// statement inside them.
+struct ForallChain {
+  std::vector<std::string> vars;
+  Stmt body;
+};
+ForallChain forallChain(const Stmt& s);
+// forall(vars[0], forall(vars[1], ... body)).
+Stmt nestForalls(const std::vector<std::string>& vars, Stmt body);
+
 // "∀i ∀j y(i) += A(i,j) * x(j)"; where as "(consumer where producer)".
 std::string toString(const Stmt& s);
 

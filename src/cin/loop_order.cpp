@@ -110,13 +110,8 @@ Stmt reorderChains(const Stmt& s) {
     case StmtKind::Forall:
       break;
   }
-  std::vector<std::string> chain;
-  Stmt body = s;
-  while (body->kind == StmtKind::Forall) {
-    chain.push_back(as<ForallNode>(body).var);
-    body = as<ForallNode>(body).body;
-  }
-  body = reorderChains(body);
+  auto [chain, inner] = forallChain(s);
+  Stmt body = reorderChains(inner);
   std::vector<const AccessNode*> reads, writes;
   collectAccesses(body, reads, writes);
   std::vector<std::string> best = chain;
@@ -133,8 +128,7 @@ Stmt reorderChains(const Stmt& s) {
       }
     } while (std::next_permutation(candidate.begin(), candidate.end()));
   }
-  for (auto it = best.rbegin(); it != best.rend(); ++it) body = forall(*it, body);
-  return body;
+  return nestForalls(best, body);
 }
 
 }  // namespace

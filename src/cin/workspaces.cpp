@@ -22,17 +22,8 @@ Stmt rewrite(const Stmt& s, int& workspaceCount) {
     case StmtKind::Forall:
       break;
   }
-  std::vector<std::string> chain;
-  Stmt body = s;
-  while (body->kind == StmtKind::Forall) {
-    chain.push_back(as<ForallNode>(body).var);
-    body = as<ForallNode>(body).body;
-  }
-  auto wrap = [&](Stmt inner, size_t from, size_t to) {
-    for (size_t n = to; n-- > from;) inner = forall(chain[n], inner);
-    return inner;
-  };
-  if (body->kind != StmtKind::Assign) return wrap(rewrite(body, workspaceCount), 0, chain.size());
+  auto [chain, body] = forallChain(s);
+  if (body->kind != StmtKind::Assign) return nestForalls(chain, rewrite(body, workspaceCount));
   const auto& a = as<AssignNode>(body);
   const TensorVar& result = *a.lhs->tensor;
   if (result.temporary || !a.accumulate) return s;
@@ -64,10 +55,10 @@ Stmt rewrite(const Stmt& s, int& workspaceCount) {
   auto w = makeTensorVar("w" + std::to_string(workspaceCount++), Format::parse("d"), result.dtype,
                          DType::Int64, true);
   auto wAccess = access(w, innerFree);
-  Stmt producer = assign(wAccess, a.rhs, a.accumulate);
-  for (auto it = inner.rbegin(); it != inner.rend(); ++it) producer = forall(*it, producer);
+  Stmt producer = nestForalls(inner, assign(wAccess, a.rhs, a.accumulate));
   Stmt consumer = forall(innerFree[0], assign(a.lhs, access(w, innerFree), nullptr));
-  return wrap(where(consumer, producer), 0, split);
+  std::vector<std::string> outer(chain.begin(), chain.begin() + static_cast<long>(split));
+  return nestForalls(outer, where(consumer, producer));
 }
 
 }  // namespace

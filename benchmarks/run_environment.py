@@ -1,0 +1,52 @@
+"""What every benchmark records about the machine and the build it measured."""
+import os
+import platform
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy
+
+import coiter as ct
+
+
+def environment(**extra):
+    """Versions, CPU and load of this run, plus ``extra`` entries."""
+    return {
+        "python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
+        "coiter": ct.__version__, "machine": platform.machine(), "processor": cpu_model(),
+        "cpus": os.cpu_count(), "platform": platform.platform(),
+        "load_average_at_end": os.getloadavg(), **extra,
+    }
+
+
+def build_info():
+    """Which build was measured: the commit, whether src/ or python/ had local changes, and
+    the time the compiled core was built (the package is installed in editable mode)."""
+    root = Path(__file__).resolve().parent.parent
+    info = {"core_module": getattr(ct._core, "__file__", None)}
+    try:
+        info["core_built"] = time.strftime("%Y-%m-%dT%H:%M:%S%z",
+                                           time.localtime(os.path.getmtime(info["core_module"])))
+    except (OSError, TypeError):
+        pass
+    try:
+        def git(*args):
+            return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
+                                  check=True).stdout.strip()
+        info["commit"] = git("rev-parse", "HEAD")
+        info["local_changes"] = bool(git("status", "--porcelain", "--", "src", "python"))
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return info
+
+
+def cpu_model():
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
