@@ -195,3 +195,15 @@ def test_scalar_result_with_explicit_sum():
     s = ct.zeros((), "dense")
     s[()] = ct.sum(i, x[i] * x[i])
     assert float(s.values[0]) == 14.0
+
+
+def test_spgemm_sorts_its_workspace_only_for_an_ordered_result():
+    unordered = ct.Format([ct.dense, ct.compressed(ordered=False)])
+    sorted_src = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"}).source("c")
+    kern = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": unordered})
+    assert "coiter_rt_sort_i64(" in sorted_src
+    assert "coiter_rt_sort_i64(" not in kern.source("c")
+    A = sp.random(40, 50, density=0.1, format="csr", random_state=5)
+    B = sp.random(50, 30, density=0.1, format="csr", random_state=6)
+    C = kern(A=ct.asarray(A), B=ct.asarray(B))
+    np.testing.assert_allclose(C.to_numpy(), (A @ B).toarray())

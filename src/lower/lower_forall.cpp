@@ -468,6 +468,14 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       chain = always ? it->second : ifThen(it->first, it->second, chain);
     }
     body.push_back(chain);
+    // A workspace is cleared entry by entry as it is consumed (it is consumed whole: its
+    // consumer iterates exactly its list), ready for the next iteration of the loops around.
+    for (int s : point.iterators) {
+      if (segs[s].dimension || !info[s].access->tensor->temporary) continue;
+      const WorkspaceVars& ws = workspaces_.at(info[s].access->tensor.get());
+      body.push_back(store(ws.tensor->vals, coordOf[s], zeroOf(info[s].access->tensor->dtype)));
+      body.push_back(store(ws.mark, coordOf[s], boolLit(false)));
+    }
     if (skipsEmptyBuckets) {
       // Nothing after the coordinate read may run for an empty bucket (its coordinate is -1).
       std::vector<Stmt> rest(body.begin() + coordinatesEnd, body.end());

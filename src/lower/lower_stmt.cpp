@@ -79,6 +79,13 @@ std::string workspaceIndex(const cin::Stmt& s, const TensorVar* temp) {
 
 }  // namespace
 
+bool Lowerer::resultLevelOrdered(const std::string& indexVar) const {
+  for (size_t k = 0; k < result_.levelVars.size(); ++k) {
+    if (result_.levelVars[k] == indexVar) return resultTensor_->format.levels()[k]->properties().ordered;
+  }
+  return true;
+}
+
 WorkspaceVars& Lowerer::declareWorkspace(const notation::TensorVarPtr& w, const std::string& indexVar) {
   auto& ws = workspaces_[w.get()];
   if (ws.tensor) return ws;
@@ -172,7 +179,7 @@ Stmt Lowerer::lowerAssign(const cin::AssignNode& a) {
 }
 
 Stmt Lowerer::lowerWhere(const cin::WhereNode& w) {
-  std::vector<Stmt> out, after;
+  std::vector<Stmt> out;
   // Temporaries the producer writes: scalars held in local variables (footnote 30), set to
   // the identity of the operator that accumulates into them; vectors in workspaces.
   for (const auto& t : cin::resultsOf(w.producer)) {
@@ -189,22 +196,18 @@ Stmt Lowerer::lowerWhere(const cin::WhereNode& w) {
     std::string indexVar = workspaceIndex(w.producer, t.get());
     WorkspaceVars& ws = declareWorkspace(t, indexVar);
     out.push_back(declare(ws.count, intLit(0)));
-    // Consume the touched coordinates in order, then clear exactly those entries.
-    Var p = makeVar(freshName(t->name + "_p"), scalar(DType::Int64));
-    Expr c = load(ws.tensor->crd[0], ir::ref(p));
-    Expr zero = zeroOf(t->dtype);
-    after.push_back(forLoop(p, intLit(0), ir::ref(ws.count),
-                            block({store(ws.tensor->vals, c, zero), store(ws.mark, c, boolLit(false))})));
+    // The consumer iterates the touched coordinates and clears each entry as it reads it.
   }
   out.push_back(lowerStmt(w.producer));
   for (const auto& t : cin::resultsOf(w.producer)) {
     auto it = workspaces_.find(t.get());
-    if (it != workspaces_.end()) {
+    // The touched coordinates are sorted when the result level they are appended to is
+    // ordered; an unordered compressed level (SciPy's unsorted CSR) takes them as they come.
+    if (it != workspaces_.end() && resultLevelOrdered(it->second.indexVar)) {
       out.push_back(call(RuntimeFunction::SortInt64, {ir::ref(it->second.tensor->crd[0]), ir::ref(it->second.count)}));
     }
   }
   out.push_back(lowerStmt(w.consumer));
-  out.insert(out.end(), after.begin(), after.end());
   return block(std::move(out));
 }
 

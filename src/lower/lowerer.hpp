@@ -80,6 +80,7 @@ class Lowerer {
   ir::Stmt lowerAssign(const cin::AssignNode& a);
   ir::Stmt lowerWhere(const cin::WhereNode& w);
   WorkspaceVars& declareWorkspace(const notation::TensorVarPtr& w, const std::string& indexVar);
+  bool resultLevelOrdered(const std::string& indexVar) const;  // the result level it indexes
   ir::Stmt storeToWorkspace(const TensorVar& w, const notation::Operator* accumulate, ir::Expr value);
   // Whether `s` computes nothing when the accesses in `zeroed_` are zero.
   bool isZero(const cin::Stmt& s) const;
