@@ -1,9 +1,22 @@
 #!/usr/bin/env bash
-# Set up (idempotent, see scripts/setup.sh), then run the test suite.
-# Extra arguments go to pytest:  bash scripts/test.sh -m slow   |   bash scripts/test.sh -k formats -x
+# Set up (idempotent, see scripts/setup.sh), then run the test suite: pytest, then the C++ unit
+# tests of the engines (tests/cpp, built with CMake in build/cpp-tests; COITER_SKIP_CPP_TESTS=1
+# skips them). Extra arguments go to pytest:
+#   bash scripts/test.sh -m slow   |   bash scripts/test.sh -k formats -x
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$ROOT/scripts/setup.sh"
 cd "$ROOT"
+PY="$ROOT/.venv/bin/python"
 echo "[test] python -m pytest -q $*"
-exec "$ROOT/.venv/bin/python" -m pytest -q "$@"
+"$PY" -m pytest -q "$@"
+if [[ "${COITER_SKIP_CPP_TESTS:-0}" != "1" ]]; then
+  echo "[test] C++ engine tests (tests/cpp)"
+  mkdir -p "$ROOT/build"
+  LOG="$ROOT/build/cpp-tests.log"
+  { cmake -S "$ROOT" -B "$ROOT/build/cpp-tests" -DCOITER_CPP_TESTS=ON -DCMAKE_BUILD_TYPE=Release \
+          -Dpybind11_DIR="$("$PY" -m pybind11 --cmakedir)" -DPython_EXECUTABLE="$PY" &&
+    cmake --build "$ROOT/build/cpp-tests" --parallel 2; } > "$LOG" 2>&1 ||
+    { tail -n 60 "$LOG"; echo "[test] building the C++ tests failed; the full log is $LOG"; exit 1; }
+  ctest --test-dir "$ROOT/build/cpp-tests" --output-on-failure
+fi
