@@ -8,13 +8,14 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$ROOT/scripts/setup.sh"
 cd "$ROOT"
 PY="$ROOT/.venv/bin/python"
+export PATH="$ROOT/.venv/bin:$PATH"   # the cmake, ctest and ninja that setup.sh installed
 echo "[test] python -m pytest -q $*"
 "$PY" -m pytest -q "$@"
 if [[ "${COITER_SKIP_CPP_TESTS:-0}" != "1" ]]; then
   echo "[test] C++ engine tests (tests/cpp)"
   mkdir -p "$ROOT/build"
   LOG="$ROOT/build/cpp-tests.log"
-  { cmake -S "$ROOT" -B "$ROOT/build/cpp-tests" -DCOITER_CPP_TESTS=ON -DCMAKE_BUILD_TYPE=Release \
+  { cmake -S "$ROOT" -B "$ROOT/build/cpp-tests" -G Ninja -DCOITER_CPP_TESTS=ON -DCMAKE_BUILD_TYPE=Release \
           -Dpybind11_DIR="$("$PY" -m pybind11 --cmakedir)" -DPython_EXECUTABLE="$PY" &&
     cmake --build "$ROOT/build/cpp-tests" --parallel 2; } > "$LOG" 2>&1 ||
     { tail -n 60 "$LOG"; echo "[test] building the C++ tests failed; the full log is $LOG"; exit 1; }
