@@ -103,17 +103,8 @@ Stmt Lowerer::beginResultEntry(const std::string& var, bool writesResult, bool a
   // has an entry here.
   Expr count = ir::ref(group.count);
   Expr zero = zeroOf(resultTensor_->dtype);
-  Stmt room;
-  if (assemble_) {
-    // One capacity test per entry for the values and the group's coordinates: they start
-    // with the same capacity and grow together (the inner grows repeat the test only when
-    // growing).
-    std::vector<Stmt> grows{grow(vars.vals, vars.valsCap, plusOne(count))};
-    for (int k = group.first; k <= group.last; ++k) grows.push_back(grow(vars.crd[k], vars.crdCap[k], plusOne(count)));
-    room = ifThen(binary(BinaryOp::Gt, plusOne(count), ir::ref(vars.valsCap)), block(std::move(grows)));
-  } else {
-    room = ifThen(binary(BinaryOp::Ge, count, ir::ref(vars.valsCap)), ret(kStructureMismatch));
-  }
+  Stmt room = assemble_ ? grow(vars.vals, vars.valsCap, plusOne(count))
+                        : ifThen(binary(BinaryOp::Ge, count, ir::ref(vars.valsCap)), ret(kStructureMismatch));
   return block({room, accumulates ? store(vars.vals, count, zero) : nullptr});
 }
 
@@ -166,7 +157,7 @@ Stmt Lowerer::commitResultEntry(const std::string& var, bool writesResult, const
   }
   for (int k = group.first; k <= group.last; ++k) {
     Expr coord = coords_.at(result_.levelVars[k]);
-    if (group.child >= 0) append.push_back(grow(vars.crd[k], vars.crdCap[k], plusOne(count)));
+    append.push_back(grow(vars.crd[k], vars.crdCap[k], plusOne(count)));
     append.push_back(store(vars.crd[k], count, cast(scalar(indexType), coord)));
   }
   // (Entries under a dense parent or at the top are counted per parent, see countEntries.)
