@@ -18,21 +18,9 @@ bool uses(const Expr& e, const std::string& var) {
 
 // Variables bound by an explicit reduction somewhere in e.
 void reducedVariables(const Expr& e, std::set<std::string>& out) {
-  switch (e->kind) {
-    case ExprKind::Reduce:
-      out.insert(static_cast<const ReduceNode&>(*e).var);
-      reducedVariables(static_cast<const ReduceNode&>(*e).body, out);
-      break;
-    case ExprKind::Negate:
-      reducedVariables(static_cast<const NegateNode&>(*e).a, out);
-      break;
-    case ExprKind::Binary:
-      reducedVariables(static_cast<const BinaryNode&>(*e).a, out);
-      reducedVariables(static_cast<const BinaryNode&>(*e).b, out);
-      break;
-    default:
-      break;
-  }
+  forEachSubexpression(e, [&](const Expr& x) {
+    if (x->kind == ExprKind::Reduce) out.insert(static_cast<const ReduceNode&>(*x).var);
+  });
 }
 
 bool isReduction(const Expr& e) {

@@ -13,15 +13,10 @@ namespace {
 // Accesses anywhere below s (assignments' left and right sides).
 void collectAccesses(const Stmt& s, std::vector<const AccessNode*>& reads,
                      std::vector<const AccessNode*>& writes) {
-  std::function<void(const Expr&)> visit = [&](const Expr& e) {
-    if (e->kind == ExprKind::Access) {
-      reads.push_back(static_cast<const AccessNode*>(e.get()));
-    } else if (e->kind == ExprKind::Negate) {
-      visit(static_cast<const NegateNode&>(*e).a);
-    } else if (e->kind == ExprKind::Binary) {
-      visit(static_cast<const BinaryNode&>(*e).a);
-      visit(static_cast<const BinaryNode&>(*e).b);
-    }
+  auto visit = [&](const Expr& e) {
+    forEachSubexpression(e, [&](const Expr& x) {
+      if (x->kind == ExprKind::Access) reads.push_back(static_cast<const AccessNode*>(x.get()));
+    });
   };
   switch (s->kind) {
     case StmtKind::Assign:

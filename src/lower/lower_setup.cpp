@@ -113,38 +113,30 @@ void Lowerer::registerAccesses(const cin::Stmt& s) {
   switch (s->kind) {
     case cin::StmtKind::Assign: {
       const auto& a = cin::as<cin::AssignNode>(s);
-      std::function<void(const notation::Expr&)> visit = [&](const notation::Expr& e) {
+      notation::forEachSubexpression(a.rhs, [&](const notation::Expr& e) {
         using notation::ExprKind;
-        if (e->kind == ExprKind::Access) {
-          const auto& acc = static_cast<const AccessNode&>(*e);
-          if (acc.tensor->temporary && acc.tensor->order() == 0) return;  // scalar temporaries
-          TensorVars* vars = nullptr;  // workspaces get theirs when their where is lowered
-          if (!acc.tensor->temporary) {
-            for (auto& t : tensors_) {
-              if (t->tensor == acc.tensor) vars = t.get();
-            }
-            if (!vars) vars = &addTensor(acc.tensor, false);
+        if (e->kind == ExprKind::Reduce) throw CoiterError("lowering: reductions must be concretized first");
+        if (e->kind != ExprKind::Access) return;
+        const auto& acc = static_cast<const AccessNode&>(*e);
+        if (acc.tensor->temporary && acc.tensor->order() == 0) return;  // scalar temporaries
+        TensorVars* vars = nullptr;  // workspaces get theirs when their where is lowered
+        if (!acc.tensor->temporary) {
+          for (auto& t : tensors_) {
+            if (t->tensor == acc.tensor) vars = t.get();
           }
-          AccessState state;
-          state.vars = vars;
-          const auto& order = acc.tensor->format.modeOrder();
-          for (int k = 0; k < acc.tensor->order(); ++k) {
-            state.levelVars.push_back(acc.indices[order.empty() ? k : order[k]]);
-          }
-          state.pos.assign(acc.indices.size(), nullptr);
-          state.runEnd.assign(acc.indices.size(), nullptr);
-          accesses_[&acc] = state;
-          accessOrder_.push_back(&acc);
-        } else if (e->kind == ExprKind::Negate) {
-          visit(static_cast<const notation::NegateNode&>(*e).a);
-        } else if (e->kind == ExprKind::Binary) {
-          visit(static_cast<const notation::BinaryNode&>(*e).a);
-          visit(static_cast<const notation::BinaryNode&>(*e).b);
-        } else if (e->kind == ExprKind::Reduce) {
-          throw CoiterError("lowering: reductions must be concretized first");
+          if (!vars) vars = &addTensor(acc.tensor, false);
         }
-      };
-      visit(a.rhs);
+        AccessState state;
+        state.vars = vars;
+        const auto& order = acc.tensor->format.modeOrder();
+        for (int k = 0; k < acc.tensor->order(); ++k) {
+          state.levelVars.push_back(acc.indices[order.empty() ? k : order[k]]);
+        }
+        state.pos.assign(acc.indices.size(), nullptr);
+        state.runEnd.assign(acc.indices.size(), nullptr);
+        accesses_[&acc] = state;
+        accessOrder_.push_back(&acc);
+      });
       if (!a.lhs->tensor->temporary) {
         if (resultTensor_ && resultTensor_ != a.lhs->tensor) {
           throw CompileError("a kernel computes one result; the statement writes " +

@@ -100,47 +100,20 @@ Expr reduce(const Operator& op, const std::string& var, Expr body) {
 namespace {
 
 void collectVariables(const Expr& e, std::vector<std::string>& out) {
-  switch (e->kind) {
-    case ExprKind::Access:
-      for (const auto& v : static_cast<const AccessNode&>(*e).indices) {
-        if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
-      }
-      break;
-    case ExprKind::Literal:
-      break;
-    case ExprKind::Negate:
-      collectVariables(static_cast<const NegateNode&>(*e).a, out);
-      break;
-    case ExprKind::Binary:
-      collectVariables(static_cast<const BinaryNode&>(*e).a, out);
-      collectVariables(static_cast<const BinaryNode&>(*e).b, out);
-      break;
-    case ExprKind::Reduce:
-      collectVariables(static_cast<const ReduceNode&>(*e).body, out);
-      break;
-  }
+  forEachSubexpression(e, [&](const Expr& x) {
+    if (x->kind != ExprKind::Access) return;
+    for (const auto& v : static_cast<const AccessNode&>(*x).indices) {
+      if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    }
+  });
 }
 
 void collectOperands(const Expr& e, std::vector<TensorVarPtr>& out) {
-  switch (e->kind) {
-    case ExprKind::Access: {
-      const auto& t = static_cast<const AccessNode&>(*e).tensor;
-      if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
-      break;
-    }
-    case ExprKind::Literal:
-      break;
-    case ExprKind::Negate:
-      collectOperands(static_cast<const NegateNode&>(*e).a, out);
-      break;
-    case ExprKind::Binary:
-      collectOperands(static_cast<const BinaryNode&>(*e).a, out);
-      collectOperands(static_cast<const BinaryNode&>(*e).b, out);
-      break;
-    case ExprKind::Reduce:
-      collectOperands(static_cast<const ReduceNode&>(*e).body, out);
-      break;
-  }
+  forEachSubexpression(e, [&](const Expr& x) {
+    if (x->kind != ExprKind::Access) return;
+    const auto& t = static_cast<const AccessNode&>(*x).tensor;
+    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+  });
 }
 
 // A reduction variable must not be reused outside its reduction, and reductions over the
@@ -165,6 +138,25 @@ void checkReductionScopes(const Expr& e, std::set<std::string>& bound,
 }
 
 }  // namespace
+
+void forEachSubexpression(const Expr& e, const std::function<void(const Expr&)>& fn) {
+  fn(e);
+  switch (e->kind) {
+    case ExprKind::Negate:
+      forEachSubexpression(static_cast<const NegateNode&>(*e).a, fn);
+      break;
+    case ExprKind::Binary:
+      forEachSubexpression(static_cast<const BinaryNode&>(*e).a, fn);
+      forEachSubexpression(static_cast<const BinaryNode&>(*e).b, fn);
+      break;
+    case ExprKind::Reduce:
+      forEachSubexpression(static_cast<const ReduceNode&>(*e).body, fn);
+      break;
+    case ExprKind::Access:
+    case ExprKind::Literal:
+      break;
+  }
+}
 
 std::vector<std::string> indexVariables(const Expr& e) {
   std::vector<std::string> out;

@@ -3,6 +3,7 @@
 // type, computed by NumPy's promotion rules when the node is built (see type_promotion.hpp).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -93,6 +94,9 @@ Expr reduce(const Operator& op, const std::string& var, Expr body);
 // assignment; implicit summation is left to concretize.
 Assignment assignment(std::shared_ptr<const AccessNode> lhs, Expr rhs,
                       const Operator* accumulate = nullptr);
+
+// Calls fn on e and every subexpression of e, parents before children, left to right.
+void forEachSubexpression(const Expr& e, const std::function<void(const Expr&)>& fn);
 
 // Index variables in order of first appearance (lhs first for assignments).
 std::vector<std::string> indexVariables(const Expr& e);
