@@ -89,3 +89,12 @@ def test_numpy_and_scipy_inputs_are_wrapped(engine):
     A = matrix(6, 7, 2)
     kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine)
     np.testing.assert_allclose(kern(A=A, x=np.ones(7)).values, A @ np.ones(7))
+
+
+def test_out_reuse_is_refused_for_dense_blocks_under_compressed_levels(engine):
+    A = matrix(6, 5, 3)
+    kern = ct.compile("C(i,j) = 2 * A(i,j)", formats={"A": "csr", "C": "sd"}, engine=engine)
+    C = kern(A=ct.asarray(A))
+    np.testing.assert_allclose(C.to_numpy(), 2 * A.toarray())
+    with pytest.raises(ct.FormatError, match="out"):
+        kern(A=ct.asarray(A), out=C)

@@ -103,6 +103,14 @@ Stmt Lowerer::beginResultEntry(const std::string& var, bool writesResult, bool a
   // has an entry here.
   Expr count = ir::ref(group.count);
   Expr zero = zeroOf(resultTensor_->dtype);
+  if (trailingDense_ >= 0) {
+    // Each entry owns a dense block of values, written anywhere in it: zero it first.
+    Expr size = blockSize();
+    Expr start = binary(BinaryOp::Mul, count, size);
+    Var b = makeVar(freshName(resultTensor_->name + "_block"), kIndex);
+    return block({grow(vars.vals, vars.valsCap, binary(BinaryOp::Add, start, size)),
+                  forLoop(b, intLit(0), size, store(vars.vals, binary(BinaryOp::Add, start, ir::ref(b)), zero))});
+  }
   Stmt room = assemble_ ? grow(vars.vals, vars.valsCap, plusOne(count))
                         : ifThen(binary(BinaryOp::Ge, count, ir::ref(vars.valsCap)), ret(kStructureMismatch));
   return block({room, accumulates ? store(vars.vals, count, zero) : nullptr});
@@ -136,10 +144,12 @@ Stmt Lowerer::commitResultEntry(const std::string& var, bool writesResult, const
   }
   // Every enclosing loop must be a result index: a reduction loop around this one would
   // append the same coordinates again (or revisit the parent's segment).
+  // (Indices of the result's own deeper levels count as reductions here: they revisit too.)
+  auto above = result_.levelVars.begin() + group.last;
   for (auto it = openLoops_.begin(); it != openLoops_.end(); ++it) {
-    if (std::find(result_.levelVars.begin(), result_.levelVars.end(), *it) == result_.levelVars.end()) {
+    if (std::find(result_.levelVars.begin(), above, *it) == above) {
       throw CompileError("lowering: level " + std::to_string(group.first + 1) + " of the result " +
-                         resultTensor_->name + " would be appended to once per value of the reduction index '" +
+                         resultTensor_->name + " would be appended to once per value of the index '" +
                          *it + "'; this loop order needs a workspace or a result format with random insert");
     }
   }
@@ -172,6 +182,7 @@ Stmt Lowerer::commitResultEntry(const std::string& var, bool writesResult, const
   if (group.child >= 0) {
     return ifThen(binary(BinaryOp::Gt, ir::ref(groups_[group.child].count), ir::ref(startVar)), block(std::move(append)));
   }
+  if (trailingDense_ >= 0) return block(std::move(append));  // a block is kept whole
   // Like SciPy, an entry whose value came out zero (no term reached it, or terms cancelled)
   // is not stored; the next entry reuses its slot.
   Expr value = load(vars.vals, count);

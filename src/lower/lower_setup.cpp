@@ -216,11 +216,14 @@ void Lowerer::planResultAssembly() {
   for (size_t k = 0; k < levels.size(); ++k) {
     LevelKind kind = levels[k]->kind();
     if (kind == LevelKind::Dense) {
-      if (appending) {
-        throw FormatError("result format " + resultTensor_->format.str() +
-                          ": a dense level below a compressed one cannot be assembled yet");
-      }
+      // Dense levels below the last compressed level give each appended entry a dense block.
+      if (appending && trailingDense_ < 0) trailingDense_ = static_cast<int>(k);
       continue;
+    }
+    if (trailingDense_ >= 0) {
+      throw FormatError("result format " + resultTensor_->format.str() +
+                        ": a compressed level below a dense level below a compressed one cannot be "
+                        "assembled yet");
     }
     if (kind == LevelKind::Singleton) {
       if (!appending) {
@@ -244,6 +247,21 @@ void Lowerer::planResultAssembly() {
     groupOfLevel_[k] = static_cast<int>(groups_.size()) - 1;
     appending = true;
   }
+  if (trailingDense_ >= 0 && !assemble_) {
+    throw FormatError("out: reusing the structure of a " + resultTensor_->format.str() +
+                      " result (dense levels below a compressed one) is not supported yet");
+  }
+}
+
+ir::Expr Lowerer::blockSize() const {
+  Expr size = intLit(1);
+  if (trailingDense_ < 0) return size;
+  const auto& order = resultTensor_->format.modeOrder();
+  for (int k = trailingDense_; k < resultTensor_->order(); ++k) {
+    int mode = order.empty() ? k : order[k];
+    size = binary(BinaryOp::Mul, size, ir::ref(result_.vars->extents[mode]));
+  }
+  return size;
 }
 
 ir::Expr Lowerer::extentOf(const std::string& indexVar) const {

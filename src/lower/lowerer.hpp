@@ -73,6 +73,7 @@ class Lowerer {
   void registerAccesses(const cin::Stmt& s);
   void planResultAssembly();
   ir::Expr extentOf(const std::string& indexVar) const;
+  ir::Expr blockSize() const;  // values per appended entry (dense levels below the groups)
   std::string freshName(const std::string& base);
 
   // lower_stmt.cpp
@@ -127,6 +128,7 @@ class Lowerer {
   notation::TensorVarPtr resultTensor_;
   std::vector<AppendGroup> groups_;
   std::vector<int> groupOfLevel_;                      // result level -> group, or -1
+  int trailingDense_ = -1;                             // first dense level below the groups
 
   std::map<std::string, ir::Expr> coords_;              // bound index variables
   std::vector<std::string> openLoops_;                  // foralls being lowered, outermost first
