@@ -15,16 +15,16 @@ TENSOR3_FORMATS = ["dense", "csf", "coo", "dsd", "sds:2,0,1"]
 FORMATS_BY_ORDER = {0: [None], 1: VECTOR_FORMATS, 2: MATRIX_FORMATS, 3: TENSOR3_FORMATS}
 
 # Result formats a kernel can assemble, per order (explicit out_format choices): dense levels
-# followed by compressed/singleton levels, optionally followed by dense levels.
+# followed by compressed/singleton/hashed levels, optionally followed by dense levels.
 OUT_FORMATS_BY_ORDER = {
     0: [None],
     1: ["dense", "s"],
-    2: ["dense", "csr", "csc", "dcsr", "dcsc", "coo", "sd", "sd:1,0"],
+    2: ["dense", "csr", "csc", "dcsr", "dcsc", "coo", "sd", "sd:1,0", "dh", "hs"],
     3: ["dense", "csf", "coo", "dss", "sss:2,0,1", "dsd", "ssd"],
 }
 
 # Result formats the compiler does not assemble yet: asking for one is a FormatError.
-UNASSEMBLED_OUT_FORMATS = ["dh", "hs", "sds:2,0,1"]
+UNASSEMBLED_OUT_FORMATS = ["sds:2,0,1", "sds"]
 
 
 def random_array(rng, shape, density=0.4, dtype=np.float64, positive=False, integers=False,

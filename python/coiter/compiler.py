@@ -8,7 +8,7 @@ import numpy as np
 from . import _core
 from .dtypes import value_dtype
 from .errors import CompileError, ShapeError, SignatureError
-from .formats import Format, as_format, is_all_dense
+from .formats import Format, as_format, compressed, is_all_dense
 from .tensor import Tensor
 from .notation import Access, Assignment, Binary, Literal, Negate, Reduction, accesses, map_tensors
 
@@ -56,6 +56,15 @@ def _core_expr(expr, var_of):
     raise TypeError(f"not an index expression: {expr!r}")
 
 
+def _assembled_spec(spec):
+    """``spec``, or a copy whose hashed levels are compressed (see Kernel)."""
+    levels = list(spec.format.levels)
+    if spec.format.name is not None or not any(level.name == "hashed" for level in levels):
+        return spec
+    built = [compressed if level.name == "hashed" else level for level in levels]
+    return TensorSpec(spec.name, Format(built, list(spec.format.mode_order)), spec.dtype)
+
+
 def _has_index_arrays(fmt):
     return any(level.name != "dense" for level in fmt.levels)
 
@@ -73,6 +82,13 @@ class Kernel:
         self._assignment = assignment      # accesses refer to TensorSpec objects
         self._specs = specs                # name -> TensorSpec (inputs)
         self._result = result_spec
+        # Hashed result levels take random inserts, but their bucket count must be known
+        # before the first insert: the kernel assembles compressed levels instead and the
+        # result is packed into the hashed format afterwards (same entries).
+        self._built = _assembled_spec(result_spec)
+        if self._built is not result_spec:
+            self._assignment = Assignment(Access(self._built, assignment.lhs.indices), assignment.rhs,
+                                          assignment.accumulate)
         self._index_dtype = None if index_dtype is None else np.dtype(index_dtype)
         self._engine = engine or default_engine()
         self._schedule = schedule
@@ -115,7 +131,7 @@ class Kernel:
 
             def var_of(spec):
                 if spec.name not in cache:
-                    index = result_index if spec is self._result else index_of.get(spec.name, default)
+                    index = result_index if spec is self._built else index_of.get(spec.name, default)
                     cache[spec.name] = _core.TensorVar(spec.name, spec.format, spec.dtype.name, index)
                 return cache[spec.name]
 
@@ -153,8 +169,13 @@ class Kernel:
                 storage = self._core.run(data)
             except (KeyError, AttributeError, SignatureError):
                 return self._call(out, tensors)
-            return Tensor(storage, self._result.name)
+            return self._finish(storage)
         return self._call(out, tensors)
+
+    def _finish(self, storage):
+        """The result tensor, packed into its hashed format when the kernel built another."""
+        result = Tensor(storage, self._result.name)
+        return result if self._built is self._result else result.asformat(self._result.format)
 
     def _call(self, out, tensors):
         if not tensors.keys() <= self._input_set:
@@ -184,16 +205,17 @@ class Kernel:
             raise SignatureError(f"out: the kernel computes a {self._result.format} tensor of "
                                  f"{self._result.dtype}, but out is {target.format} of {target.dtype}")
         structure = None
-        if out is not None and _has_index_arrays(self._result.format):
+        if out is not None and _has_index_arrays(self._result.format) and self._built is self._result:
             # Reuse out's assembled structure: a compute-only kernel fills in new values.
             wide = out.index_dtype == _INT64
             structure = out._storage
         core = self._variant(wide, widths, assemble=structure is None)
         storage = core.run([operands[name]._storage for name in self._abi_inputs], shape, structure)
+        result = self._finish(storage)
         if target is not None:
-            target._set_storage(storage)
+            target._set_storage(result._data)
             return target
-        return Tensor(storage, self._result.name)
+        return result
 
     @staticmethod
     def _wrap(value, name):

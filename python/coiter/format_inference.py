@@ -22,15 +22,22 @@ def _is_sparse(fmt):
 
 
 def _assemblable(fmt):
-    """Whether the compiler can build a result in this format: dense levels, then compressed
-    and singleton levels (hashed, DIA, ELL and BCSR results are not assembled yet)."""
+    """Whether the compiler can build a result in this format: dense levels, then compressed,
+    singleton or hashed levels, then dense levels (DIA, ELL and BCSR results are not
+    assembled yet, nor a compressed level below a dense one below a compressed one)."""
     if fmt.name is not None:
         return False
-    names = [level.name for level in fmt.levels]
-    if any(name not in ("dense", "compressed", "singleton") for name in names):
+    if any(level.name not in ("dense", "compressed", "singleton", "hashed") for level in fmt.levels):
         return False
-    first_sparse = next((k for k, name in enumerate(names) if name != "dense"), len(names))
-    return all(name != "dense" for name in names[first_sparse:])
+    seen_sparse = dense_below_sparse = False
+    for level in fmt.levels:
+        if level.name == "dense":
+            dense_below_sparse = seen_sparse
+        elif dense_below_sparse:
+            return False
+        else:
+            seen_sparse = True
+    return True
 
 
 def _terms(expr):
