@@ -20,7 +20,8 @@ struct ArraySlot {
 
 struct ExtentSlot {
   int tensor;
-  int mode;
+  int mode;              // the mode whose extent goes in the slot; -1 - k: the bucket count
+                         // of the tensor's hashed level k
   int slot;              // integer slot
 };
 
