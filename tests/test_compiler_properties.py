@@ -16,9 +16,9 @@ VARIABLES = "ijkl"
 NAMES = "ABCDEFGH"
 LITERALS = ["2", "0.5", "3", "1.5"]
 # Result formats drawn for an explicit out_format (None: inferred).
-OUT_FORMATS = {0: [None], 1: [None, "dense", "s"],
-               2: [None, "dense", "csr", "csc", "dcsr", "dcsc", "coo"],
-               3: [None, "dense", "csf", "coo"], 4: [None, "dense", "csf", "coo"]}
+OUT_FORMATS = {0: [None], 1: [None, "dense", "s", "h"],
+               2: [None, "dense", "csr", "csc", "dcsr", "dcsc", "coo", "sd", "dh"],
+               3: [None, "dense", "csf", "coo", "dsd"], 4: [None, "dense", "csf", "coo"]}
 
 
 class Term:

@@ -77,10 +77,13 @@ int64_t cost(const std::vector<std::string>& order, const std::vector<std::strin
       if (!isAppend(levels[k]->kind())) continue;
       int at = rank(vars[k]);
       if (at < 0) continue;
-      // Appended levels need their parents first and no reduction loop above them.
+      // Appended levels need their parents first and no other loop above them: not a
+      // reduction, nor the index of a deeper level of the result (both would revisit).
       if (k > 0 && rank(vars[k - 1]) > at) total += 100;
       for (size_t n = 0; n < static_cast<size_t>(at); ++n) {
-        if (std::find(w->indices.begin(), w->indices.end(), order[n]) == w->indices.end()) total += 100;
+        if (std::find(vars.begin(), vars.begin() + static_cast<long>(k), order[n]) == vars.begin() + static_cast<long>(k)) {
+          total += 100;
+        }
       }
     }
   }
