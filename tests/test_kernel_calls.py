@@ -98,3 +98,9 @@ def test_out_reuse_is_refused_for_dense_blocks_under_compressed_levels(engine):
     np.testing.assert_allclose(C.to_numpy(), 2 * A.toarray())
     with pytest.raises(ct.FormatError, match="out"):
         kern(A=ct.asarray(A), out=C)
+
+
+def test_an_operand_of_the_wrong_order_is_refused_before_its_shape_is_read(engine):
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "dense", "x": "d", "y": "d"}, engine=engine)
+    with pytest.raises(ct.SignatureError, match="format"):
+        kern(A=ct.asarray(np.ones(5)), x=np.ones(5))

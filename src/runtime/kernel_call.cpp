@@ -73,6 +73,11 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
                          std::to_string(operands.size()));
   }
   const notation::TensorVar& result = *abi.tensors[resultIndex];
+  // Operands first: everything below reads their shapes and arrays.
+  for (int t = 0; t < resultIndex; ++t) {
+    checkOperand(*abi.tensors[t], *operands[t]);
+    operands[t]->validate();
+  }
   std::vector<int64_t> derivedShape;
   const std::vector<int64_t>& shape = resultShapeGiven ? resultShape : derivedShape;
   if (!resultShapeGiven) {
@@ -99,10 +104,6 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
   if (static_cast<int>(shape.size()) != result.order()) {
     throw ShapeError("result " + result.name + " has " + std::to_string(result.order()) + " modes, shape given has " +
                      std::to_string(shape.size()));
-  }
-  for (int t = 0; t < resultIndex; ++t) {
-    checkOperand(*abi.tensors[t], *operands[t]);
-    operands[t]->validate();
   }
   auto extent = [&](int tensor, int mode) {
     return tensor == resultIndex ? shape[mode] : operands[tensor]->shape()[mode];
@@ -160,6 +161,8 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
         throw SignatureError("out: its format, shape or index dtype differs from the kernel's result");
     }
   }
+  // Until the kernel takes them over, result arrays are freed if a later allocation fails.
+  std::vector<std::unique_ptr<void, MallocDeleter>> allocated;
   for (const auto& a : abi.arrays) {
     if (a.tensor != resultIndex) continue;
     size_t width = dtypeSize(a.type);
@@ -182,7 +185,8 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
         countsPerParent[a.level] = true;
       }
     }
-    pointers[a.slot] = allocateOrThrow(static_cast<size_t>(capacity) * width, zero);
+    allocated.emplace_back(allocateOrThrow(static_cast<size_t>(capacity) * width, zero));
+    pointers[a.slot] = allocated.back().get();
     if (a.capacitySlot >= 0) integers[a.capacitySlot] = capacity;
   }
   for (const auto& a : abi.arrays) {
@@ -191,6 +195,7 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
     pointers[a.slot] = a.level < 0 ? s.values().data() : s.levels()[a.level].array(a.array).data();
   }
 
+  for (auto& array : allocated) array.release();  // the kernel may reallocate them
   int32_t status = entry(pointers.data(), integers.data());
   // From here on the result arrays belong to Buffers (freed with them), whatever happens.
   std::vector<Buffer> owned(abi.arrays.size());
