@@ -62,30 +62,34 @@ void collect(const Stmt& s, bool reads, std::vector<TensorVarPtr>& out) {
   auto add = [&](const TensorVarPtr& t) {
     if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
   };
-  switch (s->kind) {
-    case StmtKind::Assign: {
-      const auto& a = as<AssignNode>(s);
-      add(a.lhs->tensor);
-      if (reads) {
-        for (const auto& t : notation::operandsOf(a.rhs)) add(t);
-      }
-      break;
+  forEachAssignment(s, [&](const AssignNode& a) {
+    add(a.lhs->tensor);
+    if (reads) {
+      for (const auto& t : notation::operandsOf(a.rhs)) add(t);
     }
-    case StmtKind::Forall:
-      collect(as<ForallNode>(s).body, reads, out);
-      break;
-    case StmtKind::Where:
-      collect(as<WhereNode>(s).consumer, reads, out);
-      collect(as<WhereNode>(s).producer, reads, out);
-      break;
-    case StmtKind::Sequence:
-      collect(as<SequenceNode>(s).define, reads, out);
-      collect(as<SequenceNode>(s).mutate, reads, out);
-      break;
-  }
+  });
 }
 
 }  // namespace
+
+void forEachAssignment(const Stmt& s, const std::function<void(const AssignNode&)>& fn) {
+  switch (s->kind) {
+    case StmtKind::Assign:
+      fn(as<AssignNode>(s));
+      break;
+    case StmtKind::Forall:
+      forEachAssignment(as<ForallNode>(s).body, fn);
+      break;
+    case StmtKind::Where:
+      forEachAssignment(as<WhereNode>(s).consumer, fn);
+      forEachAssignment(as<WhereNode>(s).producer, fn);
+      break;
+    case StmtKind::Sequence:
+      forEachAssignment(as<SequenceNode>(s).define, fn);
+      forEachAssignment(as<SequenceNode>(s).mutate, fn);
+      break;
+  }
+}
 
 std::vector<TensorVarPtr> resultsOf(const Stmt& s) {
   std::vector<TensorVarPtr> out;

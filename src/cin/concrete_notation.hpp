@@ -3,6 +3,7 @@
 // producer writes) or a sequence (define, then mutate). Reductions no longer appear in
 // expressions; they became compound assignments and where statements.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -65,6 +66,9 @@ Stmt nestForalls(const std::vector<std::string>& vars, Stmt body);
 
 // "∀i ∀j y(i) += A(i,j) * x(j)"; where as "(consumer where producer)".
 std::string toString(const Stmt& s);
+
+// Calls fn on every assignment in `s`, in statement order (a where's consumer first).
+void forEachAssignment(const Stmt& s, const std::function<void(const AssignNode&)>& fn);
 
 // Tensors written by assignments in `s` (results and temporaries), in order of appearance.
 std::vector<TensorVarPtr> resultsOf(const Stmt& s);

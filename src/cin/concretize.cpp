@@ -120,12 +120,7 @@ Stmt concretize(const Assignment& input) {
   Concretizer c;
   Stmt s = c.statement(a.lhs, a.rhs, a.accumulate);
   // Free variables outermost, in the order of the result's levels.
-  const auto& order = a.lhs->tensor->format.modeOrder();
-  for (size_t k = a.lhs->indices.size(); k-- > 0;) {
-    int mode = order.empty() ? static_cast<int>(k) : order[k];
-    s = forall(a.lhs->indices[mode], s);
-  }
-  return s;
+  return nestForalls(levelIndices(*a.lhs), s);
 }
 
 }  // namespace coiter::cin

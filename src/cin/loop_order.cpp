@@ -13,36 +13,12 @@ namespace {
 // Accesses anywhere below s (assignments' left and right sides).
 void collectAccesses(const Stmt& s, std::vector<const AccessNode*>& reads,
                      std::vector<const AccessNode*>& writes) {
-  auto visit = [&](const Expr& e) {
-    forEachSubexpression(e, [&](const Expr& x) {
+  forEachAssignment(s, [&](const AssignNode& a) {
+    writes.push_back(a.lhs.get());
+    forEachSubexpression(a.rhs, [&](const Expr& x) {
       if (x->kind == ExprKind::Access) reads.push_back(static_cast<const AccessNode*>(x.get()));
     });
-  };
-  switch (s->kind) {
-    case StmtKind::Assign:
-      writes.push_back(as<AssignNode>(s).lhs.get());
-      visit(as<AssignNode>(s).rhs);
-      break;
-    case StmtKind::Forall:
-      collectAccesses(as<ForallNode>(s).body, reads, writes);
-      break;
-    case StmtKind::Where:
-      collectAccesses(as<WhereNode>(s).consumer, reads, writes);
-      collectAccesses(as<WhereNode>(s).producer, reads, writes);
-      break;
-    case StmtKind::Sequence:
-      collectAccesses(as<SequenceNode>(s).define, reads, writes);
-      collectAccesses(as<SequenceNode>(s).mutate, reads, writes);
-      break;
-  }
-}
-
-// Index variable of each level of an access.
-std::vector<std::string> levelVars(const AccessNode& a) {
-  std::vector<std::string> vars;
-  const auto& order = a.tensor->format.modeOrder();
-  for (int k = 0; k < a.tensor->order(); ++k) vars.push_back(a.indices[order.empty() ? k : order[k]]);
-  return vars;
+  });
 }
 
 bool isAppend(LevelKind k) { return k == LevelKind::Compressed || k == LevelKind::Singleton; }
@@ -60,7 +36,7 @@ int64_t cost(const std::vector<std::string>& order, const std::vector<std::strin
   int64_t total = 0;
   for (const AccessNode* a : reads) {
     if (a->tensor->temporary) continue;
-    auto vars = levelVars(*a);
+    auto vars = levelIndices(*a);
     const auto& levels = a->tensor->format.levels();
     for (size_t k = 1; k < vars.size(); ++k) {
       int above = rank(vars[k - 1]), below = rank(vars[k]);
@@ -71,7 +47,7 @@ int64_t cost(const std::vector<std::string>& order, const std::vector<std::strin
   }
   for (const AccessNode* w : writes) {
     if (w->tensor->temporary) continue;
-    auto vars = levelVars(*w);
+    auto vars = levelIndices(*w);
     const auto& levels = w->tensor->format.levels();
     for (size_t k = 0; k < vars.size(); ++k) {
       if (!isAppend(levels[k]->kind())) continue;

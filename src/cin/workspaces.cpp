@@ -31,12 +31,12 @@ Stmt rewrite(const Stmt& s, int& workspaceCount) {
     return std::find(a.lhs->indices.begin(), a.lhs->indices.end(), v) != a.lhs->indices.end();
   };
   // The first reduction loop with an appended result level below it.
-  const auto& order = result.format.modeOrder();
+  const std::vector<std::string> resultLevels = levelIndices(*a.lhs);
   size_t split = chain.size();
   for (size_t n = 0; n < chain.size() && split == chain.size(); ++n) {
     if (isFree(chain[n])) continue;
     for (int k = 0; k < result.order(); ++k) {
-      const std::string& v = a.lhs->indices[order.empty() ? k : order[k]];
+      const std::string& v = resultLevels[k];
       auto at = std::find(chain.begin(), chain.end(), v);
       if (isAppend(result.format.levels()[k]->kind()) && at != chain.end() &&
           static_cast<size_t>(at - chain.begin()) > n) {

@@ -46,11 +46,7 @@ void Lowerer::enterResultLevels(const std::string& var, std::vector<Stmt>& out) 
       result_.pos[k] = ir::ref(groups_[groupOfLevel_[k]].count);
     } else {
       Expr parent = k == 0 ? intLit(0) : result_.pos[k - 1];
-      int mode = resultTensor_->format.modeOrder().empty() ? k : resultTensor_->format.modeOrder()[k];
-      Var p = makeVar(freshName("p" + resultTensor_->name + std::to_string(k + 1)), kIndex);
-      out.push_back(declare(p, binary(BinaryOp::Add, binary(BinaryOp::Mul, parent, ir::ref(vars.extents[mode])),
-                                      bound->second)));
-      result_.pos[k] = ir::ref(p);
+      result_.pos[k] = locateDense(vars, k, parent, bound->second, out);
     }
     result_.entered++;
   }

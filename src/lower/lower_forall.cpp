@@ -32,37 +32,24 @@ Expr plusOne(const Expr& e) { return binary(BinaryOp::Add, e, intLit(1)); }
 }  // namespace
 
 bool Lowerer::accumulatesIntoResult(const cin::Stmt& s) const {
-  switch (s->kind) {
-    case cin::StmtKind::Assign: {
-      const auto& a = cin::as<cin::AssignNode>(s);
-      return a.lhs->tensor == resultTensor_ && a.accumulate != nullptr;
-    }
-    case cin::StmtKind::Forall:
-      return accumulatesIntoResult(cin::as<cin::ForallNode>(s).body);
-    case cin::StmtKind::Where:
-      return accumulatesIntoResult(cin::as<cin::WhereNode>(s).consumer) ||
-             accumulatesIntoResult(cin::as<cin::WhereNode>(s).producer);
-    case cin::StmtKind::Sequence:
-      return accumulatesIntoResult(cin::as<cin::SequenceNode>(s).define) ||
-             accumulatesIntoResult(cin::as<cin::SequenceNode>(s).mutate);
-  }
-  return false;
+  bool any = false;
+  cin::forEachAssignment(s, [&](const cin::AssignNode& a) {
+    any = any || (a.lhs->tensor == resultTensor_ && a.accumulate != nullptr);
+  });
+  return any;
 }
 
 bool Lowerer::onlyAccumulates(const cin::Stmt& s) const {
-  switch (s->kind) {
-    case cin::StmtKind::Assign: {
-      const auto& a = cin::as<cin::AssignNode>(s);
-      return a.lhs->tensor != resultTensor_ || a.accumulate != nullptr;
-    }
-    case cin::StmtKind::Forall:
-      return onlyAccumulates(cin::as<cin::ForallNode>(s).body);
-    case cin::StmtKind::Where:
-      return onlyAccumulates(cin::as<cin::WhereNode>(s).consumer) && onlyAccumulates(cin::as<cin::WhereNode>(s).producer);
-    case cin::StmtKind::Sequence:
-      return onlyAccumulates(cin::as<cin::SequenceNode>(s).define) && onlyAccumulates(cin::as<cin::SequenceNode>(s).mutate);
-  }
-  return false;
+  bool all = true;
+  cin::forEachAssignment(s, [&](const cin::AssignNode& a) {
+    all = all && (a.lhs->tensor != resultTensor_ || a.accumulate != nullptr);
+  });
+  return all;
+}
+
+bool Lowerer::writesResult(const cin::Stmt& s) const {
+  auto written = cin::resultsOf(s);
+  return std::find(written.begin(), written.end(), resultTensor_) != written.end();
 }
 
 int Lowerer::segmentFor(const AccessNode* access, int level) {
@@ -179,17 +166,20 @@ lt::DomainExprPtr Lowerer::domainOf(const cin::Stmt& s, const std::string& var) 
   return nullptr;
 }
 
+Expr Lowerer::locateDense(const TensorVars& vars, int level, const Expr& parent, const Expr& coord,
+                          std::vector<Stmt>& out) {
+  int mode = vars.tensor->format.modeOrder()[level];
+  Var p = makeVar(freshName("p" + vars.tensor->name + std::to_string(level + 1)), kIndex);
+  out.push_back(declare(p, binary(BinaryOp::Add, binary(BinaryOp::Mul, parent, ir::ref(vars.extents[mode])), coord)));
+  return ir::ref(p);
+}
+
 Expr Lowerer::locatePosition(AccessState& state, int level, const Expr& coord, std::vector<Stmt>& out) {
   TensorVars& vars = *state.vars;
   Expr parent = level == 0 ? intLit(0) : state.pos[level - 1];
   const auto& type = *vars.tensor->format.levels()[level];
   std::string name = "p" + vars.tensor->name + std::to_string(level + 1);
-  if (type.kind() == LevelKind::Dense) {
-    int mode = vars.tensor->format.modeOrder().empty() ? level : vars.tensor->format.modeOrder()[level];
-    Var p = makeVar(freshName(name), kIndex);
-    out.push_back(declare(p, binary(BinaryOp::Add, binary(BinaryOp::Mul, parent, ir::ref(vars.extents[mode])), coord)));
-    return ir::ref(p);
-  }
+  if (type.kind() == LevelKind::Dense) return locateDense(vars, level, parent, coord, out);
   if (type.kind() == LevelKind::Hashed) {
     // Linear probing from bucket coord % W, at most W probes; -1 when absent.
     Expr w = ir::ref(vars.hashSize[level]);
@@ -244,9 +234,8 @@ lt::IterationLattice Lowerer::latticeOf(const cin::ForallNode& f, std::vector<Se
   segmentInfo_.push_back(SegmentInfo{});
   dimensionSegment_ = 0;
   lt::DomainExprPtr domain = domainOf(f.body, f.var);
+  bool appends = appendsResultAt(f.var) && writesResult(f.body);
   // A zero body (every operand absent) iterates nothing.
-  auto written = cin::resultsOf(f.body);
-  bool appends = appendsResultAt(f.var) && std::find(written.begin(), written.end(), resultTensor_) != written.end();
   lt::IterationLattice lattice =
       domain ? lt::IterationLattice::build(domain, segments_, 0, appends) : lt::IterationLattice();
   info = segmentInfo_;
@@ -272,12 +261,11 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   const auto& points = lattice.points();
   const auto& segs = lattice.segments();
   if (points.empty()) return nullptr;
-  auto written = cin::resultsOf(f.body);
-  bool writesResult = std::find(written.begin(), written.end(), resultTensor_) != written.end();
+  bool writes = writesResult(f.body);
   // A non-unique level (COO) may be iterated entry by entry only when every write to the
   // result accumulates (+=) into random-access (dense) levels: a plain assignment, or an
   // appended result (whose entries would repeat), needs the whole run of equal coordinates.
-  bool byRuns = writesResult && (!groups_.empty() || !onlyAccumulates(f.body));
+  bool byRuns = writes && (!groups_.empty() || !onlyAccumulates(f.body));
   bool accumulates = accumulatesIntoResult(f.body);
   Expr extent = extentOf(v);
   std::vector<Stmt> out;
@@ -297,8 +285,8 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       case LevelKind::Compressed:
         return {cast(kIndex, load(state.vars->pos[k], parent)), cast(kIndex, load(state.vars->pos[k], plusOne(parent)))};
       case LevelKind::Singleton: {
-        Expr runEnd = k == 0 ? nullptr : state.runEnd[k - 1];
         if (k == 0) return {intLit(0), intLit(1), true};
+        Expr runEnd = state.runEnd[k - 1];
         return {parent, runEnd ? runEnd : plusOne(parent), runEnd == nullptr};
       }
       case LevelKind::Hashed: {
@@ -453,12 +441,12 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       }
       if (isZero(f.body)) continue;
       Var start;
-      Stmt begin = beginResultEntry(v, writesResult, accumulates, start);
+      Stmt begin = beginResultEntry(v, writes, accumulates, start);
       openLoops_.push_back(v);
       Stmt inner = lowerStmt(f.body);
       openLoops_.pop_back();
-      Stmt commit = commitResultEntry(v, writesResult, start);
-      branches.emplace_back(andAll(tests), countEntries(v, {begin, inner, commit}, writesResult));
+      Stmt commit = commitResultEntry(v, writes, start);
+      branches.emplace_back(andAll(tests), countEntries(v, {begin, inner, commit}, writes));
       if (tests.empty()) break;  // unconditional: later branches are unreachable
     }
     zeroed_ = savedZeroed;

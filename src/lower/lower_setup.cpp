@@ -110,60 +110,39 @@ TensorVars& Lowerer::addTensor(const notation::TensorVarPtr& t, bool result) {
 }
 
 void Lowerer::registerAccesses(const cin::Stmt& s) {
-  switch (s->kind) {
-    case cin::StmtKind::Assign: {
-      const auto& a = cin::as<cin::AssignNode>(s);
-      notation::forEachSubexpression(a.rhs, [&](const notation::Expr& e) {
-        using notation::ExprKind;
-        if (e->kind == ExprKind::Reduce) throw CoiterError("lowering: reductions must be concretized first");
-        if (e->kind != ExprKind::Access) return;
-        const auto& acc = static_cast<const AccessNode&>(*e);
-        if (acc.tensor->temporary && acc.tensor->order() == 0) return;  // scalar temporaries
-        TensorVars* vars = nullptr;  // workspaces get theirs when their where is lowered
-        if (!acc.tensor->temporary) {
-          for (auto& t : tensors_) {
-            if (t->tensor == acc.tensor) vars = t.get();
-          }
-          if (!vars) vars = &addTensor(acc.tensor, false);
+  cin::forEachAssignment(s, [&](const cin::AssignNode& a) {
+    notation::forEachSubexpression(a.rhs, [&](const notation::Expr& e) {
+      using notation::ExprKind;
+      if (e->kind == ExprKind::Reduce) throw CoiterError("lowering: reductions must be concretized first");
+      if (e->kind != ExprKind::Access) return;
+      const auto& acc = static_cast<const AccessNode&>(*e);
+      if (acc.tensor->temporary && acc.tensor->order() == 0) return;  // scalar temporaries
+      TensorVars* vars = nullptr;  // workspaces get theirs when their where is lowered
+      if (!acc.tensor->temporary) {
+        for (auto& t : tensors_) {
+          if (t->tensor == acc.tensor) vars = t.get();
         }
-        AccessState state;
-        state.vars = vars;
-        const auto& order = acc.tensor->format.modeOrder();
-        for (int k = 0; k < acc.tensor->order(); ++k) {
-          state.levelVars.push_back(acc.indices[order.empty() ? k : order[k]]);
-        }
-        state.pos.assign(acc.indices.size(), nullptr);
-        state.runEnd.assign(acc.indices.size(), nullptr);
-        accesses_[&acc] = state;
-        accessOrder_.push_back(&acc);
-      });
-      if (!a.lhs->tensor->temporary) {
-        if (resultTensor_ && resultTensor_ != a.lhs->tensor) {
-          throw CompileError("a kernel computes one result; the statement writes " +
-                             resultTensor_->name + " and " + a.lhs->tensor->name);
-        }
-        if (!resultTensor_) {
-          resultTensor_ = a.lhs->tensor;
-          const auto& order = resultTensor_->format.modeOrder();
-          for (int k = 0; k < resultTensor_->order(); ++k) {
-            result_.levelVars.push_back(a.lhs->indices[order.empty() ? k : order[k]]);
-          }
-        }
+        if (!vars) vars = &addTensor(acc.tensor, false);
       }
-      break;
+      AccessState state;
+      state.vars = vars;
+      state.levelVars = notation::levelIndices(acc);
+      state.pos.assign(acc.indices.size(), nullptr);
+      state.runEnd.assign(acc.indices.size(), nullptr);
+      accesses_[&acc] = state;
+      accessOrder_.push_back(&acc);
+    });
+    if (!a.lhs->tensor->temporary) {
+      if (resultTensor_ && resultTensor_ != a.lhs->tensor) {
+        throw CompileError("a kernel computes one result; the statement writes " +
+                           resultTensor_->name + " and " + a.lhs->tensor->name);
+      }
+      if (!resultTensor_) {
+        resultTensor_ = a.lhs->tensor;
+        result_.levelVars = notation::levelIndices(*a.lhs);
+      }
     }
-    case cin::StmtKind::Forall:
-      registerAccesses(cin::as<cin::ForallNode>(s).body);
-      break;
-    case cin::StmtKind::Where:
-      registerAccesses(cin::as<cin::WhereNode>(s).consumer);
-      registerAccesses(cin::as<cin::WhereNode>(s).producer);
-      break;
-    case cin::StmtKind::Sequence:
-      registerAccesses(cin::as<cin::SequenceNode>(s).define);
-      registerAccesses(cin::as<cin::SequenceNode>(s).mutate);
-      break;
-  }
+  });
 }
 
 void Lowerer::declareTensors() {
@@ -191,21 +170,9 @@ void Lowerer::declareTensors() {
   for (const AccessNode* acc : accessOrder_) {
     if (!acc->tensor->temporary) noteModes(*acc, accesses_.at(acc).vars->index);
   }
-  std::function<void(const cin::Stmt&)> resultModes = [&](const cin::Stmt& s) {
-    if (s->kind == cin::StmtKind::Assign) {
-      const auto& a = cin::as<cin::AssignNode>(s);
-      if (!a.lhs->tensor->temporary) noteModes(*a.lhs, result.index);
-    } else if (s->kind == cin::StmtKind::Forall) {
-      resultModes(cin::as<cin::ForallNode>(s).body);
-    } else if (s->kind == cin::StmtKind::Where) {
-      resultModes(cin::as<cin::WhereNode>(s).consumer);
-      resultModes(cin::as<cin::WhereNode>(s).producer);
-    } else {
-      resultModes(cin::as<cin::SequenceNode>(s).define);
-      resultModes(cin::as<cin::SequenceNode>(s).mutate);
-    }
-  };
-  resultModes(root_);
+  cin::forEachAssignment(root_, [&](const cin::AssignNode& a) {
+    if (!a.lhs->tensor->temporary) noteModes(*a.lhs, result.index);
+  });
   planResultAssembly();
 }
 
@@ -256,9 +223,8 @@ void Lowerer::planResultAssembly() {
 ir::Expr Lowerer::blockSize() const {
   Expr size = intLit(1);
   if (trailingDense_ < 0) return size;
-  const auto& order = resultTensor_->format.modeOrder();
   for (int k = trailingDense_; k < resultTensor_->order(); ++k) {
-    int mode = order.empty() ? k : order[k];
+    int mode = resultTensor_->format.modeOrder()[k];
     size = binary(BinaryOp::Mul, size, ir::ref(result_.vars->extents[mode]));
   }
   return size;

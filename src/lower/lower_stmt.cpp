@@ -35,46 +35,20 @@ Expr identityOf(const nt::Operator* op, DType t) {
 
 // The first compound operator that writes `temp` in `s`.
 const nt::Operator* accumulatorOf(const cin::Stmt& s, const TensorVar* temp) {
-  switch (s->kind) {
-    case cin::StmtKind::Assign: {
-      const auto& a = cin::as<cin::AssignNode>(s);
-      return a.lhs->tensor.get() == temp ? a.accumulate : nullptr;
-    }
-    case cin::StmtKind::Forall:
-      return accumulatorOf(cin::as<cin::ForallNode>(s).body, temp);
-    case cin::StmtKind::Where: {
-      const auto& w = cin::as<cin::WhereNode>(s);
-      const nt::Operator* op = accumulatorOf(w.producer, temp);
-      return op ? op : accumulatorOf(w.consumer, temp);
-    }
-    case cin::StmtKind::Sequence: {
-      const auto& q = cin::as<cin::SequenceNode>(s);
-      const nt::Operator* op = accumulatorOf(q.define, temp);
-      return op ? op : accumulatorOf(q.mutate, temp);
-    }
-  }
-  return nullptr;
+  const nt::Operator* op = nullptr;
+  cin::forEachAssignment(s, [&](const cin::AssignNode& a) {
+    if (!op && a.lhs->tensor.get() == temp) op = a.accumulate;
+  });
+  return op;
 }
 
 // The index variable of the vector workspace `temp` where the producer writes it.
 std::string workspaceIndex(const cin::Stmt& s, const TensorVar* temp) {
-  switch (s->kind) {
-    case cin::StmtKind::Assign: {
-      const auto& a = cin::as<cin::AssignNode>(s);
-      return a.lhs->tensor.get() == temp ? a.lhs->indices[0] : "";
-    }
-    case cin::StmtKind::Forall:
-      return workspaceIndex(cin::as<cin::ForallNode>(s).body, temp);
-    case cin::StmtKind::Where: {
-      std::string v = workspaceIndex(cin::as<cin::WhereNode>(s).producer, temp);
-      return v.empty() ? workspaceIndex(cin::as<cin::WhereNode>(s).consumer, temp) : v;
-    }
-    case cin::StmtKind::Sequence: {
-      std::string v = workspaceIndex(cin::as<cin::SequenceNode>(s).define, temp);
-      return v.empty() ? workspaceIndex(cin::as<cin::SequenceNode>(s).mutate, temp) : v;
-    }
-  }
-  return "";
+  std::string var;
+  cin::forEachAssignment(s, [&](const cin::AssignNode& a) {
+    if (var.empty() && a.lhs->tensor.get() == temp) var = a.lhs->indices[0];
+  });
+  return var;
 }
 
 }  // namespace

@@ -99,9 +99,13 @@ class Lowerer {
   int segmentFor(const AccessNode* access, int level);
   bool onlyAccumulates(const cin::Stmt& s) const;  // every write to the result is compound
   bool accumulatesIntoResult(const cin::Stmt& s) const;  // some write to the result is compound
+  bool writesResult(const cin::Stmt& s) const;           // s assigns the result somewhere
   void resolveLocates(std::vector<ir::Stmt>& out);
   ir::Expr locatePosition(AccessState& state, int level, const ir::Expr& coord,
                           std::vector<ir::Stmt>& out);
+  // parent * extent + coord for a dense level, in a new variable declared into `out`.
+  ir::Expr locateDense(const TensorVars& vars, int level, const ir::Expr& parent, const ir::Expr& coord,
+                       std::vector<ir::Stmt>& out);
 
   // lower_assembly.cpp: result positions and appends.
   void enterResultLevels(const std::string& var, std::vector<ir::Stmt>& out);

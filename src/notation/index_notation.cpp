@@ -139,6 +139,12 @@ void checkReductionScopes(const Expr& e, std::set<std::string>& bound,
 
 }  // namespace
 
+std::vector<std::string> levelIndices(const AccessNode& a) {
+  std::vector<std::string> vars;
+  for (int mode : a.tensor->format.modeOrder()) vars.push_back(a.indices[mode]);
+  return vars;
+}
+
 void forEachSubexpression(const Expr& e, const std::function<void(const Expr&)>& fn) {
   fn(e);
   switch (e->kind) {

@@ -95,6 +95,9 @@ Expr reduce(const Operator& op, const std::string& var, Expr body);
 Assignment assignment(std::shared_ptr<const AccessNode> lhs, Expr rhs,
                       const Operator* accumulate = nullptr);
 
+// The index variable of each of the accessed tensor's levels, in storage order.
+std::vector<std::string> levelIndices(const AccessNode& a);
+
 // Calls fn on e and every subexpression of e, parents before children, left to right.
 void forEachSubexpression(const Expr& e, const std::function<void(const Expr&)>& fn);
 
