@@ -37,7 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import coiter as ct
-from run_environment import build_info, environment
+from run_environment import build_info, environment, write_results
 
 EXPR = "y(i) = A(i,j) * x(j)"
 FORMATS = {"A": "csr", "x": "d", "y": "d"}
@@ -191,10 +191,7 @@ def main(argv=None):
         "errors": errors, "environment": environment(c_compiler=shutil.which(os.environ.get("CC", "cc"))), "build": build_info(),
         "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.output.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(result, indent=2) + "\n")
-    tmp.replace(args.output)
+    write_results(args.output, result)
 
     ok = lambda flag: "yes" if flag else "**no**"  # noqa: E731
     print(f"\nCSR SpMV `{EXPR}`, float64 ({result['environment']['cpus']} CPUs)\n")

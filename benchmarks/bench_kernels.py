@@ -34,7 +34,6 @@ Writes JSON (default benchmarks/results/kernels.json) and prints a Markdown tabl
 """
 import argparse
 import gc
-import json
 import statistics
 import sys
 import time
@@ -45,7 +44,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import coiter as ct
-from run_environment import build_info, environment
+from run_environment import build_info, environment, write_results
 
 CASES = {
     "spmv": ("y(i) = A(i,j) * x(j)", {"A": "csr", "x": "d", "y": "d"}),
@@ -291,10 +290,7 @@ def main(argv=None):
         "environment": environment(engine=ct.compiler.default_engine()), "build": build_info(),
         "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.output.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(result, indent=2) + "\n")
-    tmp.replace(args.output)
+    write_results(args.output, result)
 
     print(f"\nfloat64 values, int32 indices, single thread, {args.row_nnz} nonzeros per row on "
           f"average; median of {args.repeats} calls ({args.spgemm_repeats} for SpGEMM), "

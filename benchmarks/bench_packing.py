@@ -13,7 +13,6 @@ Usage:  python benchmarks/bench_packing.py [--nnz N] [--repeats R] [--calls C] [
 Writes JSON (default benchmarks/results/packing.json) and prints a Markdown table.
 """
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -23,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import coiter as ct
-from run_environment import environment
+from run_environment import environment, write_results
 
 PACK_TARGET_RATIO = 2.0
 WRAP_TARGET_US = 50.0
@@ -117,10 +116,7 @@ def main(argv=None):
         "environment": environment(),
         "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.output.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(result, indent=2) + "\n")
-    tmp.replace(args.output)
+    write_results(args.output, result)
 
     ok = lambda flag: "yes" if flag else "**no**"  # noqa: E731
     print(f"\n{args.nnz:,} nonzeros, {args.n:,} x {args.n:,}, float64 / int32, "

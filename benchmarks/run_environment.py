@@ -1,4 +1,6 @@
-"""What every benchmark records about the machine and the build it measured."""
+"""What every benchmark records about the machine and the build it measured, and how it
+writes its results."""
+import json
 import os
 import platform
 import subprocess
@@ -50,3 +52,11 @@ def cpu_model():
     except OSError:
         pass
     return platform.processor()
+
+
+def write_results(path, result):
+    """Write ``result`` as JSON to ``path`` atomically (a temporary file, then a rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(result, indent=2) + "\n")
+    tmp.replace(path)
