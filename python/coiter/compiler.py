@@ -56,6 +56,12 @@ def _core_expr(expr, var_of):
     raise TypeError(f"not an index expression: {expr!r}")
 
 
+def as_tensor(value, name=None):
+    """``value`` if it is a coiter tensor, else ``ct.asarray(value, name=name)``."""
+    from .creation import asarray
+    return value if isinstance(value, Tensor) else asarray(value, name=name)
+
+
 def _assembled_spec(spec):
     """``spec``, or a copy whose hashed levels are compressed (see Kernel)."""
     levels = list(spec.format.levels)
@@ -106,12 +112,9 @@ class Kernel:
             self._result_modes.append(source)
         self._input_set = frozenset(self.inputs)
         self._sparse_inputs = tuple(name for name in self.inputs
-                                    if _has_index_arrays(self._spec_of(name).format))
+                                    if _has_index_arrays(self._specs[name].format))
         self._variant(self._index_dtype == np.int64, (np.dtype(np.int32),) * len(self._sparse_inputs)
                       if self._index_dtype is None else ())
-
-    def _spec_of(self, name):
-        return next(a.tensor for a in accesses(self._assignment.rhs) if a.tensor.name == name)
 
     # -- compilation ---------------------------------------------------------------------
     def _variant(self, wide, widths, assemble=True):
@@ -189,7 +192,7 @@ class Kernel:
                 if t is None:
                     missing = [n for n in self.inputs if n not in tensors and n not in self._bound]
                     raise TypeError(f"missing kernel inputs {missing}; the inputs are {self.inputs}")
-            operands[name] = self._wrap(t, name)
+            operands[name] = as_tensor(t, name)
         shape = self._result_shape(operands, out)
         # Specialize on the index width of the sparse inputs (each width is its own kernel).
         if self._index_dtype is None:
@@ -216,12 +219,6 @@ class Kernel:
             target._set_storage(result._data)
             return target
         return result
-
-    @staticmethod
-    def _wrap(value, name):
-        from .creation import asarray
-        from .tensor import Tensor
-        return value if isinstance(value, Tensor) else asarray(value, name=name)
 
     def _result_shape(self, operands, out):
         if out is not None:

@@ -4,7 +4,8 @@ import logging
 import numpy as np
 
 from . import _core
-from .compiler import _core_expr, compile as compile_kernel, loop_order_formats, with_reordered_operands
+from .compiler import (_core_expr, as_tensor, compile as compile_kernel, loop_order_formats,
+                       with_reordered_operands)
 from .format_inference import check_dense_size, infer_result_format
 from .errors import CompileError
 from .formats import as_format
@@ -13,14 +14,6 @@ from .parser import TensorRef, parse
 
 logger = logging.getLogger("coiter")
 
-
-
-def _operand(value, name):
-    from .creation import asarray
-    from .tensor import Tensor
-    if isinstance(value, Tensor):
-        return value
-    return asarray(value, name=name)
 
 
 def _computable(tensor):
@@ -54,7 +47,7 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
     missing = [n for n in names if n not in tensors]
     if missing:
         raise TypeError(f"ct.evaluate: no tensor given for {missing}")
-    operands = {name: _computable(_operand(tensors[name], name)) for name in names}
+    operands = {name: _computable(as_tensor(tensors[name], name)) for name in names}
     for name, ref in refs.items():
         if name != result_name and operands[name].ndim != ref.order:
             from .errors import ShapeError
@@ -187,7 +180,7 @@ def einsum(subscripts, *operands, out_format=None, dtype=None, engine=None):
     Supports ``->`` omitted (implicit output), ``...``, repeated indices within an operand
     (diagonals and traces) and scalar outputs.
     """
-    tensors = [_computable(_operand(op, None)) for op in operands]
+    tensors = [_computable(as_tensor(op, None)) for op in operands]
     inputs, output = _subscripts(subscripts, tensors)
     names = [f"t{k}" for k in range(len(tensors))]
     terms = []
