@@ -34,8 +34,7 @@ int groupEndingAt(const std::vector<AppendGroup>& groups, const std::vector<std:
 
 }  // namespace
 
-void Lowerer::enterResultLevels(const std::string& var, std::vector<Stmt>& out) {
-  (void)var;
+void Lowerer::enterResultLevels(std::vector<Stmt>& out) {
   TensorVars& vars = *result_.vars;
   int order = resultTensor_->order();
   while (result_.entered < order) {

@@ -403,7 +403,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       if (st.vars->tensor->format.levels()[k]->kind() == LevelKind::Hashed) failing.push_back(s);
     }
     resolveLocates(body);
-    enterResultLevels(v, body);
+    enterResultLevels(body);
 
     // Regions: subsets of the segments that may be absent at v.
     std::vector<int> testable = failing;

@@ -154,31 +154,32 @@ Stmt Lowerer::lowerAssign(const cin::AssignNode& a) {
 
 Stmt Lowerer::lowerWhere(const cin::WhereNode& w) {
   std::vector<Stmt> out;
+  std::vector<const WorkspaceVars*> workspaces;
   // Temporaries the producer writes: scalars held in local variables (footnote 30), set to
-  // the identity of the operator that accumulates into them; vectors in workspaces.
+  // the identity of the operator that accumulates into them; vectors in workspaces, which
+  // the consumer iterates by their touched coordinates, clearing each entry as it reads it.
   for (const auto& t : cin::resultsOf(w.producer)) {
     if (!t->temporary) continue;
+    const nt::Operator* op = accumulatorOf(w.producer, t.get());
     if (t->order() == 0) {
       Var v = makeVar(freshName(t->name), scalar(t->dtype));
       scalarTemps_[t.get()] = v;
-      out.push_back(declare(v, identityOf(accumulatorOf(w.producer, t.get()), t->dtype)));
+      out.push_back(declare(v, identityOf(op, t->dtype)));
       continue;
     }
-    if (t->order() != 1 || (accumulatorOf(w.producer, t.get()) && accumulatorOf(w.producer, t.get()) != &nt::addOp())) {
+    if (t->order() != 1 || (op && op != &nt::addOp())) {
       throw CompileError("lowering: only vector workspaces accumulated with + are supported");
     }
-    std::string indexVar = workspaceIndex(w.producer, t.get());
-    WorkspaceVars& ws = declareWorkspace(t, indexVar);
+    WorkspaceVars& ws = declareWorkspace(t, workspaceIndex(w.producer, t.get()));
     out.push_back(declare(ws.count, intLit(0)));
-    // The consumer iterates the touched coordinates and clears each entry as it reads it.
+    workspaces.push_back(&ws);
   }
   out.push_back(lowerStmt(w.producer));
-  for (const auto& t : cin::resultsOf(w.producer)) {
-    auto it = workspaces_.find(t.get());
-    // The touched coordinates are sorted when the result level they are appended to is
-    // ordered; an unordered compressed level (SciPy's unsorted CSR) takes them as they come.
-    if (it != workspaces_.end() && resultLevelOrdered(it->second.indexVar)) {
-      out.push_back(call(RuntimeFunction::SortInt64, {ir::ref(it->second.tensor->crd[0]), ir::ref(it->second.count)}));
+  // The touched coordinates are sorted when the result level they are appended to is
+  // ordered; an unordered compressed level (SciPy's unsorted CSR) takes them as they come.
+  for (const WorkspaceVars* ws : workspaces) {
+    if (resultLevelOrdered(ws->indexVar)) {
+      out.push_back(call(RuntimeFunction::SortInt64, {ir::ref(ws->tensor->crd[0]), ir::ref(ws->count)}));
     }
   }
   out.push_back(lowerStmt(w.consumer));

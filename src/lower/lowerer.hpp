@@ -108,7 +108,8 @@ class Lowerer {
                        std::vector<ir::Stmt>& out);
 
   // lower_assembly.cpp: result positions and appends.
-  void enterResultLevels(const std::string& var, std::vector<ir::Stmt>& out);
+  // Positions of the result levels whose indices are now all bound.
+  void enterResultLevels(std::vector<ir::Stmt>& out);
   // `writesResult`: whether the loop's body assigns the result (not only temporaries).
   // `accumulates`: the body adds into the entry (so it starts at zero).
   ir::Stmt beginResultEntry(const std::string& var, bool writesResult, bool accumulates, ir::Var& startVar);
