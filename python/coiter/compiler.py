@@ -7,7 +7,7 @@ import numpy as np
 
 from . import _core
 from .dtypes import value_dtype
-from .errors import CompileError, ShapeError, SignatureError
+from .errors import CompileError, ScheduleError, ShapeError, SignatureError
 from .formats import Format, as_format, compressed, is_all_dense
 from .tensor import Tensor
 from .notation import Access, Assignment, Binary, Literal, Negate, Reduction, accesses, map_tensors
@@ -340,7 +340,11 @@ def compile(stmt, formats=None, dtype=np.float64, dtypes=None, index_dtype=None,
     definition's tensors: ``kern()`` recomputes ``y``).
     """
     from .tensor import Tensor
-    schedule_text = "" if schedule is None else str(schedule)
+    if schedule is not None:
+        # Until the scheduling language lands, a schedule would be silently ignored: refuse it.
+        raise ScheduleError("schedules are not supported yet: compile without schedule= (the default "
+                            "schedule is used)")
+    schedule_text = ""
     if isinstance(stmt, Tensor):
         definition = stmt._definition
         if definition is None:
