@@ -165,8 +165,17 @@ Stmt store(const Var& buffer, Expr index, Expr value) {
   if (!buffer->type.pointer) throw CoiterError("IR: store to non-pointer " + buffer->name);
   return std::make_shared<StoreNode>(buffer, std::move(index), std::move(value));
 }
-Stmt forLoop(const Var& v, Expr begin, Expr end, Stmt body) {
-  return std::make_shared<ForNode>(v, std::move(begin), std::move(end), std::move(body));
+Stmt forLoop(const Var& v, Expr begin, Expr end, Stmt body, LoopSchedule schedule) {
+  return std::make_shared<ForNode>(v, std::move(begin), std::move(end), std::move(body), schedule);
+}
+Expr threadId() { return std::make_shared<ThreadIdNode>(); }
+Expr numThreads() { return std::make_shared<NumThreadsNode>(); }
+Stmt atomicUpdate(BinaryOp op, const Var& buffer, Expr index, Expr value) {
+  if (!buffer->type.pointer) throw CoiterError("IR: atomic update of non-pointer " + buffer->name);
+  if (op != BinaryOp::Add && op != BinaryOp::Min && op != BinaryOp::Max) {
+    throw CoiterError(std::string("IR: atomic ") + binaryOpName(op) + " is not supported");
+  }
+  return std::make_shared<AtomicUpdateNode>(op, buffer, std::move(index), std::move(value));
 }
 Stmt whileLoop(Expr cond, Stmt body) { return std::make_shared<WhileNode>(std::move(cond), std::move(body)); }
 Stmt ifThen(Expr cond, Stmt then, Stmt otherwise) {

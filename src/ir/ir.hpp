@@ -50,7 +50,7 @@ Var makeVar(const std::string& name, Type type);
 
 // ---------------------------------------------------------------------------------------------
 // Expressions.
-enum class ExprKind { Literal, VarRef, Load, Binary, Unary, Cast, Select };
+enum class ExprKind { Literal, VarRef, Load, Binary, Unary, Cast, Select, ThreadId, NumThreads };
 
 // Integer arithmetic wraps (two's complement), as in NumPy. Integer Div/Rem truncate (C
 // semantics), but a zero divisor gives 0 and MIN / -1 gives MIN (NumPy's results) instead of
@@ -116,11 +116,23 @@ struct SelectNode : ExprNode {
       : ExprNode(ExprKind::Select, x->type), cond(std::move(c)), a(std::move(x)), b(std::move(y)) {}
 };
 
+// Int64: the index, in [0, NumThreads), of the thread running the innermost enclosing
+// parallel loop; 0 outside parallel loops. Lets a parallel body pick its private slice of a
+// per-thread buffer.
+struct ThreadIdNode : ExprNode {
+  ThreadIdNode() : ExprNode(ExprKind::ThreadId, scalar(DType::Int64)) {}
+};
+// Int64: how many threads a parallel loop started here may use (coiter.set_num_threads);
+// at least 1. Sizes per-thread buffers before a parallel loop.
+struct NumThreadsNode : ExprNode {
+  NumThreadsNode() : ExprNode(ExprKind::NumThreads, scalar(DType::Int64)) {}
+};
+
 // ---------------------------------------------------------------------------------------------
 // Statements.
 enum class StmtKind {
   Block, Declare, Assign, Store, For, While, If, Break, Comment,
-  Allocate, Free, Grow, Return, Call
+  Allocate, Free, Grow, Return, Call, AtomicUpdate
 };
 
 struct StmtNode {
@@ -155,15 +167,36 @@ struct StoreNode : StmtNode {
   StoreNode(Var b, Expr i, Expr v)
       : StmtNode(StmtKind::Store), buffer(std::move(b)), index(std::move(i)), value(std::move(v)) {}
 };
+// How a For loop runs. Serial loops may carry an unroll hint. A Parallel loop's iterations
+// are shared among NumThreads threads (OpenMP underneath), in chunks of `chunk` iterations
+// (0: the runtime chooses), handed out statically (contiguous, equal counts) or dynamically
+// (first come, first served: for skewed iterations). A Vectorized loop asks the code
+// generator to vectorize it (the lowerer has checked it is legal: no loop-carried
+// dependences but reductions into locals).
+//
+// The body of a Parallel loop obeys rules the lowerer guarantees and code generators rely on
+// (the LLVM engine outlines the body into a function): it assigns no variable declared
+// outside it (it declares its own locals, and writes only through stores and atomic updates),
+// and contains no Return, Allocate, Free or Grow; Break only inside its own nested loops.
+// Parallel loops do not nest (a parallel loop inside another runs serially).
+enum class LoopKind { Serial, Parallel, Vectorized };
+struct LoopSchedule {
+  LoopKind kind = LoopKind::Serial;
+  bool dynamic = false;   // Parallel: dynamic (true) or static (false) distribution
+  int64_t chunk = 0;      // Parallel: iterations per chunk, 0 = chosen by the runtime
+  int unroll = 0;         // Serial/Vectorized: unroll factor hint, 0 = none
+};
+
 // for (var = begin; var < end; var++) body. `var` is declared by the loop and has an integer
 // type; begin and end are evaluated once, before the first iteration.
 struct ForNode : StmtNode {
   Var var;
   Expr begin, end;
   Stmt body;
-  ForNode(Var v, Expr b, Expr e, Stmt s)
+  LoopSchedule schedule;
+  ForNode(Var v, Expr b, Expr e, Stmt s, LoopSchedule sch = {})
       : StmtNode(StmtKind::For), var(std::move(v)), begin(std::move(b)), end(std::move(e)),
-        body(std::move(s)) {}
+        body(std::move(s)), schedule(sch) {}
 };
 struct WhileNode : StmtNode {
   Expr cond;
@@ -221,6 +254,19 @@ struct CallNode : StmtNode {
       : StmtNode(StmtKind::Call), function(f), args(std::move(a)) {}
 };
 
+// buffer[index] = buffer[index] `op` value, atomically with respect to other threads.
+// `op` is Add, Min or Max; value has the buffer's element type, which is an integer or
+// floating-point type (complex results are updated as two atomic float adds, real part then
+// imaginary part, which is what += needs).
+struct AtomicUpdateNode : StmtNode {
+  BinaryOp op;
+  Var buffer;
+  Expr index;
+  Expr value;
+  AtomicUpdateNode(BinaryOp o, Var b, Expr i, Expr v)
+      : StmtNode(StmtKind::AtomicUpdate), op(o), buffer(std::move(b)), index(std::move(i)), value(std::move(v)) {}
+};
+
 // Writes back parameters and returns `status`.
 struct ReturnNode : StmtNode {
   int32_t status;
@@ -262,7 +308,10 @@ Stmt block(std::vector<Stmt> stmts);         // flattens nested blocks, drops nu
 Stmt declare(const Var& v, Expr init);
 Stmt assign(const Var& v, Expr value);
 Stmt store(const Var& buffer, Expr index, Expr value);
-Stmt forLoop(const Var& v, Expr begin, Expr end, Stmt body);
+Stmt forLoop(const Var& v, Expr begin, Expr end, Stmt body, LoopSchedule schedule = {});
+Expr threadId();
+Expr numThreads();
+Stmt atomicUpdate(BinaryOp op, const Var& buffer, Expr index, Expr value);
 Stmt whileLoop(Expr cond, Stmt body);
 Stmt ifThen(Expr cond, Stmt then, Stmt otherwise = nullptr);
 Stmt breakLoop();
