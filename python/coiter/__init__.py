@@ -15,6 +15,7 @@ from .evaluate import einsum, evaluate
 from .format_inference import config
 from .io import load, read, save, write
 from .notation import IndexVar, indices, max, min, sum
+from .schedule import Schedule
 from .tensor import Level, Tensor
 
 __version__ = _core.__version__

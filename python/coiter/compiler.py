@@ -339,12 +339,11 @@ def compile(stmt, formats=None, dtype=np.float64, dtypes=None, index_dtype=None,
     definition was assigned with ``y[i] = ...`` (the kernel is then bound to that
     definition's tensors: ``kern()`` recomputes ``y``).
     """
+    from .schedule import schedule_text as text_of
     from .tensor import Tensor
-    if schedule is not None:
-        # Until the scheduling language lands, a schedule would be silently ignored: refuse it.
-        raise ScheduleError("schedules are not supported yet: compile without schedule= (the default "
-                            "schedule is used)")
-    schedule_text = ""
+    if schedule is None and isinstance(stmt, Tensor):
+        schedule = stmt._schedule
+    schedule_text = text_of(schedule)
     if isinstance(stmt, Tensor):
         definition = stmt._definition
         if definition is None:

@@ -51,6 +51,7 @@ class Tensor:
         self.name = name
         self._definition = None   # an Assignment not yet computed (lazy evaluation)
         self._kernel = None       # the kernel compiled for the definition
+        self._schedule = None     # the schedule its definitions are compiled with (API.md §5)
 
     @property
     def _storage(self):
@@ -78,6 +79,16 @@ class Tensor:
         check_extents([lhs] + accesses(rhs), lambda t: t.shape)
         self._definition = Assignment(lhs, rhs)
         self._kernel = None
+
+    def schedule(self, schedule):
+        """Compile this tensor's definitions with ``schedule`` (a :class:`coiter.Schedule`, its
+        text, or None for the default schedule); returns the tensor, so
+        ``y.schedule(s).evaluate()`` chains."""
+        from .schedule import schedule_text
+        schedule_text(schedule)  # reject a malformed schedule here, not at evaluation
+        self._schedule = schedule
+        self._kernel = None
+        return self
 
     def _check_operands(self, rhs):
         from .notation import accesses

@@ -5,6 +5,7 @@
 #include "cin/concretize.hpp"
 #include "jit/compiler.hpp"
 #include "lower/lattice_printer.hpp"
+#include "schedule/schedule.hpp"
 
 namespace coiter::bindings {
 
@@ -118,6 +119,18 @@ void bindCompiler(py::module_& m) {
     return std::const_pointer_cast<CompiledKernel>(compileKernel(a, options));
   }, py::arg("assignment"), py::arg("engine") = "auto", py::arg("schedule") = "", py::arg("target") = "cpu",
      py::arg("assemble") = true);
+  m.def("parse_schedule", [](const std::string& text) {
+    py::list commands;
+    for (const auto& c : schedule::parseSchedule(text).commands) {
+      py::list args;
+      for (const auto& a : c.args) {
+        if (a.isList) args.append(py::cast(a.items));
+        else args.append(a.text);
+      }
+      commands.append(py::make_tuple(c.name, args));
+    }
+    return commands;
+  }, "Reads a schedule's text form into [(command, [argument or [list items]])].");
   m.def("cache_info", &cacheInfoDict);
   m.def("clear_cache", [](bool disk) { clearCache(disk); }, py::arg("disk") = false);
 }

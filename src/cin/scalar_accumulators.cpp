@@ -8,27 +8,32 @@ using namespace notation;
 
 namespace {
 
-Stmt rewrite(const Stmt& s, int& temporaries) {
+struct Context {
+  const RootOf& rootOf;
+  const std::set<std::string>& parallelLoops;
+};
+
+Stmt rewrite(const Stmt& s, int& temporaries, const Context& c) {
   switch (s->kind) {
     case StmtKind::Assign:
       return s;
     case StmtKind::Where: {
       const auto& w = as<WhereNode>(s);
-      return where(rewrite(w.consumer, temporaries), rewrite(w.producer, temporaries));
+      return where(rewrite(w.consumer, temporaries, c), rewrite(w.producer, temporaries, c));
     }
     case StmtKind::Sequence: {
       const auto& q = as<SequenceNode>(s);
-      return sequence(rewrite(q.define, temporaries), rewrite(q.mutate, temporaries));
+      return sequence(rewrite(q.define, temporaries, c), rewrite(q.mutate, temporaries, c));
     }
     case StmtKind::Forall:
       break;
   }
   const auto& f = as<ForallNode>(s);
-  if (f.body->kind != StmtKind::Assign) return forall(f.var, rewrite(f.body, temporaries));
+  if (f.body->kind != StmtKind::Assign) return forall(f.var, rewrite(f.body, temporaries, c));
   const auto& a = as<AssignNode>(f.body);
   const auto& lhs = a.lhs->indices;
-  bool invariant = std::find(lhs.begin(), lhs.end(), f.var) == lhs.end();
-  if (!a.accumulate || a.lhs->tensor->temporary || !invariant) return s;
+  bool invariant = std::find(lhs.begin(), lhs.end(), c.rootOf(f.var)) == lhs.end();
+  if (!a.accumulate || a.lhs->tensor->temporary || !invariant || c.parallelLoops.count(f.var)) return s;
   auto t = makeTensorVar("acc" + std::to_string(temporaries++), Format({}, {}), a.lhs->tensor->dtype,
                          DType::Int64, true);
   auto tAccess = access(t, {});
@@ -37,9 +42,9 @@ Stmt rewrite(const Stmt& s, int& temporaries) {
 
 }  // namespace
 
-Stmt accumulateInScalars(const Stmt& s) {
+Stmt accumulateInScalars(const Stmt& s, const RootOf& rootOf, const std::set<std::string>& parallelLoops) {
   int temporaries = 0;
-  return rewrite(s, temporaries);
+  return rewrite(s, temporaries, Context{rootOf, parallelLoops});
 }
 
 }  // namespace coiter::cin

@@ -7,10 +7,15 @@
 // once per iteration (the compiler cannot keep y(i) in a register itself: the result array
 // could alias an operand's).
 #pragma once
-#include "cin/concrete_notation.hpp"
+#include <set>
+
+#include "cin/workspaces.hpp"
 
 namespace coiter::cin {
 
-Stmt accumulateInScalars(const Stmt& s);
+// `parallelLoops` are not accumulated around: their iterations run on different threads, so
+// they update the result itself (with the race strategy their schedule chose).
+Stmt accumulateInScalars(const Stmt& s, const RootOf& rootOf = sameVariable,
+                         const std::set<std::string>& parallelLoops = {});
 
 }  // namespace coiter::cin

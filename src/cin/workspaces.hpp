@@ -7,10 +7,17 @@
 // The lowerer keeps the workspace's touched coordinates in a list, so consuming it costs the
 // number of entries, not the dimension.
 #pragma once
+#include <functional>
+
 #include "cin/concrete_notation.hpp"
 
 namespace coiter::cin {
 
-Stmt insertWorkspaces(const Stmt& s);
+// `rootOf` maps a loop variable derived by scheduling (split, bound) to the index variable
+// it iterates.
+using RootOf = std::function<std::string(const std::string&)>;
+std::string sameVariable(const std::string& v);
+
+Stmt insertWorkspaces(const Stmt& s, const RootOf& rootOf = sameVariable);
 
 }  // namespace coiter::cin

@@ -35,7 +35,8 @@ inline Type pointerTo(DType t) { return Type{t, true}; }
 
 // kStructureMismatch: a compute-only kernel found that the result structure it was given is
 // not the one its operands produce.
-enum KernelStatus : int32_t { kOk = 0, kOutOfMemory = 1, kStructureMismatch = 2 };
+// kBoundViolated: an extent differs from what a bound() of the schedule promised.
+enum KernelStatus : int32_t { kOk = 0, kOutOfMemory = 1, kStructureMismatch = 2, kBoundViolated = 3 };
 
 // ---------------------------------------------------------------------------------------------
 // Variables. A variable is identified by its node (pointer identity); names are unique within

@@ -4,6 +4,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "cin/concretize.hpp"
 #include "cin/loop_order.hpp"
@@ -12,6 +13,7 @@
 #include "codegen/c_codegen.hpp"
 #include "jit/disk_cache.hpp"
 #include "runtime/kernel_call.hpp"
+#include "schedule/apply_schedule.hpp"
 #include "util/errors.hpp"
 
 namespace coiter {
@@ -123,8 +125,19 @@ KernelCache& kernelCache() {
 
 }  // namespace
 
-cin::Stmt concreteStatement(const notation::Assignment& a) {
-  return cin::accumulateInScalars(cin::insertWorkspaces(cin::chooseLoopOrder(cin::concretize(a))));
+schedule::ScheduledStatement concreteStatement(const notation::Assignment& a, const std::string& scheduleText) {
+  schedule::ScheduledStatement s =
+      schedule::applySchedule(cin::chooseLoopOrder(cin::concretize(a)), schedule::parseSchedule(scheduleText));
+  auto rootOf = [&s](const std::string& v) { return s.rootOf(v); };
+  // assemble(A, append): the result is appended in loop order, never through a workspace.
+  bool appendOnly = s.assembly.count(a.lhs->tensor->name) && s.assembly.at(a.lhs->tensor->name) == "append";
+  if (!appendOnly) s.stmt = cin::insertWorkspaces(s.stmt, rootOf);
+  std::set<std::string> parallel;
+  for (const auto& [var, tags] : s.tags) {
+    if (tags.unit == schedule::ParallelUnit::CpuThread) parallel.insert(var);
+  }
+  s.stmt = cin::accumulateInScalars(s.stmt, rootOf, parallel);
+  return s;
 }
 
 std::string CompiledKernel::source(const std::string& language) const {
@@ -147,15 +160,23 @@ std::shared_ptr<TensorStorage> CompiledKernel::run(const std::vector<std::shared
 
 std::shared_ptr<const CompiledKernel> compileKernel(const notation::Assignment& a, const CompileOptions& options) {
   const Engine& engine = chooseEngine(options.engine);
-  std::string optionText = "engine=" + engine.fingerprint() + ";schedule=" + options.schedule +
+  std::string scheduleText = schedule::parseSchedule(options.schedule).toString();
+  std::string optionText = "engine=" + engine.fingerprint() + ";schedule=" + scheduleText +
                            ";target=" + options.target + ";assemble=" + (options.assemble ? "yes" : "no") +
                            ";version=" + COITER_VERSION;
   auto kernel = std::make_shared<CompiledKernel>();
-  kernel->signature = signatureOf(a, optionText);
+  // A schedule names index variables, so scheduled kernels keep their names in the key.
+  kernel->signature = signatureOf(a, optionText, /*keepIndexNames=*/!scheduleText.empty());
   kernel->engine = &engine;
-  kernel->concrete = concreteStatement(a);
-  kernel->lowered = lower::lowerKernel(kernel->concrete, "coiter_kernel_" + kernel->signature.hash,
-                                       options.assemble);
+  kernel->concrete = concreteStatement(a, scheduleText);
+  try {
+    kernel->lowered = lower::lowerKernel(kernel->concrete, "coiter_kernel_" + kernel->signature.hash,
+                                         options.assemble);
+  } catch (const CompileError& e) {
+    // Without a schedule every statement lowers; with one, a failure is the schedule's.
+    if (scheduleText.empty()) throw;
+    throw ScheduleError("schedule " + scheduleText + " cannot be lowered: " + e.what());
+  }
   kernel->code = kernelCache().getOrCompile(kernel->signature, engine, kernel->lowered.function);
   return kernel;
 }

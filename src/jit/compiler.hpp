@@ -9,13 +9,14 @@
 #include "jit/engine.hpp"
 #include "jit/signature.hpp"
 #include "lower/lower.hpp"
+#include "schedule/scheduled_statement.hpp"
 #include "storage/tensor_storage.hpp"
 
 namespace coiter {
 
 struct CompileOptions {
   std::string engine = "auto";   // "auto" (LLVM when built with it), "llvm" or "c"
-  std::string schedule;          // canonical schedule text (empty: default)
+  std::string schedule;          // schedule text (schedule.hpp; empty: the default schedule)
   std::string target = "cpu";
   bool assemble = true;          // false: compute values into a given result structure
 };
@@ -25,11 +26,11 @@ struct CompileOptions {
 struct CompiledKernel {
   Signature signature;
   const Engine* engine = nullptr;
-  cin::Stmt concrete;
+  schedule::ScheduledStatement concrete;
   lower::LoweredKernel lowered;
   std::shared_ptr<const LoadedKernel> code;
 
-  std::string concreteText() const { return cin::toString(concrete); }
+  std::string concreteText() const { return concrete.toString(); }
   // "c" (the C the IR prints as) or "llvm" (LLVM IR; needs the LLVM engine).
   std::string source(const std::string& language) const;
   // Operands in the order of lowered.abi.tensors (the result excluded); `resultShape` null:
@@ -49,7 +50,9 @@ struct CacheInfo {
 CacheInfo cacheInfo();
 void clearCache(bool disk);
 
-// The concrete statement compileKernel would lower (for printing and tests).
-cin::Stmt concreteStatement(const notation::Assignment& a);
+// The concrete statement compileKernel would lower (for printing and tests): concretize,
+// the default loop order, the schedule's commands, then automatic workspaces and scalar
+// accumulators. Throws ScheduleError when a command does not apply.
+schedule::ScheduledStatement concreteStatement(const notation::Assignment& a, const std::string& schedule = "");
 
 }  // namespace coiter

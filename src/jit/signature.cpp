@@ -13,6 +13,7 @@ namespace {
 struct Renamer {
   std::map<const TensorVar*, TensorVarPtr> tensors;
   std::map<std::string, std::string> vars;
+  bool keepIndexNames = false;
   std::string description;  // formats and types of the renamed tensors, in order
 
   TensorVarPtr tensor(const TensorVarPtr& t) {
@@ -26,6 +27,7 @@ struct Renamer {
     return renamed;
   }
   std::string var(const std::string& v) {
+    if (keepIndexNames) return v;
     auto it = vars.find(v);
     if (it != vars.end()) return it->second;
     std::string name = "i" + std::to_string(vars.size());
@@ -73,8 +75,9 @@ std::string hashHex(const void* data, size_t size) {
   return text;
 }
 
-Signature signatureOf(const Assignment& a, const std::string& options) {
+Signature signatureOf(const Assignment& a, const std::string& options, bool keepIndexNames) {
   Renamer r;
+  r.keepIndexNames = keepIndexNames;
   auto lhs = r.access(*a.lhs);
   Expr rhs = r.expr(a.rhs);
   // Literal types matter (a weak int literal and a strong one print alike).

@@ -14,7 +14,8 @@ struct Signature {
 };
 
 // `options` holds the schedule, target, engine fingerprint and anything else that changes code.
-Signature signatureOf(const notation::Assignment& a, const std::string& options);
+// keepIndexNames: index variables keep their names (a schedule refers to them by name).
+Signature signatureOf(const notation::Assignment& a, const std::string& options, bool keepIndexNames = false);
 
 // A 64-bit FNV-1a hash as 16 hex digits (also used to check cache file payloads).
 std::string hashHex(const void* data, size_t size);

@@ -10,6 +10,7 @@
 #include "cin/concrete_notation.hpp"
 #include "ir/ir.hpp"
 #include "lower/kernel_abi.hpp"
+#include "schedule/scheduled_statement.hpp"
 
 namespace coiter::lower {
 
@@ -22,6 +23,8 @@ struct LoweredKernel {
 // only, into a result whose index structure the caller supplies (assembled by an earlier
 // call); it checks every coordinate against that structure and returns kStructureMismatch
 // on the first difference.
-LoweredKernel lowerKernel(const cin::Stmt& stmt, const std::string& functionName, bool assemble = true);
+// Loops of derived index variables and tagged loops follow `stmt`'s relations and tags.
+LoweredKernel lowerKernel(const schedule::ScheduledStatement& stmt, const std::string& functionName,
+                          bool assemble = true);
 
 }  // namespace coiter::lower

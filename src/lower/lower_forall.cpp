@@ -220,7 +220,7 @@ void Lowerer::resolveLocates(std::vector<Stmt>& out) {
   }
 }
 
-lt::IterationLattice Lowerer::latticeOf(const cin::ForallNode& f, std::vector<SegmentInfo>& info) {
+lt::IterationLattice Lowerer::latticeOf(const std::string& var, const cin::Stmt& body, std::vector<SegmentInfo>& info) {
   // Segments of this forall (nested foralls build their own).
   auto savedSegments = std::move(segments_);
   auto savedInfo = std::move(segmentInfo_);
@@ -228,13 +228,13 @@ lt::IterationLattice Lowerer::latticeOf(const cin::ForallNode& f, std::vector<Se
   segments_.clear();
   segmentInfo_.clear();
   lt::Segment dim;
-  dim.name = "U_" + f.var;
+  dim.name = "U_" + var;
   dim.dimension = dim.iterable = dim.full = dim.ordered = true;
   segments_.push_back(dim);
   segmentInfo_.push_back(SegmentInfo{});
   dimensionSegment_ = 0;
-  lt::DomainExprPtr domain = domainOf(f.body, f.var);
-  bool appends = appendsResultAt(f.var) && writesResult(f.body);
+  lt::DomainExprPtr domain = domainOf(body, var);
+  bool appends = appendsResultAt(var) && writesResult(body);
   // A zero body (every operand absent) iterates nothing.
   lt::IterationLattice lattice =
       domain ? lt::IterationLattice::build(domain, segments_, 0, appends) : lt::IterationLattice();
@@ -249,47 +249,74 @@ std::string Lowerer::outerLattice() {
   declareTensors();
   if (root_->kind != cin::StmtKind::Forall) return "";
   std::vector<SegmentInfo> info;
-  return latticeOf(cin::as<cin::ForallNode>(root_), info).toString();
+  const auto& f = cin::as<cin::ForallNode>(root_);
+  return latticeOf(f.var, f.body, info).toString();
 }
 
-std::string outerLattice(const cin::Stmt& stmt) { return Lowerer(stmt, "lattice").outerLattice(); }
+std::string outerLattice(const cin::Stmt& stmt) {
+  return Lowerer(schedule::ScheduledStatement{stmt, {}, {}, {}}, "lattice").outerLattice();
+}
 
 Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
-  const std::string& v = f.var;
+  const schedule::IndexRelation* relation = scheduled_.relationOf(f.var);
+  if (relation && relation->kind != schedule::RelationKind::Bound && relation->outer == f.var) {
+    return lowerBlockLoop(f, *relation);
+  }
+  // A derived inner loop iterates the original variable, restricted to the current block.
+  const std::string v = scheduled_.rootOf(f.var);
   std::vector<SegmentInfo> info;
-  lt::IterationLattice lattice = latticeOf(f, info);
+  lt::IterationLattice lattice = latticeOf(v, f.body, info);
   const auto& points = lattice.points();
   const auto& segs = lattice.segments();
   if (points.empty()) return nullptr;
+  Interval interval = intervalOf(v, f.var);
   bool writes = writesResult(f.body);
   // A non-unique level (COO) may be iterated entry by entry only when every write to the
   // result accumulates (+=) into random-access (dense) levels: a plain assignment, or an
   // appended result (whose entries would repeat), needs the whole run of equal coordinates.
   bool byRuns = writes && (!groups_.empty() || !onlyAccumulates(f.body));
   bool accumulates = accumulatesIntoResult(f.body);
-  Expr extent = extentOf(v);
   std::vector<Stmt> out;
 
   // Where each iterator starts and ends: [begin, end) of positions, or of coordinates for the
   // dimension.
   struct Range { Expr begin, end; bool single = false; };
   auto rangeOf = [&](int s) -> Range {
-    if (segs[s].dimension) return {intLit(0), extent};
+    if (segs[s].dimension) return {interval.lo, interval.hi};
     if (info[s].access->tensor->temporary) {
+      if (interval.restricted) {
+        throw ScheduleError("loop '" + f.var + "' iterates the workspace " + info[s].access->tensor->name +
+                            ", which cannot be split");
+      }
       return {intLit(0), ir::ref(workspaces_.at(info[s].access->tensor.get()).count)};
     }
     AccessState& state = accesses_.at(info[s].access);
     int k = info[s].level;
     Expr parent = k == 0 ? intLit(0) : state.pos[k - 1];
+    // Within a block, an ordered level's positions for coordinates [lo, hi) are found by
+    // binary search.
+    auto restrict = [&](Range r) -> Range {
+      if (!interval.restricted) return r;
+      if (!segs[s].ordered) {
+        throw ScheduleError("loop '" + f.var + "' iterates " + segs[s].name +
+                            ", an unordered level, which cannot be split into blocks of coordinates");
+      }
+      const Var& crd = state.vars->crd[k];
+      std::string name = "p" + segs[s].name;
+      Expr lo = searchPosition(crd, r.begin, r.end, interval.lo, name + "_lo", out);
+      return {lo, searchPosition(crd, lo, r.end, interval.hi, name + "_hi", out)};
+    };
     switch (state.vars->tensor->format.levels()[k]->kind()) {
       case LevelKind::Compressed:
-        return {cast(kIndex, load(state.vars->pos[k], parent)), cast(kIndex, load(state.vars->pos[k], plusOne(parent)))};
+        return restrict({cast(kIndex, load(state.vars->pos[k], parent)), cast(kIndex, load(state.vars->pos[k], plusOne(parent)))});
       case LevelKind::Singleton: {
         if (k == 0) return {intLit(0), intLit(1), true};
         Expr runEnd = state.runEnd[k - 1];
+        if (interval.restricted) return restrict({parent, runEnd ? runEnd : plusOne(parent)});
         return {parent, runEnd ? runEnd : plusOne(parent), runEnd == nullptr};
       }
       case LevelKind::Hashed: {
+        restrict({});  // an unordered level: refused inside a block
         Expr w = ir::ref(state.vars->hashSize[k]);
         return {binary(BinaryOp::Mul, parent, w), binary(BinaryOp::Mul, plusOne(parent), w)};
       }
@@ -309,6 +336,12 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
     });
   };
   bool shared = points.size() > 1 || points.front().iterators.size() > 1 || iteratesRuns(points.front());
+  // A tagged loop (parallel, vectorized, unrolled) must be a single for loop.
+  bool savedAtomic = atomicResult_;
+  Var savedPrivate = privateResult_;
+  Expr savedOffset = privateOffset_;
+  int savedDepth = parallelDepth_;
+  ParallelPlan plan = planLoop(f, v, !shared && points.size() == 1);
   std::map<int, Var> state, stateEnd;
   if (shared) {
     for (const auto& p : points) {
@@ -481,7 +514,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
         out.push_back(declare(loopVar, loopRange.begin));
         out.push_back(block(std::move(body)));
       } else {
-        out.push_back(forLoop(loopVar, loopRange.begin, loopRange.end, block(std::move(body))));
+        out.push_back(forLoop(loopVar, loopRange.begin, loopRange.end, block(std::move(body)), plan.schedule));
       }
       continue;
     }
@@ -503,7 +536,15 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
     }
     out.push_back(whileLoop(andAll(ranges), block(std::move(body))));
   }
-  return block(std::move(out));
+  atomicResult_ = savedAtomic;
+  privateResult_ = savedPrivate;
+  privateOffset_ = savedOffset;
+  parallelDepth_ = savedDepth;
+  if (plan.before.empty() && plan.after.empty()) return block(std::move(out));
+  std::vector<Stmt> all = plan.before;
+  all.push_back(block(std::move(out)));
+  all.insert(all.end(), plan.after.begin(), plan.after.end());
+  return block(std::move(all));
 }
 
 }  // namespace coiter::lower

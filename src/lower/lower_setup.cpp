@@ -11,8 +11,8 @@ namespace coiter::lower {
 
 using namespace ir;
 
-Lowerer::Lowerer(const cin::Stmt& stmt, const std::string& name, bool assemble)
-    : root_(stmt), name_(name), assemble_(assemble) {
+Lowerer::Lowerer(const schedule::ScheduledStatement& stmt, const std::string& name, bool assemble)
+    : scheduled_(stmt), root_(stmt.stmt), name_(name), assemble_(assemble) {
   abi_.assembles = assemble;
 }
 
@@ -242,6 +242,7 @@ LoweredKernel Lowerer::run() {
   std::vector<Stmt> body;
   for (const auto& g : groups_) body.push_back(declare(g.count, intLit(0)));
   Stmt computation = lowerStmt(root_);
+  checkBounds(body);
   body.insert(body.end(), prologue_.begin(), prologue_.end());
   body.push_back(computation);
   body.insert(body.end(), epilogue_.begin(), epilogue_.end());
@@ -265,7 +266,7 @@ LoweredKernel Lowerer::run() {
   return out;
 }
 
-LoweredKernel lowerKernel(const cin::Stmt& stmt, const std::string& functionName, bool assemble) {
+LoweredKernel lowerKernel(const schedule::ScheduledStatement& stmt, const std::string& functionName, bool assemble) {
   return Lowerer(stmt, functionName, assemble).run();
 }
 

@@ -8,6 +8,7 @@
 
 #include "lattice/iteration_lattice.hpp"
 #include "lower/lower.hpp"
+#include "schedule/scheduled_statement.hpp"
 
 namespace coiter::lower {
 
@@ -62,7 +63,7 @@ struct SegmentInfo {
 
 class Lowerer {
  public:
-  Lowerer(const cin::Stmt& stmt, const std::string& name, bool assemble = true);
+  Lowerer(const schedule::ScheduledStatement& stmt, const std::string& name, bool assemble = true);
   LoweredKernel run();
   std::string outerLattice();
 
@@ -93,7 +94,7 @@ class Lowerer {
 
   // lower_forall.cpp
   ir::Stmt lowerForall(const cin::ForallNode& f);
-  lattice::IterationLattice latticeOf(const cin::ForallNode& f, std::vector<SegmentInfo>& info);
+  lattice::IterationLattice latticeOf(const std::string& var, const cin::Stmt& body, std::vector<SegmentInfo>& info);
   lattice::DomainExprPtr domainOf(const cin::Stmt& s, const std::string& var);
   lattice::DomainExprPtr domainOf(const notation::Expr& e, const std::string& var);
   int segmentFor(const AccessNode* access, int level);
@@ -107,6 +108,24 @@ class Lowerer {
   ir::Expr locateDense(const TensorVars& vars, int level, const ir::Expr& parent, const ir::Expr& coord,
                        std::vector<ir::Stmt>& out);
 
+  // lower_blocks.cpp: loops of derived index variables (split, divide, bound).
+  // The coordinates [lo, hi) a loop over the original variable `root` iterates now.
+  struct Interval { ir::Expr lo, hi; bool restricted = false; };
+  Interval intervalOf(const std::string& root, const std::string& loopVar) const;
+  ir::Stmt lowerBlockLoop(const cin::ForallNode& f, const schedule::IndexRelation& r);
+  // First position in [begin, end) of an ordered level whose coordinate is >= target.
+  ir::Expr searchPosition(const ir::Var& crd, ir::Expr begin, ir::Expr end, ir::Expr target,
+                          const std::string& name, std::vector<ir::Stmt>& out);
+  void checkBounds(std::vector<ir::Stmt>& out);
+
+  // lower_parallel.cpp: how a tagged loop runs, and what its body must do differently.
+  struct ParallelPlan {
+    ir::LoopSchedule schedule;
+    std::vector<ir::Stmt> before, after;  // per-thread result copies: set up, merge
+  };
+  ParallelPlan planLoop(const cin::ForallNode& f, const std::string& root, bool forForm);
+  bool racesOnResult(const cin::Stmt& body, const std::string& root) const;
+
   // lower_assembly.cpp: result positions and appends.
   // Positions of the result levels whose indices are now all bound.
   void enterResultLevels(std::vector<ir::Stmt>& out);
@@ -119,6 +138,7 @@ class Lowerer {
   bool appendsResultAt(const std::string& var) const;  // a result append group ends at var
   ir::Stmt checkResultEntry(const AppendGroup& group);
 
+  schedule::ScheduledStatement scheduled_;
   cin::Stmt root_;
   std::string name_;
   bool assemble_;
@@ -142,6 +162,11 @@ class Lowerer {
   std::map<const TensorVar*, WorkspaceVars> workspaces_;
   std::vector<ir::Stmt> prologue_, epilogue_;  // workspace allocation and release
   std::set<const AccessNode*> zeroed_;
+  std::map<std::string, Interval> intervals_;  // original variables restricted to a block
+  int parallelDepth_ = 0;                      // parallel loops being lowered
+  bool atomicResult_ = false;                  // result updates are atomic (race strategy)
+  ir::Var privateResult_;                      // per-thread result copies (race strategy)
+  ir::Expr privateOffset_;                     // this thread's copy: ThreadId * result size
 
   // Segments of the forall being lowered.
   std::vector<lattice::Segment> segments_;

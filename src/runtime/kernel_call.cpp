@@ -213,6 +213,9 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
     throw FormatError("out: its structure is not the one these operands produce (their sparsity "
                       "pattern changed); call the kernel without out= to assemble a new result");
   }
+  if (status == ir::kBoundViolated) {
+    throw ShapeError("an extent of the operands breaks a bound() of the kernel's schedule (see kern.concrete)");
+  }
   if (status != ir::kOk) throw CoiterError("kernel failed with status " + std::to_string(status));
   if (!abi.assembles) {
     Buffer& vals = *resultArrays.at({-1, "vals"});

@@ -1,0 +1,165 @@
+"""The scheduling language (API.md §5): ``ct.Schedule`` chains commands that transform a
+kernel's loops without changing what it computes.
+
+A schedule is data: an ordered list of commands with textual arguments. Its canonical text,
+``split(i,i0,i1,32);parallelize(i0,cpu_thread,no_races)``, is what the compiler receives,
+what the kernel cache keys on, and what ``Schedule.parse`` reads back. Index variables are
+matched to the expression's by name, so a schedule works the same on string expressions and
+on ``y[i] = ...`` assignments.
+"""
+from numbers import Integral
+
+from . import _core
+from .notation import IndexExpr, IndexVar
+
+__all__ = ["Schedule"]
+
+
+def _name(value, what):
+    if isinstance(value, IndexVar):
+        return value.name
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    raise TypeError(f"{what}: expected an index variable or its name, got {value!r}")
+
+
+def _names(values, what):
+    if isinstance(values, (IndexVar, str)):
+        return (_name(values, what),)
+    return tuple(_name(v, what) for v in values)
+
+
+def _integer(value, what):
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(f"{what}: expected an integer, got {value!r}")
+    return str(int(value))
+
+
+def _expression(value, what):
+    if isinstance(value, IndexExpr):
+        return str(value)
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    raise TypeError(f"{what}: expected an expression or its text, got {value!r}")
+
+
+def _text(arg):
+    return "[" + ",".join(arg) + "]" if isinstance(arg, tuple) else arg
+
+
+class Schedule:
+    """An immutable chain of scheduling commands; each method returns a new schedule.
+
+    >>> s = ct.Schedule().split("i", "i0", "i1", 32).parallelize("i0", "cpu_thread", "no_races")
+    >>> str(s)
+    'split(i,i0,i1,32);parallelize(i0,cpu_thread,no_races)'
+    """
+
+    def __init__(self, commands=()):
+        self._commands = tuple(commands)
+
+    def _with(self, name, *args):
+        return Schedule(self._commands + ((name, tuple(args)),))
+
+    # -- commands ---------------------------------------------------------------------------
+    def reorder(self, *loops):
+        """New order for the named loops (outermost first); the others keep their places."""
+        if len(loops) == 1 and not isinstance(loops[0], (IndexVar, str)):
+            loops = tuple(loops[0])
+        return self._with("reorder", *(_name(v, "reorder") for v in loops))
+
+    def split(self, i, i0, i1, size):
+        """Split loop ``i`` into ``i0`` (blocks) and ``i1`` (``size`` iterations each; the last
+        block is shorter when ``size`` does not divide the extent)."""
+        return self._with("split", _name(i, "split"), _name(i0, "split"), _name(i1, "split"),
+                          _integer(size, "split"))
+
+    def divide(self, i, i0, i1, parts):
+        """Split loop ``i`` into ``parts`` blocks of (almost) equal size."""
+        return self._with("divide", _name(i, "divide"), _name(i0, "divide"), _name(i1, "divide"),
+                          _integer(parts, "divide"))
+
+    def pos(self, i, ip, access):
+        """Iterate the stored positions of ``access`` (an operand) instead of coordinates."""
+        return self._with("pos", _name(i, "pos"), _name(ip, "pos"), _expression(access, "pos"))
+
+    def fuse(self, i, j, f):
+        """Collapse the directly nested loops ``i`` and ``j`` into one loop ``f``."""
+        return self._with("fuse", _name(i, "fuse"), _name(j, "fuse"), _name(f, "fuse"))
+
+    def precompute(self, expr, ivars, ws_ivars, format=None):
+        """Compute ``expr`` into a workspace indexed by ``ivars`` (named ``ws_ivars`` where it
+        is produced; they may repeat ``ivars``), dense by default."""
+        args = [_expression(expr, "precompute"), _names(ivars, "precompute"), _names(ws_ivars, "precompute")]
+        if format is not None:
+            args.append(_name(format, "precompute"))
+        return self._with("precompute", *args)
+
+    def bound(self, i, ib, value, kind):
+        """Promise that loop ``i``'s extent is ``value`` (``kind="max_exact"``) or at most
+        ``value`` (``"max_constraint"``); ``ib`` is the bounded loop. Checked at each call."""
+        return self._with("bound", _name(i, "bound"), _name(ib, "bound"), _integer(value, "bound"),
+                          _name(kind, "bound"))
+
+    def unroll(self, i, factor):
+        """Unroll the fixed-size loop ``i`` (a split's inner loop or a bounded loop)."""
+        return self._with("unroll", _name(i, "unroll"), _integer(factor, "unroll"))
+
+    def parallelize(self, i, unit, races, chunks=None):
+        """Run loop ``i`` on ``unit`` (``"cpu_thread"`` or ``"cpu_vector"``) with the race
+        strategy ``races`` (``no_races``, ``ignore_races``, ``atomics``, ``temporary``,
+        ``parallel_reduction``). ``chunks`` (cpu_thread): ``"dynamic"`` (the default),
+        ``"static"``, or ``"dynamic:N"``/``"static:N"`` for N iterations per chunk."""
+        args = [_name(i, "parallelize"), _name(unit, "parallelize"), _name(races, "parallelize")]
+        if chunks is not None:
+            args.append(_name(chunks, "parallelize"))
+        return self._with("parallelize", *args)
+
+    def assemble(self, tensor, strategy):
+        """How the sparse result ``tensor`` (by name) is built: ``"append"`` (in loop order, an
+        error when the loop order would revisit it) or ``"insert"`` (through a workspace where
+        needed; the default)."""
+        return self._with("assemble", getattr(tensor, "name", None) or _name(tensor, "assemble"),
+                          _name(strategy, "assemble"))
+
+    # -- text form ----------------------------------------------------------------------------
+    @classmethod
+    def parse(cls, text):
+        """Read the text form: ``"split(i,i0,i1,32); parallelize(i0,cpu_thread,no_races)"``
+        (commands separated by ``;`` or newlines, lists in brackets)."""
+        if not isinstance(text, str):
+            raise TypeError(f"Schedule.parse expects a string, got {type(text).__name__}")
+        commands = []
+        for name, args in _core.parse_schedule(text):
+            commands.append((name, tuple(tuple(a) if isinstance(a, list) else a for a in args)))
+        return cls(commands)
+
+    def __str__(self):
+        return ";".join(f"{name}(" + ",".join(_text(a) for a in args) + ")" for name, args in self._commands)
+
+    def __repr__(self):
+        return f"Schedule.parse({str(self)!r})"
+
+    def __eq__(self, other):
+        return isinstance(other, Schedule) and self._commands == other._commands
+
+    def __hash__(self):
+        return hash(self._commands)
+
+    def __len__(self):
+        return len(self._commands)
+
+
+def schedule_text(schedule):
+    """The canonical text of a schedule given as a Schedule, its text, or None."""
+    if schedule is None:
+        return ""
+    if isinstance(schedule, Schedule):
+        return str(schedule)
+    if isinstance(schedule, str):
+        if schedule.strip() == "auto":
+            from .errors import ScheduleError
+            raise ScheduleError("schedule='auto' needs the autoscheduler, which this version of coiter "
+                                "does not have yet; pass a ct.Schedule or None (the default schedule)")
+        return str(Schedule.parse(schedule))
+    raise TypeError(f"schedule must be a ct.Schedule, its text or None, not {type(schedule).__name__}")

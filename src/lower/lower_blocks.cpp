@@ -1,0 +1,105 @@
+// Loops of derived index variables (taco-core.md §2.4, §4.4). A split or divide turns
+// ∀i into ∀i0 ∀i1: the outer loop enumerates blocks of i's coordinates and the inner loop
+// iterates i as before, restricted to the block [lo, hi). Coordinates stay in i's space, so
+// operands are read as without the split; a dense dimension iterates [lo, hi) and an ordered
+// sparse level finds the positions of [lo, hi) by binary search. The last block is shorter
+// when the block size does not divide the extent (the tail). A bound fixes a loop's extent at
+// compile time, checked when the kernel starts.
+#include "lower/lowerer.hpp"
+#include "util/errors.hpp"
+
+namespace coiter::lower {
+
+using namespace ir;
+
+namespace {
+const Type kIndex = scalar(DType::Int64);
+}  // namespace
+
+Lowerer::Interval Lowerer::intervalOf(const std::string& root, const std::string& loopVar) const {
+  auto it = intervals_.find(root);
+  if (it != intervals_.end()) return it->second;
+  // A bound with an exact extent makes the trip count a constant (for unrolling).
+  for (std::string v = loopVar; const schedule::IndexRelation* r = scheduled_.relationOf(v); v = r->parent) {
+    if (r->kind == schedule::RelationKind::Bound && r->exact) return {intLit(0), intLit(r->size), false};
+  }
+  return {intLit(0), extentOf(root), false};
+}
+
+Expr Lowerer::searchPosition(const Var& crd, Expr begin, Expr end, Expr target, const std::string& name,
+                             std::vector<Stmt>& out) {
+  Var lo = makeVar(freshName(name), kIndex);
+  Var hi = makeVar(freshName(name + "_end"), kIndex);
+  Var mid = makeVar(freshName(name + "_mid"), kIndex);
+  out.push_back(declare(lo, std::move(begin)));
+  out.push_back(declare(hi, std::move(end)));
+  Expr below = binary(BinaryOp::Lt, cast(kIndex, load(crd, ir::ref(mid))), std::move(target));
+  Stmt step = block({
+      declare(mid, binary(BinaryOp::Div, binary(BinaryOp::Add, ir::ref(lo), ir::ref(hi)), intLit(2))),
+      ifThen(below, assign(lo, binary(BinaryOp::Add, ir::ref(mid), intLit(1))), assign(hi, ir::ref(mid))),
+  });
+  out.push_back(whileLoop(binary(BinaryOp::Lt, ir::ref(lo), ir::ref(hi)), step));
+  return ir::ref(lo);
+}
+
+Stmt Lowerer::lowerBlockLoop(const cin::ForallNode& f, const schedule::IndexRelation& r) {
+  std::string root = scheduled_.rootOf(r.parent);
+  Interval whole = intervalOf(root, r.parent);
+  std::vector<Stmt> out;
+  auto local = [&](const std::string& name, Expr value) {
+    Var v = makeVar(freshName(name), kIndex);
+    out.push_back(declare(v, std::move(value)));
+    return ir::ref(v);
+  };
+  Expr lo = local(root + "_lo", whole.lo);
+  Expr span = local(root + "_span", binary(BinaryOp::Sub, whole.hi, lo));
+  auto ceilDiv = [](Expr a, Expr b) {
+    return binary(BinaryOp::Div, binary(BinaryOp::Add, a, binary(BinaryOp::Sub, b, intLit(1))), b);
+  };
+  bool split = r.kind == schedule::RelationKind::Split;
+  Expr size = split ? intLit(r.size) : local(f.var + "_size", ceilDiv(span, intLit(r.size)));
+  Expr blocks = split ? local(f.var + "_blocks", ceilDiv(span, size)) : intLit(r.size);
+
+  Var block = makeVar(freshName(f.var), kIndex);
+  Var blockLo = makeVar(freshName(root + "_block_lo"), kIndex);
+  Var blockHi = makeVar(freshName(root + "_block_hi"), kIndex);
+  Expr hi = binary(BinaryOp::Add, lo, span);
+  // Divided blocks past the end (more parts than coordinates) are empty.
+  Expr first = binary(BinaryOp::Min, binary(BinaryOp::Add, lo, binary(BinaryOp::Mul, ir::ref(block), size)), hi);
+  std::vector<Stmt> body{declare(blockLo, first),
+                         declare(blockHi, binary(BinaryOp::Min, binary(BinaryOp::Add, ir::ref(blockLo), size), hi))};
+
+  bool savedAtomic = atomicResult_;
+  Var savedPrivate = privateResult_;
+  Expr savedOffset = privateOffset_;
+  int savedDepth = parallelDepth_;
+  ParallelPlan plan = planLoop(f, root, true);
+  auto savedInterval = intervals_.find(root) != intervals_.end() ? std::optional<Interval>(intervals_[root]) : std::nullopt;
+  intervals_[root] = Interval{ir::ref(blockLo), ir::ref(blockHi), true};
+  openLoops_.push_back(root);
+  Stmt inner = lowerStmt(f.body);
+  openLoops_.pop_back();
+  if (savedInterval) intervals_[root] = *savedInterval;
+  else intervals_.erase(root);
+  atomicResult_ = savedAtomic;
+  privateResult_ = savedPrivate;
+  privateOffset_ = savedOffset;
+  parallelDepth_ = savedDepth;
+  if (!inner) return nullptr;
+  body.push_back(inner);
+  out.insert(out.end(), plan.before.begin(), plan.before.end());
+  out.push_back(forLoop(block, intLit(0), blocks, ir::block(std::move(body)), plan.schedule));
+  out.insert(out.end(), plan.after.begin(), plan.after.end());
+  return ir::block(std::move(out));
+}
+
+void Lowerer::checkBounds(std::vector<Stmt>& out) {
+  for (const auto& r : scheduled_.relations) {
+    if (r.kind != schedule::RelationKind::Bound) continue;
+    Expr extent = extentOf(scheduled_.rootOf(r.parent));
+    Expr broken = binary(r.exact ? BinaryOp::Ne : BinaryOp::Gt, extent, intLit(r.size));
+    out.push_back(ifThen(broken, ret(kBoundViolated)));
+  }
+}
+
+}  // namespace coiter::lower

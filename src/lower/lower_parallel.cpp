@@ -1,0 +1,154 @@
+// Tagged loops (taco-core.md §5, parallelize and unroll): what a loop tagged cpu_thread or
+// cpu_vector must satisfy, and how its body changes with the race strategy.
+//   - The loop must be a single for loop: a merge of several operands (a while loop) cannot
+//     be divided among threads; split it and tag the outer loop instead.
+//   - The body races when iterations update the same result entries (the result is not
+//     indexed by the loop's variable): `no_races` refuses that; `ignore_races` writes as is;
+//     `atomics` makes each update atomic; `temporary` and `parallel_reduction` give every
+//     thread a private copy of the (dense) result and merge the copies after the loop.
+//   - Sparse results cannot be appended to from a loop inside the kernel; they are
+//     assembled in parallel by chunks of the outermost loop instead (kernel_call).
+//   - Workspaces and temporaries are shared by the iterations of loops they are declared
+//     outside of, so a parallel loop must not write them.
+#include <algorithm>
+
+#include "lower/lowerer.hpp"
+#include "util/errors.hpp"
+
+namespace coiter::lower {
+
+using namespace ir;
+using schedule::ParallelUnit;
+using schedule::RaceStrategy;
+
+namespace {
+
+// Temporaries whose where statement lies inside `s` (declared per iteration of loops around s).
+void temporariesDeclaredIn(const cin::Stmt& s, std::vector<const TensorVar*>& out) {
+  switch (s->kind) {
+    case cin::StmtKind::Assign: return;
+    case cin::StmtKind::Forall: return temporariesDeclaredIn(cin::as<cin::ForallNode>(s).body, out);
+    case cin::StmtKind::Where: {
+      const auto& w = cin::as<cin::WhereNode>(s);
+      for (const auto& t : cin::resultsOf(w.producer)) {
+        if (t->temporary) out.push_back(t.get());
+      }
+      temporariesDeclaredIn(w.consumer, out);
+      return temporariesDeclaredIn(w.producer, out);
+    }
+    case cin::StmtKind::Sequence:
+      temporariesDeclaredIn(cin::as<cin::SequenceNode>(s).define, out);
+      return temporariesDeclaredIn(cin::as<cin::SequenceNode>(s).mutate, out);
+  }
+}
+
+}  // namespace
+
+bool Lowerer::racesOnResult(const cin::Stmt& body, const std::string& root) const {
+  bool races = false;
+  cin::forEachAssignment(body, [&](const cin::AssignNode& a) {
+    if (a.lhs->tensor != resultTensor_) return;
+    const auto& idx = a.lhs->indices;
+    races = races || std::find(idx.begin(), idx.end(), root) == idx.end();
+  });
+  return races;
+}
+
+Lowerer::ParallelPlan Lowerer::planLoop(const cin::ForallNode& f, const std::string& root, bool forForm) {
+  ParallelPlan plan;
+  const schedule::LoopTags* tags = scheduled_.tagsOf(f.var);
+  if (!tags) return plan;
+  plan.schedule.unroll = tags->unroll;
+  if (tags->unit == ParallelUnit::None) return plan;
+  bool threads = tags->unit == ParallelUnit::CpuThread;
+  std::string command = "parallelize(" + f.var + "," + (threads ? "cpu_thread," : "cpu_vector,") +
+                        schedule::raceStrategyName(tags->races) + ")";
+  auto fail = [&](const std::string& why) { throw ScheduleError(command + ": " + why); };
+  if (!forForm) {
+    fail("the loop coiterates several operands (a merge); split it and parallelize the outer loop, which iterates "
+         "blocks densely");
+  }
+  if (parallelDepth_ > 0) fail("the loop is nested inside another parallel loop");
+  if (writesResult(f.body) && !groups_.empty()) {
+    fail("the loop appends entries to the sparse result " + resultTensor_->name +
+         "; sparse results are assembled in parallel only by the outermost loop over their rows");
+  }
+  if (threads) {
+    std::vector<const TensorVar*> local;
+    temporariesDeclaredIn(f.body, local);
+    for (const auto& t : cin::resultsOf(f.body)) {
+      if (!t->temporary) continue;
+      if (std::find(local.begin(), local.end(), t.get()) == local.end()) {
+        fail("the loop updates the temporary " + t->name + ", which is shared by its iterations; parallelize a "
+             "loop outside the temporary's where statement");
+      }
+      if (t->order() > 0) {
+        fail("the loop uses the workspace " + t->name + ", which would be shared by its iterations (per-thread "
+             "workspaces are not supported yet)");
+      }
+    }
+  }
+  if (racesOnResult(f.body, root)) {
+    const notation::Operator* op = nullptr;
+    bool plain = false, mixed = false;
+    cin::forEachAssignment(f.body, [&](const cin::AssignNode& a) {
+      if (a.lhs->tensor != resultTensor_) return;
+      if (!a.accumulate) plain = true;
+      else if (!op) op = a.accumulate;
+      else if (op != a.accumulate) mixed = true;
+    });
+    bool allDense = groups_.empty() && trailingDense_ < 0;
+    std::string result = resultTensor_->name;
+    RaceStrategy races = tags->races;
+    if (races == RaceStrategy::NoRaces) {
+      fail("iterations update the same entries of " + result + " (it is not indexed by " + root +
+           "); choose atomics, temporary or parallel_reduction");
+    }
+    if (!threads && races != RaceStrategy::IgnoreRaces) {
+      fail("iterations update the same entries of " + result + "; a vectorized loop cannot reduce into it");
+    }
+    if (races != RaceStrategy::IgnoreRaces) {
+      if (!allDense) fail("the result " + result + " is sparse; its updates cannot be made race free this way");
+      if (plain || mixed || !op) fail("the result " + result + " is assigned, not only accumulated with one operator");
+      if (op->irOp != BinaryOp::Add && op->irOp != BinaryOp::Min && op->irOp != BinaryOp::Max) {
+        fail("updates with " + op->name + " cannot be made race free");
+      }
+      DType t = resultTensor_->dtype;
+      if (t == DType::Bool || (isComplex(t) && op->irOp != BinaryOp::Add)) {
+        fail("atomic " + op->name + " on " + dtypeName(t) + " values is not supported");
+      }
+    }
+    if (races == RaceStrategy::Atomics) {
+      atomicResult_ = true;
+    } else if (races == RaceStrategy::Temporary || races == RaceStrategy::ParallelReduction) {
+      // Each thread accumulates into its own zeroed copy; the copies are combined after.
+      const Type index = scalar(DType::Int64);
+      Var threadsVar = makeVar(freshName("nthreads"), index);
+      Var size = makeVar(freshName(result + "_size"), index);
+      Var priv = makeVar(freshName(result + "_private"), pointerTo(resultTensor_->dtype));
+      Expr total = intLit(1);
+      for (const Var& e : result_.vars->extents) total = binary(BinaryOp::Mul, total, ir::ref(e));
+      plan.before = {declare(threadsVar, numThreads()), declare(size, total), declare(priv, nullptr),
+                     allocate(priv, binary(BinaryOp::Mul, ir::ref(threadsVar), ir::ref(size)), true)};
+      Var q = makeVar(freshName("q"), index), t = makeVar(freshName("thread"), index);
+      const Var& vals = result_.vars->vals;
+      Expr copy = load(priv, binary(BinaryOp::Add, binary(BinaryOp::Mul, ir::ref(t), ir::ref(size)), ir::ref(q)));
+      Stmt merge = store(vals, ir::ref(q), binary(op->irOp, load(vals, ir::ref(q)), copy));
+      plan.after = {forLoop(q, intLit(0), ir::ref(size), forLoop(t, intLit(0), ir::ref(threadsVar), merge)),
+                    freeBuffer(priv)};
+      privateResult_ = priv;
+      privateOffset_ = binary(BinaryOp::Mul, threadId(), ir::ref(size));
+    }
+  }
+  if (threads) {
+    plan.schedule.kind = LoopKind::Parallel;
+    plan.schedule.dynamic = tags->dynamic;
+    plan.schedule.chunk = tags->chunk;
+    ++parallelDepth_;
+  } else {
+    plan.schedule.kind = LoopKind::Vectorized;
+  }
+  return plan;
+}
+
+}  // namespace coiter::lower

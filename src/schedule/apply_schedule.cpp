@@ -1,0 +1,479 @@
+#include "schedule/apply_schedule.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <set>
+
+#include "util/errors.hpp"
+
+namespace coiter::schedule {
+
+using namespace cin;
+namespace nt = coiter::notation;
+
+namespace {
+
+std::string withoutSpaces(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (!std::isspace(static_cast<unsigned char>(c))) out += c;
+  }
+  return out;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// Every forall variable of s, outermost first.
+void loopsOf(const Stmt& s, std::vector<std::string>& out) {
+  switch (s->kind) {
+    case StmtKind::Assign: return;
+    case StmtKind::Forall:
+      out.push_back(as<ForallNode>(s).var);
+      return loopsOf(as<ForallNode>(s).body, out);
+    case StmtKind::Where:
+      loopsOf(as<WhereNode>(s).consumer, out);
+      return loopsOf(as<WhereNode>(s).producer, out);
+    case StmtKind::Sequence:
+      loopsOf(as<SequenceNode>(s).define, out);
+      return loopsOf(as<SequenceNode>(s).mutate, out);
+  }
+}
+
+// Rebuilds s with `fn` applied to the (first) maximal chain of directly nested foralls for
+// which `matches` holds; `done` reports whether one was found.
+Stmt rewriteChain(const Stmt& s, const std::function<bool(const ForallChain&)>& matches,
+                  const std::function<Stmt(const ForallChain&)>& fn, bool& done) {
+  if (done) return s;
+  switch (s->kind) {
+    case StmtKind::Assign: return s;
+    case StmtKind::Where: {
+      const auto& w = as<WhereNode>(s);
+      Stmt c = rewriteChain(w.consumer, matches, fn, done);
+      Stmt p = rewriteChain(w.producer, matches, fn, done);
+      return where(c, p);
+    }
+    case StmtKind::Sequence: {
+      const auto& q = as<SequenceNode>(s);
+      Stmt d = rewriteChain(q.define, matches, fn, done);
+      Stmt m = rewriteChain(q.mutate, matches, fn, done);
+      return sequence(d, m);
+    }
+    case StmtKind::Forall: break;
+  }
+  ForallChain chain = forallChain(s);
+  if (matches(chain)) {
+    done = true;
+    return fn(chain);
+  }
+  return nestForalls(chain.vars, rewriteChain(chain.body, matches, fn, done));
+}
+
+class Scheduler {
+ public:
+  explicit Scheduler(const Stmt& stmt) { out_.stmt = stmt; }
+
+  ScheduledStatement run(const Schedule& schedule) {
+    for (const auto& c : schedule.commands) {
+      command_ = c.toString();
+      if (c.name == "reorder") reorder(c);
+      else if (c.name == "split" || c.name == "divide") split(c);
+      else if (c.name == "bound") bound(c);
+      else if (c.name == "precompute") precompute(c);
+      else if (c.name == "parallelize") parallelize(c);
+      else if (c.name == "unroll") unroll(c);
+      else if (c.name == "assemble") assemble(c);
+      else if (c.name == "pos" || c.name == "fuse") fail("not supported yet by this version of coiter");
+      else fail("unknown command (expected reorder, split, divide, pos, fuse, precompute, bound, unroll, "
+                "parallelize or assemble)");
+    }
+    std::vector<std::string> loops;
+    loopsOf(out_.stmt, loops);
+    for (const auto& [var, tags] : out_.tags) {
+      if (!contains(loops, var)) {
+        throw ScheduleError("schedule: '" + var + "' was tagged (" + tags.toString() +
+                            ") but is no longer a loop of the statement (it was split, bounded or precomputed "
+                            "afterwards); tag the loops that replaced it");
+      }
+    }
+    return out_;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) const { throw ScheduleError(command_ + ": " + why); }
+
+  void arity(const Command& c, size_t low, size_t high) const {
+    if (c.args.size() < low || c.args.size() > high) {
+      fail("expected " + (low == high ? std::to_string(low) : std::to_string(low) + " to " + std::to_string(high)) +
+           " arguments, got " + std::to_string(c.args.size()));
+    }
+  }
+
+  const std::string& word(const Command& c, size_t k) const {
+    if (c.args[k].isList) fail("argument " + std::to_string(k + 1) + " must be a single name, not a list");
+    return c.args[k].text;
+  }
+
+  int64_t positive(const Command& c, size_t k) const {
+    const std::string& text = word(c, k);
+    bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
+    if (!digits || text.size() > 15 || std::stoll(text) <= 0) fail("'" + text + "' is not a positive integer");
+    return std::stoll(text);
+  }
+
+  std::vector<std::string> loops() const {
+    std::vector<std::string> out;
+    loopsOf(out_.stmt, out);
+    return out;
+  }
+
+  // Every index variable in use: loops and the accesses' indices.
+  std::set<std::string> knownVariables() const {
+    std::set<std::string> out;
+    for (const auto& v : loops()) out.insert(v);
+    forEachAssignment(out_.stmt, [&](const AssignNode& a) {
+      for (const auto& v : a.lhs->indices) out.insert(v);
+      for (const auto& v : nt::indexVariables(a.rhs)) out.insert(v);
+    });
+    for (const auto& r : out_.relations) {
+      for (const auto& v : {r.parent, r.outer, r.inner, r.bounded}) {
+        if (!v.empty()) out.insert(v);
+      }
+    }
+    return out;
+  }
+
+  void requireLoop(const std::string& var) const {
+    if (contains(loops(), var)) return;
+    if (knownVariables().count(var)) {
+      fail("'" + var + "' is not a loop of the statement (it was split, bounded or precomputed away)");
+    }
+    std::string names;
+    for (const auto& v : loops()) names += (names.empty() ? "" : ", ") + v;
+    fail("unknown index variable '" + var + "' (the loops are " + names + ")");
+  }
+
+  void requireFresh(const std::string& var) const {
+    if (var.empty() || !(std::isalpha(static_cast<unsigned char>(var[0])) || var[0] == '_')) {
+      fail("'" + var + "' is not a valid index variable name");
+    }
+    if (knownVariables().count(var)) fail("'" + var + "' is already an index variable of the statement");
+  }
+
+  // Replaces the forall of `var` by the foralls `replacement` (outermost first).
+  void replaceLoop(const std::string& var, const std::vector<std::string>& replacement) {
+    bool done = false;
+    out_.stmt = rewriteChain(
+        out_.stmt, [&](const ForallChain& c) { return contains(c.vars, var); },
+        [&](const ForallChain& c) {
+          std::vector<std::string> vars;
+          for (const auto& v : c.vars) {
+            if (v == var) vars.insert(vars.end(), replacement.begin(), replacement.end());
+            else vars.push_back(v);
+          }
+          return nestForalls(vars, c.body);
+        },
+        done);
+  }
+
+  void reorder(const Command& c) {
+    if (c.args.size() < 2) fail("name at least two loops");
+    std::vector<std::string> order;
+    for (size_t k = 0; k < c.args.size(); ++k) {
+      requireLoop(word(c, k));
+      if (contains(order, word(c, k))) fail("'" + word(c, k) + "' is named twice");
+      order.push_back(word(c, k));
+    }
+    bool done = false;
+    out_.stmt = rewriteChain(
+        out_.stmt,
+        [&](const ForallChain& chain) {
+          return std::all_of(order.begin(), order.end(), [&](const std::string& v) { return contains(chain.vars, v); });
+        },
+        [&](const ForallChain& chain) {
+          std::vector<std::string> vars = chain.vars;
+          size_t next = 0;
+          for (auto& v : vars) {
+            if (contains(order, v)) v = order[next++];
+          }
+          return nestForalls(vars, chain.body);
+        },
+        done);
+    if (!done) {
+      // Moving a loop out of a where would need its consumer to distribute over the
+      // producer's reduction (taco-core.md §5): coiter does not rewrite wheres yet.
+      fail("the loops are not directly nested (a where statement separates them, e.g. the temporary of a "
+           "reduction); only directly nested loops can be reordered");
+    }
+    for (const auto& r : out_.relations) {
+      if (r.kind == RelationKind::Bound) continue;
+      auto all = loops();
+      auto outer = std::find(all.begin(), all.end(), r.outer), inner = std::find(all.begin(), all.end(), r.inner);
+      if (outer != all.end() && inner != all.end() && inner < outer) {
+        fail("'" + r.inner + "' iterates inside one block of '" + r.outer + "' (" + r.toString() +
+             "), so it cannot move outside it");
+      }
+    }
+  }
+
+  void split(const Command& c) {
+    arity(c, 4, 4);
+    const std::string &parent = word(c, 0), &outer = word(c, 1), &inner = word(c, 2);
+    requireLoop(parent);
+    requireFresh(outer);
+    requireFresh(inner);
+    if (outer == inner) fail("the two new variables must differ");
+    IndexRelation r{c.name == "split" ? RelationKind::Split : RelationKind::Divide, parent, outer, inner, "",
+                    positive(c, 3), false};
+    replaceLoop(parent, {outer, inner});
+    out_.relations.push_back(r);
+  }
+
+  void bound(const Command& c) {
+    arity(c, 4, 4);
+    const std::string &parent = word(c, 0), &bounded = word(c, 1), &kind = word(c, 3);
+    requireLoop(parent);
+    requireFresh(bounded);
+    if (kind != "max_exact" && kind != "max_constraint") {
+      fail("unknown bound kind '" + kind + "' (expected max_exact or max_constraint)");
+    }
+    IndexRelation r{RelationKind::Bound, parent, "", "", bounded, positive(c, 2), kind == "max_exact"};
+    replaceLoop(parent, {bounded});
+    out_.relations.push_back(r);
+  }
+
+  bool hasFixedSize(const std::string& var) const {
+    const IndexRelation* r = out_.relationOf(var);
+    return r && ((r->kind == RelationKind::Split && r->inner == var) || r->kind == RelationKind::Bound);
+  }
+
+  void parallelize(const Command& c) {
+    arity(c, 3, 4);
+    const std::string &var = word(c, 0), &unit = word(c, 1), &races = word(c, 2);
+    requireLoop(var);
+    LoopTags& tags = out_.tags[var];
+    if (unit == "cpu_thread") {
+      tags.unit = ParallelUnit::CpuThread;
+    } else if (unit == "cpu_vector") {
+      if (!hasFixedSize(var)) fail("loop '" + var + "' has no fixed size; split it (or bound it) and vectorize the inner loop");
+      tags.unit = ParallelUnit::CpuVector;
+    } else if (unit == "gpu_block" || unit == "gpu_warp" || unit == "gpu_thread") {
+      fail("unit '" + unit + "' needs target='cuda', which this version of coiter does not provide yet");
+    } else {
+      fail("unknown unit '" + unit + "' (expected cpu_thread or cpu_vector)");
+    }
+    static const std::vector<std::pair<std::string, RaceStrategy>> strategies = {
+        {"no_races", RaceStrategy::NoRaces}, {"ignore_races", RaceStrategy::IgnoreRaces},
+        {"atomics", RaceStrategy::Atomics}, {"temporary", RaceStrategy::Temporary},
+        {"parallel_reduction", RaceStrategy::ParallelReduction}};
+    auto it = std::find_if(strategies.begin(), strategies.end(), [&](const auto& s) { return s.first == races; });
+    if (it == strategies.end()) {
+      fail("unknown race strategy '" + races + "' (expected no_races, ignore_races, atomics, temporary or "
+           "parallel_reduction)");
+    }
+    tags.races = it->second;
+    if (c.args.size() == 4) {
+      // Optional chunking: "static", "dynamic", or "dynamic:16" / "static:64".
+      std::string how = word(c, 3);
+      size_t colon = how.find(':');
+      std::string kind = how.substr(0, colon);
+      if (kind != "static" && kind != "dynamic") fail("unknown chunking '" + how + "' (expected static or dynamic[:size])");
+      tags.dynamic = kind == "dynamic";
+      if (colon != std::string::npos) {
+        std::string size = how.substr(colon + 1);
+        bool digits = !size.empty() && size.size() < 12 &&
+                      std::all_of(size.begin(), size.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
+        if (!digits || std::stoll(size) <= 0) fail("chunk size '" + size + "' is not a positive integer");
+        tags.chunk = std::stoll(size);
+      }
+    }
+  }
+
+  void unroll(const Command& c) {
+    arity(c, 2, 2);
+    const std::string& var = word(c, 0);
+    requireLoop(var);
+    int64_t factor = positive(c, 1);
+    if (!hasFixedSize(var)) fail("loop '" + var + "' has no fixed size; split it (or bound it) and unroll the inner loop");
+    if (factor > 1024) fail("unroll factor " + std::to_string(factor) + " is too large (at most 1024)");
+    out_.tags[var].unroll = static_cast<int>(factor);
+  }
+
+  void assemble(const Command& c) {
+    arity(c, 2, 2);
+    const std::string &tensor = word(c, 0), &how = word(c, 1);
+    if (how != "append" && how != "insert") fail("unknown strategy '" + how + "' (expected append or insert)");
+    bool found = false;
+    forEachAssignment(out_.stmt, [&](const AssignNode& a) {
+      found = found || (!a.lhs->tensor->temporary && a.lhs->tensor->name == tensor);
+    });
+    if (!found) fail("'" + tensor + "' is not the result of the statement");
+    out_.assembly[tensor] = how;
+  }
+
+  // --- precompute ------------------------------------------------------------------------
+
+  // The path from e down to the subexpression printed as `text`: the nodes passed through.
+  static bool findPath(const nt::Expr& e, const std::string& text, std::vector<nt::Expr>& path) {
+    path.push_back(e);
+    if (withoutSpaces(nt::toString(e)) == text) return true;
+    if (e->kind == nt::ExprKind::Negate) {
+      if (findPath(static_cast<const nt::NegateNode&>(*e).a, text, path)) return true;
+    } else if (e->kind == nt::ExprKind::Binary) {
+      const auto& b = static_cast<const nt::BinaryNode&>(*e);
+      if (findPath(b.a, text, path) || findPath(b.b, text, path)) return true;
+    }
+    path.pop_back();
+    return false;
+  }
+
+  static nt::Expr replaceAlong(const std::vector<nt::Expr>& path, size_t k, const nt::Expr& by) {
+    if (k + 1 == path.size()) return by;
+    const nt::Expr& e = path[k];
+    const nt::Expr& next = path[k + 1];
+    if (e->kind == nt::ExprKind::Negate) return nt::negate(replaceAlong(path, k + 1, by));
+    const auto& b = static_cast<const nt::BinaryNode&>(*e);
+    if (b.a == next) return nt::binary(*b.op, replaceAlong(path, k + 1, by), b.b);
+    return nt::binary(*b.op, b.a, replaceAlong(path, k + 1, by));
+  }
+
+  static nt::Expr renameIndices(const nt::Expr& e, const std::map<std::string, std::string>& names) {
+    switch (e->kind) {
+      case nt::ExprKind::Access: {
+        const auto& a = static_cast<const nt::AccessNode&>(*e);
+        std::vector<std::string> indices;
+        for (const auto& v : a.indices) indices.push_back(names.count(v) ? names.at(v) : v);
+        return nt::access(a.tensor, indices);
+      }
+      case nt::ExprKind::Negate: return nt::negate(renameIndices(static_cast<const nt::NegateNode&>(*e).a, names));
+      case nt::ExprKind::Binary: {
+        const auto& b = static_cast<const nt::BinaryNode&>(*e);
+        return nt::binary(*b.op, renameIndices(b.a, names), renameIndices(b.b, names));
+      }
+      default: return e;
+    }
+  }
+
+  // Whether summing (with `reduction`) over a loop can move from around the whole
+  // right-hand side to around `path.back()` alone: every operator on the way must
+  // distribute over the reduction.
+  static bool distributes(const std::vector<nt::Expr>& path, const nt::Operator* reduction) {
+    for (size_t k = 0; k + 1 < path.size(); ++k) {
+      const nt::Expr& e = path[k];
+      if (reduction != &nt::addOp()) return false;  // only sums distribute through operators here
+      if (e->kind == nt::ExprKind::Negate) continue;
+      const auto& b = static_cast<const nt::BinaryNode&>(*e);
+      if (b.op == &nt::mulOp()) continue;
+      if (b.op == &nt::divOp() && b.a == path[k + 1]) continue;
+      return false;
+    }
+    return true;
+  }
+
+  void precompute(const Command& c) {
+    arity(c, 3, 4);
+    std::string text = withoutSpaces(word(c, 0));
+    auto listOf = [&](size_t k) {
+      return c.args[k].isList ? c.args[k].items : std::vector<std::string>{c.args[k].text};
+    };
+    std::vector<std::string> ivars = listOf(1), wsvars = listOf(2);
+    if (ivars.size() != wsvars.size()) fail("the loop and workspace variable lists differ in length");
+    std::string format = c.args.size() == 4 ? word(c, 3) : "dense";
+    if (format != "dense" && format != "d") {
+      fail("workspace format '" + format + "' is not supported yet (dense workspaces only)");
+    }
+    if (ivars.size() > 1) fail("a workspace over more than one index variable is not supported yet");
+    std::set<std::string> used;
+    for (size_t k = 0; k < wsvars.size(); ++k) {
+      if (wsvars[k] != ivars[k]) requireFresh(wsvars[k]);
+      if (!used.insert(wsvars[k]).second) fail("workspace variable '" + wsvars[k] + "' is named twice");
+    }
+    bool done = false;
+    std::string problem;
+    out_.stmt = rewriteChain(
+        out_.stmt,
+        [&](const ForallChain& chain) {
+          if (chain.body->kind != StmtKind::Assign) return false;
+          std::vector<nt::Expr> path;
+          return findPath(as<AssignNode>(chain.body).rhs, text, path);
+        },
+        [&](const ForallChain& chain) { return precomputeIn(chain, text, ivars, wsvars); }, done);
+    if (!done) {
+      std::string candidates;
+      forEachAssignment(out_.stmt, [&](const AssignNode& a) {
+        nt::forEachSubexpression(a.rhs, [&](const nt::Expr& e) {
+          if (e->kind == nt::ExprKind::Binary || e->kind == nt::ExprKind::Access) {
+            candidates += (candidates.empty() ? "" : ", ") + nt::toString(e);
+          }
+        });
+      });
+      fail("the expression is not a subexpression of an assignment directly inside loops (candidates: " +
+           candidates + ")");
+    }
+  }
+
+  Stmt precomputeIn(const ForallChain& chain, const std::string& text, const std::vector<std::string>& ivars,
+                    const std::vector<std::string>& wsvars) {
+    const auto& a = as<AssignNode>(chain.body);
+    std::vector<nt::Expr> path;
+    findPath(a.rhs, text, path);
+    nt::Expr e = path.back();
+    for (const auto& v : ivars) {
+      if (!contains(chain.vars, v)) fail("'" + v + "' is not a loop around " + nt::toString(e));
+    }
+    std::vector<std::string> eVars = nt::indexVariables(e);
+    for (const auto& v : ivars) {
+      if (!contains(eVars, v)) fail("the expression does not use '" + v + "'");
+    }
+    auto workspace = nt::makeTensorVar("ws" + std::to_string(workspaces_++),
+                                       ivars.empty() ? Format({}, {}) : Format::parse("d"), e->type, DType::Int64, true);
+    auto wConsumer = nt::access(workspace, ivars);
+    nt::Expr consumerRhs = replaceAlong(path, 0, wConsumer);
+    std::vector<std::string> consumerVars = a.lhs->indices;
+    for (const auto& v : nt::indexVariables(consumerRhs)) consumerVars.push_back(v);
+    std::vector<std::string> outer, producerLoops;
+    for (const auto& v : chain.vars) {
+      if (contains(ivars, v)) producerLoops.push_back(v);
+      else if (contains(eVars, v) && !contains(consumerVars, v)) producerLoops.push_back(v);
+      else outer.push_back(v);
+    }
+    std::vector<std::string> reduced;  // loops that move from the consumer into the producer
+    for (const auto& v : producerLoops) {
+      if (!contains(ivars, v)) reduced.push_back(v);
+    }
+    if (!reduced.empty()) {
+      if (!a.accumulate) fail("the statement does not reduce over " + reduced.front());
+      if (!distributes(path, a.accumulate)) {
+        fail("an operator around " + nt::toString(e) + " does not distribute over the reduction " +
+             a.accumulate->name + " (the workspace would change the result)");
+      }
+    }
+    std::map<std::string, std::string> rename;
+    for (size_t k = 0; k < ivars.size(); ++k) rename[ivars[k]] = wsvars[k];
+    std::vector<std::string> producerNames;
+    for (const auto& v : producerLoops) producerNames.push_back(rename.count(v) ? rename.at(v) : v);
+    auto wProducer = nt::access(workspace, wsvars);
+    Stmt producer = nestForalls(producerNames, assign(wProducer, renameIndices(e, rename),
+                                                      reduced.empty() ? nullptr : a.accumulate));
+    // The consumer writes each result entry once when no reduction loop is left around it.
+    auto inResult = [&](const std::string& v) { return contains(a.lhs->indices, v); };
+    bool once = !reduced.empty() && std::all_of(outer.begin(), outer.end(), inResult) &&
+                std::all_of(ivars.begin(), ivars.end(), inResult);
+    Stmt consumer = nestForalls(ivars, assign(a.lhs, consumerRhs, once ? nullptr : a.accumulate));
+    return nestForalls(outer, where(consumer, producer));
+  }
+
+  ScheduledStatement out_;
+  std::string command_;
+  int workspaces_ = 0;
+};
+
+}  // namespace
+
+ScheduledStatement applySchedule(const Stmt& stmt, const Schedule& schedule) {
+  return Scheduler(stmt).run(schedule);
+}
+
+}  // namespace coiter::schedule

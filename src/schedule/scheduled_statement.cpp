@@ -1,0 +1,67 @@
+#include "schedule/scheduled_statement.hpp"
+
+namespace coiter::schedule {
+
+std::string IndexRelation::toString() const {
+  switch (kind) {
+    case RelationKind::Split: return parent + " →split(" + std::to_string(size) + ") " + outer + " " + inner;
+    case RelationKind::Divide: return parent + " →divide(" + std::to_string(size) + ") " + outer + " " + inner;
+    case RelationKind::Bound:
+      return parent + " →bound(" + std::to_string(size) + (exact ? ",max_exact) " : ",max_constraint) ") + bounded;
+  }
+  return "?";
+}
+
+const char* raceStrategyName(RaceStrategy r) {
+  switch (r) {
+    case RaceStrategy::NoRaces: return "no_races";
+    case RaceStrategy::IgnoreRaces: return "ignore_races";
+    case RaceStrategy::Atomics: return "atomics";
+    case RaceStrategy::Temporary: return "temporary";
+    case RaceStrategy::ParallelReduction: return "parallel_reduction";
+  }
+  return "?";
+}
+
+std::string LoopTags::toString() const {
+  std::string out;
+  if (unit == ParallelUnit::CpuThread) {
+    out += std::string("parallel(cpu_thread,") + raceStrategyName(races) + (dynamic ? ",dynamic" : ",static") +
+           (chunk ? "," + std::to_string(chunk) : "") + ")";
+  } else if (unit == ParallelUnit::CpuVector) {
+    out += std::string("parallel(cpu_vector,") + raceStrategyName(races) + ")";
+  }
+  if (unroll) out += (out.empty() ? "" : " ") + std::string("unroll(") + std::to_string(unroll) + ")";
+  return out;
+}
+
+const IndexRelation* ScheduledStatement::relationOf(const std::string& var) const {
+  for (const auto& r : relations) {
+    if (r.outer == var || r.inner == var || r.bounded == var) return &r;
+  }
+  return nullptr;
+}
+
+std::string ScheduledStatement::rootOf(const std::string& var) const {
+  std::string v = var;
+  while (const IndexRelation* r = relationOf(v)) v = r->parent;
+  return v;
+}
+
+const LoopTags* ScheduledStatement::tagsOf(const std::string& var) const {
+  auto it = tags.find(var);
+  return it == tags.end() ? nullptr : &it->second;
+}
+
+std::string ScheduledStatement::toString() const {
+  std::string out = cin::toString(stmt);
+  for (size_t k = 0; k < relations.size(); ++k) out += (k ? ", " : " : ") + relations[k].toString();
+  for (const auto& [var, t] : tags) {
+    std::string text = t.toString();
+    if (!text.empty()) out += " | " + var + ": " + text;
+  }
+  for (const auto& [tensor, how] : assembly) out += " | assemble(" + tensor + "," + how + ")";
+  return out;
+}
+
+}  // namespace coiter::schedule

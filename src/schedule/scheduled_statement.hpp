@@ -1,0 +1,62 @@
+// A concrete statement together with what scheduling added to it (taco-core.md §2.4, §5):
+// the relations that define derived index variables (split, divide, bound), and per-loop
+// tags (parallelize, unroll). The statement's foralls name derived variables; accesses keep
+// naming the original ones, and lowering maps between them (coordinate mapping, §4.4).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cin/concrete_notation.hpp"
+
+namespace coiter::schedule {
+
+enum class RelationKind {
+  Split,   // parent -> outer, inner: inner has a fixed size (the last block is shorter)
+  Divide,  // parent -> outer, inner: outer has a fixed number of parts
+  Bound,   // parent -> bounded: the same loop, with its extent known at compile time
+};
+
+struct IndexRelation {
+  RelationKind kind;
+  std::string parent;
+  std::string outer, inner;  // Split/Divide
+  std::string bounded;       // Bound
+  int64_t size = 0;          // Split: block size; Divide: parts; Bound: the bound
+  bool exact = false;        // Bound: the extent equals `size` (else it is at most `size`)
+  std::string toString() const;  // "i →split(32) i0 i1"
+};
+
+enum class ParallelUnit { None, CpuThread, CpuVector };
+enum class RaceStrategy { NoRaces, IgnoreRaces, Atomics, Temporary, ParallelReduction };
+
+struct LoopTags {
+  ParallelUnit unit = ParallelUnit::None;
+  RaceStrategy races = RaceStrategy::NoRaces;
+  bool dynamic = true;   // cpu_thread: dynamic chunks (skewed iterations) or static
+  int64_t chunk = 0;     // cpu_thread: iterations per chunk, 0 = automatic
+  int unroll = 0;        // unroll factor, 0 = none
+  std::string toString() const;  // "parallel(cpu_thread,no_races) unroll(4)"; "" when untagged
+};
+
+const char* raceStrategyName(RaceStrategy r);
+
+struct ScheduledStatement {
+  cin::Stmt stmt;
+  std::vector<IndexRelation> relations;
+  std::map<std::string, LoopTags> tags;  // by forall variable
+  // Result tensors the schedule asked to assemble with `insert` (two-phase) or `append`.
+  std::map<std::string, std::string> assembly;
+
+  // The relation that produced `var`, if it is derived.
+  const IndexRelation* relationOf(const std::string& var) const;
+  // The original index variable a (chain of) derived variable(s) comes from.
+  std::string rootOf(const std::string& var) const;
+  const LoopTags* tagsOf(const std::string& var) const;
+  // The statement, then " : " and each relation, then each tagged loop.
+  std::string toString() const;
+};
+
+}  // namespace coiter::schedule
