@@ -104,9 +104,3 @@ def test_an_operand_of_the_wrong_order_is_refused_before_its_shape_is_read(engin
     kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "dense", "x": "d", "y": "d"}, engine=engine)
     with pytest.raises(ct.SignatureError, match="format"):
         kern(A=ct.asarray(np.ones(5)), x=np.ones(5))
-
-
-def test_a_schedule_is_refused_rather_than_ignored():
-    with pytest.raises(ct.ScheduleError, match="not supported yet"):
-        ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"},
-                   schedule="split(i,i0,i1,32)")

@@ -76,9 +76,8 @@ Stmt Lowerer::lowerBlockLoop(const cin::ForallNode& f, const schedule::IndexRela
   ParallelPlan plan = planLoop(f, root, true);
   auto savedInterval = intervals_.find(root) != intervals_.end() ? std::optional<Interval>(intervals_[root]) : std::nullopt;
   intervals_[root] = Interval{ir::ref(blockLo), ir::ref(blockHi), true};
-  openLoops_.push_back(root);
+  // (The block loop is not an open loop of `root`: the inner loop is, for assembly checks.)
   Stmt inner = lowerStmt(f.body);
-  openLoops_.pop_back();
   if (savedInterval) intervals_[root] = *savedInterval;
   else intervals_.erase(root);
   atomicResult_ = savedAtomic;

@@ -1,6 +1,7 @@
 // Kernel parameters: one pointer slot per array and one integer slot per extent or capacity,
 // for every tensor of the statement; plus the plan for appending to the result.
 #include <algorithm>
+#include <set>
 #include <cctype>
 #include <functional>
 
@@ -8,6 +9,8 @@
 #include "util/errors.hpp"
 
 namespace coiter::lower {
+
+namespace nt = coiter::notation;
 
 using namespace ir;
 
@@ -173,6 +176,33 @@ void Lowerer::declareTensors() {
   cin::forEachAssignment(root_, [&](const cin::AssignNode& a) {
     if (!a.lhs->tensor->temporary) noteModes(*a.lhs, result.index);
   });
+  // A workspace may be written under one index variable and read under another (precompute
+  // with renamed workspace variables): both range over the workspace's mode, so each takes
+  // the other's modes for extents and checks.
+  std::map<const TensorVar*, std::set<std::string>> workspaceIndices;
+  cin::forEachAssignment(root_, [&](const cin::AssignNode& a) {
+    auto note = [&](const AccessNode& acc) {
+      if (acc.tensor->temporary && acc.tensor->order() == 1) workspaceIndices[acc.tensor.get()].insert(acc.indices[0]);
+    };
+    note(*a.lhs);
+    nt::forEachSubexpression(a.rhs, [&](const nt::Expr& e) {
+      if (e->kind == nt::ExprKind::Access) note(static_cast<const AccessNode&>(*e));
+    });
+  });
+  for (const auto& [w, vars] : workspaceIndices) {
+    std::vector<std::pair<int, int>> modes;
+    for (const auto& v : vars) {
+      auto it = std::find(abi_.indexVars.begin(), abi_.indexVars.end(), v);
+      if (it == abi_.indexVars.end()) continue;
+      for (const auto& m : abi_.indexVarModes[it - abi_.indexVars.begin()]) {
+        if (std::find(modes.begin(), modes.end(), m) == modes.end()) modes.push_back(m);
+      }
+    }
+    for (const auto& v : vars) {
+      auto it = std::find(abi_.indexVars.begin(), abi_.indexVars.end(), v);
+      if (it != abi_.indexVars.end()) abi_.indexVarModes[it - abi_.indexVars.begin()] = modes;
+    }
+  }
   planResultAssembly();
 }
 

@@ -1,0 +1,266 @@
+"""The scheduling language (API.md §5): every command preserves results on the kernels the
+thesis schedules (SpMV, SpMM, SpGEMM, SDDMM, MTTKRP, TTM) with sizes that blocks do not
+divide, and every broken precondition raises ScheduleError naming the command."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import coiter as ct
+from compiler_cases import ENGINES
+
+
+def csr(m, n, density, seed):
+    return sp.random(m, n, density=density, format="csr", random_state=seed)
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request):
+    return request.param
+
+
+# (expression, formats, operands builder, NumPy reference)
+def _spmv():
+    A, x = csr(53, 41, 0.15, 1), np.random.default_rng(1).random(41)
+    return "y(i) = A(i,j) * x(j)", {"A": "csr"}, {"A": A, "x": x}, A @ x
+
+
+def _spmm():
+    A, B = csr(37, 29, 0.2, 2), np.random.default_rng(2).random((29, 11))
+    return "C(i,k) = A(i,j) * B(j,k)", {"A": "csr", "B": "dense", "C": "dense"}, {"A": A, "B": B}, A @ B
+
+
+def _spgemm():
+    B, C = csr(31, 27, 0.15, 3), csr(27, 23, 0.15, 4)
+    return "A(i,j) = B(i,k) * C(k,j)", {"B": "csr", "C": "csr", "A": "csr"}, {"B": B, "C": C}, (B @ C).toarray()
+
+
+def _sddmm():
+    B = csr(33, 26, 0.2, 5)
+    rng = np.random.default_rng(5)
+    C, D = rng.random((33, 7)), rng.random((7, 26))
+    return ("A(i,j) = B(i,j) * C(i,k) * D(k,j)", {"B": "csr", "C": "dense", "D": "dense", "A": "csr"},
+            {"B": B, "C": C, "D": D}, B.multiply(C @ D).toarray())
+
+
+def _mttkrp():
+    rng = np.random.default_rng(6)
+    dense = rng.random((13, 11, 9)) * (rng.random((13, 11, 9)) < 0.2)
+    C, D = rng.random((11, 5)), rng.random((9, 5))
+    return ("A(i,j) = B(i,k,l) * C(k,j) * D(l,j)", {"B": "csf", "C": "dense", "D": "dense", "A": "dense"},
+            {"B": dense, "C": C, "D": D}, np.einsum("ikl,kj,lj->ij", dense, C, D))
+
+
+def _ttm():
+    rng = np.random.default_rng(7)
+    dense = rng.random((12, 10, 9)) * (rng.random((12, 10, 9)) < 0.25)
+    C = rng.random((6, 9))
+    return ("A(i,j,k) = B(i,j,l) * C(k,l)", {"B": "csf", "C": "dense", "A": "dense"}, {"B": dense, "C": C},
+            np.einsum("ijl,kl->ijk", dense, C))
+
+
+KERNELS = {"spmv": _spmv, "spmm": _spmm, "spgemm": _spgemm, "sddmm": _sddmm, "mttkrp": _mttkrp, "ttm": _ttm}
+
+# Schedules that apply to every kernel above (their outer index is i).
+COMMON = [
+    "split(i,i0,i1,4)",
+    "split(i,i0,i1,7)",
+    "divide(i,i0,i1,3)",
+    "divide(i,i0,i1,64)",  # more parts than rows: trailing blocks are empty
+    "split(i,i0,i1,8);split(i1,i10,i11,3)",
+    "split(i,i0,i1,5);unroll(i1,5)",
+    "split(i,i0,i1,16);parallelize(i0,cpu_thread,no_races)",
+]
+
+SPECIFIC = {
+    "spmv": ["split(j,j0,j1,5)", "split(i,i0,i1,4);parallelize(i1,cpu_vector,no_races)",
+             "parallelize(i,cpu_thread,no_races,static)", "parallelize(i,cpu_thread,no_races,dynamic:3)"],
+    "spmm": ["reorder(i,k,j)", "split(k,k0,k1,4);parallelize(k1,cpu_vector,no_races)", "split(j,j0,j1,4)"],
+    "spgemm": ["reorder(i,k,j);precompute(B(i,k)*C(k,j),j,j)", "reorder(i,k,j);precompute(B(i,k)*C(k,j),[j],[jw])",
+               "split(k,k0,k1,4)"],
+    "sddmm": ["split(j,j0,j1,3)", "reorder(i,j,k)"],
+    "mttkrp": ["split(k,k0,k1,4)", "split(j,j0,j1,2)", "parallelize(i,cpu_thread,no_races)"],
+    "ttm": ["split(k,k0,k1,4)", "parallelize(i,cpu_thread,no_races)"],
+}
+
+
+def _run(kernel, schedule, engine):
+    stmt, formats, operands, expected = KERNELS[kernel]()
+    kern = ct.compile(stmt, formats=formats, schedule=schedule, engine=engine)
+    result = kern(**{name: ct.asarray(value, format=formats.get(name)) for name, value in operands.items()})
+    np.testing.assert_allclose(np.asarray(result.to_numpy()), expected, rtol=1e-12, atol=1e-12)
+    return kern
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+@pytest.mark.parametrize("schedule", COMMON)
+def test_common_schedules_preserve_results(kernel, schedule, engine):
+    if kernel == "spgemm" and "parallelize" in schedule:
+        pytest.skip("parallel assembly of sparse results is tested in test_parallel_assembly")
+    if kernel == "sddmm" and "parallelize" in schedule:
+        pytest.skip("parallel assembly of sparse results is tested in test_parallel_assembly")
+    _run(kernel, schedule, engine)
+
+
+@pytest.mark.parametrize("kernel,schedule", [(k, s) for k, ss in sorted(SPECIFIC.items()) for s in ss])
+def test_kernel_specific_schedules_preserve_results(kernel, schedule, engine):
+    _run(kernel, schedule, engine)
+
+
+def test_gustavson_by_reorder_and_precompute_matches_the_automatic_workspace():
+    kern = _run("spgemm", "reorder(i,k,j);precompute(B(i,k)*C(k,j),[j],[jw])", "llvm")
+    assert "where" in kern.concrete and "ws0(jw) += B(i,k) * C(k,jw)" in kern.concrete
+
+
+def test_the_concrete_notation_shows_relations_and_tags():
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"},
+                      schedule=ct.Schedule().split("i", "i0", "i1", 32).parallelize("i0", "cpu_thread", "no_races"))
+    assert kern.concrete.startswith("∀i0 ∀i1 ")
+    assert "i →split(32) i0 i1" in kern.concrete
+    assert "i0: parallel(cpu_thread,no_races,dynamic)" in kern.concrete
+
+
+def test_split_c_code_has_a_block_loop_and_a_tail_guard():
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"}, schedule="split(i,i0,i1,32)")
+    c = kern.source("c")
+    assert "for (int64_t i0 = 0; i0 < i0_blocks; i0++)" in c
+    assert "int64_t i0_blocks = (i_span + 31) / 32;" in c
+    assert "coiter_min_i64(i_block_lo + 32, i_lo + i_span)" in c  # the last block is shorter
+
+
+def test_a_sparse_split_searches_the_block_start():
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"}, schedule="split(j,j0,j1,8)")
+    assert "pA2_lo_mid" in kern.source("c")  # binary search over the row's coordinates
+    _run("spmv", "split(j,j0,j1,8)", "c")
+
+
+# -- the text form -------------------------------------------------------------------------------
+
+def test_builder_and_text_form_agree():
+    i, i0, i1 = ct.indices("i i0 i1")
+    built = ct.Schedule().split(i, i0, i1, 32).parallelize(i0, "cpu_thread", "no_races")
+    text = "split(i, i0, i1, 32);\n parallelize(i0,cpu_thread,no_races)"
+    assert ct.Schedule.parse(text) == built
+    assert str(built) == "split(i,i0,i1,32);parallelize(i0,cpu_thread,no_races)"
+    assert eval(repr(built), {"Schedule": ct.Schedule}) == built
+
+
+def test_precompute_lists_in_the_text_form():
+    s = ct.Schedule().precompute("B(i,k) * C(k,j)", ["j"], ["jw"])
+    assert str(s) == "precompute(B(i,k) * C(k,j),[j],[jw])"
+    parsed = ct.Schedule.parse("precompute(B(i,k)*C(k,j), [j], [jw])")
+    assert parsed._commands[0][1][1:] == (("j",), ("jw",))
+
+
+@pytest.mark.parametrize("text", ["split(i,i0", "split i", "split(i,[i0,i1)", "(i)", "spl-it(i)"])
+def test_malformed_text_raises_schedule_error(text):
+    with pytest.raises(ct.ScheduleError):
+        ct.Schedule.parse(text)
+
+
+def test_bad_argument_types_raise_type_error():
+    with pytest.raises(TypeError):
+        ct.Schedule().split("i", "i0", "i1", 2.5)
+    with pytest.raises(TypeError):
+        ct.Schedule().split("i", 3, "i1", 2)
+
+
+def test_auto_schedule_is_refused_until_the_autoscheduler_exists():
+    with pytest.raises(ct.ScheduleError, match="auto"):
+        ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"}, schedule="auto")
+
+
+# -- schedules on assignments and the cache ---------------------------------------------------------
+
+def test_assignment_schedule():
+    A = csr(40, 30, 0.2, 8)
+    x = np.random.default_rng(8).random(30)
+    i, j = ct.indices("i j")
+    At, xt = ct.asarray(A), ct.asarray(x)
+    y = ct.zeros(40)
+    y[i] = At[i, j] * xt[j]
+    y.schedule(ct.Schedule().split(i, "i0", "i1", 8)).evaluate()
+    np.testing.assert_allclose(np.asarray(y), A @ x)
+    assert "i →split(8) i0 i1" in y._kernel.concrete
+
+
+def test_schedules_are_part_of_the_signature():
+    ct.clear_cache()
+    formats = {"A": "csr"}
+    ct.compile("y(i) = A(i,j) * x(j)", formats=formats, schedule="split(i,i0,i1,8)")
+    before = ct.cache_info()["entries"]
+    ct.compile("y(i) = A(i,j) * x(j)", formats=formats, schedule="split(i,i0,i1,16)")
+    assert ct.cache_info()["entries"] == before + 1
+    ct.compile("y(i) = A(i,j) * x(j)", formats=formats, schedule="split(i, i0, i1, 8)")
+    assert ct.cache_info()["entries"] == before + 1  # same text modulo spaces
+
+
+def test_a_schedule_binds_index_names():
+    # The same statement modulo renaming, scheduled on a different loop, is a different kernel.
+    split_rows = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"}, schedule="split(i,b,c,4)")
+    split_cols = ct.compile("y(j) = A(j,i) * x(i)", formats={"A": "csr"}, schedule="split(i,b,c,4)")
+    assert "i →split" in split_rows.concrete and "i →split" in split_cols.concrete
+    assert split_rows.concrete != split_cols.concrete
+
+
+def test_bound_is_checked_at_call_time(engine):
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"}, schedule="bound(i,ib,53,max_exact)",
+                      engine=engine)
+    _, _, ops, expected = _spmv()
+    np.testing.assert_allclose(np.asarray(kern(A=ct.asarray(ops["A"]), x=ops["x"])), expected)
+    with pytest.raises(ct.ShapeError, match="bound"):
+        kern(A=ct.asarray(csr(54, 41, 0.1, 9)), x=ops["x"])
+    at_most = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"}, schedule="bound(i,ib,60,max_constraint)",
+                         engine=engine)
+    np.testing.assert_allclose(np.asarray(at_most(A=ct.asarray(ops["A"]), x=ops["x"])), expected)
+    with pytest.raises(ct.ShapeError, match="bound"):
+        at_most(A=ct.asarray(csr(61, 41, 0.1, 9)), x=ops["x"])
+
+
+# -- preconditions ----------------------------------------------------------------------------------
+
+SPMV = "y(i) = A(i,j) * x(j)"
+
+
+@pytest.mark.parametrize("stmt,formats,schedule,message", [
+    (SPMV, {"A": "csr"}, "split(q,q0,q1,4)", "unknown index variable 'q'"),
+    (SPMV, {"A": "csr"}, "split(i,j,i1,4)", "already an index variable"),
+    (SPMV, {"A": "csr"}, "split(i,i0,i1,0)", "not a positive integer"),
+    (SPMV, {"A": "csr"}, "split(i,i0,i1,4);split(i,a,b,2)", "not a loop"),
+    (SPMV, {"A": "csr"}, "split(i,i0,i1,4);reorder(i1,i0)", "cannot move outside"),
+    (SPMV, {"A": "csr"}, "unroll(i,4)", "no fixed size"),
+    (SPMV, {"A": "csr"}, "parallelize(i,cpu_vector,no_races)", "no fixed size"),
+    (SPMV, {"A": "csr"}, "parallelize(i,gpu_thread,no_races)", "target='cuda'"),
+    (SPMV, {"A": "csr"}, "parallelize(i,cpu_thread,sometimes)", "unknown race strategy"),
+    (SPMV, {"A": "csr"}, "parallelize(j,cpu_thread,no_races)", "not indexed by j"),
+    (SPMV, {"A": "csr"}, "parallelize(i,cpu_thread,no_races);split(i,i0,i1,4)", "no longer a loop"),
+    (SPMV, {"A": "csr"}, "frobnicate(i)", "unknown command"),
+    (SPMV, {"A": "csr"}, "reorder(j,i)", "traversed out of order"),
+    (SPMV, {"A": "csr"}, "bound(i,ib,10,min_exact)", "unknown bound kind"),
+    (SPMV, {"A": "csr"}, "assemble(Q,append)", "not the result"),
+    ("y(i) = A(i,j) * x(j) + z(i)", {"A": "csr"}, "reorder(j,i)", "not directly nested"),
+    ("a(i) = b(i) + c(i)", {"b": "s", "c": "s", "a": "s"}, "parallelize(i,cpu_thread,no_races)",
+     "coiterates several operands"),
+    ("A(i,j) = B(i,k) * C(k,j)", {"B": "csr", "C": "csr", "A": "csr"}, "reorder(i,k,j);assemble(A,append)",
+     "cannot be lowered"),
+    ("A(i,j) = B(i,k) * C(k,j)", {"B": "csr", "C": "csr", "A": "csr"},
+     "reorder(i,k,j);precompute(B(i,k)+C(k,j),[j],[j])", "not a subexpression"),
+    ("y(i) = sum(k, B(i,k) + c(i))", {"B": "dense"}, "precompute(B(i,k),[i],[i])", "does not distribute"),
+    ("A(i,j) = B(i,k) * C(k,j)", {"B": "csr", "C": "csr", "A": "csr"},
+     "reorder(i,k,j);precompute(B(i,k)*C(k,j),[j,k],[j,k])", "more than one index variable"),
+    ("A(i,j) = B(i,k) * C(k,j)", {"B": "csr", "C": "csr", "A": "csr"}, "pos(i,ip,B(i,k))", "not supported yet"),
+])
+def test_broken_preconditions_raise_schedule_error(stmt, formats, schedule, message):
+    command = schedule.split(";")[-1].split("(")[0]
+    with pytest.raises(ct.ScheduleError, match=message) as info:
+        ct.compile(stmt, formats=formats, schedule=schedule)
+    assert command in str(info.value) or "schedule" in str(info.value)
+
+
+def test_precompute_through_a_distributing_product():
+    # y(i) = sum_k B(i,k) * c(i): the sum moves into the workspace, c(i) multiplies it once.
+    rng = np.random.default_rng(10)
+    B, c = rng.random((9, 7)), rng.random(9)
+    for schedule in [None, "precompute(B(i,k),[i],[i])"]:
+        kern = ct.compile("y(i) = sum(k, B(i,k) * c(i))", formats={"B": "dense"}, schedule=schedule)
+        np.testing.assert_allclose(np.asarray(kern(B=B, c=c)), B.sum(axis=1) * c)
+    assert "ws0(i) += B(i,k)" in kern.concrete
