@@ -291,7 +291,7 @@ std::string CExprPrinter::atomicHelper(BinaryOp op, DType t) {
   std::string update = minMaxHelper(op, t);
   defineHelper(name, "// *target = " + update + "(*target, value), atomically: C has no atomic " +
                          (op == BinaryOp::Min ? "minimum" : "maximum") +
-                         ", so a compare-and-swap loop.\n" + head + "  " + T + " old, desired;\n" +
+                         ",\n// so a compare-and-swap loop.\n" + head + "  " + T + " old, desired;\n" +
                          "  __atomic_load(target, &old, __ATOMIC_RELAXED);\n" +
                          "  do {\n    desired = " + update + "(old, value);\n" +
                          "  } while (!__atomic_compare_exchange(target, &old, &desired, false,\n" +
