@@ -439,6 +439,30 @@ void testSources(const EngineCase& e) {
   }
 }
 
+// A parallel loop whose bound reads memory that its body may store to (same element type):
+// the bound is evaluated once, before the loop (in C, hoisted above the OpenMP pragma).
+void testBoundReadOnce(const EngineCase& e) {
+  Var out = ptr("out", DType::Int64), i = var("i");
+  Function f{"bound_once_" + e.name, {arg(out, 0)},
+             block({forLoop(i, intLit(0), load(out, intLit(0)), store(out, use(i), intLit(500)),
+                            parallel(false, 3)),
+                    ret()})};
+  if (e.name == "c") {
+    check(e.engine->source(f).find("  int64_t i_end = out[0];\n  #pragma omp parallel for") !=
+              std::string::npos,
+          "c hoists a bound the body may change above the pragma");
+  }
+  auto kernel = build(*e.engine, f);
+  for (int threads : kThreadCounts) {
+    setNumThreads(threads);
+    std::vector<int64_t> outv(200, -1);
+    outv[0] = 100;
+    check(run(*kernel, {outv.data()}, {}) == kOk &&
+              std::count(outv.begin(), outv.end(), 500) == 100 && outv[100] == -1,
+          e.name + " evaluates a parallel loop's bound once, threads=" + std::to_string(threads));
+  }
+}
+
 // ---- rule violations --------------------------------------------------------------------------
 std::string errorOf(const std::function<void()>& action) {
   try {
@@ -536,7 +560,7 @@ int main() {
     for (auto [name, test] : std::initializer_list<std::pair<const char*, void (*)(const EngineCase&)>>{
              {"fill", testFill}, {"captures", testCaptures}, {"slices", testThreadSlices},
              {"nested", testNestedParallel}, {"atomics", testAtomics}, {"vectorized", testVectorized},
-             {"sources", testSources}, {"rules", testRuleViolations}}) {
+             {"sources", testSources}, {"bound", testBoundReadOnce}, {"rules", testRuleViolations}}) {
       tests.push_back({e.name + " " + name, [test, e] { test(e); }});
     }
   }
