@@ -5,6 +5,7 @@ SciPy data without copying (§2), index notation (§3) compiled into fused kerne
 file I/O. See README.md and docs/.
 """
 from . import _core
+from ._core import get_num_threads, set_num_threads
 from .compiler import Kernel, cache_info, clear_cache, compile
 from .creation import asarray, from_coords, random, zeros
 from .errors import (CoiterError, CompileError, FormatError, ParseError, ScheduleError,

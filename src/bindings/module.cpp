@@ -10,6 +10,7 @@ namespace coiter::bindings {
 void bindFormats(py::module_& m);
 void bindStorage(py::module_& m);
 void bindCompiler(py::module_& m);
+void bindRuntime(py::module_& m);
 }  // namespace coiter::bindings
 
 namespace {
@@ -34,6 +35,8 @@ PYBIND11_MODULE(_core, m) {
       raise("ShapeError", e);
     } catch (const coiter::DTypeError& e) {
       PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const coiter::ArgumentError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
     } catch (const coiter::ScheduleError& e) {
       raise("ScheduleError", e);
     } catch (const coiter::SignatureError& e) {
@@ -51,4 +54,5 @@ PYBIND11_MODULE(_core, m) {
   coiter::bindings::bindFormats(m);
   coiter::bindings::bindStorage(m);
   coiter::bindings::bindCompiler(m);
+  coiter::bindings::bindRuntime(m);
 }

@@ -1,6 +1,7 @@
 // The C printer: statements map one to one onto C statements, except that memory statements
 // expand into their allocation-failure paths and a For whose bound could change inside the
-// body evaluates the bound once, as ir.hpp requires. Expressions go through CExprPrinter.
+// body evaluates the bound once, as ir.hpp requires. Loop schedules become OpenMP pragmas
+// (c_loop_pragmas.hpp). Expressions go through CExprPrinter.
 #include "codegen/c_codegen.hpp"
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 #include <sstream>
 
 #include "codegen/c_expr.hpp"
+#include "codegen/c_loop_pragmas.hpp"
+#include "ir/parallel_rules.hpp"
 #include "util/errors.hpp"
 
 namespace coiter::codegen {
@@ -51,6 +54,7 @@ bool exprEqual(const Expr& x, const Expr& y) {
       auto &a = as<SelectNode>(x), &b = as<SelectNode>(y);
       return exprEqual(a.cond, b.cond) && exprEqual(a.a, b.a) && exprEqual(a.b, b.b);
     }
+    case ExprKind::ThreadId: case ExprKind::NumThreads: return true;
   }
   return false;
 }
@@ -70,6 +74,7 @@ void collectEffects(const Stmt& s, Effects& e) {
       break;
     case StmtKind::Assign: e.vars.insert(as<AssignNode>(s).var.get()); break;
     case StmtKind::Store: e.stored.insert(as<StoreNode>(s).buffer->type.elem); break;
+    case StmtKind::AtomicUpdate: e.stored.insert(as<AtomicUpdateNode>(s).buffer->type.elem); break;
     case StmtKind::For:
       e.vars.insert(as<ForNode>(s).var.get());
       collectEffects(as<ForNode>(s).body, e);
@@ -97,7 +102,7 @@ void collectEffects(const Stmt& s, Effects& e) {
 
 bool dependsOn(const Expr& x, const Effects& e) {
   switch (x->kind) {
-    case ExprKind::Literal: return false;
+    case ExprKind::Literal: case ExprKind::ThreadId: case ExprKind::NumThreads: return false;
     case ExprKind::VarRef: return e.vars.count(as<VarRefNode>(x).var.get()) > 0;
     case ExprKind::Load: {
       auto& l = as<LoadNode>(x);
@@ -115,6 +120,7 @@ bool dependsOn(const Expr& x, const Effects& e) {
   }
   return true;
 }
+
 class CPrinter {
  public:
   explicit CPrinter(const Function& f) : f_(f) {}
@@ -123,13 +129,20 @@ class CPrinter {
  private:
   void collectNames(const Stmt& s);
   void addName(const Var& v);
-  std::string freshName(const std::string& base) const;
+  std::string freshName(const std::string& base);
   void line(const std::string& text);
   void stmt(const Stmt& s);
   void nested(const Stmt& s);
   void update(const std::string& target, const Expr& value,
               const std::function<bool(const Expr&)>& isTarget);
   void forLoop(const ForNode& n);
+  // The pragma line before a loop (empty for none); OpenMP loops must be in canonical form.
+  struct LoopPragma {
+    std::string text;
+    bool openmp;
+  };
+  LoopPragma loopPragma(const ForNode& n);
+  void atomicUpdate(const AtomicUpdateNode& n);
   void ifChain(const IfNode& n);
   void comment(const std::string& text);
   void allocate(const AllocateNode& n);
@@ -143,7 +156,9 @@ class CPrinter {
   std::ostringstream body_;
   int indent_ = 1;
   std::set<std::string> names_;
-  std::set<std::string> runtimeUsed_;  // runtime functions the kernel calls
+  // Parallel loops do not nest (an inner one runs serially), and neither do simd loops.
+  bool inParallelLoop_ = false;
+  bool inSimdLoop_ = false;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -177,9 +192,10 @@ void CPrinter::collectNames(const Stmt& s) {
   }
 }
 
-std::string CPrinter::freshName(const std::string& base) const {
+std::string CPrinter::freshName(const std::string& base) {
   std::string name = base;
   for (int i = 1; names_.count(name); i++) name = base + std::to_string(i);
+  names_.insert(name);  // a name declared in a block must not be declared there again
   return name;
 }
 
@@ -260,26 +276,62 @@ void CPrinter::stmt(const Stmt& s) {
     case StmtKind::Grow: return grow(as<GrowNode>(s));
     case StmtKind::Return: return writeBackAndReturn(as<ReturnNode>(s).status);
     case StmtKind::Call: return runtimeCall(as<CallNode>(s));
+    case StmtKind::AtomicUpdate: return atomicUpdate(as<AtomicUpdateNode>(s));
   }
   throw CoiterError("C printer: unknown statement kind");
 }
 
 void CPrinter::forLoop(const ForNode& n) {
   const std::string& v = n.var->name;
+  LoopPragma pragma = loopPragma(n);
   std::string init = e_.type(n.var->type) + " " + v + " = " + e_.print(n.begin);
   std::string bound = e_.operand(n.end, kComparisonOperand);
   // C re-evaluates the condition every iteration; the IR evaluates `end` once. Keep it in the
   // condition only when the body cannot change it, which is the common (readable) case.
+  // OpenMP loops must declare only their variable, so their bound goes before the pragma.
   Effects effects;
   effects.vars.insert(n.var.get());
   collectEffects(n.body, effects);
   if (dependsOn(n.end, effects)) {
-    bound = freshName(v + "_end");
-    init += ", " + bound + " = " + e_.print(n.end);
+    std::string name = freshName(v + "_end");
+    if (pragma.openmp) line(e_.type(n.end->type) + " " + name + " = " + e_.print(n.end) + ";");
+    else init += ", " + name + " = " + e_.print(n.end);
+    bound = name;
   }
+  if (!pragma.text.empty()) line(pragma.text);
   line("for (" + init + "; " + v + " < " + bound + "; " + v + "++) {");
+  bool wasParallel = inParallelLoop_, wasSimd = inSimdLoop_;
+  inParallelLoop_ = wasParallel || n.schedule.kind == LoopKind::Parallel;
+  inSimdLoop_ = wasSimd || (pragma.openmp && n.schedule.kind == LoopKind::Vectorized);
   nested(n.body);
+  inParallelLoop_ = wasParallel;
+  inSimdLoop_ = wasSimd;
   line("}");
+}
+
+CPrinter::LoopPragma CPrinter::loopPragma(const ForNode& n) {
+  const LoopSchedule& schedule = n.schedule;
+  if (schedule.kind == LoopKind::Parallel && !inParallelLoop_) {
+    e_.useRuntime(runtimeFunction(RuntimeFunction::NumThreads).name);
+    return {parallelForPragma(schedule), true};
+  }
+  if (schedule.kind == LoopKind::Vectorized && !inSimdLoop_) {
+    if (std::optional<std::string> simd = simdPragma(n)) return {*simd, true};
+  }
+  // Unrolling is a hint for serial and vectorized loops only.
+  if (schedule.unroll > 0 && schedule.kind != LoopKind::Parallel)
+    return {unrollPragma(schedule.unroll), false};
+  return {"", false};
+}
+
+void CPrinter::atomicUpdate(const AtomicUpdateNode& n) {
+  DType t = n.buffer->type.elem;
+  std::string target = n.buffer->name + "[" + e_.print(n.index) + "]";
+  if (n.op == BinaryOp::Add && !isComplex(t)) {
+    line("#pragma omp atomic");
+    return line(target + " += " + e_.print(n.value) + ";");
+  }
+  line(e_.atomicHelper(n.op, t) + "(&" + target + ", " + e_.print(n.value) + ");");
 }
 
 void CPrinter::ifChain(const IfNode& first) {
@@ -362,7 +414,7 @@ void CPrinter::failIfNull(const std::string& pointer) {
 
 void CPrinter::runtimeCall(const CallNode& n) {
   const RuntimeFunctionInfo& f = runtimeFunction(n.function);
-  runtimeUsed_.insert(f.name);
+  e_.useRuntime(f.name);
   std::string args;
   for (const Expr& a : n.args) args += (args.empty() ? "" : ", ") + e_.print(a);
   line(f.name + "(" + args + ");");
@@ -386,6 +438,7 @@ std::string CPrinter::print() {
     throw CoiterError("C printer: the body of kernel " + f_.name +
                       " must be a block ending with a Return");
   }
+  checkParallelRules(f_);
   for (const Param& p : f_.params) addName(p.var);
   collectNames(f_.body);
 
@@ -410,10 +463,16 @@ std::string CPrinter::print() {
         << "#define CMPLXF(re, im) __builtin_complex((float)(re), (float)(im))\n#endif\n";
   }
   if (e_.usesMath()) out << "#include <math.h>\n";
-  for (const auto& helper : e_.helpers()) out << '\n' << helper.second;
+  if (e_.usesOpenmp()) {
+    // The C engine retries without -fopenmp when the compiler has no OpenMP; the pragmas are
+    // then ignored and every loop runs on the calling thread, thread 0.
+    out << "#ifdef _OPENMP\n#include <omp.h>\n#else\n"
+        << "static inline int omp_get_thread_num(void) { return 0; }\n#endif\n";
+  }
+  for (const std::string& helper : e_.helpers()) out << '\n' << helper;
   // Runtime functions are reached through pointers the C engine sets after loading.
   for (const auto& f : runtimeFunctions()) {
-    if (!runtimeUsed_.count(f.name)) continue;
+    if (!e_.runtimeUsed().count(f.name)) continue;
     std::string declarator = f.cPointerType;
     declarator.replace(declarator.find("%s"), 2, f.name);
     out << "\n__attribute__((visibility(\"default\"))) " << declarator << ";\n";

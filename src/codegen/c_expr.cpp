@@ -98,6 +98,14 @@ CExprPrinter::Code CExprPrinter::code(const Expr& e) {
                   operand(s.b, kConditional),
               kConditional};
     }
+    case ExprKind::ThreadId:
+      // 0 outside a parallel region; a parallel loop nested in another is printed serially,
+      // so inside it this is still the outer loop's thread.
+      usesOpenmp_ = true;
+      return {"(int64_t)omp_get_thread_num()", kUnary};
+    case ExprKind::NumThreads:
+      useRuntime("coiter_rt_num_threads");
+      return {"coiter_rt_num_threads()", kPrimary};
   }
   throw CoiterError("C printer: unknown expression kind");
 }
@@ -229,7 +237,7 @@ CExprPrinter::Code CExprPrinter::unary(const UnaryNode& u) {
 std::string CExprPrinter::minMaxHelper(BinaryOp op, DType t) {
   bool isMin = op == BinaryOp::Min;
   std::string name = std::string("coiter_") + (isMin ? "min_" : "max_") + helperSuffix(t);
-  if (helpers_.count(name)) return name;
+  if (hasHelper(name)) return name;
   std::string T = type(scalar(t));
   std::string head = "static inline " + T + " " + name + "(" + T + " a, " + T + " b) {\n";
   std::string numpyName = isMin ? "minimum" : "maximum";
@@ -255,14 +263,46 @@ std::string CExprPrinter::minMaxHelper(BinaryOp op, DType t) {
   } else {
     text = head + "  return a" + cmp + "b ? a : b;\n}\n";
   }
-  helpers_[name] = text;
+  defineHelper(name, text);
+  return name;
+}
+
+void CExprPrinter::defineHelper(const std::string& name, const std::string& definition) {
+  helperNames_.insert(name);
+  helpers_.push_back(definition);
+}
+
+std::string CExprPrinter::atomicHelper(BinaryOp op, DType t) {
+  std::string name = std::string("coiter_atomic_") + binaryOpName(op) + "_" + helperSuffix(t);
+  if (hasHelper(name)) return name;
+  std::string T = type(scalar(t));
+  std::string head = "static inline void " + name + "(" + T + "* target, " + T + " value) {\n";
+  if (op == BinaryOp::Add) {  // complex: OpenMP has no atomic complex add
+    bool single = t == DType::Complex64;
+    std::string part = single ? "float" : "double";
+    std::string re = single ? "crealf" : "creal", im = single ? "cimagf" : "cimag";
+    defineHelper(name, "// *target += value, one atomic add per part (a complex is an array of "
+                       "its two parts).\n" +
+                           head + "  " + part + "* parts = (" + part + "*)target;\n" +
+                           "#pragma omp atomic\n  parts[0] += " + re + "(value);\n" +
+                           "#pragma omp atomic\n  parts[1] += " + im + "(value);\n}\n");
+    return name;
+  }
+  std::string update = minMaxHelper(op, t);
+  defineHelper(name, "// *target = " + update + "(*target, value), atomically: C has no atomic " +
+                         (op == BinaryOp::Min ? "minimum" : "maximum") +
+                         ",\n// so a compare-and-swap loop.\n" + head + "  " + T + " old, desired;\n" +
+                         "  __atomic_load(target, &old, __ATOMIC_RELAXED);\n" +
+                         "  do {\n    desired = " + update + "(old, value);\n" +
+                         "  } while (!__atomic_compare_exchange(target, &old, &desired, false,\n" +
+                         "                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED));\n}\n");
   return name;
 }
 
 std::string CExprPrinter::divisionHelper(BinaryOp op, DType t) {
   bool isDiv = op == BinaryOp::Div;
   std::string name = std::string("coiter_") + (isDiv ? "div_" : "rem_") + helperSuffix(t);
-  if (helpers_.count(name)) return name;
+  if (hasHelper(name)) return name;
   std::string T = type(scalar(t));
   std::string result;
   if (isUnsigned(t)) {
@@ -272,10 +312,10 @@ std::string CExprPrinter::divisionHelper(BinaryOp op, DType t) {
     result = isDiv ? "b == 0 ? 0 : b == -1 ? (" + T + ")-(u" + T + ")a : a / b"
                    : "b == 0 || b == -1 ? 0 : a % b";
   }
-  helpers_[name] = std::string("// C's truncating ") + (isDiv ? "division" : "remainder") +
+  defineHelper(name, std::string("// C's truncating ") + (isDiv ? "division" : "remainder") +
                    "; a zero divisor gives 0 (NumPy's result) instead of trapping.\n" +
                    "static inline " + T + " " + name + "(" + T + " a, " + T + " b) {\n" +
-                   "  return " + result + ";\n}\n";
+                   "  return " + result + ";\n}\n");
   return name;
 }
 

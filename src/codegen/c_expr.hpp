@@ -3,8 +3,9 @@
 // printer remembers what the printed code needs: headers and the small static helpers that
 // give IR operations their exact semantics in C.
 #pragma once
-#include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "ir/ir.hpp"
 
@@ -27,10 +28,21 @@ class CExprPrinter {
   // `e` parenthesized when its outermost operator binds looser than `minPrec`.
   std::string operand(const ir::Expr& e, int minPrec);
 
+  // The helper that performs `buffer[index] = buffer[index] op value` atomically where
+  // `#pragma omp atomic` cannot: complex Add (two atomic adds), Min and Max (NumPy's NaN
+  // rules, in a compare-and-swap loop). It takes (pointer to the element, value).
+  std::string atomicHelper(ir::BinaryOp op, DType t);
+
+  // Records that the printed code calls runtime function `name` (runtime_functions.hpp).
+  void useRuntime(const std::string& name) { runtimeUsed_.insert(name); }
+
   bool usesMath() const { return usesMath_; }        // <math.h>: isnan, fmod, INFINITY, NAN
   bool usesComplex() const { return usesComplex_; }  // <complex.h>
-  // Helper definitions the printed expressions call, keyed (and to be printed) by name.
-  const std::map<std::string, std::string>& helpers() const { return helpers_; }
+  bool usesOpenmp() const { return usesOpenmp_; }    // <omp.h>: omp_get_thread_num
+  const std::set<std::string>& runtimeUsed() const { return runtimeUsed_; }
+  // Definitions of the helpers the printed code calls, in an order in which each helper
+  // follows the helpers it calls.
+  const std::vector<std::string>& helpers() const { return helpers_; }
 
  private:
   // A printed expression and the precedence of its outermost operator.
@@ -48,9 +60,15 @@ class CExprPrinter {
   std::string minMaxHelper(ir::BinaryOp op, DType t);
   std::string divisionHelper(ir::BinaryOp op, DType t);
 
-  std::map<std::string, std::string> helpers_;
+  bool hasHelper(const std::string& name) const { return helperNames_.count(name) > 0; }
+  void defineHelper(const std::string& name, const std::string& definition);
+
+  std::set<std::string> helperNames_;
+  std::vector<std::string> helpers_;
+  std::set<std::string> runtimeUsed_;
   bool usesMath_ = false;
   bool usesComplex_ = false;
+  bool usesOpenmp_ = false;
 };
 
 }  // namespace coiter::codegen

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "runtime/parallel_runtime.hpp"
+
 namespace coiter {
 
 namespace {
@@ -17,6 +19,12 @@ const std::vector<RuntimeFunctionInfo>& runtimeFunctions() {
   static const std::vector<RuntimeFunctionInfo> table = {
       {RuntimeFunction::SortInt64, "coiter_rt_sort_i64", "void (*%s)(int64_t*, int64_t)",
        reinterpret_cast<void*>(&coiter_rt_sort_i64)},
+      {RuntimeFunction::ParallelFor, "coiter_rt_parallel_for",
+       "void (*%s)(void (*)(void*, int64_t, int64_t, int64_t), void*, int64_t, int64_t, int64_t, "
+       "int32_t)",
+       reinterpret_cast<void*>(&coiter_rt_parallel_for)},
+      {RuntimeFunction::NumThreads, "coiter_rt_num_threads", "int64_t (*%s)(void)",
+       reinterpret_cast<void*>(&coiter_rt_num_threads)},
   };
   return table;
 }

@@ -9,8 +9,12 @@
 
 namespace coiter {
 
+// Only SortInt64 is called through ir::CallNode; the code generators call the others
+// themselves, for parallel loops (ForNode) and ir::NumThreadsNode (parallel_runtime.hpp).
 enum class RuntimeFunction {
-  SortInt64,  // void coiter_rt_sort_i64(int64_t* data, int64_t count): ascending, in place
+  SortInt64,    // void coiter_rt_sort_i64(int64_t* data, int64_t count): ascending, in place
+  ParallelFor,  // coiter_rt_parallel_for(body, closure, begin, end, chunk, dynamic)
+  NumThreads,   // int64_t coiter_rt_num_threads(void)
 };
 
 struct RuntimeFunctionInfo {

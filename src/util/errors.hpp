@@ -18,6 +18,10 @@ struct ShapeError : CoiterError {       // -> ct.ShapeError(ValueError)
 struct DTypeError : CoiterError {       // -> TypeError
   using CoiterError::CoiterError;
 };
+// An argument outside the values a setting accepts (e.g. a thread count below 1).
+struct ArgumentError : CoiterError {    // -> ValueError
+  using CoiterError::CoiterError;
+};
 struct ScheduleError : CoiterError {    // -> ct.ScheduleError(ValueError)
   using CoiterError::CoiterError;
 };

@@ -1,11 +1,20 @@
-// Lowers one ir::Function to LLVM IR: control flow, variables, memory and the calling
-// convention; the arithmetic itself is in llvm_scalar_ops. Every IR variable lives in an
-// alloca of the entry block (SROA/mem2reg turn them into SSA values), so statements translate
-// one by one without any SSA bookkeeping here.
+// Lowers one ir::Function to LLVM IR: control flow, variables, memory, parallel loops and the
+// calling convention; the arithmetic itself is in llvm_scalar_ops, atomic updates in
+// llvm_atomic_update. Every IR variable lives in an alloca of its function's entry block
+// (SROA/mem2reg turn them into SSA values), so statements translate one by one without any SSA
+// bookkeeping here.
+//
+// A Parallel loop is outlined: its body becomes an internal function
+//     void kernel.parallel.i(ptr closure, i64 begin, i64 end, i64 thread)
+// that runs the loop over [begin, end), and the kernel calls coiter_rt_parallel_for with it
+// (runtime/parallel_runtime.hpp). The closure is a struct on the kernel's stack holding the
+// values of the variables the body uses but does not declare (ir::freeVariables); the body
+// never assigns them (ir/parallel_rules.hpp), so copies are as good as the variables.
 #include "codegen/llvm/llvm_codegen.hpp"
 
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <llvm/IR/BasicBlock.h>
@@ -15,12 +24,16 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include "codegen/llvm/llvm_atomic_update.hpp"
 #include "codegen/llvm/llvm_scalar_ops.hpp"
+#include "ir/free_variables.hpp"
+#include "ir/parallel_rules.hpp"
 
 namespace coiter {
 namespace {
@@ -40,35 +53,52 @@ class KernelBuilder {
       : fn_(f), ctx_(module.getContext()), module_(module), b_(ctx_) {}
 
   void build(const llvm::TargetMachine& target) {
+    targetCpu_ = target.getTargetCPU().str();
+    targetFeatures_ = target.getTargetFeatureString().str();
     auto* ptrTy = llvm::PointerType::getUnqual(ctx_);
     auto* type = llvm::FunctionType::get(b_.getInt32Ty(), {ptrTy, ptrTy}, false);
-    func_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, fn_.name, module_);
-    // Without the host CPU on the function, TargetTransformInfo reports a baseline x86-64
-    // and the loop vectorizer would pick SSE2 widths.
-    func_->addFnAttr("target-cpu", target.getTargetCPU());
-    func_->addFnAttr("target-features", target.getTargetFeatureString());
-    func_->addFnAttr(llvm::Attribute::NoUnwind);
+    startFunction(llvm::Function::Create(type, llvm::Function::ExternalLinkage, fn_.name, module_));
     // Pointer slots are not marked noalias: a grown output may alias another parameter.
-    pointerSlots_ = func_->getArg(0);
-    integerSlots_ = func_->getArg(1);
+    pointerSlots_ = fs_.func->getArg(0);
+    integerSlots_ = fs_.func->getArg(1);
     pointerSlots_->setName("pointer_slots");
     integerSlots_->setName("integer_slots");
-
-    entry_ = llvm::BasicBlock::Create(ctx_, "entry", func_);
-    b_.SetInsertPoint(entry_);
     for (const ir::Param& p : fn_.params) loadParam(p);
     emit(fn_.body);
 
     llvm::BasicBlock* last = b_.GetInsertBlock();
     if (!last->getTerminator()) {
       // Only the dead block opened after a trailing Return may be left open.
-      if (last == entry_ || !llvm::pred_empty(last))
+      if (last == fs_.entry || !llvm::pred_empty(last))
         failCodegen(fn_.name + ": body does not end with a Return");
       b_.CreateUnreachable();
     }
   }
 
  private:
+  // What is being generated for one LLVM function: the kernel, or an outlined loop body.
+  struct FunctionState {
+    llvm::Function* func = nullptr;
+    llvm::BasicBlock* entry = nullptr;
+    llvm::BasicBlock* oom = nullptr;
+    std::unordered_map<const ir::VarNode*, llvm::AllocaInst*> slots;
+    std::vector<llvm::BasicBlock*> loopExits;  // innermost last, for Break
+    // The outlined body's `thread` argument; null in the kernel, outside any parallel loop.
+    llvm::Value* thread = nullptr;
+  };
+
+  // Makes `func` the function being generated, with an empty entry block.
+  void startFunction(llvm::Function* func) {
+    // Without the host CPU on the function, TargetTransformInfo reports a baseline x86-64
+    // and the loop vectorizer would pick SSE2 widths.
+    func->addFnAttr("target-cpu", targetCpu_);
+    func->addFnAttr("target-features", targetFeatures_);
+    func->addFnAttr(llvm::Attribute::NoUnwind);
+    fs_ = FunctionState{};
+    fs_.func = func;
+    fs_.entry = llvm::BasicBlock::Create(ctx_, "entry", func);
+    b_.SetInsertPoint(fs_.entry);
+  }
   // ---- types ---------------------------------------------------------------------------------
   // The type of one element in memory: bool is a byte (NumPy/C++ layout), complex a pair.
   llvm::Type* memoryType(Type t) {
@@ -111,16 +141,16 @@ class KernelBuilder {
   // A Declare inside a loop body runs once per iteration but names one variable, so the
   // alloca is created on first sight and reused.
   llvm::AllocaInst* declareSlot(const Var& v) {
-    auto [it, inserted] = slots_.try_emplace(v.get(), nullptr);
+    auto [it, inserted] = fs_.slots.try_emplace(v.get(), nullptr);
     if (inserted) {
-      llvm::IRBuilder<> top(entry_, entry_->begin());
+      llvm::IRBuilder<> top(fs_.entry, fs_.entry->begin());
       it->second = top.CreateAlloca(memoryType(v->type), nullptr, v->name);
     }
     return it->second;
   }
   llvm::AllocaInst* slotOf(const Var& v) {
-    auto it = slots_.find(v.get());
-    if (it == slots_.end()) failCodegen("variable " + v->name + " used before its declaration");
+    auto it = fs_.slots.find(v.get());
+    if (it == fs_.slots.end()) failCodegen("variable " + v->name + " used before its declaration");
     return it->second;
   }
   Scalar readVar(const Var& v) { return loadValue(v->type, slotOf(v)); }
@@ -157,16 +187,16 @@ class KernelBuilder {
   }
   // All allocation failures share one exit; it reads the variables at the time of failure.
   llvm::BasicBlock* outOfMemoryBlock() {
-    if (!oom_) {
+    if (!fs_.oom) {
       llvm::IRBuilderBase::InsertPointGuard keep(b_);
-      oom_ = llvm::BasicBlock::Create(ctx_, "out_of_memory", func_);
-      b_.SetInsertPoint(oom_);
+      fs_.oom = llvm::BasicBlock::Create(ctx_, "out_of_memory", fs_.func);
+      b_.SetInsertPoint(fs_.oom);
       writeBackAndReturn(ir::kOutOfMemory);
     }
-    return oom_;
+    return fs_.oom;
   }
   // Statements after a Return or Break are unreachable but must still have a block to go to.
-  void startDeadBlock() { b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "dead", func_)); }
+  void startDeadBlock() { b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "dead", fs_.func)); }
 
   // ---- expressions ---------------------------------------------------------------------------
   // Pointer-valued expressions are references to pointer variables (and selects of them).
@@ -187,6 +217,9 @@ class KernelBuilder {
         Scalar x = emit(n.a), y = emit(n.b);
         return {b_.CreateSelect(c, x.re, y.re), x.im ? b_.CreateSelect(c, x.im, y.im) : nullptr};
       }
+      case ExprKind::ThreadId: return {fs_.thread ? fs_.thread : b_.getInt64(0)};
+      case ExprKind::NumThreads:
+        return {b_.CreateCall(runtime(RuntimeFunction::NumThreads, b_.getInt64Ty(), {}))};
     }
     failCodegen("unknown expression kind");
   }
@@ -269,8 +302,8 @@ class KernelBuilder {
       case StmtKind::While: return whileLoop(ir::as<ir::WhileNode>(s));
       case StmtKind::If: return ifThen(ir::as<ir::IfNode>(s));
       case StmtKind::Break:
-        if (loopExits_.empty()) failCodegen("break outside a loop");
-        b_.CreateBr(loopExits_.back());
+        if (fs_.loopExits.empty()) failCodegen("break outside a loop");
+        b_.CreateBr(fs_.loopExits.back());
         startDeadBlock();
         return;
       case StmtKind::Comment: return;
@@ -282,6 +315,13 @@ class KernelBuilder {
       }
       case StmtKind::Grow: return grow(ir::as<ir::GrowNode>(s));
       case StmtKind::Call: return runtimeCall(ir::as<ir::CallNode>(s));
+      case StmtKind::AtomicUpdate: {
+        auto& n = ir::as<ir::AtomicUpdateNode>(s);
+        DType elem = n.buffer->type.elem;
+        Scalar value = emitAs(n.value, ir::scalar(elem), "atomic update value");
+        emitAtomicUpdate(b_, n.op, elem, elementAddress(n.buffer, n.index), value);
+        return;
+      }
       case StmtKind::Return:
         writeBackAndReturn(ir::as<ir::ReturnNode>(s).status);
         startDeadBlock();
@@ -294,49 +334,131 @@ class KernelBuilder {
     DType t = n.var->type.elem;
     if (n.var->type.pointer || !ir::isInteger(t))
       failCodegen("loop variable " + n.var->name + " is not an integer");
-    bool isSigned = isSignedInteger(t);
     llvm::Value* begin = emitAs(n.begin, n.var->type, "loop begin").re;
     llvm::Value* end = emitAs(n.end, n.var->type, "loop end").re;
+    // Parallel loops do not nest: inside an outlined body, a parallel loop runs serially.
+    bool insideParallelLoop = fs_.thread != nullptr;
+    if (n.schedule.kind == ir::LoopKind::Parallel && !insideParallelLoop)
+      return parallelLoop(n, begin, end);
+    serialLoop(n, begin, end);
+  }
+  void serialLoop(const ir::ForNode& n, llvm::Value* begin, llvm::Value* end) {
+    bool isSigned = isSignedInteger(n.var->type.elem);
     llvm::AllocaInst* slot = declareSlot(n.var);
     b_.CreateStore(begin, slot);
-    llvm::BasicBlock* cond = llvm::BasicBlock::Create(ctx_, "for.cond", func_);
-    llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx_, "for.body", func_);
-    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "for.end", func_);
+    llvm::BasicBlock* cond = llvm::BasicBlock::Create(ctx_, "for.cond", fs_.func);
+    llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx_, "for.body", fs_.func);
+    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "for.end", fs_.func);
     b_.CreateBr(cond);
     b_.SetInsertPoint(cond);
     llvm::Value* i = b_.CreateLoad(slot->getAllocatedType(), slot);
     b_.CreateCondBr(isSigned ? b_.CreateICmpSLT(i, end) : b_.CreateICmpULT(i, end), body, exit);
     b_.SetInsertPoint(body);
-    loopExits_.push_back(exit);
+    fs_.loopExits.push_back(exit);
     emit(n.body);
-    loopExits_.pop_back();
+    fs_.loopExits.pop_back();
     // i < end held on entry to the body, so i + 1 cannot wrap; the flag lets SCEV compute
     // trip counts (and vectorize) for 32-bit loop variables used as indices.
     llvm::Value* current = b_.CreateLoad(slot->getAllocatedType(), slot);
     llvm::Value* one = llvm::ConstantInt::get(current->getType(), 1);
     b_.CreateStore(b_.CreateAdd(current, one, "", /*HasNUW=*/!isSigned, /*HasNSW=*/isSigned), slot);
-    b_.CreateBr(cond);
+    llvm::BranchInst* latch = b_.CreateBr(cond);
+    if (llvm::MDNode* hints = loopHints(n.schedule)) latch->setMetadata(llvm::LLVMContext::MD_loop, hints);
     b_.SetInsertPoint(exit);
   }
+  // The schedule's hints for the loop optimizers (vectorize, unroll count), as the loop ID
+  // that LLVM reads from the latch branch; null when there are none.
+  llvm::MDNode* loopHints(const ir::LoopSchedule& schedule) {
+    llvm::SmallVector<llvm::Metadata*, 3> hints{nullptr};  // operand 0: the loop ID itself
+    auto hint = [&](const char* name, llvm::Constant* value) {
+      hints.push_back(llvm::MDNode::get(
+          ctx_, {llvm::MDString::get(ctx_, name), llvm::ConstantAsMetadata::get(value)}));
+    };
+    if (schedule.kind == ir::LoopKind::Vectorized) hint("llvm.loop.vectorize.enable", b_.getTrue());
+    if (schedule.unroll > 0 && schedule.kind != ir::LoopKind::Parallel)
+      hint("llvm.loop.unroll.count", b_.getInt32(schedule.unroll));
+    if (hints.size() == 1) return nullptr;
+    llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, hints);
+    id->replaceOperandWith(0, id);
+    return id;
+  }
+
+  // ---- parallel loops ------------------------------------------------------------------------
+  void parallelLoop(const ir::ForNode& n, llvm::Value* begin, llvm::Value* end) {
+    std::vector<Var> captured;
+    for (const Var& v : ir::freeVariables(n.body)) {
+      if (v != n.var) captured.push_back(v);
+    }
+    std::vector<llvm::Type*> fields;
+    for (const Var& v : captured) fields.push_back(memoryType(v->type));
+    llvm::StructType* closureType = llvm::StructType::get(ctx_, fields);
+    llvm::AllocaInst* closure;
+    {
+      llvm::IRBuilder<> top(fs_.entry, fs_.entry->begin());
+      closure = top.CreateAlloca(closureType, nullptr, "closure");
+    }
+    for (size_t k = 0; k < captured.size(); ++k) {
+      const Var& v = captured[k];
+      storeValue(v->type, b_.CreateStructGEP(closureType, closure, k), readVar(v));
+    }
+    llvm::Function* body = outlineBody(n, captured, closureType);
+    bool isSigned = isSignedInteger(n.var->type.elem);
+    llvm::Type* i64 = b_.getInt64Ty();
+    llvm::FunctionCallee parallelFor =
+        runtime(RuntimeFunction::ParallelFor, b_.getVoidTy(),
+                {b_.getPtrTy(), b_.getPtrTy(), i64, i64, i64, b_.getInt32Ty()});
+    b_.CreateCall(parallelFor, {body, closure, b_.CreateIntCast(begin, i64, isSigned),
+                                b_.CreateIntCast(end, i64, isSigned), b_.getInt64(n.schedule.chunk),
+                                b_.getInt32(n.schedule.dynamic ? 1 : 0)});
+  }
+  // void <kernel>.parallel.<var>(ptr closure, i64 begin, i64 end, i64 thread): the loop of `n`
+  // over [begin, end), with the captured variables loaded from the closure.
+  llvm::Function* outlineBody(const ir::ForNode& n, const std::vector<Var>& captured,
+                              llvm::StructType* closureType) {
+    llvm::Type* i64 = b_.getInt64Ty();
+    auto* type = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), i64, i64, i64}, false);
+    auto* body = llvm::Function::Create(type, llvm::Function::InternalLinkage,
+                                        fn_.name + ".parallel." + n.var->name, module_);
+    llvm::IRBuilderBase::InsertPointGuard keepPosition(b_);
+    FunctionState kernel = std::move(fs_);
+    startFunction(body);
+    llvm::Value* closure = body->getArg(0);
+    closure->setName("closure");
+    for (size_t k = 0; k < captured.size(); ++k) {
+      const Var& v = captured[k];
+      llvm::Value* field = b_.CreateStructGEP(closureType, closure, k);
+      storeValue(v->type, declareSlot(v), loadValue(v->type, field));
+    }
+    fs_.thread = body->getArg(3);
+    fs_.thread->setName("thread");
+    body->getArg(1)->setName("begin");
+    body->getArg(2)->setName("end");
+    llvm::Type* varType = registerType(ctx_, n.var->type.elem);
+    serialLoop(n, b_.CreateTrunc(body->getArg(1), varType), b_.CreateTrunc(body->getArg(2), varType));
+    b_.CreateRetVoid();
+    fs_ = std::move(kernel);
+    return body;
+  }
+
   void whileLoop(const ir::WhileNode& n) {
-    llvm::BasicBlock* cond = llvm::BasicBlock::Create(ctx_, "while.cond", func_);
-    llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx_, "while.body", func_);
-    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "while.end", func_);
+    llvm::BasicBlock* cond = llvm::BasicBlock::Create(ctx_, "while.cond", fs_.func);
+    llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx_, "while.body", fs_.func);
+    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "while.end", fs_.func);
     b_.CreateBr(cond);
     b_.SetInsertPoint(cond);
     b_.CreateCondBr(condition(n.cond), body, exit);
     b_.SetInsertPoint(body);
-    loopExits_.push_back(exit);
+    fs_.loopExits.push_back(exit);
     emit(n.body);
-    loopExits_.pop_back();
+    fs_.loopExits.pop_back();
     b_.CreateBr(cond);
     b_.SetInsertPoint(exit);
   }
   void ifThen(const ir::IfNode& n) {
-    llvm::BasicBlock* then = llvm::BasicBlock::Create(ctx_, "if.then", func_);
-    llvm::BasicBlock* merge = llvm::BasicBlock::Create(ctx_, "if.end", func_);
+    llvm::BasicBlock* then = llvm::BasicBlock::Create(ctx_, "if.then", fs_.func);
+    llvm::BasicBlock* merge = llvm::BasicBlock::Create(ctx_, "if.end", fs_.func);
     llvm::BasicBlock* otherwise =
-        n.otherwise ? llvm::BasicBlock::Create(ctx_, "if.else", func_) : merge;
+        n.otherwise ? llvm::BasicBlock::Create(ctx_, "if.else", fs_.func) : merge;
     b_.CreateCondBr(condition(n.cond), then, otherwise);
     b_.SetInsertPoint(then);
     emit(n.then);
@@ -351,7 +473,6 @@ class KernelBuilder {
 
   // A call into coiter's runtime; the engine binds the symbol when it loads the kernel.
   void runtimeCall(const ir::CallNode& n) {
-    const RuntimeFunctionInfo& f = runtimeFunction(n.function);
     std::vector<llvm::Type*> types;
     std::vector<llvm::Value*> args;
     for (const Expr& a : n.args) {
@@ -359,7 +480,11 @@ class KernelBuilder {
       types.push_back(v->getType());
       args.push_back(v);
     }
-    b_.CreateCall(libc(f.name.c_str(), b_.getVoidTy(), types), args);
+    b_.CreateCall(runtime(n.function, b_.getVoidTy(), types), args);
+  }
+  llvm::FunctionCallee runtime(RuntimeFunction f, llvm::Type* result,
+                               llvm::ArrayRef<llvm::Type*> args) {
+    return libc(runtimeFunction(f).name.c_str(), result, args);
   }
 
   llvm::FunctionCallee libc(const char* name, llvm::Type* result,
@@ -375,7 +500,7 @@ class KernelBuilder {
                            b_.CreateExtractValue(product, 0));
   }
   void branchToOutOfMemoryIfNull(llvm::Value* pointer) {
-    llvm::BasicBlock* ok = llvm::BasicBlock::Create(ctx_, "alloc.ok", func_);
+    llvm::BasicBlock* ok = llvm::BasicBlock::Create(ctx_, "alloc.ok", fs_.func);
     b_.CreateCondBr(b_.CreateIsNull(pointer), outOfMemoryBlock(), ok);
     b_.SetInsertPoint(ok);
   }
@@ -400,8 +525,8 @@ class KernelBuilder {
       failCodegen("capacity " + n.capacity->name + " is not an int64");
     llvm::Value* needed = toInt64(n.needed);
     llvm::Value* capacity = readVar(n.capacity).re;
-    llvm::BasicBlock* resize = llvm::BasicBlock::Create(ctx_, "grow", func_);
-    llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "grow.end", func_);
+    llvm::BasicBlock* resize = llvm::BasicBlock::Create(ctx_, "grow", fs_.func);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "grow.end", fs_.func);
     b_.CreateCondBr(b_.CreateICmpSGT(needed, capacity), resize, done);
     b_.SetInsertPoint(resize);
     llvm::Value* doubled = b_.CreateShl(capacity, 1);
@@ -423,13 +548,11 @@ class KernelBuilder {
   llvm::LLVMContext& ctx_;
   llvm::Module& module_;
   llvm::IRBuilder<> b_;
-  llvm::Function* func_ = nullptr;
+  std::string targetCpu_;
+  std::string targetFeatures_;
   llvm::Value* pointerSlots_ = nullptr;
   llvm::Value* integerSlots_ = nullptr;
-  llvm::BasicBlock* entry_ = nullptr;
-  llvm::BasicBlock* oom_ = nullptr;
-  std::unordered_map<const ir::VarNode*, llvm::AllocaInst*> slots_;
-  std::vector<llvm::BasicBlock*> loopExits_;  // innermost last, for Break
+  FunctionState fs_;
 };
 
 }  // namespace
@@ -440,6 +563,7 @@ std::unique_ptr<llvm::Module> generateModule(const ir::Function& f, llvm::LLVMCo
   auto module = std::make_unique<llvm::Module>(f.name, context);
   module->setTargetTriple(target.getTargetTriple().str());
   module->setDataLayout(target.createDataLayout());
+  ir::checkParallelRules(f);
   KernelBuilder(f, *module).build(target);
   std::string problems;
   llvm::raw_string_ostream out(problems);
