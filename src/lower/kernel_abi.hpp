@@ -25,6 +25,20 @@ struct ExtentSlot {
   int slot;              // integer slot
 };
 
+// A kernel whose sparse result is assembled in parallel by chunks of its outermost loop
+// (runtime/chunked_assembly.hpp): each call computes the rows [begin, end) of `indexVar`,
+// appending into its own result arrays and counting entries per row in the shared pos array;
+// the dispatcher then concatenates the chunks. Rows are the coordinates of the result's first
+// level; its levels above `appendLevel` are dense.
+struct ChunkedAssembly {
+  bool enabled = false;
+  std::string indexVar;
+  int beginSlot = -1, endSlot = -1;  // integer slots of the chunk's row range
+  int appendLevel = -1;              // the result's (only) compressed level
+  bool dynamic = true;
+  int64_t chunk = 0;                 // rows per chunk, 0: chosen by the dispatcher
+};
+
 struct KernelABI {
   // Operands in order of first appearance, then the result (last).
   std::vector<notation::TensorVarPtr> tensors;
@@ -36,6 +50,7 @@ struct KernelABI {
   std::vector<std::string> indexVars;
   std::vector<std::vector<std::pair<int, int>>> indexVarModes;
   bool assembles = true;  // false: compute-only, the result's index arrays are inputs
+  ChunkedAssembly chunks;
   int result() const { return static_cast<int>(tensors.size()) - 1; }
 };
 

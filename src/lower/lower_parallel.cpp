@@ -44,6 +44,29 @@ void temporariesDeclaredIn(const cin::Stmt& s, std::vector<const TensorVar*>& ou
 
 }  // namespace
 
+void Lowerer::planChunkedAssembly() {
+  if (groups_.empty() || !assemble_ || root_->kind != cin::StmtKind::Forall) return;
+  const auto& f = cin::as<cin::ForallNode>(root_);
+  const schedule::LoopTags* tags = scheduled_.tagsOf(f.var);
+  if (!tags || tags->unit != ParallelUnit::CpuThread) return;
+  std::string root = scheduled_.rootOf(f.var);
+  const AppendGroup& group = groups_.front();
+  if (groups_.size() != 1 || group.first == 0 || result_.levelVars[0] != root) {
+    throw ScheduleError("parallelize(" + f.var + ",cpu_thread," + schedule::raceStrategyName(tags->races) +
+                        "): the sparse result " + resultTensor_->name + " (format " +
+                        resultTensor_->format.str() + ") is assembled in parallel only by the loop over its "
+                        "first, dense level, with one compressed level below (e.g. a CSR result by rows)");
+  }
+  Var begin = makeVar(freshName(root + "_chunk_begin"), scalar(DType::Int64));
+  Var end = makeVar(freshName(root + "_chunk_end"), scalar(DType::Int64));
+  abi_.chunks = ChunkedAssembly{true, root, abi_.integerSlots, abi_.integerSlots + 1, group.first, tags->dynamic,
+                                tags->chunk};
+  params_.push_back(Param{begin, abi_.integerSlots++, false});
+  params_.push_back(Param{end, abi_.integerSlots++, false});
+  intervals_[root] = Interval{ir::ref(begin), ir::ref(end), true};
+  chunkedLoop_ = f.var;
+}
+
 bool Lowerer::racesOnResult(const cin::Stmt& body, const std::string& root) const {
   bool races = false;
   cin::forEachAssignment(body, [&](const cin::AssignNode& a) {
@@ -59,7 +82,11 @@ Lowerer::ParallelPlan Lowerer::planLoop(const cin::ForallNode& f, const std::str
   const schedule::LoopTags* tags = scheduled_.tagsOf(f.var);
   if (!tags) return plan;
   plan.schedule.unroll = tags->unroll;
-  if (tags->unit == ParallelUnit::None) return plan;
+  // The chunked loop runs serially in each call; the dispatcher runs the calls in parallel.
+  if (tags->unit == ParallelUnit::None || f.var == chunkedLoop_) return plan;
+  // A compute-only kernel (out= with a given sparse structure) checks the structure entry by
+  // entry in order: its loops over the result's rows run serially.
+  if (!assemble_ && !groups_.empty() && writesResult(f.body)) return plan;
   bool threads = tags->unit == ParallelUnit::CpuThread;
   std::string command = "parallelize(" + f.var + "," + (threads ? "cpu_thread," : "cpu_vector,") +
                         schedule::raceStrategyName(tags->races) + ")";

@@ -269,6 +269,7 @@ ir::Expr Lowerer::extentOf(const std::string& indexVar) const {
 
 LoweredKernel Lowerer::run() {
   declareTensors();
+  planChunkedAssembly();
   std::vector<Stmt> body;
   for (const auto& g : groups_) body.push_back(declare(g.count, intLit(0)));
   Stmt computation = lowerStmt(root_);

@@ -117,6 +117,10 @@ class Lowerer {
   ir::Expr searchPosition(const ir::Var& crd, ir::Expr begin, ir::Expr end, ir::Expr target,
                           const std::string& name, std::vector<ir::Stmt>& out);
   void checkBounds(std::vector<ir::Stmt>& out);
+  // A parallel outermost loop over the rows of a sparse result: the kernel computes a range
+  // of rows given by the caller, which assembles the chunks (kernel_abi.hpp).
+  void planChunkedAssembly();
+  std::string chunkedLoop_;
 
   // lower_parallel.cpp: how a tagged loop runs, and what its body must do differently.
   struct ParallelPlan {

@@ -1,13 +1,15 @@
 #include "runtime/kernel_call.hpp"
 
-#include <sys/mman.h>
-
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <new>
 
+#include "runtime/chunked_assembly.hpp"
+#include "runtime/parallel_runtime.hpp"
+#include "runtime/result_memory.hpp"
 #include "util/errors.hpp"
 
 namespace coiter {
@@ -34,26 +36,6 @@ void checkOperand(const notation::TensorVar& expected, const TensorStorage& give
     throw SignatureError("tensor " + expected.name + ": the kernel was compiled for index dtype " +
                          dtypeName(expected.indexType) + " but got " + dtypeName(given.indexType()));
   }
-}
-
-struct MallocDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-
-void* allocateOrThrow(size_t bytes, bool zero) {
-  void* p = zero ? std::calloc(bytes ? bytes : 1, 1) : std::malloc(bytes ? bytes : 1);
-  if (!p) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-  // Large result arrays are written once, front to back: transparent huge pages cut the page
-  // faults that otherwise dominate assembling them (NumPy does the same for its arrays).
-  constexpr size_t kHugePage = size_t{2} << 20;
-  if (bytes >= 2 * kHugePage) {
-    auto begin = (reinterpret_cast<uintptr_t>(p) + kHugePage - 1) & ~(kHugePage - 1);
-    auto end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHugePage - 1);
-    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-  }
-#endif
-  return p;
 }
 
 Buffer adopt(DType type, int64_t length, void* data) {
@@ -185,7 +167,7 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
         countsPerParent[a.level] = true;
       }
     }
-    allocated.emplace_back(allocateOrThrow(static_cast<size_t>(capacity) * width, zero));
+    allocated.emplace_back(allocateResultArray(static_cast<size_t>(capacity) * width, zero));
     pointers[a.slot] = allocated.back().get();
     if (a.capacitySlot >= 0) integers[a.capacitySlot] = capacity;
   }
@@ -196,7 +178,38 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
   }
 
   for (auto& array : allocated) array.release();  // the kernel may reallocate them
-  int32_t status = entry(pointers.data(), integers.data());
+  int32_t status = ir::kOk;
+  if (abi.chunks.enabled) {
+    // The kernel computes the rows its caller asks for: all of them, or chunks in parallel.
+    const ChunkedAssembly& plan = abi.chunks;
+    auto var = std::find(abi.indexVars.begin(), abi.indexVars.end(), plan.indexVar);
+    auto [t, m] = abi.indexVarModes[var - abi.indexVars.begin()].front();
+    int64_t rows = extent(t, m);
+    integers[plan.beginSlot] = 0;
+    integers[plan.endSlot] = rows;
+    int threads = getNumThreads();
+    if (threads > 1 && rows > 1) {
+      ChunkedCall call{entry, &plan, rows, 1, -1, result.indexType, {}};
+      for (int k = 1; k < plan.appendLevel; ++k) call.parentsPerRow *= levelExtents[k];
+      int64_t perEntry = 1;
+      for (size_t k = plan.appendLevel + 1; k < order; ++k) {
+        if (levels[k]->kind() == LevelKind::Dense) perEntry *= levelExtents[k];
+      }
+      for (const auto& a : abi.arrays) {
+        if (a.tensor != resultIndex || a.capacitySlot < 0) continue;
+        if (a.array == "pos") {
+          call.posSlot = a.slot;
+        } else {
+          call.appended.push_back(AppendedArray{a.slot, a.capacitySlot, dtypeSize(a.type), a.level < 0 ? perEntry : 1});
+        }
+      }
+      status = runChunkedAssembly(call, threads, pointers, integers);
+    } else {
+      status = entry(pointers.data(), integers.data());
+    }
+  } else {
+    status = entry(pointers.data(), integers.data());
+  }
   // From here on the result arrays belong to Buffers (freed with them), whatever happens.
   std::vector<Buffer> owned(abi.arrays.size());
   std::map<std::pair<int, std::string>, Buffer*> resultArrays;
