@@ -281,21 +281,23 @@ std::string CExprPrinter::atomicHelper(BinaryOp op, DType t) {
     bool single = t == DType::Complex64;
     std::string part = single ? "float" : "double";
     std::string re = single ? "crealf" : "creal", im = single ? "cimagf" : "cimag";
-    defineHelper(name, "// *target += value, one atomic add per part (a complex is an array of "
-                       "its two parts).\n" +
+    defineHelper(name, "// *target += value, one atomic add per part (a complex is an array "
+                       "of its two parts).\n" +
                            head + "  " + part + "* parts = (" + part + "*)target;\n" +
                            "#pragma omp atomic\n  parts[0] += " + re + "(value);\n" +
                            "#pragma omp atomic\n  parts[1] += " + im + "(value);\n}\n");
     return name;
   }
-  std::string update = minMaxHelper(op, t);
+  std::string update = minMaxHelper(op, t);  // defined first: the atomic helper calls it
   defineHelper(name, "// *target = " + update + "(*target, value), atomically: C has no atomic " +
                          (op == BinaryOp::Min ? "minimum" : "maximum") +
-                         ",\n// so a compare-and-swap loop.\n" + head + "  " + T + " old, desired;\n" +
+                         ",\n// so a compare-and-swap loop.\n" + head + "  " + T +
+                         " old, desired;\n" +
                          "  __atomic_load(target, &old, __ATOMIC_RELAXED);\n" +
                          "  do {\n    desired = " + update + "(old, value);\n" +
                          "  } while (!__atomic_compare_exchange(target, &old, &desired, false,\n" +
-                         "                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED));\n}\n");
+                         "                                      __ATOMIC_RELAXED, "
+                         "__ATOMIC_RELAXED));\n}\n");
   return name;
 }
 
@@ -313,9 +315,9 @@ std::string CExprPrinter::divisionHelper(BinaryOp op, DType t) {
                    : "b == 0 || b == -1 ? 0 : a % b";
   }
   defineHelper(name, std::string("// C's truncating ") + (isDiv ? "division" : "remainder") +
-                   "; a zero divisor gives 0 (NumPy's result) instead of trapping.\n" +
-                   "static inline " + T + " " + name + "(" + T + " a, " + T + " b) {\n" +
-                   "  return " + result + ";\n}\n");
+                         "; a zero divisor gives 0 (NumPy's result) instead of trapping.\n" +
+                         "static inline " + T + " " + name + "(" + T + " a, " + T + " b) {\n" +
+                         "  return " + result + ";\n}\n");
   return name;
 }
 

@@ -13,7 +13,8 @@ int countRefs(const Expr& e, const VarNode* v) {
     case ExprKind::Literal: case ExprKind::ThreadId: case ExprKind::NumThreads: return 0;
     case ExprKind::VarRef: return as<VarRefNode>(e).var.get() == v ? 1 : 0;
     case ExprKind::Load: return countRefs(as<LoadNode>(e).index, v);
-    case ExprKind::Binary: return countRefs(as<BinaryNode>(e).a, v) + countRefs(as<BinaryNode>(e).b, v);
+    case ExprKind::Binary:
+      return countRefs(as<BinaryNode>(e).a, v) + countRefs(as<BinaryNode>(e).b, v);
     case ExprKind::Unary: return countRefs(as<UnaryNode>(e).a, v);
     case ExprKind::Cast: return countRefs(as<CastNode>(e).a, v);
     case ExprKind::Select: {

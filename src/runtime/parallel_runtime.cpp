@@ -39,7 +39,8 @@ Chunks chunksOf(int64_t n, int64_t chunk, bool dynamic, int threads) {
 }  // namespace
 
 void setNumThreads(int n) {
-  if (n < 1) throw ArgumentError("the number of threads must be at least 1, not " + std::to_string(n));
+  if (n < 1)
+    throw ArgumentError("the number of threads must be at least 1, not " + std::to_string(n));
   threadCount().store(n, std::memory_order_relaxed);
 }
 

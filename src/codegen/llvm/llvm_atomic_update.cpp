@@ -58,7 +58,8 @@ void emitAtomicUpdate(llvm::IRBuilder<>& b, ir::BinaryOp op, DType elem, llvm::V
     }
     return;
   }
-  if (ir::isComplex(elem)) failCodegen(std::string("atomic ") + ir::binaryOpName(op) + " of complex");
+  if (ir::isComplex(elem))
+    failCodegen(std::string("atomic ") + ir::binaryOpName(op) + " of complex");
   if (floating) return compareAndSwapLoop(b, op, elem, address, value);
   b.CreateAtomicRMW(integerMinMax(op, elem), address, value.re, natural, AtomicOrdering::Monotonic);
 }

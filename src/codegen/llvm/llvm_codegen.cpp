@@ -363,7 +363,8 @@ class KernelBuilder {
     llvm::Value* one = llvm::ConstantInt::get(current->getType(), 1);
     b_.CreateStore(b_.CreateAdd(current, one, "", /*HasNUW=*/!isSigned, /*HasNSW=*/isSigned), slot);
     llvm::BranchInst* latch = b_.CreateBr(cond);
-    if (llvm::MDNode* hints = loopHints(n.schedule)) latch->setMetadata(llvm::LLVMContext::MD_loop, hints);
+    if (llvm::MDNode* hints = loopHints(n.schedule))
+      latch->setMetadata(llvm::LLVMContext::MD_loop, hints);
     b_.SetInsertPoint(exit);
   }
   // The schedule's hints for the loop optimizers (vectorize, unroll count), as the loop ID
@@ -434,7 +435,8 @@ class KernelBuilder {
     body->getArg(1)->setName("begin");
     body->getArg(2)->setName("end");
     llvm::Type* varType = registerType(ctx_, n.var->type.elem);
-    serialLoop(n, b_.CreateTrunc(body->getArg(1), varType), b_.CreateTrunc(body->getArg(2), varType));
+    serialLoop(n, b_.CreateTrunc(body->getArg(1), varType),
+               b_.CreateTrunc(body->getArg(2), varType));
     b_.CreateRetVoid();
     fs_ = std::move(kernel);
     return body;
