@@ -94,10 +94,6 @@ def _run(kernel, schedule, engine):
 @pytest.mark.parametrize("kernel", sorted(KERNELS))
 @pytest.mark.parametrize("schedule", COMMON)
 def test_common_schedules_preserve_results(kernel, schedule, engine):
-    if kernel == "spgemm" and "parallelize" in schedule:
-        pytest.skip("parallel assembly of sparse results is tested in test_parallel_assembly")
-    if kernel == "sddmm" and "parallelize" in schedule:
-        pytest.skip("parallel assembly of sparse results is tested in test_parallel_assembly")
     _run(kernel, schedule, engine)
 
 
@@ -238,7 +234,7 @@ SPMV = "y(i) = A(i,j) * x(j)"
     (SPMV, {"A": "csr"}, "bound(i,ib,10,min_exact)", "unknown bound kind"),
     (SPMV, {"A": "csr"}, "assemble(Q,append)", "not the result"),
     ("y(i) = A(i,j) * x(j) + z(i)", {"A": "csr"}, "reorder(j,i)", "not directly nested"),
-    ("a(i) = b(i) + c(i)", {"b": "s", "c": "s", "a": "s"}, "parallelize(i,cpu_thread,no_races)",
+    ("a(i) = b(i) + c(i)", {"b": "s", "c": "s", "a": "d"}, "parallelize(i,cpu_thread,no_races)",
      "coiterates several operands"),
     ("A(i,j) = B(i,k) * C(k,j)", {"B": "csr", "C": "csr", "A": "csr"}, "reorder(i,k,j);assemble(A,append)",
      "cannot be lowered"),
