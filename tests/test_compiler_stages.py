@@ -55,17 +55,21 @@ def test_max_reduction_keeps_its_temporary_because_results_start_at_zero():
 
 def test_loop_order_and_workspace_for_spgemm_by_rows():
     kern = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"})
-    assert kern.concrete == "∀i (∀j C(i,j) = w0(j) where ∀k ∀j w0(j) += A(i,k) * B(k,j))"
+    # The default schedule assembles the rows in parallel.
+    assert kern.concrete == ("∀i (∀j C(i,j) = w0(j) where ∀k ∀j w0(j) += A(i,k) * B(k,j)) "
+                             "| i: parallel(cpu_thread,no_races,dynamic)")
 
 
 def test_loop_order_follows_a_column_major_operand():
     kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csc", "x": "d", "y": "d"})
-    assert kern.concrete == "∀j ∀i y(i) += A(i,j) * x(j)"
+    # The default schedule reduces over the parallel columns into per-thread copies of y.
+    assert kern.concrete == "∀j ∀i y(i) += A(i,j) * x(j) | j: parallel(cpu_thread,temporary,dynamic)"
 
 
 def test_row_reductions_accumulate_in_a_scalar():
     kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"})
-    assert kern.concrete == "∀i (y(i) += acc0() where ∀j acc0() += A(i,j) * x(j))"
+    assert kern.concrete == ("∀i (y(i) += acc0() where ∀j acc0() += A(i,j) * x(j)) "
+                             "| i: parallel(cpu_thread,no_races,dynamic)")
 
 
 # -- iteration lattices (§2.5) --------------------------------------------------------------------

@@ -172,3 +172,35 @@ def test_kernels_run_concurrently_from_python_threads():
 def test_parallel_preconditions(stmt, formats, schedule, message):
     with pytest.raises(ct.ScheduleError, match=message):
         ct.compile(stmt, formats=formats, schedule=schedule)
+
+
+# -- the default schedule ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("stmt,formats,tag", [
+    ("y(i) = A(i,j) * x(j)", {"A": "csr"}, "i: parallel(cpu_thread,no_races,dynamic)"),
+    ("y(i) = A(i,j) * x(j)", {"A": "csc"}, "j: parallel(cpu_thread,temporary,dynamic)"),
+    ("s = A(i,j) * B(i,j)", {"A": "csr", "B": "csr"}, "i: parallel(cpu_thread,temporary,dynamic)"),
+    ("C(i,j) = A(i,k) * B(k,j)", {"A": "csr", "B": "csr", "C": "csr"}, "i: parallel(cpu_thread,no_races,dynamic)"),
+    ("C(i,j) = A(k,i) * B(k,j)", {"A": "csr", "B": "dense", "C": "dense"}, "k: parallel(cpu_thread,atomics,dynamic)"),
+])
+def test_the_default_schedule_parallelizes_the_outer_loop(stmt, formats, tag, threads):
+    kern = ct.compile(stmt, formats=formats)
+    assert kern.concrete.endswith(tag)
+
+
+def test_the_default_schedule_stays_serial_where_the_outer_loop_merges(threads):
+    # Two sparse vectors coiterated by the outer loop: no legal parallel loop without a split.
+    kern = ct.compile("a(i) = b(i) + c(i)", formats={"b": "s", "c": "s", "a": "d"})
+    assert "parallel" not in kern.concrete
+    b = ct.asarray(np.array([0, 1.0, 0, 2]), format="s")
+    np.testing.assert_array_equal(np.asarray(kern(b=b, c=b)), [0, 2.0, 0, 4])
+
+
+def test_default_kernels_agree_with_one_thread(threads):
+    A = csr(500, 400, 0.02, 11)
+    x = np.random.default_rng(11).random(500)
+    csc = ct.asarray(A, format="csc")
+    kern = ct.compile("y(j) = A(i,j) * x(i)", formats={"A": "csr"})
+    np.testing.assert_allclose(np.asarray(kern(A=ct.asarray(A), x=x)), A.T @ x)
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csc"})
+    np.testing.assert_allclose(np.asarray(kern(A=csc, x=x[:400])), A @ x[:400])

@@ -14,6 +14,7 @@
 #include "jit/disk_cache.hpp"
 #include "runtime/kernel_call.hpp"
 #include "schedule/apply_schedule.hpp"
+#include "schedule/default_schedule.hpp"
 #include "util/errors.hpp"
 
 namespace coiter {
@@ -168,14 +169,33 @@ std::shared_ptr<const CompiledKernel> compileKernel(const notation::Assignment& 
   // A schedule names index variables, so scheduled kernels keep their names in the key.
   kernel->signature = signatureOf(a, optionText, /*keepIndexNames=*/!scheduleText.empty());
   kernel->engine = &engine;
-  kernel->concrete = concreteStatement(a, scheduleText);
-  try {
-    kernel->lowered = lower::lowerKernel(kernel->concrete, "coiter_kernel_" + kernel->signature.hash,
-                                         options.assemble);
-  } catch (const CompileError& e) {
-    // Without a schedule every statement lowers; with one, a failure is the schedule's.
-    if (scheduleText.empty()) throw;
-    throw ScheduleError("schedule " + scheduleText + " cannot be lowered: " + e.what());
+  if (scheduleText.empty() && options.target == "cpu") {
+    // The default schedule, unless the statement's outer loop cannot run in parallel (then
+    // the serial kernel, which computes the same).
+    std::string automatic = schedule::defaultSchedule(cin::chooseLoopOrder(cin::concretize(a)));
+    if (!automatic.empty()) {
+      try {
+        kernel->concrete = concreteStatement(a, automatic);
+        kernel->lowered = lower::lowerKernel(kernel->concrete, "coiter_kernel_" + kernel->signature.hash,
+                                             options.assemble);
+      } catch (const ScheduleError&) {
+        kernel->lowered = {};
+      }
+    }
+    if (!kernel->lowered.function.body) {
+      kernel->concrete = concreteStatement(a);
+      kernel->lowered = lower::lowerKernel(kernel->concrete, "coiter_kernel_" + kernel->signature.hash,
+                                           options.assemble);
+    }
+  } else {
+    kernel->concrete = concreteStatement(a, scheduleText);
+    try {
+      kernel->lowered = lower::lowerKernel(kernel->concrete, "coiter_kernel_" + kernel->signature.hash,
+                                           options.assemble);
+    } catch (const CompileError& e) {
+      // Without a schedule every statement lowers; with one, a failure is the schedule's.
+      throw ScheduleError("schedule " + scheduleText + " cannot be lowered: " + e.what());
+    }
   }
   kernel->code = kernelCache().getOrCompile(kernel->signature, engine, kernel->lowered.function);
   return kernel;

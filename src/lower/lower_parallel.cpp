@@ -65,6 +65,7 @@ void Lowerer::planChunkedAssembly() {
   params_.push_back(Param{end, abi_.integerSlots++, false});
   intervals_[root] = Interval{ir::ref(begin), ir::ref(end), true};
   chunkedLoop_ = f.var;
+  parallelDepth_ = 1;  // the chunks run in parallel: loops inside them do not
 }
 
 bool Lowerer::racesOnResult(const cin::Stmt& body, const std::string& root) const {
@@ -155,14 +156,17 @@ Lowerer::ParallelPlan Lowerer::planLoop(const cin::ForallNode& f, const std::str
       Var priv = makeVar(freshName(result + "_private"), pointerTo(resultTensor_->dtype));
       Expr total = intLit(1);
       for (const Var& e : result_.vars->extents) total = binary(BinaryOp::Mul, total, ir::ref(e));
+      // One thread writes the result itself.
+      Expr several = binary(BinaryOp::Gt, ir::ref(threadsVar), intLit(1));
       plan.before = {declare(threadsVar, numThreads()), declare(size, total), declare(priv, nullptr),
-                     allocate(priv, binary(BinaryOp::Mul, ir::ref(threadsVar), ir::ref(size)), true)};
+                     ifThen(several, allocate(priv, binary(BinaryOp::Mul, ir::ref(threadsVar), ir::ref(size)), true),
+                            assign(priv, ir::ref(result_.vars->vals)))};
       Var q = makeVar(freshName("q"), index), t = makeVar(freshName("thread"), index);
       const Var& vals = result_.vars->vals;
       Expr copy = load(priv, binary(BinaryOp::Add, binary(BinaryOp::Mul, ir::ref(t), ir::ref(size)), ir::ref(q)));
       Stmt merge = store(vals, ir::ref(q), binary(op->irOp, load(vals, ir::ref(q)), copy));
-      plan.after = {forLoop(q, intLit(0), ir::ref(size), forLoop(t, intLit(0), ir::ref(threadsVar), merge)),
-                    freeBuffer(priv)};
+      plan.after = {ifThen(several, block({forLoop(q, intLit(0), ir::ref(size), forLoop(t, intLit(0), ir::ref(threadsVar), merge)),
+                                           freeBuffer(priv)}))};
       privateResult_ = priv;
       privateOffset_ = binary(BinaryOp::Mul, threadId(), ir::ref(size));
     }

@@ -179,6 +179,7 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
 
   for (auto& array : allocated) array.release();  // the kernel may reallocate them
   int32_t status = ir::kOk;
+  KernelThreadsScope threadCount;
   if (abi.chunks.enabled) {
     // The kernel computes the rows its caller asks for: all of them, or chunks in parallel.
     const ChunkedAssembly& plan = abi.chunks;

@@ -36,7 +36,17 @@ Chunks chunksOf(int64_t n, int64_t chunk, bool dynamic, int threads) {
   return Chunks{n, (n - 1) / chunk + 1, chunk};
 }
 
+// The count fixed for the kernel call running on this thread (0: none running), so that a
+// kernel sizes its per-thread buffers and runs its loops with one count even if another
+// Python thread changes the setting meanwhile.
+thread_local int kernelThreads = 0;
+
+int threadsNow() { return kernelThreads > 0 ? kernelThreads : getNumThreads(); }
+
 }  // namespace
+
+KernelThreadsScope::KernelThreadsScope() : previous_(kernelThreads) { kernelThreads = getNumThreads(); }
+KernelThreadsScope::~KernelThreadsScope() { kernelThreads = previous_; }
 
 void setNumThreads(int n) {
   if (n < 1)
@@ -48,13 +58,13 @@ int getNumThreads() { return threadCount().load(std::memory_order_relaxed); }
 
 }  // namespace coiter
 
-extern "C" int64_t coiter_rt_num_threads() { return coiter::getNumThreads(); }
+extern "C" int64_t coiter_rt_num_threads() { return coiter::threadsNow(); }
 
 extern "C" void coiter_rt_parallel_for(CoiterParallelBody body, void* closure, int64_t begin,
                                        int64_t end, int64_t chunk, int32_t dynamic) {
   if (end <= begin) return;
   int64_t n = end - begin;
-  int threads = coiter::getNumThreads();
+  int threads = coiter::threadsNow();
   if (threads == 1 || n == 1) {
     body(closure, begin, end, 0);
     return;

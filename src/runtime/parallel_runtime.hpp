@@ -17,6 +17,19 @@ void setNumThreads(int n);
 // which honours OMP_NUM_THREADS).
 int getNumThreads();
 
+// While it lives, the kernels called on this thread see the thread count of its creation
+// (coiter_rt_num_threads, coiter_rt_parallel_for): the dispatcher holds one per kernel call.
+class KernelThreadsScope {
+ public:
+  KernelThreadsScope();
+  ~KernelThreadsScope();
+  KernelThreadsScope(const KernelThreadsScope&) = delete;
+  KernelThreadsScope& operator=(const KernelThreadsScope&) = delete;
+
+ private:
+  int previous_;
+};
+
 }  // namespace coiter
 
 extern "C" {
