@@ -126,7 +126,7 @@ def test_dense_results_in_parallel_agree_exactly_for_integers(threads, engine):
 def test_parallel_c_source_has_an_openmp_loop():
     kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"},
                       schedule="split(i,i0,i1,16);parallelize(i0,cpu_thread,no_races)")
-    assert "#pragma omp parallel for schedule(dynamic)" in kern.source("c")
+    assert "#pragma omp parallel for schedule(dynamic, i0_chunk)" in kern.source("c")
 
 
 def test_atomic_c_source():

@@ -298,6 +298,14 @@ void CPrinter::forLoop(const ForNode& n) {
     else init += ", " + name + " = " + e_.print(n.end);
     bound = name;
   }
+  if (pragma.openmp && n.schedule.kind == LoopKind::Parallel && n.schedule.dynamic && n.schedule.chunk == 0) {
+    // OpenMP's dynamic default is one iteration per chunk; the runtime's choice (about 16
+    // chunks per thread, runtime/parallel_runtime.cpp) keeps both engines alike.
+    std::string chunk = freshName(v + "_chunk");
+    line("int64_t " + chunk + " = ((int64_t)(" + bound + ") - (int64_t)(" + e_.print(n.begin) +
+         ") - 1) / (16 * coiter_rt_num_threads()) + 1;");
+    pragma.text = parallelForPragma(n.schedule, chunk);
+  }
   if (!pragma.text.empty()) line(pragma.text);
   line("for (" + init + "; " + v + " < " + bound + "; " + v + "++) {");
   bool wasParallel = inParallelLoop_, wasSimd = inSimdLoop_;

@@ -137,9 +137,10 @@ class SimdAnalysis {
 
 }  // namespace
 
-std::string parallelForPragma(const LoopSchedule& schedule) {
+std::string parallelForPragma(const LoopSchedule& schedule, const std::string& chunk) {
   std::string kind = schedule.dynamic ? "dynamic" : "static";
-  if (schedule.chunk > 0) kind += ", " + std::to_string(schedule.chunk);
+  if (!chunk.empty()) kind += ", " + chunk;
+  else if (schedule.chunk > 0) kind += ", " + std::to_string(schedule.chunk);
   return "#pragma omp parallel for schedule(" + kind + ") num_threads(coiter_rt_num_threads())";
 }
 

@@ -10,7 +10,8 @@ namespace coiter::codegen {
 
 // `#pragma omp parallel for schedule(...) num_threads(coiter_rt_num_threads())` for a Parallel
 // loop: the runtime's thread count governs C kernels as it does LLVM ones.
-std::string parallelForPragma(const ir::LoopSchedule& schedule);
+// `chunk`: a C expression for the chunk size, overriding the schedule's.
+std::string parallelForPragma(const ir::LoopSchedule& schedule, const std::string& chunk = "");
 
 // `#pragma omp simd`, with the reduction clauses the body of Vectorized loop `n` needs, or
 // nothing when OpenMP's simd cannot express the loop: its body leaves it (Break, Return, or the
