@@ -67,14 +67,15 @@ def cross_check(results, dense_reference=None):
     Returns peer name -> Verdict, and the name of the reference."""
     candidates = ([(DENSE_REFERENCE, dense_reference)] if dense_reference is not None else [])
     candidates += list(results.items())
-    groups = []                   # [(representative name, result, [members])]
+    groups = []                   # [representative name, its result, {member: agree() result}]
     for name, result in candidates:
         for representative, value, members in groups:
-            if agree(value, result)[0]:
-                members.append(name)
+            outcome = agree(value, result)
+            if outcome[0]:
+                members[name] = outcome
                 break
         else:
-            groups.append((name, result, [name]))
+            groups.append((name, result, {name: (True, 0.0, "")}))
     if dense_reference is not None:
         reference_group = groups[0]
     else:
@@ -82,7 +83,7 @@ def cross_check(results, dense_reference=None):
     reference_name, reference_value, members = reference_group
     verdicts = {}
     for name, result in results.items():
-        ok, error, detail = agree(reference_value, result)
+        ok, error, detail = members[name] if name in members else agree(reference_value, result)
         ok = ok and name in members
         verdicts[name] = Verdict(ok, reference_name, None if np.isinf(error) else error,
                                  detail or ("" if ok else f"differs from {reference_name} "

@@ -24,9 +24,9 @@ from .kernels import TENSOR_RANK
 # machine's memory; the reason says how large it would have been.
 MEMORY_LIMIT_BYTES = 4 << 30
 # sparse.einsum costs about a microsecond per entry of its outer-product intermediate
-# (measured here: 1.4 s for 1.5 M entries); above this many entries one call would take
-# many seconds and the case is reported as skipped, with the count.
-EINSUM_ENTRY_LIMIT = 8_000_000
+# (measured here: 1.4 s for 1.5 M entries, 1.8 s for 2 M); above this many entries one call
+# would take seconds and the case is reported as skipped, with the count.
+EINSUM_ENTRY_LIMIT = 1_500_000
 # tensora's CSC SpMV walks every (column, row) pair (its generated loop over rows is dense,
 # about 5 ns a step here); above this many steps one call would take seconds.
 TENSORA_DENSE_STEP_LIMIT = 500_000_000

@@ -43,10 +43,10 @@ class Mode:
 
 MODES = {
     # One matrix per structure class, scaled to a few hundred thousand nonzeros.
-    "quick": Mode(matrices=(("bcsstk17", 1), ("rma10", 8), ("mac_econ_fwd500", 4),
-                            ("webbase-1M", 8), ("hypersparse-1M", 4)),
-                  tensors=(("nell-2", 8), ("vast-2015-mc1-3d", 8)),
-                  policy=RepeatPolicy(min_repeats=3, max_repeats=9, budget_s=0.15, cap_s=1.0),
+    "quick": Mode(matrices=(("bcsstk17", 2), ("rma10", 16), ("mac_econ_fwd500", 8),
+                            ("webbase-1M", 16), ("hypersparse-1M", 16)),
+                  tensors=(("nell-2", 8), ("vast-2015-mc1-3d", 16)),
+                  policy=RepeatPolicy(min_repeats=3, max_repeats=9, budget_s=0.1, cap_s=0.5),
                   compile_samples=10, compile_processes=5, call_number=1000,
                   packing_nnz=1_000_000, stream_elements=None),
     # The whole SpMV set at its real sizes; FROSTT-like tensors at a quarter of each mode.
