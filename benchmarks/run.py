@@ -43,8 +43,8 @@ class Mode:
 
 MODES = {
     # One matrix per structure class, scaled to a few hundred thousand nonzeros.
-    "quick": Mode(matrices=(("bcsstk17", 2), ("rma10", 16), ("mac_econ_fwd500", 8),
-                            ("webbase-1M", 16), ("hypersparse-1M", 16)),
+    "quick": Mode(matrices=(("bcsstk17", 1), ("rma10", 8), ("mac_econ_fwd500", 4),
+                            ("webbase-1M", 8), ("hypersparse-1M", 8)),
                   tensors=(("nell-2", 8), ("vast-2015-mc1-3d", 16)),
                   policy=RepeatPolicy(min_repeats=3, max_repeats=9, budget_s=0.1, cap_s=0.5),
                   compile_samples=10, compile_processes=5, call_number=1000,

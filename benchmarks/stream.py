@@ -86,5 +86,5 @@ def probe(thread_counts, repetitions=10, elements=None):
                                    "median_gbs": n_bytes / statistics.median(runs) / 1e9,
                                    "runs_s": runs}
     return {"method": "STREAM triad a = b + 3 c, C with OpenMP, -O3 -march=native",
-            "elements": elements, "array_bytes": 8 * elements, "bytes_per_element": 24,
+            "last_level_cache_bytes": last_level_cache_bytes(), "elements": elements, "array_bytes": 8 * elements, "bytes_per_element": 24,
             "by_threads": by_threads}
