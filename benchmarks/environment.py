@@ -24,10 +24,12 @@ def environment(**extra):
 
 
 def build_info():
-    """Which build was measured: the commit, whether src/ or python/ had local changes, and
-    the time the compiled core was built (the package is installed in editable mode)."""
-    root = Path(__file__).resolve().parent.parent
-    info = {"core_module": getattr(ct._core, "__file__", None)}
+    """Which build was measured: the commit of the checkout coiter is imported from (it is
+    installed in editable mode, possibly from another worktree than these benchmarks),
+    whether its src/ or python/ had local changes, when the compiled core was built, and
+    the commit of the benchmark code."""
+    root = Path(ct.__file__).resolve().parents[2]          # <root>/python/coiter/__init__.py
+    info = {"core_module": getattr(ct._core, "__file__", None), "checkout": str(root)}
     try:
         info["core_built"] = time.strftime("%Y-%m-%dT%H:%M:%S%z",
                                            time.localtime(os.path.getmtime(info["core_module"])))
@@ -39,6 +41,9 @@ def build_info():
                                   check=True).stdout.strip()
         info["commit"] = git("rev-parse", "HEAD")
         info["local_changes"] = bool(git("status", "--porcelain", "--", "src", "python"))
+        info["benchmarks_commit"] = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent,
+            capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         pass
     return info
