@@ -8,6 +8,8 @@ all-core row for a peer that cannot use more threads (its time is in the 1-threa
 """
 import statistics
 
+from . import scaling
+
 BASELINE = "scipy"
 SUBJECT = "coiter"
 IN_CACHE_NOTE = ("the SpMV's bytes fit in the last-level cache, so it is not bound by memory "
@@ -206,6 +208,8 @@ def markdown(result):
              "indices + pos + x + y. Run with `python -m benchmarks"
              + ("" if result["mode"] == "full" else f" --{result['mode']}") + "`.", ""]
     lines += _kernel_table(result, notes)
+    if result.get("scaling"):
+        lines += ["", *scaling.markdown_lines(result["scaling"])]
     lines += ["", *_compile_lines(result.get("compile"), notes), ""]
     lines += [*_packing_lines(result.get("packing")), ""]
     lines += ["Where coiter stands against the targets:", "", *_targets(result), ""]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import coiter as ct
 
-from . import compile_latency, packing, report, stream
+from . import compile_latency, packing, report, scaling, stream
 from .datasets import (FROSTT_BY_NAME, SPMV_BY_NAME, SPMV_SET, FROSTT_SET, generate_matrix,
                        generate_tensor, read_mtx_folder)
 from .environment import build_info, environment, write_results
@@ -86,8 +86,8 @@ def parse_args(argv):
     parser.add_argument("--peers", help="comma-separated subset of coiter,scipy,sparse,tensora,mkl")
     parser.add_argument("--threads", type=int, nargs="+",
                         help=f"thread counts (default 1 and all cores: 1 {all_cores()})")
-    parser.add_argument("--sections", default="stream,kernels,compile,packing",
-                        help="comma-separated subset of stream,kernels,compile,packing")
+    parser.add_argument("--sections", default="stream,kernels,scaling,compile,packing",
+                        help="comma-separated subset of stream,kernels,scaling,compile,packing")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output-dir", type=Path, default=RESULTS)
     parser.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
@@ -105,7 +105,14 @@ def datasets_for(args, mode):
 
 
 def main(argv=None):
-    args = parse_args(argv)
+    previous_threads = ct.get_num_threads()
+    try:
+        return _run(parse_args(argv))
+    finally:
+        ct.set_num_threads(previous_threads)  # the peers' thread settings change coiter's
+
+
+def _run(args):
     mode = MODES[args.mode]
     sections = set(args.sections.split(","))
     threads = sorted(set(args.threads or [1, all_cores()]))
@@ -133,6 +140,8 @@ def main(argv=None):
         result["datasets"] = [d.describe() for d in data]
         result["kernels"] = run_suite(data, kernels, peers, threads, mode.policy, args.seed,
                                       bandwidth, log)
+    if "scaling" in sections and len(threads) > 1:
+        result["scaling"] = scaling.measure(args.mode, threads, mode.policy, args.seed, log)
     if "compile" in sections:
         log("compile latency ...")
         result["compile"] = compile_latency.measure(mode.compile_samples, mode.compile_processes,

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <utility>
 
 #include "ir/ir.hpp"
 #include "runtime/parallel_runtime.hpp"
@@ -11,6 +13,50 @@
 namespace coiter {
 
 namespace {
+
+// Chunk arrays are scratch: they live from a chunk's call to the copy into the result. Fresh
+// memory costs a page fault and a page of zeroing per 4 KiB on first touch, which here would
+// be paid twice per entry (chunk, then result); keeping the arrays for the next call pays it
+// once. The pool holds at most kPoolBytes; beyond that arrays are freed.
+class ScratchPool {
+ public:
+  static ScratchPool& instance() {
+    static ScratchPool* pool = new ScratchPool();  // never destroyed: used until exit
+    return *pool;
+  }
+  // A malloc'd array of at least `bytes`, and its size.
+  std::pair<void*, size_t> take(size_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto best = blocks_.end();
+      for (auto it = blocks_.begin(); it != blocks_.end(); ++it) {
+        if (it->second >= bytes && (best == blocks_.end() || it->second < best->second)) best = it;
+      }
+      if (best != blocks_.end()) {
+        auto block = *best;
+        blocks_.erase(best);
+        held_ -= block.second;
+        return block;
+      }
+    }
+    return {allocateResultArray(bytes, false), bytes};
+  }
+  void give(void* data, size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (held_ + bytes > kPoolBytes) {
+      std::free(data);
+      return;
+    }
+    blocks_.emplace_back(data, bytes);
+    held_ += bytes;
+  }
+
+ private:
+  static constexpr size_t kPoolBytes = size_t{256} << 20;
+  std::mutex mutex_;
+  std::vector<std::pair<void*, size_t>> blocks_;
+  size_t held_ = 0;
+};
 
 struct Chunk {
   int64_t begin = 0, end = 0;  // rows
@@ -43,7 +89,8 @@ void copyChunks(void* closure, int64_t begin, int64_t end, int64_t) {
       size_t bytes = array.width * static_cast<size_t>(array.perEntry);
       std::memcpy(static_cast<char*>((*run.final)[a]) + static_cast<size_t>(chunk.offset) * bytes,
                   chunk.pointers[array.slot], static_cast<size_t>(chunk.entries) * bytes);
-      std::free(chunk.pointers[array.slot]);
+      ScratchPool::instance().give(chunk.pointers[array.slot],
+                                   static_cast<size_t>(chunk.integers[array.capacitySlot]) * array.width);
       chunk.pointers[array.slot] = nullptr;
     }
   }
@@ -82,10 +129,11 @@ int32_t runChunkedAssembly(const ChunkedCall& call, int threads, std::vector<voi
       chunk.integers[plan.beginSlot] = chunk.begin;
       chunk.integers[plan.endSlot] = chunk.end;
       for (const AppendedArray& a : call.appended) {
-        // A share of the serial guess; the kernel grows what it needs.
+        // A share of the serial guess (or more, from the pool); the kernel grows what it needs.
         int64_t capacity = std::max<int64_t>(16, integers[a.capacitySlot] / count);
-        chunk.pointers[a.slot] = allocateResultArray(static_cast<size_t>(capacity) * a.width, false);
-        chunk.integers[a.capacitySlot] = capacity;
+        auto [data, bytes] = ScratchPool::instance().take(static_cast<size_t>(capacity) * a.width);
+        chunk.pointers[a.slot] = data;
+        chunk.integers[a.capacitySlot] = static_cast<int64_t>(bytes / a.width);
       }
     }
   } catch (...) {
