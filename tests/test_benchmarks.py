@@ -28,6 +28,15 @@ from benchmarks.timing import RepeatPolicy  # noqa: E402
 TINY = RepeatPolicy(min_repeats=1, max_repeats=2, budget_s=0.01, cap_s=0.1)
 
 
+@pytest.fixture(autouse=True)
+def restore_num_threads():
+    """Benchmark rows set coiter's thread count; later tests expect the default."""
+    import coiter as ct
+    saved = ct.get_num_threads()
+    yield
+    ct.set_num_threads(saved)
+
+
 def test_smoke_run_writes_json_and_markdown(tmp_path):
     status = benchmarks_run.main(["--smoke", "--peers", "coiter,scipy", "--threads", "1",
                                   "--sections", "stream,kernels,packing", "--no-plots",
