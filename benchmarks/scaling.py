@@ -16,10 +16,21 @@ CASES = [
     ("spmv banded", "y(i) = A(i,j) * x(j)", {"A": "csr"}, "banded", None),
     ("spgemm uniform A·A", "C(i,j) = A(i,k) * B(k,j)", {"A": "csr", "B": "csr", "C": "csr"}, "uniform", None),
     ("spadd uniform A+B", "C(i,j) = A(i,j) + B(i,j)", {"A": "csr", "B": "csr", "C": "csr"}, "uniform", None),
-    ("spmv power-law, rows in static blocks", "y(i) = A(i,j) * x(j)", {"A": "csr"}, "power_law",
-     "split(i,i0,i1,2048);parallelize(i0,cpu_thread,no_races,static)"),
-    ("spmv power-law, default (dynamic row chunks)", "y(i) = A(i,j) * x(j)", {"A": "csr"}, "power_law", None),
 ]
+# SpMV on power-law matrices under three schedules: rows split into contiguous equal blocks
+# (one per thread, TACO's CPU schedule), the default (dynamic row chunks), and the pos split
+# (blocks of equal numbers of nonzeros). Rows come in random order, and sorted by length
+# (longest first, as graphs ordered by degree are): the order decides whether equal row
+# blocks hold equal work.
+SPMV_SCHEDULES = [
+    ("rows in static blocks", "split(i,i0,i1,256);parallelize(i0,cpu_thread,no_races,static)"),
+    ("default (dynamic row chunks)", None),
+    ("pos split (equal nonzeros)", "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,16384);"
+                                   "parallelize(fp0,cpu_thread,atomics)"),
+]
+for _kind, _label in (("power_law", "power-law"), ("power_law_sorted", "power-law, rows by length")):
+    CASES += [(f"spmv {_label}, {name}", "y(i) = A(i,j) * x(j)", {"A": "csr"}, _kind, schedule)
+              for name, schedule in SPMV_SCHEDULES]
 
 # Rows and nonzeros per row of each case's matrix, by mode: "quick" stays small; "full" is
 # the issue's size (banded SpMV ~10 M nonzeros).
@@ -28,12 +39,20 @@ SIZES = {
     "quick": {"banded": (400_000, 25), "uniform": (100_000, 10), "power_law": (400_000, 8)},
     "full": {"banded": (1_000_000, 10), "uniform": (200_000, 10), "power_law": (1_000_000, 8)},
 }
-BUILDERS = {"banded": banded, "uniform": uniform, "power_law": power_law}
+
+
+def power_law_sorted(n, per_row, rng):
+    """A power-law matrix with its rows ordered longest first."""
+    matrix = power_law(n, per_row, rng)
+    return matrix[np.argsort(-np.diff(matrix.indptr), kind="stable")]
+
+
+BUILDERS = {"banded": banded, "uniform": uniform, "power_law": power_law, "power_law_sorted": power_law_sorted}
 
 
 def _operands(name, kind, sizes, seed):
-    n, per_row = sizes[kind]
-    a = BUILDERS[kind](n, per_row, rng_for(f"scaling-{kind}", seed))
+    n, per_row = sizes[kind.replace("_sorted", "")]
+    a = BUILDERS[kind](n, per_row, rng_for(f"scaling-{kind.replace('_sorted', '')}", seed))
     if name.startswith("spmv"):
         x = rng_for("scaling-x", seed).random(n)
         return {"A": ct.asarray(a), "x": x}, a @ x

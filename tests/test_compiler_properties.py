@@ -6,7 +6,7 @@ NumPy on the dense arrays (API.md §3: unstored entries are exact zeros; implici
 the smallest product term holding every use of the index)."""
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import coiter as ct
@@ -205,3 +205,46 @@ def test_reference_itself():
                                    Term([("x", ("j",))], None, 1)],
                 ["j", "i"], {}, {"A": a, "x": x}, None)
     np.testing.assert_allclose(r.reference(), a.T + x[:, None])
+
+
+# -- random legal schedules (docs/schedules.md): a schedule never changes the result --------------
+
+@st.composite
+def schedules(draw, problem):
+    loops = sorted({v for t in problem.terms for v in t.variables})
+    if not loops:
+        return None
+    v = draw(st.sampled_from(loops))
+    size = draw(st.integers(1, 4))
+    races = draw(st.sampled_from(["no_races", "atomics", "temporary", "parallel_reduction"]))
+    chunks = draw(st.sampled_from(["dynamic", "static", "dynamic:2", "static:3"]))
+    return draw(st.sampled_from([
+        f"split({v},{v}0,{v}1,{size})",
+        f"divide({v},{v}0,{v}1,{size})",
+        f"split({v},{v}0,{v}1,{size});parallelize({v}0,cpu_thread,{races},{chunks})",
+        f"parallelize({v},cpu_thread,{races},{chunks})",
+        f"split({v},{v}0,{v}1,{size + 1});split({v}1,{v}10,{v}11,2)",
+        f"bound({v},{v}b,{problem.extents[v] + size},max_constraint)",
+    ]))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data(), problem=problems(max_accesses=3))
+def test_random_legal_schedules_preserve_results(data, problem):
+    schedule = data.draw(schedules(problem))
+    threads = data.draw(st.sampled_from([1, 2, 3]))
+    statement, expected = problem.statement(), problem.reference()
+    previous = ct.get_num_threads()
+    ct.set_num_threads(threads)
+    try:
+        for engine in ENGINES:
+            tensors = {n: (ct.asarray(a) if a.ndim == 0 else ct.asarray(a, format=problem.formats[n]))
+                       for n, a in problem.arrays.items()}
+            try:
+                result = ct.evaluate(statement, out_format=problem.out_format, engine=engine,
+                                     schedule=schedule, **tensors)
+            except ct.ScheduleError:
+                assume(False)  # an illegal schedule for this statement: refused, never wrong
+            assert_values(result, expected, rtol=1e-12, dtype=np.float64)
+    finally:
+        ct.set_num_threads(previous)

@@ -71,8 +71,18 @@ COMMON = [
     "split(i,i0,i1,16);parallelize(i0,cpu_thread,no_races)",
 ]
 
+POS_SPMV = [
+    "pos(j,jp,A(i,j))",
+    "pos(j,jp,A(i,j));split(jp,jp0,jp1,3)",
+    "fuse(i,j,f);pos(f,fp,A(i,j))",
+    "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,37)",
+    "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,37);parallelize(fp0,cpu_thread,atomics)",
+    "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,16);parallelize(fp0,cpu_thread,temporary)",
+    "fuse(i,j,f);pos(f,fp,A(i,j));divide(fp,fp0,fp1,5);parallelize(fp0,cpu_thread,atomics,static)",
+]
+
 SPECIFIC = {
-    "spmv": ["split(j,j0,j1,5)", "split(i,i0,i1,4);parallelize(i1,cpu_vector,no_races)",
+    "spmv": POS_SPMV + ["split(j,j0,j1,5)", "split(i,i0,i1,4);parallelize(i1,cpu_vector,no_races)",
              "parallelize(i,cpu_thread,no_races,static)", "parallelize(i,cpu_thread,no_races,dynamic:3)"],
     "spmm": ["reorder(i,k,j)", "split(k,k0,k1,4);parallelize(k1,cpu_vector,no_races)", "split(j,j0,j1,4)"],
     "spgemm": ["reorder(i,k,j);precompute(B(i,k)*C(k,j),j,j)", "reorder(i,k,j);precompute(B(i,k)*C(k,j),[j],[jw])",
@@ -243,7 +253,16 @@ SPMV = "y(i) = A(i,j) * x(j)"
     ("y(i) = sum(k, B(i,k) + c(i))", {"B": "dense"}, "precompute(B(i,k),[i],[i])", "does not distribute"),
     ("A(i,j) = B(i,k) * C(k,j)", {"B": "csr", "C": "csr", "A": "csr"},
      "reorder(i,k,j);precompute(B(i,k)*C(k,j),[j,k],[j,k])", "more than one index variable"),
-    ("A(i,j) = B(i,k) * C(k,j)", {"B": "csr", "C": "csr", "A": "csr"}, "pos(i,ip,B(i,k))", "not supported yet"),
+    (SPMV, {"A": "csr"}, "pos(i,ip,A(i,j))", "not compressed"),
+    (SPMV, {"A": "csr"}, "pos(j,jp,B(i,j))", "not an operand access"),
+    (SPMV, {"A": "csr"}, "fuse(j,i,f)", "not directly inside"),
+    (SPMV, {"A": "csr"}, "fuse(i,j,f)", "iterate its positions with pos"),
+    ("y(i) = A(i,j) * x(j) + B(i,j) * x(j)", {"A": "csr", "B": "csr"}, "fuse(i,j,f);pos(f,fp,A(i,j))",
+     "not zero where it is"),
+    ("y(i) = A(i,j) * B(i,j)", {"A": "csr", "B": "csr"}, "fuse(i,j,f);pos(f,fp,A(i,j))", "cannot be located"),
+    (SPMV, {"A": "dcsr"}, "fuse(i,j,f);pos(f,fp,A(i,j))", "first level dense"),
+    (SPMV, {"A": "csr"}, "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,64);parallelize(fp0,cpu_thread,no_races)",
+     "not indexed by i and j"),
 ])
 def test_broken_preconditions_raise_schedule_error(stmt, formats, schedule, message):
     command = schedule.split(";")[-1].split("(")[0]
@@ -260,3 +279,42 @@ def test_precompute_through_a_distributing_product():
         kern = ct.compile("y(i) = sum(k, B(i,k) * c(i))", formats={"B": "dense"}, schedule=schedule)
         np.testing.assert_allclose(np.asarray(kern(B=B, c=c)), B.sum(axis=1) * c)
     assert "ws0(i) += B(i,k)" in kern.concrete
+
+
+def test_pos_split_blocks_hold_equal_numbers_of_nonzeros():
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"},
+                      schedule="fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,4096);"
+                               "parallelize(fp0,cpu_thread,atomics)")
+    c = kern.source("c")
+    assert "fp0_blocks = (fp_span + 4095) / 4096" in c     # blocks of positions (nonzeros)
+    assert "while ((int64_t)A2_pos[i + 1] <= pA2)" in c      # the row is tracked across empty rows
+    assert c.count("#pragma omp atomic") == 2              # one update per row end and block end
+    assert "f i j →fuse" not in kern.concrete and "i j →fuse f" in kern.concrete
+
+
+@pytest.mark.parametrize("threads", [1, 2, 7])
+def test_pos_split_spmv_with_empty_and_heavy_rows(threads, engine):
+    rng = np.random.default_rng(12)
+    dense = np.zeros((200, 150))
+    dense[3, :] = rng.random(150)            # a heavy row spanning several blocks
+    dense[50:60, :5] = rng.random((10, 5))
+    dense[199, 149] = 1.5                     # the last entry
+    A = sp.csr_matrix(dense)                  # most rows empty
+    x = rng.random(150)
+    previous = ct.get_num_threads()
+    ct.set_num_threads(threads)
+    try:
+        kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"}, engine=engine,
+                          schedule="fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,16);parallelize(fp0,cpu_thread,atomics)")
+        np.testing.assert_allclose(np.asarray(kern(A=ct.asarray(A), x=x)), A @ x, rtol=1e-12)
+        empty = sp.csr_matrix((5, 150))
+        np.testing.assert_array_equal(np.asarray(kern(A=ct.asarray(empty), x=x)), np.zeros(5))
+    finally:
+        ct.set_num_threads(previous)
+
+
+def test_fused_dense_loops(engine):
+    B = np.random.default_rng(13).random((30, 21))
+    kern = ct.compile("C(i,j) = B(i,j) * 2", formats={"B": "dense", "C": "dense"}, engine=engine,
+                      schedule="fuse(i,j,f);split(f,f0,f1,64);parallelize(f0,cpu_thread,no_races)")
+    np.testing.assert_allclose(np.asarray(kern(B=B)), 2 * B)

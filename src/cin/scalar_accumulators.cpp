@@ -9,7 +9,7 @@ using namespace notation;
 namespace {
 
 struct Context {
-  const RootOf& rootOf;
+  const LoopBinds& binds;
   const std::set<std::string>& parallelLoops;
 };
 
@@ -32,7 +32,8 @@ Stmt rewrite(const Stmt& s, int& temporaries, const Context& c) {
   if (f.body->kind != StmtKind::Assign) return forall(f.var, rewrite(f.body, temporaries, c));
   const auto& a = as<AssignNode>(f.body);
   const auto& lhs = a.lhs->indices;
-  bool invariant = std::find(lhs.begin(), lhs.end(), c.rootOf(f.var)) == lhs.end();
+  bool invariant = true;
+  for (const auto& b : c.binds(f.var)) invariant = invariant && std::find(lhs.begin(), lhs.end(), b) == lhs.end();
   if (!a.accumulate || a.lhs->tensor->temporary || !invariant || c.parallelLoops.count(f.var)) return s;
   auto t = makeTensorVar("acc" + std::to_string(temporaries++), Format({}, {}), a.lhs->tensor->dtype,
                          DType::Int64, true);
@@ -42,9 +43,9 @@ Stmt rewrite(const Stmt& s, int& temporaries, const Context& c) {
 
 }  // namespace
 
-Stmt accumulateInScalars(const Stmt& s, const RootOf& rootOf, const std::set<std::string>& parallelLoops) {
+Stmt accumulateInScalars(const Stmt& s, const LoopBinds& binds, const std::set<std::string>& parallelLoops) {
   int temporaries = 0;
-  return rewrite(s, temporaries, Context{rootOf, parallelLoops});
+  return rewrite(s, temporaries, Context{binds, parallelLoops});
 }
 
 }  // namespace coiter::cin

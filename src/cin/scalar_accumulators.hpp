@@ -15,7 +15,7 @@ namespace coiter::cin {
 
 // `parallelLoops` are not accumulated around: their iterations run on different threads, so
 // they update the result itself (with the race strategy their schedule chose).
-Stmt accumulateInScalars(const Stmt& s, const RootOf& rootOf = sameVariable,
+Stmt accumulateInScalars(const Stmt& s, const LoopBinds& binds = bindsItself,
                          const std::set<std::string>& parallelLoops = {});
 
 }  // namespace coiter::cin

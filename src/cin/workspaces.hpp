@@ -13,11 +13,11 @@
 
 namespace coiter::cin {
 
-// `rootOf` maps a loop variable derived by scheduling (split, bound) to the index variable
-// it iterates.
-using RootOf = std::function<std::string(const std::string&)>;
-std::string sameVariable(const std::string& v);
+// The index variables a loop binds: itself, or for a loop derived by scheduling the original
+// variables it iterates (a split's loops iterate i; a fused loop iterates i and j).
+using LoopBinds = std::function<std::vector<std::string>(const std::string&)>;
+std::vector<std::string> bindsItself(const std::string& v);
 
-Stmt insertWorkspaces(const Stmt& s, const RootOf& rootOf = sameVariable);
+Stmt insertWorkspaces(const Stmt& s, const LoopBinds& binds = bindsItself);
 
 }  // namespace coiter::cin

@@ -129,15 +129,15 @@ KernelCache& kernelCache() {
 schedule::ScheduledStatement concreteStatement(const notation::Assignment& a, const std::string& scheduleText) {
   schedule::ScheduledStatement s =
       schedule::applySchedule(cin::chooseLoopOrder(cin::concretize(a)), schedule::parseSchedule(scheduleText));
-  auto rootOf = [&s](const std::string& v) { return s.rootOf(v); };
+  auto binds = [&s](const std::string& v) { return s.boundVariables(v); };
   // assemble(A, append): the result is appended in loop order, never through a workspace.
   bool appendOnly = s.assembly.count(a.lhs->tensor->name) && s.assembly.at(a.lhs->tensor->name) == "append";
-  if (!appendOnly) s.stmt = cin::insertWorkspaces(s.stmt, rootOf);
+  if (!appendOnly) s.stmt = cin::insertWorkspaces(s.stmt, binds);
   std::set<std::string> parallel;
   for (const auto& [var, tags] : s.tags) {
     if (tags.unit == schedule::ParallelUnit::CpuThread) parallel.insert(var);
   }
-  s.stmt = cin::accumulateInScalars(s.stmt, rootOf, parallel);
+  s.stmt = cin::accumulateInScalars(s.stmt, binds, parallel);
   return s;
 }
 

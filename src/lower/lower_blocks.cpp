@@ -19,6 +19,11 @@ const Type kIndex = scalar(DType::Int64);
 Lowerer::Interval Lowerer::intervalOf(const std::string& root, const std::string& loopVar) const {
   auto it = intervals_.find(root);
   if (it != intervals_.end()) return it->second;
+  const schedule::IndexRelation* own = scheduled_.relationOf(root);
+  if (own && own->kind == schedule::RelationKind::Pos && own->bounded == root) return positionInterval(*own);
+  if (own && own->kind == schedule::RelationKind::Fuse && own->bounded == root) {
+    return {intLit(0), binary(BinaryOp::Mul, extentOf(own->parent), extentOf(own->second)), false};
+  }
   // A bound with an exact extent makes the trip count a constant (for unrolling).
   for (std::string v = loopVar; const schedule::IndexRelation* r = scheduled_.relationOf(v); v = r->parent) {
     if (r->kind == schedule::RelationKind::Bound && r->exact) return {intLit(0), intLit(r->size), false};

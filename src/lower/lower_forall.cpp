@@ -259,11 +259,16 @@ std::string outerLattice(const cin::Stmt& stmt) {
 
 Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   const schedule::IndexRelation* relation = scheduled_.relationOf(f.var);
-  if (relation && relation->kind != schedule::RelationKind::Bound && relation->outer == f.var) {
+  if (relation && (relation->kind == schedule::RelationKind::Split || relation->kind == schedule::RelationKind::Divide) &&
+      relation->outer == f.var) {
     return lowerBlockLoop(f, *relation);
   }
-  // A derived inner loop iterates the original variable, restricted to the current block.
+  // A derived inner loop iterates its root variable, restricted to the current block.
   const std::string v = scheduled_.rootOf(f.var);
+  if (const schedule::IndexRelation* own = scheduled_.relationOf(v); own && own->bounded == v) {
+    if (own->kind == schedule::RelationKind::Pos) return lowerPositionLoop(f, *own);
+    if (own->kind == schedule::RelationKind::Fuse) return lowerFusedLoop(f, *own);
+  }
   std::vector<SegmentInfo> info;
   lt::IterationLattice lattice = latticeOf(v, f.body, info);
   const auto& points = lattice.points();

@@ -69,11 +69,14 @@ void Lowerer::planChunkedAssembly() {
 }
 
 bool Lowerer::racesOnResult(const cin::Stmt& body, const std::string& root) const {
+  // Iterations write distinct entries when the result is indexed by every variable the loop
+  // binds (a fused loop binds two).
+  std::vector<std::string> bound = scheduled_.boundVariables(root);
   bool races = false;
   cin::forEachAssignment(body, [&](const cin::AssignNode& a) {
     if (a.lhs->tensor != resultTensor_) return;
     const auto& idx = a.lhs->indices;
-    races = races || std::find(idx.begin(), idx.end(), root) == idx.end();
+    for (const auto& v : bound) races = races || std::find(idx.begin(), idx.end(), v) == idx.end();
   });
   return races;
 }
@@ -129,7 +132,9 @@ Lowerer::ParallelPlan Lowerer::planLoop(const cin::ForallNode& f, const std::str
     std::string result = resultTensor_->name;
     RaceStrategy races = tags->races;
     if (races == RaceStrategy::NoRaces) {
-      fail("iterations update the same entries of " + result + " (it is not indexed by " + root +
+      std::string vars;
+      for (const auto& v : scheduled_.boundVariables(root)) vars += (vars.empty() ? "" : " and ") + v;
+      fail("iterations update the same entries of " + result + " (it is not indexed by " + vars +
            "); choose atomics, temporary or parallel_reduction");
     }
     if (!threads && races != RaceStrategy::IgnoreRaces) {

@@ -146,14 +146,17 @@ Stmt Lowerer::lowerAssign(const cin::AssignNode& a) {
     if (a.accumulate) value = binary(a.accumulate->irOp, ir::ref(temp), value);
     return assign(temp, value);
   }
+  return updateResult(a.accumulate, resultPosition(), value);
+}
+
+Stmt Lowerer::updateResult(const nt::Operator* op, Expr p, Expr value) {
   Var vals = result_.vars->vals;
-  Expr p = resultPosition();
   if (privateResult_) {  // race strategy temporary: this thread's copy of the result
     vals = privateResult_;
     p = binary(BinaryOp::Add, privateOffset_, p);
   }
-  if (atomicResult_ && a.accumulate) return atomicUpdate(a.accumulate->irOp, vals, p, value);
-  if (a.accumulate) value = binary(a.accumulate->irOp, load(vals, p), value);
+  if (atomicResult_ && op) return atomicUpdate(op->irOp, vals, p, value);
+  if (op) value = binary(op->irOp, load(vals, p), value);
   return store(vals, p, value);
 }
 

@@ -122,6 +122,21 @@ class Lowerer {
   void planChunkedAssembly();
   std::string chunkedLoop_;
 
+  // lower_positions.cpp: loops over an operand's stored positions (pos), fused loops (fuse).
+  struct PositionLevel {
+    const AccessNode* access = nullptr;
+    int level = -1;       // the level whose positions are iterated
+    bool fused = false;   // the loop also binds the level above (pos of a fused loop)
+  };
+  PositionLevel positionLevel(const schedule::IndexRelation& r) const;
+  Interval positionInterval(const schedule::IndexRelation& r) const;
+  ir::Stmt lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexRelation& r);
+  ir::Stmt lowerFusedLoop(const cin::ForallNode& f, const schedule::IndexRelation& r);
+  // result(position) op= value, as the race strategy of the enclosing parallel loop asks.
+  ir::Stmt updateResult(const notation::Operator* op, ir::Expr position, ir::Expr value);
+  // The position of the current entry of an all-dense result, from the bound coordinates.
+  ir::Expr denseResultPosition() const;
+
   // lower_parallel.cpp: how a tagged loop runs, and what its body must do differently.
   struct ParallelPlan {
     ir::LoopSchedule schedule;

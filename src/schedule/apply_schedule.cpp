@@ -85,7 +85,8 @@ class Scheduler {
       else if (c.name == "parallelize") parallelize(c);
       else if (c.name == "unroll") unroll(c);
       else if (c.name == "assemble") assemble(c);
-      else if (c.name == "pos" || c.name == "fuse") fail("not supported yet by this version of coiter");
+      else if (c.name == "fuse") fuse(c);
+      else if (c.name == "pos") pos(c);
       else fail("unknown command (expected reorder, split, divide, pos, fuse, precompute, bound, unroll, "
                 "parallelize or assemble)");
     }
@@ -247,6 +248,63 @@ class Scheduler {
   bool hasFixedSize(const std::string& var) const {
     const IndexRelation* r = out_.relationOf(var);
     return r && ((r->kind == RelationKind::Split && r->inner == var) || r->kind == RelationKind::Bound);
+  }
+
+  void fuse(const Command& c) {
+    arity(c, 3, 3);
+    const std::string &outer = word(c, 0), &inner = word(c, 1), &fused = word(c, 2);
+    requireLoop(outer);
+    requireLoop(inner);
+    requireFresh(fused);
+    bool done = false;
+    out_.stmt = rewriteChain(
+        out_.stmt,
+        [&](const ForallChain& chain) {
+          auto at = std::find(chain.vars.begin(), chain.vars.end(), outer);
+          return at != chain.vars.end() && at + 1 != chain.vars.end() && *(at + 1) == inner;
+        },
+        [&](const ForallChain& chain) {
+          std::vector<std::string> vars;
+          for (const auto& v : chain.vars) {
+            if (v == outer) vars.push_back(fused);
+            else if (v != inner) vars.push_back(v);
+          }
+          return nestForalls(vars, chain.body);
+        },
+        done);
+    if (!done) fail("loop '" + inner + "' is not directly inside loop '" + outer + "'");
+    IndexRelation r{RelationKind::Fuse, outer, "", "", fused, 0, false};
+    r.second = inner;
+    out_.relations.push_back(r);
+  }
+
+  void pos(const Command& c) {
+    arity(c, 3, 3);
+    const std::string &var = word(c, 0), &positions = word(c, 1);
+    std::string access = withoutSpaces(word(c, 2));
+    requireLoop(var);
+    requireFresh(positions);
+    // The access must be read by the statement, with its level(s) indexed by the loop.
+    std::vector<std::string> levels;
+    bool found = false;
+    forEachAssignment(out_.stmt, [&](const AssignNode& a) {
+      nt::forEachSubexpression(a.rhs, [&](const nt::Expr& e) {
+        if (found || e->kind != nt::ExprKind::Access || withoutSpaces(nt::toString(e)) != access) return;
+        found = true;
+        levels = nt::levelIndices(static_cast<const nt::AccessNode&>(*e));
+      });
+    });
+    if (!found) fail("'" + access + "' is not an operand access of the statement");
+    std::vector<std::string> bound = out_.boundVariables(var);
+    auto first = std::search(levels.begin(), levels.end(), bound.begin(), bound.end());
+    if (first == levels.end()) {
+      fail("the levels of " + access + " are not indexed by " +
+           (bound.size() == 1 ? "'" + bound[0] + "'" : "the fused variables, in storage order"));
+    }
+    IndexRelation r{RelationKind::Pos, var, "", "", positions, 0, false};
+    r.access = access;
+    replaceLoop(var, {positions});
+    out_.relations.push_back(r);
   }
 
   void parallelize(const Command& c) {

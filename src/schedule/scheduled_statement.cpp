@@ -8,6 +8,8 @@ std::string IndexRelation::toString() const {
     case RelationKind::Divide: return parent + " →divide(" + std::to_string(size) + ") " + outer + " " + inner;
     case RelationKind::Bound:
       return parent + " →bound(" + std::to_string(size) + (exact ? ",max_exact) " : ",max_constraint) ") + bounded;
+    case RelationKind::Fuse: return parent + " " + second + " →fuse " + bounded;
+    case RelationKind::Pos: return parent + " →pos(" + access + ") " + bounded;
   }
   return "?";
 }
@@ -44,8 +46,21 @@ const IndexRelation* ScheduledStatement::relationOf(const std::string& var) cons
 
 std::string ScheduledStatement::rootOf(const std::string& var) const {
   std::string v = var;
-  while (const IndexRelation* r = relationOf(v)) v = r->parent;
+  while (const IndexRelation* r = relationOf(v)) {
+    if (r->kind == RelationKind::Fuse || r->kind == RelationKind::Pos) return v;
+    v = r->parent;
+  }
   return v;
+}
+
+std::vector<std::string> ScheduledStatement::boundVariables(const std::string& var) const {
+  const IndexRelation* r = relationOf(var);
+  if (!r) return {var};
+  std::vector<std::string> out = boundVariables(r->parent);
+  if (r->kind == RelationKind::Fuse) {
+    for (const auto& v : boundVariables(r->second)) out.push_back(v);
+  }
+  return out;
 }
 
 const LoopTags* ScheduledStatement::tagsOf(const std::string& var) const {

@@ -17,15 +17,19 @@ enum class RelationKind {
   Split,   // parent -> outer, inner: inner has a fixed size (the last block is shorter)
   Divide,  // parent -> outer, inner: outer has a fixed number of parts
   Bound,   // parent -> bounded: the same loop, with its extent known at compile time
+  Fuse,    // parent, second -> fused: the two nested loops as one
+  Pos,     // parent -> positions: the stored positions of `access`'s level for parent
 };
 
 struct IndexRelation {
   RelationKind kind;
   std::string parent;
   std::string outer, inner;  // Split/Divide
-  std::string bounded;       // Bound
+  std::string bounded;       // Bound, Fuse, Pos: the new variable
   int64_t size = 0;          // Split: block size; Divide: parts; Bound: the bound
   bool exact = false;        // Bound: the extent equals `size` (else it is at most `size`)
+  std::string second;        // Fuse: the inner of the two fused loops
+  std::string access;        // Pos: the operand access whose positions are iterated, as text
   std::string toString() const;  // "i →split(32) i0 i1"
 };
 
@@ -52,8 +56,11 @@ struct ScheduledStatement {
 
   // The relation that produced `var`, if it is derived.
   const IndexRelation* relationOf(const std::string& var) const;
-  // The original index variable a (chain of) derived variable(s) comes from.
+  // The variable whose coordinates a (chain of) derived variable(s) iterates: the original
+  // index variable of a split or bound; a fused or position variable is its own space.
   std::string rootOf(const std::string& var) const;
+  // The original index variables a loop binds (i for a split of i; i and j for a fusion).
+  std::vector<std::string> boundVariables(const std::string& var) const;
   const LoopTags* tagsOf(const std::string& var) const;
   // The statement, then " : " and each relation, then each tagged loop.
   std::string toString() const;

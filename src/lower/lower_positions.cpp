@@ -1,0 +1,273 @@
+// Loops over stored positions and fused loops (taco-core.md §2.4 collapse and coordinate-tree
+// split, §5 pos/fuse).
+//
+// pos(j, jp, A(i,j)) iterates the positions of A's level for j inside the current segment;
+// after fuse(i, j, f), pos(f, fp, A(i,j)) iterates the positions of A's level for j across
+// all rows, so that a split of fp gives blocks of equal numbers of nonzeros, and i is
+// tracked: found by binary search at the start of the block, then advanced whenever the
+// position crosses the end of its row (a while loop, as rows may be empty). The loop visits
+// only A's stored entries, so the statement must be zero wherever A is; the other operands
+// are located by the bound coordinates.
+//
+// When the body adds into an entry of a dense result that depends only on i (SpMV), the
+// products of one row are summed in a register and added to the result when the row ends
+// or the block does: a block that shares its first or last row with a neighbour then
+// updates that entry once, which is what makes atomics cheap for load-balanced SpMV.
+//
+// A fused loop without pos iterates the dense product space i × j.
+#include <algorithm>
+#include <cctype>
+
+#include "lower/lowerer.hpp"
+#include "util/errors.hpp"
+
+namespace coiter::lower {
+
+using namespace ir;
+namespace nt = coiter::notation;
+
+namespace {
+
+const Type kIndex = scalar(DType::Int64);
+
+std::string withoutSpaces(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (!std::isspace(static_cast<unsigned char>(c))) out += c;
+  }
+  return out;
+}
+
+Expr plusOne(const Expr& e) { return binary(BinaryOp::Add, e, intLit(1)); }
+
+}  // namespace
+
+Lowerer::PositionLevel Lowerer::positionLevel(const schedule::IndexRelation& r) const {
+  std::string command = "pos(" + r.parent + "," + r.bounded + "," + r.access + ")";
+  PositionLevel out;
+  for (const AccessNode* acc : accessOrder_) {
+    if (!acc->tensor->temporary && withoutSpaces(nt::toString(std::shared_ptr<const nt::ExprNode>(
+                                       std::shared_ptr<const nt::ExprNode>{}, acc))) == r.access) {
+      out.access = acc;
+      break;
+    }
+  }
+  if (!out.access) throw ScheduleError(command + ": the access is not read where the loop runs");
+  const AccessState& state = accesses_.at(out.access);
+  std::vector<std::string> bound = scheduled_.boundVariables(r.parent);
+  auto at = std::find(state.levelVars.begin(), state.levelVars.end(), bound.back());
+  out.level = static_cast<int>(at - state.levelVars.begin());
+  out.fused = bound.size() == 2;
+  const auto& levels = out.access->tensor->format.levels();
+  if (bound.size() > 2) throw ScheduleError(command + ": positions of more than two fused loops are not supported");
+  if (levels[out.level]->kind() != LevelKind::Compressed) {
+    throw ScheduleError(command + ": level " + std::to_string(out.level + 1) + " of " + out.access->tensor->name +
+                        " is not compressed, so it has no positions to iterate");
+  }
+  if (out.fused && (out.level != 1 || levels[0]->kind() != LevelKind::Dense)) {
+    throw ScheduleError(command + ": positions of fused loops need " + out.access->tensor->name +
+                        "'s first level dense and its second compressed (CSR-like)");
+  }
+  if (!out.fused && state.entered != out.level) {
+    throw ScheduleError(command + ": the levels of " + out.access->tensor->name + " above the loop's are not iterated "
+                        "by the loops around it");
+  }
+  return out;
+}
+
+Lowerer::Interval Lowerer::positionInterval(const schedule::IndexRelation& r) const {
+  PositionLevel p = positionLevel(r);
+  const AccessState& state = accesses_.at(p.access);
+  const Var& pos = state.vars->pos[p.level];
+  if (p.fused) {
+    Expr rows = ir::ref(state.vars->extents[p.access->tensor->format.modeOrder()[0]]);
+    return {cast(kIndex, load(pos, intLit(0))), cast(kIndex, load(pos, rows)), false};
+  }
+  Expr parent = p.level == 0 ? intLit(0) : state.pos[p.level - 1];
+  return {cast(kIndex, load(pos, parent)), cast(kIndex, load(pos, plusOne(parent))), false};
+}
+
+Expr Lowerer::denseResultPosition() const {
+  Expr position = intLit(0);
+  for (int k = 0; k < resultTensor_->order(); ++k) {
+    int mode = resultTensor_->format.modeOrder()[k];
+    position = binary(BinaryOp::Add, binary(BinaryOp::Mul, position, ir::ref(result_.vars->extents[mode])),
+                      coords_.at(result_.levelVars[k]));
+  }
+  return position;
+}
+
+Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexRelation& r) {
+  std::string command = "pos(" + r.parent + "," + r.bounded + "," + r.access + ")";
+  PositionLevel level = positionLevel(r);
+  AccessState& state = accesses_.at(level.access);
+  TensorVars& vars = *state.vars;
+  std::vector<std::string> bound = scheduled_.boundVariables(r.parent);
+  // Only A's stored entries are visited: the body must vanish where A is zero.
+  auto savedZeroed = zeroed_;
+  zeroed_.insert(level.access);
+  bool vanishes = isZero(f.body);
+  zeroed_ = savedZeroed;
+  if (!vanishes) {
+    throw ScheduleError(command + ": the loop visits only " + level.access->tensor->name +
+                        "'s stored entries, but the statement is not zero where it is");
+  }
+  for (const AccessNode* acc : accessOrder_) {
+    if (acc == level.access || acc->tensor->temporary) continue;
+    const AccessState& other = accesses_.at(acc);
+    for (size_t k = 0; k < other.levelVars.size(); ++k) {
+      bool indexed = std::find(bound.begin(), bound.end(), other.levelVars[k]) != bound.end();
+      if (indexed && acc->tensor->format.levels()[k]->kind() != LevelKind::Dense) {
+        throw ScheduleError(command + ": " + acc->tensor->name + " is sparse over '" + other.levelVars[k] +
+                            "' and cannot be located at " + level.access->tensor->name + "'s positions");
+      }
+    }
+  }
+  bool savedAtomic = atomicResult_;
+  Var savedPrivate = privateResult_;
+  Expr savedOffset = privateOffset_;
+  int savedDepth = parallelDepth_;
+  ParallelPlan plan = planLoop(f, r.bounded, true);
+  Interval interval = intervalOf(r.bounded, f.var);
+  std::vector<Stmt> out;
+  const Var& pos = vars.pos[level.level];
+  Var p = makeVar(freshName("p" + vars.tensor->name + std::to_string(level.level + 1)), kIndex);
+  Var row;
+  if (level.fused) {
+    // The row of the block's first position: the first r with pos[r + 1] > lo.
+    Expr rows = ir::ref(vars.extents[vars.tensor->format.modeOrder()[0]]);
+    row = makeVar(freshName(bound[0]), kIndex);
+    Var high = makeVar(freshName(bound[0] + "_search_end"), kIndex);
+    Var mid = makeVar(freshName(bound[0] + "_search_mid"), kIndex);
+    out.push_back(declare(row, intLit(0)));
+    out.push_back(declare(high, rows));
+    Expr ends = binary(BinaryOp::Le, cast(kIndex, load(pos, plusOne(ir::ref(mid)))), interval.lo);
+    out.push_back(whileLoop(binary(BinaryOp::Lt, ir::ref(row), ir::ref(high)),
+                            block({declare(mid, binary(BinaryOp::Div, binary(BinaryOp::Add, ir::ref(row), ir::ref(high)), intLit(2))),
+                                   ifThen(ends, assign(row, plusOne(ir::ref(mid))), assign(high, ir::ref(mid)))})));
+  }
+  // Sum a row's products in a register when the body adds into a dense result entry that
+  // depends on the row only.
+  const cin::AssignNode* sum = nullptr;
+  if (level.fused && f.body->kind == cin::StmtKind::Assign) {
+    const auto& a = cin::as<cin::AssignNode>(f.body);
+    const auto& lhs = a.lhs->indices;
+    bool rowOnly = std::find(lhs.begin(), lhs.end(), bound[1]) == lhs.end();
+    if (a.lhs->tensor == resultTensor_ && a.accumulate == &nt::addOp() && groups_.empty() && trailingDense_ < 0 &&
+        rowOnly) {
+      sum = &a;
+    }
+  }
+  Var acc;
+  std::vector<Stmt> body;
+  auto flush = [&]() -> Stmt {  // adds the row's sum into the result (coords_ has the row)
+    return ifThen(binary(BinaryOp::Ne, ir::ref(acc), zeroOf(resultTensor_->dtype)),
+                  block({updateResult(sum->accumulate, denseResultPosition(), ir::ref(acc)),
+                         assign(acc, zeroOf(resultTensor_->dtype))}));
+  };
+  if (sum) {
+    acc = makeVar(freshName(resultTensor_->name + "_row_sum"), scalar(resultTensor_->dtype));
+    out.push_back(declare(acc, zeroOf(resultTensor_->dtype)));
+    coords_[bound[0]] = ir::ref(row);
+  }
+  if (level.fused) {
+    Expr ended = binary(BinaryOp::Le, cast(kIndex, load(pos, plusOne(ir::ref(row)))), ir::ref(p));
+    body.push_back(whileLoop(ended, block({sum ? flush() : nullptr, assign(row, plusOne(ir::ref(row)))})));
+  }
+  Var j = makeVar(freshName(bound.back()), kIndex);
+  body.push_back(declare(j, cast(kIndex, load(vars.crd[level.level], ir::ref(p)))));
+
+  int enteredBefore = state.entered;
+  std::map<const AccessNode*, int> othersBefore;
+  for (auto& [a, st] : accesses_) othersBefore[a] = st.entered;
+  int resultBefore = result_.entered;
+  if (level.fused) {
+    coords_[bound[0]] = ir::ref(row);
+    state.pos[0] = ir::ref(row);
+  }
+  coords_[bound.back()] = ir::ref(j);
+  state.pos[level.level] = ir::ref(p);
+  state.runEnd[level.level] = nullptr;
+  state.entered = level.level + 1;
+  resolveLocates(body);
+  for (const auto& v : bound) openLoops_.push_back(v);
+  if (sum) {
+    Expr value = lowerExpr(sum->rhs);
+    if (value) body.push_back(assign(acc, binary(BinaryOp::Add, ir::ref(acc), cast(scalar(resultTensor_->dtype), value))));
+  } else {
+    enterResultLevels(body);
+    body.push_back(lowerStmt(f.body));
+  }
+  for (size_t n = 0; n < bound.size(); ++n) openLoops_.pop_back();
+  for (auto& [a, st] : accesses_) st.entered = othersBefore[a];
+  state.entered = enteredBefore;
+  result_.entered = resultBefore;
+  coords_.erase(bound.back());
+
+  out.push_back(forLoop(p, interval.lo, interval.hi, block(std::move(body)), plan.schedule));
+  if (sum) {
+    coords_[bound[0]] = ir::ref(row);
+    out.push_back(flush());  // the block's last row
+  }
+  if (level.fused) coords_.erase(bound[0]);
+  atomicResult_ = savedAtomic;
+  privateResult_ = savedPrivate;
+  privateOffset_ = savedOffset;
+  parallelDepth_ = savedDepth;
+  std::vector<Stmt> all = plan.before;
+  all.push_back(block(std::move(out)));
+  all.insert(all.end(), plan.after.begin(), plan.after.end());
+  return block(std::move(all));
+}
+
+Stmt Lowerer::lowerFusedLoop(const cin::ForallNode& f, const schedule::IndexRelation& r) {
+  std::string command = "fuse(" + r.parent + "," + r.second + "," + r.bounded + ")";
+  std::vector<std::string> bound = scheduled_.boundVariables(r.bounded);
+  for (const AccessNode* acc : accessOrder_) {
+    if (acc->tensor->temporary) continue;
+    const AccessState& st = accesses_.at(acc);
+    for (size_t k = 0; k < st.levelVars.size(); ++k) {
+      bool indexed = std::find(bound.begin(), bound.end(), st.levelVars[k]) != bound.end();
+      if (indexed && acc->tensor->format.levels()[k]->kind() != LevelKind::Dense) {
+        throw ScheduleError(command + ": " + acc->tensor->name + " is sparse over '" + st.levelVars[k] +
+                            "'; iterate its positions with pos(" + r.bounded + ", ...) instead");
+      }
+    }
+  }
+  if (bound.size() != 2) throw ScheduleError(command + ": only two plain loops can be fused without pos");
+  bool savedAtomic = atomicResult_;
+  Var savedPrivate = privateResult_;
+  Expr savedOffset = privateOffset_;
+  int savedDepth = parallelDepth_;
+  ParallelPlan plan = planLoop(f, r.bounded, true);
+  Interval interval = intervalOf(r.bounded, f.var);
+  Var fv = makeVar(freshName(r.bounded), kIndex);
+  Expr inner = extentOf(bound[1]);
+  Var i = makeVar(freshName(bound[0]), kIndex), j = makeVar(freshName(bound[1]), kIndex);
+  std::vector<Stmt> body{declare(i, binary(BinaryOp::Div, ir::ref(fv), inner)),
+                         declare(j, binary(BinaryOp::Rem, ir::ref(fv), inner))};
+  std::map<const AccessNode*, int> before;
+  for (auto& [a, st] : accesses_) before[a] = st.entered;
+  int resultBefore = result_.entered;
+  coords_[bound[0]] = ir::ref(i);
+  coords_[bound[1]] = ir::ref(j);
+  resolveLocates(body);
+  enterResultLevels(body);
+  for (const auto& v : bound) openLoops_.push_back(v);
+  body.push_back(lowerStmt(f.body));
+  for (size_t n = 0; n < bound.size(); ++n) openLoops_.pop_back();
+  for (auto& [a, st] : accesses_) st.entered = before[a];
+  result_.entered = resultBefore;
+  coords_.erase(bound[0]);
+  coords_.erase(bound[1]);
+  atomicResult_ = savedAtomic;
+  privateResult_ = savedPrivate;
+  privateOffset_ = savedOffset;
+  parallelDepth_ = savedDepth;
+  std::vector<Stmt> all = plan.before;
+  all.push_back(forLoop(fv, interval.lo, interval.hi, block(std::move(body)), plan.schedule));
+  all.insert(all.end(), plan.after.begin(), plan.after.end());
+  return block(std::move(all));
+}
+
+}  // namespace coiter::lower
