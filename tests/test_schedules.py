@@ -318,3 +318,21 @@ def test_fused_dense_loops(engine):
     kern = ct.compile("C(i,j) = B(i,j) * 2", formats={"B": "dense", "C": "dense"}, engine=engine,
                       schedule="fuse(i,j,f);split(f,f0,f1,64);parallelize(f0,cpu_thread,no_races)")
     np.testing.assert_allclose(np.asarray(kern(B=B)), 2 * B)
+
+
+# TACO's shipped CPU schedules (peers.md §1.4), in TACO's spelling.
+def test_taco_default_cpu_schedules(engine):
+    _run("spmv", "split(i,i0,i1,32);reorder(i0,i1,j);parallelize(i0,CPUThread,NoRaces)", engine)
+    _run("spgemm", "reorder(i,k,j);precompute(B(i,k)*C(k,j),j,j);assemble(A,Insert);"
+                   "parallelize(i,CPUThread,NoRaces)", engine)
+    rng = np.random.default_rng(14)
+    B = rng.random((40, 12, 9)) * (rng.random((40, 12, 9)) < 0.2)
+    C, D = rng.random((12, 5)), rng.random((9, 5))
+    kern = ct.compile("A(i,j) = B(i,k,l) * D(l,j) * C(k,j)",
+                      formats={"B": "csf", "C": "dense", "D": "dense", "A": "dense"}, engine=engine,
+                      schedule="reorder(i,k,l,j);precompute(B(i,k,l)*D(l,j),j,j);split(i,i0,i1,32);"
+                               "parallelize(i0,CPUThread,NoRaces)")
+    result = kern(B=ct.asarray(B, format="csf"), C=C, D=D)
+    np.testing.assert_allclose(np.asarray(result), np.einsum("ikl,kj,lj->ij", B, C, D), rtol=1e-12)
+    # Every thread has its own slice of the workspace.
+    assert "omp_get_thread_num()" in kern.source("c")

@@ -293,7 +293,8 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
         throw ScheduleError("loop '" + f.var + "' iterates the workspace " + info[s].access->tensor->name +
                             ", which cannot be split");
       }
-      return {intLit(0), ir::ref(workspaces_.at(info[s].access->tensor.get()).count)};
+      const WorkspaceVars& ws = workspaces_.at(info[s].access->tensor.get());
+      return {ws.at(intLit(0)), ws.at(ir::ref(ws.count))};
     }
     AccessState& state = accesses_.at(info[s].access);
     int k = info[s].level;
@@ -414,7 +415,9 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       int k = info[s].level;
       const auto& type = *st.vars->tensor->format.levels()[k];
       // A workspace's values are indexed by coordinate, other levels' by position.
-      st.pos[k] = info[s].access->tensor->temporary ? coordOf[s] : positionOf(s);
+      st.pos[k] = info[s].access->tensor->temporary
+                      ? workspaces_.at(info[s].access->tensor.get()).at(coordOf[s])
+                      : positionOf(s);
       st.runEnd[k] = nullptr;
       st.entered = k + 1;
       advanceTo[s] = plusOne(positionOf(s));
@@ -499,8 +502,8 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
     for (int s : point.iterators) {
       if (segs[s].dimension || !info[s].access->tensor->temporary) continue;
       const WorkspaceVars& ws = workspaces_.at(info[s].access->tensor.get());
-      body.push_back(store(ws.tensor->vals, coordOf[s], zeroOf(info[s].access->tensor->dtype)));
-      body.push_back(store(ws.mark, coordOf[s], boolLit(false)));
+      body.push_back(store(ws.tensor->vals, ws.at(coordOf[s]), zeroOf(info[s].access->tensor->dtype)));
+      body.push_back(store(ws.mark, ws.at(coordOf[s]), boolLit(false)));
     }
     if (skipsEmptyBuckets) {
       // Nothing after the coordinate read may run for an empty bucket (its coordinate is -1).

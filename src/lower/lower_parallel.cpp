@@ -64,8 +64,7 @@ void Lowerer::planChunkedAssembly() {
   params_.push_back(Param{begin, abi_.integerSlots++, false});
   params_.push_back(Param{end, abi_.integerSlots++, false});
   intervals_[root] = Interval{ir::ref(begin), ir::ref(end), true};
-  chunkedLoop_ = f.var;
-  parallelDepth_ = 1;  // the chunks run in parallel: loops inside them do not
+  chunkedLoop_ = f.var;  // the chunks run in parallel: loops inside them do not
 }
 
 bool Lowerer::racesOnResult(const cin::Stmt& body, const std::string& root) const {
@@ -99,7 +98,7 @@ Lowerer::ParallelPlan Lowerer::planLoop(const cin::ForallNode& f, const std::str
     fail("the loop coiterates several operands (a merge); split it and parallelize the outer loop, which iterates "
          "blocks densely");
   }
-  if (parallelDepth_ > 0) fail("the loop is nested inside another parallel loop");
+  if (threads && (parallelDepth_ > 0 || !chunkedLoop_.empty())) fail("the loop is nested inside another parallel loop");
   if (writesResult(f.body) && !groups_.empty()) {
     fail("the loop appends entries to the sparse result " + resultTensor_->name +
          "; sparse results are assembled in parallel only by the outermost loop over their rows");
@@ -112,10 +111,6 @@ Lowerer::ParallelPlan Lowerer::planLoop(const cin::ForallNode& f, const std::str
       if (std::find(local.begin(), local.end(), t.get()) == local.end()) {
         fail("the loop updates the temporary " + t->name + ", which is shared by its iterations; parallelize a "
              "loop outside the temporary's where statement");
-      }
-      if (t->order() > 0) {
-        fail("the loop uses the workspace " + t->name + ", which would be shared by its iterations (per-thread "
-             "workspaces are not supported yet)");
       }
     }
   }

@@ -74,10 +74,16 @@ WorkspaceVars& Lowerer::declareWorkspace(const notation::TensorVarPtr& w, const 
   ws.tensor->hashSize = {nullptr};
   ws.mark = makeVar(freshName(w->name + "_mark"), pointerTo(DType::Bool));
   ws.count = makeVar(freshName(w->name + "_count"), scalar(DType::Int64));
+  Expr size = extent;
+  if (parallelDepth_ > 0) {
+    // One slice per thread of the parallel loop around the workspace's where statement.
+    size = binary(BinaryOp::Mul, numThreads(), extent);
+    ws.base = binary(BinaryOp::Mul, threadId(), extent);
+  }
   for (const Var& v : {ws.tensor->vals, ws.tensor->crd[0], ws.mark}) prologue_.push_back(declare(v, nullptr));
-  prologue_.push_back(allocate(ws.tensor->vals, extent, true));
-  prologue_.push_back(allocate(ws.mark, extent, true));
-  prologue_.push_back(allocate(ws.tensor->crd[0], extent, false));
+  prologue_.push_back(allocate(ws.tensor->vals, size, true));
+  prologue_.push_back(allocate(ws.mark, size, true));
+  prologue_.push_back(allocate(ws.tensor->crd[0], size, false));
   for (const Var& v : {ws.tensor->vals, ws.tensor->crd[0], ws.mark}) epilogue_.push_back(freeBuffer(v));
   for (auto& [acc, state] : accesses_) {
     if (acc->tensor == w) state.vars = ws.tensor.get();
@@ -87,10 +93,11 @@ WorkspaceVars& Lowerer::declareWorkspace(const notation::TensorVarPtr& w, const 
 
 Stmt Lowerer::storeToWorkspace(const TensorVar& w, const nt::Operator* accumulate, Expr value) {
   WorkspaceVars& ws = workspaces_.at(&w);
-  Expr c = coords_.at(ws.indexVar);
+  Expr coord = coords_.at(ws.indexVar);
+  Expr c = ws.at(coord);
   const Var& vals = ws.tensor->vals;
   Stmt touch = ifThen(logicalNot(load(ws.mark, c)),
-                      block({store(ws.mark, c, boolLit(true)), store(ws.tensor->crd[0], ir::ref(ws.count), c),
+                      block({store(ws.mark, c, boolLit(true)), store(ws.tensor->crd[0], ws.at(ir::ref(ws.count)), coord),
                              assign(ws.count, binary(BinaryOp::Add, ir::ref(ws.count), intLit(1)))}));
   if (accumulate) value = binary(accumulate->irOp, load(vals, c), value);
   return block({touch, store(vals, c, value)});
@@ -187,7 +194,8 @@ Stmt Lowerer::lowerWhere(const cin::WhereNode& w) {
   // ordered; an unordered compressed level (SciPy's unsorted CSR) takes them as they come.
   for (const WorkspaceVars* ws : workspaces) {
     if (resultLevelOrdered(ws->indexVar)) {
-      out.push_back(call(RuntimeFunction::SortInt64, {ir::ref(ws->tensor->crd[0]), ir::ref(ws->count)}));
+      out.push_back(call(RuntimeFunction::SortInt64,
+                         {ir::ref(ws->tensor->crd[0]), ws->base ? ws->base : intLit(0), ir::ref(ws->count)}));
     }
   }
   out.push_back(lowerStmt(w.consumer));

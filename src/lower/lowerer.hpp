@@ -53,6 +53,10 @@ struct WorkspaceVars {
   ir::Var mark;
   ir::Var count;
   std::string indexVar;
+  // Inside a parallel loop every thread has its own slice: index = base + coordinate, with
+  // base = ThreadId * extent; null when there is one workspace.
+  ir::Expr base;
+  ir::Expr at(const ir::Expr& index) const { return base ? ir::binary(ir::BinaryOp::Add, base, index) : index; }
 };
 
 // A segment of the forall being lowered, with what the lowerer needs to iterate or locate it.

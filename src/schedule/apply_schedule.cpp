@@ -22,6 +22,20 @@ std::string withoutSpaces(const std::string& s) {
   return out;
 }
 
+// TACO spells units, race strategies and kinds in CamelCase (CPUThread, NoRaces, MaxExact,
+// Insert); coiter in snake_case. Either is accepted.
+std::string snakeCase(const std::string& word) {
+  std::string out;
+  for (size_t k = 0; k < word.size(); ++k) {
+    char c = word[k];
+    bool upper = std::isupper(static_cast<unsigned char>(c));
+    bool wordStart = upper && k > 0 && k + 1 < word.size() && std::islower(static_cast<unsigned char>(word[k + 1]));
+    if (wordStart && out.back() != '_') out += '_';
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
 bool contains(const std::vector<std::string>& v, const std::string& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
@@ -234,7 +248,8 @@ class Scheduler {
 
   void bound(const Command& c) {
     arity(c, 4, 4);
-    const std::string &parent = word(c, 0), &bounded = word(c, 1), &kind = word(c, 3);
+    const std::string &parent = word(c, 0), &bounded = word(c, 1);
+    std::string kind = snakeCase(word(c, 3));
     requireLoop(parent);
     requireFresh(bounded);
     if (kind != "max_exact" && kind != "max_constraint") {
@@ -309,7 +324,8 @@ class Scheduler {
 
   void parallelize(const Command& c) {
     arity(c, 3, 4);
-    const std::string &var = word(c, 0), &unit = word(c, 1), &races = word(c, 2);
+    const std::string& var = word(c, 0);
+    std::string unit = snakeCase(word(c, 1)), races = snakeCase(word(c, 2));
     requireLoop(var);
     LoopTags& tags = out_.tags[var];
     if (unit == "cpu_thread") {
@@ -361,7 +377,8 @@ class Scheduler {
 
   void assemble(const Command& c) {
     arity(c, 2, 2);
-    const std::string &tensor = word(c, 0), &how = word(c, 1);
+    const std::string& tensor = word(c, 0);
+    std::string how = snakeCase(word(c, 1));
     if (how != "append" && how != "insert") fail("unknown strategy '" + how + "' (expected append or insert)");
     bool found = false;
     forEachAssignment(out_.stmt, [&](const AssignNode& a) {
