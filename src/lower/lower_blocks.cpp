@@ -74,10 +74,7 @@ Stmt Lowerer::lowerBlockLoop(const cin::ForallNode& f, const schedule::IndexRela
   std::vector<Stmt> body{declare(blockLo, first),
                          declare(blockHi, binary(BinaryOp::Min, binary(BinaryOp::Add, ir::ref(blockLo), size), hi))};
 
-  bool savedAtomic = atomicResult_;
-  Var savedPrivate = privateResult_;
-  Expr savedOffset = privateOffset_;
-  int savedDepth = parallelDepth_;
+  ParallelStateGuard parallelState(*this);
   ParallelPlan plan = planLoop(f, root, true);
   auto savedInterval = intervals_.find(root) != intervals_.end() ? std::optional<Interval>(intervals_[root]) : std::nullopt;
   intervals_[root] = Interval{ir::ref(blockLo), ir::ref(blockHi), true};
@@ -85,10 +82,6 @@ Stmt Lowerer::lowerBlockLoop(const cin::ForallNode& f, const schedule::IndexRela
   Stmt inner = lowerStmt(f.body);
   if (savedInterval) intervals_[root] = *savedInterval;
   else intervals_.erase(root);
-  atomicResult_ = savedAtomic;
-  privateResult_ = savedPrivate;
-  privateOffset_ = savedOffset;
-  parallelDepth_ = savedDepth;
   if (!inner) return nullptr;
   body.push_back(inner);
   out.insert(out.end(), plan.before.begin(), plan.before.end());

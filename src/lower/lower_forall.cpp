@@ -343,10 +343,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   };
   bool shared = points.size() > 1 || points.front().iterators.size() > 1 || iteratesRuns(points.front());
   // A tagged loop (parallel, vectorized, unrolled) must be a single for loop.
-  bool savedAtomic = atomicResult_;
-  Var savedPrivate = privateResult_;
-  Expr savedOffset = privateOffset_;
-  int savedDepth = parallelDepth_;
+  ParallelStateGuard parallelState(*this);
   ParallelPlan plan = planLoop(f, v, !shared && points.size() == 1);
   std::map<int, Var> state, stateEnd;
   if (shared) {
@@ -544,10 +541,6 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
     }
     out.push_back(whileLoop(andAll(ranges), block(std::move(body))));
   }
-  atomicResult_ = savedAtomic;
-  privateResult_ = savedPrivate;
-  privateOffset_ = savedOffset;
-  parallelDepth_ = savedDepth;
   if (plan.before.empty() && plan.after.empty()) return block(std::move(out));
   std::vector<Stmt> all = plan.before;
   all.push_back(block(std::move(out)));

@@ -20,6 +20,7 @@
 
 #include "lower/lowerer.hpp"
 #include "util/errors.hpp"
+#include "util/text.hpp"
 
 namespace coiter::lower {
 
@@ -29,14 +30,6 @@ namespace nt = coiter::notation;
 namespace {
 
 const Type kIndex = scalar(DType::Int64);
-
-std::string withoutSpaces(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (!std::isspace(static_cast<unsigned char>(c))) out += c;
-  }
-  return out;
-}
 
 Expr plusOne(const Expr& e) { return binary(BinaryOp::Add, e, intLit(1)); }
 
@@ -123,10 +116,7 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
       }
     }
   }
-  bool savedAtomic = atomicResult_;
-  Var savedPrivate = privateResult_;
-  Expr savedOffset = privateOffset_;
-  int savedDepth = parallelDepth_;
+  ParallelStateGuard parallelState(*this);
   ParallelPlan plan = planLoop(f, r.bounded, true);
   Interval interval = intervalOf(r.bounded, f.var);
   std::vector<Stmt> out;
@@ -210,10 +200,6 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
     out.push_back(flush());  // the block's last row
   }
   if (level.fused) coords_.erase(bound[0]);
-  atomicResult_ = savedAtomic;
-  privateResult_ = savedPrivate;
-  privateOffset_ = savedOffset;
-  parallelDepth_ = savedDepth;
   std::vector<Stmt> all = plan.before;
   all.push_back(block(std::move(out)));
   all.insert(all.end(), plan.after.begin(), plan.after.end());
@@ -235,10 +221,7 @@ Stmt Lowerer::lowerFusedLoop(const cin::ForallNode& f, const schedule::IndexRela
     }
   }
   if (bound.size() != 2) throw ScheduleError(command + ": only two plain loops can be fused without pos");
-  bool savedAtomic = atomicResult_;
-  Var savedPrivate = privateResult_;
-  Expr savedOffset = privateOffset_;
-  int savedDepth = parallelDepth_;
+  ParallelStateGuard parallelState(*this);
   ParallelPlan plan = planLoop(f, r.bounded, true);
   Interval interval = intervalOf(r.bounded, f.var);
   Var fv = makeVar(freshName(r.bounded), kIndex);
@@ -260,10 +243,6 @@ Stmt Lowerer::lowerFusedLoop(const cin::ForallNode& f, const schedule::IndexRela
   result_.entered = resultBefore;
   coords_.erase(bound[0]);
   coords_.erase(bound[1]);
-  atomicResult_ = savedAtomic;
-  privateResult_ = savedPrivate;
-  privateOffset_ = savedOffset;
-  parallelDepth_ = savedDepth;
   std::vector<Stmt> all = plan.before;
   all.push_back(forLoop(fv, interval.lo, interval.hi, block(std::move(body)), plan.schedule));
   all.insert(all.end(), plan.after.begin(), plan.after.end());

@@ -147,6 +147,23 @@ class Lowerer {
     std::vector<ir::Stmt> before, after;  // per-thread result copies: set up, merge
   };
   ParallelPlan planLoop(const cin::ForallNode& f, const std::string& root, bool forForm);
+  // Restores the race-strategy state planLoop changes when the loop's lowering ends.
+  struct ParallelStateGuard {
+    Lowerer& lowerer;
+    bool atomic;
+    ir::Var privateResult;
+    ir::Expr privateOffset;
+    int depth;
+    explicit ParallelStateGuard(Lowerer& l)
+        : lowerer(l), atomic(l.atomicResult_), privateResult(l.privateResult_),
+          privateOffset(l.privateOffset_), depth(l.parallelDepth_) {}
+    ~ParallelStateGuard() {
+      lowerer.atomicResult_ = atomic;
+      lowerer.privateResult_ = privateResult;
+      lowerer.privateOffset_ = privateOffset;
+      lowerer.parallelDepth_ = depth;
+    }
+  };
   bool racesOnResult(const cin::Stmt& body, const std::string& root) const;
 
   // lower_assembly.cpp: result positions and appends.

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "util/errors.hpp"
+#include "util/text.hpp"
 
 namespace coiter::schedule {
 
@@ -13,14 +14,6 @@ using namespace cin;
 namespace nt = coiter::notation;
 
 namespace {
-
-std::string withoutSpaces(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (!std::isspace(static_cast<unsigned char>(c))) out += c;
-  }
-  return out;
-}
 
 // TACO spells units, race strategies and kinds in CamelCase (CPUThread, NoRaces, MaxExact,
 // Insert); coiter in snake_case. Either is accepted.

@@ -3,18 +3,11 @@
 #include <cctype>
 
 #include "util/errors.hpp"
+#include "util/text.hpp"
 
 namespace coiter::schedule {
 
 namespace {
-
-std::string withoutSpaces(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (!std::isspace(static_cast<unsigned char>(c))) out += c;
-  }
-  return out;
-}
 
 // Splits `text` at `separator` where it is not nested inside (), [] or {}.
 std::vector<std::string> splitTopLevel(const std::string& text, char separator, const std::string& context) {

@@ -18,21 +18,16 @@
 #include "ir/ir.hpp"
 #include "jit/c_engine.hpp"
 #include "util/errors.hpp"
+#include "ir_test_support.hpp"
 
 using namespace coiter;
 using namespace coiter::ir;
+using namespace coiter_test;
 using Op = BinaryOp;
 using cdouble = std::complex<double>;
 
 namespace {
 
-int failures = 0;
-
-void check(bool ok, const std::string& what) {
-  if (ok) return;
-  ++failures;
-  std::fprintf(stderr, "FAIL: %s\n", what.c_str());
-}
 
 // Same value, bit for bit (so -0.0 differs from 0.0), or both NaN.
 template <typename T>
@@ -56,14 +51,10 @@ std::unique_ptr<LoadedKernel> build(const Function& f) {
 Param in(const Var& v, int slot) { return Param{v, slot, false}; }
 Param inout(const Var& v, int slot) { return Param{v, slot, true}; }
 
-Var ptr(const char* name, DType t) { return makeVar(name, pointerTo(t)); }
 Var num(const char* name, DType t) { return makeVar(name, scalar(t)); }
 // The value of a variable (ir::ref; unqualified `ref` would find std::ref by ADL).
 Expr val(const Var& v) { return ir::ref(v); }
 Expr i32(int64_t v) { return intLit(v, DType::Int32); }
-Expr f64(double v) { return litReal(scalar(DType::Float64), v); }
-Expr add(Expr a, Expr b) { return binary(Op::Add, std::move(a), std::move(b)); }
-Expr mul(Expr a, Expr b) { return binary(Op::Mul, std::move(a), std::move(b)); }
 
 // ---------------------------------------------------------------------------------------------
 // (a) CSR SpMV, (h) its printed form, and the compile time.

@@ -17,29 +17,16 @@
 #include "ir/ir.hpp"
 #include "jit/engine.hpp"
 #include "util/errors.hpp"
+#include "ir_test_support.hpp"
 
 using namespace coiter;
 using namespace coiter::ir;
+using namespace coiter_test;
 using B = coiter::ir::BinaryOp;
 
 namespace {
 
-int failures = 0;
 
-void check(bool ok, const std::string& what) {
-  if (ok) return;
-  ++failures;
-  std::printf("FAILED: %s\n", what.c_str());
-}
-
-// ---- IR shorthands (ir::ref is spelled use: std::ref would win argument-dependent lookup) ---
-Var ptr(const char* name, DType t) { return makeVar(name, pointerTo(t)); }
-Var var(const char* name, DType t = DType::Int64) { return makeVar(name, scalar(t)); }
-Expr use(const Var& v) { return ir::ref(v); }
-Expr add(Expr a, Expr b) { return binary(B::Add, std::move(a), std::move(b)); }
-Expr mul(Expr a, Expr b) { return binary(B::Mul, std::move(a), std::move(b)); }
-Expr f64(double v) { return litReal(scalar(DType::Float64), v); }
-Param arg(const Var& v, int slot, bool writeBack = false) { return Param{v, slot, writeBack}; }
 
 const Engine& engine() { return *llvmEngine(); }
 
