@@ -189,9 +189,8 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
     integers[plan.beginSlot] = 0;
     integers[plan.endSlot] = rows;
     int threads = getNumThreads();
-    // Chunks pay off on one thread too: they append into warm scratch arrays, and the result
-    // is allocated once at its final size instead of grown by doubling.
-    if (rows > 1) {
+    // On one thread the kernel appends straight into the result (chunks would add a copy).
+    if (threads > 1 && rows > 1) {
       ChunkedCall call{entry, &plan, rows, 1, -1, result.indexType, {}};
       for (int k = 1; k < plan.appendLevel; ++k) call.parentsPerRow *= levelExtents[k];
       int64_t perEntry = 1;
