@@ -96,6 +96,13 @@ void copyChunks(void* closure, int64_t begin, int64_t end, int64_t) {
   }
 }
 
+// The first row r with weight(rows before r) >= target, weights given by row pointers.
+template <typename I>
+int64_t rowAtWeight(const void* rowPointers, int64_t rows, int64_t target) {
+  const I* p = static_cast<const I*>(rowPointers);
+  return std::lower_bound(p, p + rows + 1, static_cast<I>(target)) - p;
+}
+
 template <typename I>
 int64_t countEntries(const void* pos, int64_t firstParent, int64_t lastParent) {
   const I* p = static_cast<const I*>(pos);
@@ -109,10 +116,32 @@ int64_t countEntries(const void* pos, int64_t firstParent, int64_t lastParent) {
 int32_t runChunkedAssembly(const ChunkedCall& call, int threads, std::vector<void*>& pointers,
                            std::vector<int64_t>& integers) {
   const ChunkedAssembly& plan = *call.chunks;
-  // Dynamic chunks balance skewed rows; a few per thread keep the copies cheap.
+  // A few chunks per thread, handed out dynamically, balance skewed rows; with row weights
+  // they also hold equal numbers of nonzeros. (One chunk per thread would copy less, but a
+  // chunk that outgrows its share of the capacity guess then pays for growing large arrays.)
+  bool weighted = plan.chunk == 0 && call.rowWeights;
   int64_t count = plan.chunk > 0 ? (call.rows + plan.chunk - 1) / plan.chunk
                                  : std::min<int64_t>(call.rows, int64_t{threads} * (plan.dynamic ? 4 : 1));
   count = std::max<int64_t>(count, 1);
+  std::vector<int64_t> bounds(count + 1, call.rows);
+  for (int64_t c = 0; c < count; ++c) {
+    if (plan.chunk > 0) {
+      bounds[c] = std::min(call.rows, c * plan.chunk);
+    } else if (weighted) {
+      auto weightAt = [&](int64_t r) {
+        return call.rowWeightType == DType::Int32
+                   ? static_cast<int64_t>(static_cast<const int32_t*>(call.rowWeights)[r])
+                   : static_cast<const int64_t*>(call.rowWeights)[r];
+      };
+      int64_t first = weightAt(0), total = weightAt(call.rows) - first;
+      int64_t target = first + total * c / count;
+      bounds[c] = call.rowWeightType == DType::Int32 ? rowAtWeight<int32_t>(call.rowWeights, call.rows, target)
+                                                     : rowAtWeight<int64_t>(call.rowWeights, call.rows, target);
+      if (c > 0) bounds[c] = std::max(bounds[c], bounds[c - 1]);
+    } else {
+      bounds[c] = call.rows * c / count;
+    }
+  }
   std::vector<Chunk> chunks(count);
   for (const AppendedArray& a : call.appended) {  // the single-call arrays are not used
     std::free(pointers[a.slot]);
@@ -122,8 +151,8 @@ int32_t runChunkedAssembly(const ChunkedCall& call, int threads, std::vector<voi
   try {
     for (int64_t c = 0; c < count; ++c) {
       Chunk& chunk = chunks[c];
-      chunk.begin = plan.chunk > 0 ? std::min(call.rows, c * plan.chunk) : call.rows * c / count;
-      chunk.end = plan.chunk > 0 ? std::min(call.rows, (c + 1) * plan.chunk) : call.rows * (c + 1) / count;
+      chunk.begin = bounds[c];
+      chunk.end = bounds[c + 1];
       chunk.pointers = pointers;
       chunk.integers = integers;
       chunk.integers[plan.beginSlot] = chunk.begin;
@@ -158,27 +187,31 @@ int32_t runChunkedAssembly(const ChunkedCall& call, int threads, std::vector<voi
       chunk.offset = total;
       total += chunk.entries;
     }
-    try {
-      for (size_t a = 0; a < call.appended.size(); ++a) {
-        const AppendedArray& array = call.appended[a];
-        final[a] = allocateResultArray(static_cast<size_t>(total * array.perEntry) * array.width, false);
+    // The result starts with chunk 0's entries: its arrays, grown to the total, become the
+    // result's arrays (large blocks grow by remapping pages, without copying).
+    for (size_t a = 0; a < call.appended.size() && failed == ir::kOk; ++a) {
+      const AppendedArray& array = call.appended[a];
+      size_t bytes = static_cast<size_t>(std::max<int64_t>(total * array.perEntry, 1)) * array.width;
+      void* grown = std::realloc(chunks[0].pointers[array.slot], bytes);
+      if (grown) {
+        final[a] = grown;
+        chunks[0].pointers[array.slot] = nullptr;
+      } else {
+        failed = ir::kOutOfMemory;
       }
-    } catch (const std::bad_alloc&) {
-      failed = ir::kOutOfMemory;
     }
   }
   if (failed != ir::kOk) {
-    // Hand back chunk 0's arrays (the caller frees them with the rest of the result).
+    // Hand back one array per slot (the caller frees them with the rest of the result).
     for (size_t a = 0; a < call.appended.size(); ++a) {
-      std::free(final[a]);
       const AppendedArray& array = call.appended[a];
-      pointers[array.slot] = chunks[0].pointers[array.slot];
+      pointers[array.slot] = final[a] ? final[a] : chunks[0].pointers[array.slot];
       integers[array.capacitySlot] = 0;
       for (size_t c = 1; c < chunks.size(); ++c) std::free(chunks[c].pointers[array.slot]);
     }
     return failed;
   }
-  coiter_rt_parallel_for(&copyChunks, &run, 0, count, 1, 1);
+  coiter_rt_parallel_for(&copyChunks, &run, 1, count, 1, 1);
   for (size_t a = 0; a < call.appended.size(); ++a) {
     pointers[call.appended[a].slot] = final[a];
     integers[call.appended[a].capacitySlot] = total * call.appended[a].perEntry;

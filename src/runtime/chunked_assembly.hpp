@@ -33,6 +33,10 @@ struct ChunkedCall {
   int posSlot;               // the appended level's pos array (counts per parent)
   DType posType;
   std::vector<AppendedArray> appended;
+  // An operand's row pointers (rows + 1 entries), when it has them: chunks then hold equal
+  // numbers of its nonzeros, a good proxy for equal work.
+  const void* rowWeights = nullptr;
+  DType rowWeightType = DType::Int32;
 };
 
 // Runs the call over all rows with `threads` threads. `pointers`/`integers` are the slots

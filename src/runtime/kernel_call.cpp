@@ -205,6 +205,17 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
           call.appended.push_back(AppendedArray{a.slot, a.capacitySlot, dtypeSize(a.type), a.level < 0 ? perEntry : 1});
         }
       }
+      // Row weights: the row pointers of an operand stored by the same rows (CSR-like).
+      for (const auto& [t, mode] : abi.indexVarModes[var - abi.indexVars.begin()]) {
+        if (t == resultIndex || call.rowWeights) continue;
+        const Format& f = abi.tensors[t]->format;
+        if (f.order() >= 2 && f.modeOrder()[0] == mode && f.levels()[0]->kind() == LevelKind::Dense &&
+            f.levels()[1]->kind() == LevelKind::Compressed) {
+          const Buffer& pos = operands[t]->levels()[1].array("pos");
+          call.rowWeights = pos.data();
+          call.rowWeightType = pos.dtype();
+        }
+      }
       status = runChunkedAssembly(call, threads, pointers, integers);
     } else {
       status = entry(pointers.data(), integers.data());
