@@ -15,9 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-benchmarks_run = pytest.importorskip("benchmarks.run")
-opt_einsum = pytest.importorskip("opt_einsum")   # the dense reference (bench extra)
-
+from benchmarks import run as benchmarks_run  # noqa: E402
 from benchmarks.checking import cross_check  # noqa: E402
 from benchmarks.datasets import SPMV_BY_NAME, generate_matrix  # noqa: E402
 from benchmarks.kernels import KERNELS_BY_NAME  # noqa: E402

@@ -194,8 +194,8 @@ Stmt Lowerer::lowerWhere(const cin::WhereNode& w) {
   // ordered; an unordered compressed level (SciPy's unsorted CSR) takes them as they come.
   for (const WorkspaceVars* ws : workspaces) {
     if (resultLevelOrdered(ws->indexVar)) {
-      out.push_back(call(RuntimeFunction::SortInt64,
-                         {ir::ref(ws->tensor->crd[0]), ws->base ? ws->base : intLit(0), ir::ref(ws->count)}));
+      out.push_back(call(RuntimeFunction::SortCoordinates, {ir::ref(ws->tensor->crd[0]), ir::ref(ws->mark),
+                                                            ws->base ? ws->base : intLit(0), ir::ref(ws->count)}));
     }
   }
   out.push_back(lowerStmt(w.consumer));

@@ -1,6 +1,7 @@
 #include "runtime/runtime_functions.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "runtime/parallel_runtime.hpp"
 
@@ -8,17 +9,33 @@ namespace coiter {
 
 namespace {
 
-// A workspace's touched coordinates, sorted before they are appended to a compressed level.
-extern "C" void coiter_rt_sort_i64(int64_t* data, int64_t first, int64_t count) {
-  if (count > 1) std::sort(data + first, data + first + count);
+// A workspace's touched coordinates list[base, base + count), sorted before they are
+// appended to a compressed level. Their marks (marks[base + c] is set for each listed c) give
+// a second way: when the coordinates lie close together (banded and blocked matrices) scanning
+// the marks between the smallest and the largest costs less than sorting.
+extern "C" void coiter_rt_sort_coordinates(int64_t* list, const bool* marks, int64_t base, int64_t count) {
+  if (count < 2) return;
+  int64_t* first = list + base;
+  auto [low, high] = std::minmax_element(first, first + count);
+  int64_t lo = *low, hi = *high;
+  if (hi - lo < 8 * count) {
+    const bool* mark = marks + base;
+    int64_t n = 0;
+    for (int64_t c = lo; c <= hi; ++c) {
+      first[n] = c;  // written always, kept when marked: no branch to mispredict
+      n += mark[c];
+    }
+  } else {
+    std::sort(first, first + count);
+  }
 }
 
 }  // namespace
 
 const std::vector<RuntimeFunctionInfo>& runtimeFunctions() {
   static const std::vector<RuntimeFunctionInfo> table = {
-      {RuntimeFunction::SortInt64, "coiter_rt_sort_i64", "void (*%s)(int64_t*, int64_t, int64_t)",
-       reinterpret_cast<void*>(&coiter_rt_sort_i64)},
+      {RuntimeFunction::SortCoordinates, "coiter_rt_sort_coordinates",
+       "void (*%s)(int64_t*, const bool*, int64_t, int64_t)", reinterpret_cast<void*>(&coiter_rt_sort_coordinates)},
       {RuntimeFunction::ParallelFor, "coiter_rt_parallel_for",
        "void (*%s)(void (*)(void*, int64_t, int64_t, int64_t), void*, int64_t, int64_t, int64_t, "
        "int32_t)",

@@ -9,10 +9,11 @@
 
 namespace coiter {
 
-// Only SortInt64 is called through ir::CallNode; the code generators call the others
+// Only SortCoordinates is called through ir::CallNode; the code generators call the others
 // themselves, for parallel loops (ForNode) and ir::NumThreadsNode (parallel_runtime.hpp).
 enum class RuntimeFunction {
-  SortInt64,    // void coiter_rt_sort_i64(int64_t* data, int64_t count): ascending, in place
+  SortCoordinates,  // void coiter_rt_sort_coordinates(int64_t* list, const bool* marks, int64_t base,
+                    //                                 int64_t count): see runtime_functions.cpp
   ParallelFor,  // coiter_rt_parallel_for(body, closure, begin, end, chunk, dynamic)
   NumThreads,   // int64_t coiter_rt_num_threads(void)
 };
