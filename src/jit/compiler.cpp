@@ -179,7 +179,11 @@ std::shared_ptr<const CompiledKernel> compileKernel(const notation::Assignment& 
         kernel->lowered = lower::lowerKernel(kernel->concrete, "coiter_kernel_" + kernel->signature.hash,
                                              options.assemble);
       } catch (const ScheduleError&) {
+        // Not a failure of the statement: the default schedule does not apply to it (a
+        // merge in the outer loop, a result that cannot be assembled by rows, ...).
         kernel->lowered = {};
+      } catch (const CompileError&) {
+        kernel->lowered = {};  // the serial lowering below reports it if the statement fails too
       }
     }
     if (!kernel->lowered.function.body) {
