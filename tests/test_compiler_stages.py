@@ -106,6 +106,15 @@ def test_lattice_hashed_operand_in_an_intersection_is_located():
     assert vector_lattice(lambda t: mul(t["b"], t["h"]), {"b": "s", "h": "h"}) == "[b1 | h1]"
 
 
+def test_lattice_hashed_operand_in_an_intersection_under_a_union_keeps_the_drains():
+    # b + c*d*h: the ordered c, d drive their intersection and h is located there. Were the
+    # dimension added beside them, the points where c or d has run out but b has not (the
+    # drain of b) would be lost (found by the property test).
+    lattice = vector_lattice(lambda t: add(t["b"], mul(mul(t["c"], t["d"]), t["h"])),
+                             {"b": "s", "c": "s", "d": "s", "h": "h"})
+    assert lattice == "[b1, c1, d1 | h1] > [c1, d1 | h1] > [b1]"
+
+
 def test_lattice_union_with_hashed_operand_iterates_the_dimension():
     assert vector_lattice(lambda t: add(t["b"], t["h"]), {"b": "s", "h": "h"}) == "[U_i, b1 | h1] > [U_i | h1]"
 

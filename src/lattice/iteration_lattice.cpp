@@ -101,11 +101,16 @@ struct Builder {
     bool unorderedMerge = p.iterators.size() > 1 &&
         std::any_of(p.iterators.begin(), p.iterators.end(), [&](int s) { return !segments[s].ordered; });
     if (unorderedMerge) {
-      std::vector<int> iterators{dimension};
+      // The ordered iterators drive the intersection and the unordered segments are located
+      // at their coordinates; only when none is left does the dimension drive it. (Adding
+      // the dimension beside ordered iterators would tie it to them: in a union above, the
+      // points where they have run out but the other side has not would be lost.)
+      std::vector<int> iterators;
       for (int s : p.iterators) {
         if (segments[s].ordered) iterators.push_back(s);
         else p.locators.push_back(s);
       }
+      if (iterators.empty()) iterators.push_back(dimension);
       p.iterators = iterators;
     }
     normalize(p);
