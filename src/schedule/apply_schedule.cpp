@@ -233,8 +233,12 @@ class Scheduler {
     requireFresh(outer);
     requireFresh(inner);
     if (outer == inner) fail("the two new variables must differ");
-    IndexRelation r{c.name == "split" ? RelationKind::Split : RelationKind::Divide, parent, outer, inner, "",
-                    positive(c, 3), false};
+    IndexRelation r;
+    r.kind = c.name == "split" ? RelationKind::Split : RelationKind::Divide;
+    r.parent = parent;
+    r.outer = outer;
+    r.inner = inner;
+    r.size = positive(c, 3);
     replaceLoop(parent, {outer, inner});
     out_.relations.push_back(r);
   }
@@ -248,7 +252,12 @@ class Scheduler {
     if (kind != "max_exact" && kind != "max_constraint") {
       fail("unknown bound kind '" + kind + "' (expected max_exact or max_constraint)");
     }
-    IndexRelation r{RelationKind::Bound, parent, "", "", bounded, positive(c, 2), kind == "max_exact"};
+    IndexRelation r;
+    r.kind = RelationKind::Bound;
+    r.parent = parent;
+    r.bounded = bounded;
+    r.size = positive(c, 2);
+    r.exact = kind == "max_exact";
     replaceLoop(parent, {bounded});
     out_.relations.push_back(r);
   }
@@ -281,8 +290,11 @@ class Scheduler {
         },
         done);
     if (!done) fail("loop '" + inner + "' is not directly inside loop '" + outer + "'");
-    IndexRelation r{RelationKind::Fuse, outer, "", "", fused, 0, false};
+    IndexRelation r;
+    r.kind = RelationKind::Fuse;
+    r.parent = outer;
     r.second = inner;
+    r.bounded = fused;
     out_.relations.push_back(r);
   }
 
@@ -309,7 +321,10 @@ class Scheduler {
       fail("the levels of " + access + " are not indexed by " +
            (bound.size() == 1 ? "'" + bound[0] + "'" : "the fused variables, in storage order"));
     }
-    IndexRelation r{RelationKind::Pos, var, "", "", positions, 0, false};
+    IndexRelation r;
+    r.kind = RelationKind::Pos;
+    r.parent = var;
+    r.bounded = positions;
     r.access = access;
     replaceLoop(var, {positions});
     out_.relations.push_back(r);

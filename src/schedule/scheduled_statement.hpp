@@ -22,7 +22,7 @@ enum class RelationKind {
 };
 
 struct IndexRelation {
-  RelationKind kind;
+  RelationKind kind = RelationKind::Split;
   std::string parent;
   std::string outer, inner;  // Split/Divide
   std::string bounded;       // Bound, Fuse, Pos: the new variable

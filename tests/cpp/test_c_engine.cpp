@@ -448,19 +448,10 @@ void testFailures() {
   checkKeptSource(compileErrorOf([&] { cEngine().compile(f); }), "a missing compiler");
 
   // A compiler without OpenMP (like clang without libomp) still compiles kernels.
-  std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                              ("coiter-test-no-openmp-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  std::filesystem::path script = dir / "cc-without-openmp";
-  std::FILE* out = std::fopen(script.c_str(), "w");
-  std::fputs("#!/bin/sh\nfor a in \"$@\"; do\n  if [ \"$a\" = -fopenmp ]; then\n"
-             "    echo \"unsupported option '-fopenmp'\" >&2; exit 1\n  fi\ndone\n"
-             "exec cc \"$@\"\n", out);
-  std::fclose(out);
-  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  std::filesystem::path script = compilerWithoutOpenmp("coiter-test-no-openmp-");
   setenv("COITER_CC", script.c_str(), 1);
   check(compileErrorOf([&] { build(f); }).empty(), "a compiler rejecting -fopenmp still works");
-  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(script.parent_path());
   unsetenv("COITER_CC");
 
   check(!compileErrorOf([&] { cEngine().load({1, 2, 3, 4, 5}, "spmv"); }).empty(),

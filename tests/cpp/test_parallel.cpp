@@ -506,16 +506,7 @@ void testRuleViolations(const EngineCase& e) {
 // ---- the C engine without OpenMP --------------------------------------------------------------
 // A compiler that rejects -fopenmp still builds parallel kernels; they run on one thread.
 void testCWithoutOpenmp() {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                              ("coiter-test-parallel-no-openmp-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  std::filesystem::path script = dir / "cc-without-openmp";
-  std::FILE* out = std::fopen(script.c_str(), "w");
-  std::fputs("#!/bin/sh\nfor a in \"$@\"; do\n  if [ \"$a\" = -fopenmp ]; then\n"
-             "    echo \"unsupported option '-fopenmp'\" >&2; exit 1\n  fi\ndone\n"
-             "exec cc \"$@\"\n", out);
-  std::fclose(out);
-  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  std::filesystem::path script = compilerWithoutOpenmp("coiter-test-parallel-no-openmp-");
   setenv("COITER_CC", script.c_str(), 1);
   Var counts = ptr("counts", DType::Int64), total = ptr("total", DType::Float64), i = var("i");
   Function f{"no_openmp", {arg(counts, 0), arg(total, 1)},
@@ -535,7 +526,7 @@ void testCWithoutOpenmp() {
   });
   check(error.empty(), "c without OpenMP compiles a parallel kernel: " + error);
   unsetenv("COITER_CC");
-  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(script.parent_path());
 }
 
 }  // namespace
