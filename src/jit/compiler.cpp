@@ -126,12 +126,16 @@ KernelCache& kernelCache() {
 
 }  // namespace
 
-schedule::ScheduledStatement concreteStatement(const notation::Assignment& a, const std::string& scheduleText) {
-  schedule::ScheduledStatement s =
-      schedule::applySchedule(cin::chooseLoopOrder(cin::concretize(a)), schedule::parseSchedule(scheduleText));
+namespace {
+
+// `schedule` applied to `ordered` (a concretized statement in its default loop order), then
+// automatic workspaces and scalar accumulators.
+schedule::ScheduledStatement scheduleStatement(const cin::Stmt& ordered, const std::string& result,
+                                               const schedule::Schedule& schedule) {
+  schedule::ScheduledStatement s = schedule::applySchedule(ordered, schedule);
   auto binds = [&s](const std::string& v) { return s.boundVariables(v); };
   // assemble(A, append): the result is appended in loop order, never through a workspace.
-  bool appendOnly = s.assembly.count(a.lhs->tensor->name) && s.assembly.at(a.lhs->tensor->name) == "append";
+  bool appendOnly = s.assembly.count(result) && s.assembly.at(result) == "append";
   if (!appendOnly) s.stmt = cin::insertWorkspaces(s.stmt, binds);
   std::set<std::string> parallel;
   for (const auto& [var, tags] : s.tags) {
@@ -139,6 +143,13 @@ schedule::ScheduledStatement concreteStatement(const notation::Assignment& a, co
   }
   s.stmt = cin::accumulateInScalars(s.stmt, binds, parallel);
   return s;
+}
+
+}  // namespace
+
+schedule::ScheduledStatement concreteStatement(const notation::Assignment& a, const std::string& scheduleText) {
+  return scheduleStatement(cin::chooseLoopOrder(cin::concretize(a)), a.lhs->tensor->name,
+                           schedule::parseSchedule(scheduleText));
 }
 
 std::string CompiledKernel::source(const std::string& language) const {
@@ -161,7 +172,8 @@ std::shared_ptr<TensorStorage> CompiledKernel::run(const std::vector<std::shared
 
 std::shared_ptr<const CompiledKernel> compileKernel(const notation::Assignment& a, const CompileOptions& options) {
   const Engine& engine = chooseEngine(options.engine);
-  std::string scheduleText = schedule::parseSchedule(options.schedule).toString();
+  schedule::Schedule userSchedule = schedule::parseSchedule(options.schedule);
+  std::string scheduleText = userSchedule.toString();
   std::string optionText = "engine=" + engine.fingerprint() + ";schedule=" + scheduleText +
                            ";target=" + options.target + ";assemble=" + (options.assemble ? "yes" : "no") +
                            ";version=" + COITER_VERSION;
@@ -169,13 +181,15 @@ std::shared_ptr<const CompiledKernel> compileKernel(const notation::Assignment& 
   // A schedule names index variables, so scheduled kernels keep their names in the key.
   kernel->signature = signatureOf(a, optionText, /*keepIndexNames=*/!scheduleText.empty());
   kernel->engine = &engine;
+  const cin::Stmt ordered = cin::chooseLoopOrder(cin::concretize(a));
+  const std::string& result = a.lhs->tensor->name;
   if (scheduleText.empty() && options.target == "cpu") {
     // The default schedule, unless the statement's outer loop cannot run in parallel (then
     // the serial kernel, which computes the same).
-    std::string automatic = schedule::defaultSchedule(cin::chooseLoopOrder(cin::concretize(a)));
+    std::string automatic = schedule::defaultSchedule(ordered);
     if (!automatic.empty()) {
       try {
-        kernel->concrete = concreteStatement(a, automatic);
+        kernel->concrete = scheduleStatement(ordered, result, schedule::parseSchedule(automatic));
         kernel->lowered = lower::lowerKernel(kernel->concrete, "coiter_kernel_" + kernel->signature.hash,
                                              options.assemble);
       } catch (const ScheduleError&) {
@@ -187,12 +201,12 @@ std::shared_ptr<const CompiledKernel> compileKernel(const notation::Assignment& 
       }
     }
     if (!kernel->lowered.function.body) {
-      kernel->concrete = concreteStatement(a);
+      kernel->concrete = scheduleStatement(ordered, result, userSchedule);
       kernel->lowered = lower::lowerKernel(kernel->concrete, "coiter_kernel_" + kernel->signature.hash,
                                            options.assemble);
     }
   } else {
-    kernel->concrete = concreteStatement(a, scheduleText);
+    kernel->concrete = scheduleStatement(ordered, result, userSchedule);
     try {
       kernel->lowered = lower::lowerKernel(kernel->concrete, "coiter_kernel_" + kernel->signature.hash,
                                            options.assemble);

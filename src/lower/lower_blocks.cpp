@@ -84,9 +84,7 @@ Stmt Lowerer::lowerBlockLoop(const cin::ForallNode& f, const schedule::IndexRela
   else intervals_.erase(root);
   if (!inner) return nullptr;
   body.push_back(inner);
-  out.insert(out.end(), plan.before.begin(), plan.before.end());
-  out.push_back(forLoop(block, intLit(0), blocks, ir::block(std::move(body)), plan.schedule));
-  out.insert(out.end(), plan.after.begin(), plan.after.end());
+  out.push_back(plan.around(forLoop(block, intLit(0), blocks, ir::block(std::move(body)), plan.schedule)));
   return ir::block(std::move(out));
 }
 

@@ -541,11 +541,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
     }
     out.push_back(whileLoop(andAll(ranges), block(std::move(body))));
   }
-  if (plan.before.empty() && plan.after.empty()) return block(std::move(out));
-  std::vector<Stmt> all = plan.before;
-  all.push_back(block(std::move(out)));
-  all.insert(all.end(), plan.after.begin(), plan.after.end());
-  return block(std::move(all));
+  return plan.around(block(std::move(out)));
 }
 
 }  // namespace coiter::lower

@@ -17,6 +17,7 @@
 // A fused loop without pos iterates the dense product space i × j.
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include "lower/lowerer.hpp"
 #include "util/errors.hpp"
@@ -39,8 +40,9 @@ Lowerer::PositionLevel Lowerer::positionLevel(const schedule::IndexRelation& r) 
   std::string command = "pos(" + r.parent + "," + r.bounded + "," + r.access + ")";
   PositionLevel out;
   for (const AccessNode* acc : accessOrder_) {
-    if (!acc->tensor->temporary && withoutSpaces(nt::toString(std::shared_ptr<const nt::ExprNode>(
-                                       std::shared_ptr<const nt::ExprNode>{}, acc))) == r.access) {
+    // A non-owning handle (aliasing constructor) lets the access print like any expression.
+    nt::Expr expr(std::shared_ptr<const nt::ExprNode>{}, acc);
+    if (!acc->tensor->temporary && withoutSpaces(nt::toString(expr)) == r.access) {
       out.access = acc;
       break;
     }
@@ -66,6 +68,19 @@ Lowerer::PositionLevel Lowerer::positionLevel(const schedule::IndexRelation& r) 
                         "by the loops around it");
   }
   return out;
+}
+
+std::optional<std::pair<const AccessNode*, std::string>> Lowerer::sparseOver(const std::vector<std::string>& vars,
+                                                                             const AccessNode* except) const {
+  for (const AccessNode* acc : accessOrder_) {
+    if (acc == except || acc->tensor->temporary) continue;
+    const AccessState& st = accesses_.at(acc);
+    for (size_t k = 0; k < st.levelVars.size(); ++k) {
+      bool indexed = std::find(vars.begin(), vars.end(), st.levelVars[k]) != vars.end();
+      if (indexed && acc->tensor->format.levels()[k]->kind() != LevelKind::Dense) return std::make_pair(acc, st.levelVars[k]);
+    }
+  }
+  return std::nullopt;
 }
 
 Lowerer::Interval Lowerer::positionInterval(const schedule::IndexRelation& r) const {
@@ -105,16 +120,9 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
     throw ScheduleError(command + ": the loop visits only " + level.access->tensor->name +
                         "'s stored entries, but the statement is not zero where it is");
   }
-  for (const AccessNode* acc : accessOrder_) {
-    if (acc == level.access || acc->tensor->temporary) continue;
-    const AccessState& other = accesses_.at(acc);
-    for (size_t k = 0; k < other.levelVars.size(); ++k) {
-      bool indexed = std::find(bound.begin(), bound.end(), other.levelVars[k]) != bound.end();
-      if (indexed && acc->tensor->format.levels()[k]->kind() != LevelKind::Dense) {
-        throw ScheduleError(command + ": " + acc->tensor->name + " is sparse over '" + other.levelVars[k] +
-                            "' and cannot be located at " + level.access->tensor->name + "'s positions");
-      }
-    }
+  if (auto sparse = sparseOver(bound, level.access)) {
+    throw ScheduleError(command + ": " + sparse->first->tensor->name + " is sparse over '" + sparse->second +
+                        "' and cannot be located at " + level.access->tensor->name + "'s positions");
   }
   ParallelStateGuard parallelState(*this);
   ParallelPlan plan = planLoop(f, r.bounded, true);
@@ -124,17 +132,12 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
   Var p = makeVar(freshName("p" + vars.tensor->name + std::to_string(level.level + 1)), kIndex);
   Var row;
   if (level.fused) {
-    // The row of the block's first position: the first r with pos[r + 1] > lo.
+    // The row of the block's first position: the first r with pos[r + 1] > lo, i.e. one
+    // less than the first q in [1, rows] with pos[q] >= lo + 1.
     Expr rows = ir::ref(vars.extents[vars.tensor->format.modeOrder()[0]]);
+    Expr q = searchPosition(pos, intLit(1), plusOne(rows), plusOne(interval.lo), bound[0] + "_search", out);
     row = makeVar(freshName(bound[0]), kIndex);
-    Var high = makeVar(freshName(bound[0] + "_search_end"), kIndex);
-    Var mid = makeVar(freshName(bound[0] + "_search_mid"), kIndex);
-    out.push_back(declare(row, intLit(0)));
-    out.push_back(declare(high, rows));
-    Expr ends = binary(BinaryOp::Le, cast(kIndex, load(pos, plusOne(ir::ref(mid)))), interval.lo);
-    out.push_back(whileLoop(binary(BinaryOp::Lt, ir::ref(row), ir::ref(high)),
-                            block({declare(mid, binary(BinaryOp::Div, binary(BinaryOp::Add, ir::ref(row), ir::ref(high)), intLit(2))),
-                                   ifThen(ends, assign(row, plusOne(ir::ref(mid))), assign(high, ir::ref(mid)))})));
+    out.push_back(declare(row, binary(BinaryOp::Sub, q, intLit(1))));
   }
   // Sum a row's products in a register when the body adds into a dense result entry that
   // depends on the row only.
@@ -167,8 +170,7 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
   Var j = makeVar(freshName(bound.back()), kIndex);
   body.push_back(declare(j, cast(kIndex, load(vars.crd[level.level], ir::ref(p)))));
 
-  int enteredBefore = state.entered;
-  std::map<const AccessNode*, int> othersBefore;
+  std::map<const AccessNode*, int> othersBefore;  // every access's entered levels, this one's too
   for (auto& [a, st] : accesses_) othersBefore[a] = st.entered;
   int resultBefore = result_.entered;
   if (level.fused) {
@@ -190,7 +192,6 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
   }
   for (size_t n = 0; n < bound.size(); ++n) openLoops_.pop_back();
   for (auto& [a, st] : accesses_) st.entered = othersBefore[a];
-  state.entered = enteredBefore;
   result_.entered = resultBefore;
   coords_.erase(bound.back());
 
@@ -200,25 +201,15 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
     out.push_back(flush());  // the block's last row
   }
   if (level.fused) coords_.erase(bound[0]);
-  std::vector<Stmt> all = plan.before;
-  all.push_back(block(std::move(out)));
-  all.insert(all.end(), plan.after.begin(), plan.after.end());
-  return block(std::move(all));
+  return plan.around(block(std::move(out)));
 }
 
 Stmt Lowerer::lowerFusedLoop(const cin::ForallNode& f, const schedule::IndexRelation& r) {
   std::string command = "fuse(" + r.parent + "," + r.second + "," + r.bounded + ")";
   std::vector<std::string> bound = scheduled_.boundVariables(r.bounded);
-  for (const AccessNode* acc : accessOrder_) {
-    if (acc->tensor->temporary) continue;
-    const AccessState& st = accesses_.at(acc);
-    for (size_t k = 0; k < st.levelVars.size(); ++k) {
-      bool indexed = std::find(bound.begin(), bound.end(), st.levelVars[k]) != bound.end();
-      if (indexed && acc->tensor->format.levels()[k]->kind() != LevelKind::Dense) {
-        throw ScheduleError(command + ": " + acc->tensor->name + " is sparse over '" + st.levelVars[k] +
-                            "'; iterate its positions with pos(" + r.bounded + ", ...) instead");
-      }
-    }
+  if (auto sparse = sparseOver(bound, nullptr)) {
+    throw ScheduleError(command + ": " + sparse->first->tensor->name + " is sparse over '" + sparse->second +
+                        "'; iterate its positions with pos(" + r.bounded + ", ...) instead");
   }
   if (bound.size() != 2) throw ScheduleError(command + ": only two plain loops can be fused without pos");
   ParallelStateGuard parallelState(*this);
@@ -243,10 +234,7 @@ Stmt Lowerer::lowerFusedLoop(const cin::ForallNode& f, const schedule::IndexRela
   result_.entered = resultBefore;
   coords_.erase(bound[0]);
   coords_.erase(bound[1]);
-  std::vector<Stmt> all = plan.before;
-  all.push_back(forLoop(fv, interval.lo, interval.hi, block(std::move(body)), plan.schedule));
-  all.insert(all.end(), plan.after.begin(), plan.after.end());
-  return block(std::move(all));
+  return plan.around(forLoop(fv, interval.lo, interval.hi, block(std::move(body)), plan.schedule));
 }
 
 }  // namespace coiter::lower

@@ -2,6 +2,7 @@
 // compiler's interface (see lower.hpp).
 #pragma once
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -136,6 +137,10 @@ class Lowerer {
   Interval positionInterval(const schedule::IndexRelation& r) const;
   ir::Stmt lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexRelation& r);
   ir::Stmt lowerFusedLoop(const cin::ForallNode& f, const schedule::IndexRelation& r);
+  // The first operand access (not `except`) with a non-dense level indexed by one of `vars`,
+  // and that variable: such an operand cannot be located by a loop that binds `vars`.
+  std::optional<std::pair<const AccessNode*, std::string>> sparseOver(const std::vector<std::string>& vars,
+                                                                      const AccessNode* except) const;
   // result(position) op= value, as the race strategy of the enclosing parallel loop asks.
   ir::Stmt updateResult(const notation::Operator* op, ir::Expr position, ir::Expr value);
   // The position of the current entry of an all-dense result, from the bound coordinates.
@@ -145,6 +150,12 @@ class Lowerer {
   struct ParallelPlan {
     ir::LoopSchedule schedule;
     std::vector<ir::Stmt> before, after;  // per-thread result copies: set up, merge
+    ir::Stmt around(ir::Stmt loop) const {
+      std::vector<ir::Stmt> all = before;
+      all.push_back(std::move(loop));
+      all.insert(all.end(), after.begin(), after.end());
+      return ir::block(std::move(all));
+    }
   };
   ParallelPlan planLoop(const cin::ForallNode& f, const std::string& root, bool forForm);
   // Restores the race-strategy state planLoop changes when the loop's lowering ends.
