@@ -394,7 +394,7 @@ void CPrinter::allocate(const AllocateNode& n) {
 }
 
 void CPrinter::grow(const GrowNode& n) {
-  // realloc into a temporary: on failure the old buffer and capacity stay valid and are what
+  // Grown into a temporary (by the runtime, result_memory.hpp): on failure the old buffer and capacity stay valid and are what
   // the caller gets back (and frees).
   std::string T = e_.type(scalar(n.buffer->type.elem));
   std::string needed = e_.operand(n.needed, kComparisonOperand);
@@ -404,7 +404,10 @@ void CPrinter::grow(const GrowNode& n) {
   ++indent_;
   line("int64_t coiter_capacity = 2 * " + cap + " > " + needed + " ? 2 * " + cap + " : " +
        needed + ";");
-  line(T + "* coiter_grown = (" + T + "*)realloc(" + p + ", coiter_capacity * sizeof(" + T + "));");
+  const std::string& growArray = runtimeFunction(RuntimeFunction::GrowArray).name;
+  e_.useRuntime(growArray);
+  line(T + "* coiter_grown = (" + T + "*)" + growArray + "(" + p + ", " + cap + " * (int64_t)sizeof(" + T +
+       "), coiter_capacity * (int64_t)sizeof(" + T + "));");
   failIfNull("coiter_grown");
   line(p + " = coiter_grown;");
   line(cap + " = coiter_capacity;");

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
+#include <new>
 #include <utility>
 
 #include "ir/ir.hpp"
@@ -14,49 +14,12 @@ namespace coiter {
 
 namespace {
 
-// Chunk arrays are scratch: they live from a chunk's call to the copy into the result. Fresh
-// memory costs a page fault and a page of zeroing per 4 KiB on first touch, which here would
-// be paid twice per entry (chunk, then result); keeping the arrays for the next call pays it
-// once. The pool holds at most kPoolBytes; beyond that arrays are freed.
-class ScratchPool {
- public:
-  static ScratchPool& instance() {
-    static ScratchPool* pool = new ScratchPool();  // never destroyed: used until exit
-    return *pool;
-  }
-  // A malloc'd array of at least `bytes`, and its size.
-  std::pair<void*, size_t> take(size_t bytes) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto best = blocks_.end();
-      for (auto it = blocks_.begin(); it != blocks_.end(); ++it) {
-        if (it->second >= bytes && (best == blocks_.end() || it->second < best->second)) best = it;
-      }
-      if (best != blocks_.end()) {
-        auto block = *best;
-        blocks_.erase(best);
-        held_ -= block.second;
-        return block;
-      }
-    }
-    return {allocateResultArray(bytes, false), bytes};
-  }
-  void give(void* data, size_t bytes) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (held_ + bytes > kPoolBytes) {
-      std::free(data);
-      return;
-    }
-    blocks_.emplace_back(data, bytes);
-    held_ += bytes;
-  }
-
- private:
-  static constexpr size_t kPoolBytes = size_t{256} << 20;
-  std::mutex mutex_;
-  std::vector<std::pair<void*, size_t>> blocks_;
-  size_t held_ = 0;
-};
+// Guided chunks: each takes 1 / (kGuidedDivisor * threads) of the weight left, down to
+// 1 / (kSmallChunksPerThread * threads) of the total. (A divisor of 1, chunk 0 = half the
+// rows on 2 threads, copies less but let SpGEMM on power-law rows wait for chunk 0: row
+// weights are nonzeros, not work.)
+constexpr int kGuidedDivisor = 2;
+constexpr int kSmallChunksPerThread = 4;
 
 struct Chunk {
   int64_t begin = 0, end = 0;  // rows
@@ -89,8 +52,8 @@ void copyChunks(void* closure, int64_t begin, int64_t end, int64_t) {
       size_t bytes = array.width * static_cast<size_t>(array.perEntry);
       std::memcpy(static_cast<char*>((*run.final)[a]) + static_cast<size_t>(chunk.offset) * bytes,
                   chunk.pointers[array.slot], static_cast<size_t>(chunk.entries) * bytes);
-      ScratchPool::instance().give(chunk.pointers[array.slot],
-                                   static_cast<size_t>(chunk.integers[array.capacitySlot]) * array.width);
+      releaseResultArray(chunk.pointers[array.slot],
+                         static_cast<size_t>(chunk.integers[array.capacitySlot]) * array.width);
       chunk.pointers[array.slot] = nullptr;
     }
   }
@@ -111,42 +74,60 @@ int64_t countEntries(const void* pos, int64_t firstParent, int64_t lastParent) {
   return total;
 }
 
+// Weight of the rows before row r: the operand's row pointer, or r itself without weights.
+int64_t weightBefore(const ChunkedCall& call, int64_t r) {
+  if (!call.rowWeights) return r;
+  return call.rowWeightType == DType::Int32 ? static_cast<int64_t>(static_cast<const int32_t*>(call.rowWeights)[r])
+                                            : static_cast<const int64_t*>(call.rowWeights)[r];
+}
+
+// The first row r with weightBefore(r) >= target.
+int64_t rowAtWeight(const ChunkedCall& call, int64_t target) {
+  if (!call.rowWeights) return std::min(target, call.rows);
+  return call.rowWeightType == DType::Int32 ? rowAtWeight<int32_t>(call.rowWeights, call.rows, target)
+                                            : rowAtWeight<int64_t>(call.rowWeights, call.rows, target);
+}
+
+// The chunks' row boundaries (count + 1 of them). Chunk 0 writes straight into the result's
+// arrays and the others are copied after it, so the dynamic schedule is guided: each chunk
+// takes a fixed share of the weight still left, chunk 0 the largest, down to a floor of small
+// chunks that balance the end (a few per thread). A static schedule takes one equal chunk per
+// thread; a chunk size given in the schedule fixes the rows per chunk.
+std::vector<int64_t> chunkBounds(const ChunkedCall& call, int threads) {
+  const ChunkedAssembly& plan = *call.chunks;
+  std::vector<int64_t> bounds{0};
+  if (plan.chunk > 0) {
+    for (int64_t r = plan.chunk; r < call.rows; r += plan.chunk) bounds.push_back(r);
+    bounds.push_back(call.rows);
+    return bounds;
+  }
+  int64_t first = weightBefore(call, 0), last = weightBefore(call, call.rows);
+  int64_t total = last - first;
+  if (!plan.dynamic) {
+    for (int t = 1; t < threads; ++t) bounds.push_back(std::max(bounds.back(), rowAtWeight(call, first + total * t / threads)));
+    bounds.push_back(call.rows);
+    return bounds;
+  }
+  int64_t floor = std::max<int64_t>(1, total / (int64_t{kSmallChunksPerThread} * threads));
+  int64_t at = first;
+  while (bounds.back() < call.rows) {
+    int64_t share = std::max(floor, (last - at) / (int64_t{kGuidedDivisor} * threads));
+    int64_t row = std::max(bounds.back() + 1, rowAtWeight(call, at + share));
+    bounds.push_back(std::min(row, call.rows));
+    at = weightBefore(call, bounds.back());
+  }
+  return bounds;
+}
+
 }  // namespace
 
 int32_t runChunkedAssembly(const ChunkedCall& call, int threads, std::vector<void*>& pointers,
                            std::vector<int64_t>& integers) {
   const ChunkedAssembly& plan = *call.chunks;
-  // A few chunks per thread, handed out dynamically, balance skewed rows; with row weights
-  // they also hold equal numbers of nonzeros. (One chunk per thread would copy less, but a
-  // chunk that outgrows its share of the capacity guess then pays for growing large arrays.)
-  bool weighted = plan.chunk == 0 && call.rowWeights;
-  int64_t count = plan.chunk > 0 ? (call.rows + plan.chunk - 1) / plan.chunk
-                                 : std::min<int64_t>(call.rows, int64_t{threads} * (plan.dynamic ? 4 : 1));
-  count = std::max<int64_t>(count, 1);
-  std::vector<int64_t> bounds(count + 1, call.rows);
-  for (int64_t c = 0; c < count; ++c) {
-    if (plan.chunk > 0) {
-      bounds[c] = std::min(call.rows, c * plan.chunk);
-    } else if (weighted) {
-      auto weightAt = [&](int64_t r) {
-        return call.rowWeightType == DType::Int32
-                   ? static_cast<int64_t>(static_cast<const int32_t*>(call.rowWeights)[r])
-                   : static_cast<const int64_t*>(call.rowWeights)[r];
-      };
-      int64_t first = weightAt(0), total = weightAt(call.rows) - first;
-      int64_t target = first + total * c / count;
-      bounds[c] = call.rowWeightType == DType::Int32 ? rowAtWeight<int32_t>(call.rowWeights, call.rows, target)
-                                                     : rowAtWeight<int64_t>(call.rowWeights, call.rows, target);
-      if (c > 0) bounds[c] = std::max(bounds[c], bounds[c - 1]);
-    } else {
-      bounds[c] = call.rows * c / count;
-    }
-  }
+  std::vector<int64_t> bounds = chunkBounds(call, threads);
+  int64_t count = static_cast<int64_t>(bounds.size()) - 1;
+  int64_t weight = std::max<int64_t>(1, weightBefore(call, call.rows) - weightBefore(call, 0));
   std::vector<Chunk> chunks(count);
-  for (const AppendedArray& a : call.appended) {  // the single-call arrays are not used
-    std::free(pointers[a.slot]);
-    pointers[a.slot] = nullptr;
-  }
   int32_t failed = ir::kOk;
   try {
     for (int64_t c = 0; c < count; ++c) {
@@ -157,17 +138,19 @@ int32_t runChunkedAssembly(const ChunkedCall& call, int threads, std::vector<voi
       chunk.integers = integers;
       chunk.integers[plan.beginSlot] = chunk.begin;
       chunk.integers[plan.endSlot] = chunk.end;
+      if (c == 0) continue;  // chunk 0 appends to the arrays allocated for the whole call
+      double share = static_cast<double>(weightBefore(call, chunk.end) - weightBefore(call, chunk.begin)) / weight;
       for (const AppendedArray& a : call.appended) {
-        // A share of the serial guess (or more, from the pool); the kernel grows what it needs.
-        int64_t capacity = std::max<int64_t>(16, integers[a.capacitySlot] / count);
-        auto [data, bytes] = ScratchPool::instance().take(static_cast<size_t>(capacity) * a.width);
-        chunk.pointers[a.slot] = data;
-        chunk.integers[a.capacitySlot] = static_cast<int64_t>(bytes / a.width);
+        // Its share of the serial guess, with room to spare (the weights are one operand's,
+        // and growing a large array gets fresh pages); the kernel grows what it needs.
+        int64_t capacity = std::max<int64_t>(16, static_cast<int64_t>(1.5 * share * integers[a.capacitySlot]));
+        chunk.pointers[a.slot] = allocateResultArray(static_cast<size_t>(capacity) * a.width, false);
+        chunk.integers[a.capacitySlot] = capacity;
       }
     }
   } catch (...) {
-    for (auto& chunk : chunks) {
-      for (const AppendedArray& a : call.appended) std::free(chunk.pointers.empty() ? nullptr : chunk.pointers[a.slot]);
+    for (size_t c = 1; c < chunks.size(); ++c) {
+      for (const AppendedArray& a : call.appended) std::free(chunks[c].pointers.empty() ? nullptr : chunks[c].pointers[a.slot]);
     }
     throw;
   }
@@ -179,6 +162,7 @@ int32_t runChunkedAssembly(const ChunkedCall& call, int threads, std::vector<voi
     if (chunk.status != ir::kOk && failed == ir::kOk) failed = chunk.status;
   }
   int64_t total = 0;
+  int64_t firstCopied = 1;
   if (failed == ir::kOk) {
     for (auto& chunk : chunks) {
       int64_t first = chunk.begin * call.parentsPerRow, last = chunk.end * call.parentsPerRow;
@@ -187,16 +171,22 @@ int32_t runChunkedAssembly(const ChunkedCall& call, int threads, std::vector<voi
       chunk.offset = total;
       total += chunk.entries;
     }
-    // The result starts with chunk 0's entries: its arrays, grown to the total, become the
-    // result's arrays (large blocks grow by remapping pages, without copying).
+    // The result is chunk 0's arrays when they have room for every entry. Otherwise all
+    // chunks are copied into new arrays: growing chunk 0's in place would get fresh pages,
+    // faulted in 4 KiB at a time by the copy, which costs more than copying chunk 0.
+    bool fits = true;
+    for (const AppendedArray& a : call.appended) fits = fits && chunks[0].integers[a.capacitySlot] >= total * a.perEntry;
     for (size_t a = 0; a < call.appended.size() && failed == ir::kOk; ++a) {
       const AppendedArray& array = call.appended[a];
+      if (fits) {
+        final[a] = chunks[0].pointers[array.slot];
+        continue;
+      }
+      firstCopied = 0;
       size_t bytes = static_cast<size_t>(std::max<int64_t>(total * array.perEntry, 1)) * array.width;
-      void* grown = std::realloc(chunks[0].pointers[array.slot], bytes);
-      if (grown) {
-        final[a] = grown;
-        chunks[0].pointers[array.slot] = nullptr;
-      } else {
+      try {
+        final[a] = allocateResultArray(bytes, false);
+      } catch (const std::bad_alloc&) {
         failed = ir::kOutOfMemory;
       }
     }
@@ -205,16 +195,18 @@ int32_t runChunkedAssembly(const ChunkedCall& call, int threads, std::vector<voi
     // Hand back one array per slot (the caller frees them with the rest of the result).
     for (size_t a = 0; a < call.appended.size(); ++a) {
       const AppendedArray& array = call.appended[a];
-      pointers[array.slot] = final[a] ? final[a] : chunks[0].pointers[array.slot];
+      bool separate = final[a] && final[a] != chunks[0].pointers[array.slot];
+      pointers[array.slot] = separate ? final[a] : chunks[0].pointers[array.slot];
       integers[array.capacitySlot] = 0;
-      for (size_t c = 1; c < chunks.size(); ++c) std::free(chunks[c].pointers[array.slot]);
+      for (size_t c = separate ? 0 : 1; c < chunks.size(); ++c) std::free(chunks[c].pointers[array.slot]);
     }
     return failed;
   }
-  coiter_rt_parallel_for(&copyChunks, &run, 1, count, 1, 1);
+  coiter_rt_parallel_for(&copyChunks, &run, firstCopied, count, 1, 1);
   for (size_t a = 0; a < call.appended.size(); ++a) {
     pointers[call.appended[a].slot] = final[a];
-    integers[call.appended[a].capacitySlot] = total * call.appended[a].perEntry;
+    integers[call.appended[a].capacitySlot] = firstCopied == 0 ? total * call.appended[a].perEntry
+                                                               : chunks[0].integers[call.appended[a].capacitySlot];
   }
   return ir::kOk;
 }

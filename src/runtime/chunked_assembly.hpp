@@ -3,10 +3,11 @@
 // parallel. A call appends its entries into its own growing arrays (the fused single-pass
 // assembly of the serial kernel, so nothing is computed twice) and counts entries per row in
 // the shared pos array (rows are disjoint, so these writes never collide). Then the counts
-// give each chunk its offset (a prefix sum over chunks), chunk 0's arrays are grown into the
-// result's, and the other chunks are copied after it in parallel. The dispatcher
-// (kernel_call.cpp) prefix-sums pos as for a serial call. Chunk arrays come from a pool of
-// scratch arrays kept warm between calls.
+// give each chunk its offset (a prefix sum over chunks). Chunk 0 appends straight into the
+// arrays allocated for the whole result, and the other chunks are copied after it in
+// parallel; chunks are guided (the first ones large), so that copy is a fraction of the
+// result. The dispatcher (kernel_call.cpp) prefix-sums pos as for a serial call. Chunk arrays
+// are recycled memory (result_memory.hpp), kept warm between calls.
 #pragma once
 #include <cstddef>
 #include <cstdint>

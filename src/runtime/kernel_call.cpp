@@ -39,7 +39,8 @@ void checkOperand(const notation::TensorVar& expected, const TensorStorage& give
 }
 
 Buffer adopt(DType type, int64_t length, void* data) {
-  std::shared_ptr<void> owner(data, MallocDeleter());
+  size_t bytes = static_cast<size_t>(length) * dtypeSize(type);
+  std::shared_ptr<void> owner(data, [bytes](void* p) { releaseResultArray(p, bytes); });
   return Buffer::borrow(type, length, data, owner);
 }
 

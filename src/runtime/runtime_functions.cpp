@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "runtime/parallel_runtime.hpp"
+#include "runtime/result_memory.hpp"
 
 namespace coiter {
 
@@ -30,6 +31,10 @@ extern "C" void coiter_rt_sort_coordinates(int64_t* list, const bool* marks, int
   }
 }
 
+extern "C" void* coiter_rt_grow_array(void* array, int64_t bytes, int64_t newBytes) {
+  return growResultArray(array, static_cast<size_t>(bytes), static_cast<size_t>(newBytes));
+}
+
 }  // namespace
 
 const std::vector<RuntimeFunctionInfo>& runtimeFunctions() {
@@ -42,6 +47,8 @@ const std::vector<RuntimeFunctionInfo>& runtimeFunctions() {
        reinterpret_cast<void*>(&coiter_rt_parallel_for)},
       {RuntimeFunction::NumThreads, "coiter_rt_num_threads", "int64_t (*%s)(void)",
        reinterpret_cast<void*>(&coiter_rt_num_threads)},
+      {RuntimeFunction::GrowArray, "coiter_rt_grow_array", "void* (*%s)(void*, int64_t, int64_t)",
+       reinterpret_cast<void*>(&coiter_rt_grow_array)},
   };
   return table;
 }

@@ -494,7 +494,7 @@ class KernelBuilder {
     return module_.getOrInsertFunction(name, llvm::FunctionType::get(result, args, false));
   }
   // count * sizeof(elem) in bytes; an overflowing product becomes SIZE_MAX, which malloc and
-  // realloc reject, so it takes the out-of-memory path instead of under-allocating.
+  // the runtime reject, so it takes the out-of-memory path instead of under-allocating.
   llvm::Value* byteSize(llvm::Value* count, DType elem) {
     llvm::Value* product = b_.CreateBinaryIntrinsic(Intrinsic::umul_with_overflow, count,
                                                     b_.getInt64(dtypeSize(elem)));
@@ -534,9 +534,9 @@ class KernelBuilder {
     llvm::Value* doubled = b_.CreateShl(capacity, 1);
     llvm::Value* newCapacity = b_.CreateBinaryIntrinsic(Intrinsic::smax, needed, doubled);
     llvm::Value* bytes = byteSize(newCapacity, n.buffer->type.elem);
-    llvm::FunctionCallee realloc =
-        libc("realloc", b_.getPtrTy(), {b_.getPtrTy(), b_.getInt64Ty()});
-    llvm::Value* p = b_.CreateCall(realloc, {readVar(n.buffer).re, bytes});
+    llvm::FunctionCallee growArray =
+        runtime(RuntimeFunction::GrowArray, b_.getPtrTy(), {b_.getPtrTy(), b_.getInt64Ty(), b_.getInt64Ty()});
+    llvm::Value* p = b_.CreateCall(growArray, {readVar(n.buffer).re, byteSize(capacity, n.buffer->type.elem), bytes});
     // On failure the old buffer is untouched and still in the variable, so the caller
     // receives (and frees) it through the write-back.
     branchToOutOfMemoryIfNull(p);

@@ -61,7 +61,7 @@ class Jit {
   Jit() : host_(detectHost()) {
     // The default LLJIT links every JITDylib it creates against a process-symbols JITDylib
     // (a DynamicLibrarySearchGenerator for the current process), which resolves malloc,
-    // calloc, realloc, free and libm (fmod for float Rem) from the host process.
+    // calloc, free and libm (fmod for float Rem) from the host process.
     auto lljit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(host_).create();
     if (!lljit) throw CompileError("LLVM: cannot create the JIT: " + describe(lljit.takeError()));
     lljit_ = std::move(*lljit);
