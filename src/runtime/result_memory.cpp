@@ -98,15 +98,19 @@ void* allocateResultArray(size_t bytes, bool zero) {
 }
 
 void* growResultArray(void* array, size_t bytes, size_t newBytes) {
-  if (newBytes < kRecycledMinBytes) return std::realloc(array, newBytes ? newBytes : 1);
-  void* grown;
-  try {
-    grown = allocateResultArray(newBytes, false);
-  } catch (const std::bad_alloc&) {
-    return nullptr;
+  if (newBytes >= kRecycledMinBytes) {
+    // A recycled block is already mapped: copying into it costs less than the new pages a
+    // remap would fault in and zero.
+    if (void* recycled = RecycledBlocks::instance().take(newBytes)) {
+      if (array) std::memcpy(recycled, array, std::min(bytes, newBytes));
+      releaseResultArray(array, bytes);
+      return recycled;
+    }
   }
-  if (array) std::memcpy(grown, array, std::min(bytes, newBytes));
-  releaseResultArray(array, bytes);
+  // Otherwise realloc, which moves a large block by remapping its pages (no copy); the new
+  // part is advised to use huge pages like a fresh array.
+  void* grown = std::realloc(array, newBytes ? newBytes : 1);
+  if (grown) adviseHugePages(grown, newBytes);
   return grown;
 }
 

@@ -26,8 +26,8 @@ struct MallocDeleter {
 void* allocateResultArray(size_t bytes, bool zero);
 
 // The array `array` of `bytes` bytes grown to `newBytes` (its contents kept), like realloc:
-// null when memory runs out, the old array then untouched. Large arrays move to a recycled or
-// huge-page block (realloc would remap them and fault the new part in 4 KiB pages).
+// null when memory runs out, the old array then untouched. A large array moves to a recycled
+// block when one fits, and is otherwise reallocated, its new part on huge pages.
 void* growResultArray(void* array, size_t bytes, size_t newBytes);
 
 // Gives back an array of at least `bytes` bytes from allocateResultArray or realloc: kept
