@@ -8,6 +8,7 @@ import scipy.sparse as sp
 
 import coiter as ct
 from coiter import _core
+from compiler_cases import ENGINES
 
 
 def tensor(name, fmt, order=None):
@@ -145,6 +146,41 @@ def test_sparse_add_is_a_merge_and_two_drains():
     for_loops, while_loops = loops(src)
     assert for_loops + while_loops == 3
     assert while_loops == 2  # the merge, and the first drain that continues its iterators
+
+
+def test_a_sum_merge_selects_its_operands_instead_of_branching():
+    # Every region of b + c is b + c with the absent operand read as zero: one body, no
+    # if-chain (lower_merge_selects.cpp).
+    src = ct.compile("a(i) = b(i) + c(i)", formats={"a": "s", "b": "s", "c": "s"}).source("c")
+    assert "(ib == i ? b_vals[pb1] : 0.0) + (ic == i ? c_vals[pc1] : 0.0)" in src
+    assert "else if" not in src
+    src3 = ct.compile("a(i) = b(i) - c(i) + d(i)", formats={"a": "s", "b": "s", "c": "s", "d": "s"}).source("c")
+    assert "else if" not in src3
+
+
+@pytest.mark.parametrize("expression", ["a(i) = (b(i) + c(i)) * d(i)", "a(i) = b(i) * c(i) + d(i)",
+                                        "a(i) = b(i) / c(i)"])
+def test_a_merge_where_zero_annihilates_keeps_its_branches(expression):
+    # b * 0 would be computed (NaN for an infinite b) where the region has no entry.
+    formats = {"a": "s", "b": "s", "c": "s", "d": "s"}
+    src = ct.compile(expression, formats={k: v for k, v in formats.items() if k + "(" in expression}).source("c")
+    assert " ? b_vals" not in src
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_selected_merges_keep_infinities_and_nans_where_numpy_has_them(engine):
+    # Entries of b alone, c alone and both, with infinities and NaNs in each region.
+    b = np.array([np.inf, 0, -np.inf, 1.0, np.nan, 0, 2.0, 0])
+    c = np.array([0, np.inf, 5.0, 0, 0, np.nan, -2.0, 0])
+    d = np.array([1.0, 2.0, 0, np.inf, 3.0, 0, 1.0, 4.0])
+    B, C, D = (ct.asarray(sp.csr_matrix(v.reshape(1, -1))) for v in (b, c, d))
+    with np.errstate(invalid="ignore"):
+        product = np.where((d != 0) & ((b != 0) | (c != 0)), (b + c) * d, 0.0)
+    for expression, expected in [("A(k,i) = B(k,i) + C(k,i)", b + c),
+                                 ("A(k,i) = B(k,i) - C(k,i) + D(k,i)", b - c + d),
+                                 ("A(k,i) = (B(k,i) + C(k,i)) * D(k,i)", product)]:
+        got = ct.evaluate(expression, B=B, C=C, D=D, out_format="csr", engine=engine).to_numpy()[0]
+        np.testing.assert_array_equal(got, expected, err_msg=expression)
 
 
 def test_coo_spmv_is_a_single_loop():

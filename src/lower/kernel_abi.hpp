@@ -37,6 +37,10 @@ struct ChunkedAssembly {
   int appendLevel = -1;              // the result's (only) compressed level
   bool dynamic = true;
   int64_t chunk = 0;                 // rows per chunk, 0: chosen by the dispatcher
+  // The work of a row follows its operand nonzeros (the kernel merges or scans the operands'
+  // rows, without a workspace): chunks of equal weight take equal time, so the first chunk may
+  // be large (runtime/chunked_assembly.cpp).
+  bool workFollowsWeights = false;
 };
 
 struct KernelABI {

@@ -50,6 +50,8 @@ Expr Lowerer::lowerExpr(const nt::Expr& e) {
         throw CompileError("lowering: " + nt::toString(e) + " is used before all its indices are bound");
       }
       Expr p = a.tensor->order() == 0 ? intLit(0) : state.pos.back();
+      auto present = presentIf_.find(&a);
+      if (present != presentIf_.end()) return select(present->second, load(state.vars->vals, p), zeroOf(a.tensor->dtype));
       return load(state.vars->vals, p);
     }
     case nt::ExprKind::Literal:

@@ -464,6 +464,22 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       return __builtin_popcount(a) > __builtin_popcount(b);
     });
     std::vector<std::pair<Expr, Stmt>> branches;
+    if (failing.empty() && !skipsEmptyBuckets && mergesWithSelects(f, testable, info)) {
+      // One body for every region: each operand's value is selected by whether its iterator
+      // is at v, so the merge has no branch to mispredict (coordinates of two random
+      // operands interleave unpredictably).
+      zeroed_ = pointZeroed;
+      for (int s : testable) presentIf_[info[s].access] = binary(BinaryOp::Eq, coordOf[s], resolved);
+      masks.clear();
+      Var start;
+      Stmt begin = beginResultEntry(v, writes, accumulates, start);
+      openLoops_.push_back(v);
+      Stmt inner = lowerStmt(f.body);
+      openLoops_.pop_back();
+      Stmt commit = commitResultEntry(v, writes, start);
+      branches.emplace_back(boolLit(true), countEntries(v, {begin, inner, commit}, writes));
+      for (int s : testable) presentIf_.erase(info[s].access);
+    }
     for (unsigned m : masks) {
       zeroed_ = pointZeroed;
       std::vector<Expr> tests;

@@ -44,6 +44,22 @@ void temporariesDeclaredIn(const cin::Stmt& s, std::vector<const TensorVar*>& ou
 
 }  // namespace
 
+namespace {
+
+// Whether s computes a temporary (a workspace or a reduction's scalar) somewhere.
+bool hasWhere(const cin::Stmt& s) {
+  switch (s->kind) {
+    case cin::StmtKind::Assign: return false;
+    case cin::StmtKind::Forall: return hasWhere(cin::as<cin::ForallNode>(s).body);
+    case cin::StmtKind::Where: return true;
+    case cin::StmtKind::Sequence:
+      return hasWhere(cin::as<cin::SequenceNode>(s).define) || hasWhere(cin::as<cin::SequenceNode>(s).mutate);
+  }
+  return true;
+}
+
+}  // namespace
+
 void Lowerer::planChunkedAssembly() {
   if (groups_.empty() || !assemble_ || root_->kind != cin::StmtKind::Forall) return;
   const auto& f = cin::as<cin::ForallNode>(root_);
@@ -60,7 +76,7 @@ void Lowerer::planChunkedAssembly() {
   Var begin = makeVar(freshName(root + "_chunk_begin"), scalar(DType::Int64));
   Var end = makeVar(freshName(root + "_chunk_end"), scalar(DType::Int64));
   abi_.chunks = ChunkedAssembly{true, root, abi_.integerSlots, abi_.integerSlots + 1, group.first, tags->dynamic,
-                                tags->chunk};
+                                tags->chunk, !hasWhere(root_)};
   params_.push_back(Param{begin, abi_.integerSlots++, false});
   params_.push_back(Param{end, abi_.integerSlots++, false});
   intervals_[root] = Interval{ir::ref(begin), ir::ref(end), true};

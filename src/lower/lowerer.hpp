@@ -109,6 +109,11 @@ class Lowerer {
   void resolveLocates(std::vector<ir::Stmt>& out);
   ir::Expr locatePosition(AccessState& state, int level, const ir::Expr& coord,
                           std::vector<ir::Stmt>& out);
+  // lower_merge_selects.cpp: whether one merge loop's regions can be computed by one body,
+  // each operand's value selected (present at the coordinate, or zero), instead of an
+  // if-chain of regions; `testable` are the iterators that may be absent.
+  bool mergesWithSelects(const cin::ForallNode& f, const std::vector<int>& testable,
+                         const std::vector<SegmentInfo>& info);
   // parent * extent + coord for a dense level, in a new variable declared into `out`.
   ir::Expr locateDense(const TensorVars& vars, int level, const ir::Expr& parent, const ir::Expr& coord,
                        std::vector<ir::Stmt>& out);
@@ -213,6 +218,8 @@ class Lowerer {
   std::map<const TensorVar*, WorkspaceVars> workspaces_;
   std::vector<ir::Stmt> prologue_, epilogue_;  // workspace allocation and release
   std::set<const AccessNode*> zeroed_;
+  // Operand accesses read as select(present, value, 0) (a merge lowered with selects).
+  std::map<const AccessNode*, ir::Expr> presentIf_;
   std::map<std::string, Interval> intervals_;  // original variables restricted to a block
   int parallelDepth_ = 0;                      // parallel loops being lowered
   bool atomicResult_ = false;                  // result updates are atomic (race strategy)

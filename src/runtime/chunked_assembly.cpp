@@ -14,11 +14,11 @@ namespace coiter {
 
 namespace {
 
-// Guided chunks: each takes 1 / (kGuidedDivisor * threads) of the weight left, down to
-// 1 / (kSmallChunksPerThread * threads) of the total. (A divisor of 1, chunk 0 = half the
-// rows on 2 threads, copies less but let SpGEMM on power-law rows wait for chunk 0: row
-// weights are nonzeros, not work.)
-constexpr int kGuidedDivisor = 2;
+// Guided chunks: each takes 1 / (divisor * threads) of the weight left, down to
+// 1 / (kSmallChunksPerThread * threads) of the total. The divisor is 1 when the rows' weights
+// predict their work (chunk 0, which is not copied, then does a thread's share) and 2
+// otherwise: SpGEMM's work per row is not its nonzeros, and a chunk 0 of half the rows let
+// it wait for chunk 0 on power-law rows.
 constexpr int kSmallChunksPerThread = 4;
 
 struct Chunk {
@@ -33,22 +33,60 @@ struct Run {
   const ChunkedCall* call;
   std::vector<Chunk>* chunks;
   std::vector<void*>* final;  // per appended array
+  int64_t firstCopied = 1;     // chunks before it are in the result's arrays already
 };
 
-void callChunks(void* closure, int64_t begin, int64_t end, int64_t) {
-  auto& run = *static_cast<Run*>(closure);
-  for (int64_t c = begin; c < end; ++c) {
-    Chunk& chunk = (*run.chunks)[c];
-    chunk.status = run.call->entry(chunk.pointers.data(), chunk.integers.data());
+template <typename I>
+int64_t countEntries(const void* pos, int64_t firstParent, int64_t lastParent) {
+  const I* p = static_cast<const I*>(pos);
+  int64_t total = 0;
+  for (int64_t q = firstParent; q < lastParent; ++q) total += static_cast<int64_t>(p[q + 1]);
+  return total;
+}
+
+// Counts per parent in pos[first + 1 .. last] become offsets, starting from `offset`.
+// (pos[first] belongs to the chunk before, which another thread may be writing.)
+template <typename I>
+void offsetsFromCounts(void* pos, int64_t firstParent, int64_t lastParent, int64_t offset) {
+  I* p = static_cast<I*>(pos);
+  I running = static_cast<I>(offset);
+  for (int64_t q = firstParent; q < lastParent; ++q) {
+    running += p[q + 1];
+    p[q + 1] = running;
   }
 }
 
-void copyChunks(void* closure, int64_t begin, int64_t end, int64_t) {
+void callChunks(void* closure, int64_t begin, int64_t end, int64_t) {
   auto& run = *static_cast<Run*>(closure);
+  const ChunkedCall& call = *run.call;
   for (int64_t c = begin; c < end; ++c) {
     Chunk& chunk = (*run.chunks)[c];
-    for (size_t a = 0; a < run.call->appended.size(); ++a) {
-      const AppendedArray& array = run.call->appended[a];
+    chunk.status = call.entry(chunk.pointers.data(), chunk.integers.data());
+    if (chunk.status != ir::kOk) continue;
+    const void* pos = chunk.pointers[call.posSlot];
+    int64_t first = chunk.begin * call.parentsPerRow, last = chunk.end * call.parentsPerRow;
+    chunk.entries = call.posType == DType::Int32 ? countEntries<int32_t>(pos, first, last)
+                                                 : countEntries<int64_t>(pos, first, last);
+  }
+}
+
+// Once the chunks' offsets are known: each chunk's counts become offsets, and the chunks
+// from run.firstCopied on are copied into the result's arrays.
+void finishChunks(void* closure, int64_t begin, int64_t end, int64_t) {
+  auto& run = *static_cast<Run*>(closure);
+  const ChunkedCall& call = *run.call;
+  for (int64_t c = begin; c < end; ++c) {
+    Chunk& chunk = (*run.chunks)[c];
+    void* pos = chunk.pointers[call.posSlot];
+    int64_t first = chunk.begin * call.parentsPerRow, last = chunk.end * call.parentsPerRow;
+    if (call.posType == DType::Int32) {
+      offsetsFromCounts<int32_t>(pos, first, last, chunk.offset);
+    } else {
+      offsetsFromCounts<int64_t>(pos, first, last, chunk.offset);
+    }
+    if (c < run.firstCopied) continue;
+    for (size_t a = 0; a < call.appended.size(); ++a) {
+      const AppendedArray& array = call.appended[a];
       size_t bytes = array.width * static_cast<size_t>(array.perEntry);
       std::memcpy(static_cast<char*>((*run.final)[a]) + static_cast<size_t>(chunk.offset) * bytes,
                   chunk.pointers[array.slot], static_cast<size_t>(chunk.entries) * bytes);
@@ -64,14 +102,6 @@ template <typename I>
 int64_t rowAtWeight(const void* rowPointers, int64_t rows, int64_t target) {
   const I* p = static_cast<const I*>(rowPointers);
   return std::lower_bound(p, p + rows + 1, static_cast<I>(target)) - p;
-}
-
-template <typename I>
-int64_t countEntries(const void* pos, int64_t firstParent, int64_t lastParent) {
-  const I* p = static_cast<const I*>(pos);
-  int64_t total = 0;
-  for (int64_t q = firstParent; q < lastParent; ++q) total += static_cast<int64_t>(p[q + 1]);
-  return total;
 }
 
 // Weight of the rows before row r: the operand's row pointer, or r itself without weights.
@@ -111,7 +141,8 @@ std::vector<int64_t> chunkBounds(const ChunkedCall& call, int threads) {
   int64_t floor = std::max<int64_t>(1, total / (int64_t{kSmallChunksPerThread} * threads));
   int64_t at = first;
   while (bounds.back() < call.rows) {
-    int64_t share = std::max(floor, (last - at) / (int64_t{kGuidedDivisor} * threads));
+    int64_t divisor = plan.workFollowsWeights && call.rowWeights ? 1 : 2;
+    int64_t share = std::max(floor, (last - at) / (divisor * threads));
     int64_t row = std::max(bounds.back() + 1, rowAtWeight(call, at + share));
     bounds.push_back(std::min(row, call.rows));
     at = weightBefore(call, bounds.back());
@@ -162,12 +193,8 @@ int32_t runChunkedAssembly(const ChunkedCall& call, int threads, std::vector<voi
     if (chunk.status != ir::kOk && failed == ir::kOk) failed = chunk.status;
   }
   int64_t total = 0;
-  int64_t firstCopied = 1;
   if (failed == ir::kOk) {
     for (auto& chunk : chunks) {
-      int64_t first = chunk.begin * call.parentsPerRow, last = chunk.end * call.parentsPerRow;
-      chunk.entries = call.posType == DType::Int32 ? countEntries<int32_t>(pointers[call.posSlot], first, last)
-                                                   : countEntries<int64_t>(pointers[call.posSlot], first, last);
       chunk.offset = total;
       total += chunk.entries;
     }
@@ -182,7 +209,7 @@ int32_t runChunkedAssembly(const ChunkedCall& call, int threads, std::vector<voi
         final[a] = chunks[0].pointers[array.slot];
         continue;
       }
-      firstCopied = 0;
+      run.firstCopied = 0;
       size_t bytes = static_cast<size_t>(std::max<int64_t>(total * array.perEntry, 1)) * array.width;
       try {
         final[a] = allocateResultArray(bytes, false);
@@ -202,11 +229,11 @@ int32_t runChunkedAssembly(const ChunkedCall& call, int threads, std::vector<voi
     }
     return failed;
   }
-  coiter_rt_parallel_for(&copyChunks, &run, firstCopied, count, 1, 1);
+  coiter_rt_parallel_for(&finishChunks, &run, 0, count, 1, 1);
   for (size_t a = 0; a < call.appended.size(); ++a) {
     pointers[call.appended[a].slot] = final[a];
-    integers[call.appended[a].capacitySlot] = firstCopied == 0 ? total * call.appended[a].perEntry
-                                                               : chunks[0].integers[call.appended[a].capacitySlot];
+    integers[call.appended[a].capacitySlot] = run.firstCopied == 0 ? total * call.appended[a].perEntry
+                                                                   : chunks[0].integers[call.appended[a].capacitySlot];
   }
   return ir::kOk;
 }

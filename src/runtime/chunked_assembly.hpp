@@ -6,8 +6,9 @@
 // give each chunk its offset (a prefix sum over chunks). Chunk 0 appends straight into the
 // arrays allocated for the whole result, and the other chunks are copied after it in
 // parallel; chunks are guided (the first ones large), so that copy is a fraction of the
-// result. The dispatcher (kernel_call.cpp) prefix-sums pos as for a serial call. Chunk arrays
-// are recycled memory (result_memory.hpp), kept warm between calls.
+// result. Each chunk also turns its rows' counts in pos into offsets, so finishing the result
+// is parallel too. Chunk arrays are recycled memory (result_memory.hpp), kept warm between
+// calls.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -44,7 +45,8 @@ struct ChunkedCall {
 // Runs the call over all rows with `threads` threads. `pointers`/`integers` are the slots
 // prepared for one call over all rows (appended arrays allocated, pos zeroed); on return the
 // appended slots hold malloc'd arrays the caller owns, with their lengths in the capacity
-// slots, whatever the status. Returns the first failing kernel status, or kOk.
+// slots, whatever the status. Returns the first failing kernel status, or kOk, in which case
+// pos holds offsets (not counts).
 int32_t runChunkedAssembly(const ChunkedCall& call, int threads, std::vector<void*>& pointers,
                            std::vector<int64_t>& integers);
 

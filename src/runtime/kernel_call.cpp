@@ -218,6 +218,7 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
         }
       }
       status = runChunkedAssembly(call, threads, pointers, integers);
+      countsPerParent[plan.appendLevel] = false;  // the chunks turned them into offsets
     } else {
       status = entry(pointers.data(), integers.data());
     }
