@@ -10,6 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 import coiter as ct
+from coiter import _core
 
 
 @pytest.fixture
@@ -131,3 +132,12 @@ def test_clear_cache_with_disk_removes_the_files(cache_dir):
     ct.clear_cache(disk=True)
     assert not list(cache_dir.glob("*.kernel"))
     assert ct.cache_info()["entries"] == 0
+
+
+def test_cache_keys_identify_the_build_not_only_the_version():
+    # A rebuilt development copy keeps its version; its binary's size and time tell it apart,
+    # so kernels compiled by an older build are never loaded from disk.
+    import os
+    build = _core.compiler_build_id().split(";")
+    assert build[0] == ct.__version__
+    assert int(build[1]) == os.stat(_core.__file__).st_size

@@ -3,6 +3,7 @@
 
 #include "bindings/numpy_buffer.hpp"
 #include "cin/concretize.hpp"
+#include "jit/build_id.hpp"
 #include "jit/compiler.hpp"
 #include "lower/lattice_printer.hpp"
 #include "schedule/schedule.hpp"
@@ -75,6 +76,7 @@ void bindCompiler(py::module_& m) {
   m.def("access", [=](const std::shared_ptr<TensorVar>& t, const std::vector<std::string>& indices) {
     return mutableExpr(access(t, indices));
   });
+  m.def("compiler_build_id", &compilerBuildId, "What identifies this build in kernel cache keys.");
   m.def("literal", [=](const py::object& value) { return mutableExpr(pythonLiteral(value)); });
   m.def("negate", [=](const std::shared_ptr<ExprNode>& a) { return mutableExpr(negate(a)); });
   m.def("binary", [=](const std::string& op, const std::shared_ptr<ExprNode>& a, const std::shared_ptr<ExprNode>& b) {

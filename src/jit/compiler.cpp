@@ -11,6 +11,7 @@
 #include "cin/scalar_accumulators.hpp"
 #include "cin/workspaces.hpp"
 #include "codegen/c_codegen.hpp"
+#include "jit/build_id.hpp"
 #include "jit/disk_cache.hpp"
 #include "runtime/kernel_call.hpp"
 #include "schedule/apply_schedule.hpp"
@@ -176,7 +177,7 @@ std::shared_ptr<const CompiledKernel> compileKernel(const notation::Assignment& 
   std::string scheduleText = userSchedule.toString();
   std::string optionText = "engine=" + engine.fingerprint() + ";schedule=" + scheduleText +
                            ";target=" + options.target + ";assemble=" + (options.assemble ? "yes" : "no") +
-                           ";version=" + COITER_VERSION;
+                           ";version=" + compilerBuildId();
   auto kernel = std::make_shared<CompiledKernel>();
   // A schedule names index variables, so scheduled kernels keep their names in the key.
   kernel->signature = signatureOf(a, optionText, /*keepIndexNames=*/!scheduleText.empty());
