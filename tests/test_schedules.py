@@ -82,11 +82,12 @@ POS_SPMV = [
 ]
 
 SPECIFIC = {
-    "spmv": POS_SPMV + ["split(j,j0,j1,5)", "split(i,i0,i1,4);parallelize(i1,cpu_vector,no_races)",
+    "spmv": POS_SPMV + ["split(j,j0,j1,5)", "precompute(A(i,j)*x(j),[i],[iw],compressed)",
+             "precompute(A(i,j)*x(j),[i],[iw],hashed)", "precompute(A(i,j)*x(j),[i],[iw],compressed);split(iw,iw0,iw1,8)", "split(i,i0,i1,4);parallelize(i1,cpu_vector,no_races)",
              "parallelize(i,cpu_thread,no_races,static)", "parallelize(i,cpu_thread,no_races,dynamic:3)"],
     "spmm": ["reorder(i,k,j)", "split(k,k0,k1,4);parallelize(k1,cpu_vector,no_races)", "split(j,j0,j1,4)"],
     "spgemm": ["reorder(i,k,j);precompute(B(i,k)*C(k,j),j,j)", "reorder(i,k,j);precompute(B(i,k)*C(k,j),[j],[jw])",
-               "split(k,k0,k1,4)"],
+               "reorder(i,k,j);precompute(B(i,k)*C(k,j),[j],[jw],hashed)", "split(k,k0,k1,4)"],
     "sddmm": ["split(j,j0,j1,3)", "reorder(i,j,k)"],
     "mttkrp": ["split(k,k0,k1,4)", "split(j,j0,j1,2)", "parallelize(i,cpu_thread,no_races)"],
     "ttm": ["split(k,k0,k1,4)", "parallelize(i,cpu_thread,no_races)"],
@@ -153,6 +154,9 @@ def test_builder_and_text_form_agree():
 def test_precompute_lists_in_the_text_form():
     s = ct.Schedule().precompute("B(i,k) * C(k,j)", ["j"], ["jw"])
     assert str(s) == "precompute(B(i,k) * C(k,j),[j],[jw])"
+    hashed = ct.Schedule().precompute("B(i,k) * C(k,j)", ["j"], ["jw"], "hashed")
+    assert str(hashed) == "precompute(B(i,k) * C(k,j),[j],[jw],hashed)"
+    assert ct.Schedule.parse(str(hashed)) == hashed
     parsed = ct.Schedule.parse("precompute(B(i,k)*C(k,j), [j], [jw])")
     assert parsed._commands[0][1][1:] == (("j",), ("jw",))
 
@@ -253,6 +257,13 @@ SPMV = "y(i) = A(i,j) * x(j)"
     ("y(i) = sum(k, B(i,k) + c(i))", {"B": "dense"}, "precompute(B(i,k),[i],[i])", "does not distribute"),
     ("A(i,j) = B(i,k) * C(k,j)", {"B": "csr", "C": "csr", "A": "csr"},
      "reorder(i,k,j);precompute(B(i,k)*C(k,j),[j,k],[j,k])", "more than one index variable"),
+    ("A(i,j) = B(i,k) * C(k,j)", {"B": "csr", "C": "csr", "A": "csr"},
+     "reorder(i,k,j);precompute(B(i,k)*C(k,j),[j],[jw],compressed)", "must be the outermost loop"),
+    ("A(i,j) = B(i,k) * C(k,j)", {"B": "csr", "C": "csr", "A": "csr"},
+     "reorder(i,k,j);precompute(B(i,k)*C(k,j),[j],[jw],bitmap)", "unknown workspace format"),
+    ("A(i,j) = B(i,k,l) * D(l,j) * C(k,j)", {"B": "csf", "C": "dense", "D": "dense", "A": "dense"},
+     "reorder(i,k,l,j);precompute(B(i,k,l)*D(l,j),j,j,hashed);parallelize(i,cpu_thread,no_races)",
+     "inside a parallel loop"),
     (SPMV, {"A": "csr"}, "pos(i,ip,A(i,j))", "not compressed"),
     (SPMV, {"A": "csr"}, "pos(j,jp,B(i,j))", "not an operand access"),
     (SPMV, {"A": "csr"}, "fuse(j,i,f)", "not directly inside"),
@@ -269,6 +280,59 @@ def test_broken_preconditions_raise_schedule_error(stmt, formats, schedule, mess
     with pytest.raises(ct.ScheduleError, match=message) as info:
         ct.compile(stmt, formats=formats, schedule=schedule)
     assert command in str(info.value) or "schedule" in str(info.value)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 7])
+@pytest.mark.parametrize("fmt", ["dense", "hashed"])
+def test_hashed_workspaces_grow_and_match_dense_ones(fmt, threads, engine):
+    # Rows of up to ~200 entries: the hashed table (16 entries at first) grows several times,
+    # and is emptied between rows; integers are exact.
+    rng = np.random.default_rng(21)
+    B = sp.random(60, 80, density=0.5, format="csr", random_state=3, dtype=np.float64)
+    C = sp.random(80, 400, density=0.3, format="csr", random_state=4, dtype=np.float64)
+    B.data, C.data = rng.integers(1, 9, B.nnz).astype(np.int64), rng.integers(1, 9, C.nnz).astype(np.int64)
+    # In parallel, each chunk of rows (one kernel call) has its own workspace.
+    kern = ct.compile("A(i,j) = B(i,k) * C(k,j)", formats={"B": "csr", "C": "csr", "A": "csr"}, dtype=np.int64,
+                      schedule=f"reorder(i,k,j);precompute(B(i,k)*C(k,j),[j],[jw],{fmt});"
+                               "parallelize(i,cpu_thread,no_races)", engine=engine)
+    previous = ct.get_num_threads()
+    ct.set_num_threads(threads)
+    try:
+        got = kern(B=ct.asarray(B), C=ct.asarray(C)).to_scipy()
+    finally:
+        ct.set_num_threads(previous)
+    expected = (B @ C).tocsr()
+    assert got.has_sorted_indices
+    np.testing.assert_array_equal(got.toarray(), expected.toarray())
+
+
+def test_a_hashed_workspace_takes_memory_for_its_entries_not_its_extent():
+    # 10^12 columns: a dense workspace would need terabytes; the hashed one holds a row's
+    # entries.
+    n = 10**12
+    B = ct.from_coords(np.array([[0, 0], [0, 1], [1, 1], [2, 0]]), np.array([1.0, 2.0, 3.0, 4.0]), (3, 2),
+                       format="csr")
+    C = ct.from_coords(np.array([[0, 5], [0, n - 1], [1, 7]]), np.array([10.0, 20.0, 30.0]), (2, n), format="csr")
+    kern = ct.compile("A(i,j) = B(i,k) * C(k,j)", formats={"B": "csr", "C": "csr", "A": "csr"},
+                      schedule="reorder(i,k,j);precompute(B(i,k)*C(k,j),[j],[jw],hashed)")
+    coords, values = kern(B=B, C=C).coords()
+    assert [tuple(c) for c in np.asarray(coords)] == [(0, 5), (0, 7), (0, n - 1), (1, 7), (2, 5), (2, n - 1)]
+    np.testing.assert_array_equal(values, [10.0, 60.0, 20.0, 90.0, 40.0, 80.0])
+
+
+def test_a_compressed_workspace_refuses_coordinates_out_of_order():
+    # The loop over iw iterates a hashed level of 4 buckets: row 5 (bucket 1) comes before
+    # row 2 (bucket 2).
+    fmt = ct.Format([ct.hashed(buckets=4), ct.compressed])
+    dense = np.zeros((8, 2))
+    dense[2, 0], dense[5, 1] = 1.0, 2.0
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": fmt},
+                      schedule="precompute(A(i,j)*x(j),[i],[iw],compressed)")
+    with pytest.raises(ct.ScheduleError, match="out of order"):
+        kern(A=ct.asarray(dense, format=fmt), x=np.array([1.0, 10.0]))
+    hashed = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": fmt}, schedule="precompute(A(i,j)*x(j),[i],[iw],hashed)")
+    np.testing.assert_array_equal(hashed(A=ct.asarray(dense, format=fmt), x=np.array([1.0, 10.0])).to_numpy(),
+                                  dense @ [1.0, 10.0])
 
 
 def test_precompute_through_a_distributing_product():
@@ -336,3 +400,11 @@ def test_taco_default_cpu_schedules(engine):
     np.testing.assert_allclose(np.asarray(result), np.einsum("ikl,kj,lj->ij", B, C, D), rtol=1e-12)
     # Every thread has its own slice of the workspace.
     assert "omp_get_thread_num()" in kern.source("c")
+    # The same MTTKRP, serial, with a hashed workspace. (Not a compressed one: the sum over l
+    # moves into the producer, around its loop over j, so j would be appended out of order.)
+    for fmt in ["hashed"]:
+        kern = ct.compile("A(i,j) = B(i,k,l) * D(l,j) * C(k,j)",
+                          formats={"B": "csf", "C": "dense", "D": "dense", "A": "dense"}, engine=engine,
+                          schedule=f"reorder(i,k,l,j);precompute(B(i,k,l)*D(l,j),j,j,{fmt})")
+        result = kern(B=ct.asarray(B, format="csf"), C=C, D=D)
+        np.testing.assert_allclose(np.asarray(result), np.einsum("ikl,kj,lj->ij", B, C, D), rtol=1e-12)

@@ -89,7 +89,10 @@ class Schedule:
 
     def precompute(self, expr, ivars, ws_ivars, format=None):
         """Compute ``expr`` into a workspace indexed by ``ivars`` (named ``ws_ivars`` where it
-        is produced; they may repeat ``ivars``), dense by default."""
+        is produced; they may repeat ``ivars``). ``format`` is ``"dense"`` (the default: values
+        and marks over the whole extent), ``"hashed"`` (a growing hash table: memory follows
+        the entries, for huge extents) or ``"compressed"`` (entries appended in coordinate
+        order: the producer's outermost loop must be the workspace's)."""
         args = [_expression(expr, "precompute"), _names(ivars, "precompute"), _names(ws_ivars, "precompute")]
         if format is not None:
             args.append(_name(format, "precompute"))

@@ -36,7 +36,10 @@ inline Type pointerTo(DType t) { return Type{t, true}; }
 // kStructureMismatch: a compute-only kernel found that the result structure it was given is
 // not the one its operands produce.
 // kBoundViolated: an extent differs from what a bound() of the schedule promised.
-enum KernelStatus : int32_t { kOk = 0, kOutOfMemory = 1, kStructureMismatch = 2, kBoundViolated = 3 };
+// kUnorderedWorkspace: a compressed workspace was given its coordinates out of order.
+enum KernelStatus : int32_t {
+  kOk = 0, kOutOfMemory = 1, kStructureMismatch = 2, kBoundViolated = 3, kUnorderedWorkspace = 4
+};
 
 // ---------------------------------------------------------------------------------------------
 // Variables. A variable is identified by its node (pointer identity); names are unique within
@@ -248,7 +251,7 @@ struct GrowNode : StmtNode {
 };
 // Calls a function of coiter's runtime (runtime/runtime_functions.hpp) for its effect.
 // `args` match the function's parameters: SortCoordinates takes (pointer to Int64, pointer to
-// Bool, Int64, Int64).
+// Bool, Int64, Int64), SortKeys (pointer to Int64, Int64).
 struct CallNode : StmtNode {
   RuntimeFunction function;
   std::vector<Expr> args;

@@ -413,7 +413,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       const auto& type = *st.vars->tensor->format.levels()[k];
       // A workspace's values are indexed by coordinate, other levels' by position.
       st.pos[k] = info[s].access->tensor->temporary
-                      ? workspaces_.at(info[s].access->tensor.get()).at(coordOf[s])
+                      ? workspaceValueIndex(workspaces_.at(info[s].access->tensor.get()), positionOf(s), coordOf[s], body)
                       : positionOf(s);
       st.runEnd[k] = nullptr;
       st.entered = k + 1;
@@ -510,13 +510,12 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       chain = always ? it->second : ifThen(it->first, it->second, chain);
     }
     body.push_back(chain);
-    // A workspace is cleared entry by entry as it is consumed (it is consumed whole: its
+    // A dense workspace is cleared entry by entry as it is consumed (it is consumed whole: its
     // consumer iterates exactly its list), ready for the next iteration of the loops around.
     for (int s : point.iterators) {
       if (segs[s].dimension || !info[s].access->tensor->temporary) continue;
       const WorkspaceVars& ws = workspaces_.at(info[s].access->tensor.get());
-      body.push_back(store(ws.tensor->vals, ws.at(coordOf[s]), zeroOf(info[s].access->tensor->dtype)));
-      body.push_back(store(ws.mark, ws.at(coordOf[s]), boolLit(false)));
+      body.push_back(clearWorkspaceEntry(ws, info[s].access->tensor->dtype, coordOf[s]));
     }
     if (skipsEmptyBuckets) {
       // Nothing after the coordinate read may run for an empty bucket (its coordinate is -1).

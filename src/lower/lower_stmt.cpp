@@ -60,49 +60,6 @@ bool Lowerer::resultLevelOrdered(const std::string& indexVar) const {
   return true;
 }
 
-WorkspaceVars& Lowerer::declareWorkspace(const notation::TensorVarPtr& w, const std::string& indexVar) {
-  auto& ws = workspaces_[w.get()];
-  if (ws.tensor) return ws;
-  Expr extent = extentOf(indexVar);
-  ws.indexVar = indexVar;
-  ws.tensor = std::make_unique<TensorVars>();
-  ws.tensor->tensor = w;
-  ws.tensor->extents = {};
-  ws.tensor->vals = makeVar(freshName(w->name + "_vals"), pointerTo(w->dtype));
-  ws.tensor->crd = {makeVar(freshName(w->name + "_list"), pointerTo(DType::Int64))};
-  ws.tensor->pos = {nullptr};
-  ws.tensor->hashSize = {nullptr};
-  ws.mark = makeVar(freshName(w->name + "_mark"), pointerTo(DType::Bool));
-  ws.count = makeVar(freshName(w->name + "_count"), scalar(DType::Int64));
-  Expr size = extent;
-  if (parallelDepth_ > 0) {
-    // One slice per thread of the parallel loop around the workspace's where statement.
-    size = binary(BinaryOp::Mul, numThreads(), extent);
-    ws.base = binary(BinaryOp::Mul, threadId(), extent);
-  }
-  for (const Var& v : {ws.tensor->vals, ws.tensor->crd[0], ws.mark}) prologue_.push_back(declare(v, nullptr));
-  prologue_.push_back(allocate(ws.tensor->vals, size, true));
-  prologue_.push_back(allocate(ws.mark, size, true));
-  prologue_.push_back(allocate(ws.tensor->crd[0], size, false));
-  for (const Var& v : {ws.tensor->vals, ws.tensor->crd[0], ws.mark}) epilogue_.push_back(freeBuffer(v));
-  for (auto& [acc, state] : accesses_) {
-    if (acc->tensor == w) state.vars = ws.tensor.get();
-  }
-  return ws;
-}
-
-Stmt Lowerer::storeToWorkspace(const TensorVar& w, const nt::Operator* accumulate, Expr value) {
-  WorkspaceVars& ws = workspaces_.at(&w);
-  Expr coord = coords_.at(ws.indexVar);
-  Expr c = ws.at(coord);
-  const Var& vals = ws.tensor->vals;
-  Stmt touch = ifThen(logicalNot(load(ws.mark, c)),
-                      block({store(ws.mark, c, boolLit(true)), store(ws.tensor->crd[0], ws.at(ir::ref(ws.count)), coord),
-                             assign(ws.count, binary(BinaryOp::Add, ir::ref(ws.count), intLit(1)))}));
-  if (accumulate) value = binary(accumulate->irOp, load(vals, c), value);
-  return block({touch, store(vals, c, value)});
-}
-
 bool Lowerer::isZero(const cin::Stmt& s) const {
   switch (s->kind) {
     case cin::StmtKind::Assign: {
@@ -189,16 +146,12 @@ Stmt Lowerer::lowerWhere(const cin::WhereNode& w) {
     out.push_back(declare(ws.count, intLit(0)));
     workspaces.push_back(&ws);
   }
+  producerDepth_.push_back(openLoops_.size());
   out.push_back(lowerStmt(w.producer));
-  // The touched coordinates are sorted when the result level they are appended to is
-  // ordered; an unordered compressed level (SciPy's unsorted CSR) takes them as they come.
-  for (const WorkspaceVars* ws : workspaces) {
-    if (resultLevelOrdered(ws->indexVar)) {
-      out.push_back(call(RuntimeFunction::SortCoordinates, {ir::ref(ws->tensor->crd[0]), ir::ref(ws->mark),
-                                                            ws->base ? ws->base : intLit(0), ir::ref(ws->count)}));
-    }
-  }
+  producerDepth_.pop_back();
+  for (const WorkspaceVars* ws : workspaces) out.push_back(orderWorkspace(*ws));
   out.push_back(lowerStmt(w.consumer));
+  for (const WorkspaceVars* ws : workspaces) out.push_back(emptyWorkspace(*ws));
   return block(std::move(out));
 }
 

@@ -47,16 +47,29 @@ struct AppendGroup {
   int parent = -1;          // the group above, if the level above `first` is in one
 };
 
-// A dense vector workspace (cin/workspaces.hpp): values, a mark per coordinate, and the list
-// of marked coordinates, so it is consumed in time proportional to its entries.
+// A vector workspace (cin/workspaces.hpp, or precompute): the values its producer writes,
+// and the list of coordinates it touched, through which its consumer iterates it in time
+// proportional to its entries (lower_workspaces.cpp). By the format of its one level:
+//   dense (d):      values and a mark per coordinate of the extent; the list is sorted when
+//                   the result needs order, and entries are cleared as they are consumed;
+//   hashed (h):     an open-addressing table (keys, values) that grows, so memory follows the
+//                   entries, not the extent; the list is sorted, looked up, then the table
+//                   is emptied through the slots each entry took;
+//   compressed (s): values appended in coordinate order beside the list (the producer must
+//                   write the coordinates in order: its loop over them is its outermost).
+enum class WorkspaceKind { Dense, Hashed, Compressed };
 struct WorkspaceVars {
+  WorkspaceKind kind = WorkspaceKind::Dense;
   std::unique_ptr<TensorVars> tensor;  // vals and crd (= the coordinate list) for iteration
-  ir::Var mark;
-  ir::Var count;
+  ir::Var mark;                        // dense: a flag per coordinate
+  ir::Var count;                       // entries in the list
   std::string indexVar;
-  // Inside a parallel loop every thread has its own slice: index = base + coordinate, with
-  // base = ThreadId * extent; null when there is one workspace.
+  // Dense, inside a parallel loop: every thread has its own slice: index = base + coordinate,
+  // with base = ThreadId * extent; null when there is one workspace.
   ir::Expr base;
+  ir::Var listCapacity;                // hashed, compressed: the list grows
+  ir::Var valsCapacity;                // compressed: the values grow with the list
+  ir::Var keys, slots, tableSize;      // hashed: keys[tableSize] (-1: empty), slot of each entry
   ir::Expr at(const ir::Expr& index) const { return base ? ir::binary(ir::BinaryOp::Add, base, index) : index; }
 };
 
@@ -86,9 +99,25 @@ class Lowerer {
   ir::Stmt lowerStmt(const cin::Stmt& s);
   ir::Stmt lowerAssign(const cin::AssignNode& a);
   ir::Stmt lowerWhere(const cin::WhereNode& w);
-  WorkspaceVars& declareWorkspace(const notation::TensorVarPtr& w, const std::string& indexVar);
   bool resultLevelOrdered(const std::string& indexVar) const;  // the result level it indexes
+
+  // lower_workspaces.cpp
+  WorkspaceVars& declareWorkspace(const notation::TensorVarPtr& w, const std::string& indexVar);
   ir::Stmt storeToWorkspace(const TensorVar& w, const notation::Operator* accumulate, ir::Expr value);
+  // Between producer and consumer: the list in coordinate order when the result needs it.
+  ir::Stmt orderWorkspace(const WorkspaceVars& ws);
+  // The consumer reads the entry at list position `at`, coordinate `coord`: its values
+  // index, found into `out`; and what resets the entry once read.
+  ir::Expr workspaceValueIndex(const WorkspaceVars& ws, const ir::Expr& at, const ir::Expr& coord,
+                               std::vector<ir::Stmt>& out);
+  ir::Stmt clearWorkspaceEntry(const WorkspaceVars& ws, DType dtype, const ir::Expr& coord);
+  // After the consumer: what empties the workspace for the next execution of the where.
+  ir::Stmt emptyWorkspace(const WorkspaceVars& ws);
+  // Index of `key` in a hashed workspace's table, or of the empty slot where it goes.
+  ir::Expr probeHashedWorkspace(const WorkspaceVars& ws, const ir::Var& keys, const ir::Expr& size,
+                                const ir::Expr& key, std::vector<ir::Stmt>& out);
+  ir::Stmt growHashedWorkspace(const WorkspaceVars& ws);
+  std::vector<size_t> producerDepth_;  // openLoops_ size where each where's producer starts
   // Whether `s` computes nothing when the accesses in `zeroed_` are zero.
   bool isZero(const cin::Stmt& s) const;
   bool isZero(const notation::Expr& e) const;

@@ -244,6 +244,10 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
   if (status == ir::kBoundViolated) {
     throw ShapeError("an extent of the operands breaks a bound() of the kernel's schedule (see kern.concrete)");
   }
+  if (status == ir::kUnorderedWorkspace) {
+    throw ScheduleError("precompute: the compressed workspace received its coordinates out of order (the loop "
+                        "over them iterates an unordered level); use a dense or hashed workspace");
+  }
   if (status != ir::kOk) throw CoiterError("kernel failed with status " + std::to_string(status));
   if (!abi.assembles) {
     Buffer& vals = *resultArrays.at({-1, "vals"});

@@ -31,6 +31,10 @@ extern "C" void coiter_rt_sort_coordinates(int64_t* list, const bool* marks, int
   }
 }
 
+// A hashed workspace's keys list[0, count), sorted before they are appended to an ordered
+// level (there are no marks to scan: the keys may span any range).
+extern "C" void coiter_rt_sort_keys(int64_t* list, int64_t count) { std::sort(list, list + count); }
+
 extern "C" void* coiter_rt_grow_array(void* array, int64_t bytes, int64_t newBytes) {
   return growResultArray(array, static_cast<size_t>(bytes), static_cast<size_t>(newBytes));
 }
@@ -41,6 +45,8 @@ const std::vector<RuntimeFunctionInfo>& runtimeFunctions() {
   static const std::vector<RuntimeFunctionInfo> table = {
       {RuntimeFunction::SortCoordinates, "coiter_rt_sort_coordinates",
        "void (*%s)(int64_t*, const bool*, int64_t, int64_t)", reinterpret_cast<void*>(&coiter_rt_sort_coordinates)},
+      {RuntimeFunction::SortKeys, "coiter_rt_sort_keys", "void (*%s)(int64_t*, int64_t)",
+       reinterpret_cast<void*>(&coiter_rt_sort_keys)},
       {RuntimeFunction::ParallelFor, "coiter_rt_parallel_for",
        "void (*%s)(void (*)(void*, int64_t, int64_t, int64_t), void*, int64_t, int64_t, int64_t, "
        "int32_t)",

@@ -463,10 +463,7 @@ class Scheduler {
     };
     std::vector<std::string> ivars = listOf(1), wsvars = listOf(2);
     if (ivars.size() != wsvars.size()) fail("the loop and workspace variable lists differ in length");
-    std::string format = c.args.size() == 4 ? word(c, 3) : "dense";
-    if (format != "dense" && format != "d") {
-      fail("workspace format '" + format + "' is not supported yet (dense workspaces only)");
-    }
+    std::string format = workspaceFormat(c.args.size() == 4 ? word(c, 3) : "dense");
     if (ivars.size() > 1) fail("a workspace over more than one index variable is not supported yet");
     std::set<std::string> used;
     for (size_t k = 0; k < wsvars.size(); ++k) {
@@ -482,7 +479,7 @@ class Scheduler {
           std::vector<nt::Expr> path;
           return findPath(as<AssignNode>(chain.body).rhs, text, path);
         },
-        [&](const ForallChain& chain) { return precomputeIn(chain, text, ivars, wsvars); }, done);
+        [&](const ForallChain& chain) { return precomputeIn(chain, text, ivars, wsvars, format); }, done);
     if (!done) {
       std::string candidates;
       forEachAssignment(out_.stmt, [&](const AssignNode& a) {
@@ -497,8 +494,16 @@ class Scheduler {
     }
   }
 
+  // The level format of a workspace: dense (the default), hashed or compressed.
+  std::string workspaceFormat(const std::string& name) {
+    if (name == "dense" || name == "d") return "d";
+    if (name == "hashed" || name == "h") return "h";
+    if (name == "compressed" || name == "sparse" || name == "s") return "s";
+    fail("unknown workspace format '" + name + "' (expected dense, hashed or compressed)");
+  }
+
   Stmt precomputeIn(const ForallChain& chain, const std::string& text, const std::vector<std::string>& ivars,
-                    const std::vector<std::string>& wsvars) {
+                    const std::vector<std::string>& wsvars, const std::string& format) {
     const auto& a = as<AssignNode>(chain.body);
     std::vector<nt::Expr> path;
     findPath(a.rhs, text, path);
@@ -511,7 +516,7 @@ class Scheduler {
       if (!contains(eVars, v)) fail("the expression does not use '" + v + "'");
     }
     auto workspace = nt::makeTensorVar("ws" + std::to_string(workspaces_++),
-                                       ivars.empty() ? Format({}, {}) : Format::parse("d"), e->type, DType::Int64, true);
+                                       ivars.empty() ? Format({}, {}) : Format::parse(format), e->type, DType::Int64, true);
     auto wConsumer = nt::access(workspace, ivars);
     nt::Expr consumerRhs = replaceAlong(path, 0, wConsumer);
     std::vector<std::string> consumerVars = a.lhs->indices;

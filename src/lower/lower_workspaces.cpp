@@ -1,0 +1,236 @@
+// Vector workspaces (lowerer.hpp, WorkspaceVars): declared when their where statement is
+// lowered, written by its producer, ordered, read by its consumer through their list of
+// coordinates, and emptied for the next execution of the where. The format of the
+// workspace's level (precompute's `format`) picks the storage: dense, hashed or compressed.
+#include "lower/lowerer.hpp"
+#include "util/errors.hpp"
+
+namespace coiter::lower {
+
+using namespace ir;
+namespace nt = notation;
+
+namespace {
+
+const Type kIndex = scalar(DType::Int64);
+constexpr int64_t kInitialEntries = 16;  // hashed and compressed workspaces grow from here
+
+Expr plusOne(const Expr& e) { return binary(BinaryOp::Add, e, intLit(1)); }
+
+WorkspaceKind kindOf(const TensorVar& w) {
+  switch (w.format.levels()[0]->kind()) {
+    case LevelKind::Hashed: return WorkspaceKind::Hashed;
+    case LevelKind::Compressed: return WorkspaceKind::Compressed;
+    default: return WorkspaceKind::Dense;
+  }
+}
+
+}  // namespace
+
+WorkspaceVars& Lowerer::declareWorkspace(const notation::TensorVarPtr& w, const std::string& indexVar) {
+  auto& ws = workspaces_[w.get()];
+  if (ws.tensor) return ws;
+  ws.kind = kindOf(*w);
+  ws.indexVar = indexVar;
+  ws.tensor = std::make_unique<TensorVars>();
+  ws.tensor->tensor = w;
+  ws.tensor->extents = {};
+  ws.tensor->vals = makeVar(freshName(w->name + "_vals"), pointerTo(w->dtype));
+  ws.tensor->crd = {makeVar(freshName(w->name + "_list"), pointerTo(DType::Int64))};
+  ws.tensor->pos = {nullptr};
+  ws.tensor->hashSize = {nullptr};
+  ws.count = makeVar(freshName(w->name + "_count"), kIndex);
+  for (auto& [acc, state] : accesses_) {
+    if (acc->tensor == w) state.vars = ws.tensor.get();
+  }
+  const Var& vals = ws.tensor->vals;
+  const Var& list = ws.tensor->crd[0];
+  if (ws.kind == WorkspaceKind::Dense) {
+    Expr extent = extentOf(indexVar);
+    Expr size = extent;
+    if (parallelDepth_ > 0) {
+      // One slice per thread of the parallel loop around the workspace's where statement.
+      size = binary(BinaryOp::Mul, numThreads(), extent);
+      ws.base = binary(BinaryOp::Mul, threadId(), extent);
+    }
+    ws.mark = makeVar(freshName(w->name + "_mark"), pointerTo(DType::Bool));
+    for (const Var& v : {vals, list, ws.mark}) prologue_.push_back(declare(v, nullptr));
+    prologue_.push_back(allocate(vals, size, true));
+    prologue_.push_back(allocate(ws.mark, size, true));
+    prologue_.push_back(allocate(list, size, false));
+    for (const Var& v : {vals, list, ws.mark}) epilogue_.push_back(freeBuffer(v));
+    return ws;
+  }
+  if (parallelDepth_ > 0) {
+    throw ScheduleError("precompute and parallelize: a " + std::string(ws.kind == WorkspaceKind::Hashed ? "hashed" : "compressed") +
+                        " workspace cannot be inside a parallel loop yet (its arrays grow); use a dense one");
+  }
+  // Hashed and compressed workspaces grow from a few entries: their memory follows the
+  // entries, not the extent.
+  ws.listCapacity = makeVar(freshName(w->name + "_list_capacity"), kIndex);
+  std::vector<Var> arrays{vals, list};
+  if (ws.kind == WorkspaceKind::Hashed) {
+    ws.keys = makeVar(freshName(w->name + "_keys"), pointerTo(DType::Int64));
+    ws.slots = makeVar(freshName(w->name + "_slots"), pointerTo(DType::Int64));
+    ws.tableSize = makeVar(freshName(w->name + "_table_size"), kIndex);
+    ws.valsCapacity = makeVar(freshName(w->name + "_slots_capacity"), kIndex);  // of slots
+    arrays.push_back(ws.keys);
+    arrays.push_back(ws.slots);
+  } else {
+    ws.valsCapacity = makeVar(freshName(w->name + "_vals_capacity"), kIndex);
+  }
+  for (const Var& v : arrays) prologue_.push_back(declare(v, nullptr));
+  for (const Var& v : {ws.listCapacity, ws.valsCapacity}) prologue_.push_back(declare(v, intLit(kInitialEntries)));
+  prologue_.push_back(allocate(list, intLit(kInitialEntries), false));
+  if (ws.kind == WorkspaceKind::Hashed) {
+    // The table holds at most half its size in entries (growHashedWorkspace).
+    prologue_.push_back(declare(ws.tableSize, intLit(2 * kInitialEntries)));
+    prologue_.push_back(allocate(vals, ir::ref(ws.tableSize), false));
+    prologue_.push_back(allocate(ws.keys, ir::ref(ws.tableSize), false));
+    prologue_.push_back(allocate(ws.slots, intLit(kInitialEntries), false));
+    Var n = makeVar(freshName(w->name + "_clear"), kIndex);
+    prologue_.push_back(forLoop(n, intLit(0), ir::ref(ws.tableSize), store(ws.keys, ir::ref(n), intLit(-1))));
+  } else {
+    prologue_.push_back(allocate(vals, intLit(kInitialEntries), false));
+  }
+  for (const Var& v : arrays) epilogue_.push_back(freeBuffer(v));
+  return ws;
+}
+
+Expr Lowerer::probeHashedWorkspace(const WorkspaceVars& ws, const Var& keys, const Expr& size, const Expr& key,
+                                   std::vector<Stmt>& out) {
+  // Linear probing from key % size; the table is never full, so an empty slot ends it.
+  Var slot = makeVar(freshName(ws.tensor->tensor->name + "_slot"), kIndex);
+  out.push_back(declare(slot, binary(BinaryOp::Rem, key, size)));
+  Expr stored = load(keys, ir::ref(slot));
+  Expr searching = binary(BinaryOp::And, binary(BinaryOp::Ne, stored, key), binary(BinaryOp::Ne, stored, intLit(-1)));
+  Expr next = plusOne(ir::ref(slot));
+  out.push_back(whileLoop(searching, assign(slot, select(binary(BinaryOp::Eq, next, size), intLit(0), next))));
+  return ir::ref(slot);
+}
+
+Stmt Lowerer::growHashedWorkspace(const WorkspaceVars& ws) {
+  // Twice the size: every entry moves to its slot in the new table (the slots list says
+  // where each one is now, so the old table is not searched).
+  const std::string& name = ws.tensor->tensor->name;
+  const Var& vals = ws.tensor->vals;
+  Var size = makeVar(freshName(name + "_new_size"), kIndex);
+  Var keys = makeVar(freshName(name + "_new_keys"), pointerTo(DType::Int64));
+  Var values = makeVar(freshName(name + "_new_vals"), vals->type);
+  Var n = makeVar(freshName(name + "_entry"), kIndex);
+  Var old = makeVar(freshName(name + "_old_slot"), kIndex);
+  Var key = makeVar(freshName(name + "_key"), kIndex);
+  std::vector<Stmt> move{declare(old, load(ws.slots, ir::ref(n))), declare(key, load(ws.keys, ir::ref(old)))};
+  Expr slot = probeHashedWorkspace(ws, keys, ir::ref(size), ir::ref(key), move);
+  move.push_back(store(keys, slot, ir::ref(key)));
+  move.push_back(store(values, slot, load(vals, ir::ref(old))));
+  move.push_back(store(ws.slots, ir::ref(n), slot));
+  Var c = makeVar(freshName(name + "_clear"), kIndex);
+  return block({
+      declare(size, binary(BinaryOp::Mul, ir::ref(ws.tableSize), intLit(2))),
+      declare(keys, nullptr), allocate(keys, ir::ref(size), false),
+      declare(values, nullptr), allocate(values, ir::ref(size), false),
+      forLoop(c, intLit(0), ir::ref(size), store(keys, ir::ref(c), intLit(-1))),
+      forLoop(n, intLit(0), ir::ref(ws.count), block(std::move(move))),
+      freeBuffer(ws.keys), freeBuffer(vals),
+      assign(ws.keys, ir::ref(keys)), assign(vals, ir::ref(values)), assign(ws.tableSize, ir::ref(size)),
+  });
+}
+
+Stmt Lowerer::storeToWorkspace(const TensorVar& w, const nt::Operator* accumulate, Expr value) {
+  WorkspaceVars& ws = workspaces_.at(&w);
+  Expr coord = coords_.at(ws.indexVar);
+  const Var& vals = ws.tensor->vals;
+  const Var& list = ws.tensor->crd[0];
+  Expr count = ir::ref(ws.count);
+  auto update = [&](const Expr& at) {
+    return store(vals, at, accumulate ? binary(accumulate->irOp, load(vals, at), value) : value);
+  };
+  // A new entry starts at zero, the identity of the only accumulation workspaces take (+).
+  Expr zero = zeroOf(w.dtype);
+  switch (ws.kind) {
+    case WorkspaceKind::Dense: {
+      Expr c = ws.at(coord);
+      Stmt touch = ifThen(logicalNot(load(ws.mark, c)),
+                          block({store(ws.mark, c, boolLit(true)), store(list, ws.at(count), coord),
+                                 assign(ws.count, plusOne(count))}));
+      return block({touch, update(c)});
+    }
+    case WorkspaceKind::Compressed: {
+      // Appended in coordinate order: a coordinate equal to the last one adds to its entry.
+      size_t depth = producerDepth_.empty() ? 0 : producerDepth_.back();
+      if (openLoops_.size() <= depth || scheduled_.rootOf(openLoops_[depth]) != ws.indexVar) {
+        throw ScheduleError("precompute: a compressed workspace is appended in coordinate order, so the loop over '" +
+                            ws.indexVar + "' must be the outermost loop that computes it" +
+                            (openLoops_.size() > depth ? " (it is inside '" + openLoops_[depth] + "')" : "") +
+                            "; use a dense or hashed workspace");
+      }
+      Expr last = binary(BinaryOp::Sub, count, intLit(1));
+      Expr empty = binary(BinaryOp::Eq, count, intLit(0));
+      Expr lastCoord = load(list, select(empty, intLit(0), last));  // read only when not empty
+      Expr isNew = binary(BinaryOp::Or, empty, binary(BinaryOp::Ne, lastCoord, coord));
+      Stmt append = block({
+          ifThen(binary(BinaryOp::And, logicalNot(empty), binary(BinaryOp::Gt, lastCoord, coord)), ret(kUnorderedWorkspace)),
+          grow(list, ws.listCapacity, plusOne(count)), grow(vals, ws.valsCapacity, plusOne(count)),
+          store(list, count, coord), store(vals, count, zero), assign(ws.count, plusOne(count)),
+      });
+      return block({ifThen(isNew, append), update(last)});
+    }
+    case WorkspaceKind::Hashed: {
+      std::vector<Stmt> out;
+      // Room first: the table stays at most half full, so probes stay short and end.
+      out.push_back(ifThen(binary(BinaryOp::Gt, binary(BinaryOp::Mul, plusOne(count), intLit(2)), ir::ref(ws.tableSize)),
+                           growHashedWorkspace(ws)));
+      Expr slot = probeHashedWorkspace(ws, ws.keys, ir::ref(ws.tableSize), coord, out);
+      out.push_back(ifThen(binary(BinaryOp::Eq, load(ws.keys, slot), intLit(-1)),
+                           block({store(ws.keys, slot, coord), store(vals, slot, zero),
+                                  grow(list, ws.listCapacity, plusOne(count)), grow(ws.slots, ws.valsCapacity, plusOne(count)),
+                                  store(list, count, coord), store(ws.slots, count, slot), assign(ws.count, plusOne(count))})));
+      out.push_back(update(slot));
+      return block(std::move(out));
+    }
+  }
+  return nullptr;
+}
+
+Stmt Lowerer::orderWorkspace(const WorkspaceVars& ws) {
+  // The touched coordinates are sorted when the result level they are appended to is
+  // ordered; an unordered compressed level (SciPy's unsorted CSR) takes them as they come.
+  // A compressed workspace is in order already.
+  if (!resultLevelOrdered(ws.indexVar)) return nullptr;
+  const Var& list = ws.tensor->crd[0];
+  switch (ws.kind) {
+    case WorkspaceKind::Dense:
+      return call(RuntimeFunction::SortCoordinates,
+                  {ir::ref(list), ir::ref(ws.mark), ws.base ? ws.base : intLit(0), ir::ref(ws.count)});
+    case WorkspaceKind::Hashed:
+      return call(RuntimeFunction::SortKeys, {ir::ref(list), ir::ref(ws.count)});
+    case WorkspaceKind::Compressed:
+      return nullptr;
+  }
+  return nullptr;
+}
+
+Expr Lowerer::workspaceValueIndex(const WorkspaceVars& ws, const Expr& at, const Expr& coord, std::vector<Stmt>& out) {
+  switch (ws.kind) {
+    case WorkspaceKind::Dense: return ws.at(coord);
+    case WorkspaceKind::Compressed: return at;
+    case WorkspaceKind::Hashed: return probeHashedWorkspace(ws, ws.keys, ir::ref(ws.tableSize), coord, out);
+  }
+  return nullptr;
+}
+
+Stmt Lowerer::clearWorkspaceEntry(const WorkspaceVars& ws, DType dtype, const Expr& coord) {
+  if (ws.kind != WorkspaceKind::Dense) return nullptr;  // emptied whole after the consumer
+  return block({store(ws.tensor->vals, ws.at(coord), zeroOf(dtype)), store(ws.mark, ws.at(coord), boolLit(false))});
+}
+
+Stmt Lowerer::emptyWorkspace(const WorkspaceVars& ws) {
+  // A hashed table is emptied through the slots its entries took: no probing (removing
+  // entries one by one from a linear-probing table would break the chains of the others).
+  if (ws.kind != WorkspaceKind::Hashed) return nullptr;
+  Var n = makeVar(freshName(ws.tensor->tensor->name + "_empty"), kIndex);
+  return forLoop(n, intLit(0), ir::ref(ws.count), store(ws.keys, load(ws.slots, ir::ref(n)), intLit(-1)));
+}
+
+}  // namespace coiter::lower
