@@ -36,6 +36,9 @@ class Kernel:
     on: str
     input_format: str = "csr"     # the SciPy format of the sparse matrix operands
     adds: bool = False            # the operands are added (the einsum gives only the shapes)
+    # The CSR result's rows may come out unsorted (coiter is asked for an unordered
+    # compressed level), as SciPy's SpGEMM returns them.
+    unsorted_rows: bool = False
 
     @property
     def output(self):
@@ -68,6 +71,8 @@ KERNELS = [
            {"A": "ds", "B": "ds", "C": "ds"}, "ik,kj->ij", "matrix"),
     Kernel("spgemm_aat", "SpGEMM A·Aᵀ", "C(i,j) = A(i,k) * B(k,j)",
            {"A": "ds", "B": "ds", "C": "ds"}, "ik,kj->ij", "matrix"),
+    Kernel("spgemm_unsorted", "SpGEMM A·A, rows left unsorted", "C(i,j) = A(i,k) * B(k,j)",
+           {"A": "ds", "B": "ds", "C": "ds"}, "ik,kj->ij", "matrix", unsorted_rows=True),
     Kernel("spadd3", "SpAdd A+B+D (fused)", "C(i,j) = A(i,j) + B(i,j) + D(i,j)",
            {"A": "ds", "B": "ds", "D": "ds", "C": "ds"}, "ij,ij,ij->ij", "matrix", adds=True),
     Kernel("sddmm", f"SDDMM, rank {SDDMM_RANK}", "C(i,j) = A(i,j) * U(i,k) * V(j,k)",
@@ -114,7 +119,7 @@ def make_operands(kernel, data, rng):
     if kernel.name.startswith("spmm"):
         columns = int(kernel.name.split("_")[1])
         return {"A": A, "X": rng.random((n_cols, columns))}
-    if kernel.name == "spgemm_aa":
+    if kernel.name in ("spgemm_aa", "spgemm_unsorted"):
         return {"A": A, "B": A}
     if kernel.name == "spgemm_aat":
         # Aᵀ is materialized as CSR before timing, for every peer alike.

@@ -117,7 +117,10 @@ class CoiterPeer(Peer):
         return ct.get_num_threads() if hasattr(ct, "get_num_threads") else 1
 
     def prepare(self, kernel, operands):
-        kern = ct.compile(kernel.expression, formats=kernel.formats, dtype=np.float64)
+        formats = dict(kernel.formats)
+        if kernel.unsorted_rows:
+            formats[kernel.output] = ct.Format([ct.dense, ct.compressed(ordered=False)])
+        kern = ct.compile(kernel.expression, formats=formats, dtype=np.float64)
         tensors = {name: self._tensor(operand) for name, operand in operands.items()}
         return lambda: kern(**tensors)
 

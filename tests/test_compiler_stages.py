@@ -256,3 +256,38 @@ def test_spgemm_sorts_its_workspace_only_for_an_ordered_result():
     B = sp.random(50, 30, density=0.1, format="csr", random_state=6)
     C = kern(A=ct.asarray(A), B=ct.asarray(B))
     np.testing.assert_allclose(C.to_numpy(), (A @ B).toarray())
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("fmt", ["dense", "hashed"])
+def test_workspace_rows_are_sorted_by_scan_by_comparison_and_by_radix(fmt, engine):
+    # Rows of a Gustavson SpGEMM whose touched columns lie close together (the marks are
+    # scanned), spread out and few (std::sort), and spread out and many (radix sort: three
+    # 8-bit digits over 2^20 columns, five over the hashed workspace's 2^40): every row of
+    # the result must come out sorted and right.
+    rng = np.random.default_rng(31)
+    n = 2**40 if fmt == "hashed" else 2**20
+    rows, cols = [], []
+    for k in range(300):  # C's row k: two columns, close together for k < 100, else anywhere
+        base = rng.integers(0, 1000) if k < 100 else rng.integers(0, n - 1)
+        rows += [k, k]
+        cols += [base, base + 1 + (k % 7)]
+    C = ct.from_coords(np.array([rows, cols]).T, rng.random(len(rows)), (300, n), format="csr")
+    B_dense = np.zeros((3, 300))
+    B_dense[0, :100] = 1.0                                  # 200 columns within ~1000: scan
+    B_dense[1, 100:130] = 2.0                               # 60 columns anywhere: comparison sort
+    B_dense[2, 100:300] = rng.random(200)                   # 400 columns anywhere: radix sort
+    schedule = f"reorder(i,k,j);precompute(B(i,k)*C(k,j),[j],[jw],{fmt})"
+    kern = ct.compile("A(i,j) = B(i,k) * C(k,j)", formats={"B": "csr", "C": "csr", "A": "csr"},
+                      schedule=schedule, engine=engine)
+    coords, values = kern(B=ct.asarray(B_dense, format="csr"), C=C).coords()
+    coords = np.asarray(coords)
+    expected = {}
+    C_coords, C_values = C.coords()
+    for (k, j), c in zip(np.asarray(C_coords), C_values):
+        for i in range(3):
+            if B_dense[i, k]:
+                expected[(i, int(j))] = expected.get((i, int(j)), 0.0) + B_dense[i, k] * c
+    keys = sorted(expected)
+    assert [tuple(int(v) for v in c) for c in coords] == keys  # sorted by row, then column
+    np.testing.assert_allclose(values, [expected[key] for key in keys], rtol=1e-14)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "runtime/parallel_runtime.hpp"
 #include "runtime/result_memory.hpp"
@@ -9,6 +10,27 @@
 namespace coiter {
 
 namespace {
+
+// Sorts list[0, count) of coordinates >= lo, < lo + 2^(8 * digits), by LSD radix with 8-bit
+// digits: above a hundred or so entries it beats std::sort's comparisons, whose branches
+// mispredict on random coordinates (measured: 3.3 against 24 ns per entry at 400 entries).
+void radixSort(int64_t* list, int64_t count, int64_t lo, int digits) {
+  thread_local std::vector<int64_t> scratch;
+  if (static_cast<int64_t>(scratch.size()) < count) scratch.resize(static_cast<size_t>(count));
+  int64_t* from = list;
+  int64_t* to = scratch.data();
+  for (int digit = 0; digit < digits; ++digit) {
+    int shift = 8 * digit;
+    int64_t start[257] = {0};
+    for (int64_t n = 0; n < count; ++n) ++start[((from[n] - lo) >> shift & 255) + 1];
+    for (int b = 0; b < 256; ++b) start[b + 1] += start[b];
+    for (int64_t n = 0; n < count; ++n) to[start[(from[n] - lo) >> shift & 255]++] = from[n];
+    std::swap(from, to);
+  }
+  if (from != list) std::copy(from, from + count, list);
+}
+
+constexpr int64_t kRadixSortFrom = 128;
 
 // A workspace's touched coordinates list[base, base + count), sorted before they are
 // appended to a compressed level. Their marks (marks[base + c] is set for each listed c) give
@@ -26,6 +48,10 @@ extern "C" void coiter_rt_sort_coordinates(int64_t* list, const bool* marks, int
       first[n] = c;  // written always, kept when marked: no branch to mispredict
       n += mark[c];
     }
+  } else if (count >= kRadixSortFrom) {
+    int digits = 0;
+    for (uint64_t span = static_cast<uint64_t>(hi - lo); span > 0; span >>= 8) ++digits;
+    radixSort(first, count, lo, digits);
   } else {
     std::sort(first, first + count);
   }
@@ -33,7 +59,16 @@ extern "C" void coiter_rt_sort_coordinates(int64_t* list, const bool* marks, int
 
 // A hashed workspace's keys list[0, count), sorted before they are appended to an ordered
 // level (there are no marks to scan: the keys may span any range).
-extern "C" void coiter_rt_sort_keys(int64_t* list, int64_t count) { std::sort(list, list + count); }
+extern "C" void coiter_rt_sort_keys(int64_t* list, int64_t count) {
+  if (count < kRadixSortFrom) {
+    std::sort(list, list + count);
+    return;
+  }
+  auto [low, high] = std::minmax_element(list, list + count);
+  int digits = 0;
+  for (uint64_t span = static_cast<uint64_t>(*high - *low); span > 0; span >>= 8) ++digits;
+  radixSort(list, count, *low, digits);
+}
 
 extern "C" void* coiter_rt_grow_array(void* array, int64_t bytes, int64_t newBytes) {
   return growResultArray(array, static_cast<size_t>(bytes), static_cast<size_t>(newBytes));
