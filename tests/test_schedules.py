@@ -90,7 +90,8 @@ SPECIFIC = {
                "reorder(i,k,j);precompute(B(i,k)*C(k,j),[j],[jw],hashed)", "split(k,k0,k1,4)"],
     "sddmm": ["split(j,j0,j1,3)", "reorder(i,j,k)"],
     "mttkrp": ["split(k,k0,k1,4)", "split(j,j0,j1,2)", "parallelize(i,cpu_thread,no_races)"],
-    "ttm": ["split(k,k0,k1,4)", "parallelize(i,cpu_thread,no_races)"],
+    "ttm": ["split(k,k0,k1,4)", "parallelize(i,cpu_thread,no_races)",
+            "precompute(B(i,j,l)*C(k,l),[j,k],[jw,kw])", "precompute(B(i,j,l)*C(k,l),[k,j],[k,j])"],
 }
 
 
@@ -255,8 +256,10 @@ SPMV = "y(i) = A(i,j) * x(j)"
     ("A(i,j) = B(i,k) * C(k,j)", {"B": "csr", "C": "csr", "A": "csr"},
      "reorder(i,k,j);precompute(B(i,k)+C(k,j),[j],[j])", "not a subexpression"),
     ("y(i) = sum(k, B(i,k) + c(i))", {"B": "dense"}, "precompute(B(i,k),[i],[i])", "does not distribute"),
-    ("A(i,j) = B(i,k) * C(k,j)", {"B": "csr", "C": "csr", "A": "csr"},
-     "reorder(i,k,j);precompute(B(i,k)*C(k,j),[j,k],[j,k])", "more than one index variable"),
+    ("A(i,j,k) = B(i,j,l) * C(k,l)", {"B": "csf", "C": "dense", "A": "dense"},
+     "precompute(B(i,j,l)*C(k,l),[j,k],[jw,kw],hashed)", "over one index variable"),
+    ("A(i,j,k) = B(i,j,l) * C(k,l)", {"B": "csf", "C": "dense", "A": "dense"},
+     "precompute(B(i,j,l)*C(k,l),[j,k],[jw,kw]);parallelize(i,cpu_thread,no_races)", "several variables"),
     ("A(i,j) = B(i,k) * C(k,j)", {"B": "csr", "C": "csr", "A": "csr"},
      "reorder(i,k,j);precompute(B(i,k)*C(k,j),[j],[jw],compressed)", "must be the outermost loop"),
     ("A(i,j) = B(i,k) * C(k,j)", {"B": "csr", "C": "csr", "A": "csr"},
@@ -280,6 +283,21 @@ def test_broken_preconditions_raise_schedule_error(stmt, formats, schedule, mess
     with pytest.raises(ct.ScheduleError, match=message) as info:
         ct.compile(stmt, formats=formats, schedule=schedule)
     assert command in str(info.value) or "schedule" in str(info.value)
+
+
+@pytest.mark.parametrize("result", ["dense", "dsd"])
+def test_a_workspace_over_two_variables(result, engine):
+    # TTM with the product for one i in a dense j x k workspace, read back into a dense or a
+    # sparse-middle result (whose appended level zero-checks the workspace's entries).
+    rng = np.random.default_rng(23)
+    B = rng.random((5, 6, 7)) * (rng.random((5, 6, 7)) < 0.3)
+    B[2] = 0.0                                               # an i whose workspace stays zero
+    C = rng.random((4, 7))
+    kern = ct.compile("A(i,j,k) = B(i,j,l) * C(k,l)", formats={"B": "csf", "C": "dense", "A": result},
+                      schedule="precompute(B(i,j,l)*C(k,l),[j,k],[jw,kw])", engine=engine)
+    assert "ws0(jw,kw) += B(i,jw,l) * C(kw,l)" in kern.concrete
+    got = kern(B=ct.asarray(B, format="csf"), C=C).to_numpy()
+    np.testing.assert_allclose(got, np.einsum("ijl,kl->ijk", B, C), rtol=1e-13, atol=1e-15)
 
 
 @pytest.mark.parametrize("threads", [1, 2, 7])

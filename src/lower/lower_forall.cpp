@@ -85,9 +85,10 @@ lt::DomainExprPtr Lowerer::domainOf(const nt::Expr& e, const std::string& var) {
     case nt::ExprKind::Access: {
       const auto& a = static_cast<const AccessNode&>(*e);
       bool indexedHere = std::find(a.indices.begin(), a.indices.end(), var) != a.indices.end();
-      if (a.tensor->temporary && a.tensor->order() > 0 && indexedHere) {
+      if (a.tensor->temporary && a.tensor->order() == 1 && indexedHere) {
         return lt::segmentDomain(segmentFor(&a, 0));  // a workspace's coordinate list
       }
+      if (a.tensor->temporary && indexedHere) return dimension();  // a dense array, located
       if (a.tensor->temporary) {
         auto it = tempDomains_.find(a.tensor.get());
         return it != tempDomains_.end() ? it->second : dimension();
@@ -207,7 +208,8 @@ Expr Lowerer::locatePosition(AccessState& state, int level, const Expr& coord, s
 
 void Lowerer::resolveLocates(std::vector<Stmt>& out) {
   for (const AccessNode* acc : accessOrder_) {
-    if (acc->tensor->temporary) continue;  // workspaces are iterated, never located
+    // Vector workspaces are iterated, never located; dense arrays are located.
+    if (acc->tensor->temporary && acc->tensor->order() < 2) continue;
     AccessState& state = accesses_.at(acc);
     int order = acc->tensor->order();
     while (state.entered < order) {

@@ -177,12 +177,13 @@ void Lowerer::declareTensors() {
     if (!a.lhs->tensor->temporary) noteModes(*a.lhs, result.index);
   });
   // A workspace may be written under one index variable and read under another (precompute
-  // with renamed workspace variables): both range over the workspace's mode, so each takes
-  // the other's modes for extents and checks.
-  std::map<const TensorVar*, std::set<std::string>> workspaceIndices;
+  // with renamed workspace variables): both range over the same mode of the workspace, so
+  // each takes the other's modes for extents and checks.
+  std::map<std::pair<const TensorVar*, size_t>, std::set<std::string>> workspaceIndices;
   cin::forEachAssignment(root_, [&](const cin::AssignNode& a) {
     auto note = [&](const AccessNode& acc) {
-      if (acc.tensor->temporary && acc.tensor->order() == 1) workspaceIndices[acc.tensor.get()].insert(acc.indices[0]);
+      if (!acc.tensor->temporary) return;
+      for (size_t m = 0; m < acc.indices.size(); ++m) workspaceIndices[{acc.tensor.get(), m}].insert(acc.indices[m]);
     };
     note(*a.lhs);
     nt::forEachSubexpression(a.rhs, [&](const nt::Expr& e) {

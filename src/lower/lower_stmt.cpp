@@ -42,13 +42,13 @@ const nt::Operator* accumulatorOf(const cin::Stmt& s, const TensorVar* temp) {
   return op;
 }
 
-// The index variable of the vector workspace `temp` where the producer writes it.
-std::string workspaceIndex(const cin::Stmt& s, const TensorVar* temp) {
-  std::string var;
+// The index variables of the workspace `temp` where the producer writes it.
+std::vector<std::string> workspaceIndices(const cin::Stmt& s, const TensorVar* temp) {
+  std::vector<std::string> vars;
   cin::forEachAssignment(s, [&](const cin::AssignNode& a) {
-    if (var.empty() && a.lhs->tensor.get() == temp) var = a.lhs->indices[0];
+    if (vars.empty() && a.lhs->tensor.get() == temp) vars = a.lhs->indices;
   });
-  return var;
+  return vars;
 }
 
 }  // namespace
@@ -104,7 +104,7 @@ Stmt Lowerer::lowerAssign(const cin::AssignNode& a) {
     value = identityOf(nullptr, target.dtype);
   }
   value = cast(t, value);
-  if (target.temporary && target.order() > 0) return storeToWorkspace(target, a.accumulate, value);
+  if (target.temporary && target.order() > 0) return storeToWorkspace(*a.lhs, a.accumulate, value);
   if (target.temporary) {
     Var temp = scalarTemps_.at(&target);
     if (a.accumulate) value = binary(a.accumulate->irOp, ir::ref(temp), value);
@@ -139,11 +139,10 @@ Stmt Lowerer::lowerWhere(const cin::WhereNode& w) {
       out.push_back(declare(v, identityOf(op, t->dtype)));
       continue;
     }
-    if (t->order() != 1 || (op && op != &nt::addOp())) {
-      throw CompileError("lowering: only vector workspaces accumulated with + are supported");
-    }
-    WorkspaceVars& ws = declareWorkspace(t, workspaceIndex(w.producer, t.get()));
+    if (op && op != &nt::addOp()) throw CompileError("lowering: only workspaces accumulated with + are supported");
+    WorkspaceVars& ws = declareWorkspace(t, workspaceIndices(w.producer, t.get()));
     out.push_back(declare(ws.count, intLit(0)));
+    out.push_back(startWorkspace(ws));
     workspaces.push_back(&ws);
   }
   producerDepth_.push_back(openLoops_.size());

@@ -18,6 +18,7 @@ constexpr int64_t kInitialEntries = 16;  // hashed and compressed workspaces gro
 Expr plusOne(const Expr& e) { return binary(BinaryOp::Add, e, intLit(1)); }
 
 WorkspaceKind kindOf(const TensorVar& w) {
+  if (w.order() > 1) return WorkspaceKind::DenseArray;
   switch (w.format.levels()[0]->kind()) {
     case LevelKind::Hashed: return WorkspaceKind::Hashed;
     case LevelKind::Compressed: return WorkspaceKind::Compressed;
@@ -27,10 +28,11 @@ WorkspaceKind kindOf(const TensorVar& w) {
 
 }  // namespace
 
-WorkspaceVars& Lowerer::declareWorkspace(const notation::TensorVarPtr& w, const std::string& indexVar) {
+WorkspaceVars& Lowerer::declareWorkspace(const notation::TensorVarPtr& w, const std::vector<std::string>& indexVars) {
   auto& ws = workspaces_[w.get()];
   if (ws.tensor) return ws;
   ws.kind = kindOf(*w);
+  const std::string& indexVar = indexVars.front();
   ws.indexVar = indexVar;
   ws.tensor = std::make_unique<TensorVars>();
   ws.tensor->tensor = w;
@@ -45,6 +47,28 @@ WorkspaceVars& Lowerer::declareWorkspace(const notation::TensorVarPtr& w, const 
   }
   const Var& vals = ws.tensor->vals;
   const Var& list = ws.tensor->crd[0];
+  if (ws.kind == WorkspaceKind::DenseArray) {
+    if (parallelDepth_ > 0) {
+      throw ScheduleError("precompute and parallelize: a workspace over several variables cannot be inside a "
+                          "parallel loop yet; precompute over one variable");
+    }
+    // Extents per mode, for locating it like a dense operand.
+    ws.tensor->pos.assign(w->order(), nullptr);
+    ws.tensor->crd.assign(w->order(), nullptr);
+    ws.tensor->hashSize.assign(w->order(), nullptr);
+    Expr size = intLit(1);
+    for (size_t m = 0; m < indexVars.size(); ++m) {
+      Var extent = makeVar(freshName(w->name + "_dim" + std::to_string(m)), kIndex);
+      prologue_.push_back(declare(extent, extentOf(indexVars[m])));
+      ws.tensor->extents.push_back(extent);
+      size = binary(BinaryOp::Mul, size, ir::ref(extent));
+    }
+    ws.size = size;
+    prologue_.push_back(declare(vals, nullptr));
+    prologue_.push_back(allocate(vals, size, false));
+    epilogue_.push_back(freeBuffer(vals));
+    return ws;
+  }
   if (ws.kind == WorkspaceKind::Dense) {
     Expr extent = extentOf(indexVar);
     Expr size = extent;
@@ -137,9 +161,10 @@ Stmt Lowerer::growHashedWorkspace(const WorkspaceVars& ws) {
   });
 }
 
-Stmt Lowerer::storeToWorkspace(const TensorVar& w, const nt::Operator* accumulate, Expr value) {
+Stmt Lowerer::storeToWorkspace(const AccessNode& lhs, const nt::Operator* accumulate, Expr value) {
+  const TensorVar& w = *lhs.tensor;
   WorkspaceVars& ws = workspaces_.at(&w);
-  Expr coord = coords_.at(ws.indexVar);
+  Expr coord = coords_.at(lhs.indices.front());
   const Var& vals = ws.tensor->vals;
   const Var& list = ws.tensor->crd[0];
   Expr count = ir::ref(ws.count);
@@ -149,6 +174,14 @@ Stmt Lowerer::storeToWorkspace(const TensorVar& w, const nt::Operator* accumulat
   // A new entry starts at zero, the identity of the only accumulation workspaces take (+).
   Expr zero = zeroOf(w.dtype);
   switch (ws.kind) {
+    case WorkspaceKind::DenseArray: {
+      // Row-major over the modes, as a dense operand is located.
+      Expr at = intLit(0);
+      for (size_t m = 0; m < lhs.indices.size(); ++m) {
+        at = binary(BinaryOp::Add, binary(BinaryOp::Mul, at, ir::ref(ws.tensor->extents[m])), coords_.at(lhs.indices[m]));
+      }
+      return update(at);
+    }
     case WorkspaceKind::Dense: {
       Expr c = ws.at(coord);
       Stmt touch = ifThen(logicalNot(load(ws.mark, c)),
@@ -193,11 +226,19 @@ Stmt Lowerer::storeToWorkspace(const TensorVar& w, const nt::Operator* accumulat
   return nullptr;
 }
 
+Stmt Lowerer::startWorkspace(const WorkspaceVars& ws) {
+  // A dense array is read wherever its consumer looks, not only where its producer wrote,
+  // so it is zeroed whole (the vector kinds are emptied as they are consumed).
+  if (ws.kind != WorkspaceKind::DenseArray) return nullptr;
+  Var n = makeVar(freshName(ws.tensor->tensor->name + "_zero"), kIndex);
+  return forLoop(n, intLit(0), ws.size, store(ws.tensor->vals, ir::ref(n), zeroOf(ws.tensor->tensor->dtype)));
+}
+
 Stmt Lowerer::orderWorkspace(const WorkspaceVars& ws) {
   // The touched coordinates are sorted when the result level they are appended to is
   // ordered; an unordered compressed level (SciPy's unsorted CSR) takes them as they come.
   // A compressed workspace is in order already.
-  if (!resultLevelOrdered(ws.indexVar)) return nullptr;
+  if (ws.kind == WorkspaceKind::DenseArray || !resultLevelOrdered(ws.indexVar)) return nullptr;
   const Var& list = ws.tensor->crd[0];
   switch (ws.kind) {
     case WorkspaceKind::Dense:
@@ -205,19 +246,17 @@ Stmt Lowerer::orderWorkspace(const WorkspaceVars& ws) {
                   {ir::ref(list), ir::ref(ws.mark), ws.base ? ws.base : intLit(0), ir::ref(ws.count)});
     case WorkspaceKind::Hashed:
       return call(RuntimeFunction::SortKeys, {ir::ref(list), ir::ref(ws.count)});
-    case WorkspaceKind::Compressed:
+    default:
       return nullptr;
   }
-  return nullptr;
 }
 
 Expr Lowerer::workspaceValueIndex(const WorkspaceVars& ws, const Expr& at, const Expr& coord, std::vector<Stmt>& out) {
   switch (ws.kind) {
-    case WorkspaceKind::Dense: return ws.at(coord);
     case WorkspaceKind::Compressed: return at;
     case WorkspaceKind::Hashed: return probeHashedWorkspace(ws, ws.keys, ir::ref(ws.tableSize), coord, out);
+    default: return ws.at(coord);
   }
-  return nullptr;
 }
 
 Stmt Lowerer::clearWorkspaceEntry(const WorkspaceVars& ws, DType dtype, const Expr& coord) {

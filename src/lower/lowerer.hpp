@@ -57,7 +57,10 @@ struct AppendGroup {
 //                   is emptied through the slots each entry took;
 //   compressed (s): values appended in coordinate order beside the list (the producer must
 //                   write the coordinates in order: its loop over them is its outermost).
-enum class WorkspaceKind { Dense, Hashed, Compressed };
+// A dense workspace over several variables (DenseArray) is a dense array over all their
+// extents instead, zeroed at each execution of its where and read like a dense operand
+// (located, not iterated through a list).
+enum class WorkspaceKind { Dense, Hashed, Compressed, DenseArray };
 struct WorkspaceVars {
   WorkspaceKind kind = WorkspaceKind::Dense;
   std::unique_ptr<TensorVars> tensor;  // vals and crd (= the coordinate list) for iteration
@@ -70,6 +73,7 @@ struct WorkspaceVars {
   ir::Var listCapacity;                // hashed, compressed: the list grows
   ir::Var valsCapacity;                // compressed: the values grow with the list
   ir::Var keys, slots, tableSize;      // hashed: keys[tableSize] (-1: empty), slot of each entry
+  ir::Expr size;                       // dense array: its number of values
   ir::Expr at(const ir::Expr& index) const { return base ? ir::binary(ir::BinaryOp::Add, base, index) : index; }
 };
 
@@ -102,8 +106,11 @@ class Lowerer {
   bool resultLevelOrdered(const std::string& indexVar) const;  // the result level it indexes
 
   // lower_workspaces.cpp
-  WorkspaceVars& declareWorkspace(const notation::TensorVarPtr& w, const std::string& indexVar);
-  ir::Stmt storeToWorkspace(const TensorVar& w, const notation::Operator* accumulate, ir::Expr value);
+  // `indexVars`: the variables its producer writes it under, one per mode.
+  WorkspaceVars& declareWorkspace(const notation::TensorVarPtr& w, const std::vector<std::string>& indexVars);
+  ir::Stmt storeToWorkspace(const AccessNode& lhs, const notation::Operator* accumulate, ir::Expr value);
+  // At each execution of its where, before the producer: what the workspace must start as.
+  ir::Stmt startWorkspace(const WorkspaceVars& ws);
   // Between producer and consumer: the list in coordinate order when the result needs it.
   ir::Stmt orderWorkspace(const WorkspaceVars& ws);
   // The consumer reads the entry at list position `at`, coordinate `coord`: its values

@@ -464,7 +464,7 @@ class Scheduler {
     std::vector<std::string> ivars = listOf(1), wsvars = listOf(2);
     if (ivars.size() != wsvars.size()) fail("the loop and workspace variable lists differ in length");
     std::string format = workspaceFormat(c.args.size() == 4 ? word(c, 3) : "dense");
-    if (ivars.size() > 1) fail("a workspace over more than one index variable is not supported yet");
+    if (ivars.size() > 1 && format != "d") fail("a hashed or compressed workspace is over one index variable");
     std::set<std::string> used;
     for (size_t k = 0; k < wsvars.size(); ++k) {
       if (wsvars[k] != ivars[k]) requireFresh(wsvars[k]);
@@ -516,7 +516,8 @@ class Scheduler {
       if (!contains(eVars, v)) fail("the expression does not use '" + v + "'");
     }
     auto workspace = nt::makeTensorVar("ws" + std::to_string(workspaces_++),
-                                       ivars.empty() ? Format({}, {}) : Format::parse(format), e->type, DType::Int64, true);
+                                       ivars.empty() ? Format({}, {}) : Format::parse(format == "d" ? std::string(ivars.size(), 'd') : format),
+                                       e->type, DType::Int64, true);
     auto wConsumer = nt::access(workspace, ivars);
     nt::Expr consumerRhs = replaceAlong(path, 0, wConsumer);
     std::vector<std::string> consumerVars = a.lhs->indices;
@@ -549,7 +550,12 @@ class Scheduler {
     auto inResult = [&](const std::string& v) { return contains(a.lhs->indices, v); };
     bool once = !reduced.empty() && std::all_of(outer.begin(), outer.end(), inResult) &&
                 std::all_of(ivars.begin(), ivars.end(), inResult);
-    Stmt consumer = nestForalls(ivars, assign(a.lhs, consumerRhs, once ? nullptr : a.accumulate));
+    // The consumer's loops nest as they did in the statement (a result is appended in order).
+    std::vector<std::string> consumerLoops;
+    for (const auto& v : chain.vars) {
+      if (contains(ivars, v)) consumerLoops.push_back(v);
+    }
+    Stmt consumer = nestForalls(consumerLoops, assign(a.lhs, consumerRhs, once ? nullptr : a.accumulate));
     return nestForalls(outer, where(consumer, producer));
   }
 
