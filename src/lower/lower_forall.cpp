@@ -466,6 +466,16 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       return __builtin_popcount(a) > __builtin_popcount(b);
     });
     std::vector<std::pair<Expr, Stmt>> branches;
+    // The body of one region (the accesses in zeroed_ absent), with its result entry.
+    auto regionBody = [&] {
+      Var start;
+      Stmt begin = beginResultEntry(v, writes, accumulates, start);
+      openLoops_.push_back(v);
+      Stmt inner = lowerStmt(f.body);
+      openLoops_.pop_back();
+      Stmt commit = commitResultEntry(v, writes, start);
+      return countEntries(v, {begin, inner, commit}, writes);
+    };
     if (failing.empty() && !skipsEmptyBuckets && mergesWithSelects(f, testable, info)) {
       // One body for every region: each operand's value is selected by whether its iterator
       // is at v, so the merge has no branch to mispredict (coordinates of two random
@@ -473,13 +483,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       zeroed_ = pointZeroed;
       for (int s : testable) presentIf_[info[s].access] = binary(BinaryOp::Eq, coordOf[s], resolved);
       masks.clear();
-      Var start;
-      Stmt begin = beginResultEntry(v, writes, accumulates, start);
-      openLoops_.push_back(v);
-      Stmt inner = lowerStmt(f.body);
-      openLoops_.pop_back();
-      Stmt commit = commitResultEntry(v, writes, start);
-      branches.emplace_back(boolLit(true), countEntries(v, {begin, inner, commit}, writes));
+      branches.emplace_back(boolLit(true), regionBody());
       for (int s : testable) presentIf_.erase(info[s].access);
     }
     for (unsigned m : masks) {
@@ -496,13 +500,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
         }
       }
       if (isZero(f.body)) continue;
-      Var start;
-      Stmt begin = beginResultEntry(v, writes, accumulates, start);
-      openLoops_.push_back(v);
-      Stmt inner = lowerStmt(f.body);
-      openLoops_.pop_back();
-      Stmt commit = commitResultEntry(v, writes, start);
-      branches.emplace_back(andAll(tests), countEntries(v, {begin, inner, commit}, writes));
+      branches.emplace_back(andAll(tests), regionBody());
       if (tests.empty()) break;  // unconditional: later branches are unreachable
     }
     zeroed_ = savedZeroed;
