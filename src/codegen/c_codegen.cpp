@@ -394,8 +394,8 @@ void CPrinter::allocate(const AllocateNode& n) {
 }
 
 void CPrinter::grow(const GrowNode& n) {
-  // Grown into a temporary (by the runtime, result_memory.hpp): on failure the old buffer and capacity stay valid and are what
-  // the caller gets back (and frees).
+  // Grown by the runtime (result_memory.hpp) into a temporary: on failure the old buffer and
+  // capacity stay valid and are what the caller gets back (and frees).
   std::string T = e_.type(scalar(n.buffer->type.elem));
   std::string needed = e_.operand(n.needed, kComparisonOperand);
   const std::string& cap = n.capacity->name;

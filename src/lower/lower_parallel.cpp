@@ -42,10 +42,6 @@ void temporariesDeclaredIn(const cin::Stmt& s, std::vector<const TensorVar*>& ou
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Whether s computes a temporary (a workspace or a reduction's scalar) somewhere.
 bool hasWhere(const cin::Stmt& s) {
   switch (s->kind) {

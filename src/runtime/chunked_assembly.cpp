@@ -139,9 +139,9 @@ std::vector<int64_t> chunkBounds(const ChunkedCall& call, int threads) {
     return bounds;
   }
   int64_t floor = std::max<int64_t>(1, total / (int64_t{kSmallChunksPerThread} * threads));
+  int64_t divisor = plan.workFollowsWeights && call.rowWeights ? 1 : 2;
   int64_t at = first;
   while (bounds.back() < call.rows) {
-    int64_t divisor = plan.workFollowsWeights && call.rowWeights ? 1 : 2;
     int64_t share = std::max(floor, (last - at) / (divisor * threads));
     int64_t row = std::max(bounds.back() + 1, rowAtWeight(call, at + share));
     bounds.push_back(std::min(row, call.rows));
@@ -160,37 +160,39 @@ int32_t runChunkedAssembly(const ChunkedCall& call, int threads, std::vector<voi
   int64_t weight = std::max<int64_t>(1, weightBefore(call, call.rows) - weightBefore(call, 0));
   std::vector<Chunk> chunks(count);
   int32_t failed = ir::kOk;
-  try {
-    for (int64_t c = 0; c < count; ++c) {
-      Chunk& chunk = chunks[c];
-      chunk.begin = bounds[c];
-      chunk.end = bounds[c + 1];
-      chunk.pointers = pointers;
-      chunk.integers = integers;
-      chunk.integers[plan.beginSlot] = chunk.begin;
-      chunk.integers[plan.endSlot] = chunk.end;
-      if (c == 0) continue;  // chunk 0 appends to the arrays allocated for the whole call
-      double share = static_cast<double>(weightBefore(call, chunk.end) - weightBefore(call, chunk.begin)) / weight;
-      for (const AppendedArray& a : call.appended) {
-        // Its share of the serial guess, with room to spare (the weights are one operand's,
-        // and growing a large array gets fresh pages); the kernel grows what it needs.
-        int64_t capacity = std::max<int64_t>(16, static_cast<int64_t>(1.5 * share * integers[a.capacitySlot]));
+  for (int64_t c = 0; c < count; ++c) {
+    Chunk& chunk = chunks[c];
+    chunk.begin = bounds[c];
+    chunk.end = bounds[c + 1];
+    chunk.pointers = pointers;
+    chunk.integers = integers;
+    chunk.integers[plan.beginSlot] = chunk.begin;
+    chunk.integers[plan.endSlot] = chunk.end;
+    if (c == 0) continue;  // chunk 0 appends to the arrays allocated for the whole call
+    // The other chunks get arrays of their own (null until allocated: the copied slots hold
+    // chunk 0's, which must not be freed twice if an allocation fails).
+    for (const AppendedArray& a : call.appended) chunk.pointers[a.slot] = nullptr;
+    double share = static_cast<double>(weightBefore(call, chunk.end) - weightBefore(call, chunk.begin)) / weight;
+    for (const AppendedArray& a : call.appended) {
+      if (failed != ir::kOk) break;
+      // Its share of the serial guess, with room to spare (the weights are one operand's,
+      // and growing a large array gets fresh pages); the kernel grows what it needs.
+      int64_t capacity = std::max<int64_t>(16, static_cast<int64_t>(1.5 * share * integers[a.capacitySlot]));
+      try {
         chunk.pointers[a.slot] = allocateResultArray(static_cast<size_t>(capacity) * a.width, false);
-        chunk.integers[a.capacitySlot] = capacity;
+      } catch (const std::bad_alloc&) {
+        failed = ir::kOutOfMemory;
       }
+      chunk.integers[a.capacitySlot] = capacity;
     }
-  } catch (...) {
-    for (size_t c = 1; c < chunks.size(); ++c) {
-      for (const AppendedArray& a : call.appended) std::free(chunks[c].pointers.empty() ? nullptr : chunks[c].pointers[a.slot]);
-    }
-    throw;
   }
   std::vector<void*> final(call.appended.size(), nullptr);
   Run run{&call, &chunks, &final};
-  coiter_rt_parallel_for(&callChunks, &run, 0, count, 1, plan.dynamic ? 1 : 0);
-
-  for (const auto& chunk : chunks) {
-    if (chunk.status != ir::kOk && failed == ir::kOk) failed = chunk.status;
+  if (failed == ir::kOk) {
+    coiter_rt_parallel_for(&callChunks, &run, 0, count, 1, plan.dynamic ? 1 : 0);
+    for (const auto& chunk : chunks) {
+      if (chunk.status != ir::kOk && failed == ir::kOk) failed = chunk.status;
+    }
   }
   int64_t total = 0;
   if (failed == ir::kOk) {

@@ -1,5 +1,5 @@
-// Memory for result arrays: malloc'd (kernels grow them with realloc), handed to NumPy-owned
-// Buffers once a kernel returns.
+// Memory for result arrays: malloc'd (kernels grow them through growResultArray), handed to
+// NumPy-owned Buffers once a kernel returns.
 //
 // Large arrays are recycled. Fresh memory from the system costs a page fault and the zeroing
 // of a page on first touch; for kernels that stream their result (a sparse sum writes ~12

@@ -32,6 +32,17 @@ void radixSort(int64_t* list, int64_t count, int64_t lo, int digits) {
 
 constexpr int64_t kRadixSortFrom = 128;
 
+// Sorts list[0, count), whose values lie in [lo, hi]: by radix when there are many.
+void sortSpread(int64_t* list, int64_t count, int64_t lo, int64_t hi) {
+  if (count < kRadixSortFrom) {
+    std::sort(list, list + count);
+    return;
+  }
+  int digits = 0;
+  for (uint64_t span = static_cast<uint64_t>(hi - lo); span > 0; span >>= 8) ++digits;
+  radixSort(list, count, lo, digits);
+}
+
 // A workspace's touched coordinates list[base, base + count), sorted before they are
 // appended to a compressed level. Their marks (marks[base + c] is set for each listed c) give
 // a second way: when the coordinates lie close together (banded and blocked matrices) scanning
@@ -48,26 +59,17 @@ extern "C" void coiter_rt_sort_coordinates(int64_t* list, const bool* marks, int
       first[n] = c;  // written always, kept when marked: no branch to mispredict
       n += mark[c];
     }
-  } else if (count >= kRadixSortFrom) {
-    int digits = 0;
-    for (uint64_t span = static_cast<uint64_t>(hi - lo); span > 0; span >>= 8) ++digits;
-    radixSort(first, count, lo, digits);
   } else {
-    std::sort(first, first + count);
+    sortSpread(first, count, lo, hi);
   }
 }
 
 // A hashed workspace's keys list[0, count), sorted before they are appended to an ordered
 // level (there are no marks to scan: the keys may span any range).
 extern "C" void coiter_rt_sort_keys(int64_t* list, int64_t count) {
-  if (count < kRadixSortFrom) {
-    std::sort(list, list + count);
-    return;
-  }
+  if (count < 2) return;
   auto [low, high] = std::minmax_element(list, list + count);
-  int digits = 0;
-  for (uint64_t span = static_cast<uint64_t>(*high - *low); span > 0; span >>= 8) ++digits;
-  radixSort(list, count, *low, digits);
+  sortSpread(list, count, *low, *high);
 }
 
 extern "C" void* coiter_rt_grow_array(void* array, int64_t bytes, int64_t newBytes) {

@@ -9,9 +9,9 @@
 
 namespace coiter {
 
-// Only SortCoordinates and SortKeys are called through ir::CallNode; the code generators call the others
-// themselves, for parallel loops (ForNode), ir::NumThreadsNode (parallel_runtime.hpp) and
-// ir::GrowNode.
+// Only SortCoordinates and SortKeys are called through ir::CallNode; the code generators
+// call the others themselves, for parallel loops (ForNode), ir::NumThreadsNode
+// (parallel_runtime.hpp) and ir::GrowNode.
 enum class RuntimeFunction {
   SortCoordinates,  // void coiter_rt_sort_coordinates(int64_t* list, const bool* marks, int64_t base,
                     //                                 int64_t count): see runtime_functions.cpp
