@@ -230,6 +230,49 @@ class TestErrors:
                 ct.Tensor._from_level_arrays("csr", (2, 3), np.int32, case["arrays"],
                                              [{"size": 2}, {}], np.ones(2))
 
+    @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+    @pytest.mark.parametrize("at", [1, 255, 256, 257, 700, 999])
+    def test_large_arrays_are_checked_everywhere(self, index_dtype, at):
+        # Validation scans blocks of entries at once: a single bad entry must be found
+        # wherever it sits relative to the blocks, with its exact position in the message.
+        rows, cols, per_row = 128, 4096, 8
+        rng = np.random.default_rng(at)
+        lengths = np.full(rows, per_row)
+        lengths[5:8] = 0  # empty rows: descents at row starts stay legal around them
+        crd = np.concatenate([np.sort(rng.choice(cols, n, replace=False)) for n in lengths])
+        pos = np.concatenate([[0], np.cumsum(lengths)])
+        crd = crd.astype(index_dtype)
+        pos = pos.astype(index_dtype)
+
+        def build(p, c):
+            return ct.Tensor._from_level_arrays("csr", (rows, cols), index_dtype, [{}, {"pos": p, "crd": c}],
+                                                [{"size": rows}, {}], np.ones(len(c)))
+
+        assert build(pos, crd).nnz == len(crd)  # the unmodified arrays pass
+        out_of_range = crd.copy()
+        out_of_range[at] = cols
+        with pytest.raises(ct.FormatError, match=rf"crd\[{at}\] = {cols} is outside"):
+            build(pos, out_of_range)
+        segment = int(np.searchsorted(pos, at, side="right")) - 1
+        if pos[segment] < at:  # inside a row: make it equal to the entry before
+            repeated = crd.copy()
+            repeated[at] = repeated[at - 1]
+            with pytest.raises(ct.FormatError, match=rf"segment {segment} is not strictly increasing at crd\[{at}\]"):
+                build(pos, repeated)
+        descending_pos = pos.copy()
+        descending_pos[at % rows + 1] = descending_pos[at % rows] - 1 if descending_pos[at % rows] > 0 else 0
+        if np.any(np.diff(descending_pos) < 0):
+            with pytest.raises(ct.FormatError, match="non-decreasing"):
+                build(descending_pos, crd)
+
+    def test_int32_coordinates_of_a_mode_wider_than_int32(self):
+        # The range check compares at the index width: an extent beyond int32 clamps, not wraps.
+        crd = np.append(np.arange(300), 2**31 - 1).astype(np.int32)
+        pos = np.array([0, len(crd)], dtype=np.int32)
+        t = ct.Tensor._from_level_arrays("csr", (1, 2**33), np.int32, [{}, {"pos": pos, "crd": crd}],
+                                         [{"size": 1}, {}], np.ones(len(crd)))
+        assert t.nnz == len(crd)
+
     def test_scipy_with_out_of_range_indices_is_rejected_before_reading(self):
         a = sp.csr_array((np.ones(2), np.array([0, 7]), np.array([0, 1, 2])), shape=(2, 3))
         t = ct.asarray(a)

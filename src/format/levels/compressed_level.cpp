@@ -98,9 +98,7 @@ class CompressedLevel final : public LevelType {
     const Buffer& pos = checkedArray(s, "pos", parentCount + 1, where);
     const Buffer& crd = checkedArray(s, "crd", -1, where);
     if (pos.index(0) != 0) throw FormatError(where + ": pos[0] must be 0");
-    for (int64_t p = 0; p < parentCount; ++p)
-      if (pos.index(p + 1) < pos.index(p))
-        throw FormatError(where + ": pos is not non-decreasing at index " + std::to_string(p + 1));
+    checkNonDecreasing(pos, "pos", where);
     if (pos.index(parentCount) != crd.length())
       throw FormatError(where + ": pos[-1] = " + std::to_string(pos.index(parentCount)) +
                         " but crd has " + std::to_string(crd.length()) + " entries");
@@ -119,25 +117,22 @@ class CompressedLevel final : public LevelType {
   void checkSegments(const Buffer& pos, const Buffer& crd, int64_t parentCount,
                      const std::string& where) const {
     if (!props_.ordered && !props_.unique) return;
-    std::vector<int64_t> segment;
+    if (props_.ordered) {
+      UnsortedEntry bad = findUnsortedSegmentEntry(pos, crd, parentCount, props_.unique);
+      if (bad.segment >= 0)
+        throw FormatError(where + ": segment " + std::to_string(bad.segment) + " is not " +
+                          (props_.unique ? "strictly increasing" : "sorted") + " at crd[" +
+                          std::to_string(bad.entry) + "]");
+      return;
+    }
+    std::vector<int64_t> segment;  // unordered but unique: sort a copy of each segment
     for (int64_t p = 0; p < parentCount; ++p) {
-      int64_t lo = pos.index(p), hi = pos.index(p + 1);
-      if (props_.ordered) {
-        for (int64_t q = lo + 1; q < hi; ++q) {
-          int64_t a = crd.index(q - 1), b = crd.index(q);
-          if (b < a || (props_.unique && b == a))
-            throw FormatError(where + ": segment " + std::to_string(p) + " is not " +
-                              (props_.unique ? "strictly increasing" : "sorted") + " at crd[" +
-                              std::to_string(q) + "]");
-        }
-      } else {  // unordered but unique: sort a copy of the segment
-        segment.clear();
-        for (int64_t q = lo; q < hi; ++q) segment.push_back(crd.index(q));
-        std::sort(segment.begin(), segment.end());
-        if (std::adjacent_find(segment.begin(), segment.end()) != segment.end())
-          throw FormatError(where + ": segment " + std::to_string(p) +
-                            " repeats a coordinate in a unique level");
-      }
+      segment.clear();
+      for (int64_t q = pos.index(p); q < pos.index(p + 1); ++q) segment.push_back(crd.index(q));
+      std::sort(segment.begin(), segment.end());
+      if (std::adjacent_find(segment.begin(), segment.end()) != segment.end())
+        throw FormatError(where + ": segment " + std::to_string(p) +
+                          " repeats a coordinate in a unique level");
     }
   }
 };

@@ -1,6 +1,8 @@
 #include "format/levels/level_checks.hpp"
 
+#include <algorithm>
 #include <limits>
+#include <type_traits>
 
 namespace coiter {
 
@@ -24,16 +26,95 @@ int64_t checkedScalar(const LevelStorage& s, const std::string& name, const std:
   return it->second;
 }
 
+namespace {
+
+// Index arrays are scanned in blocks of this many elements, each with branch-free (vector)
+// reductions; only a block that holds a violation is searched element by element for the
+// message. Validation runs on every call that passes SciPy or NumPy arrays, so it must cost
+// a memory pass, not a branch per element.
+constexpr int64_t kScanBlock = 256;
+
+// Whether v[0 .. kScanBlock) all lie in [lo, last], compared at the elements' own width so
+// that the loop vectorizes.
+template <typename I>
+bool blockInRange(const I* v, I lo, I last) {
+  unsigned bad = 0;
+  for (int64_t k = 0; k < kScanBlock; ++k) bad |= static_cast<unsigned>(v[k] < lo) | static_cast<unsigned>(v[k] > last);
+  return bad == 0;
+}
+
+template <typename I>
+I clampTo(int64_t x) {
+  return static_cast<I>(std::clamp<int64_t>(x, std::numeric_limits<I>::min(), std::numeric_limits<I>::max()));
+}
+
+// Elements k in [1, n) with v[k] < v[k - 1] (or <= when strict).
+template <typename I>
+int64_t countDescents(const I* v, int64_t n, bool strict) {
+  int64_t count = 0;
+  int64_t k = 1;
+  for (; k + kScanBlock <= n; k += kScanBlock) {
+    int32_t block = 0;
+    if (strict) {
+      for (int64_t q = 0; q < kScanBlock; ++q) block += v[k + q] <= v[k + q - 1];
+    } else {
+      for (int64_t q = 0; q < kScanBlock; ++q) block += v[k + q] < v[k + q - 1];
+    }
+    count += block;
+  }
+  for (; k < n; ++k) count += strict ? v[k] <= v[k - 1] : v[k] < v[k - 1];
+  return count;
+}
+
+}  // namespace
+
 void checkRange(const Buffer& b, int64_t lo, int64_t hi, const std::string& what,
                 const std::string& where) {
   visitIndices(b, [&](auto* v) {
-    for (int64_t k = 0; k < b.length(); ++k) {
+    const int64_t n = b.length();
+    int64_t k = 0;
+    using I = std::remove_const_t<std::remove_pointer_t<decltype(v)>>;
+    // (When no value of I lies in [lo, hi), the loop below reports the first element.)
+    if (lo < hi && lo <= std::numeric_limits<I>::max() && hi - 1 >= std::numeric_limits<I>::min()) {
+      I first = clampTo<I>(lo), last = clampTo<I>(hi - 1);
+      while (k + kScanBlock <= n && blockInRange(v + k, first, last)) k += kScanBlock;
+    }
+    for (; k < n; ++k) {
       int64_t x = v[k];
       if (x < lo || x >= hi)
         throw FormatError(where + ": " + what + "[" + std::to_string(k) + "] = " +
                           std::to_string(x) + " is outside [" + std::to_string(lo) + ", " +
                           std::to_string(hi) + ")");
     }
+  });
+}
+
+void checkNonDecreasing(const Buffer& b, const std::string& what, const std::string& where) {
+  visitIndices(b, [&](auto* v) {
+    if (countDescents(v, b.length(), false) == 0) return;
+    for (int64_t k = 1; k < b.length(); ++k)
+      if (v[k] < v[k - 1])
+        throw FormatError(where + ": " + what + " is not non-decreasing at index " + std::to_string(k));
+  });
+}
+
+UnsortedEntry findUnsortedSegmentEntry(const Buffer& pos, const Buffer& crd, int64_t parentCount, bool strict) {
+  return visitIndices(crd, [&](auto* c) -> UnsortedEntry {
+    auto descends = [&](int64_t k) { return strict ? c[k] <= c[k - 1] : c[k] < c[k - 1]; };
+    // A descent is allowed only where a non-empty segment starts: count both kinds.
+    int64_t descents = countDescents(c, crd.length(), strict);
+    int64_t atStarts = 0;
+    for (int64_t q = 0; q < parentCount; ++q) {
+      int64_t start = pos.index(q);
+      if (start > 0 && start < pos.index(q + 1)) atStarts += descends(start);
+    }
+    if (descents == atStarts) return {};
+    for (int64_t q = 0; q < parentCount; ++q) {
+      for (int64_t k = pos.index(q) + 1; k < pos.index(q + 1); ++k) {
+        if (descends(k)) return {q, k};
+      }
+    }
+    return {};  // not reached: the counts differ only when some segment descends inside
   });
 }
 

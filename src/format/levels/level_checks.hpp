@@ -53,6 +53,15 @@ int64_t checkedScalar(const LevelStorage& s, const std::string& name, const std:
 // Checks that every element of `b` lies in [lo, hi).
 void checkRange(const Buffer& b, int64_t lo, int64_t hi, const std::string& what,
                 const std::string& where);
+// Checks that `b` never decreases.
+void checkNonDecreasing(const Buffer& b, const std::string& what, const std::string& where);
+// The first entry crd[entry] of a segment crd[pos[segment]:pos[segment+1]] (segment <
+// parentCount) that is smaller than the entry before it (or equal, when `strict`); segment -1
+// when every segment is sorted. `pos` must be non-decreasing and within crd.
+struct UnsortedEntry {
+  int64_t segment = -1, entry = -1;
+};
+UnsortedEntry findUnsortedSegmentEntry(const Buffer& pos, const Buffer& crd, int64_t parentCount, bool strict);
 // Multiplies position counts, refusing overflow.
 int64_t checkedProduct(int64_t a, int64_t b, const std::string& where);
 
