@@ -88,8 +88,8 @@ void finishChunks(void* closure, int64_t begin, int64_t end, int64_t) {
     for (size_t a = 0; a < call.appended.size(); ++a) {
       const AppendedArray& array = call.appended[a];
       size_t bytes = array.width * static_cast<size_t>(array.perEntry);
-      std::memcpy(static_cast<char*>((*run.final)[a]) + static_cast<size_t>(chunk.offset) * bytes,
-                  chunk.pointers[array.slot], static_cast<size_t>(chunk.entries) * bytes);
+      copyIntoResultArray(static_cast<char*>((*run.final)[a]) + static_cast<size_t>(chunk.offset) * bytes,
+                          chunk.pointers[array.slot], static_cast<size_t>(chunk.entries) * bytes);
       releaseResultArray(chunk.pointers[array.slot],
                          static_cast<size_t>(chunk.integers[array.capacitySlot]) * array.width);
       chunk.pointers[array.slot] = nullptr;

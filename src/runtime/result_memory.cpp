@@ -2,6 +2,10 @@
 
 #include <sys/mman.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -121,6 +125,29 @@ void releaseResultArray(void* p, size_t bytes) {
     return;
   }
   RecycledBlocks::instance().give(p, bytes);
+}
+
+void copyIntoResultArray(void* dst, const void* src, size_t bytes) {
+#if defined(__SSE2__)
+  constexpr size_t kStreamMinBytes = size_t{256} << 10;  // smaller copies stay in cache
+  if (bytes >= kStreamMinBytes) {
+    auto* out = static_cast<char*>(dst);
+    const auto* in = static_cast<const char*>(src);
+    size_t head = (16 - (reinterpret_cast<uintptr_t>(out) & 15)) & 15;
+    std::memcpy(out, in, head);
+    size_t k = head;
+    for (; k + 64 <= bytes; k += 64) {
+      for (size_t q = 0; q < 64; q += 16) {
+        __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + k + q));
+        _mm_stream_si128(reinterpret_cast<__m128i*>(out + k + q), v);
+      }
+    }
+    std::memcpy(out + k, in + k, bytes - k);
+    _mm_sfence();  // the streamed stores are visible before the result is handed out
+    return;
+  }
+#endif
+  std::memcpy(dst, src, bytes);
 }
 
 size_t recycledResultBytes() { return RecycledBlocks::instance().held(); }

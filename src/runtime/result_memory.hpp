@@ -34,6 +34,11 @@ void* growResultArray(void* array, size_t bytes, size_t newBytes);
 // for reuse when large and the pool has room, else freed.
 void releaseResultArray(void* p, size_t bytes);
 
+// Copies `bytes` bytes from `src` into the result array at `dst` (not overlapping). Large
+// copies use non-temporal stores: the destination is not read again soon, and streaming it
+// skips reading each cache line before it is overwritten, a third of a copy's memory traffic.
+void copyIntoResultArray(void* dst, const void* src, size_t bytes);
+
 // Bytes of arrays kept for reuse now.
 size_t recycledResultBytes();
 

@@ -75,9 +75,30 @@ void testBounded() {
   check(recycledResultBytes() < bytes, "an array larger than the pool is freed");
 }
 
+void testCopy() {
+  // Streaming copies handle any alignment of either side and any length around the threshold.
+  size_t big = (size_t{256} << 10) + 77;
+  std::vector<unsigned char> source(big + 64), target(big + 64);
+  for (size_t k = 0; k < source.size(); ++k) source[k] = static_cast<unsigned char>(k * 31 + 7);
+  for (size_t bytes : {size_t{0}, size_t{5}, size_t{4096}, big - 80, big}) {
+    for (size_t from : {0, 3}) {
+      for (size_t to : {0, 9}) {
+        std::fill(target.begin(), target.end(), 0);
+        copyIntoResultArray(target.data() + to, source.data() + from, bytes);
+        bool same = std::equal(source.begin() + from, source.begin() + from + bytes, target.begin() + to);
+        bool untouched = std::all_of(target.begin(), target.begin() + to, [](unsigned char c) { return c == 0; }) &&
+                         std::all_of(target.begin() + to + bytes, target.end(), [](unsigned char c) { return c == 0; });
+        check(same && untouched, "copying " + std::to_string(bytes) + " bytes from offset " + std::to_string(from) +
+                                     " to offset " + std::to_string(to));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main() {
+  testCopy();
   testRecycled();
   testGrow();
   testBounded();
