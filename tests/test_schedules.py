@@ -4,6 +4,8 @@ divide, and every broken precondition raises ScheduleError naming the command.""
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import coiter as ct
 from compiler_cases import ENGINES
@@ -274,7 +276,8 @@ SPMV = "y(i) = A(i,j) * x(j)"
     ("y(i) = A(i,j) * x(j) + B(i,j) * x(j)", {"A": "csr", "B": "csr"}, "fuse(i,j,f);pos(f,fp,A(i,j))",
      "not zero where it is"),
     ("y(i) = A(i,j) * B(i,j)", {"A": "csr", "B": "csr"}, "fuse(i,j,f);pos(f,fp,A(i,j))", "cannot be located"),
-    (SPMV, {"A": "dcsr"}, "fuse(i,j,f);pos(f,fp,A(i,j))", "first level dense"),
+    (SPMV, {"A": "dense"}, "fuse(i,j,f);pos(f,fp,A(i,j))", r"stored like CSR \(dense, compressed\), DCSR"),
+    (SPMV, {"A": ct.Format([ct.dense, ct.singleton])}, "fuse(i,j,f);pos(f,fp,A(i,j))", "stored like CSR"),
     (SPMV, {"A": "csr"}, "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,64);parallelize(fp0,cpu_thread,no_races)",
      "not indexed by i and j"),
 ])
@@ -374,8 +377,40 @@ def test_pos_split_blocks_hold_equal_numbers_of_nonzeros():
     assert "f i j →fuse" not in kern.concrete and "i j →fuse f" in kern.concrete
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(rows=st.integers(1, 40), cols=st.integers(1, 30), density=st.floats(0.0, 0.5),
+       fmt=st.sampled_from(["csr", "dcsr", "coo"]), block=st.integers(1, 40),
+       parallel=st.sampled_from([None, "atomics", "temporary"]), threads=st.sampled_from([1, 3]),
+       engine=st.sampled_from(ENGINES), seed=st.integers(0, 2**16))
+def test_pos_splits_preserve_spmv(rows, cols, density, fmt, block, parallel, threads, engine, seed):
+    rng = np.random.default_rng(seed)
+    A = sp.random(rows, cols, density=density, format="csr", random_state=rng)
+    x = rng.random(cols)
+    schedule = f"fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,{block})"
+    if parallel:
+        schedule += f";parallelize(fp0,cpu_thread,{parallel})"
+    previous = ct.get_num_threads()
+    ct.set_num_threads(threads)
+    try:
+        kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": fmt}, schedule=schedule, engine=engine)
+        np.testing.assert_allclose(np.asarray(kern(A=ct.asarray(A, format=fmt), x=x)), A @ x, rtol=1e-12, atol=1e-14)
+    finally:
+        ct.set_num_threads(previous)
+
+
+def test_pos_over_coo_reads_each_row_and_flushes_when_it_changes():
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "coo"},
+                      schedule="fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,4096);"
+                               "parallelize(fp0,cpu_thread,atomics)")
+    c = kern.source("c")
+    assert "fp_span = (int64_t)A1_pos[1] - fp_lo" in c     # the positions of the top level
+    assert "int64_t i = (int64_t)A1_crd[pA2];" in c         # no search: each position has its row
+    assert "if (i != i_summed)" in c and c.count("#pragma omp atomic") == 2
+
+
+@pytest.mark.parametrize("fmt", ["csr", "dcsr", "coo"])
 @pytest.mark.parametrize("threads", [1, 2, 7])
-def test_pos_split_spmv_with_empty_and_heavy_rows(threads, engine):
+def test_pos_split_spmv_with_empty_and_heavy_rows(fmt, threads, engine):
     rng = np.random.default_rng(12)
     dense = np.zeros((200, 150))
     dense[3, :] = rng.random(150)            # a heavy row spanning several blocks
@@ -386,11 +421,19 @@ def test_pos_split_spmv_with_empty_and_heavy_rows(threads, engine):
     previous = ct.get_num_threads()
     ct.set_num_threads(threads)
     try:
-        kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"}, engine=engine,
+        # Blocks of 16 nonzeros: the rows are found by searching the row pointers (CSR),
+        # the stored rows' pointers (DCSR), or read per position (COO).
+        kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": fmt}, engine=engine,
                           schedule="fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,16);parallelize(fp0,cpu_thread,atomics)")
-        np.testing.assert_allclose(np.asarray(kern(A=ct.asarray(A), x=x)), A @ x, rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(kern(A=ct.asarray(A, format=fmt), x=x)), A @ x, rtol=1e-12)
         empty = sp.csr_matrix((5, 150))
-        np.testing.assert_array_equal(np.asarray(kern(A=ct.asarray(empty), x=x)), np.zeros(5))
+        np.testing.assert_array_equal(np.asarray(kern(A=ct.asarray(empty, format=fmt), x=x)), np.zeros(5))
+        # A body that is not a row sum: each entry located in a dense operand and result.
+        D = rng.random((200, 150))
+        product = ct.compile("C(i,j) = A(i,j) * D(i,j)", formats={"A": fmt, "D": "dense", "C": "dense"},
+                             engine=engine, schedule="fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,7);"
+                                                     "parallelize(fp0,cpu_thread,no_races)")
+        np.testing.assert_array_equal(np.asarray(product(A=ct.asarray(A, format=fmt), D=D)), dense * D)
     finally:
         ct.set_num_threads(previous)
 

@@ -5,7 +5,10 @@
 // after fuse(i, j, f), pos(f, fp, A(i,j)) iterates the positions of A's level for j across
 // all rows, so that a split of fp gives blocks of equal numbers of nonzeros, and i is
 // tracked: found by binary search at the start of the block, then advanced whenever the
-// position crosses the end of its row (a while loop, as rows may be empty). The loop visits
+// position crosses the end of its row (a while loop, as rows may be empty). That is for a
+// CSR-like access; for DCSR the search runs over the stored rows and the row's coordinate is
+// read from the top level's crd, and for COO every position has its own row coordinate (the
+// singleton level shares the top level's positions), so nothing is searched. The loop visits
 // only A's stored entries, so the statement must be zero wherever A is; the other operands
 // are located by the bound coordinates.
 //
@@ -55,13 +58,21 @@ Lowerer::PositionLevel Lowerer::positionLevel(const schedule::IndexRelation& r) 
   out.fused = bound.size() == 2;
   const auto& levels = out.access->tensor->format.levels();
   if (bound.size() > 2) throw ScheduleError(command + ": positions of more than two fused loops are not supported");
-  if (levels[out.level]->kind() != LevelKind::Compressed) {
+  LevelKind kind = levels[out.level]->kind();
+  if (out.fused) {
+    out.rowKind = levels[0]->kind();
+    bool second = out.level == 1;
+    bool csrLike = second && out.rowKind == LevelKind::Dense && kind == LevelKind::Compressed;
+    bool dcsrLike = second && out.rowKind == LevelKind::Compressed && kind == LevelKind::Compressed;
+    out.rowPerPosition = second && out.rowKind == LevelKind::Compressed && kind == LevelKind::Singleton;
+    if (!csrLike && !dcsrLike && !out.rowPerPosition) {
+      throw ScheduleError(command + ": positions of fused loops need " + out.access->tensor->name +
+                          "'s first two levels stored like CSR (dense, compressed), DCSR (compressed, "
+                          "compressed) or COO (compressed, singleton)");
+    }
+  } else if (kind != LevelKind::Compressed) {
     throw ScheduleError(command + ": level " + std::to_string(out.level + 1) + " of " + out.access->tensor->name +
                         " is not compressed, so it has no positions to iterate");
-  }
-  if (out.fused && (out.level != 1 || levels[0]->kind() != LevelKind::Dense)) {
-    throw ScheduleError(command + ": positions of fused loops need " + out.access->tensor->name +
-                        "'s first level dense and its second compressed (CSR-like)");
   }
   if (!out.fused && state.entered != out.level) {
     throw ScheduleError(command + ": the levels of " + out.access->tensor->name + " above the loop's are not iterated "
@@ -88,11 +99,18 @@ Lowerer::Interval Lowerer::positionInterval(const schedule::IndexRelation& r) co
   const AccessState& state = accesses_.at(p.access);
   const Var& pos = state.vars->pos[p.level];
   if (p.fused) {
-    Expr rows = ir::ref(state.vars->extents[p.access->tensor->format.modeOrder()[0]]);
-    return {cast(kIndex, load(pos, intLit(0))), cast(kIndex, load(pos, rows)), false};
+    const Var& rowPos = state.vars->pos[0];
+    if (p.rowPerPosition) return {cast(kIndex, load(rowPos, intLit(0))), cast(kIndex, load(rowPos, intLit(1))), false};
+    return {cast(kIndex, load(pos, intLit(0))), cast(kIndex, load(pos, storedRows(p))), false};
   }
   Expr parent = p.level == 0 ? intLit(0) : state.pos[p.level - 1];
   return {cast(kIndex, load(pos, parent)), cast(kIndex, load(pos, plusOne(parent))), false};
+}
+
+Expr Lowerer::storedRows(const PositionLevel& p) const {
+  const TensorVars& vars = *accesses_.at(p.access).vars;
+  if (p.rowKind == LevelKind::Dense) return ir::ref(vars.extents[p.access->tensor->format.modeOrder()[0]]);
+  return cast(kIndex, load(vars.pos[0], intLit(1)));  // DCSR: the rows stored in the top level
 }
 
 Expr Lowerer::denseResultPosition() const {
@@ -130,15 +148,20 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
   std::vector<Stmt> out;
   const Var& pos = vars.pos[level.level];
   Var p = makeVar(freshName("p" + vars.tensor->name + std::to_string(level.level + 1)), kIndex);
+  // The row: CSR and DCSR track the position of the row in the level above (for CSR the
+  // row itself) across the block; COO reads each position's row coordinate.
   Var row;
-  if (level.fused) {
+  bool tracksRow = level.fused && !level.rowPerPosition;
+  if (tracksRow) {
     // The row of the block's first position: the first r with pos[r + 1] > lo, i.e. one
     // less than the first q in [1, rows] with pos[q] >= lo + 1.
-    Expr rows = ir::ref(vars.extents[vars.tensor->format.modeOrder()[0]]);
-    Expr q = searchPosition(pos, intLit(1), plusOne(rows), plusOne(interval.lo), bound[0] + "_search", out);
-    row = makeVar(freshName(bound[0]), kIndex);
+    Expr q = searchPosition(pos, intLit(1), plusOne(storedRows(level)), plusOne(interval.lo), bound[0] + "_search", out);
+    row = makeVar(freshName(level.rowKind == LevelKind::Dense ? bound[0] : "p" + vars.tensor->name + "1"), kIndex);
     out.push_back(declare(row, binary(BinaryOp::Sub, q, intLit(1))));
   }
+  auto rowCoordinate = [&](const Expr& rowPosition) {
+    return level.rowKind == LevelKind::Dense ? rowPosition : cast(kIndex, load(vars.crd[0], rowPosition));
+  };
   // Sum a row's products in a register when the body adds into a dense result entry that
   // depends on the row only.
   const cin::AssignNode* sum = nullptr;
@@ -158,14 +181,29 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
                   block({updateResult(sum->accumulate, denseResultPosition(), ir::ref(acc)),
                          assign(acc, zeroOf(resultTensor_->dtype))}));
   };
+  Var current;  // COO: the row whose sum acc holds (-1 before the first; acc is zero then)
   if (sum) {
     acc = makeVar(freshName(resultTensor_->name + "_row_sum"), scalar(resultTensor_->dtype));
     out.push_back(declare(acc, zeroOf(resultTensor_->dtype)));
-    coords_[bound[0]] = ir::ref(row);
+    if (level.rowPerPosition) {
+      current = makeVar(freshName(bound[0] + "_summed"), kIndex);
+      out.push_back(declare(current, intLit(-1)));
+    }
   }
-  if (level.fused) {
+  if (tracksRow) {
     Expr ended = binary(BinaryOp::Le, cast(kIndex, load(pos, plusOne(ir::ref(row)))), ir::ref(p));
+    if (sum) coords_[bound[0]] = rowCoordinate(ir::ref(row));
     body.push_back(whileLoop(ended, block({sum ? flush() : nullptr, assign(row, plusOne(ir::ref(row)))})));
+  }
+  Var i;
+  if (level.rowPerPosition) {
+    i = makeVar(freshName(bound[0]), kIndex);
+    body.push_back(declare(i, rowCoordinate(ir::ref(p))));
+    if (sum) {
+      coords_[bound[0]] = ir::ref(current);
+      body.push_back(ifThen(binary(BinaryOp::Ne, ir::ref(i), ir::ref(current)),
+                            block({flush(), assign(current, ir::ref(i))})));
+    }
   }
   Var j = makeVar(freshName(bound.back()), kIndex);
   body.push_back(declare(j, cast(kIndex, load(vars.crd[level.level], ir::ref(p)))));
@@ -174,8 +212,8 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
   for (auto& [a, st] : accesses_) othersBefore[a] = st.entered;
   int resultBefore = result_.entered;
   if (level.fused) {
-    coords_[bound[0]] = ir::ref(row);
-    state.pos[0] = ir::ref(row);
+    coords_[bound[0]] = tracksRow ? rowCoordinate(ir::ref(row)) : ir::ref(i);
+    state.pos[0] = tracksRow ? ir::ref(row) : ir::ref(p);
   }
   coords_[bound.back()] = ir::ref(j);
   state.pos[level.level] = ir::ref(p);
@@ -197,7 +235,7 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
 
   out.push_back(forLoop(p, interval.lo, interval.hi, block(std::move(body)), plan.schedule));
   if (sum) {
-    coords_[bound[0]] = ir::ref(row);
+    coords_[bound[0]] = tracksRow ? rowCoordinate(ir::ref(row)) : ir::ref(current);
     out.push_back(flush());  // the block's last row
   }
   if (level.fused) coords_.erase(bound[0]);

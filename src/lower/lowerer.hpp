@@ -173,9 +173,17 @@ class Lowerer {
     const AccessNode* access = nullptr;
     int level = -1;       // the level whose positions are iterated
     bool fused = false;   // the loop also binds the level above (pos of a fused loop)
+    // For a fused loop, how the level above stores rows: Dense (CSR: a row is its position),
+    // Compressed (DCSR: stored rows, coordinates in its crd) or, when the iterated level is
+    // a singleton, Compressed too (COO: every position has its own row coordinate).
+    LevelKind rowKind = LevelKind::Dense;
+    bool rowPerPosition = false;  // COO: the row levels share the iterated positions
   };
   PositionLevel positionLevel(const schedule::IndexRelation& r) const;
   Interval positionInterval(const schedule::IndexRelation& r) const;
+  // Positions of the level above a fused position loop's level (CSR: its rows; DCSR: the
+  // rows it stores).
+  ir::Expr storedRows(const PositionLevel& p) const;
   ir::Stmt lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexRelation& r);
   ir::Stmt lowerFusedLoop(const cin::ForallNode& f, const schedule::IndexRelation& r);
   // The first operand access (not `except`) with a non-dense level indexed by one of `vars`,
