@@ -93,7 +93,9 @@ SPECIFIC = {
     "sddmm": ["split(j,j0,j1,3)", "reorder(i,j,k)"],
     "mttkrp": ["split(k,k0,k1,4)", "split(j,j0,j1,2)", "parallelize(i,cpu_thread,no_races)"],
     "ttm": ["split(k,k0,k1,4)", "parallelize(i,cpu_thread,no_races)",
-            "precompute(B(i,j,l)*C(k,l),[j,k],[jw,kw])", "precompute(B(i,j,l)*C(k,l),[k,j],[k,j])"],
+            "precompute(B(i,j,l)*C(k,l),[j,k],[jw,kw])", "precompute(B(i,j,l)*C(k,l),[k,j],[k,j])",
+            # one j × k block per thread, each zeroed per i
+            "precompute(B(i,j,l)*C(k,l),[j,k],[jw,kw]);parallelize(i,cpu_thread,no_races)"],
 }
 
 
@@ -260,8 +262,6 @@ SPMV = "y(i) = A(i,j) * x(j)"
     ("y(i) = sum(k, B(i,k) + c(i))", {"B": "dense"}, "precompute(B(i,k),[i],[i])", "does not distribute"),
     ("A(i,j,k) = B(i,j,l) * C(k,l)", {"B": "csf", "C": "dense", "A": "dense"},
      "precompute(B(i,j,l)*C(k,l),[j,k],[jw,kw],hashed)", "over one index variable"),
-    ("A(i,j,k) = B(i,j,l) * C(k,l)", {"B": "csf", "C": "dense", "A": "dense"},
-     "precompute(B(i,j,l)*C(k,l),[j,k],[jw,kw]);parallelize(i,cpu_thread,no_races)", "several variables"),
     ("A(i,j) = B(i,k) * C(k,j)", {"B": "csr", "C": "csr", "A": "csr"},
      "reorder(i,k,j);precompute(B(i,k)*C(k,j),[j],[jw],compressed)", "must be the outermost loop"),
     ("A(i,j) = B(i,k) * C(k,j)", {"B": "csr", "C": "csr", "A": "csr"},
@@ -396,6 +396,18 @@ def test_pos_splits_preserve_spmv(rows, cols, density, fmt, block, parallel, thr
         np.testing.assert_allclose(np.asarray(kern(A=ct.asarray(A, format=fmt), x=x)), A @ x, rtol=1e-12, atol=1e-14)
     finally:
         ct.set_num_threads(previous)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 7])
+def test_a_workspace_over_several_variables_has_a_block_per_thread(threads, engine):
+    previous = ct.get_num_threads()
+    ct.set_num_threads(threads)
+    try:
+        kern = _run("ttm", "precompute(B(i,j,l)*C(k,l),[j,k],[jw,kw]);parallelize(i,cpu_thread,no_races)", engine)
+    finally:
+        ct.set_num_threads(previous)
+    c = kern.source("c")
+    assert "(int64_t)omp_get_thread_num() * ws0_dim0 + j" in c and "#pragma omp parallel for" in c
 
 
 def test_pos_over_coo_reads_each_row_and_flushes_when_it_changes():

@@ -177,7 +177,7 @@ Expr Lowerer::locateDense(const TensorVars& vars, int level, const Expr& parent,
 
 Expr Lowerer::locatePosition(AccessState& state, int level, const Expr& coord, std::vector<Stmt>& out) {
   TensorVars& vars = *state.vars;
-  Expr parent = level == 0 ? intLit(0) : state.pos[level - 1];
+  Expr parent = level > 0 ? state.pos[level - 1] : vars.root ? vars.root : intLit(0);
   const auto& type = *vars.tensor->format.levels()[level];
   std::string name = "p" + vars.tensor->name + std::to_string(level + 1);
   if (type.kind() == LevelKind::Dense) return locateDense(vars, level, parent, coord, out);

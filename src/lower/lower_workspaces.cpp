@@ -48,10 +48,6 @@ WorkspaceVars& Lowerer::declareWorkspace(const notation::TensorVarPtr& w, const 
   const Var& vals = ws.tensor->vals;
   const Var& list = ws.tensor->crd[0];
   if (ws.kind == WorkspaceKind::DenseArray) {
-    if (parallelDepth_ > 0) {
-      throw ScheduleError("precompute and parallelize: a workspace over several variables cannot be inside a "
-                          "parallel loop yet; precompute over one variable");
-    }
     // Extents per mode, for locating it like a dense operand.
     ws.tensor->pos.assign(w->order(), nullptr);
     ws.tensor->crd.assign(w->order(), nullptr);
@@ -64,6 +60,12 @@ WorkspaceVars& Lowerer::declareWorkspace(const notation::TensorVarPtr& w, const 
       size = binary(BinaryOp::Mul, size, ir::ref(extent));
     }
     ws.size = size;
+    if (parallelDepth_ > 0) {
+      // One array per thread of the parallel loop around the where statement, one after the
+      // other: the thread id is the position above the first level.
+      ws.tensor->root = threadId();
+      size = binary(BinaryOp::Mul, numThreads(), size);
+    }
     prologue_.push_back(declare(vals, nullptr));
     prologue_.push_back(allocate(vals, size, false));
     epilogue_.push_back(freeBuffer(vals));
@@ -176,7 +178,7 @@ Stmt Lowerer::storeToWorkspace(const AccessNode& lhs, const nt::Operator* accumu
   switch (ws.kind) {
     case WorkspaceKind::DenseArray: {
       // Row-major over the modes, as a dense operand is located.
-      Expr at = intLit(0);
+      Expr at = ws.tensor->root ? ws.tensor->root : intLit(0);
       for (size_t m = 0; m < lhs.indices.size(); ++m) {
         at = binary(BinaryOp::Add, binary(BinaryOp::Mul, at, ir::ref(ws.tensor->extents[m])), coords_.at(lhs.indices[m]));
       }
@@ -231,7 +233,8 @@ Stmt Lowerer::startWorkspace(const WorkspaceVars& ws) {
   // so it is zeroed whole (the vector kinds are emptied as they are consumed).
   if (ws.kind != WorkspaceKind::DenseArray) return nullptr;
   Var n = makeVar(freshName(ws.tensor->tensor->name + "_zero"), kIndex);
-  return forLoop(n, intLit(0), ws.size, store(ws.tensor->vals, ir::ref(n), zeroOf(ws.tensor->tensor->dtype)));
+  Expr at = ws.tensor->root ? binary(BinaryOp::Add, binary(BinaryOp::Mul, ws.tensor->root, ws.size), ir::ref(n)) : ir::ref(n);
+  return forLoop(n, intLit(0), ws.size, store(ws.tensor->vals, at, zeroOf(ws.tensor->tensor->dtype)));
 }
 
 Stmt Lowerer::orderWorkspace(const WorkspaceVars& ws) {

@@ -25,6 +25,9 @@ struct TensorVars {
   std::vector<ir::Var> posCap, crdCap; // result levels only: capacities (grown arrays)
   std::vector<ir::Var> hashSize;       // hashed levels: buckets per segment
   ir::Var vals, valsCap;
+  // Position of the root, above the first level: a thread's slice of a dense workspace over
+  // several variables inside a parallel loop (its thread id); null for 0.
+  ir::Expr root;
 };
 
 // Where the iteration of one access (an operand, or the result) stands.
