@@ -119,7 +119,9 @@ def tensora_latency(samples):
 
 
 def call_overhead(number, repeat):
-    """Seconds per call of a cached coiter SpMV kernel on a 4 x 4 matrix, and SciPy's."""
+    """Seconds per call of a cached coiter SpMV kernel on a 4 x 4 matrix, and SciPy's: with
+    coiter tensors, with a NumPy x (read in place), and with SciPy's A as well (wrapped and
+    validated on each call)."""
     rng = np.random.default_rng(0)
     M = sp.random_array((4, 4), density=0.5, format="csr", random_state=rng)
     x = rng.random(4)
@@ -130,6 +132,8 @@ def call_overhead(number, repeat):
         return [time_call(lambda: [fn() for _ in range(number)])[0] / number
                 for _ in range(repeat)]
     return {"coiter": Timing.of(per_call(lambda: kern(A=A, x=X))).as_dict(),
+            "coiter_numpy_x": Timing.of(per_call(lambda: kern(A=A, x=x))).as_dict(),
+            "coiter_scipy_a": Timing.of(per_call(lambda: kern(A=M, x=x))).as_dict(),
             "scipy": Timing.of(per_call(lambda: M @ x)).as_dict(), "shape": [4, 4]}
 
 

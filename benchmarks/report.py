@@ -125,6 +125,9 @@ def _compile_lines(compile_result, notes):
     overhead = compile_result.get("call_overhead")
     if overhead:
         row("call of a cached coiter kernel, 4 x 4 CSR", {"timing": overhead["coiter"]})
+        if "coiter_numpy_x" in overhead:
+            row("same, x a NumPy array", {"timing": overhead["coiter_numpy_x"]})
+            row("same, A a SciPy CSR array and x a NumPy array", {"timing": overhead["coiter_scipy_a"]})
         row("SciPy `A @ x`, same matrix", {"timing": overhead["scipy"]})
     for name, error in compile_result.get("errors", {}).items():
         lines.append(f"| {name} | **ERROR [{notes.ref(error)}]** | | |")

@@ -91,6 +91,27 @@ def test_numpy_and_scipy_inputs_are_wrapped(engine):
     np.testing.assert_allclose(kern(A=A, x=np.ones(7)).values, A @ np.ones(7))
 
 
+def test_numpy_inputs_that_need_converting_take_the_general_path(engine):
+    # Contiguous native arrays are read in place; anything else is converted as asarray does.
+    A = matrix(6, 7, 2)
+    At = ct.asarray(A)
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine)
+    x = np.arange(14.0)
+    expected = A @ x[::2]
+    for given in [x[::2], x[::2].copy(), x[::2].astype(">f8"), list(x[::2])]:
+        np.testing.assert_allclose(kern(A=At, x=given).values, expected)
+    x_view = x[::2].copy()
+    y = kern(A=At, x=x_view)
+    x_view[:] = 0  # the result does not alias the input
+    np.testing.assert_allclose(y.values, expected)
+    with pytest.raises(TypeError, match="float16"):
+        kern(A=At, x=x[::2].astype(np.float16))
+    with pytest.raises(ct.SignatureError, match="dtype"):
+        kern(A=At, x=np.ones(7, dtype=np.float32))
+    scaled = ct.compile("y(i) = a * x(i)", formats={"y": "d", "x": "d"}, engine=engine)
+    np.testing.assert_allclose(scaled(a=np.array(2.0), x=x).values, 2 * x)  # a 0-d array
+
+
 def test_out_reuse_is_refused_for_dense_blocks_under_compressed_levels(engine):
     A = matrix(6, 5, 3)
     kern = ct.compile("C(i,j) = 2 * A(i,j)", formats={"A": "csr", "C": "sd"}, engine=engine)

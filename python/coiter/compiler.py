@@ -58,8 +58,15 @@ def _core_expr(expr, var_of):
 
 def as_tensor(value, name=None):
     """``value`` if it is a coiter tensor, else ``ct.asarray(value, name=name)``."""
+    if isinstance(value, Tensor):
+        return value
+    if type(value) is np.ndarray:
+        try:  # read in place, as asarray would, without its Python
+            return Tensor(_core.wrap_dense(value), name)
+        except SignatureError:
+            pass  # it needs converting: asarray does it, or says why it cannot
     from .creation import asarray
-    return value if isinstance(value, Tensor) else asarray(value, name=name)
+    return asarray(value, name=name)
 
 
 def _assembled_spec(spec):
@@ -166,11 +173,20 @@ class Kernel:
         accepts. ``out=`` receives the result (it must have the kernel's result format and
         dtype)."""
         if out is None and not self._bound and len(tensors) == len(self.inputs):
-            # Fast path: coiter tensors for every input, the last variant's index widths.
+            # Fast path: coiter tensors or NumPy arrays that need no conversion for every
+            # input, and the last variant's index widths.
             try:
-                data = [tensors[name]._storage for name in self._abi_inputs]
+                data = []
+                for name in self._abi_inputs:
+                    t = tensors[name]
+                    if isinstance(t, Tensor):
+                        data.append(t._storage)
+                    elif type(t) is np.ndarray:
+                        data.append(_core.wrap_dense(t))
+                    else:
+                        return self._call(out, tensors)
                 storage = self._core.run(data)
-            except (KeyError, AttributeError, SignatureError):
+            except (KeyError, SignatureError):
                 return self._call(out, tensors)
             return self._finish(storage)
         return self._call(out, tensors)

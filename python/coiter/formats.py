@@ -4,6 +4,7 @@ The level types and :class:`Format` are the C++ classes of the core, exposed as 
 this module adds the Python conveniences: resolving the many spellings of a format that
 the API accepts (:func:`as_format`) and the blocked format constructor :func:`bcsr`.
 """
+import functools
 import re
 
 from . import _core
@@ -46,14 +47,7 @@ def as_format(fmt, order):
     elif isinstance(fmt, (list, tuple)) and all(isinstance(level, LevelType) for level in fmt):
         result = Format(list(fmt))
     elif isinstance(fmt, str):
-        text = fmt.strip()
-        blocked = _BCSR_TEXT.match(text)
-        if Format.is_name(text):
-            result = Format.named(text, order)
-        elif blocked:
-            result = bcsr((blocked.group(1), blocked.group(2)))
-        else:
-            result = Format.parse(text)
+        result = _format_from_text(fmt.strip(), order)
     else:
         raise FormatError(f"not a format: {fmt!r} (expected a Format, a format name or a "
                           "letter string such as 'ds')")
@@ -61,6 +55,17 @@ def as_format(fmt, order):
         raise FormatError(f"format {result} describes order-{result.order} tensors, "
                           f"but the tensor has order {order}")
     return result
+
+
+@functools.lru_cache(maxsize=256)
+def _format_from_text(text, order):
+    # Formats are immutable: each text is read once (kernel calls resolve "csr" per operand).
+    blocked = _BCSR_TEXT.match(text)
+    if Format.is_name(text):
+        return Format.named(text, order)
+    if blocked:
+        return bcsr((blocked.group(1), blocked.group(2)))
+    return Format.parse(text)
 
 
 def is_all_dense(fmt):

@@ -50,7 +50,8 @@ def _wrap_compressed(matrix, fmt, dtype, name):
         outer = matrix.shape[0] if matrix.format == "csr" else matrix.shape[1]
         arrays = [{}, {"pos": pos, "crd": crd}]
         params = [{"size": outer}, {}]
-    storage = _core.from_arrays(fmt, list(matrix.shape), pos.dtype.name, arrays, params,
+    index_dtype = "int32" if pos.dtype == np.int32 else "int64"  # (dtype.name is slow)
+    storage = _core.from_arrays(fmt, list(matrix.shape), index_dtype, arrays, params,
                                 np.ascontiguousarray(values))
     return Tensor(storage, name)
 

@@ -1,9 +1,13 @@
 // Bindings of tensor storage: packing, wrapping outside arrays, reading entries back.
 #include <pybind11/stl.h>
 
+#include <limits>
+#include <mutex>
+
 #include "bindings/numpy_buffer.hpp"
 #include "storage/pack.hpp"
 #include "storage/unpack.hpp"
+#include "util/errors.hpp"
 
 namespace coiter::bindings {
 
@@ -56,6 +60,45 @@ std::shared_ptr<TensorStorage> fromArrays(const Format& format, const std::vecto
   }
   return std::make_shared<TensorStorage>(format, shape, dtypeOf(values), dtypeFromName(indexType),
                                          std::move(levels), borrowArray(values, "values"));
+}
+
+// A dense tensor reading a NumPy array in place: what ct.asarray makes of it, without the
+// Python, for kernel calls with NumPy operands. SignatureError when the array would need a
+// conversion (not C-contiguous, not native, an unsupported dtype, a 0-d array), so that the
+// caller takes the general path, which converts it or explains why it cannot.
+std::shared_ptr<TensorStorage> wrapDense(const py::array& a) {
+  int order = static_cast<int>(a.ndim());
+  if (order == 0 || !(a.flags() & py::array::c_style) || !isNative(a)) {
+    throw SignatureError("the array needs converting");
+  }
+  DType type;
+  try {
+    type = dtypeOf(a);
+  } catch (const DTypeError& e) {
+    throw SignatureError(e.what());
+  }
+  static std::vector<Format> formats;  // the dense format of each order, made once
+  static std::mutex formatsMutex;
+  Format format;
+  {
+    std::lock_guard<std::mutex> lock(formatsMutex);
+    while (static_cast<int>(formats.size()) <= order) formats.push_back(Format::named("dense", static_cast<int>(formats.size())));
+    format = formats[order];
+  }
+  std::vector<int64_t> shape(order);
+  std::vector<LevelStorage> levels(order);
+  int64_t size = 1;
+  bool wide = false;
+  for (int k = 0; k < order; ++k) {
+    shape[k] = a.shape(k);
+    size *= shape[k];
+    levels[k].scalars["size"] = shape[k];
+    wide = wide || shape[k] > std::numeric_limits<int32_t>::max();
+  }
+  auto storage = std::make_shared<TensorStorage>(format, shape, type, wide ? DType::Int64 : DType::Int32,
+                                                 std::move(levels), borrowData(a, size));
+  storage->validate();
+  return storage;
 }
 
 py::tuple entries(const TensorStorage& t) {
@@ -115,6 +158,8 @@ void bindStorage(py::module_& m) {
   m.def("pack", &pack, py::arg("format"), py::arg("shape"), py::arg("coords"), py::arg("values"),
         py::arg("sum_duplicates") = true, py::arg("index_bits") = 32,
         "Packs coordinates (one array per mode) and values into a tensor of the given format.");
+  m.def("wrap_dense", &wrapDense, py::arg("array"),
+        "A dense tensor reading the array in place; SignatureError if it needs converting.");
   m.def("from_arrays", &fromArrays, py::arg("format"), py::arg("shape"), py::arg("index_dtype"),
         py::arg("arrays"), py::arg("parameters"), py::arg("values"),
         "Wraps existing level arrays without copying; validate() checks them before use.");

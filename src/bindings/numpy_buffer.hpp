@@ -12,9 +12,13 @@ namespace coiter::bindings {
 namespace py = pybind11;
 
 DType dtypeOf(const py::array& a);
+// Whether the array's elements are in the host's byte order.
+bool isNative(const py::array& a);
 py::dtype numpyDType(DType t);
 // Borrows a C-contiguous, native-endian, one-dimensional array.
 Buffer borrowArray(const py::array& a, const std::string& what);
+// Borrows the first `length` elements of a C-contiguous, native-endian array of any shape.
+Buffer borrowData(const py::array& a, int64_t length);
 // A one-dimensional NumPy view of the buffer.
 py::array viewOf(const Buffer& b);
 
