@@ -493,6 +493,29 @@ def test_hypersparse_inferred_format_and_spmv(engine):
         sorted(zip(expected.row.tolist(), expected.data.tolist()))
 
 
+@pytest.mark.parametrize("schedule", [None, "reorder(i,k,j);precompute(A(i,k)*B(k,j),[j],[jw],hashed)"],
+                         ids=["dense-workspace", "hashed-workspace"])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_spgemm_rows_of_every_length_come_out_sorted(schedule, engine):
+    # Row r of the result is the union of B's rows r and r + n, whose columns interleave, so
+    # the workspace receives them out of order; the rows' lengths sweep every sorting method
+    # (comparisons, rank, radix) and their columns spread too far for scanning the marks.
+    n, cols = 180, 10**6
+    rng = np.random.default_rng(11)
+    rows_of_b = [np.sort(rng.choice(cols, size=r // 2 + r % 2, replace=False)) for r in range(n)]
+    rows_of_b += [np.sort(rng.choice(cols, size=r // 2, replace=False)) for r in range(n)]
+    B = sp.csr_array((np.ones(sum(map(len, rows_of_b))), np.concatenate(rows_of_b),
+                      np.concatenate([[0], np.cumsum(list(map(len, rows_of_b)))])), shape=(2 * n, cols))
+    B.sum_duplicates()
+    A = sp.csr_array((np.ones(2 * n), np.stack([np.arange(n), np.arange(n) + n], axis=1).ravel(),
+                      np.arange(0, 2 * n + 1, 2)), shape=(n, 2 * n))
+    kern = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"},
+                      schedule=schedule, engine=engine)
+    result = kern(A=ct.asarray(A), B=ct.asarray(B))
+    assert_canonical(result)
+    _assert_sparse_equal(result, sp.csr_array(A @ B))
+
+
 # -- index notation, einsum, compiled kernels ---------------------------------------------------
 
 @pytest.mark.parametrize("fmt", ["dense", "csr", "csc", "coo", "dcsr", "dh"])
