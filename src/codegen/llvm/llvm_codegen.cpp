@@ -14,6 +14,7 @@
 
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
@@ -32,6 +34,7 @@
 
 #include "codegen/llvm/llvm_atomic_update.hpp"
 #include "codegen/llvm/llvm_scalar_ops.hpp"
+#include "ir/distinct_buffers.hpp"
 #include "ir/free_variables.hpp"
 #include "ir/parallel_rules.hpp"
 
@@ -63,8 +66,10 @@ class KernelBuilder {
     integerSlots_ = fs_.func->getArg(1);
     pointerSlots_->setName("pointer_slots");
     integerSlots_->setName("integer_slots");
+    distinctBuffers_ = ir::distinctBuffers(fn_);
     for (const ir::Param& p : fn_.params) loadParam(p);
     emit(fn_.body);
+    markDistinctBuffers();
 
     llvm::BasicBlock* last = b_.GetInsertBlock();
     if (!last->getTerminator()) {
@@ -94,6 +99,7 @@ class KernelBuilder {
     func->addFnAttr("target-cpu", targetCpu_);
     func->addFnAttr("target-features", targetFeatures_);
     func->addFnAttr(llvm::Attribute::NoUnwind);
+    func->addFnAttr("prefer-vector-width", "256");
     fs_ = FunctionState{};
     fs_.func = func;
     fs_.entry = llvm::BasicBlock::Create(ctx_, "entry", func);
@@ -109,26 +115,56 @@ class KernelBuilder {
   }
 
   // ---- memory --------------------------------------------------------------------------------
-  Scalar loadValue(Type t, llvm::Value* address) {
-    if (t.pointer) return {b_.CreateLoad(memoryType(t), address)};
-    if (t.elem == DType::Bool)
-      return {b_.CreateICmpNE(b_.CreateLoad(b_.getInt8Ty(), address), b_.getInt8(0))};
+  // Element loads and stores of a buffer that points where no other buffer does
+  // (ir/distinct_buffers.hpp) are recorded here, then given one alias scope per buffer, and
+  // declared not to alias the other buffers' scopes, once every access is known.
+  template <typename Access>
+  Access* note(const Var* buffer, Access* access) {
+    if (buffer && distinctBuffers_.count(buffer->get())) bufferAccesses_.emplace_back(access, buffer->get());
+    return access;
+  }
+  void markDistinctBuffers() {
+    if (bufferAccesses_.empty()) return;
+    llvm::MDBuilder md(ctx_);
+    llvm::MDNode* domain = md.createAnonymousAliasScopeDomain(fn_.name);
+    std::unordered_map<const ir::VarNode*, llvm::MDNode*> scopes;
+    std::vector<const ir::VarNode*> order;  // first access first: deterministic metadata
+    for (const auto& [inst, buffer] : bufferAccesses_) {
+      if (scopes.emplace(buffer, nullptr).second) {
+        scopes[buffer] = md.createAnonymousAliasScope(domain, buffer->name);
+        order.push_back(buffer);
+      }
+    }
+    for (const auto& [inst, buffer] : bufferAccesses_) {
+      std::vector<llvm::Metadata*> others;
+      for (const ir::VarNode* other : order) {
+        if (other != buffer) others.push_back(scopes[other]);
+      }
+      inst->setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(ctx_, {scopes[buffer]}));
+      if (!others.empty()) inst->setMetadata(llvm::LLVMContext::MD_noalias, llvm::MDNode::get(ctx_, others));
+    }
+  }
+
+  // `buffer`: the buffer whose element is at `address`, if any (its accesses are noted).
+  Scalar loadValue(Type t, llvm::Value* address, const Var* buffer = nullptr) {
+    auto load = [&](llvm::Type* type, llvm::Value* at) { return note(buffer, b_.CreateLoad(type, at)); };
+    if (t.pointer) return {load(memoryType(t), address)};
+    if (t.elem == DType::Bool) return {b_.CreateICmpNE(load(b_.getInt8Ty(), address), b_.getInt8(0))};
     if (ir::isComplex(t.elem)) {
       llvm::Type* part = registerType(ctx_, t.elem);
-      return {b_.CreateLoad(part, address),
-              b_.CreateLoad(part, b_.CreateConstInBoundsGEP1_64(part, address, 1))};
+      return {load(part, address), load(part, b_.CreateConstInBoundsGEP1_64(part, address, 1))};
     }
-    return {b_.CreateLoad(registerType(ctx_, t.elem), address)};
+    return {load(registerType(ctx_, t.elem), address)};
   }
-  void storeValue(Type t, llvm::Value* address, Scalar v) {
+  void storeValue(Type t, llvm::Value* address, Scalar v, const Var* buffer = nullptr) {
     if (!t.pointer && t.elem == DType::Bool) {
-      b_.CreateStore(b_.CreateZExt(v.re, b_.getInt8Ty()), address);
+      note(buffer, b_.CreateStore(b_.CreateZExt(v.re, b_.getInt8Ty()), address));
     } else if (!t.pointer && ir::isComplex(t.elem)) {
-      b_.CreateStore(v.re, address);
+      note(buffer, b_.CreateStore(v.re, address));
       llvm::Type* part = registerType(ctx_, t.elem);
-      b_.CreateStore(v.im, b_.CreateConstInBoundsGEP1_64(part, address, 1));
+      note(buffer, b_.CreateStore(v.im, b_.CreateConstInBoundsGEP1_64(part, address, 1)));
     } else {
-      b_.CreateStore(v.re, address);
+      note(buffer, b_.CreateStore(v.re, address));
     }
   }
   llvm::Value* elementAddress(const Var& buffer, const Expr& index) {
@@ -206,7 +242,7 @@ class KernelBuilder {
       case ExprKind::VarRef: return readVar(ir::as<ir::VarRefNode>(e).var);
       case ExprKind::Load: {
         auto& n = ir::as<ir::LoadNode>(e);
-        return loadValue(n.type, elementAddress(n.buffer, n.index));
+        return loadValue(n.type, elementAddress(n.buffer, n.index), &n.buffer);
       }
       case ExprKind::Binary: return binary(ir::as<ir::BinaryNode>(e));
       case ExprKind::Unary: return unary(ir::as<ir::UnaryNode>(e));
@@ -295,7 +331,7 @@ class KernelBuilder {
         auto& n = ir::as<ir::StoreNode>(s);
         Type elem = ir::scalar(n.buffer->type.elem);
         Scalar value = emitAs(n.value, elem, "stored value");
-        storeValue(elem, elementAddress(n.buffer, n.index), value);
+        storeValue(elem, elementAddress(n.buffer, n.index), value, &n.buffer);
         return;
       }
       case StmtKind::For: return forLoop(ir::as<ir::ForNode>(s));
@@ -563,6 +599,8 @@ class KernelBuilder {
   llvm::Value* pointerSlots_ = nullptr;
   llvm::Value* integerSlots_ = nullptr;
   FunctionState fs_;
+  std::unordered_set<const ir::VarNode*> distinctBuffers_;
+  std::vector<std::pair<llvm::Instruction*, const ir::VarNode*>> bufferAccesses_;
 };
 
 }  // namespace
