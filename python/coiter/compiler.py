@@ -179,12 +179,9 @@ class Kernel:
                 data = []
                 for name in self._abi_inputs:
                     t = tensors[name]
-                    if isinstance(t, Tensor):
-                        data.append(t._storage)
-                    elif type(t) is np.ndarray:
-                        data.append(_core.wrap_dense(t))
-                    else:
+                    if not isinstance(t, (Tensor, np.ndarray)):
                         return self._call(out, tensors)
+                    data.append(as_tensor(t, name)._storage)
                 storage = self._core.run(data)
             except (KeyError, SignatureError):
                 return self._call(out, tensors)

@@ -5,7 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _core
-from .dtypes import index_dtype_for, value_dtype
+from .dtypes import value_dtype
 from .errors import ShapeError
 from .formats import as_format, is_all_dense
 from .scipy_interop import from_scipy
@@ -79,12 +79,8 @@ def _from_dense(obj, format, dtype, copy, name):
 
 
 def _wrap_dense(array, fmt, name):
-    shape = array.shape
-    index_dtype = index_dtype_for(*shape)
-    storage = _core.from_arrays(fmt, list(shape), index_dtype.name, [{} for _ in shape],
-                                [{"size": int(e)} for e in shape], array.reshape(-1))
-    storage.validate()
-    return Tensor(storage, name)
+    # `array` is C-contiguous, native and of a supported dtype (the caller converted it).
+    return Tensor(_core.wrap_dense(array, fmt), name)
 
 
 def from_coords(coords, values, shape, format="coo", sum_duplicates=True, dtype=None,

@@ -5,7 +5,6 @@ VALUE_DTYPES = tuple(np.dtype(name) for name in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float32", "float64", "complex64", "complex128"))
 INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
-_INT32_MAX = np.iinfo(np.int32).max
 
 
 def value_dtype(dtype, what="tensor"):
@@ -20,8 +19,3 @@ def value_dtype(dtype, what="tensor"):
         raise TypeError(f"{what}: unsupported dtype {resolved}; supported are {supported}")
     return native
 
-
-def index_dtype_for(*extents):
-    """int32 when every extent fits in it, else int64 (as SciPy chooses)."""
-    largest = max((int(e) for e in extents), default=0)
-    return np.dtype(np.int32) if largest <= _INT32_MAX else np.dtype(np.int64)

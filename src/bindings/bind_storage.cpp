@@ -3,6 +3,7 @@
 
 #include <limits>
 #include <mutex>
+#include <optional>
 
 #include "bindings/numpy_buffer.hpp"
 #include "storage/pack.hpp"
@@ -62,28 +63,29 @@ std::shared_ptr<TensorStorage> fromArrays(const Format& format, const std::vecto
                                          std::move(levels), borrowArray(values, "values"));
 }
 
-// A dense tensor reading a NumPy array in place: what ct.asarray makes of it, without the
-// Python, for kernel calls with NumPy operands. SignatureError when the array would need a
-// conversion (not C-contiguous, not native, an unsupported dtype, a 0-d array), so that the
-// caller takes the general path, which converts it or explains why it cannot.
-std::shared_ptr<TensorStorage> wrapDense(const py::array& a) {
+// A dense tensor reading a NumPy array in place, in `format` (all dense, in mode order) or
+// the dense format of the array's order: what ct.asarray makes of a NumPy array, and, without
+// the Python, what kernel calls make of NumPy operands. SignatureError when the array would
+// need a conversion (not C-contiguous, not native, an unsupported dtype), so that the caller
+// takes the general path, which converts it or explains why it cannot.
+std::shared_ptr<TensorStorage> wrapDense(const py::array& a, const std::optional<Format>& format) {
   int order = static_cast<int>(a.ndim());
-  if (order == 0 || !(a.flags() & py::array::c_style) || !isNative(a)) {
-    throw SignatureError("the array needs converting");
-  }
+  if (!(a.flags() & py::array::c_style) || !isNative(a)) throw SignatureError("the array needs converting");
   DType type;
   try {
     type = dtypeOf(a);
   } catch (const DTypeError& e) {
     throw SignatureError(e.what());
   }
-  static std::vector<Format> formats;  // the dense format of each order, made once
-  static std::mutex formatsMutex;
-  Format format;
-  {
-    std::lock_guard<std::mutex> lock(formatsMutex);
-    while (static_cast<int>(formats.size()) <= order) formats.push_back(Format::named("dense", static_cast<int>(formats.size())));
-    format = formats[order];
+  static std::vector<Format> denseFormats;  // the dense format of each order, made once
+  static std::mutex denseFormatsMutex;
+  Format dense;
+  if (!format) {
+    std::lock_guard<std::mutex> lock(denseFormatsMutex);
+    while (static_cast<int>(denseFormats.size()) <= order) {
+      denseFormats.push_back(Format::named("dense", static_cast<int>(denseFormats.size())));
+    }
+    dense = denseFormats[order];
   }
   std::vector<int64_t> shape(order);
   std::vector<LevelStorage> levels(order);
@@ -95,7 +97,7 @@ std::shared_ptr<TensorStorage> wrapDense(const py::array& a) {
     levels[k].scalars["size"] = shape[k];
     wide = wide || shape[k] > std::numeric_limits<int32_t>::max();
   }
-  auto storage = std::make_shared<TensorStorage>(format, shape, type, wide ? DType::Int64 : DType::Int32,
+  auto storage = std::make_shared<TensorStorage>(format ? *format : dense, shape, type, wide ? DType::Int64 : DType::Int32,
                                                  std::move(levels), borrowData(a, size));
   storage->validate();
   return storage;
@@ -158,7 +160,7 @@ void bindStorage(py::module_& m) {
   m.def("pack", &pack, py::arg("format"), py::arg("shape"), py::arg("coords"), py::arg("values"),
         py::arg("sum_duplicates") = true, py::arg("index_bits") = 32,
         "Packs coordinates (one array per mode) and values into a tensor of the given format.");
-  m.def("wrap_dense", &wrapDense, py::arg("array"),
+  m.def("wrap_dense", &wrapDense, py::arg("array"), py::arg("format") = py::none(),
         "A dense tensor reading the array in place; SignatureError if it needs converting.");
   m.def("from_arrays", &fromArrays, py::arg("format"), py::arg("shape"), py::arg("index_dtype"),
         py::arg("arrays"), py::arg("parameters"), py::arg("values"),

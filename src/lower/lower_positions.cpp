@@ -60,12 +60,12 @@ Lowerer::PositionLevel Lowerer::positionLevel(const schedule::IndexRelation& r) 
   if (bound.size() > 2) throw ScheduleError(command + ": positions of more than two fused loops are not supported");
   LevelKind kind = levels[out.level]->kind();
   if (out.fused) {
-    out.rowKind = levels[0]->kind();
+    LevelKind rows = levels[0]->kind();
     bool second = out.level == 1;
-    bool csrLike = second && out.rowKind == LevelKind::Dense && kind == LevelKind::Compressed;
-    bool dcsrLike = second && out.rowKind == LevelKind::Compressed && kind == LevelKind::Compressed;
-    out.rowPerPosition = second && out.rowKind == LevelKind::Compressed && kind == LevelKind::Singleton;
-    if (!csrLike && !dcsrLike && !out.rowPerPosition) {
+    bool csrLike = second && rows == LevelKind::Dense && kind == LevelKind::Compressed;
+    bool dcsrLike = second && rows == LevelKind::Compressed && kind == LevelKind::Compressed;
+    bool cooLike = second && rows == LevelKind::Compressed && kind == LevelKind::Singleton;
+    if (!csrLike && !dcsrLike && !cooLike) {
       throw ScheduleError(command + ": positions of fused loops need " + out.access->tensor->name +
                           "'s first two levels stored like CSR (dense, compressed), DCSR (compressed, "
                           "compressed) or COO (compressed, singleton)");
@@ -100,7 +100,7 @@ Lowerer::Interval Lowerer::positionInterval(const schedule::IndexRelation& r) co
   const Var& pos = state.vars->pos[p.level];
   if (p.fused) {
     const Var& rowPos = state.vars->pos[0];
-    if (p.rowPerPosition) return {cast(kIndex, load(rowPos, intLit(0))), cast(kIndex, load(rowPos, intLit(1))), false};
+    if (p.rowPerPosition()) return {cast(kIndex, load(rowPos, intLit(0))), cast(kIndex, load(rowPos, intLit(1))), false};
     return {cast(kIndex, load(pos, intLit(0))), cast(kIndex, load(pos, storedRows(p))), false};
   }
   Expr parent = p.level == 0 ? intLit(0) : state.pos[p.level - 1];
@@ -109,7 +109,7 @@ Lowerer::Interval Lowerer::positionInterval(const schedule::IndexRelation& r) co
 
 Expr Lowerer::storedRows(const PositionLevel& p) const {
   const TensorVars& vars = *accesses_.at(p.access).vars;
-  if (p.rowKind == LevelKind::Dense) return ir::ref(vars.extents[p.access->tensor->format.modeOrder()[0]]);
+  if (p.denseRows()) return ir::ref(vars.extents[p.access->tensor->format.modeOrder()[0]]);
   return cast(kIndex, load(vars.pos[0], intLit(1)));  // DCSR: the rows stored in the top level
 }
 
@@ -151,17 +151,16 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
   // The row: CSR and DCSR track the position of the row in the level above (for CSR the
   // row itself) across the block; COO reads each position's row coordinate.
   Var row;
-  bool tracksRow = level.fused && !level.rowPerPosition;
+  Expr trackedRow;  // the tracked row's coordinate
+  bool tracksRow = level.fused && !level.rowPerPosition();
   if (tracksRow) {
     // The row of the block's first position: the first r with pos[r + 1] > lo, i.e. one
     // less than the first q in [1, rows] with pos[q] >= lo + 1.
     Expr q = searchPosition(pos, intLit(1), plusOne(storedRows(level)), plusOne(interval.lo), bound[0] + "_search", out);
-    row = makeVar(freshName(level.rowKind == LevelKind::Dense ? bound[0] : "p" + vars.tensor->name + "1"), kIndex);
+    row = makeVar(freshName(level.denseRows() ? bound[0] : "p" + vars.tensor->name + "1"), kIndex);
     out.push_back(declare(row, binary(BinaryOp::Sub, q, intLit(1))));
+    trackedRow = level.denseRows() ? ir::ref(row) : cast(kIndex, load(vars.crd[0], ir::ref(row)));
   }
-  auto rowCoordinate = [&](const Expr& rowPosition) {
-    return level.rowKind == LevelKind::Dense ? rowPosition : cast(kIndex, load(vars.crd[0], rowPosition));
-  };
   // Sum a row's products in a register when the body adds into a dense result entry that
   // depends on the row only.
   const cin::AssignNode* sum = nullptr;
@@ -185,20 +184,20 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
   if (sum) {
     acc = makeVar(freshName(resultTensor_->name + "_row_sum"), scalar(resultTensor_->dtype));
     out.push_back(declare(acc, zeroOf(resultTensor_->dtype)));
-    if (level.rowPerPosition) {
+    if (level.rowPerPosition()) {
       current = makeVar(freshName(bound[0] + "_summed"), kIndex);
       out.push_back(declare(current, intLit(-1)));
     }
   }
   if (tracksRow) {
     Expr ended = binary(BinaryOp::Le, cast(kIndex, load(pos, plusOne(ir::ref(row)))), ir::ref(p));
-    if (sum) coords_[bound[0]] = rowCoordinate(ir::ref(row));
+    if (sum) coords_[bound[0]] = trackedRow;
     body.push_back(whileLoop(ended, block({sum ? flush() : nullptr, assign(row, plusOne(ir::ref(row)))})));
   }
   Var i;
-  if (level.rowPerPosition) {
+  if (level.rowPerPosition()) {
     i = makeVar(freshName(bound[0]), kIndex);
-    body.push_back(declare(i, rowCoordinate(ir::ref(p))));
+    body.push_back(declare(i, cast(kIndex, load(vars.crd[0], ir::ref(p)))));
     if (sum) {
       coords_[bound[0]] = ir::ref(current);
       body.push_back(ifThen(binary(BinaryOp::Ne, ir::ref(i), ir::ref(current)),
@@ -212,7 +211,7 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
   for (auto& [a, st] : accesses_) othersBefore[a] = st.entered;
   int resultBefore = result_.entered;
   if (level.fused) {
-    coords_[bound[0]] = tracksRow ? rowCoordinate(ir::ref(row)) : ir::ref(i);
+    coords_[bound[0]] = tracksRow ? trackedRow : ir::ref(i);
     state.pos[0] = tracksRow ? ir::ref(row) : ir::ref(p);
   }
   coords_[bound.back()] = ir::ref(j);
@@ -235,7 +234,7 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
 
   out.push_back(forLoop(p, interval.lo, interval.hi, block(std::move(body)), plan.schedule));
   if (sum) {
-    coords_[bound[0]] = tracksRow ? rowCoordinate(ir::ref(row)) : ir::ref(current);
+    coords_[bound[0]] = tracksRow ? trackedRow : ir::ref(current);
     out.push_back(flush());  // the block's last row
   }
   if (level.fused) coords_.erase(bound[0]);

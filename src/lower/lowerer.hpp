@@ -176,11 +176,12 @@ class Lowerer {
     const AccessNode* access = nullptr;
     int level = -1;       // the level whose positions are iterated
     bool fused = false;   // the loop also binds the level above (pos of a fused loop)
-    // For a fused loop, how the level above stores rows: Dense (CSR: a row is its position),
-    // Compressed (DCSR: stored rows, coordinates in its crd) or, when the iterated level is
-    // a singleton, Compressed too (COO: every position has its own row coordinate).
-    LevelKind rowKind = LevelKind::Dense;
-    bool rowPerPosition = false;  // COO: the row levels share the iterated positions
+    LevelKind kindOf(int k) const { return access->tensor->format.levels()[k]->kind(); }
+    // For a fused loop: the rows are dense (CSR: a row is its position) or stored in a
+    // compressed level (DCSR, with the row's coordinate in its crd; COO, where the iterated
+    // level is a singleton sharing the rows' positions, one row coordinate per position).
+    bool denseRows() const { return kindOf(0) == LevelKind::Dense; }
+    bool rowPerPosition() const { return kindOf(level) == LevelKind::Singleton; }
   };
   PositionLevel positionLevel(const schedule::IndexRelation& r) const;
   Interval positionInterval(const schedule::IndexRelation& r) const;
