@@ -185,7 +185,12 @@ def test_selected_merges_keep_infinities_and_nans_where_numpy_has_them(engine):
 
 def test_coo_spmv_is_a_single_loop():
     src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "coo", "x": "d", "y": "d"}).source("c")
-    assert loops(src) == (1, 0)
+    # One loop over the entries; COO's rows repeat, so the default schedule gives each thread
+    # its own copy of y, and the other two loops add the copies up after it.
+    assert loops(src) == (3, 0)
+    assert re.search(r"for \(int64_t pA1 = .*A1_pos\[0\]; pA1 < .*A1_pos\[1\]; pA1\+\+\) \{\n"
+                     r"    int64_t i = \(int64_t\)A1_crd\[pA1\];", src)
+    assert re.search(r"for \(int64_t q = 0; q < y_size; q\+\+\) \{\n\s+for \(int64_t thread = 0; thread < nthreads", src)
 
 
 def test_dcsr_spmv_is_nested_position_loops():

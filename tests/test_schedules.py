@@ -276,6 +276,7 @@ SPMV = "y(i) = A(i,j) * x(j)"
     ("y(i) = A(i,j) * x(j) + B(i,j) * x(j)", {"A": "csr", "B": "csr"}, "fuse(i,j,f);pos(f,fp,A(i,j))",
      "not zero where it is"),
     ("y(i) = A(i,j) * B(i,j)", {"A": "csr", "B": "csr"}, "fuse(i,j,f);pos(f,fp,A(i,j))", "cannot be located"),
+    (SPMV, {"A": "coo"}, "parallelize(i,cpu_thread,no_races)", "non-unique level, whose coordinates repeat"),
     (SPMV, {"A": "dense"}, "fuse(i,j,f);pos(f,fp,A(i,j))", r"stored like CSR \(dense, compressed\), DCSR"),
     (SPMV, {"A": ct.Format([ct.dense, ct.singleton])}, "fuse(i,j,f);pos(f,fp,A(i,j))", "stored like CSR"),
     (SPMV, {"A": "csr"}, "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,64);parallelize(fp0,cpu_thread,no_races)",
@@ -408,6 +409,26 @@ def test_a_workspace_over_several_variables_has_a_block_per_thread(threads, engi
         ct.set_num_threads(previous)
     c = kern.source("c")
     assert "(int64_t)omp_get_thread_num() * ws0_dim0 + j" in c and "#pragma omp parallel for" in c
+
+
+@pytest.mark.parametrize("threads", [2, 7])
+def test_the_default_schedule_of_coo_spmv_does_not_race(threads, engine):
+    # COO's rows repeat once per entry: entries of one row land in different iterations of
+    # the parallel loop, so the default schedule gives each thread its own copy of y (it
+    # used to say no_races, and lost an update now and then).
+    rng = np.random.default_rng(21)
+    dense = rng.integers(-9, 10, size=(6, 40)) * (rng.random((6, 40)) < 0.7)
+    x = rng.integers(-9, 10, size=40)
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "coo"}, dtype=np.int64, engine=engine)
+    assert "temporary" in kern.concrete
+    A = ct.asarray(dense, format="coo")
+    previous = ct.get_num_threads()
+    ct.set_num_threads(threads)
+    try:
+        for _ in range(200):
+            np.testing.assert_array_equal(np.asarray(kern(A=A, x=x)), dense @ x)
+    finally:
+        ct.set_num_threads(previous)
 
 
 def test_pos_over_coo_reads_each_row_and_flushes_when_it_changes():

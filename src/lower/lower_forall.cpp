@@ -337,16 +337,17 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   // Iterators shared by several lattice points keep their state in variables.
   // Iterating a non-unique level run by run (to append one result entry per coordinate)
   // advances by runs, so it cannot be a plain for loop.
-  auto iteratesRuns = [&](const lt::LatticePoint& p) {
-    return byRuns && std::any_of(p.iterators.begin(), p.iterators.end(), [&](int s) {
+  auto iteratesNonUnique = [&](const lt::LatticePoint& p) {
+    return std::any_of(p.iterators.begin(), p.iterators.end(), [&](int s) {
       return !segs[s].dimension && !info[s].access->tensor->temporary &&
              !info[s].access->tensor->format.levels()[info[s].level]->properties().unique;
     });
   };
+  auto iteratesRuns = [&](const lt::LatticePoint& p) { return byRuns && iteratesNonUnique(p); };
   bool shared = points.size() > 1 || points.front().iterators.size() > 1 || iteratesRuns(points.front());
   // A tagged loop (parallel, vectorized, unrolled) must be a single for loop.
   ParallelStateGuard parallelState(*this);
-  ParallelPlan plan = planLoop(f, v, !shared && points.size() == 1);
+  ParallelPlan plan = planLoop(f, v, !shared && points.size() == 1, iteratesNonUnique(points.front()));
   std::map<int, Var> state, stateEnd;
   if (shared) {
     for (const auto& p : points) {

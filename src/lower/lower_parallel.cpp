@@ -92,7 +92,8 @@ bool Lowerer::racesOnResult(const cin::Stmt& body, const std::string& root) cons
   return races;
 }
 
-Lowerer::ParallelPlan Lowerer::planLoop(const cin::ForallNode& f, const std::string& root, bool forForm) {
+Lowerer::ParallelPlan Lowerer::planLoop(const cin::ForallNode& f, const std::string& root, bool forForm,
+                                        bool repeatsCoordinates) {
   ParallelPlan plan;
   const schedule::LoopTags* tags = scheduled_.tagsOf(f.var);
   if (!tags) return plan;
@@ -126,7 +127,9 @@ Lowerer::ParallelPlan Lowerer::planLoop(const cin::ForallNode& f, const std::str
       }
     }
   }
-  if (racesOnResult(f.body, root)) {
+  // A loop over a non-unique level's positions (COO's rows) meets a coordinate once per
+  // entry, so its iterations update the same result entries whatever indexes the result.
+  if (racesOnResult(f.body, root) || repeatsCoordinates) {
     const notation::Operator* op = nullptr;
     bool plain = false, mixed = false;
     cin::forEachAssignment(f.body, [&](const cin::AssignNode& a) {
@@ -141,7 +144,9 @@ Lowerer::ParallelPlan Lowerer::planLoop(const cin::ForallNode& f, const std::str
     if (races == RaceStrategy::NoRaces) {
       std::string vars;
       for (const auto& v : scheduled_.boundVariables(root)) vars += (vars.empty() ? "" : " and ") + v;
-      fail("iterations update the same entries of " + result + " (it is not indexed by " + vars +
+      std::string why = repeatsCoordinates ? "the loop visits the positions of a non-unique level, whose coordinates repeat"
+                                           : "it is not indexed by " + vars;
+      fail("iterations update the same entries of " + result + " (" + why +
            "); choose atomics, temporary or parallel_reduction");
     }
     if (!threads && races != RaceStrategy::IgnoreRaces) {

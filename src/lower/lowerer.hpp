@@ -210,7 +210,8 @@ class Lowerer {
       return ir::block(std::move(all));
     }
   };
-  ParallelPlan planLoop(const cin::ForallNode& f, const std::string& root, bool forForm);
+  ParallelPlan planLoop(const cin::ForallNode& f, const std::string& root, bool forForm,
+                        bool repeatsCoordinates = false);
   // Restores the race-strategy state planLoop changes when the loop's lowering ends.
   struct ParallelStateGuard {
     Lowerer& lowerer;

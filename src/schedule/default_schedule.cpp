@@ -9,7 +9,19 @@ std::string defaultSchedule(const cin::Stmt& stmt) {
   const std::string& var = cin::as<cin::ForallNode>(stmt).var;
   notation::TensorVarPtr result;
   bool indexedByVar = true;
+  // An operand whose level for the loop's variable is not unique (COO's rows) may drive the
+  // loop over its positions, which meets each coordinate once per entry: the iterations
+  // then update the same result entries even when the result is indexed by the variable.
+  bool repeats = false;
   cin::forEachAssignment(stmt, [&](const cin::AssignNode& a) {
+    notation::forEachSubexpression(a.rhs, [&](const notation::Expr& e) {
+      if (e->kind != notation::ExprKind::Access) return;
+      const auto& access = static_cast<const notation::AccessNode&>(*e);
+      std::vector<std::string> vars = notation::levelIndices(access);
+      for (size_t k = 0; k < vars.size(); ++k) {
+        repeats = repeats || (vars[k] == var && !access.tensor->format.levels()[k]->properties().unique);
+      }
+    });
     if (a.lhs->tensor->temporary) return;
     result = a.lhs->tensor;
     const auto& idx = a.lhs->indices;
@@ -19,7 +31,7 @@ std::string defaultSchedule(const cin::Stmt& stmt) {
   bool dense = true;
   for (const auto& level : result->format.levels()) dense = dense && level->kind() == LevelKind::Dense;
   std::string races = "no_races";
-  if (!indexedByVar) {
+  if (!indexedByVar || repeats) {
     if (!dense) return "";
     races = result->order() <= 1 ? "temporary" : "atomics";
   }
