@@ -91,6 +91,44 @@ def test_numpy_and_scipy_inputs_are_wrapped(engine):
     np.testing.assert_allclose(kern(A=A, x=np.ones(7)).values, A @ np.ones(7))
 
 
+@pytest.mark.parametrize("kind", ["csr", "csc"])
+@pytest.mark.parametrize("cls", [sp.csr_array, sp.csr_matrix])
+def test_canonical_scipy_inputs_are_read_in_place(engine, kind, cls):
+    A = cls(matrix(6, 7, 4)).asformat(kind)
+    x = np.arange(7.0)
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": kind, "x": "d", "y": "d"}, engine=engine)
+    np.testing.assert_allclose(kern(A=A, x=x).values, A @ x)
+    At = ct.asarray(A)
+    assert np.shares_memory(At.values, A.data) and np.shares_memory(At.levels[1].crd, A.indices)
+    A.data *= 2  # a later call reads the matrix as it is now
+    np.testing.assert_allclose(kern(A=A, x=x).values, A @ x)
+
+
+def test_scipy_inputs_that_need_converting_take_the_general_path(engine):
+    dense = matrix(6, 7, 5).toarray()
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine)
+    x = np.arange(7.0)
+    unsorted = sp.csr_array(dense)
+    unsorted.indices[:] = unsorted.indices.copy()  # same entries, each row reversed below
+    for r in range(6):
+        lo, hi = unsorted.indptr[r], unsorted.indptr[r + 1]
+        unsorted.indices[lo:hi] = unsorted.indices[lo:hi][::-1].copy()
+        unsorted.data[lo:hi] = unsorted.data[lo:hi][::-1].copy()
+    unsorted.has_sorted_indices = False
+    canonical = sp.csr_array(dense)  # below: each entry stored twice, halved
+    duplicated = sp.csr_array((np.repeat(canonical.data / 2, 2), np.repeat(canonical.indices, 2),
+                               2 * canonical.indptr), shape=dense.shape)
+    duplicated.has_canonical_format = False
+    mixed = sp.csr_array(dense)
+    mixed.indptr = mixed.indptr.astype(np.int64)
+    for given in [unsorted, duplicated, mixed, sp.csr_array(dense.astype(np.float32))]:
+        if given.dtype == np.float32:
+            with pytest.raises(ct.SignatureError, match="dtype"):
+                kern(A=given, x=x)
+        else:
+            np.testing.assert_allclose(kern(A=given, x=x).values, dense @ x)
+
+
 def test_numpy_inputs_that_need_converting_take_the_general_path(engine):
     # Contiguous native arrays are read in place; anything else is converted as asarray does.
     A = matrix(6, 7, 2)

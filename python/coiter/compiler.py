@@ -9,6 +9,7 @@ from . import _core
 from .dtypes import value_dtype
 from .errors import CompileError, ScheduleError, ShapeError, SignatureError
 from .formats import Format, as_format, compressed, is_all_dense
+from .scipy_interop import SCIPY_COMPRESSED
 from .tensor import Tensor
 from .notation import Access, Assignment, Binary, Literal, Negate, Reduction, accesses, map_tensors
 
@@ -16,6 +17,8 @@ logger = logging.getLogger("coiter")
 
 _INT32_MAX = np.iinfo(np.int32).max
 _INT64 = np.dtype(np.int64)
+# What a kernel call may read in place without asarray's Python (see as_tensor).
+_IN_PLACE_OPERANDS = (Tensor, np.ndarray) + SCIPY_COMPRESSED
 
 
 def default_engine():
@@ -60,11 +63,18 @@ def as_tensor(value, name=None):
     """``value`` if it is a coiter tensor, else ``ct.asarray(value, name=name)``."""
     if isinstance(value, Tensor):
         return value
+    # Read in place, as asarray would, without its Python; SignatureError means the value
+    # needs converting, which asarray does (or says why it cannot).
     if type(value) is np.ndarray:
-        try:  # read in place, as asarray would, without its Python
+        try:
             return Tensor(_core.wrap_dense(value), name)
         except SignatureError:
-            pass  # it needs converting: asarray does it, or says why it cannot
+            pass
+    elif isinstance(value, SCIPY_COMPRESSED):
+        try:
+            return Tensor(_core.wrap_scipy(value), name)
+        except SignatureError:
+            pass
     from .creation import asarray
     return asarray(value, name=name)
 
@@ -173,13 +183,13 @@ class Kernel:
         accepts. ``out=`` receives the result (it must have the kernel's result format and
         dtype)."""
         if out is None and not self._bound and len(tensors) == len(self.inputs):
-            # Fast path: coiter tensors or NumPy arrays that need no conversion for every
-            # input, and the last variant's index widths.
+            # Fast path: coiter tensors, NumPy arrays or canonical SciPy CSR/CSC matrices
+            # that need no conversion for every input, and the last variant's index widths.
             try:
                 data = []
                 for name in self._abi_inputs:
                     t = tensors[name]
-                    if not isinstance(t, (Tensor, np.ndarray)):
+                    if not isinstance(t, _IN_PLACE_OPERANDS):
                         return self._call(out, tensors)
                     data.append(as_tensor(t, name)._storage)
                 storage = self._core.run(data)

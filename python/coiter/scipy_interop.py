@@ -9,9 +9,12 @@ import scipy.sparse as sp
 
 from . import _core
 from .dtypes import value_dtype
-from .errors import FormatError
+from .errors import FormatError, SignatureError
 from .formats import as_format, bcsr
 from .tensor import Tensor, pack
+
+# The SciPy classes _core.wrap_scipy reads in place (when canonical).
+SCIPY_COMPRESSED = (sp.csr_array, sp.csr_matrix, sp.csc_array, sp.csc_matrix)
 
 
 def natural_format(matrix):
@@ -29,18 +32,19 @@ def _is_canonical(matrix):
     return bool(matrix.has_canonical_format)
 
 
-def _compressed_arrays(matrix):
-    """(pos, crd, values) of a csr/csc/bsr matrix, sharing its memory when possible."""
+def _with_one_index_width(matrix):
+    """``matrix``, or a copy of it whose indptr and indices have one width: SciPy allows
+    mixed widths (and cannot convert such a matrix itself); coiter uses one per tensor."""
     pos, crd = matrix.indptr, matrix.indices
-    if pos.dtype != crd.dtype:  # SciPy allows mixed widths; coiter uses one per tensor
-        wide = np.promote_types(pos.dtype, crd.dtype)
-        pos, crd = pos.astype(wide), crd.astype(wide)
-    return pos, crd, matrix.data
+    if pos.dtype == crd.dtype:
+        return matrix
+    wide = np.promote_types(pos.dtype, crd.dtype)
+    return type(matrix)((matrix.data, crd.astype(wide), pos.astype(wide)), shape=matrix.shape)
 
 
 def _wrap_compressed(matrix, fmt, dtype, name):
-    """Wrap a canonical csr/csc/bsr matrix without copying (when dtypes allow)."""
-    pos, crd, data = _compressed_arrays(matrix)
+    """Wrap a canonical csr/csc/bsr matrix (one index width) without copying (when dtypes allow)."""
+    pos, crd, data = matrix.indptr, matrix.indices, matrix.data
     values = data.reshape(-1) if data.dtype == dtype else data.astype(dtype).reshape(-1)
     if matrix.format == "bsr":
         rows, cols = matrix.blocksize
@@ -58,10 +62,16 @@ def _wrap_compressed(matrix, fmt, dtype, name):
 
 def from_scipy(matrix, format=None, dtype=None, copy=None, name=None):
     """A tensor holding a SciPy sparse array or matrix (see :func:`coiter.asarray`)."""
+    if format is dtype is copy is None and isinstance(matrix, SCIPY_COMPRESSED):
+        try:  # canonical CSR/CSC as it is: read in place without the Python below
+            return Tensor(_core.wrap_scipy(matrix), name)
+        except SignatureError:
+            pass  # it needs converting
     dtype = value_dtype(matrix.dtype if dtype is None else dtype, name or "scipy input")
     fmt = natural_format(matrix) if format is None else as_format(format, matrix.ndim)
+    if matrix.format in ("csr", "csc", "bsr"):
+        matrix = _with_one_index_width(matrix)
     wrappable = (matrix.format in ("csr", "csc", "bsr") and fmt == natural_format(matrix)
-                 and matrix.indptr.dtype == matrix.indices.dtype
                  and matrix.indices.dtype in (np.int32, np.int64) and _is_canonical(matrix))
     if wrappable and not copy and dtype == matrix.dtype:
         return _wrap_compressed(matrix, fmt, dtype, name)

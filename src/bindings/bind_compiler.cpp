@@ -107,11 +107,15 @@ void bindCompiler(py::module_& m) {
       })
       .def("source", &CompiledKernel::source, py::arg("language") = "c")
       .def("run", [](const CompiledKernel& k, const std::vector<std::shared_ptr<TensorStorage>>& operands,
-                     const std::optional<std::vector<int64_t>>& shape, const std::shared_ptr<TensorStorage>& structure) {
+                     const std::optional<std::vector<int64_t>>& shape, const py::object& structure) {
+        // `structure` is taken as an object: pybind11 converting None to a holder searches
+        // other modules for the type first, which costs a raised AttributeError per call.
+        std::shared_ptr<TensorStorage> given;
+        if (!structure.is_none()) given = structure.cast<std::shared_ptr<TensorStorage>>();
         std::vector<std::shared_ptr<const TensorStorage>> in(operands.begin(), operands.end());
         py::gil_scoped_release nogil;
-        return k.run(in, shape ? &*shape : nullptr, structure.get());
-      }, py::arg("operands"), py::arg("shape") = py::none(), py::arg("structure") = nullptr,
+        return k.run(in, shape ? &*shape : nullptr, given.get());
+      }, py::arg("operands"), py::arg("shape") = py::none(), py::arg("structure") = py::none(),
       "Runs the kernel; the result shape is derived from the operands unless given.");
 
   m.def("compile", [](const Assignment& a, const std::string& engine, const std::string& schedule,

@@ -103,6 +103,46 @@ std::shared_ptr<TensorStorage> wrapDense(const py::array& a, const std::optional
   return storage;
 }
 
+// A CSR or CSC tensor reading a canonical SciPy csr/csc array or matrix in place: what
+// ct.asarray makes of one, without the Python (kernel calls take SciPy operands through
+// here). SignatureError when the matrix needs a conversion (another SciPy format,
+// non-canonical indices, mixed index widths, a dtype coiter does not store), so that the
+// caller takes the general path, which converts it or explains why it cannot.
+std::shared_ptr<TensorStorage> wrapScipy(const py::object& matrix) {
+  static const Format csr = Format::named("csr", 2);
+  static const Format csc = Format::named("csc", 2);
+  // Attribute names made once (attr("...") would make a Python string per lookup), and never
+  // freed: they must outlive the interpreter's shutdown.
+  struct Names {
+    py::str format{"format"}, canonical{"has_canonical_format"}, indptr{"indptr"}, indices{"indices"},
+        data{"data"}, shape{"shape"};
+  };
+  static const Names* const names = new Names();
+  const std::string kind = py::str(matrix.attr(names->format));
+  if (kind != "csr" && kind != "csc") throw SignatureError("a SciPy " + kind + " matrix needs converting");
+  if (!matrix.attr(names->canonical).cast<bool>()) throw SignatureError("the matrix's indices are not canonical");
+  py::array pos = matrix.attr(names->indptr), crd = matrix.attr(names->indices), data = matrix.attr(names->data);
+  auto inPlace = [](const py::array& a) { return a.ndim() == 1 && (a.flags() & py::array::c_style) && isNative(a); };
+  if (!inPlace(pos) || !inPlace(crd) || !inPlace(data)) throw SignatureError("the matrix's arrays need converting");
+  DType indexType, valueType;
+  try {
+    indexType = dtypeOf(pos);
+    valueType = dtypeOf(data);
+  } catch (const DTypeError& e) {
+    throw SignatureError(e.what());
+  }
+  if ((indexType != DType::Int32 && indexType != DType::Int64) || dtypeOf(crd) != indexType)
+    throw SignatureError("the matrix's index arrays need converting to one width");
+  const auto shape = matrix.attr(names->shape).cast<std::vector<int64_t>>();
+  std::vector<LevelStorage> levels(2);
+  levels[0].scalars["size"] = shape[kind == "csr" ? 0 : 1];
+  levels[1].arrays["pos"] = borrowData(pos, pos.shape(0));
+  levels[1].arrays["crd"] = borrowData(crd, crd.shape(0));
+  // Validated on first use, as from_arrays's tensors are (kernel calls validate operands).
+  return std::make_shared<TensorStorage>(kind == "csr" ? csr : csc, shape, valueType, indexType,
+                                         std::move(levels), borrowData(data, data.shape(0)));
+}
+
 py::tuple entries(const TensorStorage& t) {
   StoredEntries e;
   {
@@ -162,6 +202,9 @@ void bindStorage(py::module_& m) {
         "Packs coordinates (one array per mode) and values into a tensor of the given format.");
   m.def("wrap_dense", &wrapDense, py::arg("array"), py::arg("format") = py::none(),
         "A dense tensor reading the array in place; SignatureError if it needs converting.");
+  m.def("wrap_scipy", &wrapScipy, py::arg("matrix"),
+        "A CSR/CSC tensor reading a canonical SciPy csr/csc matrix in place; SignatureError if "
+        "it needs converting.");
   m.def("from_arrays", &fromArrays, py::arg("format"), py::arg("shape"), py::arg("index_dtype"),
         py::arg("arrays"), py::arg("parameters"), py::arg("values"),
         "Wraps existing level arrays without copying; validate() checks them before use.");
