@@ -499,8 +499,9 @@ def test_hypersparse_inferred_format_and_spmv(engine):
 def test_spgemm_rows_of_every_length_come_out_sorted(schedule, engine):
     # Row r of the result is the union of B's rows r and r + n, whose columns interleave, so
     # the workspace receives them out of order; the rows' lengths sweep every sorting method
-    # (comparisons, rank, radix) and their columns spread too far for scanning the marks.
-    n, cols = 180, 10**6
+    # (vector sorting networks up to 256 columns, radix above) and their columns spread too
+    # far for a bitmap.
+    n, cols = 300, 10**6
     rng = np.random.default_rng(11)
     rows_of_b = [np.sort(rng.choice(cols, size=r // 2 + r % 2, replace=False)) for r in range(n)]
     rows_of_b += [np.sort(rng.choice(cols, size=r // 2, replace=False)) for r in range(n)]

@@ -294,11 +294,11 @@ def test_spgemm_sorts_its_workspace_only_for_an_ordered_result():
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("fmt", ["dense", "hashed"])
-def test_workspace_rows_are_sorted_by_scan_by_comparison_and_by_radix(fmt, engine):
-    # Rows of a Gustavson SpGEMM whose touched columns lie close together (the marks are
-    # scanned), spread out and few (std::sort), and spread out and many (radix sort: three
-    # 8-bit digits over 2^20 columns, five over the hashed workspace's 2^40): every row of
-    # the result must come out sorted and right.
+def test_workspace_rows_are_sorted_by_bitmap_by_comparison_and_by_radix(fmt, engine):
+    # Rows of a Gustavson SpGEMM whose touched columns lie close together (bitmap sort),
+    # spread out and few (vector sorting networks, or std::sort), and spread out and many
+    # (radix sort: three 8-bit digits over 2^20 columns, five over the hashed workspace's
+    # 2^40): every row of the result must come out sorted and right.
     rng = np.random.default_rng(31)
     n = 2**40 if fmt == "hashed" else 2**20
     rows, cols = [], []
@@ -308,8 +308,8 @@ def test_workspace_rows_are_sorted_by_scan_by_comparison_and_by_radix(fmt, engin
         cols += [base, base + 1 + (k % 7)]
     C = ct.from_coords(np.array([rows, cols]).T, rng.random(len(rows)), (300, n), format="csr")
     B_dense = np.zeros((3, 300))
-    B_dense[0, :100] = 1.0                                  # 200 columns within ~1000: scan
-    B_dense[1, 100:130] = 2.0                               # 60 columns anywhere: comparison sort
+    B_dense[0, :100] = 1.0                                  # 200 columns within ~1000: bitmap
+    B_dense[1, 100:130] = 2.0                               # 60 columns anywhere: comparisons
     B_dense[2, 100:300] = rng.random(200)                   # 400 columns anywhere: radix sort
     schedule = f"reorder(i,k,j);precompute(B(i,k)*C(k,j),[j],[jw],{fmt})"
     kern = ct.compile("A(i,j) = B(i,k) * C(k,j)", formats={"B": "csr", "C": "csr", "A": "csr"},

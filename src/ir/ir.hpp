@@ -250,8 +250,7 @@ struct GrowNode : StmtNode {
       : StmtNode(StmtKind::Grow), buffer(std::move(b)), capacity(std::move(c)), needed(std::move(n)) {}
 };
 // Calls a function of coiter's runtime (runtime/runtime_functions.hpp) for its effect.
-// `args` match the function's parameters: SortCoordinates takes (pointer to Int64, pointer to
-// Bool, Int64, Int64), SortKeys (pointer to Int64, Int64).
+// `args` match the function's parameters: SortCoordinates takes (pointer to Int64, Int64, Int64).
 struct CallNode : StmtNode {
   RuntimeFunction function;
   std::vector<Expr> args;

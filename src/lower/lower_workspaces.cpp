@@ -245,10 +245,9 @@ Stmt Lowerer::orderWorkspace(const WorkspaceVars& ws) {
   const Var& list = ws.tensor->crd[0];
   switch (ws.kind) {
     case WorkspaceKind::Dense:
-      return call(RuntimeFunction::SortCoordinates,
-                  {ir::ref(list), ir::ref(ws.mark), ws.base ? ws.base : intLit(0), ir::ref(ws.count)});
+      return call(RuntimeFunction::SortCoordinates, {ir::ref(list), ws.base ? ws.base : intLit(0), ir::ref(ws.count)});
     case WorkspaceKind::Hashed:
-      return call(RuntimeFunction::SortKeys, {ir::ref(list), ir::ref(ws.count)});
+      return call(RuntimeFunction::SortCoordinates, {ir::ref(list), intLit(0), ir::ref(ws.count)});
     default:
       return nullptr;
   }

@@ -6,7 +6,7 @@
 
 #include "runtime/parallel_runtime.hpp"
 #include "runtime/result_memory.hpp"
-#include "runtime/small_sort.hpp"
+#include "runtime/simd_sort.hpp"
 
 namespace coiter {
 
@@ -15,7 +15,7 @@ namespace {
 // Sorts list[0, count) of coordinates >= lo, < lo + 2^(8 * digits), by LSD radix with 8-bit
 // digits: above a hundred or so entries it beats std::sort's comparisons, whose branches
 // mispredict on random coordinates (measured: 3.3 against 24 ns per entry at 400 entries),
-// and rank sort, whose work grows with the square of the count.
+// and the vector sort, whose partitioning loses to it above a few hundred.
 void radixSort(int64_t* list, int64_t count, int64_t lo, int digits) {
   thread_local std::vector<int64_t> scratch;
   if (static_cast<int64_t>(scratch.size()) < count) scratch.resize(static_cast<size_t>(count));
@@ -32,49 +32,52 @@ void radixSort(int64_t* list, int64_t count, int64_t lo, int digits) {
   if (from != list) std::copy(from, from + count, list);
 }
 
-// Sorts list[0, count) of distinct values in [lo, hi]: by comparisons when very few, by rank
-// when a few dozen, by radix when many.
-void sortSpread(int64_t* list, int64_t count, int64_t lo, int64_t hi) {
-  if (count < kRankSortMin) {
-    std::sort(list, list + count);
-    return;
-  }
-  if (count <= kRankSortMax) {
-    rankSort(list, count);
-    return;
-  }
-  int digits = 0;
-  for (uint64_t span = static_cast<uint64_t>(hi - lo); span > 0; span >>= 8) ++digits;
-  radixSort(list, count, lo, digits);
-}
+// Below this many entries std::sort beats radix sort (on CPUs without the vector sort).
+constexpr int64_t kRadixSortMin = 128;
 
-// A workspace's touched coordinates list[base, base + count), sorted before they are
-// appended to a compressed level. Their marks (marks[base + c] is set for each listed c) give
-// a second way: when the coordinates lie close together (banded and blocked matrices) scanning
-// the marks between the smallest and the largest costs less than sorting.
-extern "C" void coiter_rt_sort_coordinates(int64_t* list, const bool* marks, int64_t base, int64_t count) {
-  if (count < 2) return;
-  int64_t* first = list + base;
-  auto [low, high] = std::minmax_element(first, first + count);
-  int64_t lo = *low, hi = *high;
-  if (hi - lo < 8 * count) {
-    const bool* mark = marks + base;
-    int64_t n = 0;
-    for (int64_t c = lo; c <= hi; ++c) {
-      first[n] = c;  // written always, kept when marked: no branch to mispredict
-      n += mark[c];
-    }
-  } else {
-    sortSpread(first, count, lo, hi);
+// Sorts list[0, count) of distinct values in [lo, lo + 64 * words) by setting a bit for each
+// and reading the bits back in order: linear in count + words, the way to sort coordinates
+// that lie close together (rows of banded and blocked products).
+void bitmapSort(int64_t* list, int64_t count, int64_t lo, int64_t words) {
+  thread_local std::vector<uint64_t> bits;  // all zero between calls
+  if (static_cast<int64_t>(bits.size()) < words) bits.resize(static_cast<size_t>(words));
+  for (int64_t n = 0; n < count; ++n) {
+    uint64_t offset = static_cast<uint64_t>(list[n] - lo);
+    bits[offset >> 6] |= uint64_t{1} << (offset & 63);
+  }
+  int64_t n = 0;
+  for (int64_t w = 0; w < words; ++w) {
+    uint64_t word = bits[w];
+    bits[w] = 0;
+    for (; word != 0; word &= word - 1) list[n++] = lo + 64 * w + __builtin_ctzll(word);
   }
 }
 
-// A hashed workspace's keys list[0, count), sorted before they are appended to an ordered
-// level (there are no marks to scan: the keys may span any range).
-extern "C" void coiter_rt_sort_keys(int64_t* list, int64_t count) {
-  if (count < 2) return;
+// Sorts list[0, count) of distinct values (count >= 2): by bitmap when they span at most 64
+// times their count, else by vector sorting networks (or std::sort) when up to a few
+// hundred, else by radix.
+void sortDistinct(int64_t* list, int64_t count) {
   auto [low, high] = std::minmax_element(list, list + count);
-  sortSpread(list, count, *low, *high);
+  int64_t lo = *low, hi = *high;
+  uint64_t words = static_cast<uint64_t>(hi - lo) / 64 + 1;
+  if (words <= static_cast<uint64_t>(count)) {
+    bitmapSort(list, count, lo, static_cast<int64_t>(words));
+  } else if (count <= kSimdSortMax && hasSimdSort()) {
+    simdSort(list, count);
+  } else if (count < kRadixSortMin) {
+    std::sort(list, list + count);
+  } else {
+    int digits = 0;
+    for (uint64_t span = static_cast<uint64_t>(hi - lo); span > 0; span >>= 8) ++digits;
+    radixSort(list, count, lo, digits);
+  }
+}
+
+// The coordinates list[base, base + count) a workspace touched (a dense workspace's marked
+// columns, a hashed workspace's keys: distinct either way), sorted before they are appended
+// to an ordered level.
+extern "C" void coiter_rt_sort_coordinates(int64_t* list, int64_t base, int64_t count) {
+  if (count >= 2) sortDistinct(list + base, count);
 }
 
 extern "C" void* coiter_rt_grow_array(void* array, int64_t bytes, int64_t newBytes) {
@@ -85,10 +88,8 @@ extern "C" void* coiter_rt_grow_array(void* array, int64_t bytes, int64_t newByt
 
 const std::vector<RuntimeFunctionInfo>& runtimeFunctions() {
   static const std::vector<RuntimeFunctionInfo> table = {
-      {RuntimeFunction::SortCoordinates, "coiter_rt_sort_coordinates",
-       "void (*%s)(int64_t*, const bool*, int64_t, int64_t)", reinterpret_cast<void*>(&coiter_rt_sort_coordinates)},
-      {RuntimeFunction::SortKeys, "coiter_rt_sort_keys", "void (*%s)(int64_t*, int64_t)",
-       reinterpret_cast<void*>(&coiter_rt_sort_keys)},
+      {RuntimeFunction::SortCoordinates, "coiter_rt_sort_coordinates", "void (*%s)(int64_t*, int64_t, int64_t)",
+       reinterpret_cast<void*>(&coiter_rt_sort_coordinates)},
       {RuntimeFunction::ParallelFor, "coiter_rt_parallel_for",
        "void (*%s)(void (*)(void*, int64_t, int64_t, int64_t), void*, int64_t, int64_t, int64_t, "
        "int32_t)",

@@ -9,14 +9,12 @@
 
 namespace coiter {
 
-// Only SortCoordinates and SortKeys are called through ir::CallNode; the code generators
-// call the others themselves, for parallel loops (ForNode), ir::NumThreadsNode
-// (parallel_runtime.hpp) and ir::GrowNode.
+// Only SortCoordinates is called through ir::CallNode; the code generators call the others
+// themselves, for parallel loops (ForNode), ir::NumThreadsNode (parallel_runtime.hpp) and
+// ir::GrowNode.
 enum class RuntimeFunction {
-  SortCoordinates,  // void coiter_rt_sort_coordinates(int64_t* list, const bool* marks, int64_t base,
-                    //                                 int64_t count): see runtime_functions.cpp
-  SortKeys,     // void coiter_rt_sort_keys(int64_t* list, int64_t count): a hashed
-                //   workspace's keys, ascending
+  SortCoordinates,  // void coiter_rt_sort_coordinates(int64_t* list, int64_t base, int64_t count):
+                    //   a workspace's distinct coordinates list[base, base + count), ascending
   ParallelFor,  // coiter_rt_parallel_for(body, closure, begin, end, chunk, dynamic)
   NumThreads,   // int64_t coiter_rt_num_threads(void)
   GrowArray,    // void* coiter_rt_grow_array(void* array, int64_t bytes, int64_t newBytes):
