@@ -9,7 +9,7 @@ from . import _core
 from .dtypes import value_dtype
 from .errors import CompileError, ScheduleError, ShapeError, SignatureError
 from .formats import Format, as_format, compressed, is_all_dense
-from .scipy_interop import SCIPY_COMPRESSED
+from .scipy_interop import SCIPY_COMPRESSED, from_scipy
 from .tensor import Tensor
 from .notation import Access, Assignment, Binary, Literal, Negate, Reduction, accesses, map_tensors
 
@@ -63,18 +63,13 @@ def as_tensor(value, name=None):
     """``value`` if it is a coiter tensor, else ``ct.asarray(value, name=name)``."""
     if isinstance(value, Tensor):
         return value
-    # Read in place, as asarray would, without its Python; SignatureError means the value
-    # needs converting, which asarray does (or says why it cannot).
     if type(value) is np.ndarray:
-        try:
+        try:  # read in place, as asarray would, without its Python
             return Tensor(_core.wrap_dense(value), name)
         except SignatureError:
-            pass
+            pass  # it needs converting: asarray does it, or says why it cannot
     elif isinstance(value, SCIPY_COMPRESSED):
-        try:
-            return Tensor(_core.wrap_scipy(value), name)
-        except SignatureError:
-            pass
+        return from_scipy(value, name=name)  # what asarray calls (it reads canonical ones in place)
     from .creation import asarray
     return asarray(value, name=name)
 

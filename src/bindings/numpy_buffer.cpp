@@ -2,35 +2,30 @@
 
 namespace coiter::bindings {
 
+namespace {
+
+// NumPy's dtype kind character and item size of each DType.
+struct NumpyLayout {
+  char kind;
+  ssize_t size;
+  DType type;
+};
+constexpr NumpyLayout kNumpyLayouts[] = {
+    {'b', 1, DType::Bool},    {'i', 1, DType::Int8},     {'i', 2, DType::Int16},      {'i', 4, DType::Int32},
+    {'i', 8, DType::Int64},   {'u', 1, DType::UInt8},    {'u', 2, DType::UInt16},     {'u', 4, DType::UInt32},
+    {'u', 8, DType::UInt64},  {'f', 4, DType::Float32},  {'f', 8, DType::Float64},    {'c', 8, DType::Complex64},
+    {'c', 16, DType::Complex128}};
+
+}  // namespace
+
 DType dtypeOf(const py::array& a) {
   // From the descriptor's kind and size (reading NumPy's dtype.name costs microseconds, and
   // every kernel call with NumPy operands asks); names only for the error of an unsupported one.
   py::dtype d = a.dtype();
+  char kind = d.kind();
   ssize_t size = d.itemsize();
-  switch (d.kind()) {
-    case 'b':
-      if (size == 1) return DType::Bool;
-      break;
-    case 'i':
-      if (size == 1) return DType::Int8;
-      if (size == 2) return DType::Int16;
-      if (size == 4) return DType::Int32;
-      if (size == 8) return DType::Int64;
-      break;
-    case 'u':
-      if (size == 1) return DType::UInt8;
-      if (size == 2) return DType::UInt16;
-      if (size == 4) return DType::UInt32;
-      if (size == 8) return DType::UInt64;
-      break;
-    case 'f':
-      if (size == 4) return DType::Float32;
-      if (size == 8) return DType::Float64;
-      break;
-    case 'c':
-      if (size == 8) return DType::Complex64;
-      if (size == 16) return DType::Complex128;
-      break;
+  for (const NumpyLayout& layout : kNumpyLayouts) {
+    if (layout.kind == kind && layout.size == size) return layout.type;
   }
   return dtypeFromName(py::str(d.attr("name")));
 }

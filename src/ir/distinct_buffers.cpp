@@ -37,9 +37,6 @@ class BufferAliases {
   void stmt(const Stmt& s) {
     if (!s) return;
     switch (s->kind) {
-      case StmtKind::Block:
-        for (const Stmt& x : as<BlockNode>(s).stmts) stmt(x);
-        return;
       case StmtKind::Declare: {
         auto& n = as<DeclareNode>(s);
         if (n.var->type.pointer) {
@@ -49,15 +46,9 @@ class BufferAliases {
         return;
       }
       case StmtKind::Assign: return pointerWrite(as<AssignNode>(s).var, as<AssignNode>(s).value);
-      case StmtKind::For: return stmt(as<ForNode>(s).body);
-      case StmtKind::While: return stmt(as<WhileNode>(s).body);
-      case StmtKind::If:
-        stmt(as<IfNode>(s).then);
-        return stmt(as<IfNode>(s).otherwise);
-      case StmtKind::Call:
-        // A runtime function given a pointer works on that memory only (it keeps no copy).
-        return;
-      default: return;  // Store, AtomicUpdate, Allocate, Free, Grow: the buffer keeps its own memory
+      // Store, AtomicUpdate, Allocate, Free, Grow: the buffer keeps its own memory. Call: a
+      // runtime function given a pointer works on that memory only (it keeps no copy).
+      default: return forEachChildStmt(s, [this](const Stmt& child) { stmt(child); });
     }
   }
 

@@ -338,4 +338,22 @@ const T& as(const std::shared_ptr<const P>& node) {
   return static_cast<const T&>(*node);
 }
 
+// Calls visit(child) on each statement directly inside `s`: a block's statements, a loop's
+// body, an if's branches (`otherwise` may be null); nothing for the other kinds. For analyses
+// that act on a few statement kinds and walk through the rest.
+template <typename Visit>
+void forEachChildStmt(const Stmt& s, Visit&& visit) {
+  switch (s->kind) {
+    case StmtKind::Block:
+      for (const Stmt& x : as<BlockNode>(s).stmts) visit(x);
+      return;
+    case StmtKind::For: return visit(as<ForNode>(s).body);
+    case StmtKind::While: return visit(as<WhileNode>(s).body);
+    case StmtKind::If:
+      visit(as<IfNode>(s).then);
+      return visit(as<IfNode>(s).otherwise);
+    default: return;
+  }
+}
+
 }  // namespace coiter::ir

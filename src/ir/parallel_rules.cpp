@@ -73,22 +73,12 @@ class ParallelBodyCheck {
 
 void check(const Stmt& s) {
   if (!s) return;
-  switch (s->kind) {
-    case StmtKind::Block:
-      for (const Stmt& x : as<BlockNode>(s).stmts) check(x);
-      return;
-    case StmtKind::For: {
-      auto& n = as<ForNode>(s);
-      if (n.schedule.kind == LoopKind::Parallel) ParallelBodyCheck(n).run();
-      return check(n.body);
-    }
-    case StmtKind::While: return check(as<WhileNode>(s).body);
-    case StmtKind::If:
-      check(as<IfNode>(s).then);
-      return check(as<IfNode>(s).otherwise);
-    case StmtKind::AtomicUpdate: return checkAtomicUpdate(as<AtomicUpdateNode>(s));
-    default: return;
+  if (s->kind == StmtKind::For && as<ForNode>(s).schedule.kind == LoopKind::Parallel) {
+    ParallelBodyCheck(as<ForNode>(s)).run();
+  } else if (s->kind == StmtKind::AtomicUpdate) {
+    checkAtomicUpdate(as<AtomicUpdateNode>(s));
   }
+  forEachChildStmt(s, check);
 }
 
 }  // namespace
