@@ -76,6 +76,20 @@ def test_parallel_assembly_of_spgemm_spadd_sddmm_and_products(schedule, dtype, t
     assert_same_csr(result, serial(B=ct.asarray(B), X=X, Y=Y).to_scipy())
 
 
+def test_large_results_grow_far_past_their_first_guess(threads, engine):
+    # An outer product of a column and a row: 2n input entries, n^2 result entries (megabytes),
+    # so the result's arrays are grown many times over, past the size where they become mappings
+    # moved by mremap, and chunk 0's arrays are grown to hold every chunk.
+    n = 700
+    rng = np.random.default_rng(9)
+    col = sp.csr_matrix(rng.uniform(1, 2, (n, 1)))
+    row = sp.csr_matrix(rng.uniform(1, 2, (1, n)))
+    kern = ct.compile("A(i,j) = B(i,k) * C(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"}, engine=engine)
+    for _ in range(3):  # later calls reuse the recycled mappings of earlier results
+        result = kern(B=ct.asarray(col), C=ct.asarray(row))
+        assert_same_csr(result, col @ row)
+
+
 def test_parallel_assembly_with_empty_rows_and_more_chunks_than_rows(threads):
     B = sp.csr_matrix(np.diag([0, 1.0, 0, 0, 2.0]))
     kern = ct.compile("A(i,j) = B(i,j) * C(i,j)", formats={"B": "csr", "C": "csr", "A": "csr"},

@@ -1,7 +1,6 @@
 #include "runtime/chunked_assembly.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -32,8 +31,7 @@ struct Chunk {
 struct Run {
   const ChunkedCall* call;
   std::vector<Chunk>* chunks;
-  std::vector<void*>* final;  // per appended array
-  int64_t firstCopied = 1;     // chunks before it are in the result's arrays already
+  std::vector<void*>* final;  // per appended array: chunk 0's, which the others are copied after
 };
 
 template <typename I>
@@ -71,7 +69,7 @@ void callChunks(void* closure, int64_t begin, int64_t end, int64_t) {
 }
 
 // Once the chunks' offsets are known: each chunk's counts become offsets, and the chunks
-// from run.firstCopied on are copied into the result's arrays.
+// after chunk 0 are copied into the result's arrays.
 void finishChunks(void* closure, int64_t begin, int64_t end, int64_t) {
   auto& run = *static_cast<Run*>(closure);
   const ChunkedCall& call = *run.call;
@@ -84,14 +82,13 @@ void finishChunks(void* closure, int64_t begin, int64_t end, int64_t) {
     } else {
       offsetsFromCounts<int64_t>(pos, first, last, chunk.offset);
     }
-    if (c < run.firstCopied) continue;
+    if (c == 0) continue;  // appended to the result's arrays already
     for (size_t a = 0; a < call.appended.size(); ++a) {
       const AppendedArray& array = call.appended[a];
       size_t bytes = array.width * static_cast<size_t>(array.perEntry);
       copyIntoResultArray(static_cast<char*>((*run.final)[a]) + static_cast<size_t>(chunk.offset) * bytes,
                           chunk.pointers[array.slot], static_cast<size_t>(chunk.entries) * bytes);
-      releaseResultArray(chunk.pointers[array.slot],
-                         static_cast<size_t>(chunk.integers[array.capacitySlot]) * array.width);
+      releaseResultArray(chunk.pointers[array.slot]);
       chunk.pointers[array.slot] = nullptr;
     }
   }
@@ -200,42 +197,39 @@ int32_t runChunkedAssembly(const ChunkedCall& call, int threads, std::vector<voi
       chunk.offset = total;
       total += chunk.entries;
     }
-    // The result is chunk 0's arrays when they have room for every entry. Otherwise all
-    // chunks are copied into new arrays: growing chunk 0's in place would get fresh pages,
-    // faulted in 4 KiB at a time by the copy, which costs more than copying chunk 0.
-    bool fits = true;
-    for (const AppendedArray& a : call.appended) fits = fits && chunks[0].integers[a.capacitySlot] >= total * a.perEntry;
+    // The result is chunk 0's arrays, grown where they lack room for every entry (by
+    // remapping their pages, nothing copied); the other chunks are copied after chunk 0's.
     for (size_t a = 0; a < call.appended.size() && failed == ir::kOk; ++a) {
       const AppendedArray& array = call.appended[a];
-      if (fits) {
-        final[a] = chunks[0].pointers[array.slot];
-        continue;
+      void*& first = chunks[0].pointers[array.slot];
+      int64_t& capacity = chunks[0].integers[array.capacitySlot];
+      int64_t needed = std::max<int64_t>(total * array.perEntry, 1);
+      if (capacity < needed) {
+        size_t used = static_cast<size_t>(chunks[0].entries * array.perEntry) * array.width;
+        void* grown = growResultArray(first, used, static_cast<size_t>(needed) * array.width);
+        if (!grown) {
+          failed = ir::kOutOfMemory;
+          break;
+        }
+        first = grown;
+        capacity = needed;
       }
-      run.firstCopied = 0;
-      size_t bytes = static_cast<size_t>(std::max<int64_t>(total * array.perEntry, 1)) * array.width;
-      try {
-        final[a] = allocateResultArray(bytes, false);
-      } catch (const std::bad_alloc&) {
-        failed = ir::kOutOfMemory;
-      }
+      final[a] = first;
     }
   }
   if (failed != ir::kOk) {
-    // Hand back one array per slot (the caller frees them with the rest of the result).
-    for (size_t a = 0; a < call.appended.size(); ++a) {
-      const AppendedArray& array = call.appended[a];
-      bool separate = final[a] && final[a] != chunks[0].pointers[array.slot];
-      pointers[array.slot] = separate ? final[a] : chunks[0].pointers[array.slot];
+    // Hand back chunk 0's arrays (the caller frees them with the rest of the result).
+    for (const AppendedArray& array : call.appended) {
+      pointers[array.slot] = chunks[0].pointers[array.slot];
       integers[array.capacitySlot] = 0;
-      for (size_t c = separate ? 0 : 1; c < chunks.size(); ++c) std::free(chunks[c].pointers[array.slot]);
+      for (size_t c = 1; c < chunks.size(); ++c) releaseResultArray(chunks[c].pointers[array.slot]);
     }
     return failed;
   }
   coiter_rt_parallel_for(&finishChunks, &run, 0, count, 1, 1);
-  for (size_t a = 0; a < call.appended.size(); ++a) {
-    pointers[call.appended[a].slot] = final[a];
-    integers[call.appended[a].capacitySlot] = run.firstCopied == 0 ? total * call.appended[a].perEntry
-                                                                   : chunks[0].integers[call.appended[a].capacitySlot];
+  for (const AppendedArray& array : call.appended) {
+    pointers[array.slot] = chunks[0].pointers[array.slot];
+    integers[array.capacitySlot] = chunks[0].integers[array.capacitySlot];
   }
   return ir::kOk;
 }

@@ -39,9 +39,13 @@ void checkOperand(const notation::TensorVar& expected, const TensorStorage& give
 }
 
 Buffer adopt(DType type, int64_t length, void* data) {
-  size_t bytes = static_cast<size_t>(length) * dtypeSize(type);
-  std::shared_ptr<void> owner(data, [bytes](void* p) { releaseResultArray(p, bytes); });
-  return Buffer::borrow(type, length, data, owner);
+  return Buffer::borrow(type, length, data, std::shared_ptr<void>(data, ResultArrayDeleter{}));
+}
+
+// The first `length` elements of a result array, the memory past them given back.
+Buffer trimmed(const Buffer& array, int64_t length) {
+  trimResultArray(array.data(), static_cast<size_t>(length) * dtypeSize(array.dtype()));
+  return Buffer::borrow(array.dtype(), length, array.data(), array.owner());
 }
 
 }  // namespace
@@ -145,7 +149,7 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
     }
   }
   // Until the kernel takes them over, result arrays are freed if a later allocation fails.
-  std::vector<std::unique_ptr<void, MallocDeleter>> allocated;
+  std::vector<std::unique_ptr<void, ResultArrayDeleter>> allocated;
   for (const auto& a : abi.arrays) {
     if (a.tensor != resultIndex) continue;
     size_t width = dtypeSize(a.type);
@@ -281,15 +285,14 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
           positions = static_cast<int64_t>(p[parents]);
         }
       });
-      storageLevels[k].arrays["pos"] = Buffer::borrow(pos.dtype(), parents + 1, pos.data(), pos.owner());
+      storageLevels[k].arrays["pos"] = trimmed(pos, parents + 1);
     }
     // A singleton level has the positions of the level above.
     Buffer& crd = *resultArrays.at({static_cast<int>(k), "crd"});
-    storageLevels[k].arrays["crd"] = Buffer::borrow(crd.dtype(), positions, crd.data(), crd.owner());
+    storageLevels[k].arrays["crd"] = trimmed(crd, positions);
   }
   Buffer& vals = *resultArrays.at({-1, "vals"});
-  Buffer values = Buffer::borrow(vals.dtype(), positions,
-                                 vals.data(), vals.owner());
+  Buffer values = trimmed(vals, positions);
   auto storage = std::make_shared<TensorStorage>(result.format, shape, result.dtype, result.indexType,
                                                  std::move(storageLevels), std::move(values));
   storage->markValid();

@@ -1,6 +1,7 @@
 #include "runtime/result_memory.hpp"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -8,123 +9,197 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <mutex>
 #include <new>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace coiter {
 
 namespace {
 
-// Blocks kept for reuse, oldest first; evicted oldest first when a new one needs room.
-class RecycledBlocks {
- public:
-  static RecycledBlocks& instance() {
-    static RecycledBlocks* blocks = new RecycledBlocks();  // never destroyed: used until exit
-    return *blocks;
-  }
-  // The smallest kept block of `bytes` to 2 * `bytes` bytes, or null.
-  void* take(size_t bytes) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto best = blocks_.end();
-    for (auto it = blocks_.begin(); it != blocks_.end(); ++it) {
-      if (it->second >= bytes && it->second / 2 <= bytes && (best == blocks_.end() || it->second < best->second)) {
-        best = it;
-      }
-    }
-    if (best == blocks_.end()) return nullptr;
-    void* p = best->first;
-    held_ -= best->second;
-    blocks_.erase(best);
-    return p;
-  }
-  void give(void* p, size_t bytes) {
-    std::deque<void*> evicted;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (bytes > kRecycledPoolBytes) {
-        evicted.push_back(p);
-      } else {
-        while (held_ + bytes > kRecycledPoolBytes) {
-          evicted.push_back(blocks_.front().first);
-          held_ -= blocks_.front().second;
-          blocks_.pop_front();
-        }
-        blocks_.emplace_back(p, bytes);
-        held_ += bytes;
-      }
-    }
-    for (void* block : evicted) std::free(block);  // outside the lock
-  }
-
-  size_t held() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return held_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::deque<std::pair<void*, size_t>> blocks_;
-  size_t held_ = 0;
-};
+size_t roundToPages(size_t bytes) {
+  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return (std::max<size_t>(bytes, 1) + page - 1) / page * page;
+}
 
 void adviseHugePages(void* p, size_t bytes) {
 #ifdef MADV_HUGEPAGE
-  // Large result arrays are written once, front to back: transparent huge pages cut the page
-  // faults that otherwise dominate assembling them (NumPy does the same for its arrays).
-  constexpr size_t kHugePage = size_t{2} << 20;
-  if (bytes >= 2 * kHugePage) {
-    auto begin = (reinterpret_cast<uintptr_t>(p) + kHugePage - 1) & ~(kHugePage - 1);
-    auto end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHugePage - 1);
-    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-  }
+  // The whole mapping, so that it stays one area of the address space (mremap moves only one).
+  if (bytes >= 2 * (size_t{2} << 20)) madvise(p, bytes, MADV_HUGEPAGE);
 #else
   (void)p;
   (void)bytes;
 #endif
 }
 
-}  // namespace
-
-void* allocateResultArray(size_t bytes, bool zero) {
-  if (bytes >= kRecycledMinBytes) {
-    if (void* p = RecycledBlocks::instance().take(bytes)) {
-      if (zero) std::memset(p, 0, bytes);
-      return p;
-    }
-  }
-  void* p = zero ? std::calloc(bytes ? bytes : 1, 1) : std::malloc(bytes ? bytes : 1);
-  if (!p) throw std::bad_alloc();
+// Fresh zero pages: null when the system has none to give.
+void* mapPages(size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
   adviseHugePages(p, bytes);
   return p;
 }
 
-void* growResultArray(void* array, size_t bytes, size_t newBytes) {
-  if (newBytes >= kRecycledMinBytes) {
-    // A recycled block is already mapped: copying into it costs less than the new pages a
-    // remap would fault in and zero.
-    if (void* recycled = RecycledBlocks::instance().take(newBytes)) {
-      if (array) std::memcpy(recycled, array, std::min(bytes, newBytes));
-      releaseResultArray(array, bytes);
-      return recycled;
-    }
+// The mapping p of `bytes` bytes grown to `newBytes` (page multiples), its pages moved rather
+// than copied where the system can: null on failure, p then untouched.
+void* remapPages(void* p, size_t bytes, size_t newBytes) {
+#if defined(__linux__)
+  void* q = mremap(p, bytes, newBytes, MREMAP_MAYMOVE);
+  return q == MAP_FAILED ? nullptr : q;
+#else
+  void* q = mapPages(newBytes);
+  if (!q) return nullptr;
+  std::memcpy(q, p, bytes);
+  munmap(p, bytes);
+  return q;
+#endif
+}
+
+// Every mapping handed out and not yet unmapped (its size), and those of them released and kept
+// for reuse, oldest first: evicted oldest first when a new one needs room.
+class Mappings {
+ public:
+  static Mappings& instance() {
+    static Mappings* mappings = new Mappings();  // never destroyed: used until exit
+    return *mappings;
   }
-  // Otherwise realloc, which moves a large block by remapping its pages (no copy); the new
-  // part is advised to use huge pages like a fresh array.
-  void* grown = std::realloc(array, newBytes ? newBytes : 1);
-  if (grown) adviseHugePages(grown, newBytes);
+
+  // A mapping of at least `bytes` bytes: a kept one of `bytes` to 2 * `bytes` (the smallest),
+  // else fresh (*fresh says which); null when out of memory.
+  void* take(size_t bytes, bool* fresh) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto best = kept_.end();
+      for (auto it = kept_.begin(); it != kept_.end(); ++it) {
+        if (it->second >= bytes && it->second / 2 <= bytes && (best == kept_.end() || it->second < best->second)) {
+          best = it;
+        }
+      }
+      if (best != kept_.end()) {
+        void* p = best->first;
+        keptBytes_ -= best->second;
+        kept_.erase(best);
+        *fresh = false;
+        return p;
+      }
+    }
+    size_t mapped = roundToPages(bytes);
+    void* p = mapPages(mapped);
+    if (!p) return nullptr;
+    std::lock_guard<std::mutex> lock(mutex_);
+    sizes_[p] = mapped;
+    *fresh = true;
+    return p;
+  }
+
+  // The mapped size of p, or 0 when p is not a mapping.
+  size_t size(const void* p) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = sizes_.find(const_cast<void*>(p));
+    return it == sizes_.end() ? 0 : it->second;
+  }
+
+  // The mapping p grown to at least `bytes` bytes: p itself when it has room; null on failure.
+  void* grow(void* p, size_t bytes) {
+    size_t mapped = size(p);
+    if (bytes <= mapped) return p;
+    size_t newMapped = roundToPages(bytes);
+    void* q = remapPages(p, mapped, newMapped);
+    if (!q) return nullptr;
+    std::lock_guard<std::mutex> lock(mutex_);
+    sizes_.erase(p);
+    sizes_[q] = newMapped;
+    return q;
+  }
+
+  // Unmaps the pages of mapping p past its first `bytes` bytes (whole pages only).
+  void trim(void* p, size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = sizes_.find(p);
+    if (it == sizes_.end()) return;
+    size_t keep = roundToPages(bytes);
+    if (keep >= it->second) return;
+    munmap(static_cast<char*>(p) + keep, it->second - keep);
+    it->second = keep;
+  }
+
+  // Takes back mapping p (false when p is not one): kept when the pool has room, else unmapped.
+  bool release(void* p) {
+    std::vector<std::pair<void*, size_t>> unmapped;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = sizes_.find(p);
+      if (it == sizes_.end()) return false;
+      size_t bytes = it->second;
+      if (bytes > kRecycledPoolBytes) {
+        unmapped.emplace_back(p, bytes);
+        sizes_.erase(it);
+      } else {
+        while (keptBytes_ + bytes > kRecycledPoolBytes) {
+          unmapped.push_back(kept_.front());
+          sizes_.erase(kept_.front().first);
+          keptBytes_ -= kept_.front().second;
+          kept_.pop_front();
+        }
+        kept_.emplace_back(p, bytes);
+        keptBytes_ += bytes;
+      }
+    }
+    for (auto [block, bytes] : unmapped) munmap(block, bytes);  // outside the lock
+    return true;
+  }
+
+  size_t keptBytes() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return keptBytes_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<void*, size_t> sizes_;
+  std::deque<std::pair<void*, size_t>> kept_;
+  size_t keptBytes_ = 0;
+};
+
+}  // namespace
+
+void* allocateResultArray(size_t bytes, bool zero) {
+  if (bytes >= kMappedMinBytes) {
+    bool fresh = false;
+    void* p = Mappings::instance().take(bytes, &fresh);
+    if (!p) throw std::bad_alloc();
+    if (zero && !fresh) std::memset(p, 0, bytes);  // fresh pages are zero already
+    return p;
+  }
+  void* p = zero ? std::calloc(bytes ? bytes : 1, 1) : std::malloc(bytes ? bytes : 1);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+void* growResultArray(void* array, size_t bytes, size_t newBytes) {
+  Mappings& mappings = Mappings::instance();
+  if (array && mappings.size(array) > 0) return mappings.grow(array, newBytes);
+  if (newBytes < kMappedMinBytes) return std::realloc(array, newBytes ? newBytes : 1);
+  // A malloc'd array becomes a mapping: its (small) contents are copied once.
+  bool fresh = false;
+  void* grown = mappings.take(newBytes, &fresh);
+  if (!grown) return nullptr;
+  if (array) std::memcpy(grown, array, std::min(bytes, newBytes));
+  std::free(array);
   return grown;
 }
 
-void releaseResultArray(void* p, size_t bytes) {
-  if (!p) return;
-  if (bytes < kRecycledMinBytes) {
-    std::free(p);
-    return;
-  }
-  RecycledBlocks::instance().give(p, bytes);
+void trimResultArray(void* array, size_t bytes) {
+  if (array) Mappings::instance().trim(array, bytes);
+}
+
+void releaseResultArray(void* array) {
+  if (array && !Mappings::instance().release(array)) std::free(array);
 }
 
 void copyIntoResultArray(void* dst, const void* src, size_t bytes) {
@@ -150,6 +225,8 @@ void copyIntoResultArray(void* dst, const void* src, size_t bytes) {
   std::memcpy(dst, src, bytes);
 }
 
-size_t recycledResultBytes() { return RecycledBlocks::instance().held(); }
+size_t recycledResultBytes() { return Mappings::instance().keptBytes(); }
+
+bool isMappedResultArray(const void* array) { return Mappings::instance().size(array) > 0; }
 
 }  // namespace coiter

@@ -1,45 +1,57 @@
-// Memory for result arrays: malloc'd (kernels grow them through growResultArray), handed to
-// NumPy-owned Buffers once a kernel returns.
+// Memory for result arrays: what kernels append to (growing it through growResultArray), handed
+// to NumPy-owned Buffers once a kernel returns.
 //
-// Large arrays are recycled. Fresh memory from the system costs a page fault and the zeroing
-// of a page on first touch; for kernels that stream their result (a sparse sum writes ~12
-// bytes per entry) that cost rivals the kernel itself, and glibc returns large blocks to the
-// system or keeps them depending on its own heuristics (call order, thread, size). So blocks of
-// at least kRecycledMinBytes are kept, up to kRecycledPoolBytes in all, when a result is freed
-// or a scratch array is done, and handed out again to the next request they fit.
+// Small arrays come from malloc. Large ones (kMappedMinBytes and up) are mappings of their own:
+//   - grown by mremap, which moves their pages to a larger range without copying a byte
+//     (realloc would do the same for its own large blocks, but refuses once part of a block is
+//     advised differently, and then copies);
+//   - advised as a whole to use transparent huge pages: they are written once, front to back,
+//     and 4 KiB pages would cost a fault each;
+//   - recycled. Fresh pages cost a fault and a zeroing on first touch; for kernels that stream
+//     their result (a sparse sum writes ~12 bytes per entry) that rivals the kernel itself. So
+//     released mappings are kept, up to kRecycledPoolBytes in all, and handed to the next
+//     request they fit.
+// A registry of the mappings tells releaseResultArray how to free any array, whatever size its
+// holder believes it has.
 #pragma once
 #include <cstddef>
-#include <cstdlib>
 
 namespace coiter {
 
-constexpr size_t kRecycledMinBytes = size_t{1} << 20;
+constexpr size_t kMappedMinBytes = size_t{1} << 20;
 constexpr size_t kRecycledPoolBytes = size_t{256} << 20;
 
-struct MallocDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-
-// An array of at least `bytes` bytes (zeroed when `zero`): a recycled block when one fits
-// (between `bytes` and twice that), else fresh memory, advised to use transparent huge pages
-// when large. Freed with std::free or releaseResultArray. Throws std::bad_alloc.
+// An array of at least `bytes` bytes (zeroed when `zero`): a kept mapping when one fits (between
+// `bytes` and twice that), else fresh memory. Freed with releaseResultArray. Throws
+// std::bad_alloc.
 void* allocateResultArray(size_t bytes, bool zero);
 
-// The array `array` of `bytes` bytes grown to `newBytes` (its contents kept), like realloc:
-// null when memory runs out, the old array then untouched. A large array moves to a recycled
-// block when one fits, and is otherwise reallocated, its new part on huge pages.
+// The array `array` (null, or from allocateResultArray or growResultArray) grown to `newBytes`,
+// its first `bytes` bytes kept, like realloc: null when memory runs out, the old array then
+// untouched.
 void* growResultArray(void* array, size_t bytes, size_t newBytes);
 
-// Gives back an array of at least `bytes` bytes from allocateResultArray or realloc: kept
-// for reuse when large and the pool has room, else freed.
-void releaseResultArray(void* p, size_t bytes);
+// Gives back the pages of a mapped array past its first `bytes` bytes (the array stays where it
+// is); a malloc'd array is left as it is.
+void trimResultArray(void* array, size_t bytes);
+
+// Frees an array from allocateResultArray or growResultArray (null is ignored): a mapping is
+// kept for reuse when the pool has room, else unmapped.
+void releaseResultArray(void* array);
+
+struct ResultArrayDeleter {
+  void operator()(void* array) const { releaseResultArray(array); }
+};
 
 // Copies `bytes` bytes from `src` into the result array at `dst` (not overlapping). Large
 // copies use non-temporal stores: the destination is not read again soon, and streaming it
 // skips reading each cache line before it is overwritten, a third of a copy's memory traffic.
 void copyIntoResultArray(void* dst, const void* src, size_t bytes);
 
-// Bytes of arrays kept for reuse now.
+// Bytes of mappings kept for reuse now.
 size_t recycledResultBytes();
+
+// Whether `array` is a mapping of its own (for tests).
+bool isMappedResultArray(const void* array);
 
 }  // namespace coiter

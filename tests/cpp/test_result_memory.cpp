@@ -1,5 +1,6 @@
-// Result memory (runtime/result_memory.hpp): large arrays are recycled, grown arrays keep
-// their contents, small ones go straight back to malloc, and the pool stays bounded.
+// Result memory (runtime/result_memory.hpp): large arrays are mappings, recycled when released;
+// grown arrays keep their contents; small ones go straight back to malloc; trimming keeps the
+// front; the pool stays bounded.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -16,44 +17,89 @@ using namespace coiter_test;
 namespace {
 
 void testRecycled() {
-  size_t bytes = kRecycledMinBytes * 3;
+  size_t bytes = kMappedMinBytes * 3;
   void* a = allocateResultArray(bytes, false);
-  releaseResultArray(a, bytes);
+  check(isMappedResultArray(a), "a large array is a mapping of its own");
+  releaseResultArray(a);
   void* b = allocateResultArray(bytes - 100, false);
   check(a == b, "a released large array is handed out again for a request it fits");
   std::memset(b, 0xff, bytes - 100);
-  releaseResultArray(b, bytes);
+  releaseResultArray(b);
   auto* zeroed = static_cast<unsigned char*>(allocateResultArray(bytes, true));
   check(zeroed == a, "the recycled array is reused for a zeroed request");
   bool allZero = true;
   for (size_t k = 0; k < bytes; ++k) allZero = allZero && zeroed[k] == 0;
   check(allZero, "a recycled array asked for zeroed comes back zeroed");
-  releaseResultArray(zeroed, bytes);
+  releaseResultArray(zeroed);
   // A block more than twice the request is not used for it (it would hold memory idle).
-  void* small = allocateResultArray(kRecycledMinBytes, false);
+  void* small = allocateResultArray(kMappedMinBytes, false);
   check(small != a, "a block over twice the request's size is not handed out for it");
-  std::free(small);
+  releaseResultArray(small);
   void* again = allocateResultArray(bytes, false);
   check(again == a, "the large block is still kept");
-  std::free(again);
+  releaseResultArray(again);
+  void* tiny = allocateResultArray(64, true);
+  check(!isMappedResultArray(tiny), "a small array comes from malloc");
+  releaseResultArray(tiny);
+  releaseResultArray(nullptr);
+}
+
+// Fills p[0, count) with a pattern and says whether p[0, count) still holds it.
+void fill(int64_t* p, size_t count) {
+  for (size_t k = 0; k < count; ++k) p[k] = static_cast<int64_t>(k * 7 + 1);
+}
+bool holds(const int64_t* p, size_t count) {
+  for (size_t k = 0; k < count; ++k) {
+    if (p[k] != static_cast<int64_t>(k * 7 + 1)) return false;
+  }
+  return true;
 }
 
 void testGrow() {
-  for (size_t from : {size_t{64}, kRecycledMinBytes / 2, kRecycledMinBytes * 2}) {
+  // Small to small (realloc), small to mapped (one copy), mapped to mapped (pages moved).
+  for (size_t from : {size_t{64}, kMappedMinBytes / 2, kMappedMinBytes * 2, kMappedMinBytes * 40}) {
     size_t count = from / sizeof(int64_t);
     auto* p = static_cast<int64_t*>(allocateResultArray(from, false));
-    for (size_t k = 0; k < count; ++k) p[k] = static_cast<int64_t>(k * 7 + 1);
+    fill(p, count);
     auto* grown = static_cast<int64_t*>(growResultArray(p, from, from * 4));
     check(grown != nullptr, "growing " + std::to_string(from) + " bytes succeeds");
-    bool kept = true;
-    for (size_t k = 0; k < count; ++k) kept = kept && grown[k] == static_cast<int64_t>(k * 7 + 1);
-    check(kept, "growing " + std::to_string(from) + " bytes keeps the contents");
+    check(holds(grown, count), "growing " + std::to_string(from) + " bytes keeps the contents");
+    check(isMappedResultArray(grown) == (from * 4 >= kMappedMinBytes), "grown to a mapping when large");
     grown[count * 4 - 1] = 5;  // the new part is writable
-    releaseResultArray(grown, from * 4);
+    // Growing twice more (as kernels do): each time the contents stay.
+    grown = static_cast<int64_t*>(growResultArray(grown, from * 4, from * 8));
+    grown = static_cast<int64_t*>(growResultArray(grown, from * 8, from * 16));
+    check(grown && holds(grown, count) && grown[count * 4 - 1] == 5, "growing again keeps the contents");
+    grown[count * 16 - 1] = 6;
+    releaseResultArray(grown);
   }
+  auto* fresh = static_cast<int64_t*>(growResultArray(nullptr, 0, kMappedMinBytes * 2));
+  check(fresh != nullptr && isMappedResultArray(fresh), "growing null allocates");
+  fresh[kMappedMinBytes * 2 / sizeof(int64_t) - 1] = 1;
+  releaseResultArray(fresh);
   void* p = allocateResultArray(64, false);
-  check(growResultArray(p, 64, SIZE_MAX) == nullptr, "an impossible size fails with null");
-  std::free(p);  // untouched by the failed grow
+  check(growResultArray(p, 64, SIZE_MAX / 2) == nullptr, "an impossible size fails with null");
+  void* m = allocateResultArray(kMappedMinBytes * 2, false);
+  check(growResultArray(m, kMappedMinBytes * 2, SIZE_MAX / 2) == nullptr, "an impossible remap fails with null");
+  releaseResultArray(p);  // both untouched by the failed grows
+  releaseResultArray(m);
+}
+
+void testTrim() {
+  size_t bytes = kMappedMinBytes * 8;
+  auto* p = static_cast<int64_t*>(allocateResultArray(bytes, false));
+  size_t count = bytes / sizeof(int64_t) / 4;
+  fill(p, count);
+  trimResultArray(p, count * sizeof(int64_t));
+  check(holds(p, count), "trimming keeps the first bytes");
+  // The trimmed mapping is no longer a block of `bytes`: a request of that size gets another.
+  releaseResultArray(p);
+  void* q = allocateResultArray(bytes, false);
+  check(q != p, "a trimmed mapping is kept at its trimmed size");
+  releaseResultArray(q);
+  void* small = std::malloc(64);
+  trimResultArray(small, 8);  // a malloc'd array is left alone
+  releaseResultArray(small);
 }
 
 void testBounded() {
@@ -61,7 +107,7 @@ void testBounded() {
   size_t bytes = kRecycledPoolBytes / 4;
   std::vector<void*> blocks;
   for (int k = 0; k < 6; ++k) blocks.push_back(allocateResultArray(bytes, false));
-  for (void* b : blocks) releaseResultArray(b, bytes);
+  for (void* b : blocks) releaseResultArray(b);
   check(recycledResultBytes() <= kRecycledPoolBytes, "the pool keeps at most kRecycledPoolBytes");
   check(recycledResultBytes() >= 4 * bytes, "the newest blocks are kept");
   std::vector<void*> again;
@@ -70,9 +116,11 @@ void testBounded() {
   bool newest = true;
   for (int k = 2; k < 6; ++k) newest = newest && std::find(again.begin(), again.end(), blocks[k]) != again.end();
   check(newest, "the kept blocks are the newest ones");
-  for (void* b : again) std::free(b);
-  releaseResultArray(std::malloc(bytes * 2), kRecycledPoolBytes + 1);  // too large to keep
-  check(recycledResultBytes() < bytes, "an array larger than the pool is freed");
+  for (void* b : again) releaseResultArray(b);
+  size_t before = recycledResultBytes();
+  void* huge = allocateResultArray(kRecycledPoolBytes + 1, false);
+  releaseResultArray(huge);  // too large to keep
+  check(recycledResultBytes() == before, "an array larger than the pool is unmapped");
 }
 
 void testCopy() {
@@ -101,6 +149,7 @@ int main() {
   testCopy();
   testRecycled();
   testGrow();
+  testTrim();
   testBounded();
   std::printf("%s\n", failures ? "FAILED" : "all result memory tests passed");
   return failures ? 1 : 0;
