@@ -493,18 +493,26 @@ def test_hypersparse_inferred_format_and_spmv(engine):
         sorted(zip(expected.row.tolist(), expected.data.tolist()))
 
 
+@pytest.mark.parametrize("columns", ["spread", "clustered"])
 @pytest.mark.parametrize("schedule", [None, "reorder(i,k,j);precompute(A(i,k)*B(k,j),[j],[jw],hashed)"],
                          ids=["dense-workspace", "hashed-workspace"])
 @pytest.mark.parametrize("engine", ENGINES)
-def test_spgemm_rows_of_every_length_come_out_sorted(schedule, engine):
+def test_spgemm_rows_of_every_length_come_out_sorted(schedule, engine, columns):
     # Row r of the result is the union of B's rows r and r + n, whose columns interleave, so
     # the workspace receives them out of order; the rows' lengths sweep every sorting method
-    # (vector sorting networks up to 256 columns, radix above) and their columns spread too
-    # far for a bitmap.
-    n, cols = 300, 10**6
+    # (vector sorting networks up to 256 columns, splitting into parts the networks sort up to
+    # 1024, radix above). Spread columns lie too far apart for a bitmap; clustered ones lie in
+    # a small part of the range but one, so splits at the middle of the range do not divide them
+    # and the split sort hands them to radix.
+    n, cols = 1100, 10**6
     rng = np.random.default_rng(11)
-    rows_of_b = [np.sort(rng.choice(cols, size=r // 2 + r % 2, replace=False)) for r in range(n)]
-    rows_of_b += [np.sort(rng.choice(cols, size=r // 2, replace=False)) for r in range(n)]
+    pool = cols if columns == "spread" else 4 * n
+
+    def row(size, far):
+        picked = rng.choice(pool, size=size, replace=False)
+        return np.sort(np.append(picked, cols - 1) if far and columns == "clustered" else picked)
+
+    rows_of_b = [row(r // 2 + r % 2, True) for r in range(n)] + [row(r // 2, False) for r in range(n)]
     B = sp.csr_array((np.ones(sum(map(len, rows_of_b))), np.concatenate(rows_of_b),
                       np.concatenate([[0], np.cumsum(list(map(len, rows_of_b)))])), shape=(2 * n, cols))
     B.sum_duplicates()

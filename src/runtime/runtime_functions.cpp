@@ -53,23 +53,68 @@ void bitmapSort(int64_t* list, int64_t count, int64_t lo, int64_t words) {
   }
 }
 
+// Digits (bytes) of radix sort for values lo .. hi.
+int radixDigits(int64_t lo, int64_t hi) {
+  int digits = 0;
+  for (uint64_t span = static_cast<uint64_t>(hi - lo); span > 0; span >>= 8) ++digits;
+  return digits;
+}
+
+// Above the vector sort's networks and up to this many entries, rows are sorted by splitting.
+constexpr int64_t kSplitSortMax = 1024;
+
+// Sorts data[0, count) of distinct values in [lo, hi] by splitting them at the middle of that
+// range (a branchless pass into `other`, the same positions of a second buffer) until each part
+// fits the vector sort's networks. The sorted values end in the list's buffer: data when
+// `inList`, else other. Random rows split evenly (300-500 entries take one split: 3.2 ns per
+// entry against radix sort's 6, whose passes over a row this short are bound by the chain of
+// increments of a few counters); a skewed part still too large after `depth` splits is sorted by
+// radix.
+void splitSort(int64_t* data, int64_t* other, bool inList, int64_t count, int64_t lo, int64_t hi, int depth) {
+  if (count <= kSimdSortMax || depth == 0) {
+    if (count <= kSimdSortMax) {
+      simdSort(data, count);
+    } else {
+      radixSort(data, count, lo, radixDigits(lo, hi));
+    }
+    if (!inList) std::copy(data, data + count, other);
+    return;
+  }
+  int64_t mid = lo + (hi - lo) / 2;  // values up to mid go first
+  int64_t front = 0, back = count - 1;
+  for (int64_t n = 0; n < count; ++n) {
+    // Written at both ends; only the end whose cursor moves keeps it (the other is overwritten).
+    int64_t x = data[n];
+    other[front] = x;
+    other[back] = x;
+    bool low = x <= mid;
+    front += low;
+    back -= !low;
+  }
+  splitSort(other, data, !inList, front, lo, mid, depth - 1);
+  splitSort(other + front, data + front, !inList, count - front, mid + 1, hi, depth - 1);
+}
+
 // Sorts list[0, count) of distinct values (count >= 2): by bitmap when they span at most 64
 // times their count, else by vector sorting networks (or std::sort) when up to a few
-// hundred, else by radix.
+// hundred, by splitting into parts the networks sort up to a thousand, else by radix.
 void sortDistinct(int64_t* list, int64_t count) {
   auto [low, high] = std::minmax_element(list, list + count);
   int64_t lo = *low, hi = *high;
   uint64_t words = static_cast<uint64_t>(hi - lo) / 64 + 1;
+  bool simd = hasSimdSort();
   if (words <= static_cast<uint64_t>(count)) {
     bitmapSort(list, count, lo, static_cast<int64_t>(words));
-  } else if (count <= kSimdSortMax && hasSimdSort()) {
+  } else if (count <= kSimdSortMax && simd) {
     simdSort(list, count);
+  } else if (count <= kSplitSortMax && simd) {
+    thread_local std::vector<int64_t> scratch;
+    if (static_cast<int64_t>(scratch.size()) < count) scratch.resize(static_cast<size_t>(count));
+    splitSort(list, scratch.data(), true, count, lo, hi, 4);
   } else if (count < kRadixSortMin) {
     std::sort(list, list + count);
   } else {
-    int digits = 0;
-    for (uint64_t span = static_cast<uint64_t>(hi - lo); span > 0; span >>= 8) ++digits;
-    radixSort(list, count, lo, digits);
+    radixSort(list, count, lo, radixDigits(lo, hi));
   }
 }
 
