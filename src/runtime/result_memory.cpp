@@ -27,36 +27,43 @@ size_t roundToPages(size_t bytes) {
   return (std::max<size_t>(bytes, 1) + page - 1) / page * page;
 }
 
-void adviseHugePages(void* p, size_t bytes) {
+constexpr size_t kHugePage = size_t{2} << 20;
+// Larger requests fail at once (no system has the memory, and rounding them up would overflow).
+constexpr size_t kMaxMappingBytes = size_t{1} << 62;
+
+// `bytes` bytes of fresh zero pages starting at a multiple of the huge page size (so that every
+// 2 MiB of the range can be one huge page), advised to use transparent huge pages: result arrays
+// are written once, front to back, and 4 KiB pages would cost a fault (and later a release)
+// each. Null when the system has no memory to give.
+void* mapPages(size_t bytes) {
+  size_t reserved = bytes + kHugePage;
+  void* p = mmap(nullptr, reserved, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  auto start = reinterpret_cast<uintptr_t>(p);
+  uintptr_t aligned = (start + kHugePage - 1) & ~(kHugePage - 1);
+  if (aligned > start) munmap(p, aligned - start);
+  if (start + reserved > aligned + bytes) munmap(reinterpret_cast<void*>(aligned + bytes), start + reserved - aligned - bytes);
 #ifdef MADV_HUGEPAGE
   // The whole mapping, so that it stays one area of the address space (mremap moves only one).
-  if (bytes >= 2 * (size_t{2} << 20)) madvise(p, bytes, MADV_HUGEPAGE);
-#else
-  (void)p;
-  (void)bytes;
+  madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);
 #endif
+  return reinterpret_cast<void*>(aligned);
 }
 
-// Fresh zero pages: null when the system has none to give.
-void* mapPages(size_t bytes) {
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return nullptr;
-  adviseHugePages(p, bytes);
-  return p;
-}
-
-// The mapping p of `bytes` bytes grown to `newBytes` (page multiples), its pages moved rather
-// than copied where the system can: null on failure, p then untouched.
+// The mapping p of `bytes` bytes grown to `newBytes` (page multiples): its pages moved, not
+// copied, to a range aligned like mapPages's; null on failure, p then untouched.
 void* remapPages(void* p, size_t bytes, size_t newBytes) {
+  void* target = mapPages(newBytes);  // holds the aligned range the pages move to
+  if (!target) return nullptr;
 #if defined(__linux__)
-  void* q = mremap(p, bytes, newBytes, MREMAP_MAYMOVE);
-  return q == MAP_FAILED ? nullptr : q;
+  void* q = mremap(p, bytes, newBytes, MREMAP_MAYMOVE | MREMAP_FIXED, target);
+  if (q != MAP_FAILED) return q;
+  munmap(target, newBytes);
+  return nullptr;
 #else
-  void* q = mapPages(newBytes);
-  if (!q) return nullptr;
-  std::memcpy(q, p, bytes);
+  std::memcpy(target, p, bytes);
   munmap(p, bytes);
-  return q;
+  return target;
 #endif
 }
 
@@ -69,14 +76,17 @@ class Mappings {
     return *mappings;
   }
 
-  // A mapping of at least `bytes` bytes: a kept one of `bytes` to 2 * `bytes` (the smallest),
-  // else fresh (*fresh says which); null when out of memory.
+  // A mapping of at least `bytes` bytes: the smallest kept one that fits, else fresh (*fresh
+  // says which); null when out of memory. A kept mapping larger than asked is handed out whole:
+  // the kernel filling it usually grows it (a result's first size is a guess), and a result gives
+  // back what it did not use when the kernel returns.
   void* take(size_t bytes, bool* fresh) {
+    if (bytes > kMaxMappingBytes) return nullptr;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       auto best = kept_.end();
       for (auto it = kept_.begin(); it != kept_.end(); ++it) {
-        if (it->second >= bytes && it->second / 2 <= bytes && (best == kept_.end() || it->second < best->second)) {
+        if (it->second >= bytes && (best == kept_.end() || it->second < best->second)) {
           best = it;
         }
       }
@@ -108,6 +118,7 @@ class Mappings {
   void* grow(void* p, size_t bytes) {
     size_t mapped = size(p);
     if (bytes <= mapped) return p;
+    if (bytes > kMaxMappingBytes) return nullptr;
     size_t newMapped = roundToPages(bytes);
     void* q = remapPages(p, mapped, newMapped);
     if (!q) return nullptr;

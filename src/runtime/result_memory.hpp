@@ -5,8 +5,8 @@
 //   - grown by mremap, which moves their pages to a larger range without copying a byte
 //     (realloc would do the same for its own large blocks, but refuses once part of a block is
 //     advised differently, and then copies);
-//   - advised as a whole to use transparent huge pages: they are written once, front to back,
-//     and 4 KiB pages would cost a fault each;
+//   - aligned to 2 MiB and advised as a whole to use transparent huge pages: they are written
+//     once, front to back, and 4 KiB pages would cost a fault and a release each;
 //   - recycled. Fresh pages cost a fault and a zeroing on first touch; for kernels that stream
 //     their result (a sparse sum writes ~12 bytes per entry) that rivals the kernel itself. So
 //     released mappings are kept, up to kRecycledPoolBytes in all, and handed to the next
@@ -21,9 +21,9 @@ namespace coiter {
 constexpr size_t kMappedMinBytes = size_t{1} << 20;
 constexpr size_t kRecycledPoolBytes = size_t{256} << 20;
 
-// An array of at least `bytes` bytes (zeroed when `zero`): a kept mapping when one fits (between
-// `bytes` and twice that), else fresh memory. Freed with releaseResultArray. Throws
-// std::bad_alloc.
+// An array of at least `bytes` bytes (zeroed when `zero`): the smallest kept mapping that fits
+// (growing into the rest of it costs nothing), else fresh memory. Freed with
+// releaseResultArray. Throws std::bad_alloc.
 void* allocateResultArray(size_t bytes, bool zero);
 
 // The array `array` (null, or from allocateResultArray or growResultArray) grown to `newBytes`,

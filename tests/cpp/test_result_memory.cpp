@@ -31,13 +31,24 @@ void testRecycled() {
   for (size_t k = 0; k < bytes; ++k) allZero = allZero && zeroed[k] == 0;
   check(allZero, "a recycled array asked for zeroed comes back zeroed");
   releaseResultArray(zeroed);
-  // A block more than twice the request is not used for it (it would hold memory idle).
+  // The smallest kept block that fits is handed out, however much larger than the request.
+  void* larger = allocateResultArray(bytes * 2, false);
+  releaseResultArray(larger);
   void* small = allocateResultArray(kMappedMinBytes, false);
-  check(small != a, "a block over twice the request's size is not handed out for it");
+  check(small == a, "the smallest kept block that fits is handed out");
+  void* next = allocateResultArray(kMappedMinBytes, false);
+  check(next == larger, "then the next smallest");
   releaseResultArray(small);
-  void* again = allocateResultArray(bytes, false);
-  check(again == a, "the large block is still kept");
+  releaseResultArray(next);
+  // Growing a kept block within its size keeps it where it is.
+  void* again = allocateResultArray(bytes / 2, false);
+  check(again == a && growResultArray(again, bytes / 2, bytes) == a, "a block grows in place into its own size");
   releaseResultArray(again);
+  auto* aligned = static_cast<char*>(allocateResultArray(kMappedMinBytes * 9, false));
+  check(reinterpret_cast<uintptr_t>(aligned) % (size_t{2} << 20) == 0, "fresh mappings start at a 2 MiB boundary");
+  aligned = static_cast<char*>(growResultArray(aligned, kMappedMinBytes * 9, kMappedMinBytes * 90));
+  check(reinterpret_cast<uintptr_t>(aligned) % (size_t{2} << 20) == 0, "grown mappings start at a 2 MiB boundary");
+  releaseResultArray(aligned);
   void* tiny = allocateResultArray(64, true);
   check(!isMappedResultArray(tiny), "a small array comes from malloc");
   releaseResultArray(tiny);
