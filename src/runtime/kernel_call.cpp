@@ -42,7 +42,7 @@ Buffer adopt(DType type, int64_t length, void* data) {
   return Buffer::borrow(type, length, data, std::shared_ptr<void>(data, ResultArrayDeleter{}));
 }
 
-// The first `length` elements of a result array, the memory past them given back.
+// The first `length` elements of a result array, the memory past them offered back to the system.
 Buffer trimmed(const Buffer& array, int64_t length) {
   trimResultArray(array.data(), static_cast<size_t>(length) * dtypeSize(array.dtype()));
   return Buffer::borrow(array.dtype(), length, array.data(), array.owner());

@@ -128,15 +128,17 @@ class Mappings {
     return q;
   }
 
-  // Unmaps the pages of mapping p past its first `bytes` bytes (whole pages only).
+  // Lets the system take back the pages of mapping p past its first `bytes` bytes (whole pages
+  // only) when it needs them (MADV_FREE): until then they stay mapped, so the mapping keeps its
+  // size and, recycled, is written again without faults.
   void trim(void* p, size_t bytes) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = sizes_.find(p);
-    if (it == sizes_.end()) return;
-    size_t keep = roundToPages(bytes);
-    if (keep >= it->second) return;
-    munmap(static_cast<char*>(p) + keep, it->second - keep);
-    it->second = keep;
+#ifdef MADV_FREE
+    size_t mapped = size(p), keep = roundToPages(bytes);
+    if (keep < mapped) madvise(static_cast<char*>(p) + keep, mapped - keep, MADV_FREE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
   }
 
   // Takes back mapping p (false when p is not one): kept when the pool has room, else unmapped.

@@ -31,8 +31,9 @@ void* allocateResultArray(size_t bytes, bool zero);
 // untouched.
 void* growResultArray(void* array, size_t bytes, size_t newBytes);
 
-// Gives back the pages of a mapped array past its first `bytes` bytes (the array stays where it
-// is); a malloc'd array is left as it is.
+// Lets the system take back the pages of a mapped array past its first `bytes` bytes whenever it
+// needs memory (their contents are lost then); until it does, they are kept for the array's
+// reuse once released. A malloc'd array is left as it is.
 void trimResultArray(void* array, size_t bytes);
 
 // Frees an array from allocateResultArray or growResultArray (null is ignored): a mapping is

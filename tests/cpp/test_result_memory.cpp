@@ -103,10 +103,12 @@ void testTrim() {
   fill(p, count);
   trimResultArray(p, count * sizeof(int64_t));
   check(holds(p, count), "trimming keeps the first bytes");
-  // The trimmed mapping is no longer a block of `bytes`: a request of that size gets another.
+  p[bytes / sizeof(int64_t) - 1] = 3;  // the trimmed part stays mapped and writable
+  // A trimmed mapping keeps its size: released, it serves a request of the full size.
   releaseResultArray(p);
-  void* q = allocateResultArray(bytes, false);
-  check(q != p, "a trimmed mapping is kept at its trimmed size");
+  void* q = allocateResultArray(bytes, true);
+  check(q == p, "a trimmed mapping is kept at its full size");
+  check(static_cast<int64_t*>(q)[bytes / sizeof(int64_t) - 1] == 0, "and comes back zeroed when asked");
   releaseResultArray(q);
   void* small = std::malloc(64);
   trimResultArray(small, 8);  // a malloc'd array is left alone
