@@ -30,8 +30,7 @@ struct Chunk {
 
 struct Run {
   const ChunkedCall* call;
-  std::vector<Chunk>* chunks;
-  std::vector<void*>* final;  // per appended array: chunk 0's, which the others are copied after
+  std::vector<Chunk>* chunks;  // chunk 0's arrays are the result's; the others are copied after
 };
 
 template <typename I>
@@ -83,10 +82,10 @@ void finishChunks(void* closure, int64_t begin, int64_t end, int64_t) {
       offsetsFromCounts<int64_t>(pos, first, last, chunk.offset);
     }
     if (c == 0) continue;  // appended to the result's arrays already
-    for (size_t a = 0; a < call.appended.size(); ++a) {
-      const AppendedArray& array = call.appended[a];
+    for (const AppendedArray& array : call.appended) {
       size_t bytes = array.width * static_cast<size_t>(array.perEntry);
-      copyIntoResultArray(static_cast<char*>((*run.final)[a]) + static_cast<size_t>(chunk.offset) * bytes,
+      void* result = (*run.chunks)[0].pointers[array.slot];
+      copyIntoResultArray(static_cast<char*>(result) + static_cast<size_t>(chunk.offset) * bytes,
                           chunk.pointers[array.slot], static_cast<size_t>(chunk.entries) * bytes);
       releaseResultArray(chunk.pointers[array.slot]);
       chunk.pointers[array.slot] = nullptr;
@@ -183,8 +182,7 @@ int32_t runChunkedAssembly(const ChunkedCall& call, int threads, std::vector<voi
       chunk.integers[a.capacitySlot] = capacity;
     }
   }
-  std::vector<void*> final(call.appended.size(), nullptr);
-  Run run{&call, &chunks, &final};
+  Run run{&call, &chunks};
   if (failed == ir::kOk) {
     coiter_rt_parallel_for(&callChunks, &run, 0, count, 1, plan.dynamic ? 1 : 0);
     for (const auto& chunk : chunks) {
@@ -199,8 +197,7 @@ int32_t runChunkedAssembly(const ChunkedCall& call, int threads, std::vector<voi
     }
     // The result is chunk 0's arrays, grown where they lack room for every entry (by
     // remapping their pages, nothing copied); the other chunks are copied after chunk 0's.
-    for (size_t a = 0; a < call.appended.size() && failed == ir::kOk; ++a) {
-      const AppendedArray& array = call.appended[a];
+    for (const AppendedArray& array : call.appended) {
       void*& first = chunks[0].pointers[array.slot];
       int64_t& capacity = chunks[0].integers[array.capacitySlot];
       int64_t needed = std::max<int64_t>(total * array.perEntry, 1);
@@ -214,7 +211,6 @@ int32_t runChunkedAssembly(const ChunkedCall& call, int threads, std::vector<voi
         first = grown;
         capacity = needed;
       }
-      final[a] = first;
     }
   }
   if (failed != ir::kOk) {

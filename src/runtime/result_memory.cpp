@@ -114,9 +114,9 @@ class Mappings {
     return it == sizes_.end() ? 0 : it->second;
   }
 
-  // The mapping p grown to at least `bytes` bytes: p itself when it has room; null on failure.
-  void* grow(void* p, size_t bytes) {
-    size_t mapped = size(p);
+  // The mapping p of `mapped` bytes grown to at least `bytes` bytes: p itself when it has room;
+  // null on failure.
+  void* grow(void* p, size_t mapped, size_t bytes) {
     if (bytes <= mapped) return p;
     if (bytes > kMaxMappingBytes) return nullptr;
     size_t newMapped = roundToPages(bytes);
@@ -196,7 +196,7 @@ void* allocateResultArray(size_t bytes, bool zero) {
 
 void* growResultArray(void* array, size_t bytes, size_t newBytes) {
   Mappings& mappings = Mappings::instance();
-  if (array && mappings.size(array) > 0) return mappings.grow(array, newBytes);
+  if (size_t mapped = array ? mappings.size(array) : 0) return mappings.grow(array, mapped, newBytes);
   if (newBytes < kMappedMinBytes) return std::realloc(array, newBytes ? newBytes : 1);
   // A malloc'd array becomes a mapping: its (small) contents are copied once.
   bool fresh = false;
