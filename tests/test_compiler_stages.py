@@ -128,8 +128,27 @@ def loops(source):
 def test_csr_spmv_is_two_for_loops():
     src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}).source("c")
     assert loops(src) == (2, 0)
-    # The row is accumulated in a local scalar and stored once (footnote 30).
+    # The row is accumulated in a local scalar and stored once (footnote 30). The row loop
+    # covers every row, so y is not zeroed first and the store overwrites.
     assert "acc0 += A_vals[pA2] * x_vals[px1];" in src
+    assert "y_vals[py1] = acc0;" in src
+
+
+@pytest.mark.skipif(not ct._core.with_llvm, reason="this build has no LLVM engine")
+def test_llvm_engine_vectorizes_sums_into_scalar_accumulators():
+    # The row's sum may be reassociated (API.md: a result may differ by floating-point reassociation), so
+    # the loop adds into several vector accumulators instead of one chain of scalar adds.
+    ir = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}).source("llvm")
+    assert re.search(r"fadd reassoc contract <\d+ x double>", ir)
+    assert "llvm.vector.reduce.fadd" in ir
+    # Sums into the result (not a scalar accumulator) keep their order.
+    ir = ct.compile("y(j) = A(i,j) * x(i)", formats={"A": "csr", "x": "d", "y": "d"}).source("llvm")
+    assert "reassoc" not in ir
+
+
+def test_dense_result_of_a_loop_that_skips_rows_starts_at_zero():
+    # DCSR's row loop visits stored rows only: the others keep the zero y starts at.
+    src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "dcsr", "x": "d", "y": "d"}).source("c")
     assert "y_vals[py1] += acc0;" in src
 
 

@@ -163,3 +163,39 @@ def test_an_operand_of_the_wrong_order_is_refused_before_its_shape_is_read(engin
     kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "dense", "x": "d", "y": "d"}, engine=engine)
     with pytest.raises(ct.SignatureError, match="format"):
         kern(A=ct.asarray(np.ones(5)), x=np.ones(5))
+
+
+# A dense result is zeroed before the kernel runs unless the kernel stores every entry
+# (lower_result_overwrite.cpp). Memory a previous result left dirty exposes a wrong choice:
+# small results reuse malloc's freed blocks, large ones (>= 1 MiB) the result pool's mappings.
+DENSE_RESULT_CASES = [  # expression, formats, the same on NumPy arrays
+    ("y(i) = A(i,j) * x(j)", {"A": "csr", "x": "d", "y": "d"}, lambda t: t["A"] @ t["x"]),  # every row
+    ("y(i) = A(i,j) * x(j) + z(i)", {"A": "csr", "x": "d", "z": "d", "y": "d"},
+     lambda t: t["A"] @ t["x"] + t["z"]),
+    ("y(i) = A(i,j) * x(j)", {"A": "dcsr", "x": "d", "y": "d"}, lambda t: t["A"] @ t["x"]),  # stored rows
+    ("y(i) = A(i,j) * x(j)", {"A": "csc", "x": "d", "y": "d"}, lambda t: t["A"] @ t["x"]),   # by columns
+    ("y(i) = b(i) * z(i)", {"b": "s", "z": "d", "y": "d"}, lambda t: t["b"] * t["z"]),      # b's entries
+    ("y(i) = b(i) + c(i)", {"b": "s", "c": "s", "y": "d"}, lambda t: t["b"] + t["c"]),
+    ("C(i,j) = A(i,j) + B(i,j)", {"A": "csr", "B": "dd", "C": "dd"}, lambda t: t["A"] + t["B"]),
+]
+
+
+@pytest.mark.parametrize("n", [60, 300_000], ids=["malloc", "mapping"])
+@pytest.mark.parametrize("expr,formats,numpy", DENSE_RESULT_CASES,
+                         ids=[f"{e} {'-'.join(f.values())}" for e, f, _ in DENSE_RESULT_CASES])
+def test_dense_results_are_right_in_memory_a_previous_result_left_dirty(engine, expr, formats, numpy, n):
+    rng = np.random.default_rng(5)
+    matrix_result = "C" in formats
+    rows, cols = (2, n // 2) if matrix_result else (n, 40)  # the result has n entries
+    sparse_vector = lambda: sp.random(1, n, density=0.05, random_state=rng).toarray()[0]
+    dense = {"A": sp.random(rows, cols, density=0.3 if matrix_result else 0.02, random_state=rng).toarray(),
+             "B": rng.random((rows, cols)), "x": rng.random(cols), "z": rng.random(n),
+             "b": sparse_vector(), "c": sparse_vector()}
+    assert (dense["A"] == 0).all(axis=1).any() or matrix_result  # some rows are empty
+    kern = ct.compile(expr, formats=formats, engine=engine)
+    operands = {name: ct.asarray(dense[name], format=f) for name, f in formats.items() if name not in ("y", "C")}
+    for _ in range(3):
+        result = kern(**operands)
+        np.testing.assert_allclose(result.to_numpy(), numpy(dense), rtol=1e-12, atol=1e-12)
+        result.values[:] = 7.0  # then freed: its memory is what the next call's result gets
+        del result

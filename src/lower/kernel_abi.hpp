@@ -54,6 +54,8 @@ struct KernelABI {
   std::vector<std::string> indexVars;
   std::vector<std::vector<std::pair<int, int>>> indexVarModes;
   bool assembles = true;  // false: compute-only, the result's index arrays are inputs
+  // The (all-dense) result's every entry is stored once: its values need no zeroing.
+  bool resultOverwritten = false;
   ChunkedAssembly chunks;
   int result() const { return static_cast<int>(tensors.size()) - 1; }
 };

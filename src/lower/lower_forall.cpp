@@ -362,6 +362,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
     }
   }
 
+  bool storesEveryCoordinate = false;  // one loop over the whole extent, one unconditional body
   for (size_t pi = 0; pi < points.size(); ++pi) {
     const lt::LatticePoint& point = points[pi];
     bool forForm = point.iterators.size() == 1 && pi + 1 == points.size() && !iteratesRuns(point);
@@ -505,6 +506,9 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       if (tests.empty()) break;  // unconditional: later branches are unreachable
     }
     zeroed_ = savedZeroed;
+    storesEveryCoordinate = points.size() == 1 && forForm && segs[point.iterators[0]].dimension &&
+                            !interval.restricted && branches.size() == 1 &&
+                            branches.front().first->kind == ExprKind::Literal;
     Stmt chain;
     for (auto it = branches.rbegin(); it != branches.rend(); ++it) {
       bool always = it->first->kind == ExprKind::Literal;
@@ -557,6 +561,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
     }
     out.push_back(whileLoop(andAll(ranges), block(std::move(body))));
   }
+  checkResultLoop(f, storesEveryCoordinate);
   return plan.around(block(std::move(out)));
 }
 

@@ -14,8 +14,9 @@ namespace nt = coiter::notation;
 
 using namespace ir;
 
-Lowerer::Lowerer(const schedule::ScheduledStatement& stmt, const std::string& name, bool assemble)
-    : scheduled_(stmt), root_(stmt.stmt), name_(name), assemble_(assemble) {
+Lowerer::Lowerer(const schedule::ScheduledStatement& stmt, const std::string& name, bool assemble,
+                 bool tryOverwrite)
+    : scheduled_(stmt), root_(stmt.stmt), name_(name), assemble_(assemble), tryOverwrite_(tryOverwrite) {
   abi_.assembles = assemble;
 }
 
@@ -271,6 +272,7 @@ ir::Expr Lowerer::extentOf(const std::string& indexVar) const {
 LoweredKernel Lowerer::run() {
   declareTensors();
   planChunkedAssembly();
+  if (tryOverwrite_) planResultOverwrite();
   std::vector<Stmt> body;
   for (const auto& g : groups_) body.push_back(declare(g.count, intLit(0)));
   Stmt computation = lowerStmt(root_);
@@ -295,11 +297,8 @@ LoweredKernel Lowerer::run() {
   LoweredKernel out;
   out.function = Function{name_, params_, block(std::move(body))};
   out.abi = abi_;
+  out.abi.resultOverwritten = overwriteResult_ && !overwriteBroken_;
   return out;
-}
-
-LoweredKernel lowerKernel(const schedule::ScheduledStatement& stmt, const std::string& functionName, bool assemble) {
-  return Lowerer(stmt, functionName, assemble).run();
 }
 
 }  // namespace coiter::lower

@@ -98,6 +98,10 @@ Stmt Lowerer::lowerAssign(const cin::AssignNode& a) {
   const TensorVar& target = *a.lhs->tensor;
   Type t = scalar(target.dtype);
   Expr value = lowerExpr(a.rhs);
+  if (&a == resultStore_ && overwriteResult_) {
+    // The result is not zeroed: its one store writes every entry, zero ones included.
+    return updateResult(nullptr, resultPosition(), cast(t, value ? value : identityOf(nullptr, target.dtype)));
+  }
   bool identity = !a.accumulate || a.accumulate->zeroIsIdentity;
   if (!value) {
     if (identity && (a.accumulate || !target.temporary)) return nullptr;  // results start at zero

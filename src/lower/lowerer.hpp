@@ -88,8 +88,13 @@ struct SegmentInfo {
 
 class Lowerer {
  public:
-  Lowerer(const schedule::ScheduledStatement& stmt, const std::string& name, bool assemble = true);
+  // `tryOverwrite`: store each entry of a dense result once, unzeroed, where the statement
+  // allows it (lower_result_overwrite.cpp); overwriteBroken() tells whether lowering found
+  // that it does not, and the kernel must be lowered again without.
+  Lowerer(const schedule::ScheduledStatement& stmt, const std::string& name, bool assemble = true,
+          bool tryOverwrite = false);
   LoweredKernel run();
+  bool overwriteBroken() const { return overwriteBroken_; }
   std::string outerLattice();
 
  private:
@@ -101,6 +106,17 @@ class Lowerer {
   ir::Expr extentOf(const std::string& indexVar) const;
   ir::Expr blockSize() const;  // values per appended entry (dense levels below the groups)
   std::string freshName(const std::string& base);
+
+  // lower_result_overwrite.cpp
+  void planResultOverwrite();
+  // Called as each forall is lowered: whether its loop stores the result at every coordinate
+  // of its variable's extent, unconditionally.
+  void checkResultLoop(const cin::ForallNode& f, bool storesEveryCoordinate);
+  bool tryOverwrite_ = false;
+  bool overwriteResult_ = false;   // the result's one store overwrites (planned)
+  bool overwriteBroken_ = false;   // a loop around it skips coordinates
+  std::set<const cin::ForallNode*> resultLoops_;
+  const cin::AssignNode* resultStore_ = nullptr;
 
   // lower_stmt.cpp
   ir::Stmt lowerStmt(const cin::Stmt& s);

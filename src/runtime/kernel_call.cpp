@@ -127,8 +127,8 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
     }
   }
 
-  // Result arrays: dense levels are allocated in full and zeroed; appended arrays start with a
-  // capacity the kernel grows.
+  // Result arrays: dense levels are allocated in full and zeroed (unless the kernel stores every
+  // entry); appended arrays start with a capacity the kernel grows.
   const auto& levels = result.format.levels();
   size_t order = levels.size();
   std::vector<int64_t> levelExtents = result.format.levelExtents(shape);
@@ -164,7 +164,7 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
     bool zero = false;
     if (a.array == "vals" && allDense) {
       capacity = parentCount[order];
-      zero = true;
+      zero = !abi.resultOverwritten;
     } else if (a.array == "pos") {
       zero = true;
       if (parentCount[a.level] >= 0) {

@@ -307,6 +307,13 @@ class KernelBuilder {
     return emitCast(b_, n.a->type.elem, n.type.elem, emit(n.a));
   }
 
+  // v = v + e on a floating-point scalar: a sum whose terms may be added in any order.
+  static bool isReduction(const ir::AssignNode& n) {
+    if (n.value->kind != ir::ExprKind::Binary || !ir::isFloat(n.var->type.elem)) return false;
+    const auto& add = ir::as<ir::BinaryNode>(n.value);
+    return add.op == ir::BinaryOp::Add && add.a->kind == ir::ExprKind::VarRef && ir::as<ir::VarRefNode>(add.a).var == n.var;
+  }
+
   // ---- statements ----------------------------------------------------------------------------
   void emit(const Stmt& s) {
     switch (s->kind) {
@@ -324,6 +331,13 @@ class KernelBuilder {
       }
       case StmtKind::Assign: {
         auto& n = ir::as<ir::AssignNode>(s);
+        llvm::IRBuilder<>::FastMathFlagGuard flags(b_);
+        if (isReduction(n)) {
+          llvm::FastMathFlags reassociate;
+          reassociate.setAllowReassoc();
+          reassociate.setAllowContract();
+          b_.setFastMathFlags(reassociate);
+        }
         writeVar(n.var, emitAs(n.value, n.var->type, n.var->name.c_str()));
         return;
       }

@@ -1,0 +1,72 @@
+// Dense results stored once per entry (overwrite instead of accumulate).
+//
+// A dense result starts at zero because in general the kernel adds into its entries, or
+// skips those whose value is zero. When the kernel instead stores every entry exactly once
+// (CSR SpMV: one row loop over the whole extent, the sum over j in a scalar), zeroing the
+// result first is a wasted pass over it, and `y(i) += acc` reads back each entry only to
+// add acc to zero. Then the result is allocated without zeroing and the store overwrites:
+// for SpMV on a matrix of three entries per row that is a fifth of the bytes moved.
+//
+// Whether every entry is stored exactly once depends on how each loop lowers (a loop over a
+// sparse operand's coordinates skips the others), so the lowerer plans it from the
+// statement's shape, assumes it, and checks each loop over the result's indices as it
+// lowers it; lowerKernel lowers again without it when a check fails.
+#include "lower/lowerer.hpp"
+
+namespace coiter::lower {
+
+void Lowerer::planResultOverwrite() {
+  const TensorVar& result = *resultTensor_;
+  if (result.order() == 0) return;
+  for (const auto& level : result.format.levels()) {
+    if (level->kind() != LevelKind::Dense) return;
+  }
+  // Derived loops (split, pos, fuse, ...) cover the result in ways not checked here, and a
+  // race strategy other than no_races adds into per-thread copies or atomically.
+  if (!scheduled_.relations.empty()) return;
+  for (const auto& [var, tags] : scheduled_.tags) {
+    if (tags.races != schedule::RaceStrategy::NoRaces) return;
+  }
+  int stores = 0;
+  cin::forEachAssignment(root_, [&](const cin::AssignNode& a) { stores += a.lhs->tensor == resultTensor_; });
+  if (stores != 1) return;
+  // The chain from the root to the store: foralls, and wheres entered by their consumer.
+  std::set<const cin::ForallNode*> loops;
+  std::set<std::string> loopVars;
+  cin::Stmt s = root_;
+  while (s->kind != cin::StmtKind::Assign) {
+    if (s->kind == cin::StmtKind::Forall) {
+      const auto& f = cin::as<cin::ForallNode>(s);
+      loops.insert(&f);
+      loopVars.insert(f.var);
+      s = f.body;
+    } else if (s->kind == cin::StmtKind::Where) {
+      s = cin::as<cin::WhereNode>(s).consumer;
+    } else {
+      return;  // a sequence
+    }
+  }
+  const auto& store = cin::as<cin::AssignNode>(s);
+  if (store.lhs->tensor != resultTensor_) return;  // the one store is in a producer
+  // `y(i) op= v` on a zero y is `y(i) = v` only when zero is op's identity (not for max=).
+  if (store.accumulate && !store.accumulate->zeroIsIdentity) return;
+  // The loops around the store bind exactly the result's indices (no reduction loop).
+  std::set<std::string> indices(store.lhs->indices.begin(), store.lhs->indices.end());
+  if (indices.size() != store.lhs->indices.size() || indices != loopVars || loops.size() != loopVars.size()) return;
+  overwriteResult_ = true;
+  resultLoops_ = std::move(loops);
+  resultStore_ = &store;
+}
+
+void Lowerer::checkResultLoop(const cin::ForallNode& f, bool storesEveryCoordinate) {
+  if (overwriteResult_ && resultLoops_.count(&f) && !storesEveryCoordinate) overwriteBroken_ = true;
+}
+
+LoweredKernel lowerKernel(const schedule::ScheduledStatement& stmt, const std::string& functionName, bool assemble) {
+  Lowerer overwriting(stmt, functionName, assemble, /*tryOverwrite=*/true);
+  LoweredKernel kernel = overwriting.run();
+  if (!overwriting.overwriteBroken()) return kernel;
+  return Lowerer(stmt, functionName, assemble, /*tryOverwrite=*/false).run();
+}
+
+}  // namespace coiter::lower
