@@ -146,6 +146,19 @@ def test_llvm_engine_vectorizes_sums_into_scalar_accumulators():
     assert "reassoc" not in ir
 
 
+def test_spgemm_prefetches_the_rows_of_b_its_loop_over_a_reaches_next():
+    src = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"}).source("c")
+    # The row of B four entries of A ahead, and that row's start eight ahead.
+    assert "int64_t pB2_ahead = (int64_t)B2_pos[(int64_t)A2_crd[pA2 + 4]];" in src
+    assert "__builtin_prefetch(&B2_crd[pB2_ahead]);" in src and "__builtin_prefetch(&B_vals[pB2_ahead]);" in src
+    assert "__builtin_prefetch(&B2_pos[(int64_t)A2_crd[pA2 + 8]]);" in src
+    # Only while the entries ahead are in A's row.
+    assert "if (pA2 + 4 < pA2_end) {" in src and "pA2 < pA2_end; pA2++" in src
+    # CSR SpMV reads its rows in order: nothing to prefetch.
+    src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}).source("c")
+    assert "prefetch" not in src
+
+
 def test_dense_result_of_a_loop_that_skips_rows_starts_at_zero():
     # DCSR's row loop visits stored rows only: the others keep the zero y starts at.
     src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "dcsr", "x": "d", "y": "d"}).source("c")

@@ -96,6 +96,7 @@ void collectEffects(const Stmt& s, Effects& e) {
       }
       break;
     case StmtKind::Declare: case StmtKind::Break: case StmtKind::Comment: case StmtKind::Return:
+    case StmtKind::Prefetch:
       break;
   }
 }
@@ -277,6 +278,10 @@ void CPrinter::stmt(const Stmt& s) {
     case StmtKind::Return: return writeBackAndReturn(as<ReturnNode>(s).status);
     case StmtKind::Call: return runtimeCall(as<CallNode>(s));
     case StmtKind::AtomicUpdate: return atomicUpdate(as<AtomicUpdateNode>(s));
+    case StmtKind::Prefetch: {
+      auto& n = as<PrefetchNode>(s);
+      return line("__builtin_prefetch(&" + n.buffer->name + "[" + e_.print(n.index) + "]);");
+    }
   }
   throw CoiterError("C printer: unknown statement kind");
 }

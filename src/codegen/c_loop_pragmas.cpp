@@ -121,6 +121,7 @@ class SimdAnalysis {
         for (const Expr& a : as<CallNode>(s).args) expr(a);
         return;
       case StmtKind::Comment: return;
+      case StmtKind::Prefetch: return expr(as<PrefetchNode>(s).index);
       case StmtKind::AtomicUpdate: case StmtKind::Return: case StmtKind::Allocate:
       case StmtKind::Free: case StmtKind::Grow:
         expressible_ = false;

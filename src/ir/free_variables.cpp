@@ -67,6 +67,9 @@ class FreeVariables {
         expr(n.index);
         return expr(n.value);
       }
+      case StmtKind::Prefetch:
+        use(as<PrefetchNode>(s).buffer);
+        return expr(as<PrefetchNode>(s).index);
       case StmtKind::For: {
         auto& n = as<ForNode>(s);
         declared_.insert(n.var.get());

@@ -177,6 +177,10 @@ Stmt atomicUpdate(BinaryOp op, const Var& buffer, Expr index, Expr value) {
   }
   return std::make_shared<AtomicUpdateNode>(op, buffer, std::move(index), std::move(value));
 }
+Stmt prefetch(const Var& buffer, Expr index) {
+  if (!buffer->type.pointer) throw CoiterError("IR: prefetch of non-pointer " + buffer->name);
+  return std::make_shared<PrefetchNode>(buffer, std::move(index));
+}
 Stmt whileLoop(Expr cond, Stmt body) { return std::make_shared<WhileNode>(std::move(cond), std::move(body)); }
 Stmt ifThen(Expr cond, Stmt then, Stmt otherwise) {
   return std::make_shared<IfNode>(std::move(cond), std::move(then), std::move(otherwise));

@@ -136,7 +136,7 @@ struct NumThreadsNode : ExprNode {
 // Statements.
 enum class StmtKind {
   Block, Declare, Assign, Store, For, While, If, Break, Comment,
-  Allocate, Free, Grow, Return, Call, AtomicUpdate
+  Allocate, Free, Grow, Return, Call, AtomicUpdate, Prefetch
 };
 
 struct StmtNode {
@@ -271,6 +271,14 @@ struct AtomicUpdateNode : StmtNode {
       : StmtNode(StmtKind::AtomicUpdate), op(o), buffer(std::move(b)), index(std::move(i)), value(std::move(v)) {}
 };
 
+// A hint that buffer[index] will be read soon: the code generators emit a prefetch, which
+// never faults and changes no result, so `index` may be past the buffer's end.
+struct PrefetchNode : StmtNode {
+  Var buffer;
+  Expr index;
+  PrefetchNode(Var b, Expr i) : StmtNode(StmtKind::Prefetch), buffer(std::move(b)), index(std::move(i)) {}
+};
+
 // Writes back parameters and returns `status`.
 struct ReturnNode : StmtNode {
   int32_t status;
@@ -316,6 +324,7 @@ Stmt forLoop(const Var& v, Expr begin, Expr end, Stmt body, LoopSchedule schedul
 Expr threadId();
 Expr numThreads();
 Stmt atomicUpdate(BinaryOp op, const Var& buffer, Expr index, Expr value);
+Stmt prefetch(const Var& buffer, Expr index);
 Stmt whileLoop(Expr cond, Stmt body);
 Stmt ifThen(Expr cond, Stmt then, Stmt otherwise = nullptr);
 Stmt breakLoop();

@@ -62,7 +62,7 @@ class ParallelBodyCheck {
       case StmtKind::Free: fail("frees " + as<FreeNode>(s).buffer->name);
       case StmtKind::Grow: fail("grows " + as<GrowNode>(s).buffer->name);
       case StmtKind::Store: case StmtKind::AtomicUpdate: case StmtKind::Call:
-      case StmtKind::Comment:
+      case StmtKind::Comment: case StmtKind::Prefetch:
         return;
     }
   }

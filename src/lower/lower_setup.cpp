@@ -5,6 +5,7 @@
 #include <cctype>
 #include <functional>
 
+#include "ir/prefetch_rows.hpp"
 #include "lower/lowerer.hpp"
 #include "util/errors.hpp"
 
@@ -275,7 +276,7 @@ LoweredKernel Lowerer::run() {
   if (tryOverwrite_) planResultOverwrite();
   std::vector<Stmt> body;
   for (const auto& g : groups_) body.push_back(declare(g.count, intLit(0)));
-  Stmt computation = lowerStmt(root_);
+  Stmt computation = ir::prefetchIndirectRows(lowerStmt(root_), [this](const std::string& base) { return freshName(base); });
   checkBounds(body);
   body.insert(body.end(), prologue_.begin(), prologue_.end());
   body.push_back(computation);

@@ -372,6 +372,13 @@ class KernelBuilder {
         emitAtomicUpdate(b_, n.op, elem, elementAddress(n.buffer, n.index), value);
         return;
       }
+      case StmtKind::Prefetch: {
+        auto& n = ir::as<ir::PrefetchNode>(s);
+        // llvm.prefetch(address, read, high locality, data cache)
+        b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
+                           {elementAddress(n.buffer, n.index), b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+        return;
+      }
       case StmtKind::Return:
         writeBackAndReturn(ir::as<ir::ReturnNode>(s).status);
         startDeadBlock();

@@ -1,0 +1,203 @@
+// See prefetch_rows.hpp. The pattern is matched on the IR the lowerer produced; the loop it
+// changes keeps its iterations, and only gains guarded loads and prefetches at its top.
+#include "ir/prefetch_rows.hpp"
+
+#include <map>
+#include <unordered_set>
+#include <vector>
+
+namespace coiter::ir {
+namespace {
+
+using VarSet = std::unordered_set<const VarNode*>;
+
+// Variables `s` writes (assigns, declares, loops over, allocates or grows).
+void collectWritten(const Stmt& s, VarSet& out) {
+  if (!s) return;
+  switch (s->kind) {
+    case StmtKind::Declare: out.insert(as<DeclareNode>(s).var.get()); return;
+    case StmtKind::Assign: out.insert(as<AssignNode>(s).var.get()); return;
+    case StmtKind::For: out.insert(as<ForNode>(s).var.get()); break;
+    case StmtKind::Allocate: out.insert(as<AllocateNode>(s).buffer.get()); return;
+    case StmtKind::Free: out.insert(as<FreeNode>(s).buffer.get()); return;
+    case StmtKind::Grow:
+      out.insert(as<GrowNode>(s).buffer.get());
+      out.insert(as<GrowNode>(s).capacity.get());
+      return;
+    default: break;
+  }
+  forEachChildStmt(s, [&](const Stmt& child) { collectWritten(child, out); });
+}
+
+// `e` with each variable in `values` replaced by its value; null when `e` reads a variable
+// in `unknown` (one the loop changes, whose value at a later iteration is not known here).
+Expr substitute(const Expr& e, const std::map<const VarNode*, Expr>& values, const VarSet& unknown) {
+  switch (e->kind) {
+    case ExprKind::Literal: case ExprKind::ThreadId: case ExprKind::NumThreads: return e;
+    case ExprKind::VarRef: {
+      const VarNode* v = as<VarRefNode>(e).var.get();
+      if (auto it = values.find(v); it != values.end()) return it->second;
+      return unknown.count(v) ? nullptr : e;
+    }
+    case ExprKind::Load: {
+      const auto& l = as<LoadNode>(e);
+      if (unknown.count(l.buffer.get())) return nullptr;
+      Expr index = substitute(l.index, values, unknown);
+      return index ? load(l.buffer, index) : nullptr;
+    }
+    case ExprKind::Binary: {
+      const auto& b = as<BinaryNode>(e);
+      Expr x = substitute(b.a, values, unknown), y = substitute(b.b, values, unknown);
+      return x && y ? std::make_shared<BinaryNode>(b.op, b.type, x, y) : nullptr;
+    }
+    case ExprKind::Unary: {
+      const auto& u = as<UnaryNode>(e);
+      Expr x = substitute(u.a, values, unknown);
+      return x ? std::make_shared<UnaryNode>(u.op, x) : nullptr;
+    }
+    case ExprKind::Cast: {
+      Expr x = substitute(as<CastNode>(e).a, values, unknown);
+      return x ? cast(e->type, x) : nullptr;
+    }
+    case ExprKind::Select: {
+      const auto& s = as<SelectNode>(e);
+      Expr c = substitute(s.cond, values, unknown), x = substitute(s.a, values, unknown),
+           y = substitute(s.b, values, unknown);
+      return c && x && y ? select(c, x, y) : nullptr;
+    }
+  }
+  return nullptr;
+}
+
+bool readsLoad(const Expr& e) {
+  switch (e->kind) {
+    case ExprKind::Load: return true;
+    case ExprKind::Binary: return readsLoad(as<BinaryNode>(e).a) || readsLoad(as<BinaryNode>(e).b);
+    case ExprKind::Unary: return readsLoad(as<UnaryNode>(e).a);
+    case ExprKind::Cast: return readsLoad(as<CastNode>(e).a);
+    case ExprKind::Select:
+      return readsLoad(as<SelectNode>(e).cond) || readsLoad(as<SelectNode>(e).a) || readsLoad(as<SelectNode>(e).b);
+    default: return false;
+  }
+}
+
+// Buffers loaded at exactly index `q` anywhere in `s`.
+void rowArrays(const Stmt& s, const VarNode* q, std::vector<Var>& out);
+void rowArrays(const Expr& e, const VarNode* q, std::vector<Var>& out) {
+  switch (e->kind) {
+    case ExprKind::Load: {
+      const auto& l = as<LoadNode>(e);
+      bool atQ = l.index->kind == ExprKind::VarRef && as<VarRefNode>(l.index).var.get() == q;
+      bool known = false;
+      for (const Var& v : out) known = known || v == l.buffer;
+      if (atQ && !known) out.push_back(l.buffer);
+      return rowArrays(l.index, q, out);
+    }
+    case ExprKind::Binary:
+      rowArrays(as<BinaryNode>(e).a, q, out);
+      return rowArrays(as<BinaryNode>(e).b, q, out);
+    case ExprKind::Unary: return rowArrays(as<UnaryNode>(e).a, q, out);
+    case ExprKind::Cast: return rowArrays(as<CastNode>(e).a, q, out);
+    case ExprKind::Select:
+      rowArrays(as<SelectNode>(e).cond, q, out);
+      rowArrays(as<SelectNode>(e).a, q, out);
+      return rowArrays(as<SelectNode>(e).b, q, out);
+    default: return;
+  }
+}
+void rowArrays(const Stmt& s, const VarNode* q, std::vector<Var>& out) {
+  if (!s) return;
+  switch (s->kind) {
+    case StmtKind::Declare:
+      if (as<DeclareNode>(s).init) rowArrays(as<DeclareNode>(s).init, q, out);
+      return;
+    case StmtKind::Assign: return rowArrays(as<AssignNode>(s).value, q, out);
+    case StmtKind::Store:
+      rowArrays(as<StoreNode>(s).index, q, out);
+      return rowArrays(as<StoreNode>(s).value, q, out);
+    case StmtKind::If: rowArrays(as<IfNode>(s).cond, q, out); break;
+    case StmtKind::While: rowArrays(as<WhileNode>(s).cond, q, out); break;
+    default: break;
+  }
+  forEachChildStmt(s, [&](const Stmt& child) { rowArrays(child, q, out); });
+}
+
+// The prefetches for loop `f`, or null when its body does not start an inner loop at a row
+// chosen by a coordinate loaded at f's position. `end` holds f's end.
+Stmt prefetchesFor(const ForNode& f, const Var& end, const FreshName& fresh) {
+  if (f.schedule.kind == LoopKind::Vectorized || f.body->kind != StmtKind::Block) return nullptr;
+  // Only declarations may come before the inner loop: every later iteration runs them too,
+  // so their loads at p + d are as valid as at p. Each is kept inlined in terms of f's
+  // variable and variables the loop does not change.
+  std::map<const VarNode*, Expr> defs;
+  for (const Stmt& s : as<BlockNode>(f.body).stmts) {
+    if (s->kind == StmtKind::Declare) {
+      const auto& d = as<DeclareNode>(s);
+      if (!d.init || d.var->type.pointer) return nullptr;
+      defs[d.var.get()] = substitute(d.init, defs, {});
+      continue;
+    }
+    if (s->kind != StmtKind::For) return nullptr;
+    const auto& inner = as<ForNode>(s);
+    // Its start: pos[x], with x read through a load that depends on f's position.
+    Expr start = inner.begin->kind == ExprKind::Cast ? as<CastNode>(inner.begin).a : inner.begin;
+    if (start->kind != ExprKind::Load) return nullptr;
+    const auto& rowStart = as<LoadNode>(start);
+    Expr row = substitute(rowStart.index, defs, {});
+    if (!readsLoad(row)) return nullptr;
+    std::vector<Var> arrays;
+    rowArrays(inner.body, inner.var.get(), arrays);
+    if (arrays.empty()) return nullptr;
+    // x at iteration p + delta; nothing the loop writes may be read (but f's variable).
+    VarSet unknown;
+    collectWritten(f.body, unknown);
+    auto ahead = [&](int64_t delta) {
+      return binary(BinaryOp::Add, ir::ref(f.var), intLit(delta, f.var->type.elem));
+    };
+    Expr nearRow = substitute(row, {{f.var.get(), ahead(kPrefetchDistance)}}, unknown);
+    Expr farRow = substitute(row, {{f.var.get(), ahead(2 * kPrefetchDistance)}}, unknown);
+    if (!nearRow || !farRow) return nullptr;
+    auto within = [&](int64_t delta) { return binary(BinaryOp::Lt, ahead(delta), ir::ref(end)); };
+    Var first = makeVar(fresh(inner.var->name + "_ahead"), inner.var->type);
+    std::vector<Stmt> rowElements{declare(first, cast(inner.var->type, load(rowStart.buffer, nearRow)))};
+    for (const Var& a : arrays) rowElements.push_back(prefetch(a, ir::ref(first)));
+    return block({ifThen(within(kPrefetchDistance), block(std::move(rowElements))),
+                  ifThen(within(2 * kPrefetchDistance), prefetch(rowStart.buffer, farRow))});
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Stmt prefetchIndirectRows(const Stmt& s, const FreshName& fresh) {
+  if (!s) return s;
+  auto recurse = [&](const Stmt& child) { return prefetchIndirectRows(child, fresh); };
+  switch (s->kind) {
+    case StmtKind::Block: {
+      std::vector<Stmt> stmts;
+      for (const Stmt& x : as<BlockNode>(s).stmts) stmts.push_back(recurse(x));
+      return block(std::move(stmts));
+    }
+    case StmtKind::For: {
+      const auto& f = as<ForNode>(s);
+      auto loop = std::make_shared<ForNode>(f.var, f.begin, f.end, recurse(f.body), f.schedule);
+      // The loop's end, in a variable the prefetches compare with (the IR evaluates it once).
+      Var end = makeVar(fresh(f.var->name + "_end"), f.end->type);
+      Stmt prefetches = prefetchesFor(*loop, end, fresh);
+      if (!prefetches) return loop;
+      return block({declare(end, f.end),
+                    forLoop(f.var, f.begin, ir::ref(end), block({prefetches, loop->body}), f.schedule)});
+    }
+    case StmtKind::While: {
+      const auto& w = as<WhileNode>(s);
+      return whileLoop(w.cond, recurse(w.body));
+    }
+    case StmtKind::If: {
+      const auto& i = as<IfNode>(s);
+      return ifThen(i.cond, recurse(i.then), recurse(i.otherwise));
+    }
+    default: return s;
+  }
+}
+
+}  // namespace coiter::ir
