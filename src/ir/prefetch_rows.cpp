@@ -11,12 +11,20 @@ namespace {
 
 using VarSet = std::unordered_set<const VarNode*>;
 
-// Variables `s` writes (assigns, declares, loops over, allocates or grows).
+// Variables `s` writes (assigns, declares, loops over, allocates or grows) and buffers it
+// stores into: a value read from them at a later iteration is not known here.
 void collectWritten(const Stmt& s, VarSet& out) {
   if (!s) return;
   switch (s->kind) {
     case StmtKind::Declare: out.insert(as<DeclareNode>(s).var.get()); return;
     case StmtKind::Assign: out.insert(as<AssignNode>(s).var.get()); return;
+    case StmtKind::Store: out.insert(as<StoreNode>(s).buffer.get()); return;
+    case StmtKind::AtomicUpdate: out.insert(as<AtomicUpdateNode>(s).buffer.get()); return;
+    case StmtKind::Call:  // runtime functions write through their pointer arguments
+      for (const Expr& a : as<CallNode>(s).args) {
+        if (a->kind == ExprKind::VarRef) out.insert(as<VarRefNode>(a).var.get());
+      }
+      return;
     case StmtKind::For: out.insert(as<ForNode>(s).var.get()); break;
     case StmtKind::Allocate: out.insert(as<AllocateNode>(s).buffer.get()); return;
     case StmtKind::Free: out.insert(as<FreeNode>(s).buffer.get()); return;
@@ -67,6 +75,15 @@ Expr substitute(const Expr& e, const std::map<const VarNode*, Expr>& values, con
     }
   }
   return nullptr;
+}
+
+// Whether `s` may leave the loop early (then a later iteration's loads may not be valid).
+bool mayExit(const Stmt& s) {
+  if (!s) return false;
+  if (s->kind == StmtKind::Break || s->kind == StmtKind::Return) return true;
+  bool exits = false;
+  forEachChildStmt(s, [&](const Stmt& child) { exits = exits || mayExit(child); });
+  return exits;
 }
 
 bool readsLoad(const Expr& e) {
@@ -125,7 +142,7 @@ void rowArrays(const Stmt& s, const VarNode* q, std::vector<Var>& out) {
 // The prefetches for loop `f`, or null when its body does not start an inner loop at a row
 // chosen by a coordinate loaded at f's position. `end` holds f's end.
 Stmt prefetchesFor(const ForNode& f, const Var& end, const FreshName& fresh) {
-  if (f.schedule.kind == LoopKind::Vectorized || f.body->kind != StmtKind::Block) return nullptr;
+  if (f.schedule.kind == LoopKind::Vectorized || f.body->kind != StmtKind::Block || mayExit(f.body)) return nullptr;
   // Only declarations may come before the inner loop: every later iteration runs them too,
   // so their loads at p + d are as valid as at p. Each is kept inlined in terms of f's
   // variable and variables the loop does not change.
@@ -156,7 +173,9 @@ Stmt prefetchesFor(const ForNode& f, const Var& end, const FreshName& fresh) {
     };
     Expr nearRow = substitute(row, {{f.var.get(), ahead(kPrefetchDistance)}}, unknown);
     Expr farRow = substitute(row, {{f.var.get(), ahead(2 * kPrefetchDistance)}}, unknown);
-    if (!nearRow || !farRow) return nullptr;
+    // pos itself is read ahead (a load, not a prefetch): it must be an array the loop does
+    // not store into or grow.
+    if (!nearRow || !farRow || unknown.count(rowStart.buffer.get())) return nullptr;
     auto within = [&](int64_t delta) { return binary(BinaryOp::Lt, ahead(delta), ir::ref(end)); };
     Var first = makeVar(fresh(inner.var->name + "_ahead"), inner.var->type);
     std::vector<Stmt> rowElements{declare(first, cast(inner.var->type, load(rowStart.buffer, nearRow)))};

@@ -28,6 +28,12 @@ size_t roundToPages(size_t bytes) {
 }
 
 constexpr size_t kHugePage = size_t{2} << 20;
+
+// Mappings span whole huge pages: the pages of a partial last 2 MiB cannot be one huge page, and
+// each growth would leave such a tail of 4 KiB pages behind (SpGEMM on cop20k_A, whose 680 MB
+// result grows four times, took 4,500 faults a call instead of 1,600, and up to 0.3 s more
+// system time).
+size_t roundToHugePages(size_t bytes) { return (std::max<size_t>(bytes, 1) + kHugePage - 1) / kHugePage * kHugePage; }
 // Larger requests fail at once (no system has the memory, and rounding them up would overflow).
 constexpr size_t kMaxMappingBytes = size_t{1} << 62;
 
@@ -98,7 +104,7 @@ class Mappings {
         return p;
       }
     }
-    size_t mapped = roundToPages(bytes);
+    size_t mapped = roundToHugePages(bytes);
     void* p = mapPages(mapped);
     if (!p) return nullptr;
     std::lock_guard<std::mutex> lock(mutex_);
@@ -119,7 +125,7 @@ class Mappings {
   void* grow(void* p, size_t mapped, size_t bytes) {
     if (bytes <= mapped) return p;
     if (bytes > kMaxMappingBytes) return nullptr;
-    size_t newMapped = roundToPages(bytes);
+    size_t newMapped = roundToHugePages(bytes);
     void* q = remapPages(p, mapped, newMapped);
     if (!q) return nullptr;
     std::lock_guard<std::mutex> lock(mutex_);
@@ -141,19 +147,24 @@ class Mappings {
 #endif
   }
 
-  // Takes back mapping p (false when p is not one): kept when the pool has room, else unmapped.
+  // Takes back mapping p (false when p is not one): kept when the pool has room (lazily freed
+  // past kRecycledPoolBytes), else unmapped.
   bool release(void* p) {
+    size_t bytes = size(p);
+    if (bytes == 0) return false;
+    const size_t limit = lazyPoolBytes();
+#ifdef MADV_FREE
+    // Before p is in the pool, where another thread may take it and write it at once.
+    if (bytes <= limit && keptBytes() + bytes > kRecycledPoolBytes) madvise(p, bytes, MADV_FREE);
+#endif
     std::vector<std::pair<void*, size_t>> unmapped;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      auto it = sizes_.find(p);
-      if (it == sizes_.end()) return false;
-      size_t bytes = it->second;
-      if (bytes > kRecycledPoolBytes) {
+      if (bytes > limit) {
         unmapped.emplace_back(p, bytes);
-        sizes_.erase(it);
+        sizes_.erase(p);
       } else {
-        while (keptBytes_ + bytes > kRecycledPoolBytes) {
+        while (keptBytes_ + bytes > limit) {
           unmapped.push_back(kept_.front());
           sizes_.erase(kept_.front().first);
           keptBytes_ -= kept_.front().second;
@@ -239,6 +250,15 @@ void copyIntoResultArray(void* dst, const void* src, size_t bytes) {
 }
 
 size_t recycledResultBytes() { return Mappings::instance().keptBytes(); }
+
+size_t lazyPoolBytes() {
+  static const size_t bytes = [] {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    size_t memory = pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : 0;
+    return std::clamp(memory / 8, kRecycledPoolBytes, size_t{4} << 30);
+  }();
+  return bytes;
+}
 
 bool isMappedResultArray(const void* array) { return Mappings::instance().size(array) > 0; }
 

@@ -9,8 +9,11 @@
 //     once, front to back, and 4 KiB pages would cost a fault and a release each;
 //   - recycled. Fresh pages cost a fault and a zeroing on first touch; for kernels that stream
 //     their result (a sparse sum writes ~12 bytes per entry) that rivals the kernel itself. So
-//     released mappings are kept, up to kRecycledPoolBytes in all, and handed to the next
-//     request they fit.
+//     released mappings are kept and handed to the next request they fit: up to
+//     kRecycledPoolBytes in all as they are, and beyond that, up to lazyPoolBytes(), lazily
+//     freed (MADV_FREE): the system takes their pages whenever it needs memory, and until it
+//     does a reuse costs no fault (SpGEMM's 680 MB result on cop20k_A spent a third of each
+//     call faulting fresh pages in).
 // A registry of the mappings tells releaseResultArray how to free any array, whatever size its
 // holder believes it has.
 #pragma once
@@ -20,6 +23,9 @@ namespace coiter {
 
 constexpr size_t kMappedMinBytes = size_t{1} << 20;
 constexpr size_t kRecycledPoolBytes = size_t{256} << 20;
+// The most bytes of mappings kept in all, lazily freed past kRecycledPoolBytes: an eighth of
+// the machine's memory, at most 4 GiB and at least kRecycledPoolBytes.
+size_t lazyPoolBytes();
 
 // An array of at least `bytes` bytes (zeroed when `zero`): the smallest kept mapping that fits
 // (growing into the rest of it costs nothing), else fresh memory. Freed with

@@ -46,7 +46,10 @@ void testRecycled() {
   releaseResultArray(again);
   auto* aligned = static_cast<char*>(allocateResultArray(kMappedMinBytes * 9, false));
   check(reinterpret_cast<uintptr_t>(aligned) % (size_t{2} << 20) == 0, "fresh mappings start at a 2 MiB boundary");
-  aligned = static_cast<char*>(growResultArray(aligned, kMappedMinBytes * 9, kMappedMinBytes * 90));
+  // 9 MiB are mapped as five whole huge pages, so growing to 10 MiB stays in place.
+  check(growResultArray(aligned, kMappedMinBytes * 9, kMappedMinBytes * 10) == aligned,
+        "mappings span whole huge pages");
+  aligned = static_cast<char*>(growResultArray(aligned, kMappedMinBytes * 10, kMappedMinBytes * 90));
   check(reinterpret_cast<uintptr_t>(aligned) % (size_t{2} << 20) == 0, "grown mappings start at a 2 MiB boundary");
   releaseResultArray(aligned);
   void* tiny = allocateResultArray(64, true);
@@ -116,12 +119,14 @@ void testTrim() {
 }
 
 void testBounded() {
-  // Releasing more than the pool holds evicts the oldest blocks.
-  size_t bytes = kRecycledPoolBytes / 4;
+  // Releasing more than the pool holds evicts the oldest blocks (never touched: cheap to map).
+  check(lazyPoolBytes() >= kRecycledPoolBytes && lazyPoolBytes() <= (size_t{4} << 30), "the pool's bound");
+  const size_t hugePage = size_t{2} << 20;  // mappings span whole huge pages
+  size_t bytes = lazyPoolBytes() / 4 / hugePage * hugePage;
   std::vector<void*> blocks;
   for (int k = 0; k < 6; ++k) blocks.push_back(allocateResultArray(bytes, false));
   for (void* b : blocks) releaseResultArray(b);
-  check(recycledResultBytes() <= kRecycledPoolBytes, "the pool keeps at most kRecycledPoolBytes");
+  check(recycledResultBytes() <= lazyPoolBytes(), "the pool keeps at most lazyPoolBytes()");
   check(recycledResultBytes() >= 4 * bytes, "the newest blocks are kept");
   std::vector<void*> again;
   for (int k = 0; k < 4; ++k) again.push_back(allocateResultArray(bytes, false));
@@ -131,9 +136,25 @@ void testBounded() {
   check(newest, "the kept blocks are the newest ones");
   for (void* b : again) releaseResultArray(b);
   size_t before = recycledResultBytes();
-  void* huge = allocateResultArray(kRecycledPoolBytes + 1, false);
+  void* huge = allocateResultArray(lazyPoolBytes() + 1, false);
   releaseResultArray(huge);  // too large to keep
   check(recycledResultBytes() == before, "an array larger than the pool is unmapped");
+}
+
+void testLazilyFreed() {
+  // Past kRecycledPoolBytes, a released mapping is kept lazily freed; taken again, it is
+  // written and read like any other (whether or not the system took its pages meanwhile).
+  size_t count = kRecycledPoolBytes / sizeof(int64_t) + 1000;
+  auto* first = static_cast<int64_t*>(allocateResultArray(count * sizeof(int64_t), false));
+  fill(first, count);
+  releaseResultArray(first);
+  size_t kept = recycledResultBytes();
+  check(kept > kRecycledPoolBytes, "a mapping beyond the pool's first part is kept");
+  auto* again = static_cast<int64_t*>(allocateResultArray(count * sizeof(int64_t), false));
+  check(recycledResultBytes() < kept, "and handed out again");
+  fill(again, count);
+  check(holds(again, count), "its contents are what was written after");
+  releaseResultArray(again);
 }
 
 void testCopy() {
@@ -164,6 +185,7 @@ int main() {
   testGrow();
   testTrim();
   testBounded();
+  testLazilyFreed();
   std::printf("%s\n", failures ? "FAILED" : "all result memory tests passed");
   return failures ? 1 : 0;
 }
