@@ -159,6 +159,32 @@ def test_spgemm_prefetches_the_rows_of_b_its_loop_over_a_reaches_next():
     assert "prefetch" not in src
 
 
+def test_intersection_appends_without_a_branch_on_whether_the_rows_meet():
+    src = ct.compile("C(i,j) = A(i,j) * B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}).source("c")
+    assert loops(src) == (1, 1)
+    # The product is written at every step and kept only where both rows hold the column.
+    assert "C_vals[C2_count] = A_vals[pA2] * B_vals[pB2];" in src
+    assert "C2_count += (int64_t)(jA == j && jB == j && C_vals[C2_count] != 0.0);" in src
+    assert "if (jA == j && jB == j)" not in src
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("result", ["csr", "dcsr", "coo"])
+def test_intersection_keeps_only_entries_both_operands_store(engine, result):
+    # Where only A stores an entry (inf, nan) the product is computed and discarded; where
+    # both do and it is zero, it is not stored (as SciPy's A.multiply(B)).
+    A = sp.csr_array(np.array([[np.inf, 2.0, 0.0, 3.0], [np.nan, 0.0, 5.0, 0.0], [1.0, 0.0, 0.0, 4.0]]))
+    B = sp.csr_array(np.array([[0.0, 3.0, 1.0, 0.0], [0.0, 7.0, 2.0, 0.0], [0.0, 0.0, 0.0, 0.0]]))
+    A2 = A.copy()
+    A2.data[A2.data == 3.0] = 0.0  # an explicit zero that meets B nowhere
+    B2 = B.copy()
+    B2.data[B2.data == 2.0] = 0.0  # an explicit zero that meets A's 5: a zero product
+    kern = ct.compile("C(i,j) = A(i,j) * B(i,j)", formats={"A": "csr", "B": "csr", "C": result}, engine=engine)
+    C = kern(A=ct.asarray(A2), B=ct.asarray(B2))
+    np.testing.assert_array_equal(C.to_numpy(), np.array([[0, 6.0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]))
+    assert C.nnz == 1
+
+
 def test_dense_result_of_a_loop_that_skips_rows_starts_at_zero():
     # DCSR's row loop visits stored rows only: the others keep the zero y starts at.
     src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "dcsr", "x": "d", "y": "d"}).source("c")

@@ -173,16 +173,35 @@ Stmt Lowerer::commitResultEntry(const std::string& var, bool writesResult, const
     append.push_back(grow(childPos, vars.posCap[child.first], binary(BinaryOp::Add, count, intLit(2))));
     append.push_back(store(childPos, plusOne(count), cast(scalar(indexType), ir::ref(child.count))));
   }
-  append.push_back(assign(group.count, plusOne(count)));
+  Stmt next = assign(group.count, plusOne(count));
   if (group.child >= 0) {
+    append.push_back(next);
     return ifThen(binary(BinaryOp::Gt, ir::ref(groups_[group.child].count), ir::ref(startVar)), block(std::move(append)));
   }
-  if (trailingDense_ >= 0) return block(std::move(append));  // a block is kept whole
+  if (trailingDense_ >= 0) {  // a block is kept whole
+    append.push_back(next);
+    return block(std::move(append));
+  }
   // Like SciPy, an entry whose value came out zero (no term reached it, or terms cancelled)
   // is not stored; the next entry reuses its slot.
-  Expr value = load(vars.vals, count);
-  Expr zero = zeroOf(resultTensor_->dtype);
-  return ifThen(binary(BinaryOp::Ne, value, zero), block(std::move(append)));
+  Expr nonzero = binary(BinaryOp::Ne, load(vars.vals, count), zeroOf(resultTensor_->dtype));
+  if (appendIf_) {
+    // Written at every step of the merge; kept (the count moves past it) only where its
+    // region holds.
+    append.push_back(assign(group.count, binary(BinaryOp::Add, count, cast(kIndex, binary(BinaryOp::And, appendIf_, nonzero)))));
+    return block(std::move(append));
+  }
+  append.push_back(next);
+  return ifThen(nonzero, block(std::move(append)));
+}
+
+bool Lowerer::appendsSpeculatively(const cin::ForallNode& f, const std::string& var) const {
+  if (!assemble_ || privateResult_ || atomicResult_ || trailingDense_ >= 0) return false;
+  if (f.body->kind != cin::StmtKind::Assign) return false;
+  const auto& a = cin::as<cin::AssignNode>(f.body);
+  if (a.lhs->tensor != resultTensor_ || a.accumulate) return false;
+  int g = groupEndingAt(groups_, result_.levelVars, var);
+  return g >= 0 && groups_[g].child < 0;
 }
 
 Stmt Lowerer::checkResultEntry(const AppendGroup& group) {

@@ -255,6 +255,12 @@ class Lowerer {
   ir::Stmt beginResultEntry(const std::string& var, bool writesResult, bool accumulates, ir::Var& startVar);
   ir::Stmt countEntries(const std::string& var, const std::vector<ir::Stmt>& body, bool writesResult);
   ir::Stmt commitResultEntry(const std::string& var, bool writesResult, const ir::Var& startVar);
+  // Whether the one region of a merge loop over `var` whose body is not zero may run its body
+  // at every step, committing the appended entry only when that region holds
+  // (appendIf_): the body is a plain assignment of the result, appended at `var`.
+  bool appendsSpeculatively(const cin::ForallNode& f, const std::string& var) const;
+  // Set while such a body is lowered: the condition under which its entry is kept.
+  ir::Expr appendIf_;
   ir::Expr resultPosition() const;
   bool appendsResultAt(const std::string& var) const;  // a result append group ends at var
   ir::Stmt checkResultEntry(const AppendGroup& group);
