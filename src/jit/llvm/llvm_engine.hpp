@@ -1,8 +1,9 @@
 // The LLVM ORC engine: IR -> LLVM module (llvm_codegen) -> O3 for the host CPU -> a
 // relocatable object file, which is linked into the process by one process-wide ORC
 // ExecutionSession with a JITLink ObjectLinkingLayer (the object layer LLJIT uses on ELF,
-// without LLJIT's IR layer, which coiter does not need). Each loaded kernel gets its own JITDylib, so the same object can be loaded twice without symbol clashes and
-// destroying the LoadedKernel frees its code. Compiling and loading are thread-safe.
+// without LLJIT's IR layer, which coiter does not need). Each loaded kernel gets its own
+// JITDylib, so the same object can be loaded twice without symbol clashes and destroying the
+// LoadedKernel frees its code. Compiling and loading are thread-safe.
 // LLVM types stay in llvm_engine.cpp; callers reach the engine through llvmEngine().
 #pragma once
 #include "jit/engine.hpp"
