@@ -8,7 +8,7 @@ all-core row for a peer that cannot use more threads (its time is in the 1-threa
 """
 import statistics
 
-from . import scaling
+from . import paired, scaling
 
 BASELINE = "scipy"
 SUBJECT = "coiter"
@@ -213,6 +213,8 @@ def markdown(result):
     lines += _kernel_table(result, notes)
     if result.get("scaling"):
         lines += ["", *scaling.markdown_lines(result["scaling"])]
+    if result.get("paired"):
+        lines += ["", *paired.markdown_lines(result["paired"])]
     lines += ["", *_compile_lines(result.get("compile"), notes), ""]
     lines += [*_packing_lines(result.get("packing")), ""]
     lines += ["Where coiter stands against the targets:", "", *_targets(result), ""]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import coiter as ct
 
-from . import compile_latency, packing, report, scaling, stream
+from . import compile_latency, packing, paired, report, scaling, stream
 from .datasets import (FROSTT_BY_NAME, SPMV_BY_NAME, SPMV_SET, FROSTT_SET, generate_matrix,
                        generate_tensor, read_mtx_folder)
 from .environment import build_info, environment, write_results
@@ -39,6 +39,7 @@ class Mode:
     call_number: int
     packing_nnz: int
     stream_elements: int | None   # None: four times the last-level cache per array
+    paired_calls: int             # alternating calls of each peer in the paired section
 
 
 MODES = {
@@ -48,19 +49,19 @@ MODES = {
                   tensors=(("nell-2", 8), ("vast-2015-mc1-3d", 16)),
                   policy=RepeatPolicy(min_repeats=3, max_repeats=9, budget_s=0.1, cap_s=0.5),
                   compile_samples=10, compile_processes=5, call_number=1000,
-                  packing_nnz=1_000_000, stream_elements=None),
+                  packing_nnz=1_000_000, stream_elements=None, paired_calls=100),
     # The whole SpMV set at its real sizes; FROSTT-like tensors at a quarter of each mode.
     "full": Mode(matrices=tuple((spec.name, 1) for spec in SPMV_SET),
                  tensors=tuple((spec.name, 4) for spec in FROSTT_SET),
                  policy=RepeatPolicy(min_repeats=5, max_repeats=25, budget_s=1.0, cap_s=6.0),
                  compile_samples=25, compile_processes=15, call_number=2000,
-                 packing_nnz=10_000_000, stream_elements=None),
+                 packing_nnz=10_000_000, stream_elements=None, paired_calls=400),
     # Tiny: every code path once, for the tests.
     "smoke": Mode(matrices=(("bcsstk17", 64), ("webbase-1M", 2048)),
                   tensors=(("nell-2", 32),),
                   policy=RepeatPolicy(min_repeats=1, max_repeats=2, budget_s=0.01, cap_s=0.1),
                   compile_samples=2, compile_processes=1, call_number=10,
-                  packing_nnz=10_000, stream_elements=1_000_000),
+                  packing_nnz=10_000, stream_elements=1_000_000, paired_calls=3),
 }
 __doc__ += "".join(f"\n- ``{name}``: {len(mode.matrices)} matrices, {len(mode.tensors)} tensors"
                    for name, mode in MODES.items())
@@ -87,7 +88,9 @@ def parse_args(argv):
     parser.add_argument("--threads", type=int, nargs="+",
                         help=f"thread counts (default 1 and all cores: 1 {all_cores()})")
     parser.add_argument("--sections", default="stream,kernels,scaling,compile,packing",
-                        help="comma-separated subset of stream,kernels,scaling,compile,packing")
+                        help="comma-separated subset of stream,kernels,scaling,compile,packing,paired "
+                             "(paired: coiter and SciPy alternating many times on one thread, with a "
+                             "confidence interval on the ratio; its kernels are --kernels, default spmv_csr)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output-dir", type=Path, default=RESULTS)
     parser.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
@@ -135,13 +138,17 @@ def _run(args):
         result["stream"] = stream.probe(threads, elements=mode.stream_elements)
         if "by_threads" in result["stream"]:
             bandwidth = {t: r["best_gbs"] for t, r in result["stream"]["by_threads"].items()}
+    data = datasets_for(args, mode) if sections & {"kernels", "paired"} else []
     if "kernels" in sections:
-        data = datasets_for(args, mode)
         result["datasets"] = [d.describe() for d in data]
         result["kernels"] = run_suite(data, kernels, peers, threads, mode.policy, args.seed,
                                       bandwidth, log)
     if "scaling" in sections and len(threads) > 1:
         result["scaling"] = scaling.measure(args.mode, threads, mode.policy, args.seed, log)
+    if "paired" in sections:
+        log("paired comparison with SciPy ...")
+        names = args.kernels.split(",") if args.kernels else paired.DEFAULT_KERNELS
+        result["paired"] = paired.measure(data, names, mode.paired_calls, args.seed, log)
     if "compile" in sections:
         log("compile latency ...")
         result["compile"] = compile_latency.measure(mode.compile_samples, mode.compile_processes,

@@ -97,3 +97,19 @@ def test_cross_check_without_dense_reference_trusts_the_majority():
     assert reference == "coiter"
     assert not verdicts["scipy"].ok and verdicts["coiter"].ok and verdicts["mkl"].ok
 
+
+
+def test_paired_section_brackets_each_ratio_with_its_interval(tmp_path):
+    status = benchmarks_run.main(["--smoke", "--peers", "coiter,scipy", "--threads", "1",
+                                  "--sections", "paired", "--no-plots", "--kernels", "spmv_csr,multiply",
+                                  "--output-dir", str(tmp_path)])
+    assert status == 0
+    records = json.loads((tmp_path / "smoke.json").read_text())["paired"]
+    # Two smoke matrices (no tensors) times two kernels.
+    assert sorted((r["data"], r["kernel"]) for r in records) == sorted(
+        (data, kernel) for data in {r["data"] for r in records} for kernel in ("spmv_csr", "multiply"))
+    assert len(records) == 4
+    for r in records:
+        assert r["coiter_s"] > 0 and r["scipy_s"] > 0 and r["pairs"] == 3
+        assert r["ratio_low"] <= r["ratio"] <= r["ratio_high"]
+    assert "paired, 1 thread" in (tmp_path / "smoke.md").read_text()

@@ -1,0 +1,85 @@
+"""Paired comparison of coiter and SciPy, for the close calls of the single-thread tables.
+
+The suite's tables give each peer a time budget per case, which on a shared machine resolves
+differences of about ±10 %: CSR SpMV, bound by memory on both sides, reads 0.93× one run and
+1.02× the next. Here coiter and SciPy alternate call by call, many times, on one operand set;
+each pair's ratio (SciPy's time ÷ coiter's) is kept, and the median ratio is reported with a
+bootstrap 95 % confidence interval, narrow enough to tell 1.00 from 0.97. Each peer goes
+first in every other pair. Both results are checked against each other first. One thread;
+matrices only."""
+import numpy as np
+
+import coiter as ct
+
+from .datasets import MatrixData
+from .kernels import KERNELS_BY_NAME, make_operands
+from .peers import CoiterPeer, ScipyPeer
+from .timing import time_call, time_once
+
+DEFAULT_KERNELS = ("spmv_csr",)
+WARMUP_PAIRS = 10
+BOOTSTRAP_SAMPLES = 2000
+
+
+def _same(coiter_result, scipy_result):
+    a = np.asarray(coiter_result.toarray() if hasattr(coiter_result, "toarray") else coiter_result)
+    b = np.asarray(scipy_result.toarray() if hasattr(scipy_result, "toarray") else scipy_result)
+    return a.shape == b.shape and np.allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+def compare(kernel, data, pairs, rng):
+    """The paired record of ``kernel`` on ``data``: both peers' median seconds, the median
+    ratio and its bootstrap interval."""
+    operands = make_operands(kernel, data, rng)
+    coiter, scipy = CoiterPeer(), ScipyPeer()
+    calls = {"coiter": coiter.prepare(kernel, operands), "scipy": scipy.prepare(kernel, operands)}
+    _, c = time_call(calls["coiter"])
+    _, s = time_call(calls["scipy"])
+    if not _same(coiter.comparable(c), scipy.comparable(s)):
+        raise AssertionError(f"{kernel.name} on {data.name}: coiter and SciPy disagree")
+    del c, s
+    for _ in range(WARMUP_PAIRS):
+        time_once(calls["coiter"])
+        time_once(calls["scipy"])
+    seconds = {"coiter": [], "scipy": []}
+    for pair in range(pairs):
+        # Each goes first in every other pair, so that what the first call leaves in the caches
+        # (or takes from them) favours neither.
+        for name in (("coiter", "scipy") if pair % 2 == 0 else ("scipy", "coiter")):
+            seconds[name].append(time_once(calls[name]))
+    ratios = np.array(seconds["scipy"]) / np.array(seconds["coiter"])
+    boot = np.median(rng.choice(ratios, (BOOTSTRAP_SAMPLES, len(ratios))), axis=1)
+    return {"kernel": kernel.name, "title": kernel.title, "data": data.name, "nnz": int(data.matrix.nnz),
+            "pairs": pairs, "coiter_s": float(np.median(seconds["coiter"])),
+            "scipy_s": float(np.median(seconds["scipy"])), "ratio": float(np.median(ratios)),
+            "ratio_low": float(np.percentile(boot, 2.5)), "ratio_high": float(np.percentile(boot, 97.5))}
+
+
+def measure(datasets, kernel_names, pairs, seed, log=print):
+    """Paired records for every matrix in ``datasets`` and kernel named (single thread)."""
+    previous = ct.get_num_threads()
+    ct.set_num_threads(1)
+    try:
+        records = []
+        for data in (d for d in datasets if isinstance(d, MatrixData)):
+            for name in kernel_names:
+                record = compare(KERNELS_BY_NAME[name], data, pairs, np.random.default_rng(seed))
+                log(f"  paired {name} on {data.name}: {record['ratio']:.3f}× "
+                    f"({record['ratio_low']:.3f}–{record['ratio_high']:.3f})")
+                records.append(record)
+        return records
+    finally:
+        ct.set_num_threads(previous)
+
+
+def markdown_lines(records):
+    if not records:
+        return []
+    lines = [f"| paired, 1 thread ({records[0]['pairs']} alternating calls each) | data | nonzeros | coiter "
+             "| scipy | SciPy ÷ coiter, median of pairs | 95 % interval |",
+             "|---|---|--:|--:|--:|--:|--:|"]
+    for r in records:
+        lines.append(f"| {r['title']} | {r['data']} | {r['nnz']:,} | {r['coiter_s'] * 1e3:.3g} ms "
+                     f"| {r['scipy_s'] * 1e3:.3g} ms | {r['ratio']:.3f}× "
+                     f"| {r['ratio_low']:.3f}–{r['ratio_high']:.3f} |")
+    return lines
