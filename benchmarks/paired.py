@@ -11,6 +11,7 @@ import numpy as np
 
 import coiter as ct
 
+from .checking import agree
 from .datasets import MatrixData
 from .kernels import KERNELS_BY_NAME, make_operands
 from .peers import CoiterPeer, ScipyPeer
@@ -21,12 +22,6 @@ WARMUP_PAIRS = 10
 BOOTSTRAP_SAMPLES = 2000
 
 
-def _same(coiter_result, scipy_result):
-    a = np.asarray(coiter_result.toarray() if hasattr(coiter_result, "toarray") else coiter_result)
-    b = np.asarray(scipy_result.toarray() if hasattr(scipy_result, "toarray") else scipy_result)
-    return a.shape == b.shape and np.allclose(a, b, rtol=1e-9, atol=1e-12)
-
-
 def compare(kernel, data, pairs, rng):
     """The paired record of ``kernel`` on ``data``: both peers' median seconds, the median
     ratio and its bootstrap interval."""
@@ -35,8 +30,10 @@ def compare(kernel, data, pairs, rng):
     calls = {"coiter": coiter.prepare(kernel, operands), "scipy": scipy.prepare(kernel, operands)}
     _, c = time_call(calls["coiter"])
     _, s = time_call(calls["scipy"])
-    if not _same(coiter.comparable(c), scipy.comparable(s)):
-        raise AssertionError(f"{kernel.name} on {data.name}: coiter and SciPy disagree")
+    same, error, detail = agree(scipy.comparable(s), coiter.comparable(c))
+    if not same:
+        raise AssertionError(f"{kernel.name} on {data.name}: coiter and SciPy disagree "
+                             f"(max error {error}) {detail}")
     del c, s
     for _ in range(WARMUP_PAIRS):
         time_once(calls["coiter"])

@@ -347,6 +347,25 @@ const T& as(const std::shared_ptr<const P>& node) {
   return static_cast<const T&>(*node);
 }
 
+// Calls visit(child) on each operand expression of `e` (a load's index, a binary's two sides,
+// a select's condition and branches, ...); nothing for literals, variables and thread values.
+template <typename Visit>
+void forEachChildExpr(const Expr& e, Visit&& visit) {
+  switch (e->kind) {
+    case ExprKind::Load: return visit(as<LoadNode>(e).index);
+    case ExprKind::Binary:
+      visit(as<BinaryNode>(e).a);
+      return visit(as<BinaryNode>(e).b);
+    case ExprKind::Unary: return visit(as<UnaryNode>(e).a);
+    case ExprKind::Cast: return visit(as<CastNode>(e).a);
+    case ExprKind::Select:
+      visit(as<SelectNode>(e).cond);
+      visit(as<SelectNode>(e).a);
+      return visit(as<SelectNode>(e).b);
+    default: return;
+  }
+}
+
 // Calls visit(child) on each statement directly inside `s`: a block's statements, a loop's
 // body, an if's branches (`otherwise` may be null); nothing for the other kinds. For analyses
 // that act on a few statement kinds and walk through the rest.

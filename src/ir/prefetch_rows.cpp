@@ -2,6 +2,7 @@
 // changes keeps its iterations, and only gains guarded loads and prefetches at its top.
 #include "ir/prefetch_rows.hpp"
 
+#include <algorithm>
 #include <map>
 #include <unordered_set>
 #include <vector>
@@ -87,40 +88,20 @@ bool mayExit(const Stmt& s) {
 }
 
 bool readsLoad(const Expr& e) {
-  switch (e->kind) {
-    case ExprKind::Load: return true;
-    case ExprKind::Binary: return readsLoad(as<BinaryNode>(e).a) || readsLoad(as<BinaryNode>(e).b);
-    case ExprKind::Unary: return readsLoad(as<UnaryNode>(e).a);
-    case ExprKind::Cast: return readsLoad(as<CastNode>(e).a);
-    case ExprKind::Select:
-      return readsLoad(as<SelectNode>(e).cond) || readsLoad(as<SelectNode>(e).a) || readsLoad(as<SelectNode>(e).b);
-    default: return false;
-  }
+  bool reads = e->kind == ExprKind::Load;
+  forEachChildExpr(e, [&](const Expr& child) { reads = reads || readsLoad(child); });
+  return reads;
 }
 
 // Buffers loaded at exactly index `q` anywhere in `s`.
 void rowArrays(const Stmt& s, const VarNode* q, std::vector<Var>& out);
 void rowArrays(const Expr& e, const VarNode* q, std::vector<Var>& out) {
-  switch (e->kind) {
-    case ExprKind::Load: {
-      const auto& l = as<LoadNode>(e);
-      bool atQ = l.index->kind == ExprKind::VarRef && as<VarRefNode>(l.index).var.get() == q;
-      bool known = false;
-      for (const Var& v : out) known = known || v == l.buffer;
-      if (atQ && !known) out.push_back(l.buffer);
-      return rowArrays(l.index, q, out);
-    }
-    case ExprKind::Binary:
-      rowArrays(as<BinaryNode>(e).a, q, out);
-      return rowArrays(as<BinaryNode>(e).b, q, out);
-    case ExprKind::Unary: return rowArrays(as<UnaryNode>(e).a, q, out);
-    case ExprKind::Cast: return rowArrays(as<CastNode>(e).a, q, out);
-    case ExprKind::Select:
-      rowArrays(as<SelectNode>(e).cond, q, out);
-      rowArrays(as<SelectNode>(e).a, q, out);
-      return rowArrays(as<SelectNode>(e).b, q, out);
-    default: return;
+  if (e->kind == ExprKind::Load) {
+    const auto& l = as<LoadNode>(e);
+    bool atQ = l.index->kind == ExprKind::VarRef && as<VarRefNode>(l.index).var.get() == q;
+    if (atQ && std::find(out.begin(), out.end(), l.buffer) == out.end()) out.push_back(l.buffer);
   }
+  forEachChildExpr(e, [&](const Expr& child) { rowArrays(child, q, out); });
 }
 void rowArrays(const Stmt& s, const VarNode* q, std::vector<Var>& out) {
   if (!s) return;
@@ -139,10 +120,15 @@ void rowArrays(const Stmt& s, const VarNode* q, std::vector<Var>& out) {
   forEachChildStmt(s, [&](const Stmt& child) { rowArrays(child, q, out); });
 }
 
-// The prefetches for loop `f`, or null when its body does not start an inner loop at a row
-// chosen by a coordinate loaded at f's position. `end` holds f's end.
-Stmt prefetchesFor(const ForNode& f, const Var& end, const FreshName& fresh) {
-  if (f.schedule.kind == LoopKind::Vectorized || f.body->kind != StmtKind::Block || mayExit(f.body)) return nullptr;
+// The prefetches at the top of loop `f`'s body, which compare with `end`, a new variable
+// that is to hold f's end; prefetches null when f's body does not start an inner loop at a
+// row chosen by a coordinate loaded at f's position.
+struct Prefetches {
+  Stmt prefetches;
+  Var end;
+};
+Prefetches prefetchesFor(const ForNode& f, const FreshName& fresh) {
+  if (f.schedule.kind == LoopKind::Vectorized || f.body->kind != StmtKind::Block || mayExit(f.body)) return {};
   // Only declarations may come before the inner loop: every later iteration runs them too,
   // so their loads at p + d are as valid as at p. Each is kept inlined in terms of f's
   // variable and variables the loop does not change.
@@ -150,21 +136,21 @@ Stmt prefetchesFor(const ForNode& f, const Var& end, const FreshName& fresh) {
   for (const Stmt& s : as<BlockNode>(f.body).stmts) {
     if (s->kind == StmtKind::Declare) {
       const auto& d = as<DeclareNode>(s);
-      if (!d.init || d.var->type.pointer) return nullptr;
+      if (!d.init || d.var->type.pointer) return {};
       defs[d.var.get()] = substitute(d.init, defs, {});
       continue;
     }
-    if (s->kind != StmtKind::For) return nullptr;
+    if (s->kind != StmtKind::For) return {};
     const auto& inner = as<ForNode>(s);
     // Its start: pos[x], with x read through a load that depends on f's position.
     Expr start = inner.begin->kind == ExprKind::Cast ? as<CastNode>(inner.begin).a : inner.begin;
-    if (start->kind != ExprKind::Load) return nullptr;
+    if (start->kind != ExprKind::Load) return {};
     const auto& rowStart = as<LoadNode>(start);
     Expr row = substitute(rowStart.index, defs, {});
-    if (!readsLoad(row)) return nullptr;
+    if (!readsLoad(row)) return {};
     std::vector<Var> arrays;
     rowArrays(inner.body, inner.var.get(), arrays);
-    if (arrays.empty()) return nullptr;
+    if (arrays.empty()) return {};
     // x at iteration p + delta; nothing the loop writes may be read (but f's variable).
     VarSet unknown;
     collectWritten(f.body, unknown);
@@ -175,15 +161,17 @@ Stmt prefetchesFor(const ForNode& f, const Var& end, const FreshName& fresh) {
     Expr farRow = substitute(row, {{f.var.get(), ahead(2 * kPrefetchDistance)}}, unknown);
     // pos itself is read ahead (a load, not a prefetch): it must be an array the loop does
     // not store into or grow.
-    if (!nearRow || !farRow || unknown.count(rowStart.buffer.get())) return nullptr;
+    if (!nearRow || !farRow || unknown.count(rowStart.buffer.get())) return {};
+    Var end = makeVar(fresh(f.var->name + "_end"), f.end->type);
     auto within = [&](int64_t delta) { return binary(BinaryOp::Lt, ahead(delta), ir::ref(end)); };
     Var first = makeVar(fresh(inner.var->name + "_ahead"), inner.var->type);
     std::vector<Stmt> rowElements{declare(first, cast(inner.var->type, load(rowStart.buffer, nearRow)))};
     for (const Var& a : arrays) rowElements.push_back(prefetch(a, ir::ref(first)));
-    return block({ifThen(within(kPrefetchDistance), block(std::move(rowElements))),
-                  ifThen(within(2 * kPrefetchDistance), prefetch(rowStart.buffer, farRow))});
+    return {block({ifThen(within(kPrefetchDistance), block(std::move(rowElements))),
+                   ifThen(within(2 * kPrefetchDistance), prefetch(rowStart.buffer, farRow))}),
+            end};
   }
-  return nullptr;
+  return {};
 }
 
 }  // namespace
@@ -200,10 +188,9 @@ Stmt prefetchIndirectRows(const Stmt& s, const FreshName& fresh) {
     case StmtKind::For: {
       const auto& f = as<ForNode>(s);
       auto loop = std::make_shared<ForNode>(f.var, f.begin, f.end, recurse(f.body), f.schedule);
-      // The loop's end, in a variable the prefetches compare with (the IR evaluates it once).
-      Var end = makeVar(fresh(f.var->name + "_end"), f.end->type);
-      Stmt prefetches = prefetchesFor(*loop, end, fresh);
+      auto [prefetches, end] = prefetchesFor(*loop, fresh);
       if (!prefetches) return loop;
+      // The loop's end, in the variable the prefetches compare with (the IR evaluates it once).
       return block({declare(end, f.end),
                     forLoop(f.var, f.begin, ir::ref(end), block({prefetches, loop->body}), f.schedule)});
     }
