@@ -22,22 +22,9 @@ class FreeVariables {
   }
 
   void expr(const Expr& e) {
-    switch (e->kind) {
-      case ExprKind::Literal: case ExprKind::ThreadId: case ExprKind::NumThreads: return;
-      case ExprKind::VarRef: return use(as<VarRefNode>(e).var);
-      case ExprKind::Load:
-        use(as<LoadNode>(e).buffer);
-        return expr(as<LoadNode>(e).index);
-      case ExprKind::Binary:
-        expr(as<BinaryNode>(e).a);
-        return expr(as<BinaryNode>(e).b);
-      case ExprKind::Unary: return expr(as<UnaryNode>(e).a);
-      case ExprKind::Cast: return expr(as<CastNode>(e).a);
-      case ExprKind::Select:
-        expr(as<SelectNode>(e).cond);
-        expr(as<SelectNode>(e).a);
-        return expr(as<SelectNode>(e).b);
-    }
+    if (e->kind == ExprKind::VarRef) use(as<VarRefNode>(e).var);
+    if (e->kind == ExprKind::Load) use(as<LoadNode>(e).buffer);
+    forEachChildExpr(e, [this](const Expr& child) { expr(child); });
   }
 
   void stmt(const Stmt& s) {
