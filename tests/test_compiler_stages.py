@@ -135,6 +135,23 @@ def test_csr_spmv_is_two_for_loops():
 
 
 @pytest.mark.skipif(not ct._core.with_llvm, reason="this build has no LLVM engine")
+def test_coordinates_are_checked_where_they_are_loaded():
+    # Each coordinate a kernel loads from an operand is clamped into its dimension and
+    # recorded in a flag (ir/guard_coordinates.hpp); the flag of a parallel body is reported
+    # as the body ends, the function's before it returns.
+    src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}).source("c")
+    assert ("invalid_coordinate_0 = invalid_coordinate_0 || (uint64_t)(int64_t)A2_crd[pA2] >= "
+            "(uint64_t)A_dim1;") in src
+    assert "int64_t j = (int64_t)((uint64_t)(int64_t)A2_crd[pA2] >= (uint64_t)A_dim1 ? 0 : A2_crd[pA2]);" in src
+    assert src.count("coordinate_violations[0] += 1;") == 2
+    # Hashed levels store empty buckets as -1: their coordinates lie in [-1, extent).
+    src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "dh", "x": "d", "y": "d"}).source("c")
+    assert "(uint64_t)((int64_t)A2_crd[pA2] + 1) >= (uint64_t)(A_dim1 + 1) ? -1 : A2_crd[pA2]" in src
+    # Kernels that load no coordinate have no flag.
+    src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "dense", "x": "d", "y": "d"}).source("c")
+    assert "invalid_coordinate" not in src and "coordinate_violations" not in src
+
+
 def test_llvm_engine_vectorizes_sums_into_scalar_accumulators():
     # The row's sum may be reassociated (API.md: a result may differ by floating-point reassociation), so
     # the loop adds into several vector accumulators instead of one chain of scalar adds.
@@ -148,8 +165,10 @@ def test_llvm_engine_vectorizes_sums_into_scalar_accumulators():
 
 def test_spgemm_prefetches_the_rows_of_b_its_loop_over_a_reaches_next():
     src = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"}).source("c")
-    # The row of B four entries of A ahead, and that row's start eight ahead.
-    assert "int64_t pB2_ahead = (int64_t)B2_pos[(int64_t)A2_crd[pA2 + 4]];" in src
+    # The row of B four entries of A ahead (its start read through A's coordinate, checked
+    # like every coordinate a kernel loads), and that row's start eight ahead.
+    assert ("int64_t pB2_ahead = (int64_t)B2_pos[(int64_t)((uint64_t)(int64_t)A2_crd[pA2 + 4] >= "
+            "(uint64_t)A_dim1 ? 0 : A2_crd[pA2 + 4])];") in src
     assert "__builtin_prefetch(&B2_crd[pB2_ahead]);" in src and "__builtin_prefetch(&B_vals[pB2_ahead]);" in src
     assert "__builtin_prefetch(&B2_pos[(int64_t)A2_crd[pA2 + 8]]);" in src
     # Only while the entries ahead are in A's row.
@@ -247,7 +266,9 @@ def test_coo_spmv_is_a_single_loop():
     # its own copy of y, and the other two loops add the copies up after it.
     assert loops(src) == (3, 0)
     assert re.search(r"for \(int64_t pA1 = .*A1_pos\[0\]; pA1 < .*A1_pos\[1\]; pA1\+\+\) \{\n"
-                     r"    int64_t i = \(int64_t\)A1_crd\[pA1\];", src)
+                     r"    bool invalid_coordinate_0 = false;\n"
+                     r"    invalid_coordinate_0 = invalid_coordinate_0 \|\| .*A1_crd\[pA1\] >= \(uint64_t\)A_dim0;\n"
+                     r"    int64_t i = .*A1_crd\[pA1\].*;", src)
     assert re.search(r"for \(int64_t q = 0; q < y_size; q\+\+\) \{\n\s+for \(int64_t thread = 0; thread < nthreads", src)
 
 

@@ -60,7 +60,8 @@ def _core_expr(expr, var_of):
 
 
 def as_tensor(value, name=None):
-    """``value`` if it is a coiter tensor, else ``ct.asarray(value, name=name)``."""
+    """``value`` if it is a coiter tensor, else ``ct.asarray(value, name=name)``: an operand
+    of the kernel call being made (nothing runs between this and the call)."""
     if isinstance(value, Tensor):
         return value
     if type(value) is np.ndarray:
@@ -69,7 +70,7 @@ def as_tensor(value, name=None):
         except SignatureError:
             pass  # it needs converting: asarray does it, or says why it cannot
     elif isinstance(value, SCIPY_COMPRESSED):
-        return from_scipy(value, name=name)  # what asarray calls (it reads canonical ones in place)
+        return from_scipy(value, name=name, for_kernel_call=True)  # what asarray calls
     from .creation import asarray
     return asarray(value, name=name)
 

@@ -60,11 +60,15 @@ def _wrap_compressed(matrix, fmt, dtype, name):
     return Tensor(storage, name)
 
 
-def from_scipy(matrix, format=None, dtype=None, copy=None, name=None):
-    """A tensor holding a SciPy sparse array or matrix (see :func:`coiter.asarray`)."""
+def from_scipy(matrix, format=None, dtype=None, copy=None, name=None, for_kernel_call=False):
+    """A tensor holding a SciPy sparse array or matrix (see :func:`coiter.asarray`).
+
+    ``for_kernel_call``: the tensor is an operand of the kernel call being made, and nothing
+    can change its arrays before it starts, so the call need not check them again.
+    """
     if format is dtype is copy is None and isinstance(matrix, SCIPY_COMPRESSED):
         try:  # canonical CSR/CSC as it is: read in place without the Python below
-            return Tensor(_core.wrap_scipy(matrix), name)
+            return Tensor(_core.wrap_scipy(matrix, for_kernel_call), name)
         except SignatureError:
             pass  # it needs converting
     dtype = value_dtype(matrix.dtype if dtype is None else dtype, name or "scipy input")

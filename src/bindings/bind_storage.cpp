@@ -108,7 +108,9 @@ std::shared_ptr<TensorStorage> wrapDense(const py::array& a, const std::optional
 // here). SignatureError when the matrix needs a conversion (another SciPy format,
 // non-canonical indices, mixed index widths, a dtype coiter does not store), so that the
 // caller takes the general path, which converts it or explains why it cannot.
-std::shared_ptr<TensorStorage> wrapScipy(const py::object& matrix) {
+// `forKernelCall`: the tensor goes straight into a kernel call, with no user code in between
+// to change the arrays, so that call need not check the structure again.
+std::shared_ptr<TensorStorage> wrapScipy(const py::object& matrix, bool forKernelCall) {
   static const Format csr = Format::named("csr", 2);
   static const Format csc = Format::named("csc", 2);
   // Attribute names made once (attr("...") would make a Python string per lookup), and never
@@ -120,7 +122,6 @@ std::shared_ptr<TensorStorage> wrapScipy(const py::object& matrix) {
   static const Names* const names = new Names();
   const std::string kind = py::str(matrix.attr(names->format));
   if (kind != "csr" && kind != "csc") throw SignatureError("a SciPy " + kind + " matrix needs converting");
-  if (!matrix.attr(names->canonical).cast<bool>()) throw SignatureError("the matrix's indices are not canonical");
   py::array pos = matrix.attr(names->indptr), crd = matrix.attr(names->indices), data = matrix.attr(names->data);
   auto inPlace = [](const py::array& a) { return a.ndim() == 1 && (a.flags() & py::array::c_style) && isNative(a); };
   if (!inPlace(pos) || !inPlace(crd) || !inPlace(data)) throw SignatureError("the matrix's arrays need converting");
@@ -138,9 +139,17 @@ std::shared_ptr<TensorStorage> wrapScipy(const py::object& matrix) {
   levels[0].scalars["size"] = shape[kind == "csr" ? 0 : 1];
   levels[1].arrays["pos"] = borrowData(pos, pos.shape(0));
   levels[1].arrays["crd"] = borrowData(crd, crd.shape(0));
-  // Validated on first use, as from_arrays's tensors are (kernel calls validate operands).
-  return std::make_shared<TensorStorage>(kind == "csr" ? csr : csc, shape, valueType, indexType,
-                                         std::move(levels), borrowData(data, data.shape(0)));
+  auto storage = std::make_shared<TensorStorage>(kind == "csr" ? csr : csc, shape, valueType, indexType,
+                                                 std::move(levels), borrowData(data, data.shape(0)));
+  // SciPy's canonical flag vouches for order and uniqueness, as SciPy itself trusts it;
+  // kernels check coordinates as they load them, and conversions check their bounds. So a
+  // call costs a pass over indptr, not over indices (which would cost as much as SpMV).
+  // The structure is checked first: computing the flag, SciPy reads indices up to indptr[-1].
+  storage->markValid();
+  storage->checkStructure();
+  if (!matrix.attr(names->canonical).cast<bool>()) throw SignatureError("the matrix's indices are not canonical");
+  if (forKernelCall) storage->markStructureChecked();
+  return storage;
 }
 
 py::tuple entries(const TensorStorage& t) {
@@ -202,7 +211,7 @@ void bindStorage(py::module_& m) {
         "Packs coordinates (one array per mode) and values into a tensor of the given format.");
   m.def("wrap_dense", &wrapDense, py::arg("array"), py::arg("format") = py::none(),
         "A dense tensor reading the array in place; SignatureError if it needs converting.");
-  m.def("wrap_scipy", &wrapScipy, py::arg("matrix"),
+  m.def("wrap_scipy", &wrapScipy, py::arg("matrix"), py::arg("for_kernel_call") = false,
         "A CSR/CSC tensor reading a canonical SciPy csr/csc matrix in place; SignatureError if "
         "it needs converting.");
   m.def("from_arrays", &fromArrays, py::arg("format"), py::arg("shape"), py::arg("index_dtype"),

@@ -38,8 +38,7 @@ class SimdAnalysis {
       // Every read of the variable must be the left operand of its own update; any other read
       // would see one lane's partial result.
       if (r.updates != countAllRefs(r.var.get())) return std::nullopt;
-      text += std::string(" reduction(") + (r.op == BinaryOp::Add ? "+" : "*") + ":" +
-              r.var->name + ")";
+      text += std::string(" reduction(") + reductionOperator(r.op) + ":" + r.var->name + ")";
     }
     return text;
   }
@@ -51,11 +50,17 @@ class SimdAnalysis {
     int updates;
   };
 
-  // `value` is `v op e` with op + or *, and e does not read v.
+  static const char* reductionOperator(BinaryOp op) {
+    return op == BinaryOp::Add ? "+" : op == BinaryOp::Mul ? "*" : "||";
+  }
+
+  // `value` is `v op e` with op + or * (numbers) or || (a flag: guard_coordinates.hpp), and
+  // e does not read v.
   void reductionUpdate(const Var& v, const Expr& value) {
-    bool ok = value->kind == ExprKind::Binary && v->type.elem != DType::Bool;
+    bool ok = value->kind == ExprKind::Binary;
     const BinaryNode* b = ok ? &as<BinaryNode>(value) : nullptr;
-    ok = ok && (b->op == BinaryOp::Add || b->op == BinaryOp::Mul) &&
+    bool isFlag = v->type.elem == DType::Bool;
+    ok = ok && (isFlag ? b->op == BinaryOp::Or : b->op == BinaryOp::Add || b->op == BinaryOp::Mul) &&
          b->a->kind == ExprKind::VarRef && as<VarRefNode>(b->a).var == v &&
          countRefs(b->b, v.get()) == 0;
     if (!ok) {

@@ -27,6 +27,18 @@ struct LevelProperties {
   bool operator==(const LevelProperties& o) const;
 };
 
+// How much of a level's arrays validate() checks. Each scope includes the ones above it.
+//   Structure: array lengths and parameters, and positions (pos) non-decreasing within their
+//              arrays: O(parent positions). Enough for a compiled kernel to iterate the level
+//              without leaving its arrays, since kernels check every coordinate they load
+//              (ir/guard_coordinates.hpp). Checked on every kernel call.
+//   Bounds:    also every stored coordinate within its dimension: O(positions). Enough for
+//              code that uses coordinates as addresses (conversions). Checked on every
+//              conversion, so arrays changed after wrapping are caught there too.
+//   Full:      also the declared invariants results depend on (order, uniqueness, hashed
+//              entries reachable by probing). Checked once per tensor (TensorStorage::validate).
+enum class ValidationScope { Structure, Bounds, Full };
+
 struct LevelCapabilities {
   bool coordinateIterate = false;
   bool positionIterate = false;
@@ -142,9 +154,14 @@ class LevelType {
                     std::vector<int64_t>& out) const;
   // Number of positions of this level (sz_k) given the parent's; O(1), no array is scanned.
   virtual int64_t countPositions(const LevelStorage& s, int64_t parentCount) const = 0;
-  // Checks arrays that came from outside and returns the level's position count.
+  // Checks arrays that came from outside, as far as `scope` says, and returns the level's
+  // position count.
   virtual int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent,
-                           const std::string& where) const = 0;
+                           const std::string& where, ValidationScope scope) const = 0;
+  // The smallest coordinate the level's crd array may hold: 0, or -1 where unlabeled slots
+  // are stored as -1 (hashed buckets, non-compact singletons). Kernels that load coordinates
+  // check them against [smallestStoredCoordinate(), extent).
+  virtual int64_t smallestStoredCoordinate() const { return 0; }
 
  protected:
   explicit LevelType(LevelProperties defaults) : props_(defaults) {}

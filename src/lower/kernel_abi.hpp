@@ -57,6 +57,10 @@ struct KernelABI {
   // The (all-dense) result's every entry is stored once: its values need no zeroing.
   bool resultOverwritten = false;
   ChunkedAssembly chunks;
+  // Pointer slot of an int64 the caller zeroes before the call; the kernel sets it when an
+  // operand's coordinate lies outside its dimension (ir/guard_coordinates.hpp). -1: the
+  // kernel loads no operand coordinate.
+  int violationSlot = -1;
   int result() const { return static_cast<int>(tensors.size()) - 1; }
 };
 

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <functional>
 
+#include "ir/guard_coordinates.hpp"
 #include "ir/prefetch_rows.hpp"
 #include "lower/lowerer.hpp"
 #include "util/errors.hpp"
@@ -270,6 +271,20 @@ ir::Expr Lowerer::extentOf(const std::string& indexVar) const {
   return ir::ref(tensors_[tensor]->extents[mode]);
 }
 
+ir::CoordinateRanges Lowerer::operandCoordinateRanges() const {
+  ir::CoordinateRanges ranges;
+  for (const auto& t : tensors_) {
+    if (t.get() == result_.vars) continue;
+    const Format& format = t->tensor->format;
+    for (size_t k = 0; k < t->crd.size(); ++k) {
+      if (!t->crd[k]) continue;
+      ranges[t->crd[k].get()] = {format.levels()[k]->smallestStoredCoordinate(),
+                                 ir::ref(t->extents[format.modeOrder()[k]])};
+    }
+  }
+  return ranges;
+}
+
 LoweredKernel Lowerer::run() {
   declareTensors();
   planChunkedAssembly();
@@ -295,8 +310,15 @@ LoweredKernel Lowerer::run() {
     }
   }
   body.push_back(ret(kOk));
+  Var violations = makeVar(freshName("coordinate_violations"), pointerTo(DType::Int64));
+  ir::GuardedFunctionBody guarded = ir::guardCoordinates(block(std::move(body)), operandCoordinateRanges(), violations,
+                                                         [this](const std::string& base) { return freshName(base); });
+  if (guarded.guarded) {
+    params_.push_back(Param{violations, abi_.pointerSlots++, false});
+    abi_.violationSlot = params_.back().slot;
+  }
   LoweredKernel out;
-  out.function = Function{name_, params_, block(std::move(body))};
+  out.function = Function{name_, params_, guarded.body};
   out.abi = abi_;
   out.abi.resultOverwritten = overwriteResult_ && !overwriteBroken_;
   return out;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/guard_coordinates.hpp"
 #include "lattice/iteration_lattice.hpp"
 #include "lower/lower.hpp"
 #include "schedule/scheduled_statement.hpp"
@@ -106,6 +107,8 @@ class Lowerer {
   ir::Expr extentOf(const std::string& indexVar) const;
   ir::Expr blockSize() const;  // values per appended entry (dense levels below the groups)
   std::string freshName(const std::string& base);
+  // The coordinates each operand crd array may hold, for ir::guardCoordinates.
+  ir::CoordinateRanges operandCoordinateRanges() const;
 
   // lower_result_overwrite.cpp
   void planResultOverwrite();

@@ -38,6 +38,26 @@ void checkOperand(const notation::TensorVar& expected, const TensorStorage& give
   }
 }
 
+// Runs `check` of a tensor's arrays, naming the tensor in the error it raises.
+template <typename Check>
+void naming(const notation::TensorVar& tensor, Check&& check) {
+  try {
+    check();
+  } catch (const FormatError& e) {
+    throw FormatError("tensor " + tensor.name + ": " + e.what());
+  } catch (const ShapeError& e) {
+    throw ShapeError("tensor " + tensor.name + ": " + e.what());
+  }
+}
+
+// The kernel met an operand coordinate outside its dimension (ir/guard_coordinates.hpp): the
+// operands' bounds, re-checked, name the entry.
+[[noreturn]] void reportInvalidCoordinate(const KernelABI& abi,
+                                          const std::vector<std::shared_ptr<const TensorStorage>>& operands) {
+  for (size_t t = 0; t < operands.size(); ++t) naming(*abi.tensors[t], [&] { operands[t]->checkBounds(); });
+  throw FormatError("an operand's coordinate lies outside its dimension (its index arrays changed during the call)");
+}
+
 Buffer adopt(DType type, int64_t length, void* data) {
   return Buffer::borrow(type, length, data, std::shared_ptr<void>(data, ResultArrayDeleter{}));
 }
@@ -63,7 +83,7 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
   // Operands first: everything below reads their shapes and arrays.
   for (int t = 0; t < resultIndex; ++t) {
     checkOperand(*abi.tensors[t], *operands[t]);
-    operands[t]->validate();
+    naming(*abi.tensors[t], [&] { operands[t]->checkStructure(); });
   }
   std::vector<int64_t> derivedShape;
   const std::vector<int64_t>& shape = resultShapeGiven ? resultShape : derivedShape;
@@ -147,6 +167,7 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
         structure->indexType() != result.indexType) {
         throw SignatureError("out: its format, shape or index dtype differs from the kernel's result");
     }
+    naming(result, [&] { structure->checkStructure(); });
   }
   // Until the kernel takes them over, result arrays are freed if a later allocation fails.
   std::vector<std::unique_ptr<void, ResultArrayDeleter>> allocated;
@@ -181,6 +202,9 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
     const TensorStorage& s = *operands[a.tensor];
     pointers[a.slot] = a.level < 0 ? s.values().data() : s.levels()[a.level].array(a.array).data();
   }
+
+  int64_t violations = 0;
+  if (abi.violationSlot >= 0) pointers[abi.violationSlot] = &violations;
 
   for (auto& array : allocated) array.release();  // the kernel may reallocate them
   int32_t status = ir::kOk;
@@ -240,6 +264,7 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
     owned[n] = adopt(a.type, capacity, pointers[a.slot]);
     resultArrays[{a.level, a.array}] = &owned[n];
   }
+  if (violations != 0) reportInvalidCoordinate(abi, operands);
   if (status == ir::kOutOfMemory) throw std::bad_alloc();
   if (status == ir::kStructureMismatch) {
     throw FormatError("out: its structure is not the one these operands produce (their sparsity "

@@ -26,9 +26,7 @@ std::string TensorStorage::describeLevel(size_t k) const {
          " tensor";
 }
 
-void TensorStorage::validate() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (valid_) return;
+int64_t TensorStorage::checkLevels(ValidationScope scope) const {
   std::vector<int64_t> extents = format_.levelExtents(shape_);
   int64_t positions = 1;
   for (size_t k = 0; k < levels_.size(); ++k) {
@@ -42,7 +40,13 @@ void TensorStorage::validate() const {
       auto it = levels_[k].scalars.find("size");
       extent = it == levels_[k].scalars.end() ? 0 : it->second;
     }
-    positions = format_.levels()[k]->validate(levels_[k], positions, extent, describeLevel(k));
+    positions = format_.levels()[k]->validate(levels_[k], positions, extent, describeLevel(k), scope);
+    // Coordinates of a dimension of extent 0 cannot be stored (kernels clamp a bad coordinate
+    // to a valid one, and there is none); unlabeled slots (-1) can.
+    const LevelType& type = *format_.levels()[k];
+    if (extent == 0 && positions != 0 && levels_[k].arrays.count("crd") && type.smallestStoredCoordinate() == 0)
+      throw FormatError(describeLevel(k) + ": a dimension of extent 0 has " + std::to_string(positions) +
+                        " stored positions");
   }
   if (format_.name() == "dia") {  // range and offset levels must agree on the diagonals
     const Buffer& a = levels_[1].array("offset");
@@ -56,7 +60,31 @@ void TensorStorage::validate() const {
     throw ShapeError("value array has " + std::to_string(values_.length()) +
                      " entries but the format's last level has " + std::to_string(positions) +
                      " positions");
+  return positions;
+}
+
+void TensorStorage::validate() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (valid_) return;
+  checkLevels(ValidationScope::Full);
   valid_ = true;
+}
+
+void TensorStorage::checkStructure() const {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (structureChecked_) {
+      structureChecked_ = false;
+      return;
+    }
+  }
+  if (!isValid()) return validate();  // the first use checks everything
+  checkLevels(ValidationScope::Structure);
+}
+
+void TensorStorage::checkBounds() const {
+  if (!isValid()) return validate();
+  checkLevels(ValidationScope::Bounds);
 }
 
 int64_t TensorStorage::nnz() const {

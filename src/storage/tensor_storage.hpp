@@ -28,9 +28,20 @@ class TensorStorage {
   // Checks every array against the format (lengths, bounds, declared order and uniqueness)
   // once; later calls return at once. Storage built by coiter's packer is valid by
   // construction; storage wrapping outside arrays is checked before anything reads it.
+  // Arrays are NumPy memory a user may change after that check: what reads them again
+  // re-checks what it relies on (checkStructure, checkBounds), at every use.
   void validate() const;
+  // Valid without a full check: built by coiter, or its order vouched for by its source
+  // (SciPy's canonical-format flag); structure and bounds are still checked at each use.
   void markValid() const { valid_ = true; }
   bool isValid() const { return valid_; }
+  // ValidationScope::Structure at every call (O(parent positions)): lengths and positions.
+  // The first call after markStructureChecked() returns at once (the check just ran).
+  // Before the first validate() both run it instead, which checks everything.
+  void checkStructure() const;
+  void markStructureChecked() const { structureChecked_ = true; }
+  // ValidationScope::Bounds (O(positions)): also every coordinate within its dimension.
+  void checkBounds() const;
 
   // Number of stored entries (unlabeled slots of hashed, ELL and DIA levels excluded).
   int64_t nnz() const;
@@ -48,7 +59,10 @@ class TensorStorage {
   DType indexType_;
   std::vector<LevelStorage> levels_;
   Buffer values_;
+  // Checks `scope` of every level; returns the position count of the last level.
+  int64_t checkLevels(ValidationScope scope) const;
   mutable bool valid_ = false;
+  mutable bool structureChecked_ = false;
   mutable int64_t nnz_ = -1;
   mutable std::mutex mutex_;
 };

@@ -55,7 +55,7 @@ class DenseLevel final : public LevelType {
   }
 
   int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent,
-                   const std::string& where) const override {
+                   const std::string& where, ValidationScope) const override {
     int64_t n = checkedScalar(s, "size", where);
     if (n != extent)
       throw FormatError(where + ": dense size " + std::to_string(n) +

@@ -92,12 +92,14 @@ class HashedLevel final : public LevelType {
   }
 
   int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent,
-                   const std::string& where) const override {
+                   const std::string& where, ValidationScope scope) const override {
     int64_t w = checkedScalar(s, "size", where);
     if (w <= 0) throw FormatError(where + ": hashed bucket count must be positive");
     int64_t n = checkedProduct(parentCount, w, where);
     const Buffer& crd = checkedArray(s, "crd", n, where);
-    checkRange(crd, -1, extent, "crd", where);
+    if (scope == ValidationScope::Structure) return n;
+    checkRange(crd, smallestStoredCoordinate(), extent, "crd", where);
+    if (scope == ValidationScope::Bounds) return n;
     // Every stored coordinate must be reachable by probing from its home bucket.
     for (int64_t p = 0; p < parentCount; ++p)
       for (int64_t b = 0; b < w; ++b) {
@@ -111,6 +113,8 @@ class HashedLevel final : public LevelType {
       }
     return n;
   }
+
+  int64_t smallestStoredCoordinate() const override { return -1; }  // empty buckets
 
  protected:
   std::shared_ptr<LevelType> clone() const override { return std::make_shared<HashedLevel>(*this); }

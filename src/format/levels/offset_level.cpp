@@ -59,7 +59,7 @@ class OffsetLevel final : public LevelType {
   }
 
   int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t,
-                   const std::string& where) const override {
+                   const std::string& where, ValidationScope) const override {
     int64_t rows = checkedScalar(s, "rows", where);
     if (rows < 0 || (rows == 0 ? parentCount != 0 : parentCount % rows != 0))
       throw FormatError(where + ": an offset level must sit under a range level");

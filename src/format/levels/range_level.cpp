@@ -60,7 +60,7 @@ class RangeLevel final : public LevelType {
   }
 
   int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent,
-                   const std::string& where) const override {
+                   const std::string& where, ValidationScope) const override {
     int64_t rows = checkedScalar(s, "rows", where), cols = checkedScalar(s, "cols", where);
     if (rows != extent)
       throw FormatError(where + ": range rows " + std::to_string(rows) +

@@ -74,11 +74,13 @@ class SingletonLevel final : public LevelType {
   }
 
   int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent,
-                   const std::string& where) const override {
+                   const std::string& where, ValidationScope scope) const override {
     const Buffer& crd = checkedArray(s, "crd", parentCount, where);
-    checkRange(crd, props_.compact ? 0 : -1, extent, "crd", where);
+    if (scope != ValidationScope::Structure) checkRange(crd, smallestStoredCoordinate(), extent, "crd", where);
     return parentCount;
   }
+
+  int64_t smallestStoredCoordinate() const override { return props_.compact ? 0 : -1; }
 
  protected:
   std::shared_ptr<LevelType> clone() const override {

@@ -1,0 +1,192 @@
+// See guard_coordinates.hpp.
+#include "ir/guard_coordinates.hpp"
+
+#include <vector>
+
+#include "util/errors.hpp"
+
+namespace coiter::ir {
+namespace {
+
+class CoordinateGuard {
+ public:
+  CoordinateGuard(const CoordinateRanges& ranges, Var violations, const FreshName& fresh)
+      : ranges_(ranges), violations_(std::move(violations)), fresh_(fresh) {}
+
+  GuardedFunctionBody run(const Stmt& body) {
+    Var flag = newFlag();
+    Stmt guarded = stmt(body, flag, /*topLevel=*/true);
+    if (!guarded_) return {body, false};
+    return {block({declare(flag, boolLit(false)), guarded}), true};
+  }
+
+ private:
+  Var newFlag() { return makeVar(fresh_("invalid_coordinate"), scalar(DType::Bool)); }
+
+  // Whether the coordinate `loaded` (a load from a guarded array) lies outside its range.
+  Expr outside(const Expr& loaded, const CoordinateRange& range) const {
+    const Type i64 = scalar(DType::Int64), u64 = scalar(DType::UInt64);
+    Expr c = cast(i64, loaded), extent = range.extent;
+    if (range.lo != 0) {  // shifted to start at 0 (hashed: + 1)
+      c = binary(BinaryOp::Add, c, intLit(-range.lo));
+      extent = binary(BinaryOp::Add, extent, intLit(-range.lo));
+    }
+    return binary(BinaryOp::Ge, cast(u64, c), cast(u64, extent));
+  }
+
+  // `e` with every guarded load clamped; each such load is added to `loads`.
+  Expr expr(const Expr& e, std::vector<std::pair<Expr, const CoordinateRange*>>& loads) {
+    auto sub = [&](const Expr& x) { return expr(x, loads); };
+    switch (e->kind) {
+      case ExprKind::Load: {
+        const auto& l = as<LoadNode>(e);
+        Expr index = sub(l.index);
+        Expr loaded = index == l.index ? e : load(l.buffer, index);
+        auto range = ranges_.find(l.buffer.get());
+        if (range == ranges_.end()) return loaded;
+        guarded_ = true;
+        loads.emplace_back(loaded, &range->second);
+        return select(outside(loaded, range->second), lit(loaded->type, range->second.lo), loaded);
+      }
+      case ExprKind::Binary: {
+        const auto& b = as<BinaryNode>(e);
+        Expr x = sub(b.a), y = sub(b.b);
+        return x == b.a && y == b.b ? e : std::make_shared<BinaryNode>(b.op, b.type, x, y);
+      }
+      case ExprKind::Unary: {
+        const auto& u = as<UnaryNode>(e);
+        Expr x = sub(u.a);
+        return x == u.a ? e : std::make_shared<UnaryNode>(u.op, x);
+      }
+      case ExprKind::Cast: {
+        Expr x = sub(as<CastNode>(e).a);
+        return x == as<CastNode>(e).a ? e : cast(e->type, x);
+      }
+      case ExprKind::Select: {
+        const auto& s = as<SelectNode>(e);
+        Expr c = sub(s.cond), x = sub(s.a), y = sub(s.b);
+        return c == s.cond && x == s.a && y == s.b ? e : select(c, x, y);
+      }
+      default: return e;
+    }
+  }
+
+  // A while condition is evaluated at every iteration, where no statement can record a
+  // flag: its loads of coordinates must only be compared, never used as an address.
+  void checkOnlyCompared(const Expr& e, bool asAddress) const {
+    if (e->kind == ExprKind::Load) {
+      const auto& l = as<LoadNode>(e);
+      if (asAddress && ranges_.count(l.buffer.get()))
+        throw CompileError("lowering: a coordinate loaded from " + l.buffer->name +
+                           " in a while condition is used as an address without a check");
+      return checkOnlyCompared(l.index, true);
+    }
+    forEachChildExpr(e, [&](const Expr& child) { checkOnlyCompared(child, asAddress); });
+  }
+
+  // Rewrites `s`: statements that load coordinates get them clamped and are preceded by the
+  // flag updates. `flag` is the innermost region's flag.
+  Stmt stmt(const Stmt& s, const Var& flag, bool topLevel) {
+    if (!s) return s;
+    std::vector<std::pair<Expr, const CoordinateRange*>> loads;
+    auto sub = [&](const Expr& x) { return x ? expr(x, loads) : x; };
+    auto withFlagUpdates = [&](Stmt rewritten) {
+      if (loads.empty()) return rewritten;
+      std::vector<Stmt> out;
+      for (const auto& [loaded, range] : loads)
+        out.push_back(assign(flag, binary(BinaryOp::Or, ir::ref(flag), outside(loaded, *range))));
+      out.push_back(std::move(rewritten));
+      return block(std::move(out));
+    };
+    switch (s->kind) {
+      case StmtKind::Block: {
+        std::vector<Stmt> stmts;
+        for (const Stmt& x : as<BlockNode>(s).stmts) stmts.push_back(stmt(x, flag, topLevel));
+        return block(std::move(stmts));
+      }
+      case StmtKind::Declare: {
+        const auto& d = as<DeclareNode>(s);
+        return withFlagUpdates(declare(d.var, sub(d.init)));
+      }
+      case StmtKind::Assign: {
+        const auto& a = as<AssignNode>(s);
+        return withFlagUpdates(assign(a.var, sub(a.value)));
+      }
+      case StmtKind::Store: {
+        const auto& n = as<StoreNode>(s);
+        Expr index = sub(n.index);
+        return withFlagUpdates(store(n.buffer, index, sub(n.value)));
+      }
+      case StmtKind::AtomicUpdate: {
+        const auto& n = as<AtomicUpdateNode>(s);
+        Expr index = sub(n.index);
+        return withFlagUpdates(atomicUpdate(n.op, n.buffer, index, sub(n.value)));
+      }
+      case StmtKind::Call: {
+        const auto& n = as<CallNode>(s);
+        std::vector<Expr> args;
+        for (const Expr& a : n.args) args.push_back(sub(a));
+        return withFlagUpdates(call(n.function, std::move(args)));
+      }
+      case StmtKind::Allocate: {
+        const auto& n = as<AllocateNode>(s);
+        return withFlagUpdates(allocate(n.buffer, sub(n.count), n.zero));
+      }
+      case StmtKind::Grow: {
+        const auto& n = as<GrowNode>(s);
+        return withFlagUpdates(grow(n.buffer, n.capacity, sub(n.needed)));
+      }
+      case StmtKind::If: {
+        const auto& n = as<IfNode>(s);
+        Expr cond = sub(n.cond);
+        return withFlagUpdates(ifThen(cond, stmt(n.then, flag, topLevel), stmt(n.otherwise, flag, topLevel)));
+      }
+      case StmtKind::While: {
+        const auto& n = as<WhileNode>(s);
+        checkOnlyCompared(n.cond, false);
+        return whileLoop(n.cond, stmt(n.body, flag, topLevel));
+      }
+      case StmtKind::For: {
+        const auto& n = as<ForNode>(s);
+        Expr begin = sub(n.begin), end = sub(n.end);
+        if (n.schedule.kind != LoopKind::Parallel)
+          return withFlagUpdates(forLoop(n.var, begin, end, stmt(n.body, flag, topLevel), n.schedule));
+        // A parallel body has a flag of its own, reported as the body ends.
+        Var own = newFlag();
+        bool guardedBefore = guarded_;
+        guarded_ = false;
+        Stmt body = stmt(n.body, own, /*topLevel=*/false);
+        bool guardsBody = guarded_;
+        guarded_ = guarded_ || guardedBefore;
+        if (guardsBody) {
+          body = block({declare(own, boolLit(false)), body,
+                        ifThen(ir::ref(own), atomicUpdate(BinaryOp::Add, violations_, intLit(0), intLit(1)))});
+        }
+        return withFlagUpdates(forLoop(n.var, begin, end, body, n.schedule));
+      }
+      case StmtKind::Return:
+        if (!topLevel) throw CompileError("lowering: a return inside a parallel loop");
+        // (Atomic: chunks of one call run the function on several threads at once.)
+        return block({ifThen(ir::ref(flag), atomicUpdate(BinaryOp::Add, violations_, intLit(0), intLit(1))), s});
+      case StmtKind::Prefetch:  // never faults, whatever its index
+      case StmtKind::Break: case StmtKind::Comment: case StmtKind::Free:
+        return s;
+    }
+    return s;
+  }
+
+  const CoordinateRanges& ranges_;
+  Var violations_;
+  const FreshName& fresh_;
+  bool guarded_ = false;
+};
+
+}  // namespace
+
+GuardedFunctionBody guardCoordinates(const Stmt& body, const CoordinateRanges& ranges, const Var& violations,
+                                     const FreshName& fresh) {
+  if (ranges.empty()) return {body, false};
+  return CoordinateGuard(ranges, violations, fresh).run(body);
+}
+
+}  // namespace coiter::ir

@@ -1,0 +1,53 @@
+// Coordinates loaded from operands are checked where they are loaded.
+//
+// An operand's index arrays are NumPy memory: a user may change them after coiter checked
+// them, and SciPy operands are passed on every call without a scan of their coordinates
+// (that scan would cost as much as SpMV itself). A coordinate is used as an address (x[j],
+// a dense result row, a workspace slot), so a kernel must not trust it. guardCoordinates
+// rewrites every load from a guarded crd array into
+//
+//     select(outside(c), lo, c)      with outside(c) = (uint64)(c - lo) >= (uint64)(extent - lo)
+//
+// and records `invalid |= outside(c)` in a local flag just before the statement that loads
+// it. The clamp keeps every address within its array whatever the coordinate holds; the flag
+// makes the kernel report the bad coordinate instead of returning a wrong result. Both are
+// branch-free, so loops still vectorize (the flag is an or-reduction); a loop pays two
+// compares and a select per coordinate, against a memory pass over crd for a separate check.
+//
+// The flag lives in the function's top scope and, inside a parallel loop, in the loop's body
+// (whose iterations may not assign variables declared outside it). A parallel body whose flag
+// is set adds 1 to violations[0] (atomically) as it ends; the function does the same before
+// each Return when its own flag is set. The caller zeroes violations[0] before the call and
+// reports the operands (their arrays re-checked to name the bad entry) when it is not zero.
+//
+// Positions (pos arrays) are not rewritten: the caller checks them before every call
+// (ValidationScope::Structure, O(rows)), which bounds every loop over positions.
+//
+// Loads in a while loop's condition are only compared (a run of equal coordinates), so they
+// are left as they are; one used there as an address is a lowering bug and throws.
+#pragma once
+#include <map>
+
+#include "ir/ir.hpp"
+#include "ir/prefetch_rows.hpp"
+
+namespace coiter::ir {
+
+// The coordinates a crd array may hold: [lo, extent).
+struct CoordinateRange {
+  int64_t lo = 0;  // 0, or -1 where the level stores unlabeled slots as -1
+  Expr extent;     // Int64
+};
+using CoordinateRanges = std::map<const VarNode*, CoordinateRange>;
+
+struct GuardedFunctionBody {
+  Stmt body;
+  bool guarded = false;  // some load was rewritten (the kernel needs `violations`)
+};
+
+// `body` is a whole function body (its Returns flush the top-level flag); `violations` a
+// pointer to Int64, a parameter the caller adds when `guarded`.
+GuardedFunctionBody guardCoordinates(const Stmt& body, const CoordinateRanges& ranges, const Var& violations,
+                                     const FreshName& fresh);
+
+}  // namespace coiter::ir

@@ -1,0 +1,181 @@
+"""Operands whose arrays lie, or were changed after coiter checked them, give a typed error
+and leave the process usable (API.md §4, §7): never a crash, never a read out of bounds.
+
+Each scenario runs in a child process, since a failure here is a crash of the interpreter.
+A child runs every case of one scenario in turn, printing one line per case; the test reads
+the lines back, so a crash names the case that caused it.
+"""
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+# Runs in the child: CASES is a list of (name, code) pairs; each code raises or prints.
+CHILD = """
+import numpy as np, scipy.sparse as sp, coiter as ct
+ENGINE = {engine!r}
+M0 = sp.random_array((50, 40), density=0.2, format="csr", random_state=0)
+x = np.arange(40, dtype=np.float64)
+i, j = ct.indices("i j")
+
+def fresh(fmt):
+    \"\"\"A tensor of M0 in `fmt`, used once (so checked), and its SciPy twin.\"\"\"
+    M = M0.copy()
+    T = ct.asarray(M, format=fmt, name="A")
+    ct.evaluate("y(i) = A(i,j) * x(j)", A=T, x=x, engine=ENGINE).to_numpy()
+    return M, T
+
+def index_arrays(T):
+    \"\"\"(pos arrays, crd arrays) of T's levels, outermost first.\"\"\"
+    pos = [l.pos for l in T.levels if hasattr(l, "pos")]
+    crd = [l.crd for l in T.levels if hasattr(l, "crd")]
+    return pos, crd
+
+for name, code in CASES:
+    try:
+        exec(code)
+        print(f"{{name}}: no error", flush=True)
+    except ct.CoiterError as e:
+        print(f"{{name}}: {{type(e).__name__}}: {{e}}", flush=True)
+    except Exception as e:
+        print(f"{{name}}: untyped {{type(e).__name__}}: {{e}}", flush=True)
+
+# Still usable: a correct result after all that.
+M = M0.copy()
+np.testing.assert_allclose(ct.evaluate("y(i) = A(i,j) * x(j)", A=M, x=x, engine=ENGINE).to_numpy(), M @ x)
+print("usable", flush=True)
+"""
+
+
+def run_cases(cases, engine="llvm", timeout=240):
+    source = f"CASES = {cases!r}\n" + textwrap.dedent(CHILD.format(engine=engine))
+    r = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=timeout)
+    lines = dict(line.split(": ", 1) for line in r.stdout.splitlines() if ": " in line)
+    done = [name for name, _ in cases if name in lines]
+    assert r.returncode == 0, (f"child died (status {r.returncode}) after {done[-1:] or 'no case'}: "
+                               f"{r.stderr[-2000:]}")
+    assert "usable" in r.stdout
+    return lines
+
+
+USES = {
+    "spmv": 'ct.evaluate("y(i) = A(i,j) * x(j)", A=T, x=x, engine=ENGINE).to_numpy()',
+    "spgemm": 'ct.evaluate("C(i,j) = A(i,k) * B(k,j)", A=T, B=ct.asarray(M0.T.tocsr(), format=FMT), engine=ENGINE).to_numpy()',
+    "add_scipy": 'ct.evaluate("C(i,j) = A(i,j) + B(i,j)", A=T, B=M0, engine=ENGINE).to_numpy()',
+    "multiply": 'ct.evaluate("C(i,j) = A(i,j) * B(i,j)", A=T, B=M0, engine=ENGINE).to_numpy()',
+    "einsum": 'ct.einsum("ij,j->i", T, x).to_numpy()',
+    "kernel": ('ct.compile("y(i) = A(i,j) * x(j)", formats={"A": FMT, "x": "d", "y": "d"}, engine=ENGINE)'
+               '(A=T, x=x)'),
+    "lazy": "y = ct.zeros((50,), 'dense'); y[i] = T[i, j] * ct.asarray(x)[j]; np.asarray(y)",
+    "to_numpy": "T.to_numpy()",
+    "asformat": "T.asformat('csc').to_numpy()",
+    "coords": "T.coords()",
+    "element": "T[3, 4]",
+}
+
+MUTATIONS = {
+    "crd_huge": "index_arrays(T)[1][-1][3] = 10**9",
+    "crd_negative": "index_arrays(T)[1][-1][3] = -2",
+    "crd_int32_max": "index_arrays(T)[1][-1][3] = 2**31 - 1",
+    "crd_extent": "index_arrays(T)[1][-1][3] = T.shape[T.format.mode_order[-1]]",
+    "row_crd_huge": "index_arrays(T)[1][0][1] = 10**9",
+    "pos_last_huge": "index_arrays(T)[0][-1][-1] = 10**9",
+    "pos_middle_negative": "p = index_arrays(T)[0][-1]; p[len(p) // 2] = -5",
+    "pos_middle_huge": "p = index_arrays(T)[0][-1]; p[len(p) // 2] = 10**9",
+}
+
+# Which mutations each format can undergo (COO's rows and DCSR's rows are the first crd).
+FORMAT_MUTATIONS = {
+    "csr": ["crd_huge", "crd_negative", "crd_int32_max", "crd_extent", "pos_last_huge", "pos_middle_negative",
+            "pos_middle_huge"],
+    "coo": ["crd_huge", "crd_negative", "crd_int32_max", "crd_extent", "row_crd_huge", "pos_last_huge"],
+    "dcsr": ["crd_huge", "crd_negative", "crd_int32_max", "crd_extent", "row_crd_huge", "pos_last_huge",
+             "pos_middle_negative", "pos_middle_huge"],
+    "dh": ["crd_huge", "crd_int32_max", "crd_extent"],
+}
+
+
+def mutated_cases(fmt, uses):
+    cases = []
+    for mutation in FORMAT_MUTATIONS[fmt]:
+        for use in uses:
+            if use == "element" and "crd" in mutation:
+                continue  # finding one entry reads its segment's coordinates only to compare them
+            code = f"FMT = {fmt!r}\nM, T = fresh(FMT)\n{MUTATIONS[mutation]}\n{USES[use]}"
+            cases.append((f"{fmt}/{mutation}/{use}", code))
+    return cases
+
+
+def assert_all_refused(lines, cases, error="FormatError"):
+    for name, _ in cases:
+        assert lines[name].startswith(error + ":"), f"{name}: {lines[name]}"
+
+
+@pytest.mark.parametrize("engine", ["llvm", "c"])
+@pytest.mark.parametrize("fmt", sorted(FORMAT_MUTATIONS))
+def test_arrays_changed_after_wrapping_are_refused(fmt, engine):
+    uses = sorted(USES) if engine == "llvm" else ["spmv", "spgemm", "add_scipy", "multiply"]
+    cases = mutated_cases(fmt, uses)
+    lines = run_cases(cases, engine)
+    assert_all_refused(lines, cases)
+    # The message names the tensor (kernel calls), the level and the array.
+    first = lines[f"{fmt}/crd_huge/spmv"]
+    assert "tensor A" in first and "level" in first and "crd[" in first and "1000000000" in first
+
+
+def test_negative_middle_coordinate_names_the_entry():
+    # A negative coordinate used to read x[-2] silently (a wrong result, no error).
+    cases = [("csr", "FMT = 'csr'\nM, T = fresh(FMT)\nT.levels[1].crd[7] = -2\n" + USES["spmv"])]
+    lines = run_cases(cases)
+    assert lines["csr"] == ("FormatError: tensor A: level 1 (compressed) of a ds tensor: crd[7] = -2 is outside "
+                            "[0, 40)")
+
+
+# SciPy matrices whose arrays lie (changed after SciPy built them), through every entry point.
+SCIPY_LIES = {
+    "indptr_last_beyond_indices": "M.indptr[-1] = len(M.indices) + 1000",
+    "indptr_middle_negative": "M.indptr[10] = -5",
+    "indptr_middle_huge": "M.indptr[10] = 10**9",
+    "indices_shorter": "M.indices = M.indices[: len(M.indices) // 2]",
+    "indices_huge": "M.indices[3] = 10**9",
+    "indices_negative": "M.indices[3] = -7",
+}
+SCIPY_ENTRIES = {
+    "asarray": "ct.asarray(M).to_numpy()",
+    "evaluate": 'ct.evaluate("y(i) = A(i,j) * x(j)", A=M, x=x, engine=ENGINE).to_numpy()',
+    "einsum": 'ct.einsum("ij,j->i", M, x).to_numpy()',
+    "kernel": ('ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=ENGINE)'
+               '(A=M, x=x)'),
+    "spgemm": 'ct.evaluate("C(i,j) = A(i,k) * B(k,j)", A=M, B=M0.T.tocsr(), engine=ENGINE).to_numpy()',
+    "after_wrapping": "T = ct.asarray(M); T.to_numpy(); {lie}; " + 'ct.evaluate("y(i) = A(i,j) * x(j)", A=T, x=x).to_numpy()',
+}
+
+
+def test_lying_scipy_operands_are_refused():
+    cases = []
+    for lie, mutation in SCIPY_LIES.items():
+        for entry, use in SCIPY_ENTRIES.items():
+            if entry == "after_wrapping" and lie == "indices_shorter":
+                continue  # M.indices then names a new array; the tensor keeps the one it wrapped
+            if entry == "after_wrapping":
+                code = "M = M0.copy()\n" + use.format(lie=mutation)
+            else:
+                # SciPy computes its canonical flag once and keeps it, as after any use.
+                code = f"M = M0.copy(); M.has_canonical_format\n{mutation}\n{use}"
+            cases.append((f"{lie}/{entry}", code))
+    lines = run_cases(cases, timeout=120)
+    assert_all_refused(lines, cases)
+
+
+def test_out_reuse_with_changed_operand_is_refused():
+    code = textwrap.dedent("""
+        M, T = fresh("csr")
+        B = ct.asarray(M0, name="B")
+        C = ct.evaluate("C(i,j) = A(i,j) * B(i,j)", A=T, B=B)
+        kern = ct.compile("C(i,j) = A(i,j) * B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"})
+        T.levels[1].crd[3] = 10**9
+        kern(A=T, B=B, out=C)
+    """)
+    lines = run_cases([("out", code)])
+    assert lines["out"].startswith("FormatError: tensor A:"), lines["out"]
