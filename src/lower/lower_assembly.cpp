@@ -106,8 +106,9 @@ Stmt Lowerer::beginResultEntry(const std::string& var, bool writesResult, bool a
     return block({grow(vars.vals, vars.valsCap, binary(BinaryOp::Add, start, size)),
                   forLoop(b, intLit(0), size, store(vars.vals, binary(BinaryOp::Add, start, ir::ref(b)), zero))});
   }
-  Stmt room = assemble_ ? grow(vars.vals, vars.valsCap, plusOne(count))
-                        : ifThen(binary(BinaryOp::Ge, count, ir::ref(vars.valsCap)), ret(kStructureMismatch));
+  Stmt room = !assemble_            ? ifThen(binary(BinaryOp::Ge, count, ir::ref(vars.valsCap)), ret(kStructureMismatch))
+              : reservedGroup_ == g ? nullptr
+                                    : grow(vars.vals, vars.valsCap, plusOne(count));
   return block({room, accumulates ? store(vars.vals, count, zero) : nullptr});
 }
 
@@ -160,9 +161,10 @@ Stmt Lowerer::commitResultEntry(const std::string& var, bool writesResult, const
     }
     return block(std::move(append));
   }
+  const bool reserved = reservedGroup_ == g;
   for (int k = group.first; k <= group.last; ++k) {
     Expr coord = coords_.at(result_.levelVars[k]);
-    append.push_back(grow(vars.crd[k], vars.crdCap[k], plusOne(count)));
+    if (!reserved) append.push_back(grow(vars.crd[k], vars.crdCap[k], plusOne(count)));
     append.push_back(store(vars.crd[k], count, cast(scalar(indexType), coord)));
   }
   // (Entries under a dense parent or at the top are counted per parent, see countEntries.)
@@ -185,14 +187,29 @@ Stmt Lowerer::commitResultEntry(const std::string& var, bool writesResult, const
   // Like SciPy, an entry whose value came out zero (no term reached it, or terms cancelled)
   // is not stored; the next entry reuses its slot.
   Expr nonzero = binary(BinaryOp::Ne, load(vars.vals, count), zeroOf(resultTensor_->dtype));
-  if (appendIf_) {
-    // Written at every step of the merge; kept (the count moves past it) only where its
-    // region holds.
-    append.push_back(assign(group.count, binary(BinaryOp::Add, count, cast(kIndex, binary(BinaryOp::And, appendIf_, nonzero)))));
+  if (appendIf_ || reserved) {
+    // Written at every step (there is room); kept (the count moves past it) only where it is
+    // nonzero and, in a speculative merge, where its region holds: no branch to mispredict.
+    Expr keep = appendIf_ ? binary(BinaryOp::And, appendIf_, nonzero) : nonzero;
+    append.push_back(assign(group.count, binary(BinaryOp::Add, count, cast(kIndex, keep))));
     return block(std::move(append));
   }
   append.push_back(next);
   return ifThen(nonzero, block(std::move(append)));
+}
+
+Stmt Lowerer::reserveResultRoom(const std::string& var, const Expr& steps, bool writesResult) {
+  int g = groupEndingAt(groups_, result_.levelVars, var);
+  // The leaf group only (a group above appends once per child segment, not per step), one
+  // value per entry (not a dense block), appended by this kernel (not checked against out=).
+  if (!assemble_ || !writesResult || g < 0 || groups_[g].child >= 0 || trailingDense_ >= 0) return nullptr;
+  const AppendGroup& group = groups_[g];
+  TensorVars& vars = *result_.vars;
+  Expr needed = binary(BinaryOp::Add, ir::ref(group.count), steps);
+  std::vector<Stmt> grows{grow(vars.vals, vars.valsCap, needed)};
+  for (int k = group.first; k <= group.last; ++k) grows.push_back(grow(vars.crd[k], vars.crdCap[k], needed));
+  reservedGroup_ = g;
+  return block(std::move(grows));
 }
 
 bool Lowerer::appendsSpeculatively(const cin::ForallNode& f, const std::string& var) const {

@@ -5,6 +5,7 @@
 // zero, largest sets first. The body is lowered recursively per branch with the absent
 // operands set to zero.
 #include <algorithm>
+#include <set>
 #include <functional>
 
 #include "lower/lattice_printer.hpp"
@@ -362,6 +363,28 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
     }
   }
 
+  // Each step of the loops below appends at most one result entry at v, and every step
+  // advances an iterator: their lengths bound the entries, so room for them is made once.
+  int reservedBefore = reservedGroup_;
+  if (writes && !interval.restricted && v == f.var) {
+    Expr steps;
+    std::set<int> counted;
+    for (const auto& p : points) {
+      for (int s : p.iterators) {
+        if (!counted.insert(s).second) continue;
+        Expr length;
+        if (shared) {
+          length = binary(BinaryOp::Sub, ir::ref(stateEnd.at(s)), ir::ref(state.at(s)));
+        } else {
+          Range r = rangeOf(s);
+          length = r.single ? intLit(1) : binary(BinaryOp::Sub, r.end, r.begin);
+        }
+        steps = steps ? binary(BinaryOp::Add, steps, length) : length;
+      }
+    }
+    if (Stmt reserve = reserveResultRoom(v, steps, writes)) out.push_back(reserve);
+  }
+
   bool storesEveryCoordinate = false;  // one loop over the whole extent, one unconditional body
   for (size_t pi = 0; pi < points.size(); ++pi) {
     const lt::LatticePoint& point = points[pi];
@@ -572,6 +595,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
     }
     out.push_back(whileLoop(andAll(ranges), block(std::move(body))));
   }
+  reservedGroup_ = reservedBefore;
   checkResultLoop(f, storesEveryCoordinate);
   return plan.around(block(std::move(out)));
 }

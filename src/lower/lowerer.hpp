@@ -264,6 +264,12 @@ class Lowerer {
   bool appendsSpeculatively(const cin::ForallNode& f, const std::string& var) const;
   // Set while such a body is lowered: the condition under which its entry is kept.
   ir::Expr appendIf_;
+  // Room for the entries the loop over `var` appends to the result, `steps` at most (its
+  // iterations): the grows of the result's arrays, once before the loop, or null when the
+  // loop's appends cannot be bounded so (they then grow per entry). While reservedGroup_ is
+  // that group, appending checks no capacity and keeps an entry without a branch.
+  ir::Stmt reserveResultRoom(const std::string& var, const ir::Expr& steps, bool writesResult);
+  int reservedGroup_ = -1;
   ir::Expr resultPosition() const;
   bool appendsResultAt(const std::string& var) const;  // a result append group ends at var
   ir::Stmt checkResultEntry(const AppendGroup& group);
