@@ -9,7 +9,7 @@ from .compiler import (_core_expr, as_tensor, compile as compile_kernel, loop_or
 from .format_inference import check_dense_size, infer_result_format
 from .errors import CompileError
 from .formats import as_format
-from .notation import Assignment, accesses, check_extents, map_tensors
+from .notation import Access, Assignment, IndexVar, accesses, check_extents, map_tensors
 from .parser import TensorRef, parse
 
 logger = logging.getLogger("coiter")
@@ -183,6 +183,11 @@ def einsum(subscripts, *operands, out_format=None, dtype=None, engine=None):
     tensors = [_computable(as_tensor(op, None)) for op in operands]
     inputs, output = _subscripts(subscripts, tensors)
     names = [f"t{k}" for k in range(len(tensors))]
+    # Before diagonals are taken: a subscript repeated within an operand, as across operands,
+    # must range over equal extents (NumPy raises too).
+    shapes = {f"operand {k}": tensor.shape for k, tensor in enumerate(tensors)}
+    check_extents([Access(TensorRef(label, len(text)), [IndexVar(c) for c in text])
+                   for label, text in zip(shapes, inputs)], lambda ref: shapes[ref.name])
     terms = []
     given = {}
     for name, tensor, text in zip(names, tensors, inputs):
