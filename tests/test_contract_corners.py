@@ -47,3 +47,24 @@ def test_repeated_indices_with_one_extent_match_numpy(subscripts, shape, sparse)
 def test_notation_with_a_repeated_index_matches_numpy():
     x = np.random.default_rng(3).random((3, 3, 5))
     np.testing.assert_allclose(np.asarray(ct.evaluate("y(j) = A(i,i,j)", A=x)), np.einsum("iij->j", x))
+
+
+# -- the dense-size limit applies to inferred formats only (API.md §3, rule 3) -----------------------
+@pytest.fixture
+def small_dense_limit(monkeypatch):
+    """A 4x4 float64 result (128 bytes) is just over this limit."""
+    monkeypatch.setattr(ct.config, "max_dense_bytes", 127)
+
+
+def test_an_inferred_dense_result_over_the_limit_raises(small_dense_limit):
+    a = np.arange(16.0).reshape(4, 4)
+    with pytest.raises(ct.ShapeError, match="max_dense_bytes"):
+        ct.evaluate("C(i,j) = A(i,j) + B(i,j)", A=a, B=a)
+
+
+@pytest.mark.parametrize("out_format", ["dense", "dd", ct.Format([ct.dense, ct.dense])])
+def test_an_explicit_dense_result_is_not_limited(small_dense_limit, out_format):
+    a = np.arange(16.0).reshape(4, 4)
+    c = ct.evaluate("C(i,j) = A(i,j) + B(i,j)", A=a, B=a, out_format=out_format)
+    np.testing.assert_array_equal(np.asarray(c), 2 * a)
+    np.testing.assert_array_equal(np.asarray(ct.einsum("ij,jk->ik", a, a, out_format=out_format)), a @ a)
