@@ -68,3 +68,40 @@ def test_an_explicit_dense_result_is_not_limited(small_dense_limit, out_format):
     c = ct.evaluate("C(i,j) = A(i,j) + B(i,j)", A=a, B=a, out_format=out_format)
     np.testing.assert_array_equal(np.asarray(c), 2 * a)
     np.testing.assert_array_equal(np.asarray(ct.einsum("ij,jk->ik", a, a, out_format=out_format)), a @ a)
+
+
+# -- SciPy COO keeps its index width (API.md §2) -----------------------------------------------------
+def _coo(cls, row_dtype, col_dtype):
+    """A non-canonical (unsorted, one duplicate) 4x5 COO matrix with the given index dtypes."""
+    row = np.array([3, 0, 2, 0, 3])
+    col = np.array([1, 4, 2, 4, 0])
+    coo = cls((np.arange(1.0, 6.0), (row.astype(np.int32), col.astype(np.int32))), shape=(4, 5))
+    coo.coords = (row.astype(row_dtype), col.astype(col_dtype))  # SciPy narrows on construction
+    return coo
+
+
+@pytest.mark.parametrize("cls", [sp.coo_array, sp.coo_matrix])
+@pytest.mark.parametrize("row_dtype, col_dtype, expected", [
+    (np.int32, np.int32, np.int32), (np.int64, np.int64, np.int64),
+    (np.int32, np.int64, np.int64), (np.int64, np.int32, np.int64),
+])
+def test_scipy_coo_keeps_its_index_width(cls, row_dtype, col_dtype, expected):
+    coo = _coo(cls, row_dtype, col_dtype)
+    assert (coo.row.dtype, coo.col.dtype) == (row_dtype, col_dtype)
+    t = ct.asarray(coo)
+    assert t.format == ct.as_format("coo", 2)
+    assert t.index_dtype == expected
+    arrays = [array for level in t.levels for array in level.arrays.values()]
+    assert len(arrays) == 3 and all(array.dtype == expected for array in arrays)  # pos, crd; crd
+    np.testing.assert_array_equal(t.to_numpy(), coo.toarray())
+
+
+def test_non_canonical_scipy_csr_keeps_its_index_width():
+    # Unsorted columns: converted through coordinates, where csr_matrix.tocoo() narrows to int32.
+    csr = sp.csr_matrix(sp.csr_array((np.arange(1.0, 4.0), np.array([2, 0, 1], np.int64),
+                                      np.array([0, 2, 2, 3], np.int64)), shape=(3, 3)))
+    assert csr.indices.dtype == np.int64 and not csr.has_sorted_indices
+    t = ct.asarray(csr)
+    assert t.index_dtype == np.int64
+    assert t.levels[1].crd.dtype == np.int64 and t.levels[1].pos.dtype == np.int64
+    np.testing.assert_array_equal(t.to_numpy(), csr.toarray())
