@@ -105,3 +105,43 @@ def test_non_canonical_scipy_csr_keeps_its_index_width():
     assert t.index_dtype == np.int64
     assert t.levels[1].crd.dtype == np.int64 and t.levels[1].pos.dtype == np.int64
     np.testing.assert_array_equal(t.to_numpy(), csr.toarray())
+
+
+# -- compiled definitions (API.md §3, §4) ------------------------------------------------------------
+@pytest.fixture
+def spmv():
+    """``y[i] = A[i, j] * x[j]`` assigned, not computed, with its SciPy/NumPy reference."""
+    i, j = ct.indices("i j")
+    a = sp.random_array((30, 20), density=0.3, format="csr", random_state=4)
+    x = np.random.default_rng(4).random(20)
+    A, xt = ct.asarray(a, name="A"), ct.asarray(x, name="x")
+    y = ct.zeros((30,), name="y")
+    y[i] = A[i, j] * xt[j]
+    return y, a @ x
+
+
+def test_evaluating_a_compiled_definition_does_not_compile_it_again(spmv):
+    y, expected = spmv
+    kern = ct.compile(y)
+    before = ct.cache_info()
+    np.testing.assert_allclose(np.asarray(y), expected)
+    after = ct.cache_info()
+    assert (after["compiles"], after["hits"], after["misses"]) == (
+        before["compiles"], before["hits"], before["misses"])
+    kern()  # the kernel still recomputes y
+    np.testing.assert_allclose(np.asarray(y), expected)
+
+
+def test_a_computed_definition_can_be_compiled_with_a_schedule(spmv):
+    y, expected = spmv
+    np.testing.assert_allclose(np.asarray(y), expected)
+    kern = ct.compile(y, schedule=ct.Schedule().split("i", "i0", "i1", 8))
+    assert "split(8)" in kern.concrete
+    y.values[:] = 0.0
+    kern()
+    np.testing.assert_allclose(np.asarray(y), expected)
+
+
+def test_an_assignment_without_definition_cannot_be_compiled():
+    with pytest.raises(ValueError, match="no definition"):
+        ct.compile(ct.zeros((3,), name="y"))
