@@ -145,3 +145,65 @@ def test_a_computed_definition_can_be_compiled_with_a_schedule(spmv):
 def test_an_assignment_without_definition_cannot_be_compiled():
     with pytest.raises(ValueError, match="no definition"):
         ct.compile(ct.zeros((3,), name="y"))
+
+
+# -- where an implicit sum binds (API.md §3) ---------------------------------------------------------
+# (statement, [] form, NumPy reference): the sum binds to the smallest term holding every use of
+# the summed index. Each reference differs from the sum taken around the whole expression.
+BINDINGS = [
+    ("a(i) = b(i) * (c(i) + d(j,i))",
+     lambda t, i, j, k: t["b"][i] * (t["c"][i] + t["d"][j, i]),
+     lambda v: v["b"] * (v["c"] + v["d"].sum(0))),
+    ("a(i) = b(i) + e(i,j)",
+     lambda t, i, j, k: t["b"][i] + t["e"][i, j],
+     lambda v: v["b"] + v["e"].sum(1)),
+    ("a(i) = e(i,j) * f(j) + c(i)",
+     lambda t, i, j, k: t["e"][i, j] * t["f"][j] + t["c"][i],
+     lambda v: v["e"] @ v["f"] + v["c"]),
+    ("a(i) = b(i) * (c(i) * (b(i) - e(i,j)) + c(i))",  # nested parentheses
+     lambda t, i, j, k: t["b"][i] * (t["c"][i] * (t["b"][i] - t["e"][i, j]) + t["c"][i]),
+     lambda v: v["b"] * (v["c"] * (v["b"] - v["e"].sum(1)) + v["c"])),
+    ("a(i) = (e(i,j) + c(i)) * f(j)",  # j in two factors: the sum covers the product
+     lambda t, i, j, k: (t["e"][i, j] + t["c"][i]) * t["f"][j],
+     lambda v: ((v["e"] + v["c"][:, None]) * v["f"]).sum(1)),
+    ("a(i) = b(i) / (c(i) + e(i,j))",  # a denominator
+     lambda t, i, j, k: t["b"][i] / (t["c"][i] + t["e"][i, j]),
+     lambda v: v["b"] / (v["c"] + v["e"].sum(1))),
+    ("a(i) = b(i) * -(c(i) - d(j,i))",
+     lambda t, i, j, k: t["b"][i] * -(t["c"][i] - t["d"][j, i]),
+     lambda v: v["b"] * -(v["c"] - v["d"].sum(0))),
+    ("a(i) = b(i) * max(k, e(i,k) + g(k,j))",  # inside an explicit reduction
+     lambda t, i, j, k: t["b"][i] * ct.max(k, t["e"][i, k] + t["g"][k, j]),
+     lambda v: v["b"] * (v["e"] + v["g"].sum(1)).max(1)),
+]
+
+
+def _binding_operands(matrix_format):
+    rng = np.random.default_rng(5)
+    n, m = 6, 6   # e(i,k) and g(k,j) share the extent of k with i and j
+    values = {"b": rng.random(n) + 1, "c": rng.random(n) + 1, "f": rng.random(m),
+              "d": rng.random((m, n)) * (rng.random((m, n)) < 0.5),
+              "e": rng.random((n, m)) * (rng.random((n, m)) < 0.5),
+              "g": rng.random((m, m)) * (rng.random((m, m)) < 0.5)}
+    tensors = {k: ct.asarray(v, format=matrix_format if v.ndim == 2 else None, name=k)
+               for k, v in values.items()}
+    return values, tensors
+
+
+@pytest.mark.parametrize("statement, build, reference", BINDINGS, ids=[b[0] for b in BINDINGS])
+@pytest.mark.parametrize("matrix_format", ["dense", "csr"])
+def test_an_implicit_sum_binds_to_the_smallest_term(statement, build, reference, matrix_format):
+    values, tensors = _binding_operands(matrix_format)
+    expected = reference(values)
+    np.testing.assert_allclose(np.asarray(ct.evaluate(statement, **tensors)), expected, rtol=1e-12)
+    i, j, k = ct.indices("i j k")
+    a = ct.zeros((len(values["b"]),), name="a")
+    a[i] = build(tensors, i, j, k)
+    np.testing.assert_allclose(np.asarray(a), expected, rtol=1e-12)
+
+
+def test_the_whole_expression_sum_would_differ():
+    """The references above are not what a sum around the whole expression gives."""
+    values, _ = _binding_operands("dense")
+    b, c, d = values["b"], values["c"], values["d"]
+    assert not np.allclose(b * (c + d.sum(0)), (b * (c + d)).sum(0))
