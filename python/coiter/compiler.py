@@ -349,6 +349,28 @@ def specs_for_tensors(assignment, result_name, formats=None):
     return rewritten, {s.name: s for s in specs.values()}, result_spec, bound
 
 
+def _compile_definition(tensor, index_dtype, schedule_text, target, engine):
+    """The kernel of the definition last assigned to ``tensor``, bound to its tensors."""
+    definition = tensor._definition
+    if definition is None:
+        raise ValueError(f"{tensor._label()} has no definition to compile; assign one with "
+                         "y[i] = ... first")
+
+    def attempt(formats):
+        assignment, specs, result_spec, bound = specs_for_tensors(definition, tensor.name or "out", formats)
+        return Kernel(assignment, specs, result_spec, index_dtype=index_dtype, engine=engine,
+                      schedule=schedule_text, target=target, bound=bound, result_tensor=tensor)
+
+    try:
+        return attempt({})
+    except CompileError as error:
+        rewritten, _, _, operands = specs_for_tensors(definition, tensor.name or "out")
+        preferred = loop_order_formats(rewritten, operands, tensor.format)
+        kernel, converted = with_reordered_operands(operands, attempt, error, preferred)
+        kernel._bound.update(converted)
+        return kernel
+
+
 def compile(stmt, formats=None, dtype=np.float64, dtypes=None, index_dtype=None, schedule=None,
             target="cpu", engine=None):
     """Compile a statement into a :class:`Kernel`.
@@ -356,7 +378,8 @@ def compile(stmt, formats=None, dtype=np.float64, dtypes=None, index_dtype=None,
     ``stmt`` is an expression string (``"y(i) = A(i,j) * x(j)"``), a parsed statement
     (``coiter.parser.parse``'s result) or a tensor whose
     definition was assigned with ``y[i] = ...`` (the kernel is then bound to that
-    definition's tensors: ``kern()`` recomputes ``y``).
+    definition's tensors: ``kern()`` recomputes ``y``; it is also the kernel that computes
+    ``y`` when its data is needed, so the definition is not compiled again).
     """
     from .schedule import schedule_text as text_of
     from .tensor import Tensor
@@ -364,23 +387,8 @@ def compile(stmt, formats=None, dtype=np.float64, dtypes=None, index_dtype=None,
         schedule = stmt._schedule
     schedule_text = text_of(schedule)
     if isinstance(stmt, Tensor):
-        definition = stmt._definition
-        if definition is None:
-            raise ValueError(f"{stmt._label()} has no definition to compile; assign one with "
-                             "y[i] = ... first")
-        def attempt(formats):
-            assignment, specs, result_spec, bound = specs_for_tensors(definition, stmt.name or "out", formats)
-            return Kernel(assignment, specs, result_spec, index_dtype=index_dtype, engine=engine,
-                          schedule=schedule_text, target=target, bound=bound, result_tensor=stmt)
-
-        try:
-            return attempt({})
-        except CompileError as error:
-            rewritten, _, _, operands = specs_for_tensors(definition, stmt.name or "out")
-            preferred = loop_order_formats(rewritten, operands, stmt.format)
-            kernel, converted = with_reordered_operands(operands, attempt, error, preferred)
-            kernel._bound.update(converted)
-            return kernel
+        stmt._kernel = _compile_definition(stmt, index_dtype, schedule_text, target, engine)
+        return stmt._kernel
     from .parser import parse
     assignment, refs = parse(stmt) if isinstance(stmt, str) else stmt
     formats = dict(formats or {})

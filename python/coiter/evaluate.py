@@ -8,8 +8,8 @@ from .compiler import (_core_expr, as_tensor, compile as compile_kernel, loop_or
                        with_reordered_operands)
 from .format_inference import check_dense_size, infer_result_format
 from .errors import CompileError
-from .formats import as_format
-from .notation import Assignment, accesses, check_extents, map_tensors
+from .formats import as_format, is_all_dense
+from .notation import Access, Assignment, IndexVar, accesses, check_extents, map_tensors
 from .parser import TensorRef, parse
 
 logger = logging.getLogger("coiter")
@@ -72,9 +72,10 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
     except CompileError as error:
         kernel, operands = _compile_with_reordered_operands((assignment, refs), operands, formats, dtypes,
                                                             engine, schedule, error)
-    shape = kernel._result_shape(operands, None)
-    if all(level.name == "dense" for level in fmt.levels):
-        check_dense_size(shape, result_dtype, result_name)
+    if out_format is None and is_all_dense(fmt):
+        # Only an inferred format is limited (API.md §3, rule 3): a dense result asked for
+        # with out_format= is what the user wants, however large.
+        check_dense_size(kernel._result_shape(operands, None), result_dtype, result_name)
     result = kernel(**operands)
     result.name = result_name
     return result
@@ -183,6 +184,11 @@ def einsum(subscripts, *operands, out_format=None, dtype=None, engine=None):
     tensors = [_computable(as_tensor(op, None)) for op in operands]
     inputs, output = _subscripts(subscripts, tensors)
     names = [f"t{k}" for k in range(len(tensors))]
+    # Before diagonals are taken: a subscript repeated within an operand, as across operands,
+    # must range over equal extents (NumPy raises too).
+    shapes = {f"operand {k}": tensor.shape for k, tensor in enumerate(tensors)}
+    check_extents([Access(TensorRef(label, len(text)), [IndexVar(c) for c in text])
+                   for label, text in zip(shapes, inputs)], lambda ref: shapes[ref.name])
     terms = []
     given = {}
     for name, tensor, text in zip(names, tensors, inputs):

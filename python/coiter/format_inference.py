@@ -104,9 +104,9 @@ def infer_result_format(result_indices, rhs, format_of):
 
 
 def check_dense_size(shape, dtype, name):
-    """Raise ShapeError when a dense result would exceed ``ct.config.max_dense_bytes``."""
+    """Raise ShapeError when an inferred dense result would exceed ``ct.config.max_dense_bytes``."""
     nbytes = math.prod(shape) * np.dtype(dtype).itemsize
     if nbytes > config.max_dense_bytes:
         raise ShapeError(f"the dense result {name} of shape {tuple(shape)} would need {nbytes} bytes, "
                          f"more than ct.config.max_dense_bytes ({config.max_dense_bytes}); pass "
-                         "out_format= with a sparse format")
+                         "out_format= with a sparse format, or out_format=\"dense\" to compute it anyway")

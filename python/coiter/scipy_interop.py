@@ -87,8 +87,28 @@ def from_scipy(matrix, format=None, dtype=None, copy=None, name=None, for_kernel
     if wrappable and dtype == matrix.dtype:  # copy=True of a canonical matrix: copy arrays
         return _wrap_compressed(matrix, fmt, dtype, name).copy()
     coo = matrix.tocoo()
-    coords = coo.coords if hasattr(coo, "coords") else (coo.row, coo.col)
-    return pack(fmt, matrix.shape, coords, coo.data.astype(dtype, copy=False), name=name)
+    return pack(fmt, matrix.shape, _coo_coords(coo), coo.data.astype(dtype, copy=False), name=name,
+                index_bits=_index_bits(matrix))
+
+
+def _coo_coords(coo):
+    # SciPy before 1.13 has only row and col.
+    return coo.coords if hasattr(coo, "coords") else (coo.row, coo.col)
+
+
+def _index_bits(matrix):
+    """64 when any index array of the SciPy input is int64, else 32: index arrays keep their
+    width (API.md §2), and a SciPy matrix may mix widths (COO row and col), of which the wider
+    wins. ``tocoo`` may narrow them, so they are read from the input itself."""
+    if matrix.format == "coo":
+        arrays = _coo_coords(matrix)
+    elif matrix.format == "dia":
+        arrays = (matrix.offsets,)
+    elif matrix.format in ("csr", "csc", "bsr"):
+        arrays = (matrix.indptr, matrix.indices)
+    else:  # lil, dok: no index arrays to keep
+        arrays = ()
+    return 64 if any(a.dtype == np.int64 for a in arrays) else 32
 
 
 def to_scipy(tensor, format=None):

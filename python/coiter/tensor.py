@@ -49,14 +49,16 @@ class Tensor:
     def __init__(self, storage, name=None):
         self._data = storage
         self.name = name
-        self._definition = None   # an Assignment not yet computed (lazy evaluation)
-        self._kernel = None       # the kernel compiled for the definition
+        # The Assignment last assigned, kept once computed: ct.compile(y) compiles it (API.md §3).
+        self._definition = None
+        self._pending = False     # whether the definition is still to be computed (lazy evaluation)
+        self._kernel = None       # the kernel that computes the definition, compiled once
         self._schedule = None     # the schedule its definitions are compiled with (API.md §5)
 
     @property
     def _storage(self):
         """The tensor's data, computing a pending definition first."""
-        if self._definition is not None:
+        if self._pending:
             self.evaluate()
         return self._data
 
@@ -78,6 +80,7 @@ class Tensor:
         lhs = Access(self, variables)
         check_extents([lhs] + accesses(rhs), lambda t: t.shape)
         self._definition = Assignment(lhs, rhs)
+        self._pending = True
         self._kernel = None
 
     def schedule(self, schedule):
@@ -99,13 +102,13 @@ class Tensor:
 
     def evaluate(self):
         """Compute the pending definition now (it is otherwise computed on first data access)."""
-        if self._definition is None:
+        if not self._pending:
             return self
         if self._kernel is None:
             from .compiler import compile
-            self._kernel = compile(self)
+            compile(self)  # sets self._kernel
         self._kernel()
-        self._definition = None
+        self._pending = False
         return self
 
     @classmethod

@@ -23,35 +23,44 @@ void reducedVariables(const Expr& e, std::set<std::string>& out) {
   });
 }
 
-bool isReduction(const Expr& e) {
-  if (e->kind == ExprKind::Negate) return isReduction(static_cast<const NegateNode&>(*e).a);
-  return e->kind == ExprKind::Reduce;
+Expr bindSum(const Expr& e, const std::string& var);
+
+// e with the smallest term strictly inside it that holds every use of var wrapped in
+// sum(var, .), or nullptr when that term is e itself. A term is a whole product (API.md §3):
+// a sum is entered when one side holds every use of var, and so is a product factor when the
+// term it leads to lies inside a sum or a reduction within that factor (b(i) * (c(i) + d(j,i))
+// sums j over d alone), but never to a bare factor: sum_k of A*D*E binds around the product,
+// so all its reductions form one loop nest. A reduction delimits a term of its own
+// (2 * max(i, A(i,j)) sums j inside the max).
+Expr bindInside(const Expr& e, const std::string& var) {
+  switch (e->kind) {
+    case ExprKind::Binary: {
+      const auto& b = static_cast<const BinaryNode&>(*e);
+      bool inA = uses(b.a, var), inB = uses(b.b, var);
+      if (inA == inB) return nullptr;
+      bool additive = b.op == &addOp() || b.op == &subOp();
+      const Expr& side = inA ? b.a : b.b;
+      Expr bound = additive ? bindSum(side, var) : bindInside(side, var);
+      if (!bound) return nullptr;
+      return inA ? binary(*b.op, bound, b.b) : binary(*b.op, b.a, bound);
+    }
+    case ExprKind::Negate: {
+      Expr bound = bindInside(static_cast<const NegateNode&>(*e).a, var);
+      return bound ? negate(bound) : nullptr;
+    }
+    case ExprKind::Reduce: {
+      const auto& r = static_cast<const ReduceNode&>(*e);
+      return reduce(*r.op, r.var, bindSum(r.body, var));
+    }
+    default:
+      return nullptr;
+  }
 }
 
-// Wraps the smallest term of e that holds every use of var in sum(var, .). A term is a whole
-// product: sums are entered, products are not (sum_k of A*D*E binds around the product, so
-// all its reductions form one loop nest), except that a factor which is itself a reduction
-// delimits a term of its own (2 * max(i, A(i,j)) sums j inside the max).
+// e with the smallest term that holds every use of var (e itself at most) wrapped in sum(var, .).
 Expr bindSum(const Expr& e, const std::string& var) {
-  bool additive = e->kind == ExprKind::Binary && (static_cast<const BinaryNode&>(*e).op == &addOp() ||
-                                                  static_cast<const BinaryNode&>(*e).op == &subOp());
-  if (additive) {
-    const auto& b = static_cast<const BinaryNode&>(*e);
-    bool inA = uses(b.a, var), inB = uses(b.b, var);
-    if (inA && !inB) return binary(*b.op, bindSum(b.a, var), b.b);
-    if (inB && !inA) return binary(*b.op, b.a, bindSum(b.b, var));
-  } else if (e->kind == ExprKind::Binary) {
-    const auto& b = static_cast<const BinaryNode&>(*e);
-    bool inA = uses(b.a, var), inB = uses(b.b, var);
-    if (inA && !inB && isReduction(b.a)) return binary(*b.op, bindSum(b.a, var), b.b);
-    if (inB && !inA && isReduction(b.b)) return binary(*b.op, b.a, bindSum(b.b, var));
-  } else if (e->kind == ExprKind::Negate) {
-    return negate(bindSum(static_cast<const NegateNode&>(*e).a, var));
-  } else if (e->kind == ExprKind::Reduce) {
-    const auto& r = static_cast<const ReduceNode&>(*e);
-    return reduce(*r.op, r.var, bindSum(r.body, var));
-  }
-  return reduce(addOp(), var, e);
+  Expr bound = bindInside(e, var);
+  return bound ? bound : reduce(addOp(), var, e);
 }
 
 struct Concretizer {

@@ -1,6 +1,6 @@
 // Concretize (taco-core.md §3.5): index notation -> concrete index notation.
-//   1. implicit (Einstein) sums become explicit reductions, bound to the smallest
-//      subexpression that holds every use of the index;
+//   1. implicit (Einstein) sums become explicit reductions, bound to the smallest term (a
+//      whole product, possibly inside parentheses) that holds every use of the index;
 //   2. each reduction becomes a where statement with a scalar temporary, simplified to a
 //      compound assignment when the consumer only forwards the temporary;
 //   3. one forall per result index wraps the statement, in the result's level order.
