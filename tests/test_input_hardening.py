@@ -1,0 +1,168 @@
+"""Hostile inputs end in a typed coiter error, never a crash, a hang or an unrelated exception
+(issue 22): conversions to formats whose dense levels cannot fit in memory.
+
+The dangerous calls run in child interpreters, so a segfault, an abort or a hang fails the
+tests (as a signal exit or a timeout) instead of taking the test run down with it. To keep
+the file fast, each group of cases shares one child, which reports every case's outcome.
+"""
+import json
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+
+import pytest
+
+HUGE = 2**62
+# Far above any machine's memory, yet every count and byte count fits 64 bits.
+TERA = 2**40
+CHILD_TIMEOUT = 120
+
+# Reads [[case id, statements, path], ...] as JSON from stdin, runs each case's statements
+# (with `ct`, `np` and `path` defined) and prints {case id: the exception it raised, or
+# null}. On Linux the address space is first capped at 2 GiB above what the child uses after
+# importing coiter, so that an allocation sized by a declared count rather than by the data
+# fails here even where memory is overcommitted.
+_CASE_RUNNER = textwrap.dedent("""
+    import json, resource, sys
+    import numpy as np
+    import coiter as ct
+    if sys.platform == "linux":
+        with open("/proc/self/statm") as statm:
+            in_use = int(statm.read().split()[0]) * resource.getpagesize()
+        resource.setrlimit(resource.RLIMIT_AS, (in_use + (2 << 30), resource.RLIM_INFINITY))
+    outcomes = {}
+    for case, statements, path in json.load(sys.stdin):
+        try:
+            exec(statements, {"ct": ct, "np": np, "path": path})
+        except Exception as error:
+            outcomes[case] = {"error": type(error).__name__, "message": str(error),
+                              "coiter": isinstance(error, ct.CoiterError)}
+        else:
+            outcomes[case] = None
+    print(json.dumps(outcomes))
+""")
+
+
+def run_child(script, stdin, env=None):
+    """The JSON last printed by ``script`` run in a new interpreter, which must exit
+    normally: not killed by a signal, not stopped by the timeout."""
+    done = subprocess.run([sys.executable, "-c", script], input=stdin, capture_output=True,
+                          text=True, timeout=CHILD_TIMEOUT, env=env)
+    assert done.returncode == 0, (f"child exited with {done.returncode} (negative: killed by "
+                                  f"signal {-done.returncode})\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def mtx(size_line, *entries):
+    return ("%%MatrixMarket matrix coordinate real general\n" + size_line + "\n" +
+            "".join(line + "\n" for line in entries))
+
+
+HUGE_MTX = mtx(f"{HUGE} {HUGE} 2", "1 1 1.0", "5 7 2.0")
+HUGE_TNS = f"{HUGE} 3 2 2.0\n1 1 1 1.0\n"
+
+
+@dataclass(frozen=True)
+class Case:
+    file: str           # name of the file the statements read ("" for none)
+    text: str           # its contents
+    statements: str     # run in the child; `path` is the file's path
+    error: str          # the coiter error expected, or "" for none
+    fragments: tuple = ()  # text the error message must hold ("{path}" is the file's path)
+
+
+# Conversions to formats whose dense levels cannot fit: a tensor of shape (2**62, 2**62) as
+# CSR needs a pos array of 2**62 + 1 entries, as dense 2**124 values.
+CONVERSION_CASES = {
+    "mtx-huge-coo-to-csr": Case(
+        "m.mtx", HUGE_MTX, """
+T = ct.read(path, format="coo")
+assert T.nnz == 2 and T[4, 6] == 2.0
+T.asformat("csr")
+""", "ShapeError", (f"level 1 (compressed) of a ds tensor of shape ({HUGE}, {HUGE}): "
+                    "array 'pos' would need",)),
+    "mtx-huge-coo-to-csc": Case(
+        "m.mtx", HUGE_MTX, "ct.read(path, format='coo').asformat('csc')", "ShapeError",
+        ("of a ds:1,0 tensor", "array 'pos'")),
+    "mtx-huge-coo-to-dense": Case(
+        "m.mtx", HUGE_MTX, "ct.read(path, format='coo').asformat('dense')", "ShapeError",
+        (f"level 1 (dense) of a dd tensor of shape ({HUGE}, {HUGE}): the number of "
+         f"positions, {HUGE} x {HUGE}, overflows 64 bits",)),
+    "mtx-huge-to-numpy": Case(
+        "m.mtx", HUGE_MTX, "ct.read(path, format='coo').to_numpy()", "ShapeError",
+        (f"to_numpy of the tensor of shape ({HUGE}, {HUGE}) would need more than 2**63 "
+         "elements",)),
+    "mtx-huge-to-scipy-csr": Case(
+        "m.mtx", HUGE_MTX, "ct.read(path, format='coo').to_scipy('csr')", "ShapeError",
+        ("array 'pos'",)),
+    "mtx-huge-kernel-result-csr": Case(
+        "m.mtx", HUGE_MTX, """
+A = ct.read(path, format="coo")
+kern = ct.compile("C(i,j) = A(i,j) * B(i,j)", formats={"A": "coo", "B": "coo", "C": "csr"})
+kern(A=A, B=A)
+""", "ShapeError", ("result C: array 'pos' of level 1 would need",)),
+    "mtx-huge-sparse-formats-work": Case(
+        "m.mtx", HUGE_MTX, """
+T = ct.read(path, format="dcsr")
+assert T.nnz == 2 and T.shape == (2**62, 2**62) and T[4, 6] == 2.0
+coo = T.to_scipy("coo")
+assert list(coo.row) == [0, 4] and list(coo.col) == [0, 6]
+""", ""),
+    "tns-huge-to-csf-works": Case(
+        "t.tns", HUGE_TNS, """
+csf = ct.read(path).asformat("csf")
+assert csf.shape == (2**62, 3, 2) and csf.nnz == 2 and csf[2**62 - 1, 2, 1] == 2.0
+""", ""),
+    "tns-huge-to-dss": Case(
+        "t.tns", HUGE_TNS, "ct.read(path).asformat('dss')", "ShapeError",
+        (f"level 1 (compressed) of a dss tensor of shape ({HUGE}, 3, 2): array 'pos'",)),
+    "tns-huge-to-dense": Case(
+        "t.tns", HUGE_TNS, "ct.read(path).asformat('dense')", "ShapeError",
+        (f"level 1 (dense) of a ddd tensor of shape ({HUGE}, 3, 2)", "overflows 64 bits")),
+    "tns-huge-to-hashed-rows": Case(
+        "t.tns", HUGE_TNS, "ct.read(path).asformat('dhs')", "ShapeError",
+        ("level 1 (hashed) of a dhs tensor", "overflows 64 bits")),
+    "zeros-huge": Case(
+        "", "", f"ct.zeros(({HUGE}, 8))", "ShapeError",
+        (f"zeros of shape ({HUGE}, 8) would need more than 2**63 elements",)),
+    "zeros-tera": Case(
+        "", "", f"ct.zeros(({TERA},))", "ShapeError", ("8.0 TiB",)),
+    "zeros-beyond-int64": Case(
+        "", "", "ct.zeros((2**64,), 'coo')", "ShapeError",
+        ("mode 0: extent 18446744073709551616 is not an integer in [0, 2**63)",)),
+}
+
+CASES = CONVERSION_CASES
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory):
+    """{case id: (outcome, path)} of all CASES, run in one child interpreter."""
+    directory = tmp_path_factory.mktemp("hostile-inputs")
+    runs, paths = [], {}
+    for case_id, case in CASES.items():
+        path = ""
+        if case.file:
+            (directory / case_id).mkdir()
+            path = str(directory / case_id / case.file)
+            if case.text:
+                with open(path, "w") as stream:
+                    stream.write(case.text)
+        paths[case_id] = path
+        runs.append([case_id, case.statements, path])
+    results = run_child(_CASE_RUNNER, json.dumps(runs))
+    return {case_id: (results[case_id], paths[case_id]) for case_id in CASES}
+
+
+@pytest.mark.parametrize("case_id", list(CASES))
+def test_hostile_input_gives_a_typed_error(outcomes, case_id):
+    case = CASES[case_id]
+    outcome, path = outcomes[case_id]
+    if not case.error:
+        assert outcome is None
+        return
+    assert outcome is not None, f"{case_id}: no error raised"
+    assert (outcome["error"], outcome["coiter"]) == (case.error, True), outcome
+    for fragment in case.fragments:
+        assert fragment.replace("{path}", path) in outcome["message"], outcome["message"]
