@@ -1,5 +1,6 @@
 """Hostile inputs end in a typed coiter error, never a crash, a hang or an unrelated exception
-(issue 22): conversions to formats whose dense levels cannot fit in memory.
+(issue 22): files declaring huge or lying sizes, and conversions to formats whose dense
+levels cannot fit in memory.
 
 The dangerous calls run in child interpreters, so a segfault, an abort or a hang fails the
 tests (as a signal exit or a timeout) instead of taking the test run down with it. To keep
@@ -133,7 +134,83 @@ assert csf.shape == (2**62, 3, 2) and csf.nnz == 2 and csf[2**62 - 1, 2, 1] == 2
         ("mode 0: extent 18446744073709551616 is not an integer in [0, 2**63)",)),
 }
 
-CASES = CONVERSION_CASES
+# Files declaring huge sizes, read into their default format (CSR for Matrix Market): the
+# error names the file too. 2**40 rows: the pos array's byte count fits 64 bits, so only the
+# memory bound stops it.
+FILE_CASES = {
+    "mtx-huge-read-as-csr": Case(
+        "m.mtx", HUGE_MTX, "ct.read(path)", "ShapeError",
+        ("{path}: level 1 (compressed) of a ds tensor of shape "
+         f"({HUGE}, {HUGE}): array 'pos' would need {HUGE + 1} int64 elements (32.0 EiB), "
+         "more than this machine's memory", 'format="coo" stores only the file\'s entries')),
+    "mtx-tera-rows-read-as-csr": Case(
+        "m.mtx", mtx(f"{TERA} 3 1", "1 1 1.0"), "ct.read(path)", "ShapeError",
+        (f"{TERA + 1} int64 elements (8.0 TiB)",)),
+    "tns-huge-read-as-dss": Case(
+        "t.tns", HUGE_TNS, "ct.read(path, format='dss')", "ShapeError",
+        ("{path}: level 1 (compressed)", "array 'pos'")),
+    # Sizes and counts that lie. A declared count of 2**62 must not be allocated up front
+    # (the child's address space is capped).
+    "mtx-negative-size": Case(
+        "m.mtx", mtx("-3 3 1", "1 1 1.0"), "ct.read(path)", "ParseError",
+        ("{path}, line 2: bad size line '-3 3 1'",)),
+    "mtx-fractional-size": Case(
+        "m.mtx", mtx("3 3.5 1", "1 1 1.0"), "ct.read(path)", "ParseError",
+        ("{path}, line 2: bad size line",)),
+    "mtx-float-count": Case(
+        "m.mtx", mtx("3 3 1e2", "1 1 1.0"), "ct.read(path)", "ParseError",
+        ("{path}, line 2: bad size line",)),
+    "mtx-count-beyond-int64": Case(
+        "m.mtx", mtx(f"3 3 {2**63}", "1 1 1.0"), "ct.read(path)", "ParseError",
+        ("{path}, line 2: bad size line",)),
+    "mtx-zero-columns-with-an-entry": Case(
+        "m.mtx", mtx("3 0 1", "1 1 1.0"), "ct.read(path)", "ParseError",
+        ("{path}, line 3: column coordinate 1 is outside 1..0",)),
+    "mtx-fewer-entries-than-declared": Case(
+        "m.mtx", mtx("3 3 3", "1 1 1.0", "2 2 2.0"), "ct.read(path)", "ParseError",
+        ("declares 3 entries but the file ends after 2",)),
+    "mtx-more-entries-than-declared": Case(
+        "m.mtx", mtx("3 3 1", "1 1 1.0", "2 2 2.0"), "ct.read(path)", "ParseError",
+        ("{path}, line 4: entry 2 is beyond the 1 entries",)),
+    "mtx-declares-2**62-entries": Case(
+        "m.mtx", mtx(f"3 3 {HUGE}", "1 1 1.0", "2 2 2.0"), "ct.read(path)", "ParseError",
+        (f"declares {HUGE} entries but the file ends after 2",)),
+    "mtx-row-outside-size": Case(
+        "m.mtx", mtx("3 3 2", "1 1 1.0", "4 1 2.0"), "ct.read(path)", "ParseError",
+        ("{path}, line 4: row coordinate 4 is outside 1..3",)),
+    "mtx-row-zero": Case(
+        "m.mtx", mtx("3 3 1", "0 1 1.0"), "ct.read(path)", "ParseError",
+        ("{path}, line 3: row coordinate 0 is outside 1..3",)),
+    "mtx-array-layout-huge": Case(
+        "a.mtx", f"%%MatrixMarket matrix array real general\n{HUGE} {HUGE}\n1.0\n2.0\n",
+        "ct.read(path)", "ParseError", (f"declares {HUGE * HUGE} entries",)),
+    "tns-coordinate-zero": Case(
+        "t.tns", "1 1 1.0\n0 1 1.0\n", "ct.read(path)", "ParseError",
+        ("{path}, line 2: mode 1 coordinate 0 is below 1",)),
+    "tns-coordinate-negative": Case(
+        "t.tns", "1 1 1.0\n-5 1 1.0\n", "ct.read(path)", "ParseError",
+        ("{path}, line 2: mode 1 coordinate -5 is below 1",)),
+    "tns-coordinate-beyond-int64": Case(
+        "t.tns", f"1 1 1.0\n{2**63} 1 1.0\n", "ct.read(path)", "ParseError",
+        ("{path}, line 2: field 1", "outside the int64 range")),
+    "tns-coordinate-fractional": Case(
+        "t.tns", "1 1 1.0\n1.5 1 1.0\n", "ct.read(path)", "ParseError",
+        ("{path}, line 2: field 1 (mode 1 coordinate) '1.5' is not an integer",)),
+    "tns-coordinate-outside-given-shape": Case(
+        "t.tns", f"1 1 1.0\n{HUGE} 2 2.0\n", "ct.read(path, shape=(4, 4))", "ShapeError",
+        (f"{{path}}, line 2: mode 1 coordinate {HUGE} is outside shape=(4, 4)",)),
+    "npz-shape-disagrees-with-arrays": Case(
+        "t.npz", "", f"""
+ct.save(path, ct.asarray(np.eye(3)))
+entries = dict(np.load(path))
+entries["shape"] = np.array([{HUGE}, {HUGE}])
+with open(path, "wb") as stream:
+    np.savez(stream, **entries)
+ct.load(path)
+""", "FormatError", ("{path}: level 0 (dense)", f"does not match the dimension {HUGE}")),
+}
+
+CASES = {**CONVERSION_CASES, **FILE_CASES}
 
 
 @pytest.fixture(scope="module")
