@@ -1,12 +1,13 @@
 """Hostile inputs end in a typed coiter error, never a crash, a hang or an unrelated exception
-(issue 22): files declaring huge or lying sizes, and conversions to formats whose dense
-levels cannot fit in memory.
+(issue 22): files declaring huge or lying sizes, conversions to formats whose dense levels
+cannot fit in memory, and kernel cache entries replaced by special or oversized files.
 
 The dangerous calls run in child interpreters, so a segfault, an abort or a hang fails the
 tests (as a signal exit or a timeout) instead of taking the test run down with it. To keep
 the file fast, each group of cases shares one child, which reports every case's outcome.
 """
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -243,3 +244,123 @@ def test_hostile_input_gives_a_typed_error(outcomes, case_id):
     assert (outcome["error"], outcome["coiter"]) == (case.error, True), outcome
     for fragment in case.fragments:
         assert fragment.replace("{path}", path) in outcome["message"], outcome["message"]
+
+
+# -- the on-disk kernel cache -----------------------------------------------------------
+
+# Reads [[case id, cache directory], ...] from stdin; for each, compiles and runs one SpMV
+# kernel with that cache directory (after forgetting the kernels held in memory) and records
+# the compilations, disk hits and warnings logged by coiter. Prints {case id: record}.
+_CACHE_RUNNER = textwrap.dedent("""
+    import json, logging, os, sys
+    import numpy as np
+    import coiter as ct
+
+    class Recorder(logging.Handler):
+        def emit(self, record):
+            warnings.append(record.getMessage())
+
+    logging.getLogger("coiter").addHandler(Recorder(logging.WARNING))
+    records = {}
+    for case, directory in json.load(sys.stdin):
+        os.environ["COITER_CACHE_DIR"] = directory
+        ct.clear_cache()
+        warnings = []
+        before = ct.cache_info()
+        kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"})
+        y = kern(A=ct.asarray(np.diag([1.0, 2.0, 3.0]), format="csr"), x=np.ones(3))
+        after = ct.cache_info()
+        records[case] = {"compiles": after["compiles"] - before["compiles"],
+                         "disk_hits": after["disk_hits"] - before["disk_hits"],
+                         "result": y.to_numpy().tolist(), "warnings": warnings}
+    print(json.dumps(records))
+""")
+
+
+def _copy_of_the_entry(path, good):
+    path.write_bytes(good)
+
+
+def _symlink_to_dev_zero(path, _):
+    path.symlink_to("/dev/zero")
+
+
+def _symlink_to_a_good_entry(path, good):
+    target = path.parent.parent / "elsewhere.kernel"
+    target.write_bytes(good)
+    path.symlink_to(target)
+
+
+def _fifo(path, _):
+    os.mkfifo(path)  # opening it for reading without O_NONBLOCK would wait for a writer
+
+
+def _directory(path, _):
+    path.mkdir()
+
+
+def _sparse_terabyte(path, _):
+    with open(path, "wb") as stream:
+        stream.truncate(TERA)
+
+
+def _truncated(path, good):
+    path.write_bytes(good[:len(good) // 2])
+
+
+def _garbage(path, _):
+    path.write_bytes(bytes(range(256)) * 16)
+
+
+# What replaces the entry, and the reason the warning must give ("" for none: a hit).
+PLANTS = {
+    "control-regular-copy": (_copy_of_the_entry, ""),
+    "symlink-to-dev-zero": (_symlink_to_dev_zero, "is a symbolic link"),
+    "symlink-to-a-good-entry": (_symlink_to_a_good_entry, "is a symbolic link"),
+    "fifo": (_fifo, "is a FIFO"),
+    "directory": (_directory, "is a directory"),
+    "sparse-1TiB-file": (_sparse_terabyte, f"holds {TERA} bytes, more than any kernel (64 MiB)"),
+    "truncated": (_truncated, "is truncated or corrupt (its code does not match its hash)"),
+    "garbage": (_garbage, "has no coiter kernel header"),
+}
+
+
+@pytest.fixture(scope="module")
+def cache_records(tmp_path_factory):
+    """{plant id: (record, entry path)}: one child writes the SpMV kernel's entry, then one
+    child compiles the kernel again over each planted replacement of it."""
+    root = tmp_path_factory.mktemp("kernel-caches")
+    populate = root / "populate"
+    first = run_child(_CACHE_RUNNER, json.dumps([["populate", str(populate)]]))["populate"]
+    assert (first["compiles"], first["disk_hits"], first["warnings"]) == (1, 0, [])
+    (entry,) = populate.glob("*.kernel")
+    good = entry.read_bytes()
+    runs, entries = [], {}
+    for plant_id, (plant, _) in PLANTS.items():
+        cache_dir = root / plant_id
+        cache_dir.mkdir(mode=0o700)
+        entries[plant_id] = cache_dir / entry.name
+        plant(entries[plant_id], good)
+        runs.append([plant_id, str(cache_dir)])
+    records = run_child(_CACHE_RUNNER, json.dumps(runs))
+    return {plant_id: (records[plant_id], entries[plant_id], good) for plant_id in PLANTS}
+
+
+@pytest.mark.parametrize("plant_id", list(PLANTS))
+def test_a_cache_entry_that_is_not_an_entry_is_discarded_and_recompiled(cache_records,
+                                                                        plant_id):
+    record, entry, good = cache_records[plant_id]
+    _, reason = PLANTS[plant_id]
+    assert record["result"] == [1.0, 2.0, 3.0]
+    if not reason:  # the control: a regular copy of the entry is used as it is
+        assert (record["compiles"], record["disk_hits"], record["warnings"]) == (0, 1, [])
+        return
+    assert (record["compiles"], record["disk_hits"]) == (1, 0)
+    (warning,) = record["warnings"]
+    assert warning.startswith(f"coiter: kernel cache entry {entry} {reason}; "), warning
+    assert warning.endswith("; recompiling the kernel"), warning
+    if plant_id == "directory":  # cannot be deleted, so the new code is not stored either
+        assert "could not delete it" in warning and entry.is_dir()
+    else:
+        assert "; deleted it;" in warning
+        assert not entry.is_symlink() and entry.read_bytes() == good  # the recompiled entry
