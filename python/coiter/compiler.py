@@ -154,8 +154,11 @@ class Kernel:
             lhs = _core_expr(self._assignment.lhs, var_of)
             rhs = _core_expr(self._assignment.rhs, var_of)
             statement = _core.assignment(lhs, rhs, self._assignment.accumulate)
-            core = _core.compile(statement, engine=self._engine, schedule=self._schedule,
-                                 target=self._target, assemble=assemble)
+            try:
+                core = _core.compile(statement, engine=self._engine, schedule=self._schedule,
+                                     target=self._target, assemble=assemble)
+            finally:
+                _log_cache_warnings()
             self._variants[key] = core
             if assemble:
                 self._core = core
@@ -413,6 +416,12 @@ def compile(stmt, formats=None, dtype=np.float64, dtypes=None, index_dtype=None,
     inputs = {s.name: s for s in specs.values() if s is not specs[result_ref.name]}
     return Kernel(typed, inputs, result_spec, index_dtype=index_dtype, engine=engine,
                   schedule=schedule_text, target=target)
+
+
+def _log_cache_warnings():
+    """Log the core's reports of discarded disk cache entries (the core does not log)."""
+    for message in _core.take_cache_warnings():
+        logger.warning("coiter: %s", message)
 
 
 def cache_info():

@@ -124,6 +124,7 @@ def zeros(shape, format="dense", dtype=np.float64, name=None):
     dtype = value_dtype(dtype)
     fmt = as_format(format, len(shape))
     if is_all_dense(fmt):
+        _core.check_dense_array(shape, dtype.name, f"zeros of shape {shape}")
         return _wrap_dense(np.zeros(shape, dtype=dtype), fmt, name)
     empty = np.zeros(0, dtype=np.int32)
     return pack(fmt, shape, [empty] * len(shape), np.zeros(0, dtype=dtype), True, name)
@@ -172,6 +173,6 @@ def _random_values(rng, count, dtype):
 def _checked_shape(shape):
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     for m, extent in enumerate(shape):
-        if not isinstance(extent, (int, np.integer)) or extent < 0:
-            raise ShapeError(f"mode {m}: extent {extent!r} is not a non-negative integer")
+        if not isinstance(extent, (int, np.integer)) or not 0 <= extent < 2**63:
+            raise ShapeError(f"mode {m}: extent {extent!r} is not an integer in [0, 2**63)")
     return tuple(int(e) for e in shape)

@@ -118,13 +118,15 @@ def to_scipy(tensor, format=None):
     kind = format or _scipy_kind(tensor.format)
     if kind not in ("csr", "csc", "coo"):
         raise FormatError(f"to_scipy: format must be 'csr', 'csc' or 'coo', not {kind!r}")
-    if tensor.format == as_format(kind, 2) and kind in ("csr", "csc"):
-        level = tensor.levels[1]
+    if kind in ("csr", "csc"):
+        # Converted by coiter, not SciPy: packing refuses a pos array too large for memory
+        # (a huge declared shape) with a ShapeError before allocating it.
+        converted = tensor.asformat(kind)
+        level = converted.levels[1]
         cls = sp.csr_array if kind == "csr" else sp.csc_array
-        return cls((tensor.values, level.crd, level.pos), shape=tensor.shape)
+        return cls((converted.values, level.crd, level.pos), shape=tensor.shape)
     coords, values = tensor.coords()
-    coo = sp.coo_array((values, (coords[:, 0], coords[:, 1])), shape=tensor.shape)
-    return coo if kind == "coo" else coo.asformat(kind)
+    return sp.coo_array((values, (coords[:, 0], coords[:, 1])), shape=tensor.shape)
 
 
 def _scipy_kind(fmt):

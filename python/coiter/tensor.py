@@ -173,6 +173,8 @@ class Tensor:
         """A new dense NumPy array with the tensor's contents."""
         if is_all_dense(self.format):
             return self.values.reshape(self.shape).copy()
+        _core.check_dense_array(self.shape, self.dtype.name, f"to_numpy of {self._label()} "
+                                f"of shape {self.shape}")
         out = np.zeros(self.shape, dtype=self.dtype)
         self._storage.to_dense(out.reshape(-1))
         return out

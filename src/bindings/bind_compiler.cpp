@@ -138,6 +138,8 @@ void bindCompiler(py::module_& m) {
     return commands;
   }, "Reads a schedule's text form into [(command, [argument or [list items]])].");
   m.def("cache_info", &cacheInfoDict);
+  m.def("take_cache_warnings", &takeCacheWarnings,
+        "Warnings about disk cache entries discarded since the last call, for the log.");
   m.def("clear_cache", [](bool disk) { clearCache(disk); }, py::arg("disk") = false);
 }
 

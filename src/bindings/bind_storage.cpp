@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "bindings/numpy_buffer.hpp"
+#include "storage/allocation_limit.hpp"
 #include "storage/pack.hpp"
 #include "storage/unpack.hpp"
 #include "util/errors.hpp"
@@ -214,6 +215,10 @@ void bindStorage(py::module_& m) {
   m.def("wrap_scipy", &wrapScipy, py::arg("matrix"), py::arg("for_kernel_call") = false,
         "A CSR/CSC tensor reading a canonical SciPy csr/csc matrix in place; SignatureError if "
         "it needs converting.");
+  m.def("check_dense_array", [](const std::vector<int64_t>& shape, const std::string& dtype, const std::string& what) {
+    checkedDenseArrayBytes(shape, dtypeFromName(dtype), what);
+  }, py::arg("shape"), py::arg("dtype"), py::arg("what"),
+        "ShapeError naming `what` when a dense array of this shape and dtype cannot fit in memory.");
   m.def("from_arrays", &fromArrays, py::arg("format"), py::arg("shape"), py::arg("index_dtype"),
         py::arg("arrays"), py::arg("parameters"), py::arg("values"),
         "Wraps existing level arrays without copying; validate() checks them before use.");

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <utility>
 
 #include "cin/concretize.hpp"
 #include "cin/loop_order.hpp"
@@ -82,7 +83,17 @@ class KernelCache {
     entries_.clear();
   }
 
+  std::vector<std::string> takeWarnings() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::exchange(warnings_, {});
+  }
+
  private:
+  void warn(std::string message) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    warnings_.push_back(std::move(message));
+  }
+
   Code build(const Signature& signature, const Engine& engine, const ir::Function& function) {
     auto start = std::chrono::steady_clock::now();
     DiskCache disk = DiskCache::fromEnvironment();
@@ -93,13 +104,16 @@ class KernelCache {
     sig.canonical += " | ir " + hashHex(ir.data(), ir.size());
     sig.hash = hashHex(sig.canonical.data(), sig.canonical.size());
     std::unique_ptr<LoadedKernel> loaded;
-    if (auto bytes = disk.load(sig.hash, sig.canonical)) {
+    DiskCache::Entry entry = disk.load(sig.hash, sig.canonical);
+    if (!entry.discarded.empty()) warn("kernel cache entry " + entry.discarded + "; recompiling the kernel");
+    if (entry.code) {
       try {
-        loaded = engine.load(*bytes, function.name);
+        loaded = engine.load(*entry.code, function.name);
         std::lock_guard<std::mutex> lock(mutex_);
         ++info_.diskHits;
-      } catch (const CompileError&) {
-        loaded = nullptr;  // unloadable entry: recompiled (and overwritten) below
+      } catch (const CompileError& e) {
+        // Recompiled (and overwritten) below.
+        warn("kernel cache entry for " + sig.hash + " would not load (" + e.what() + "); recompiling the kernel");
       }
     }
     if (!loaded) {
@@ -118,6 +132,7 @@ class KernelCache {
   std::mutex mutex_;
   std::map<std::string, std::shared_future<Code>> entries_;
   CacheInfo info_;
+  std::vector<std::string> warnings_;
 };
 
 KernelCache& kernelCache() {
@@ -232,5 +247,7 @@ void clearCache(bool disk) {
   kernelCache().clear();
   if (disk) DiskCache::fromEnvironment().clear();
 }
+
+std::vector<std::string> takeCacheWarnings() { return kernelCache().takeWarnings(); }
 
 }  // namespace coiter

@@ -49,6 +49,10 @@ struct CacheInfo {
 };
 CacheInfo cacheInfo();
 void clearCache(bool disk);
+// Warnings about disk cache entries discarded since the last call (a file that is not an
+// entry, or one that is corrupt or would not load), oldest first. The core does not log:
+// the Python layer passes them to the "coiter" logger after each compilation.
+std::vector<std::string> takeCacheWarnings();
 
 // The concrete statement compileKernel would lower (for printing and tests): concretize,
 // the default loop order, the schedule's commands, then automatic workspaces and scalar

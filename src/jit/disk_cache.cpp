@@ -8,8 +8,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "jit/signature.hpp"
 
@@ -19,6 +17,10 @@ namespace {
 
 constexpr char kMagic[] = "COITER-KERNEL-1\n";
 constexpr char kSuffix[] = ".kernel";
+// No entry larger than this is read. An entry is the object code of one kernel function
+// (kilobytes; the largest fused kernels reach a few megabytes), so anything bigger was not
+// written by coiter (a sparse file of terabytes, say) and reading it would exhaust memory.
+constexpr off_t kMaxEntryBytes = off_t{64} << 20;
 
 std::string defaultDirectory() {
   if (const char* dir = std::getenv("COITER_CACHE_DIR"); dir && *dir) return dir;
@@ -34,6 +36,106 @@ bool makeDirectories(const std::string& path) {
     if (mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) return false;
     if (slash == std::string::npos) return true;
   }
+}
+
+// What kind of file `mode` describes, for the warning about a file that is not an entry.
+std::string describeFileType(mode_t mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  return "not a regular file";
+}
+
+// Why a file with this status is not read as an entry; empty when it may be.
+std::string unreadableBecause(const struct stat& info) {
+  if (!S_ISREG(info.st_mode)) return "is " + describeFileType(info.st_mode);
+  if (info.st_size > kMaxEntryBytes)
+    return "holds " + std::to_string(info.st_size) + " bytes, more than any kernel (" +
+           std::to_string(kMaxEntryBytes >> 20) + " MiB)";
+  return "";
+}
+
+struct EntryFile {
+  bool exists = false;
+  std::string bytes;    // the contents, when `problem` is empty
+  std::string problem;  // why the file was not read: "is a FIFO", "holds 1099511627776 bytes, ..."
+};
+
+// The contents of the entry file at `path`. Only a regular file of at most kMaxEntryBytes is
+// read: the file is checked before opening (so a FIFO, whose open would wait for a writer, or
+// a device is never opened), opened without following a symbolic link and checked again
+// (it may have been swapped in between), and read up to the size it had then.
+EntryFile readEntryFile(const std::string& path) {
+  EntryFile file;
+  struct stat info;
+  if (lstat(path.c_str(), &info) != 0) {
+    if (errno == ENOENT) return file;  // a plain miss
+    file.exists = true;
+    file.problem = "cannot be examined (" + std::string(std::strerror(errno)) + ")";
+    return file;
+  }
+  file.exists = true;
+  file.problem = unreadableBecause(info);
+  if (!file.problem.empty()) return file;
+  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    file.problem = "cannot be opened (" + std::string(std::strerror(errno)) + ")";
+    return file;
+  }
+  if (fstat(fd, &info) != 0) {
+    file.problem = "cannot be examined (" + std::string(std::strerror(errno)) + ")";
+  } else if (file.problem = unreadableBecause(info); file.problem.empty()) {
+    file.bytes.resize(static_cast<size_t>(info.st_size));
+    size_t got = 0;
+    while (got < file.bytes.size()) {
+      const ssize_t n = read(fd, file.bytes.data() + got, file.bytes.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        file.problem = "cannot be read (" + std::string(std::strerror(errno)) + ")";
+        break;
+      }
+      if (n == 0) break;  // shrunk since fstat: the hash check below rejects what is left
+      got += static_cast<size_t>(n);
+    }
+    file.bytes.resize(got);
+  }
+  close(fd);
+  return file;
+}
+
+struct ParsedEntry {
+  std::vector<uint8_t> code;
+  std::string problem;  // why the contents are not an entry for the signature; empty if they are
+};
+
+// The code of an entry's contents, checked against `signature` and the code's hash.
+// Layout: magic, version line, signature length line, signature, code hash line, code.
+ParsedEntry parseEntry(const std::string& data, const std::string& signature) {
+  size_t at = 0;
+  auto line = [&](std::string& out) {
+    size_t end = data.find('\n', at);
+    if (end == std::string::npos) return false;
+    out = data.substr(at, end - at);
+    at = end + 1;
+    return true;
+  };
+  std::string version, length, codeHash;
+  if (data.compare(0, sizeof kMagic - 1, kMagic) != 0) return {{}, "has no coiter kernel header"};
+  at = sizeof kMagic - 1;
+  if (!line(version) || version != COITER_VERSION) return {{}, "was written by another version of coiter"};
+  // The length is compared as text: a forged huge number is never converted or added to.
+  if (!line(length) || length != std::to_string(signature.size()) ||
+      data.compare(at, signature.size(), signature) != 0) {
+    return {{}, "holds another signature"};
+  }
+  at += signature.size();
+  if (!line(codeHash)) return {{}, "is truncated"};
+  std::vector<uint8_t> code(data.begin() + static_cast<std::ptrdiff_t>(at), data.end());
+  if (code.empty() || hashHex(code.data(), code.size()) != codeHash)
+    return {{}, "is truncated or corrupt (its code does not match its hash)"};
+  return {std::move(code), ""};
 }
 
 }  // namespace
@@ -64,41 +166,16 @@ DiskCache DiskCache::fromEnvironment() {
 
 std::string DiskCache::pathFor(const std::string& hash) const { return directory_ + "/" + hash + kSuffix; }
 
-std::optional<std::vector<uint8_t>> DiskCache::load(const std::string& hash, const std::string& signature) const {
-  if (!enabled()) return std::nullopt;
-  std::string path = pathFor(hash);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string data = buffer.str();
-  // Layout: magic, version line, signature length line, signature, code hash line, code.
-  auto discard = [&] {
-    unlink(path.c_str());
-    return std::nullopt;
-  };
-  size_t at = 0;
-  auto line = [&](std::string& out) {
-    size_t end = data.find('\n', at);
-    if (end == std::string::npos) return false;
-    out = data.substr(at, end - at);
-    at = end + 1;
-    return true;
-  };
-  std::string magic, version, length, codeHash;
-  if (data.compare(0, sizeof kMagic - 1, kMagic) != 0) return discard();
-  at = sizeof kMagic - 1;
-  if (!line(version) || version != COITER_VERSION || !line(length)) return discard();
-  size_t signatureLength = std::strtoull(length.c_str(), nullptr, 10);
-  if (at + signatureLength > data.size() || data.compare(at, signatureLength, signature) != 0 ||
-      signatureLength != signature.size()) {
-    return discard();
-  }
-  at += signatureLength;
-  if (!line(codeHash)) return discard();
-  std::vector<uint8_t> code(data.begin() + static_cast<std::ptrdiff_t>(at), data.end());
-  if (code.empty() || hashHex(code.data(), code.size()) != codeHash) return discard();
-  return code;
+DiskCache::Entry DiskCache::load(const std::string& hash, const std::string& signature) const {
+  if (!enabled()) return {};
+  const std::string path = pathFor(hash);
+  EntryFile file = readEntryFile(path);
+  if (!file.exists) return {};
+  ParsedEntry parsed = file.problem.empty() ? parseEntry(file.bytes, signature) : ParsedEntry{{}, file.problem};
+  if (parsed.problem.empty()) return {std::move(parsed.code), ""};
+  const bool deleted = unlink(path.c_str()) == 0;
+  return {std::nullopt, path + " " + parsed.problem +
+                            (deleted ? "; deleted it" : "; could not delete it (" + std::string(std::strerror(errno)) + ")")};
 }
 
 void DiskCache::store(const std::string& hash, const std::string& signature, const std::vector<uint8_t>& code) const {

@@ -4,12 +4,14 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <new>
 
 #include "runtime/chunked_assembly.hpp"
 #include "runtime/parallel_runtime.hpp"
 #include "runtime/result_memory.hpp"
+#include "storage/allocation_limit.hpp"
 #include "util/errors.hpp"
 
 namespace coiter {
@@ -156,8 +158,11 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
   for (const auto& op : operands) guess += op->values().length();
   std::vector<int64_t> parentCount(order + 1, 1);  // positions above level k (dense prefix)
   for (size_t k = 0; k < order; ++k) {
-    parentCount[k + 1] = levels[k]->kind() == LevelKind::Dense ? parentCount[k] * levelExtents[k] : -1;
-    if (parentCount[k] < 0) parentCount[k + 1] = -1;
+    parentCount[k + 1] = -1;
+    if (parentCount[k] < 0 || levels[k]->kind() != LevelKind::Dense) continue;
+    if (__builtin_mul_overflow(parentCount[k], levelExtents[k], &parentCount[k + 1]))
+      throw ShapeError("result " + result.name + ": level " + std::to_string(k) +
+                       " (dense) would have more than 2**63 positions");
   }
   bool allDense = order == 0 || parentCount[order] >= 0;
   std::vector<bool> countsPerParent(order, false);  // pos holds counts (prefix-summed below)
@@ -173,7 +178,6 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
   std::vector<std::unique_ptr<void, ResultArrayDeleter>> allocated;
   for (const auto& a : abi.arrays) {
     if (a.tensor != resultIndex) continue;
-    size_t width = dtypeSize(a.type);
     if (!abi.assembles && a.level >= 0) {
       // Compute-only: the given structure is read, never written or grown.
       const Buffer& given = structure->levels()[a.level].array(a.array);
@@ -189,11 +193,16 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
     } else if (a.array == "pos") {
       zero = true;
       if (parentCount[a.level] >= 0) {
-        capacity = parentCount[a.level] + 1;
+        // One more than the parents (2**63 - 1 parents leave no room: refused just below).
+        capacity = parentCount[a.level] + (parentCount[a.level] < std::numeric_limits<int64_t>::max());
         countsPerParent[a.level] = true;
       }
     }
-    allocated.emplace_back(allocateResultArray(static_cast<size_t>(capacity) * width, zero));
+    // A dense prefix's positions follow from the shape alone, so they may exceed memory.
+    const size_t bytes = checkedArrayBytes(capacity, a.type, [&] {
+      return "result " + result.name + ": " + (a.level < 0 ? "the values" : "array '" + a.array + "' of level " + std::to_string(a.level));
+    });
+    allocated.emplace_back(allocateResultArray(bytes, zero));
     pointers[a.slot] = allocated.back().get();
     if (a.capacitySlot >= 0) integers[a.capacitySlot] = capacity;
   }

@@ -4,11 +4,12 @@
 #include <cstring>
 #include <new>
 
+#include "storage/allocation_limit.hpp"
+
 namespace coiter {
 
-Buffer Buffer::allocate(DType type, int64_t length) {
-  if (length < 0) throw ShapeError("negative buffer length");
-  size_t bytes = static_cast<size_t>(length) * dtypeSize(type);
+Buffer Buffer::allocate(DType type, int64_t length, const std::string& what) {
+  const size_t bytes = checkedArrayBytes(length, type, [&] { return what; });
   // calloc: the OS hands out zero pages lazily, so large zeroed arrays cost nothing until touched.
   void* p = std::calloc(bytes == 0 ? 1 : bytes, 1);
   if (!p) throw std::bad_alloc();

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "storage/dtype.hpp"
@@ -13,8 +14,9 @@ namespace coiter {
 class Buffer {
  public:
   Buffer() = default;
-  // Allocates `length` zero-initialised elements owned by the buffer.
-  static Buffer allocate(DType type, int64_t length);
+  // Allocates `length` zero-initialised elements owned by the buffer. A length beyond the
+  // machine's memory raises ShapeError naming `what` (see allocation_limit.hpp).
+  static Buffer allocate(DType type, int64_t length, const std::string& what = "an array");
   // Wraps memory owned by `owner` (which must keep `data` alive).
   static Buffer borrow(DType type, int64_t length, void* data, std::shared_ptr<void> owner);
   // Copies an index vector into a new buffer of the given index width.

@@ -12,6 +12,15 @@ constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 
 std::string formatName(const Format& f) { return f.str().empty() ? f.repr() : f.str(); }
 
+// "a csr tensor of shape (3, 4)": what packing errors name (the shape, since packing fails
+// mostly on shapes too large for the format's dense levels).
+std::string describeTensor(const Format& f, const std::vector<int64_t>& shape) {
+  std::string text = "a " + formatName(f) + " tensor of shape (";
+  for (size_t m = 0; m < shape.size(); ++m)
+    text += (m ? ", " : "") + std::to_string(shape[m]);
+  return text + (shape.size() == 1 ? ",)" : ")");
+}
+
 // The index width packing works at. Level coordinates are below their level's extent (or,
 // for diagonal numbers and slots, below the entry count), and a level writes three kinds of
 // values into its index arrays: coordinates (or -1), diagonal offsets (smaller in magnitude
@@ -164,9 +173,9 @@ LevelCoordinates levelCoordinates(const PackRequest& r, std::vector<Buffer> mode
 
 // The values at the last level's positions, zero where nothing is stored.
 Buffer leafValues(const PackNodes& leaves, int64_t positionCount, const Buffer& sorted,
-                  const Format& f) {
+                  const Format& f, const std::string& tensor) {
   if (leaves.oneEntryEach && leaves.size() == positionCount) return sorted;  // q holds entry q
-  Buffer values = Buffer::allocate(sorted.dtype(), positionCount);
+  Buffer values = Buffer::allocate(sorted.dtype(), positionCount, "the values of " + tensor);
   dispatchDType(sorted.dtype(), [&](auto* typed) {
     using T = std::remove_pointer_t<decltype(typed)>;
     T* dst = values.as<T>();
@@ -223,6 +232,7 @@ std::shared_ptr<TensorStorage> packCoordinates(const PackRequest& r) {
                       "format such as \"coo\"");
 
   // Build the levels top-down.
+  const std::string tensor = describeTensor(f, r.shape);
   const auto& types = f.levels();
   const size_t levelCount = types.size();
   std::vector<PackOutput> built(levelCount);
@@ -245,13 +255,12 @@ std::shared_ptr<TensorStorage> packCoordinates(const PackRequest& r) {
       in.rows = r.shape[0];
       in.cols = r.shape[1];
     }
-    in.where = "level " + std::to_string(k) + " (" + types[k]->name() + ") of a " +
-               formatName(f) + " tensor";
+    in.where = "level " + std::to_string(k) + " (" + types[k]->name() + ") of " + tensor;
     built[k] = types[k]->pack(in);
     parents = std::move(built[k].children);
     parentCount = built[k].positionCount;
   }
-  const Buffer values = leafValues(parents, parentCount, entries.values, f);
+  const Buffer values = leafValues(parents, parentCount, entries.values, f, tensor);
 
   // int32 arrays only hold values within the bound that chose that width.
   int64_t largest = parentCount;

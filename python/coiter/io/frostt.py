@@ -1,11 +1,11 @@
 """FROSTT (``.tns``, ``.tns.gz``) files: one ``i j k ... value`` line per entry, any order."""
 import numpy as np
 
-from ..creation import from_coords
 from ..errors import ShapeError
 from .casting import _cast_values
 from .text_table import (_Body, _data_lines, _first_out_of_range, _line_of_entry,
-                         _load_table, _open_text, _padded_shape, _parse_error, _write_entries)
+                         _load_table, _open_text, _padded_shape, _parse_error,
+                         _tensor_of_entries, _write_entries)
 
 
 def _read_frostt(path, format, shape, dtype):
@@ -14,8 +14,8 @@ def _read_frostt(path, format, shape, dtype):
         if shape is None:
             raise ShapeError(f"{path} holds no entries, so its shape is unknown: pass shape=")
         no_values = np.zeros(0, dtype=dtype or np.float64)
-        return from_coords(np.zeros((0, len(shape)), dtype=np.int64), no_values, shape,
-                           format=format or "coo")
+        return _tensor_of_entries(path, np.zeros((0, len(shape)), dtype=np.int64), no_values,
+                                  shape, format or "coo")
     number, field_count = first
     if field_count < 2:
         raise _parse_error(path, number, "a FROSTT line needs at least one coordinate and a "
@@ -38,7 +38,7 @@ def _read_frostt(path, format, shape, dtype):
         _check_frostt_shape(body, coords, shape)
     shape = _padded_shape(path, extents, shape, "largest coordinates")
     values = _cast_values(np.ascontiguousarray(table["value"]), dtype, path)
-    return from_coords(coords - 1, values, shape, format=format or "coo")
+    return _tensor_of_entries(path, coords - 1, values, shape, format or "coo")
 
 
 def _first_frostt_line(path):

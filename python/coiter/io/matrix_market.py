@@ -4,13 +4,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _core
-from ..creation import from_coords
 from ..errors import ShapeError
 from ..formats import is_all_dense
 from .casting import _cast_values
 from .text_table import (_INT_TOKEN, _Body, _first_out_of_range, _last_line, _line_of_entry,
-                         _load_table, _open_text, _padded_shape, _parse_error, _value_columns,
-                         _write_entries, _write_rows)
+                         _load_table, _open_text, _padded_shape, _parse_error, _tensor_of_entries,
+                         _value_columns, _write_entries, _write_rows)
 
 _MM_BANNER = "%%MatrixMarket matrix <coordinate|array> <field> <symmetry>"
 _MM_FIELDS = ("real", "double", "integer", "complex", "pattern")
@@ -43,7 +42,7 @@ def _read_matrix_market(path, format, shape, dtype):
         coords, values = _mm_coordinate_entries(body, header, table, dtype)
         default_format = "csr"
     values = _cast_values(values, dtype, path)
-    return from_coords(coords, values, shape, format=format or default_format)
+    return _tensor_of_entries(path, coords, values, shape, format or default_format)
 
 
 def _read_mm_header(stream, path):

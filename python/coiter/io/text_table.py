@@ -2,7 +2,8 @@
 
 Opening (optionally gzipped) text files, parsing their bodies with :func:`numpy.loadtxt`,
 finding the line to name in a :class:`~coiter.ParseError` when a check fails, checking a
-requested shape against the file's extents, and writing one line per entry in chunks.
+requested shape against the file's extents, packing the entries into a tensor, and writing
+one line per entry in chunks.
 """
 import gzip
 import re
@@ -11,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ParseError, ShapeError
+from ..creation import from_coords
+from ..errors import FormatError, ParseError, ShapeError
 
 # Rows written (or values formatted) per chunk: bounds the memory of the text being built.
 _WRITE_CHUNK = 100_000
@@ -40,6 +42,19 @@ def _padded_shape(path, found, shape, what):
             raise ShapeError(f"{path}: shape={shape} is smaller than the file's {what} "
                              f"{found} in mode {mode}")
     return shape
+
+
+def _tensor_of_entries(path, coords, values, shape, format):
+    """The tensor holding a file's entries. Packing refuses a declared size too large for
+    the format (a dense level over a huge mode, or the pos array under it); the error then
+    names the file as well as the level and array."""
+    try:
+        return from_coords(coords, values, shape, format=format)
+    except ShapeError as error:
+        raise ShapeError(f"{path}: {error}; format=\"coo\" stores only the file's "
+                         "entries") from error
+    except FormatError as error:
+        raise FormatError(f"{path}: {error}") from error
 
 
 # -- table parsing ----------------------------------------------------------------------

@@ -2,6 +2,7 @@
 // Non-unique compressed levels (the top of COO) give every group of the branchless chain
 // below them its own position.
 #include <algorithm>
+#include <limits>
 
 #include "format/levels/level_checks.hpp"
 
@@ -30,7 +31,11 @@ class CompressedLevel final : public LevelType {
     int64_t groups = 0;
     int64_t nextEntry = 0;  // parents hold the entries in order when each starts here
     bool entriesInOrder = true;
-    Buffer pos = makeIndexArray(*in.coords, in.parentCount + 1, [&](auto* p) {
+    // pos has one entry more than there are parents, which a dense level over an extent of
+    // 2**63 - 1 leaves no room for.
+    if (in.parentCount == std::numeric_limits<int64_t>::max())
+      throw ShapeError(in.where + ": array 'pos' would need 2**63 elements");
+    Buffer pos = makeIndexArray(in, "pos", in.parentCount + 1, [&](auto* p) {
       in.parents->forEach([&](const PackNode& node) {
         int64_t count = 0;
         forEachGroup(in, node, props_.unique, [&](int64_t, int64_t, int64_t) { ++count; });
@@ -50,7 +55,7 @@ class CompressedLevel final : public LevelType {
       return out;
     }
     out.children.list.reserve(groups);
-    out.arrays["crd"] = makeIndexArray(*in.coords, groups, [&](auto* crd) {
+    out.arrays["crd"] = makeIndexArray(in, "crd", groups, [&](auto* crd) {
       in.parents->forEach([&](const PackNode& node) {
         forEachGroup(in, node, props_.unique, [&](int64_t lo, int64_t hi, int64_t c) {
           const int64_t q = static_cast<int64_t>(out.children.list.size());

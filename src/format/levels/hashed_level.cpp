@@ -45,7 +45,7 @@ class HashedLevel final : public LevelType {
     PackOutput out;
     out.scalars["size"] = w;
     out.positionCount = checkedProduct(in.parentCount, w, in.where);
-    out.arrays["crd"] = makeIndexArray(*in.coords, out.positionCount, [&](auto* crd) {
+    out.arrays["crd"] = makeIndexArray(in, "crd", out.positionCount, [&](auto* crd) {
       std::fill(crd, crd + out.positionCount, -1);
       std::vector<PackNode>& children = out.children.list;
       for (int64_t k = 0; k < parents.size(); ++k) {

@@ -120,7 +120,8 @@ UnsortedEntry findUnsortedSegmentEntry(const Buffer& pos, const Buffer& crd, int
 
 int64_t checkedProduct(int64_t a, int64_t b, const std::string& where) {
   if (a != 0 && b > std::numeric_limits<int64_t>::max() / a)
-    throw FormatError(where + ": the number of positions overflows 64 bits");
+    throw ShapeError(where + ": the number of positions, " + std::to_string(a) + " x " +
+                     std::to_string(b) + ", overflows 64 bits");
   return a * b;
 }
 

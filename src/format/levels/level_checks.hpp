@@ -35,12 +35,14 @@ void forEachGroup(const PackInput& in, const PackNode& node, bool unique, Visit&
   });
 }
 
-// Calls f(p) with p typed int32_t* or int64_t* for a new, zeroed index array of `length`
-// elements at the width of `like` (the coordinates' width, which packing chose so that every
-// value a level writes fits), and returns that array.
+// Calls f(p) with p typed int32_t* or int64_t* for a new, zeroed index array `name` of
+// `length` elements at the width of the level's coordinates (which packing chose so that
+// every value a level writes fits), and returns that array. A length that follows from huge
+// extents raises ShapeError naming the level and the array before anything is allocated.
 template <typename F>
-Buffer makeIndexArray(const Buffer& like, int64_t length, F&& f) {
-  Buffer array = Buffer::allocate(like.dtype(), length);
+Buffer makeIndexArray(const PackInput& in, const char* name, int64_t length, F&& f) {
+  Buffer array = Buffer::allocate(in.coords->dtype(), length,
+                                  in.where + ": array '" + name + "'");
   visitIndices(array, f);
   return array;
 }
@@ -62,7 +64,8 @@ struct UnsortedEntry {
   int64_t segment = -1, entry = -1;
 };
 UnsortedEntry findUnsortedSegmentEntry(const Buffer& pos, const Buffer& crd, int64_t parentCount, bool strict);
-// Multiplies position counts, refusing overflow.
+// Multiplies position counts; ShapeError on overflow (the extents are too large for the
+// level types: a dense level has a position for every coordinate under every parent).
 int64_t checkedProduct(int64_t a, int64_t b, const std::string& where);
 
 }  // namespace coiter

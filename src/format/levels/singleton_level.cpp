@@ -38,7 +38,7 @@ class SingletonLevel final : public LevelType {
       out.arrays["crd"] = *in.coords;
       return out;
     }
-    out.arrays["crd"] = makeIndexArray(*in.coords, in.parentCount, [&](auto* crd) {
+    out.arrays["crd"] = makeIndexArray(in, "crd", in.parentCount, [&](auto* crd) {
       std::fill(crd, crd + in.parentCount, -1);
       parents.forEach([&](const PackNode& node) {
         // Entries under one parent are sorted by this level's coordinate: first == last
