@@ -180,11 +180,27 @@ def test_spgemm_prefetches_the_rows_of_b_its_loop_over_a_reaches_next():
 
 def test_intersection_appends_without_a_branch_on_whether_the_rows_meet():
     src = ct.compile("C(i,j) = A(i,j) * B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}).source("c")
-    assert loops(src) == (1, 1)
+    assert loops(src) == (1, 2)
     # The product is written at every step and kept only where both rows hold the column.
     assert "C_vals[C2_count] = A_vals[pA2] * B_vals[pB2];" in src
-    assert "C2_count += (int64_t)(jA == j && jB == j && C_vals[C2_count] != 0.0);" in src
-    assert "if (jA == j && jB == j)" not in src
+    assert "C2_count += (int64_t)(jA_0 == j && jB_0 == j && C_vals[C2_count] != 0.0);" in src
+    assert "if (jA_0 == j && jB_0 == j)" not in src
+
+
+def test_merges_run_in_lockstep_while_the_rows_agree():
+    # Rows of the same pattern are walked in lockstep (positions only count up); the merge
+    # takes over from the first column where they differ.
+    src = ct.compile("C(i,j) = A(i,j) + B(i,j) + D(i,j)",
+                     formats={"A": "csr", "B": "csr", "D": "csr", "C": "csr"}).source("c")
+    lockstep = ("while (pA2 < pA2_end && pB2 < pB2_end && pD2 < pD2_end && (int64_t)B2_crd[pB2] == "
+                "(int64_t)A2_crd[pA2] && (int64_t)D2_crd[pD2] == (int64_t)A2_crd[pA2]) {")
+    assert lockstep in src
+    body = src[src.index(lockstep):src.index("while", src.index(lockstep) + 1)]
+    assert "C_vals[C2_count] = A_vals[pA2] + B_vals[pB2] + D_vals[pD2];" in body
+    assert "pA2++;\n      pB2++;\n      pD2++;" in body
+    # Not where positions cannot be compared this way (a dense operand's dimension).
+    src = ct.compile("y(i) = a(i) + b(i)", formats={"a": "s", "b": "d", "y": "s"}).source("c")
+    assert "==" not in src.split("while", 1)[-1].split("{", 1)[0]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -213,23 +229,25 @@ def test_dense_result_of_a_loop_that_skips_rows_starts_at_zero():
 def test_spmspv_is_one_while_merge():
     kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "dcsr", "x": "s", "y": "d"})
     src = kern.source("c")
-    assert loops(src) == (1, 1)
-    assert "jA < jx ? jA : jx" in src.replace("(", "").replace(")", "") or "min" in src
-    assert "if (jA == j && jx == j)" in src
+    assert loops(src) == (1, 2)  # the rows in lockstep while they agree, then the merge
+    assert "int64_t j = coiter_min_i64(jA_0, jx_0);" in src
+    assert "if (jA_0 == j && jx_0 == j)" in src
 
 
 def test_sparse_add_is_a_merge_and_two_drains():
     src = ct.compile("a(i) = b(i) + c(i)", formats={"a": "s", "b": "s", "c": "s"}).source("c")
     for_loops, while_loops = loops(src)
-    assert for_loops + while_loops == 3
-    assert while_loops == 2  # the merge, and the first drain that continues its iterators
+    assert for_loops + while_loops == 4
+    # Lockstep while the coordinates agree, the merge, and the first drain that continues
+    # its iterators.
+    assert while_loops == 3
 
 
 def test_a_sum_merge_selects_its_operands_instead_of_branching():
     # Every region of b + c is b + c with the absent operand read as zero: one body, no
     # if-chain (lower_merge_selects.cpp).
     src = ct.compile("a(i) = b(i) + c(i)", formats={"a": "s", "b": "s", "c": "s"}).source("c")
-    assert "(ib == i ? b_vals[pb1] : 0.0) + (ic == i ? c_vals[pc1] : 0.0)" in src
+    assert "(ib_0 == i ? b_vals[pb1] : 0.0) + (ic_0 == i ? c_vals[pc1] : 0.0)" in src
     assert "else if" not in src
     src3 = ct.compile("a(i) = b(i) - c(i) + d(i)", formats={"a": "s", "b": "s", "c": "s", "d": "s"}).source("c")
     assert "else if" not in src3

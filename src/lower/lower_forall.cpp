@@ -386,9 +386,12 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   }
 
   bool storesEveryCoordinate = false;  // one loop over the whole extent, one unconditional body
-  for (size_t pi = 0; pi < points.size(); ++pi) {
+  // Lowers lattice point `pi` into `out`: a loop while its iterators last. A `lockstep` loop
+  // runs only while every iterator is at the same coordinate, so its body is the region where
+  // all are present and every step advances all of them.
+  auto lowerPoint = [&](size_t pi, bool lockstep) {
     const lt::LatticePoint& point = points[pi];
-    bool forForm = point.iterators.size() == 1 && pi + 1 == points.size() && !iteratesRuns(point);
+    bool forForm = !lockstep && point.iterators.size() == 1 && pi + 1 == points.size() && !iteratesRuns(point);
     std::vector<Stmt> body;
     Var loopVar;
     Range loopRange;
@@ -418,6 +421,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       coordOf[s] = ir::ref(cv);
       if (single) resolved = ir::ref(cv);
     }
+    if (lockstep) resolved = coordOf[point.iterators.front()];
     if (!resolved) {
       Expr m;
       for (int s : point.iterators) m = m ? binary(BinaryOp::Min, m, coordOf[s]) : coordOf[s];
@@ -472,7 +476,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
 
     // Regions: subsets of the segments that may be absent at v.
     std::vector<int> testable = failing;
-    if (!single) {
+    if (!single && !lockstep) {
       for (int s : point.iterators) {
         if (!segs[s].dimension) testable.push_back(s);
       }
@@ -575,15 +579,24 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       } else {
         out.push_back(forLoop(loopVar, loopRange.begin, loopRange.end, block(std::move(body)), plan.schedule));
       }
-      continue;
+      return;
     }
     std::vector<Expr> ranges;
     for (int s : point.iterators) ranges.push_back(binary(BinaryOp::Lt, ir::ref(state.at(s)), ir::ref(stateEnd.at(s))));
+    if (lockstep) {
+      // (The coordinates are only compared here; the body loads them again, checked.)
+      auto stored = [&](int s) {
+        const AccessState& st = accesses_.at(info[s].access);
+        return cast(kIndex, load(st.vars->crd[info[s].level], ir::ref(state.at(s))));
+      };
+      for (size_t n = 1; n < point.iterators.size(); ++n)
+        ranges.push_back(binary(BinaryOp::Eq, stored(point.iterators[n]), stored(point.iterators.front())));
+    }
     // Advance: positions first (they compare their coordinate with v), the dimension last.
     for (int s : point.iterators) {
       if (segs[s].dimension) {
         continue;
-      } else if (single) {
+      } else if (single || lockstep) {
         body.push_back(assign(state.at(s), advanceTo[s]));
       } else {
         body.push_back(assign(state.at(s), select(binary(BinaryOp::Eq, coordOf[s], resolved), advanceTo[s],
@@ -594,7 +607,22 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       if (segs[s].dimension) body.push_back(assign(state.at(s), plusOne(ir::ref(state.at(s)))));
     }
     out.push_back(whileLoop(andAll(ranges), block(std::move(body))));
-  }
+  };
+  // Operands stored with the same pattern (A + A', a matrix and its update, FEM matrices
+  // assembled alike) meet at every coordinate: a merge step, whose selects chain each step's
+  // positions to the last step's loads, costs several times a lockstep step, whose positions
+  // only count up. So a merge of ordered, unique levels first runs in lockstep for as long as
+  // its iterators' coordinates agree; the merge takes over from the first that differ (at
+  // once for different patterns: one compare).
+  const lt::LatticePoint& top = points.front();
+  bool lockstep = shared && top.iterators.size() > 1 && !interval.restricted &&
+                  std::all_of(top.iterators.begin(), top.iterators.end(), [&](int s) {
+                    return !segs[s].dimension && !info[s].access->tensor->temporary && segs[s].ordered &&
+                           info[s].access->tensor->format.levels()[info[s].level]->properties().unique &&
+                           info[s].access->tensor->format.levels()[info[s].level]->capabilities().positionIterate;
+                  });
+  if (lockstep) lowerPoint(0, true);
+  for (size_t pi = 0; pi < points.size(); ++pi) lowerPoint(pi, false);
   reservedGroup_ = reservedBefore;
   checkResultLoop(f, storesEveryCoordinate);
   return plan.around(block(std::move(out)));
