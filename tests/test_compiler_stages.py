@@ -187,6 +187,25 @@ def test_intersection_appends_without_a_branch_on_whether_the_rows_meet():
     assert "if (jA_0 == j && jB_0 == j)" not in src
 
 
+def test_an_intersection_of_rows_whose_ranges_do_not_meet_is_skipped():
+    src = ct.compile("C(i,j) = A(i,j) * B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}).source("c")
+    skip = src[src.index("if (pA2 < pA2_end && pB2 < pB2_end) {"):src.index("while (pA2 < pA2_end")]
+    assert "A2_crd[pA2]" in skip and "B2_crd[pB2_end - 1]" in skip and "pA2 = pA2_end;" in skip
+    # A union visits every entry: nothing to skip.
+    src = ct.compile("C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}).source("c")
+    assert "pA2 = pA2_end;" not in src
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_intersections_of_disjoint_and_touching_ranges(engine):
+    # Rows whose column ranges are apart, touch at one column, or nest.
+    A = sp.csr_array(np.array([[1.0, 2.0, 0, 0, 0], [0, 3.0, 4.0, 0, 0], [5.0, 0, 0, 0, 6.0], [0, 0, 7.0, 0, 0]]))
+    B = sp.csr_array(np.array([[0, 0, 0, 8.0, 9.0], [0, 0, 1.0, 2.0, 0], [0, 3.0, 4.0, 0, 0], [0, 0, 0, 5.0, 0]]))
+    got = ct.evaluate("C(i,j) = A(i,j) * B(i,j)", A=A, B=B, engine=engine)
+    np.testing.assert_array_equal(got.to_numpy(), (A.multiply(B)).toarray())
+    assert got.nnz == 1
+
+
 def test_merges_run_in_lockstep_while_the_rows_agree():
     # Rows of the same pattern are walked in lockstep (positions only count up); the merge
     # takes over from the first column where they differ.

@@ -621,6 +621,30 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
                            info[s].access->tensor->format.levels()[info[s].level]->properties().unique &&
                            info[s].access->tensor->format.levels()[info[s].level]->capabilities().positionIterate;
                   });
+  if (lockstep && points.size() == 1) {
+    // An intersection (the loops end when any iterator does): where the iterators' ranges of
+    // coordinates do not meet (a band and its shifted copy, blocks of different rows) it is
+    // empty, which the first and last coordinates tell at once, instead of a merge that
+    // steps through one of them.
+    const int first = top.iterators.front();
+    auto stored = [&](int s, const Expr& position) {
+      const AccessState& st = accesses_.at(info[s].access);
+      return cast(kIndex, load(st.vars->crd[info[s].level], position));
+    };
+    std::vector<Expr> nonempty, apart;
+    for (int s : top.iterators) {
+      nonempty.push_back(binary(BinaryOp::Lt, ir::ref(state.at(s)), ir::ref(stateEnd.at(s))));
+      for (int t : top.iterators) {
+        if (t == s) continue;
+        Expr last = stored(t, binary(BinaryOp::Sub, ir::ref(stateEnd.at(t)), intLit(1)));
+        apart.push_back(binary(BinaryOp::Gt, stored(s, ir::ref(state.at(s))), last));
+      }
+    }
+    Expr disjoint = apart.front();
+    for (size_t n = 1; n < apart.size(); ++n) disjoint = binary(BinaryOp::Or, disjoint, apart[n]);
+    // Nested ifs: the coordinates are read only where the ranges are not empty.
+    out.push_back(ifThen(andAll(nonempty), ifThen(disjoint, assign(state.at(first), ir::ref(stateEnd.at(first))))));
+  }
   if (lockstep) lowerPoint(0, true);
   for (size_t pi = 0; pi < points.size(); ++pi) lowerPoint(pi, false);
   reservedGroup_ = reservedBefore;
