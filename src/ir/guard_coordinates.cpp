@@ -1,12 +1,42 @@
 // See guard_coordinates.hpp.
 #include "ir/guard_coordinates.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "util/errors.hpp"
 
 namespace coiter::ir {
 namespace {
+
+// Whether two expressions compute the same value the same way (loads of one array at equal
+// indices: a statement that loads a coordinate twice records it in the flag once).
+bool sameExpr(const Expr& a, const Expr& b) {
+  if (a == b) return true;
+  if (a->kind != b->kind || a->type != b->type) return false;
+  switch (a->kind) {
+    case ExprKind::Literal: {
+      const auto &x = as<LiteralNode>(a), &y = as<LiteralNode>(b);
+      return x.intValue == y.intValue && x.real == y.real && x.imag == y.imag;
+    }
+    case ExprKind::VarRef: return as<VarRefNode>(a).var == as<VarRefNode>(b).var;
+    case ExprKind::Load:
+      return as<LoadNode>(a).buffer == as<LoadNode>(b).buffer && sameExpr(as<LoadNode>(a).index, as<LoadNode>(b).index);
+    case ExprKind::Binary: {
+      const auto &x = as<BinaryNode>(a), &y = as<BinaryNode>(b);
+      return x.op == y.op && sameExpr(x.a, y.a) && sameExpr(x.b, y.b);
+    }
+    case ExprKind::Unary:
+      return as<UnaryNode>(a).op == as<UnaryNode>(b).op && sameExpr(as<UnaryNode>(a).a, as<UnaryNode>(b).a);
+    case ExprKind::Cast: return sameExpr(as<CastNode>(a).a, as<CastNode>(b).a);
+    case ExprKind::Select: {
+      const auto &x = as<SelectNode>(a), &y = as<SelectNode>(b);
+      return sameExpr(x.cond, y.cond) && sameExpr(x.a, y.a) && sameExpr(x.b, y.b);
+    }
+    case ExprKind::ThreadId: case ExprKind::NumThreads: return true;
+  }
+  return false;
+}
 
 class CoordinateGuard {
  public:
@@ -34,22 +64,31 @@ class CoordinateGuard {
     return binary(BinaryOp::Ge, cast(u64, c), cast(u64, extent));
   }
 
-  // `e` with every guarded load clamped; each such load is added to `loads`.
-  Expr expr(const Expr& e, std::vector<std::pair<Expr, const CoordinateRange*>>& loads) {
-    auto sub = [&](const Expr& x) { return expr(x, loads); };
+  // `e` with every guarded load clamped; each such load is added to `loads`. `compared`: `e`
+  // is (part of) an operand of a comparison, whose result is 0 or 1 whatever its operands
+  // hold: its loads need no clamp (only the flag), unless they are addresses of other loads.
+  // (Merges compare raw coordinates to advance their positions, so that the clamp is not on
+  // the chain from one step's loads to the next step's positions.)
+  Expr expr(const Expr& e, std::vector<std::pair<Expr, const CoordinateRange*>>& loads, bool compared = false) {
+    auto sub = [&](const Expr& x) { return expr(x, loads, compared); };
     switch (e->kind) {
       case ExprKind::Load: {
         const auto& l = as<LoadNode>(e);
-        Expr index = sub(l.index);
+        Expr index = expr(l.index, loads, /*compared=*/false);
         Expr loaded = index == l.index ? e : load(l.buffer, index);
         auto range = ranges_.find(l.buffer.get());
         if (range == ranges_.end()) return loaded;
         guarded_ = true;
         loads.emplace_back(loaded, &range->second);
+        if (compared) return loaded;
         return select(outside(loaded, range->second), lit(loaded->type, range->second.lo), loaded);
       }
       case ExprKind::Binary: {
         const auto& b = as<BinaryNode>(e);
+        if (isComparison(b.op)) {
+          Expr x = expr(b.a, loads, true), y = expr(b.b, loads, true);
+          return x == b.a && y == b.b ? e : std::make_shared<BinaryNode>(b.op, b.type, x, y);
+        }
         Expr x = sub(b.a), y = sub(b.b);
         return x == b.a && y == b.b ? e : std::make_shared<BinaryNode>(b.op, b.type, x, y);
       }
@@ -93,8 +132,11 @@ class CoordinateGuard {
     auto withFlagUpdates = [&](Stmt rewritten) {
       if (loads.empty()) return rewritten;
       std::vector<Stmt> out;
-      for (const auto& [loaded, range] : loads)
-        out.push_back(assign(flag, binary(BinaryOp::Or, ir::ref(flag), outside(loaded, *range))));
+      for (size_t n = 0; n < loads.size(); ++n) {
+        const auto& [loaded, range] = loads[n];
+        bool again = std::any_of(loads.begin(), loads.begin() + n, [&](const auto& l) { return sameExpr(l.first, loaded); });
+        if (!again) out.push_back(assign(flag, binary(BinaryOp::Or, ir::ref(flag), outside(loaded, *range))));
+      }
       out.push_back(std::move(rewritten));
       return block(std::move(out));
     };

@@ -593,14 +593,37 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
         ranges.push_back(binary(BinaryOp::Eq, stored(point.iterators[n]), stored(point.iterators.front())));
     }
     // Advance: positions first (they compare their coordinate with v), the dimension last.
+    // A merge advances the iterators at the smallest coordinate, compared as loaded: the
+    // checked coordinates (ir/guard_coordinates.hpp) would put a clamp on the chain from each
+    // step's loads to the next step's positions. (With a dimension iterator v is the least.)
+    Expr least = resolved;
+    std::map<int, Expr> loaded;
+    bool dimension = false;
+    for (int s : point.iterators) dimension = dimension || segs[s].dimension;
+    if (!single && !lockstep && !dimension) {
+      least = nullptr;
+      for (int s : point.iterators) {
+        const AccessState& st = accesses_.at(info[s].access);
+        loaded[s] = info[s].access->tensor->temporary ? coordOf[s]
+                                                      : cast(kIndex, load(st.vars->crd[info[s].level], positionOf(s)));
+        least = least ? binary(BinaryOp::Min, least, loaded[s]) : loaded[s];
+      }
+    }
+    // (Whether each advances is decided before any moves.)
+    std::map<int, Var> advances;
+    for (int s : point.iterators) {
+      if (segs[s].dimension || single || lockstep) continue;
+      advances[s] = makeVar(freshName(segmentName(s) + "_advances"), scalar(DType::Bool));
+      Expr at = loaded.count(s) ? loaded[s] : coordOf[s];
+      body.push_back(declare(advances[s], binary(BinaryOp::Eq, at, least)));
+    }
     for (int s : point.iterators) {
       if (segs[s].dimension) {
         continue;
       } else if (single || lockstep) {
         body.push_back(assign(state.at(s), advanceTo[s]));
       } else {
-        body.push_back(assign(state.at(s), select(binary(BinaryOp::Eq, coordOf[s], resolved), advanceTo[s],
-                                                  ir::ref(state.at(s)))));
+        body.push_back(assign(state.at(s), select(ir::ref(advances[s]), advanceTo[s], ir::ref(state.at(s)))));
       }
     }
     for (int s : point.iterators) {
