@@ -155,6 +155,10 @@ class ScipyPeer(Peer):
         A, B = ops["A"], ops["B"]
         return lambda: A @ B
 
+    def _spadd2(self, kernel, ops):
+        A, B = ops["A"], ops["B"]
+        return lambda: A + B
+
     def _spadd3(self, kernel, ops):
         A, B, D = ops["A"], ops["B"], ops["D"]
         return lambda: A + B + D          # two binary additions: SciPy cannot fuse
@@ -228,6 +232,10 @@ class PydataSparsePeer(Peer):
 
     _spmm = _spmv
     _spgemm = _spmv
+
+    def _spadd2(self, kernel, ops):
+        A, B = self._arrays(kernel, ops)
+        return lambda: A + B
 
     def _spadd3(self, kernel, ops):
         A, B, D = self._arrays(kernel, ops)
@@ -378,7 +386,7 @@ class MklPeer(Peer):
         if kernel.on == "tensor":
             return "MKL's sparse BLAS has no tensor kernels"
         return (f"sparse_dot_mkl exposes only sparse products and solvers, no "
-                f"{kernel.title}")
+                f"{kernel.family_title or kernel.title}")
 
 
 ALL_PEERS = [CoiterPeer, ScipyPeer, PydataSparsePeer, TensoraPeer, MklPeer]

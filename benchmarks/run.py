@@ -21,7 +21,7 @@ from . import compile_latency, packing, paired, report, scaling, stream
 from .datasets import (FROSTT_BY_NAME, SPMV_BY_NAME, SPMV_SET, FROSTT_SET, generate_matrix,
                        generate_tensor, read_mtx_folder)
 from .environment import build_info, environment, write_results
-from .kernels import KERNELS, KERNELS_BY_NAME
+from .kernels import KERNELS, select
 from .peers import make_peers
 from .suite import run_suite
 from .timing import RepeatPolicy
@@ -83,7 +83,8 @@ def parse_args(argv):
                         help="also run on every .mtx matrix under this folder (repeatable)")
     parser.add_argument("--only-mtx", action="store_true",
                         help="run on the --mtx matrices only (no generated matrices)")
-    parser.add_argument("--kernels", help=f"comma-separated subset of {[k.name for k in KERNELS]}")
+    parser.add_argument("--kernels", help=f"comma-separated subset of {[k.name for k in KERNELS]}; "
+                        "a family name (spadd2, spadd3, multiply) stands for all its patterns")
     parser.add_argument("--peers", help="comma-separated subset of coiter,scipy,sparse,tensora,mkl")
     parser.add_argument("--threads", type=int, nargs="+",
                         help=f"thread counts (default 1 and all cores: 1 {all_cores()})")
@@ -119,8 +120,7 @@ def _run(args):
     mode = MODES[args.mode]
     sections = set(args.sections.split(","))
     threads = sorted(set(args.threads or [1, all_cores()]))
-    kernels = ([KERNELS_BY_NAME[name] for name in args.kernels.split(",")] if args.kernels
-               else KERNELS)
+    kernels = select(args.kernels.split(",")) if args.kernels else KERNELS
     peers = make_peers(args.peers.split(",") if args.peers else None)
     started = time.perf_counter()
     log = lambda text: print(text, flush=True)  # noqa: E731
@@ -147,8 +147,8 @@ def _run(args):
         result["scaling"] = scaling.measure(args.mode, threads, mode.policy, args.seed, log)
     if "paired" in sections:
         log("paired comparison with SciPy ...")
-        names = args.kernels.split(",") if args.kernels else paired.DEFAULT_KERNELS
-        result["paired"] = paired.measure(data, names, mode.paired_calls, args.seed, log)
+        chosen = select(args.kernels.split(",") if args.kernels else paired.DEFAULT_KERNELS)
+        result["paired"] = paired.measure(data, chosen, mode.paired_calls, args.seed, log)
     if "compile" in sections:
         log("compile latency ...")
         result["compile"] = compile_latency.measure(mode.compile_samples, mode.compile_processes,

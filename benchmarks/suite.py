@@ -132,7 +132,7 @@ def run_suite(datasets, kernels, peers, thread_counts, policy, seed, bandwidth=N
             for row in rows:
                 row["data_info"] = described
             records.extend(rows)
-            log(f"  {kernel.name:11s} {time.perf_counter() - start:6.1f} s  "
+            log(f"  {kernel.name:18s} {time.perf_counter() - start:6.1f} s  "
                 + "  ".join(f"{name}={_short(cell)}" for name, cell in rows[0]["peers"].items()))
     return records
 
