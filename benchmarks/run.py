@@ -85,7 +85,8 @@ def parse_args(argv):
                         help="run on the --mtx matrices only (no generated matrices)")
     parser.add_argument("--kernels", help=f"comma-separated subset of {[k.name for k in KERNELS]}; "
                         "a family name (spadd2, spadd3, multiply) stands for all its patterns")
-    parser.add_argument("--peers", help="comma-separated subset of coiter,scipy,sparse,tensora,mkl")
+    parser.add_argument("--peers", help="comma-separated subset of "
+                        "coiter,coiter-scipy,scipy,sparse,tensora,mkl")
     parser.add_argument("--threads", type=int, nargs="+",
                         help=f"thread counts (default 1 and all cores: 1 {all_cores()})")
     parser.add_argument("--sections", default="stream,kernels,scaling,compile,packing",

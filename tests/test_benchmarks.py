@@ -1,9 +1,9 @@
 """The benchmark suite end to end in its smallest configuration, and its cross-check.
 
 Runs ``python -m benchmarks --smoke`` (tiny data, one or two calls) with the fast peers
-only, and checks that the JSON and the Markdown table are written and hold what the report
-promises, the union and intersection kernels on every pattern included; checks the
-patterns themselves; then runs one case with a peer that computes a wrong result
+only (coiter with its tensors and with SciPy operands, and SciPy), and checks that the JSON
+and the Markdown table are written and hold what the report promises, the union and
+intersection kernels on every pattern included; checks the patterns themselves; then runs one case with a peer that computes a wrong result
 and checks that the cross-check reports it as a failure and does not time it.
 """
 import json
@@ -21,7 +21,7 @@ from benchmarks.checking import cross_check  # noqa: E402
 from benchmarks.datasets import SPMV_BY_NAME, generate_matrix  # noqa: E402
 from benchmarks import patterns  # noqa: E402
 from benchmarks.kernels import KERNELS_BY_NAME, select  # noqa: E402
-from benchmarks.peers import CoiterPeer, ScipyPeer  # noqa: E402
+from benchmarks.peers import CoiterPeer, CoiterScipyOperandsPeer, ScipyPeer  # noqa: E402
 from benchmarks.suite import run_case  # noqa: E402
 from benchmarks.timing import RepeatPolicy  # noqa: E402
 
@@ -38,7 +38,7 @@ def restore_num_threads():
 
 
 def test_smoke_run_writes_json_and_markdown(tmp_path):
-    status = benchmarks_run.main(["--smoke", "--peers", "coiter,scipy", "--threads", "1",
+    status = benchmarks_run.main(["--smoke", "--peers", "coiter,coiter-scipy,scipy", "--threads", "1",
                                   "--sections", "stream,kernels,packing", "--no-plots",
                                   "--kernels", "spmv_csr,spmv_coo,spgemm_aa,spadd2,spadd3_disjoint,"
                                                "multiply_transpose,sddmm,mttkrp,ttm",
@@ -57,13 +57,19 @@ def test_smoke_run_writes_json_and_markdown(tmp_path):
         coiter = row["peers"]["coiter"]
         assert coiter["status"] == "ok" and coiter["check"]["ok"], row
         assert coiter["timing"]["median"] > 0 and coiter["threads"] == 1
+        as_users_call = row["peers"]["coiter-scipy"]
+        if row["kernel"] in ("mttkrp", "ttm"):
+            assert as_users_call["status"] == "unsupported" and "matrix kernels only" in as_users_call["reason"]
+        else:
+            assert as_users_call["status"] == "ok" and as_users_call["check"]["ok"], row
     spmv = next(r for r in rows if r["kernel"] == "spmv_csr")
     assert spmv["spmv_bytes"] > 0 and 0 < spmv["peers"]["coiter"]["stream_fraction"]
     # SciPy has no MTTKRP: reported with the reason, not left out.
     mttkrp = next(r for r in rows if r["kernel"] == "mttkrp")
     assert mttkrp["peers"]["scipy"]["status"] == "unsupported" and mttkrp["peers"]["scipy"]["reason"]
     table = (tmp_path / "smoke.md").read_text()
-    assert "| kernel | data | threads | coiter | scipy |" in table
+    assert ("| kernel | data | threads | coiter | coiter (SciPy operands) | scipy "
+            "| coiter: SciPy operands ÷ tensors |") in table
     assert "| SpAdd A+B (disjoint) |" in table and "| elementwise A∘B (B = Aᵀ) |" in table
     assert "n/a [" in table and "SciPy has no MTTKRP" in table
 
@@ -119,13 +125,13 @@ class WrongScipy(ScipyPeer):
 @pytest.mark.parametrize("kernel", ["spmv_csr", "spgemm_aa"])
 def test_cross_check_reports_a_wrong_result(kernel):
     data = generate_matrix(SPMV_BY_NAME["bcsstk17"].scaled(64), seed=0)
-    peers = [CoiterPeer(), ScipyPeer(), WrongScipy()]
+    peers = [CoiterPeer(), CoiterScipyOperandsPeer(), ScipyPeer(), WrongScipy()]
     rows = run_case(KERNELS_BY_NAME[kernel], data, peers, [1], TINY,
                     np.random.default_rng(0), log=lambda text: None)
     cells = rows[0]["peers"]
     assert cells["wrong"]["status"] == "mismatch" and "timing" not in cells["wrong"]
     assert "differs from" in cells["wrong"]["reason"]
-    assert cells["coiter"]["status"] == "ok" and cells["scipy"]["status"] == "ok"
+    assert all(cells[name]["status"] == "ok" for name in ("coiter", "coiter-scipy", "scipy"))
 
 
 def test_cross_check_without_dense_reference_trusts_the_majority():
