@@ -5,7 +5,8 @@ Table cells: the median time per call with its spread (interquartile range over 
 ``n/a [k]`` where the peer cannot run the kernel and **FAIL [k]** / **ERROR [k]** where its
 result disagreed or it raised, with the reason in note k below the table; ``1 thread`` in an
 all-core row for a peer that cannot use more threads (its time is in the 1-thread row).
-Beside the peers: coiter called with SciPy operands over coiter called with its tensors.
+Beside the peers: coiter called with SciPy operands over coiter called with its tensors, and
+the first call in a fresh process (in the row of the thread count it ran with).
 """
 import statistics
 
@@ -84,6 +85,16 @@ def speedups(result):
     return rows
 
 
+def _first_call_cells(record, notes):
+    """The first call in a fresh process and its ``ct.compile`` from the disk cache."""
+    if not record:
+        return ["", ""]
+    if "error" in record:
+        return [f"**ERROR [{notes.ref(record['error'])}]**", ""]
+    marks = "".join(f" [{notes.ref(problem)}]" for problem in record["problems"])
+    return [_ms(record["first_call_s"]) + marks, _ms(record["compile_s"])]
+
+
 def _kernel_table(result, notes):
     records = result.get("kernels", [])
     if not records:
@@ -91,9 +102,10 @@ def _kernel_table(result, notes):
     peer_names = list(result["peers"])
     labels = [result["peers"][name].get("label", name) for name in peer_names]
     lines = ["| kernel | data | threads | " + " | ".join(labels)
-             + " | coiter: SciPy operands ÷ tensors | coiter vs SciPy (1 thread) "
+             + " | coiter: SciPy operands ÷ tensors | coiter first call, fresh process "
+               "| its ct.compile (disk cache) | coiter vs SciPy (1 thread) "
                "| coiter vs fastest peer | SpMV: coiter % of STREAM |",
-             "|---|---|--:|" + "--:|" * len(peer_names) + "--:|--:|--:|--:|"]
+             "|---|---|--:|" + "--:|" * len(peer_names) + "--:|--:|--:|--:|--:|--:|"]
     cache = result.get("stream", {}).get("last_level_cache_bytes", 0)
     for r, s in zip(records, speedups(result)):
         cells = [_cell(r["peers"][name], notes) if name in r["peers"] else "" for name in peer_names]
@@ -102,7 +114,8 @@ def _kernel_table(result, notes):
             # Data that fits in the last-level cache is not limited by memory bandwidth.
             fraction += f" [{notes.ref(IN_CACHE_NOTE)}]"
         overhead = s["scipy_operands_over_tensors"]
-        cells.append(f"{overhead:.2f}" if overhead else "")
+        cells += [f"{overhead:.2f}" if overhead else "",
+                  *_first_call_cells(r.get("first_call"), notes)]
         lines.append(f"| {r['title']} | {r['data']} | {r['threads']} | " + " | ".join(cells)
                      + f" | {_ratio(s['vs_scipy'])} | {_ratio(s['vs_best_peer'])} | {fraction} |")
     return lines
@@ -240,6 +253,11 @@ def failures(result):
             if cell["status"] in ("mismatch", "error"):
                 found.append(f"{name} {cell['status']} on {r['kernel']} / {r['data']} "
                              f"({r['threads']} threads): {cell.get('reason')}")
+        first_call = r.get("first_call", {})
+        if "error" in first_call:
+            found.append(f"first call of {r['kernel']} / {r['data']}: {first_call['error']}")
+        found += [f"first call of {r['kernel']} / {r['data']}: {problem}"
+                  for problem in first_call.get("problems", ())]
     found += [f"compile latency {k}: {v}" for k, v in result.get("compile", {}).get("errors", {}).items()]
     if "error" in result.get("packing", {}):
         found.append(f"packing: {result['packing']['error']}")

@@ -3,7 +3,8 @@
 Runs ``python -m benchmarks --smoke`` (tiny data, one or two calls) with the fast peers
 only (coiter with its tensors and with SciPy operands, and SciPy), and checks that the JSON
 and the Markdown table are written and hold what the report promises, the union and
-intersection kernels on every pattern included; checks the patterns themselves; then runs one case with a peer that computes a wrong result
+intersection kernels on every pattern included; runs the first-call section on two kernels;
+checks the patterns themselves; then runs one case with a peer that computes a wrong result
 and checks that the cross-check reports it as a failure and does not time it.
 """
 import json
@@ -62,6 +63,7 @@ def test_smoke_run_writes_json_and_markdown(tmp_path):
             assert as_users_call["status"] == "unsupported" and "matrix kernels only" in as_users_call["reason"]
         else:
             assert as_users_call["status"] == "ok" and as_users_call["check"]["ok"], row
+        assert "first_call" not in row          # smoke mode runs it only when named
     spmv = next(r for r in rows if r["kernel"] == "spmv_csr")
     assert spmv["spmv_bytes"] > 0 and 0 < spmv["peers"]["coiter"]["stream_fraction"]
     # SciPy has no MTTKRP: reported with the reason, not left out.
@@ -72,6 +74,22 @@ def test_smoke_run_writes_json_and_markdown(tmp_path):
             "| coiter: SciPy operands ÷ tensors |") in table
     assert "| SpAdd A+B (disjoint) |" in table and "| elementwise A∘B (B = Aᵀ) |" in table
     assert "n/a [" in table and "SciPy has no MTTKRP" in table
+
+
+def test_first_call_section_runs_each_case_in_a_fresh_process(tmp_path):
+    status = benchmarks_run.main(["--smoke", "--peers", "coiter,coiter-scipy,scipy", "--threads", "1",
+                                  "--sections", "kernels,first_call", "--no-plots",
+                                  "--kernels", "spmv_csr,ttv", "--output-dir", str(tmp_path)])
+    assert status == 0
+    rows = json.loads((tmp_path / "smoke.json").read_text())["kernels"]
+    assert len(rows) == 3              # two smoke matrices, one tensor
+    for row in rows:
+        first = row["first_call"]
+        # The kernel came from the disk cache, and the first call agreed with the second.
+        assert first["problems"] == [] and first["first_call_s"] > 0 and first["compile_s"] > 0
+        assert first["operands"] == ("coiter" if row["kernel"] == "ttv" else "coiter (SciPy operands)")
+    assert "| coiter first call, fresh process | its ct.compile (disk cache) |" in (
+        tmp_path / "smoke.md").read_text()
 
 
 def _entries(matrix):
