@@ -14,24 +14,20 @@ overhead of a cached kernel next to SciPy's ``A @ x``.
   and again without clearing.
 - TACO cannot be installed here; its ~130 ms for this kernel is quoted, not measured.
 """
-import json
 import os
-import subprocess
-import sys
 import tempfile
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 import coiter as ct
 
+from .fresh_process import run_json
 from .timing import Timing, time_call
 
 EXPRESSION = "y(i) = A(i,j) * x(j)"
 FORMATS = {"A": "csr", "x": "d", "y": "d"}
 TACO_QUOTED_S = 0.130
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 # A fresh process: import coiter (outside the clock), then time its first compile.
 CHILD = """
@@ -85,15 +81,11 @@ def coiter_warm_memory(samples):
 
 
 def coiter_fresh_process(processes, scratch):
-    env = {**os.environ, "COITER_CACHE_DIR": tempfile.mkdtemp(prefix="disk-", dir=scratch),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_ROOT),
-                                                       os.environ.get("PYTHONPATH")]))}
+    env = {"COITER_CACHE_DIR": tempfile.mkdtemp(prefix="disk-", dir=scratch)}
     code = CHILD.format(expr=EXPRESSION, formats=FORMATS)
     runs, problems = [], []
     for process in range(processes + 1):
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                             text=True, check=True)
-        report = json.loads(out.stdout.strip().splitlines()[-1])
+        report = run_json(["-c", code], env)
         if process == 0:
             continue      # this one filled the disk cache
         cache = report["cache"]

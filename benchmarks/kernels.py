@@ -13,6 +13,7 @@ import numpy as np
 import opt_einsum
 import scipy.sparse as sp
 
+from . import patterns
 from .datasets import MatrixData, TensorData
 
 SPMM_COLUMNS = (32, 128)
@@ -39,6 +40,15 @@ class Kernel:
     # The CSR result's rows may come out unsorted (coiter is asked for an unordered
     # compressed level), as SciPy's SpGEMM returns them.
     unsorted_rows: bool = False
+    # Union and intersection kernels: where B (and D) have their entries relative to A's
+    # (one of ``patterns.PATTERNS``); the name is the family's, then the pattern, and the
+    # title the family's title, then the pattern in words.
+    pattern: str | None = None
+    family_title: str = ""
+
+    @property
+    def family(self):
+        return self.name.rsplit("_", 1)[0] if self.pattern else self.name
 
     @property
     def output(self):
@@ -64,6 +74,19 @@ def _spmm(columns):
                   "ij,jk->ik", "matrix")
 
 
+def _patterned(family, title, operands, operator):
+    """``C(i,j) = A(i,j) <operator> B(i,j) ...``, all CSR: one kernel per pattern of the
+    other operands relative to A (``patterns``), named ``<family>_<pattern>``."""
+    expression = "C(i,j) = " + f" {operator} ".join(f"{name}(i,j)" for name in operands)
+    einsum = ",".join("ij" for _ in operands) + "->ij"
+    formats = {name: "ds" for name in (*operands, "C")}
+    partners = len(operands) - 1
+    return [Kernel(f"{family}_{pattern}", f"{title} ({patterns.WORDS[pattern][partners - 1]})",
+                   expression, formats, einsum, "matrix", adds=operator == "+", pattern=pattern,
+                   family_title=title)
+            for pattern in patterns.PATTERNS]
+
+
 KERNELS = [
     _spmv("csr", "ds"), _spmv("csc", "ds:1,0"), _spmv("coo", "coo"),
     *(_spmm(columns) for columns in SPMM_COLUMNS),
@@ -73,12 +96,11 @@ KERNELS = [
            {"A": "ds", "B": "ds", "C": "ds"}, "ik,kj->ij", "matrix"),
     Kernel("spgemm_unsorted", "SpGEMM A·A, rows left unsorted", "C(i,j) = A(i,k) * B(k,j)",
            {"A": "ds", "B": "ds", "C": "ds"}, "ik,kj->ij", "matrix", unsorted_rows=True),
-    Kernel("spadd3", "SpAdd A+B+D (fused)", "C(i,j) = A(i,j) + B(i,j) + D(i,j)",
-           {"A": "ds", "B": "ds", "D": "ds", "C": "ds"}, "ij,ij,ij->ij", "matrix", adds=True),
+    *_patterned("spadd2", "SpAdd A+B", "AB", "+"),
+    *_patterned("spadd3", "SpAdd A+B+D, fused", "ABD", "+"),
     Kernel("sddmm", f"SDDMM, rank {SDDMM_RANK}", "C(i,j) = A(i,j) * U(i,k) * V(j,k)",
            {"A": "ds", "U": "dd", "V": "dd", "C": "ds"}, "ij,ik,jk->ij", "matrix"),
-    Kernel("multiply", "elementwise A∘B", "C(i,j) = A(i,j) * B(i,j)",
-           {"A": "ds", "B": "ds", "C": "ds"}, "ij,ij->ij", "matrix"),
+    *_patterned("multiply", "elementwise A∘B", "AB", "*"),
     Kernel("mttkrp", f"MTTKRP, rank {TENSOR_RANK}", "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
            {"B": "sss", "C": "dd", "D": "dd", "A": "dd"}, "ikl,kj,lj->ij", "tensor"),
     Kernel("ttv", "TTV (mode 3)", "A(i,j) = B(i,j,k) * c(k)",
@@ -89,18 +111,14 @@ KERNELS = [
 KERNELS_BY_NAME = {kernel.name: kernel for kernel in KERNELS}
 
 
-def pattern_partner(matrix, rng):
-    """A matrix of the same structure class that overlaps ``matrix`` in about half of its
-    entries: each entry kept, or moved to a neighbouring column (so SpAdd and the
-    elementwise product have real overlap and real differences, and banded stays banded)."""
-    coo = matrix.tocoo()
-    shift = np.where(rng.random(coo.nnz) < 0.5, 0, rng.integers(1, 4, coo.nnz))
-    cols = np.minimum(coo.col.astype(np.int64) + shift, matrix.shape[1] - 1)
-    partner = sp.coo_array((rng.random(coo.nnz) + 0.5, (coo.row, cols)),
-                           shape=matrix.shape).tocsr()
-    partner.sum_duplicates()
-    return sp.csr_array((partner.data, partner.indices.astype(np.int32),
-                         partner.indptr.astype(np.int32)), shape=matrix.shape)
+def select(names):
+    """The kernels named, in the suite's order; a family name (``spadd3``) stands for all of
+    its patterns."""
+    unknown = set(names) - set(KERNELS_BY_NAME) - {kernel.family for kernel in KERNELS}
+    if unknown:
+        raise ValueError(f"unknown kernels {sorted(unknown)}; known: {list(KERNELS_BY_NAME)} "
+                         f"(or a family: {sorted({k.family for k in KERNELS if k.pattern})})")
+    return [kernel for kernel in KERNELS if kernel.name in names or kernel.family in names]
 
 
 def make_operands(kernel, data, rng):
@@ -126,10 +144,9 @@ def make_operands(kernel, data, rng):
         transposed = A.T.tocsr()
         transposed.sort_indices()
         return {"A": A, "B": transposed}
-    if kernel.name == "spadd3":
-        return {"A": A, "B": pattern_partner(A, rng), "D": pattern_partner(A, rng)}
-    if kernel.name == "multiply":
-        return {"A": A, "B": pattern_partner(A, rng)}
+    if kernel.pattern:
+        others = [name for name in kernel.inputs if name != "A"]
+        return {"A": A, **dict(zip(others, patterns.partners(kernel.pattern, A, len(others), rng)))}
     if kernel.name == "sddmm":
         return {"A": A, "U": rng.random((n_rows, SDDMM_RANK)),
                 "V": rng.random((n_cols, SDDMM_RANK))}

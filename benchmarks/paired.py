@@ -13,7 +13,7 @@ import coiter as ct
 
 from .checking import agree
 from .datasets import MatrixData
-from .kernels import KERNELS_BY_NAME, make_operands
+from .kernels import make_operands
 from .peers import CoiterPeer, ScipyPeer
 from .timing import time_call, time_once
 
@@ -52,16 +52,17 @@ def compare(kernel, data, pairs, rng):
             "ratio_low": float(np.percentile(boot, 2.5)), "ratio_high": float(np.percentile(boot, 97.5))}
 
 
-def measure(datasets, kernel_names, pairs, seed, log=print):
-    """Paired records for every matrix in ``datasets`` and kernel named (single thread)."""
+def measure(datasets, kernels, pairs, seed, log=print):
+    """Paired records for every matrix in ``datasets`` and each of ``kernels`` (single
+    thread)."""
     previous = ct.get_num_threads()
     ct.set_num_threads(1)
     try:
         records = []
         for data in (d for d in datasets if isinstance(d, MatrixData)):
-            for name in kernel_names:
-                record = compare(KERNELS_BY_NAME[name], data, pairs, np.random.default_rng(seed))
-                log(f"  paired {name} on {data.name}: {record['ratio']:.3f}× "
+            for kernel in kernels:
+                record = compare(kernel, data, pairs, np.random.default_rng(seed))
+                log(f"  paired {kernel.name} on {data.name}: {record['ratio']:.3f}× "
                     f"({record['ratio_low']:.3f}–{record['ratio_high']:.3f})")
                 records.append(record)
         return records

@@ -52,9 +52,14 @@ def _coo_nd(coords, values, shape):
 
 
 class Peer:
-    """Base: ``name``, ``available``, ``reason`` (why not), ``version``."""
+    """Base: ``name`` (for ``--peers`` and the JSON), ``label`` (the table's column),
+    ``available``, ``reason`` (why not), ``version``."""
     name = ""
     package = ""               # the distribution whose version is reported
+
+    @property
+    def label(self):
+        return self.name
 
     def __init__(self):
         try:
@@ -96,13 +101,15 @@ class Peer:
         return self.comparable(self.prepare(kernel, operands)())
 
     def describe(self):
-        return {"available": self.available, "reason": self.reason, "version": self.version,
+        return {"label": self.label, "available": self.available, "reason": self.reason,
+                "version": self.version,
                 "threads_settable": self.available and self.can_set_threads()}
 
 
 class CoiterPeer(Peer):
-    """coiter: ``ct.compile`` of the kernel's expression for its formats; the compile is
-    part of ``prepare`` (compile latency is measured on its own)."""
+    """coiter: ``ct.compile`` of the kernel's expression for its formats, called with
+    coiter tensors wrapped once, before timing (zero copy for canonical CSR/CSC and NumPy
+    arrays). The compile is part of ``prepare`` (compile latency is measured on its own)."""
     name, package = "coiter", "coiter"
 
     def can_set_threads(self):
@@ -117,12 +124,20 @@ class CoiterPeer(Peer):
         return ct.get_num_threads() if hasattr(ct, "get_num_threads") else 1
 
     def prepare(self, kernel, operands):
+        arguments = self.arguments(kernel, operands)
+        kern = self.compile(kernel)
+        return lambda: kern(**arguments)
+
+    @staticmethod
+    def compile(kernel):
         formats = dict(kernel.formats)
         if kernel.unsorted_rows:
             formats[kernel.output] = ct.Format([ct.dense, ct.compressed(ordered=False)])
-        kern = ct.compile(kernel.expression, formats=formats, dtype=np.float64)
-        tensors = {name: self._tensor(operand) for name, operand in operands.items()}
-        return lambda: kern(**tensors)
+        return ct.compile(kernel.expression, formats=formats, dtype=np.float64)
+
+    def arguments(self, kernel, operands):
+        """The keyword arguments of each call."""
+        return {name: self._tensor(operand) for name, operand in operands.items()}
 
     @staticmethod
     def _tensor(operand):
@@ -137,6 +152,21 @@ class CoiterPeer(Peer):
             return result.to_scipy("csr")
         coords, values = result.coords()
         return _coo_nd(coords, values, result.shape)
+
+
+class CoiterScipyOperandsPeer(CoiterPeer):
+    """coiter as users call it: the SciPy sparse matrices and NumPy arrays themselves go to
+    the compiled kernel on every call (``kern(A=scipy_matrix, x=numpy_array)``), so each
+    timed call also wraps and validates them (canonical CSR/CSC and NumPy are read in place;
+    COO is packed into coiter's COO). Matrix kernels only."""
+    name = "coiter-scipy"
+    label = "coiter (SciPy operands)"
+
+    def arguments(self, kernel, operands):
+        if kernel.on == "tensor":
+            raise Unsupported("matrix kernels only: a 3-tensor's one SciPy form is n-D COO, "
+                              "which a call would pack into CSF every time")
+        return dict(operands)
 
 
 class ScipyPeer(Peer):
@@ -154,6 +184,10 @@ class ScipyPeer(Peer):
     def _spgemm(self, kernel, ops):
         A, B = ops["A"], ops["B"]
         return lambda: A @ B
+
+    def _spadd2(self, kernel, ops):
+        A, B = ops["A"], ops["B"]
+        return lambda: A + B
 
     def _spadd3(self, kernel, ops):
         A, B, D = ops["A"], ops["B"], ops["D"]
@@ -228,6 +262,10 @@ class PydataSparsePeer(Peer):
 
     _spmm = _spmv
     _spgemm = _spmv
+
+    def _spadd2(self, kernel, ops):
+        A, B = self._arrays(kernel, ops)
+        return lambda: A + B
 
     def _spadd3(self, kernel, ops):
         A, B, D = self._arrays(kernel, ops)
@@ -378,10 +416,10 @@ class MklPeer(Peer):
         if kernel.on == "tensor":
             return "MKL's sparse BLAS has no tensor kernels"
         return (f"sparse_dot_mkl exposes only sparse products and solvers, no "
-                f"{kernel.title}")
+                f"{kernel.family_title or kernel.title}")
 
 
-ALL_PEERS = [CoiterPeer, ScipyPeer, PydataSparsePeer, TensoraPeer, MklPeer]
+ALL_PEERS = [CoiterPeer, CoiterScipyOperandsPeer, ScipyPeer, PydataSparsePeer, TensoraPeer, MklPeer]
 
 # SciPy is the baseline of the speedups; the others follow in the report's column order.
 BASELINE = "scipy"

@@ -5,13 +5,17 @@ Table cells: the median time per call with its spread (interquartile range over 
 ``n/a [k]`` where the peer cannot run the kernel and **FAIL [k]** / **ERROR [k]** where its
 result disagreed or it raised, with the reason in note k below the table; ``1 thread`` in an
 all-core row for a peer that cannot use more threads (its time is in the 1-thread row).
+Beside the peers: coiter called with SciPy operands over coiter called with its tensors, and
+the first call in a fresh process (in the row of the thread count it ran with).
 """
 import statistics
 
 from . import paired, scaling
+from .peers import BASELINE, CoiterPeer, CoiterScipyOperandsPeer
 
-BASELINE = "scipy"
-SUBJECT = "coiter"
+SUBJECT = CoiterPeer.name
+# coiter called as users call it: a variant of the subject, not a peer it is compared with.
+AS_USERS_CALL = CoiterScipyOperandsPeer.name
 IN_CACHE_NOTE = ("the SpMV's bytes fit in the last-level cache, so it is not bound by memory "
                  "bandwidth and can exceed 100 % of STREAM; only larger matrices (full mode) "
                  "measure the bandwidth target")
@@ -69,13 +73,26 @@ def speedups(result):
     for r in records:
         ours = _median(r["peers"].get(SUBJECT, {}))
         scipy_time = baseline.get((r["kernel"], r["data"]))
-        others = [_median(c) for name, c in r["peers"].items() if name != SUBJECT and _median(c)]
+        others = [_median(c) for name, c in r["peers"].items()
+                  if name not in (SUBJECT, AS_USERS_CALL) and _median(c)]
+        as_users_call = _median(r["peers"].get(AS_USERS_CALL, {}))
         rows.append({"kernel": r["kernel"], "data": r["data"], "threads": r["threads"],
                      "coiter_s": ours,
+                     "scipy_operands_over_tensors": as_users_call / ours if as_users_call and ours else None,
                      "vs_scipy": scipy_time / ours if ours and scipy_time else None,
                      "vs_best_peer": min(others) / ours if ours and others else None,
                      "stream_fraction": r["peers"].get(SUBJECT, {}).get("stream_fraction")})
     return rows
+
+
+def _first_call_cells(record, notes):
+    """The first call in a fresh process and its ``ct.compile`` from the disk cache."""
+    if not record:
+        return ["", ""]
+    if "error" in record:
+        return [f"**ERROR [{notes.ref(record['error'])}]**", ""]
+    marks = "".join(f" [{notes.ref(problem)}]" for problem in record["problems"])
+    return [_ms(record["first_call_s"]) + marks, _ms(record["compile_s"])]
 
 
 def _kernel_table(result, notes):
@@ -83,9 +100,12 @@ def _kernel_table(result, notes):
     if not records:
         return []
     peer_names = list(result["peers"])
-    lines = ["| kernel | data | threads | " + " | ".join(peer_names)
-             + " | coiter vs SciPy (1 thread) | coiter vs fastest peer | SpMV: coiter % of STREAM |",
-             "|---|---|--:|" + "--:|" * len(peer_names) + "--:|--:|--:|"]
+    labels = [result["peers"][name].get("label", name) for name in peer_names]
+    lines = ["| kernel | data | threads | " + " | ".join(labels)
+             + " | coiter: SciPy operands ÷ tensors | coiter first call, fresh process "
+               "| its ct.compile (disk cache) | coiter vs SciPy (1 thread) "
+               "| coiter vs fastest peer | SpMV: coiter % of STREAM |",
+             "|---|---|--:|" + "--:|" * len(peer_names) + "--:|--:|--:|--:|--:|--:|"]
     cache = result.get("stream", {}).get("last_level_cache_bytes", 0)
     for r, s in zip(records, speedups(result)):
         cells = [_cell(r["peers"][name], notes) if name in r["peers"] else "" for name in peer_names]
@@ -93,6 +113,9 @@ def _kernel_table(result, notes):
         if fraction and r["spmv_bytes"] < cache:
             # Data that fits in the last-level cache is not limited by memory bandwidth.
             fraction += f" [{notes.ref(IN_CACHE_NOTE)}]"
+        overhead = s["scipy_operands_over_tensors"]
+        cells += [f"{overhead:.2f}" if overhead else "",
+                  *_first_call_cells(r.get("first_call"), notes)]
         lines.append(f"| {r['title']} | {r['data']} | {r['threads']} | " + " | ".join(cells)
                      + f" | {_ratio(s['vs_scipy'])} | {_ratio(s['vs_best_peer'])} | {fraction} |")
     return lines
@@ -230,6 +253,11 @@ def failures(result):
             if cell["status"] in ("mismatch", "error"):
                 found.append(f"{name} {cell['status']} on {r['kernel']} / {r['data']} "
                              f"({r['threads']} threads): {cell.get('reason')}")
+        first_call = r.get("first_call", {})
+        if "error" in first_call:
+            found.append(f"first call of {r['kernel']} / {r['data']}: {first_call['error']}")
+        found += [f"first call of {r['kernel']} / {r['data']}: {problem}"
+                  for problem in first_call.get("problems", ())]
     found += [f"compile latency {k}: {v}" for k, v in result.get("compile", {}).get("errors", {}).items()]
     if "error" in result.get("packing", {}):
         found.append(f"packing: {result['packing']['error']}")
@@ -275,7 +303,8 @@ def plot(result, speedup_path, bandwidth_path):
         width = 0.8 / len(peer_names)
         for k, name in enumerate(peer_names):
             values = [r["peers"].get(name, {}).get("stream_fraction", 0) * 100 for r in spmv]
-            ax.bar(np.arange(len(labels)) + k * width, values, width, label=name)
+            ax.bar(np.arange(len(labels)) + k * width, values, width,
+                   label=result["peers"][name].get("label", name))
         ax.axhline(85, color="black", linestyle="--", linewidth=0.8, label="target 85 %")
         ax.set_xticks(np.arange(len(labels)) + 0.4 - width / 2, labels, rotation=60, ha="right", fontsize=6)
         ax.set_ylabel("% of STREAM triad (same threads)")

@@ -1,7 +1,8 @@
 """The suite's entry point: ``python -m benchmarks [--quick | --smoke] [options]``.
 
 Runs, in one process and on the same data: the STREAM-triad probe, every kernel for every
-peer (checked, then timed) on every data set, compile latency, and packing; writes
+peer (checked, then timed) on every data set, each kernel's first call in a fresh process
+(one child process per kernel and data set), compile latency, and packing; writes
 ``<mode>.json``, ``<mode>.md`` and the plots ``<mode>_speedup.png`` and
 ``<mode>_spmv_bandwidth.png`` into ``--output-dir`` (default ``benchmarks/results``).
 
@@ -21,12 +22,14 @@ from . import compile_latency, packing, paired, report, scaling, stream
 from .datasets import (FROSTT_BY_NAME, SPMV_BY_NAME, SPMV_SET, FROSTT_SET, generate_matrix,
                        generate_tensor, read_mtx_folder)
 from .environment import build_info, environment, write_results
-from .kernels import KERNELS, KERNELS_BY_NAME
+from .kernels import KERNELS, select
 from .peers import make_peers
 from .suite import run_suite
 from .timing import RepeatPolicy
 
 RESULTS = Path(__file__).resolve().parent / "results"
+DEFAULT_SECTIONS = ("stream", "kernels", "first_call", "scaling", "compile", "packing")
+SECTIONS = (*DEFAULT_SECTIONS, "paired")
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class Mode:
     packing_nnz: int
     stream_elements: int | None   # None: four times the last-level cache per array
     paired_calls: int             # alternating calls of each peer in the paired section
+    sections: tuple               # what runs when --sections is not given
 
 
 MODES = {
@@ -49,19 +53,23 @@ MODES = {
                   tensors=(("nell-2", 8), ("vast-2015-mc1-3d", 16)),
                   policy=RepeatPolicy(min_repeats=3, max_repeats=9, budget_s=0.1, cap_s=0.5),
                   compile_samples=10, compile_processes=5, call_number=1000,
-                  packing_nnz=1_000_000, stream_elements=None, paired_calls=100),
+                  packing_nnz=1_000_000, stream_elements=None, paired_calls=100,
+                  sections=DEFAULT_SECTIONS),
     # The whole SpMV set at its real sizes; FROSTT-like tensors at a quarter of each mode.
     "full": Mode(matrices=tuple((spec.name, 1) for spec in SPMV_SET),
                  tensors=tuple((spec.name, 4) for spec in FROSTT_SET),
                  policy=RepeatPolicy(min_repeats=5, max_repeats=25, budget_s=1.0, cap_s=6.0),
                  compile_samples=25, compile_processes=15, call_number=2000,
-                 packing_nnz=10_000_000, stream_elements=None, paired_calls=400),
-    # Tiny: every code path once, for the tests.
+                 packing_nnz=10_000_000, stream_elements=None, paired_calls=400,
+                 sections=DEFAULT_SECTIONS),
+    # Tiny: every code path once, for the tests; the first calls (a process each) only
+    # when named in --sections.
     "smoke": Mode(matrices=(("bcsstk17", 64), ("webbase-1M", 2048)),
                   tensors=(("nell-2", 32),),
                   policy=RepeatPolicy(min_repeats=1, max_repeats=2, budget_s=0.01, cap_s=0.1),
                   compile_samples=2, compile_processes=1, call_number=10,
-                  packing_nnz=10_000, stream_elements=1_000_000, paired_calls=3),
+                  packing_nnz=10_000, stream_elements=1_000_000, paired_calls=3,
+                  sections=tuple(s for s in DEFAULT_SECTIONS if s != "first_call")),
 }
 __doc__ += "".join(f"\n- ``{name}``: {len(mode.matrices)} matrices, {len(mode.tensors)} tensors"
                    for name, mode in MODES.items())
@@ -83,18 +91,29 @@ def parse_args(argv):
                         help="also run on every .mtx matrix under this folder (repeatable)")
     parser.add_argument("--only-mtx", action="store_true",
                         help="run on the --mtx matrices only (no generated matrices)")
-    parser.add_argument("--kernels", help=f"comma-separated subset of {[k.name for k in KERNELS]}")
-    parser.add_argument("--peers", help="comma-separated subset of coiter,scipy,sparse,tensora,mkl")
+    parser.add_argument("--kernels", help=f"comma-separated subset of {[k.name for k in KERNELS]}; "
+                        "a family name (spadd2, spadd3, multiply) stands for all its patterns")
+    parser.add_argument("--peers", help="comma-separated subset of "
+                        "coiter,coiter-scipy,scipy,sparse,tensora,mkl")
     parser.add_argument("--threads", type=int, nargs="+",
                         help=f"thread counts (default 1 and all cores: 1 {all_cores()})")
-    parser.add_argument("--sections", default="stream,kernels,scaling,compile,packing",
-                        help="comma-separated subset of stream,kernels,scaling,compile,packing,paired "
-                             "(paired: coiter and SciPy alternating many times on one thread, with a "
+    parser.add_argument("--sections",
+                        help=f"comma-separated subset of {','.join(SECTIONS)} (default: "
+                             f"{','.join(DEFAULT_SECTIONS)}; smoke mode leaves out first_call, "
+                             "which starts a process per kernel and data set and needs kernels; "
+                             "paired: coiter and SciPy alternating many times on one thread, with a "
                              "confidence interval on the ratio; its kernels are --kernels, default spmv_csr)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output-dir", type=Path, default=RESULTS)
     parser.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.sections = (set(args.sections.split(",")) if args.sections
+                     else set(MODES[args.mode].sections))
+    if args.sections - set(SECTIONS):
+        parser.error(f"unknown sections {sorted(args.sections - set(SECTIONS))}")
+    if "first_call" in args.sections and "kernels" not in args.sections:
+        parser.error("the first_call section times the kernels section's kernels: name both")
+    return args
 
 
 def datasets_for(args, mode):
@@ -117,10 +136,9 @@ def main(argv=None):
 
 def _run(args):
     mode = MODES[args.mode]
-    sections = set(args.sections.split(","))
+    sections = args.sections
     threads = sorted(set(args.threads or [1, all_cores()]))
-    kernels = ([KERNELS_BY_NAME[name] for name in args.kernels.split(",")] if args.kernels
-               else KERNELS)
+    kernels = select(args.kernels.split(",")) if args.kernels else KERNELS
     peers = make_peers(args.peers.split(",") if args.peers else None)
     started = time.perf_counter()
     log = lambda text: print(text, flush=True)  # noqa: E731
@@ -142,13 +160,13 @@ def _run(args):
     if "kernels" in sections:
         result["datasets"] = [d.describe() for d in data]
         result["kernels"] = run_suite(data, kernels, peers, threads, mode.policy, args.seed,
-                                      bandwidth, log)
+                                      bandwidth, log, first_call="first_call" in sections)
     if "scaling" in sections and len(threads) > 1:
         result["scaling"] = scaling.measure(args.mode, threads, mode.policy, args.seed, log)
     if "paired" in sections:
         log("paired comparison with SciPy ...")
-        names = args.kernels.split(",") if args.kernels else paired.DEFAULT_KERNELS
-        result["paired"] = paired.measure(data, names, mode.paired_calls, args.seed, log)
+        chosen = select(args.kernels.split(",") if args.kernels else paired.DEFAULT_KERNELS)
+        result["paired"] = paired.measure(data, chosen, mode.paired_calls, args.seed, log)
     if "compile" in sections:
         log("compile latency ...")
         result["compile"] = compile_latency.measure(mode.compile_samples, mode.compile_processes,

@@ -14,22 +14,29 @@ import gc
 import time
 import traceback
 
+from . import first_call as first_call_module
 from . import kernels as kernels_module
 from .checking import cross_check
 from .datasets import rng_for
-from .peers import Unsupported
+from .peers import CoiterPeer, CoiterScipyOperandsPeer, Unsupported
 from .timing import measure_interleaved, time_call
 
 # The dense reference runs when its largest array has at most this many elements.
 DENSE_REFERENCE_LIMIT = 4_000_000
+# The first-call measurement needs the kernel in the disk cache: one of these compiled it
+# here, and its result agreed with the others'.
+COITER_PEERS = (CoiterPeer.name, CoiterScipyOperandsPeer.name)
 
 
 def _error_text(error):
     return f"{type(error).__name__}: {error}"
 
 
-def run_case(kernel, data, peers, thread_counts, policy, rng, bandwidth=None, log=print):
-    """Records (one per thread count) for ``kernel`` on ``data``."""
+def run_case(kernel, data, peers, thread_counts, policy, rng, bandwidth=None, log=print,
+             first_call=False):
+    """Records (one per thread count) for ``kernel`` on ``data``; with ``first_call``, the
+    last row (the most threads) also holds the first call in a fresh process
+    (``first_call``)."""
     operands = kernels_module.make_operands(kernel, data, rng)
     peer_records, prepared, results = {}, {}, {}
     for peer in peers:
@@ -107,6 +114,11 @@ def run_case(kernel, data, peers, thread_counts, policy, rng, bandwidth=None, lo
     for peer in peers:
         if peer.available and peer.can_set_threads():
             peer.set_threads(thread_counts[0])
+    if first_call and any(peer_records.get(name, {}).get("status") == "ok" for name in COITER_PEERS):
+        record = first_call_module.measure(kernel, operands, thread_counts[-1])
+        if "error" in record:
+            log(f"    first call FAILED: {record['error']}")
+        rows[-1]["first_call"] = record
     # Tracebacks go into the JSON once, with the first row.
     for name, record in peer_records.items():
         if "traceback" in record and rows:
@@ -116,7 +128,8 @@ def run_case(kernel, data, peers, thread_counts, policy, rng, bandwidth=None, lo
     return rows
 
 
-def run_suite(datasets, kernels, peers, thread_counts, policy, seed, bandwidth=None, log=print):
+def run_suite(datasets, kernels, peers, thread_counts, policy, seed, bandwidth=None, log=print,
+              first_call=False):
     """All records, kernel by kernel on each data set."""
     records = []
     for data in datasets:
@@ -128,13 +141,21 @@ def run_suite(datasets, kernels, peers, thread_counts, policy, seed, bandwidth=N
                 continue
             start = time.perf_counter()
             rng = rng_for(f"{data.name}:{kernel.name}", seed)
-            rows = run_case(kernel, data, peers, thread_counts, policy, rng, bandwidth, log)
+            rows = run_case(kernel, data, peers, thread_counts, policy, rng, bandwidth, log,
+                            first_call)
             for row in rows:
                 row["data_info"] = described
             records.extend(rows)
-            log(f"  {kernel.name:11s} {time.perf_counter() - start:6.1f} s  "
-                + "  ".join(f"{name}={_short(cell)}" for name, cell in rows[0]["peers"].items()))
+            log(f"  {kernel.name:18s} {time.perf_counter() - start:6.1f} s  "
+                + "  ".join(f"{name}={_short(cell)}" for name, cell in rows[0]["peers"].items())
+                + _short_first_call(rows[-1].get("first_call")))
     return records
+
+
+def _short_first_call(record):
+    if not record or "error" in record:
+        return ""
+    return f"  first call={record['first_call_s'] * 1e3:.3g}ms"
 
 
 def _short(cell):
