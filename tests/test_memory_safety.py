@@ -168,6 +168,17 @@ def test_lying_scipy_operands_are_refused():
     assert_all_refused(lines, cases)
 
 
+def test_changed_scipy_coo_is_refused():
+    # A canonical SciPy COO is read in place; its coordinates are checked as kernels load them.
+    cases = []
+    for axis, value in [(0, 10**9), (0, -1), (1, 10**9), (1, -4)]:
+        code = (f"M = M0.tocoo(copy=True); M.has_canonical_format\nM.coords[{axis}][5] = {value}\n"
+                + USES["spmv"].replace("A=T", "A=M") + "\n")
+        cases.append((f"coo/{axis}/{value}", code))
+    lines = run_cases(cases)
+    assert_all_refused(lines, cases)
+
+
 def test_out_reuse_with_changed_operand_is_refused():
     code = textwrap.dedent("""
         M, T = fresh("csr")

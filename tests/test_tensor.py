@@ -39,6 +39,24 @@ class TestZeroCopy:
         assert not np.shares_memory(copied.values, a.data)
         np.testing.assert_array_equal(copied.to_numpy(), a.toarray())
 
+    @pytest.mark.parametrize("index", [np.int32, np.int64])
+    def test_canonical_scipy_coo_is_read_in_place(self, index):
+        # Kernel calls take a canonical COO (sorted, no duplicates: what tocoo() of a
+        # canonical CSR gives) without repacking it on every call.
+        a = scipy_matrix().tocoo()
+        a.coords = tuple(c.astype(index) for c in a.coords)
+        assert a.has_canonical_format
+        t = ct.asarray(a)
+        assert str(t.format) == "uq" and t.index_dtype == index
+        assert np.shares_memory(t.levels[0].crd, a.coords[0]) and np.shares_memory(t.levels[1].crd, a.coords[1])
+        np.testing.assert_array_equal(t.to_numpy(), a.toarray())
+        x = np.arange(a.shape[1], dtype=np.float64)
+        np.testing.assert_allclose(ct.evaluate("y(i) = A(i,j) * x(j)", A=a, x=x).to_numpy(), a @ x)
+        # Unsorted coordinates are packed (sorted) instead.
+        b = sp.coo_array((np.arange(1.0, 4.0), ([2, 0, 1], [0, 1, 2])), shape=(3, 3))
+        assert not b.has_canonical_format
+        np.testing.assert_array_equal(ct.asarray(b).to_numpy(), b.toarray())
+
     def test_bsr_wraps_blocks(self):
         a = sp.bsr_array(scipy_matrix(8, 6).toarray(), blocksize=(2, 3))
         t = ct.asarray(a)

@@ -9,7 +9,7 @@ from . import _core
 from .dtypes import value_dtype
 from .errors import CompileError, ScheduleError, ShapeError, SignatureError
 from .formats import Format, as_format, compressed, is_all_dense
-from .scipy_interop import SCIPY_COMPRESSED, from_scipy
+from .scipy_interop import SCIPY_IN_PLACE, from_scipy
 from .tensor import Tensor
 from .notation import Access, Assignment, Binary, Literal, Negate, Reduction, accesses, map_tensors
 
@@ -18,7 +18,7 @@ logger = logging.getLogger("coiter")
 _INT32_MAX = np.iinfo(np.int32).max
 _INT64 = np.dtype(np.int64)
 # What a kernel call may read in place without asarray's Python (see as_tensor).
-_IN_PLACE_OPERANDS = (Tensor, np.ndarray) + SCIPY_COMPRESSED
+_IN_PLACE_OPERANDS = (Tensor, np.ndarray) + SCIPY_IN_PLACE
 
 
 def default_engine():
@@ -69,7 +69,7 @@ def as_tensor(value, name=None):
             return Tensor(_core.wrap_dense(value), name)
         except SignatureError:
             pass  # it needs converting: asarray does it, or says why it cannot
-    elif isinstance(value, SCIPY_COMPRESSED):
+    elif isinstance(value, SCIPY_IN_PLACE):
         return from_scipy(value, name=name, for_kernel_call=True)  # what asarray calls
     from .creation import asarray
     return asarray(value, name=name)

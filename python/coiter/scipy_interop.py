@@ -13,8 +13,8 @@ from .errors import FormatError, SignatureError
 from .formats import as_format, bcsr
 from .tensor import Tensor, pack
 
-# The SciPy classes _core.wrap_scipy reads in place (when canonical).
-SCIPY_COMPRESSED = (sp.csr_array, sp.csr_matrix, sp.csc_array, sp.csc_matrix)
+# The SciPy classes _core.wrap_scipy reads in place (when canonical; COO when 2-D).
+SCIPY_IN_PLACE = (sp.csr_array, sp.csr_matrix, sp.csc_array, sp.csc_matrix, sp.coo_array, sp.coo_matrix)
 
 
 def natural_format(matrix):
@@ -66,7 +66,7 @@ def from_scipy(matrix, format=None, dtype=None, copy=None, name=None, for_kernel
     ``for_kernel_call``: the tensor is an operand of the kernel call being made, and nothing
     can change its arrays before it starts, so the call need not check them again.
     """
-    if format is dtype is copy is None and isinstance(matrix, SCIPY_COMPRESSED):
+    if format is dtype is copy is None and isinstance(matrix, SCIPY_IN_PLACE):
         try:  # canonical CSR/CSC as it is: read in place without the Python below
             return Tensor(_core.wrap_scipy(matrix, for_kernel_call), name)
         except SignatureError:

@@ -104,6 +104,55 @@ std::shared_ptr<TensorStorage> wrapDense(const py::array& a, const std::optional
   return storage;
 }
 
+bool readableInPlace(const py::array& a) {
+  return a.ndim() == 1 && (a.flags() & py::array::c_style) && isNative(a);
+}
+
+// A COO tensor reading a canonical 2-D SciPy coo array or matrix (sorted by row, then
+// column; no duplicates) in place: its rows are the crd of the top level (whose pos is
+// [0, nnz]), its columns the crd of the singleton level below. See wrapScipy.
+std::shared_ptr<TensorStorage> wrapScipyCoo(const py::object& matrix, bool forKernelCall) {
+  static const Format coo = Format::named("coo", 2);
+  struct Names {
+    py::str canonical{"has_canonical_format"}, coords{"coords"}, data{"data"}, shape{"shape"};
+  };
+  static const Names* const names = new Names();
+  const auto shape = matrix.attr(names->shape).cast<std::vector<int64_t>>();
+  if (shape.size() != 2) throw SignatureError("a SciPy coo array of order " + std::to_string(shape.size()) + " needs converting");
+  // SciPy keeps the flag as a plain attribute (sum_duplicates and conversions set it): no scan.
+  if (!matrix.attr(names->canonical).cast<bool>()) throw SignatureError("the matrix's coordinates are not canonical");
+  const auto coords = matrix.attr(names->coords).cast<py::tuple>();
+  py::array rows = coords[0], cols = coords[1], data = matrix.attr(names->data);
+  if (!readableInPlace(rows) || !readableInPlace(cols) || !readableInPlace(data))
+    throw SignatureError("the matrix's arrays need converting");
+  DType indexType, valueType;
+  try {
+    indexType = dtypeOf(rows);
+    valueType = dtypeOf(data);
+  } catch (const DTypeError& e) {
+    throw SignatureError(e.what());
+  }
+  if ((indexType != DType::Int32 && indexType != DType::Int64) || dtypeOf(cols) != indexType)
+    throw SignatureError("the matrix's index arrays need converting to one width");
+  const int64_t nnz = rows.shape(0);
+  Buffer pos = Buffer::allocate(indexType, 2);
+  visitIndices(pos, [&](auto* p) {
+    p[0] = 0;
+    p[1] = static_cast<std::remove_pointer_t<decltype(p)>>(nnz);
+  });
+  std::vector<LevelStorage> levels(2);
+  levels[0].arrays["pos"] = pos;
+  levels[0].arrays["crd"] = borrowData(rows, nnz);
+  levels[1].arrays["crd"] = borrowData(cols, cols.shape(0));
+  auto storage = std::make_shared<TensorStorage>(coo, shape, valueType, indexType, std::move(levels),
+                                                 borrowData(data, data.shape(0)));
+  // As for CSR: the flag vouches for order; kernels check coordinates as they load them.
+  storage->markValid();
+  storage->checkStructure();  // O(1): lengths
+  if (forKernelCall) storage->markStructureChecked();
+  return storage;
+}
+
 // A CSR or CSC tensor reading a canonical SciPy csr/csc array or matrix in place: what
 // ct.asarray makes of one, without the Python (kernel calls take SciPy operands through
 // here). SignatureError when the matrix needs a conversion (another SciPy format,
@@ -122,10 +171,11 @@ std::shared_ptr<TensorStorage> wrapScipy(const py::object& matrix, bool forKerne
   };
   static const Names* const names = new Names();
   const std::string kind = py::str(matrix.attr(names->format));
+  if (kind == "coo") return wrapScipyCoo(matrix, forKernelCall);
   if (kind != "csr" && kind != "csc") throw SignatureError("a SciPy " + kind + " matrix needs converting");
   py::array pos = matrix.attr(names->indptr), crd = matrix.attr(names->indices), data = matrix.attr(names->data);
-  auto inPlace = [](const py::array& a) { return a.ndim() == 1 && (a.flags() & py::array::c_style) && isNative(a); };
-  if (!inPlace(pos) || !inPlace(crd) || !inPlace(data)) throw SignatureError("the matrix's arrays need converting");
+  if (!readableInPlace(pos) || !readableInPlace(crd) || !readableInPlace(data))
+    throw SignatureError("the matrix's arrays need converting");
   DType indexType, valueType;
   try {
     indexType = dtypeOf(pos);
@@ -213,8 +263,8 @@ void bindStorage(py::module_& m) {
   m.def("wrap_dense", &wrapDense, py::arg("array"), py::arg("format") = py::none(),
         "A dense tensor reading the array in place; SignatureError if it needs converting.");
   m.def("wrap_scipy", &wrapScipy, py::arg("matrix"), py::arg("for_kernel_call") = false,
-        "A CSR/CSC tensor reading a canonical SciPy csr/csc matrix in place; SignatureError if "
-        "it needs converting.");
+        "A CSR/CSC/COO tensor reading a canonical SciPy csr/csc/coo matrix in place; "
+        "SignatureError if it needs converting.");
   m.def("check_dense_array", [](const std::vector<int64_t>& shape, const std::string& dtype, const std::string& what) {
     checkedDenseArrayBytes(shape, dtypeFromName(dtype), what);
   }, py::arg("shape"), py::arg("dtype"), py::arg("what"),
