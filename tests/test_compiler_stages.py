@@ -152,6 +152,17 @@ def test_coordinates_are_checked_where_they_are_loaded():
     assert "invalid_coordinate" not in src and "coordinate_violations" not in src
 
 
+def test_llvm_engine_selects_floats_without_a_branch():
+    # A merge selects each operand's value by whether it is at the coordinate; x86 without
+    # AVX-512 would branch on a select of doubles, so they are selected as integers (through an
+    # empty asm the optimizer keeps), and selects are marked unpredictable.
+    ir = ct.compile("C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}).source("llvm")
+    assert re.search(r"select i1 %[\w.]+, i64 %[\w.]+, i64 0, !unpredictable", ir) or \
+        re.search(r"select i1 %[\w.]+, i64 0, i64 %[\w.]+, !unpredictable", ir)
+    assert 'asm "", "=r,0"' in ir
+    assert not re.search(r"select i1 %[\w.]+, double", ir)
+
+
 def test_llvm_engine_vectorizes_sums_into_scalar_accumulators():
     # The row's sum may be reassociated (API.md: a result may differ by floating-point reassociation), so
     # the loop adds into several vector accumulators instead of one chain of scalar adds.

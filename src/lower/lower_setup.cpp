@@ -272,14 +272,25 @@ ir::Expr Lowerer::extentOf(const std::string& indexVar) const {
 }
 
 ir::CoordinateRanges Lowerer::operandCoordinateRanges() const {
+  // The extent of a mode, as the first mode of an index variable ranging over it: the call
+  // has checked that they agree, and one extent for the operands of a merge leaves a
+  // register free in its loop.
+  auto extent = [&](int tensor, int mode) {
+    const std::pair<int, int> pair{tensor, mode};
+    for (const auto& modes : abi_.indexVarModes) {
+      if (std::find(modes.begin(), modes.end(), pair) == modes.end()) continue;
+      auto [t, m] = modes.front();
+      return ir::ref(tensors_[t]->extents[m]);
+    }
+    return ir::ref(tensors_[tensor]->extents[mode]);
+  };
   ir::CoordinateRanges ranges;
   for (const auto& t : tensors_) {
     if (t.get() == result_.vars) continue;
     const Format& format = t->tensor->format;
     for (size_t k = 0; k < t->crd.size(); ++k) {
       if (!t->crd[k]) continue;
-      ranges[t->crd[k].get()] = {format.levels()[k]->smallestStoredCoordinate(),
-                                 ir::ref(t->extents[format.modeOrder()[k]])};
+      ranges[t->crd[k].get()] = {format.levels()[k]->smallestStoredCoordinate(), extent(t->index, format.modeOrder()[k])};
     }
   }
   return ranges;

@@ -22,6 +22,7 @@
 #include <llvm/IR/CFG.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
@@ -49,6 +50,30 @@ using ir::StmtKind;
 using ir::Type;
 using ir::Var;
 namespace Intrinsic = llvm::Intrinsic;
+
+// cond ? a : b as a conditional move. The IR's selects are where the lowering chose not to
+// branch (merges select each operand's value by whether it is at the coordinate, which is
+// as unpredictable as the patterns' interleaving), but x86 without AVX-512 has no
+// conditional move between floating-point registers and lowers a select of floats to a
+// branch. So floats are selected as integers of their width; the selected bits pass through
+// an empty asm statement the optimizer cannot see through, or it would fold the select back
+// onto the floats. Selects are marked unpredictable, or code generation would turn one with
+// a loaded operand into a branch around the load.
+llvm::Value* unpredictableSelect(llvm::IRBuilder<>& b, llvm::Value* cond, llvm::Value* a, llvm::Value* x) {
+  llvm::Value* chosen = b.CreateSelect(cond, a, x);
+  if (auto* select = llvm::dyn_cast<llvm::SelectInst>(chosen))  // (unless it folded)
+    select->setMetadata(llvm::LLVMContext::MD_unpredictable, llvm::MDBuilder(b.getContext()).createUnpredictable());
+  return chosen;
+}
+
+llvm::Value* selectWithoutBranch(llvm::IRBuilder<>& b, llvm::Value* cond, llvm::Value* a, llvm::Value* x) {
+  llvm::Type* type = a->getType();
+  if (!type->isFloatingPointTy()) return unpredictableSelect(b, cond, a, x);
+  llvm::Type* bits = b.getIntNTy(type->getPrimitiveSizeInBits());
+  llvm::Value* chosen = unpredictableSelect(b, cond, b.CreateBitCast(a, bits), b.CreateBitCast(x, bits));
+  auto* opaque = llvm::InlineAsm::get(llvm::FunctionType::get(bits, {bits}, false), "", "=r,0", /*hasSideEffects=*/false);
+  return b.CreateBitCast(b.CreateCall(opaque, {chosen}), type);
+}
 
 class KernelBuilder {
  public:
@@ -251,7 +276,7 @@ class KernelBuilder {
         auto& n = ir::as<ir::SelectNode>(e);
         llvm::Value* c = condition(n.cond);
         Scalar x = emit(n.a), y = emit(n.b);
-        return {b_.CreateSelect(c, x.re, y.re), x.im ? b_.CreateSelect(c, x.im, y.im) : nullptr};
+        return {selectWithoutBranch(b_, c, x.re, y.re), x.im ? selectWithoutBranch(b_, c, x.im, y.im) : nullptr};
       }
       case ExprKind::ThreadId: return {fs_.thread ? fs_.thread : b_.getInt64(0)};
       case ExprKind::NumThreads:

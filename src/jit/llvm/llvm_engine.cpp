@@ -66,7 +66,9 @@ class Jit {
   // compiling needs LLVM's target registry (JITLink links without it), so it is initialized
   // here, once, rather than on a load from the disk cache.
   std::unique_ptr<llvm::TargetMachine> createMachine() {
-    static const bool registered = !llvm::InitializeNativeTarget() && !llvm::InitializeNativeTargetAsmPrinter();
+    // (The asm parser assembles the empty asm statements of branch-free float selects.)
+    static const bool registered = !llvm::InitializeNativeTarget() && !llvm::InitializeNativeTargetAsmPrinter() &&
+                                   !llvm::InitializeNativeTargetAsmParser();
     if (!registered) throw CompileError("LLVM: this build of LLVM cannot generate code for the host");
     auto machine = host_.createTargetMachine();
     if (!machine)
