@@ -57,7 +57,8 @@ namespace Intrinsic = llvm::Intrinsic;
 // conditional move between floating-point registers and lowers a select of floats to a
 // branch. So floats are selected as integers of their width; the selected bits pass through
 // an empty asm statement the optimizer cannot see through, or it would fold the select back
-// onto the floats. Selects are marked unpredictable, or code generation would turn one with
+// onto the floats (it is marked as touching no memory, so loads around it still combine).
+// Selects are marked unpredictable, or code generation would turn one with
 // a loaded operand into a branch around the load.
 llvm::Value* unpredictableSelect(llvm::IRBuilder<>& b, llvm::Value* cond, llvm::Value* a, llvm::Value* x) {
   llvm::Value* chosen = b.CreateSelect(cond, a, x);
@@ -72,7 +73,13 @@ llvm::Value* selectWithoutBranch(llvm::IRBuilder<>& b, llvm::Value* cond, llvm::
   llvm::Type* bits = b.getIntNTy(type->getPrimitiveSizeInBits());
   llvm::Value* chosen = unpredictableSelect(b, cond, b.CreateBitCast(a, bits), b.CreateBitCast(x, bits));
   auto* opaque = llvm::InlineAsm::get(llvm::FunctionType::get(bits, {bits}, false), "", "=r,0", /*hasSideEffects=*/false);
-  return b.CreateBitCast(b.CreateCall(opaque, {chosen}), type);
+  llvm::CallInst* passed = b.CreateCall(opaque, {chosen});
+  // It touches no memory: without saying so, the optimizer must assume the call may write
+  // anywhere and reload every array after it (in a merge, the very coordinates just read).
+  passed->setDoesNotAccessMemory();
+  passed->setDoesNotThrow();
+  passed->addFnAttr(llvm::Attribute::WillReturn);
+  return b.CreateBitCast(passed, type);
 }
 
 class KernelBuilder {
