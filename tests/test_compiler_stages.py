@@ -152,6 +152,18 @@ def test_coordinates_are_checked_where_they_are_loaded():
     assert "invalid_coordinate" not in src and "coordinate_violations" not in src
 
 
+def test_coordinates_that_never_become_addresses_are_flagged_but_not_clamped():
+    # A union's coordinates only reach the result's crd array and the merge's comparisons
+    # (whose truth values decide the count of stored entries): checked, not clamped.
+    src = ct.compile("C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}).source("c")
+    assert "int64_t jA_0 = (int64_t)A2_crd[pA2];" in src and "int64_t jB_0 = (int64_t)B2_crd[pB2];" in src
+    assert "invalid_coordinate = invalid_coordinate || (uint64_t)(int64_t)B2_crd[pB2] >= (uint64_t)A_dim1;" in src
+    assert "? 0 : A2_crd" not in src and "? 0 : B2_crd" not in src
+    # A coordinate that indexes a dense result row is clamped.
+    src = ct.compile("C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "dense"}).source("c")
+    assert "? 0 : A2_crd[pA2]" in src and "? 0 : B2_crd[pB2]" in src
+
+
 def test_llvm_engine_selects_floats_without_a_branch():
     # A merge selects each operand's value by whether it is at the coordinate; x86 without
     # AVX-512 would branch on a select of doubles, so they are selected as integers (through an
@@ -160,6 +172,9 @@ def test_llvm_engine_selects_floats_without_a_branch():
     assert re.search(r"select i1 %[\w.]+, i64 %[\w.]+, i64 0, !unpredictable", ir) or \
         re.search(r"select i1 %[\w.]+, i64 0, i64 %[\w.]+, !unpredictable", ir)
     assert 'asm "", "=r,0"' in ir
+    # The barrier touches no memory, so the coordinates a merge step compares are loaded once.
+    barrier = re.search(r'call i64 asm "", "=r,0"\(i64 %[\w.]+\) #(\d+)', ir)
+    assert re.search(rf"^attributes #{barrier.group(1)} = {{.*memory\(none\)", ir, re.M)
     assert not re.search(r"select i1 %[\w.]+, double", ir)
 
 

@@ -2,6 +2,7 @@
 #include "ir/guard_coordinates.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 #include <vector>
 
 #include "util/errors.hpp"
@@ -38,10 +39,101 @@ bool sameExpr(const Expr& a, const Expr& b) {
   return false;
 }
 
+// Which variables and arrays may carry a coordinate into an address. A coordinate that only
+// becomes a value (a result's crd entry, a comparison, a sum) cannot make the kernel touch
+// memory it should not, so it needs the flag but no clamp; one that reaches an address does.
+// Seeds: the index of every load, store and prefetch, loop bounds, allocation sizes and
+// runtime call arguments. Then backwards through assignments (a variable assigned to an
+// address variable is one) and through arrays (a value stored into an array whose elements
+// are loaded into an address is one), to a fixed point.
+class AddressFlow {
+ public:
+  explicit AddressFlow(const Stmt& body) {
+    stmt(body);
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const auto& [target, value] : flows_) {
+        bool reaches = target.var ? vars_.count(target.var) > 0 : buffers_.count(target.buffer) > 0;
+        if (reaches) changed |= reachAddress(value);
+      }
+    }
+  }
+  bool variableReachesAddress(const Var& v) const { return vars_.count(v.get()) > 0; }
+  bool elementsReachAddress(const Var& buffer) const { return buffers_.count(buffer.get()) > 0; }
+
+ private:
+  struct Target {
+    const VarNode* var = nullptr;     // a variable assigned `value`, or
+    const VarNode* buffer = nullptr;  // an array given `value` as an element
+  };
+
+  // Every variable and array element `e` reads may become an address. Whether anything
+  // was added.
+  // A truth value is 0 or 1 whatever it was computed from (a merge's `jA == j` choosing an
+  // operand's value), so nothing flows through it.
+  bool reachAddress(const Expr& e) {
+    if (!e || e->type == scalar(DType::Bool)) return false;
+    bool added = false;
+    if (e->kind == ExprKind::VarRef) added = vars_.insert(as<VarRefNode>(e).var.get()).second;
+    if (e->kind == ExprKind::Load) added = buffers_.insert(as<LoadNode>(e).buffer.get()).second;
+    forEachChildExpr(e, [&](const Expr& child) { added |= reachAddress(child); });
+    return added;
+  }
+  // Seeds the indexes of the loads inside `e`.
+  void loadIndexes(const Expr& e) {
+    if (!e) return;
+    if (e->kind == ExprKind::Load) reachAddress(as<LoadNode>(e).index);
+    forEachChildExpr(e, [&](const Expr& child) { loadIndexes(child); });
+  }
+  void address(const Expr& e) { loadIndexes(e); reachAddress(e); }
+  void value(const Expr& e, Target target) {
+    if (!e) return;
+    loadIndexes(e);
+    flows_.emplace_back(target, e);
+  }
+
+  void stmt(const Stmt& s) {
+    if (!s) return;
+    switch (s->kind) {
+      case StmtKind::Declare: return value(as<DeclareNode>(s).init, {as<DeclareNode>(s).var.get(), nullptr});
+      case StmtKind::Assign: return value(as<AssignNode>(s).value, {as<AssignNode>(s).var.get(), nullptr});
+      case StmtKind::Store: {
+        const auto& n = as<StoreNode>(s);
+        address(n.index);
+        return value(n.value, {nullptr, n.buffer.get()});
+      }
+      case StmtKind::AtomicUpdate: {
+        const auto& n = as<AtomicUpdateNode>(s);
+        address(n.index);
+        return value(n.value, {nullptr, n.buffer.get()});
+      }
+      case StmtKind::Prefetch: return address(as<PrefetchNode>(s).index);
+      case StmtKind::Allocate: return address(as<AllocateNode>(s).count);
+      case StmtKind::Grow: return address(as<GrowNode>(s).needed);
+      case StmtKind::Call:
+        for (const Expr& a : as<CallNode>(s).args) address(a);
+        return;
+      case StmtKind::For: {
+        const auto& n = as<ForNode>(s);
+        address(n.begin);
+        address(n.end);
+        return stmt(n.body);
+      }
+      case StmtKind::If: loadIndexes(as<IfNode>(s).cond); break;
+      case StmtKind::While: loadIndexes(as<WhileNode>(s).cond); break;
+      default: break;
+    }
+    forEachChildStmt(s, [this](const Stmt& child) { stmt(child); });
+  }
+
+  std::vector<std::pair<Target, Expr>> flows_;
+  std::unordered_set<const VarNode*> vars_, buffers_;
+};
+
 class CoordinateGuard {
  public:
-  CoordinateGuard(const CoordinateRanges& ranges, Var violations, const FreshName& fresh)
-      : ranges_(ranges), violations_(std::move(violations)), fresh_(fresh) {}
+  CoordinateGuard(const Stmt& body, const CoordinateRanges& ranges, Var violations, const FreshName& fresh)
+      : ranges_(ranges), violations_(std::move(violations)), fresh_(fresh), flow_(body) {}
 
   GuardedFunctionBody run(const Stmt& body) {
     Var flag = newFlag();
@@ -64,23 +156,24 @@ class CoordinateGuard {
     return binary(BinaryOp::Ge, cast(u64, c), cast(u64, extent));
   }
 
-  // `e` with every guarded load clamped; each such load is added to `loads`. `compared`: `e`
-  // is (part of) an operand of a comparison, whose result is 0 or 1 whatever its operands
-  // hold: its loads need no clamp (only the flag), unless they are addresses of other loads.
-  // (Merges compare raw coordinates to advance their positions, so that the clamp is not on
-  // the chain from one step's loads to the next step's positions.)
-  Expr expr(const Expr& e, std::vector<std::pair<Expr, const CoordinateRange*>>& loads, bool compared = false) {
-    auto sub = [&](const Expr& x) { return expr(x, loads, compared); };
+  // `e` with every guarded load clamped; each such load is added to `loads`. `asValue`: what
+  // `e` computes never becomes an address (AddressFlow), or `e` is (part of) an operand of a
+  // comparison, whose result is 0 or 1 whatever its operands hold: its loads need no clamp
+  // (only the flag), unless they are addresses of other loads. (So merges advance their
+  // positions by raw coordinates, and a union's coordinates reach the result's crd array
+  // unclamped: no clamp on the chain from one step's loads to the next step's positions.)
+  Expr expr(const Expr& e, std::vector<std::pair<Expr, const CoordinateRange*>>& loads, bool asValue = false) {
+    auto sub = [&](const Expr& x) { return expr(x, loads, asValue); };
     switch (e->kind) {
       case ExprKind::Load: {
         const auto& l = as<LoadNode>(e);
-        Expr index = expr(l.index, loads, /*compared=*/false);
+        Expr index = expr(l.index, loads, /*asValue=*/false);
         Expr loaded = index == l.index ? e : load(l.buffer, index);
         auto range = ranges_.find(l.buffer.get());
         if (range == ranges_.end()) return loaded;
         guarded_ = true;
         loads.emplace_back(loaded, &range->second);
-        if (compared) return loaded;
+        if (asValue) return loaded;
         return select(outside(loaded, range->second), lit(loaded->type, range->second.lo), loaded);
       }
       case ExprKind::Binary: {
@@ -129,6 +222,7 @@ class CoordinateGuard {
     if (!s) return s;
     std::vector<std::pair<Expr, const CoordinateRange*>> loads;
     auto sub = [&](const Expr& x) { return x ? expr(x, loads) : x; };
+    auto valueOf = [&](const Expr& x, bool asValue) { return x ? expr(x, loads, asValue) : x; };
     auto withFlagUpdates = [&](Stmt rewritten) {
       if (loads.empty()) return rewritten;
       std::vector<Stmt> out;
@@ -148,21 +242,21 @@ class CoordinateGuard {
       }
       case StmtKind::Declare: {
         const auto& d = as<DeclareNode>(s);
-        return withFlagUpdates(declare(d.var, sub(d.init)));
+        return withFlagUpdates(declare(d.var, valueOf(d.init, !flow_.variableReachesAddress(d.var))));
       }
       case StmtKind::Assign: {
         const auto& a = as<AssignNode>(s);
-        return withFlagUpdates(assign(a.var, sub(a.value)));
+        return withFlagUpdates(assign(a.var, valueOf(a.value, !flow_.variableReachesAddress(a.var))));
       }
       case StmtKind::Store: {
         const auto& n = as<StoreNode>(s);
         Expr index = sub(n.index);
-        return withFlagUpdates(store(n.buffer, index, sub(n.value)));
+        return withFlagUpdates(store(n.buffer, index, valueOf(n.value, !flow_.elementsReachAddress(n.buffer))));
       }
       case StmtKind::AtomicUpdate: {
         const auto& n = as<AtomicUpdateNode>(s);
         Expr index = sub(n.index);
-        return withFlagUpdates(atomicUpdate(n.op, n.buffer, index, sub(n.value)));
+        return withFlagUpdates(atomicUpdate(n.op, n.buffer, index, valueOf(n.value, !flow_.elementsReachAddress(n.buffer))));
       }
       case StmtKind::Call: {
         const auto& n = as<CallNode>(s);
@@ -220,6 +314,7 @@ class CoordinateGuard {
   const CoordinateRanges& ranges_;
   Var violations_;
   const FreshName& fresh_;
+  AddressFlow flow_;
   bool guarded_ = false;
 };
 
@@ -228,7 +323,7 @@ class CoordinateGuard {
 GuardedFunctionBody guardCoordinates(const Stmt& body, const CoordinateRanges& ranges, const Var& violations,
                                      const FreshName& fresh) {
   if (ranges.empty()) return {body, false};
-  return CoordinateGuard(ranges, violations, fresh).run(body);
+  return CoordinateGuard(body, ranges, violations, fresh).run(body);
 }
 
 }  // namespace coiter::ir

@@ -10,7 +10,10 @@
 //
 // and records `invalid |= outside(c)` in a local flag just before the statement that loads
 // it. The clamp keeps every address within its array whatever the coordinate holds; the flag
-// makes the kernel report the bad coordinate instead of returning a wrong result. Both are
+// makes the kernel report the bad coordinate instead of returning a wrong result. A load
+// whose value never reaches an address (followed through variables and arrays: a union's
+// coordinate stored into the result's crd array, a merge's comparison) gets the flag only.
+// Both are
 // branch-free, so loops still vectorize (the flag is an or-reduction); a loop pays two
 // compares and a select per coordinate, against a memory pass over crd for a separate check.
 //

@@ -212,7 +212,7 @@ class KernelBuilder {
     auto [it, inserted] = fs_.slots.try_emplace(v.get(), nullptr);
     if (inserted) {
       llvm::IRBuilder<> top(fs_.entry, fs_.entry->begin());
-      it->second = top.CreateAlloca(memoryType(v->type), nullptr, v->name);
+      it->second = top.CreateAlloca(isBoolScalar(v->type) ? b_.getInt1Ty() : memoryType(v->type), nullptr, v->name);
     }
     return it->second;
   }
@@ -221,8 +221,17 @@ class KernelBuilder {
     if (it == fs_.slots.end()) failCodegen("variable " + v->name + " used before its declaration");
     return it->second;
   }
-  Scalar readVar(const Var& v) { return loadValue(v->type, slotOf(v)); }
-  void writeVar(const Var& v, Scalar value) { storeValue(v->type, slotOf(v), value); }
+  // A bool variable lives in an i1 slot (only arrays of bools are bytes): as a byte, every
+  // loop that updates a flag would test and re-widen it at each iteration.
+  static bool isBoolScalar(Type t) { return !t.pointer && t.elem == DType::Bool; }
+  Scalar readVar(const Var& v) {
+    if (isBoolScalar(v->type)) return {b_.CreateLoad(b_.getInt1Ty(), slotOf(v))};
+    return loadValue(v->type, slotOf(v));
+  }
+  void writeVar(const Var& v, Scalar value) {
+    if (isBoolScalar(v->type)) { b_.CreateStore(value.re, slotOf(v)); return; }
+    storeValue(v->type, slotOf(v), value);
+  }
 
   // ---- parameters and returns ----------------------------------------------------------------
   void loadParam(const ir::Param& p) {
