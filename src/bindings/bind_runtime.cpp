@@ -1,7 +1,8 @@
-// Bindings of the runtime's settings: the thread count of parallel kernels.
+// Bindings of the runtime's settings (the thread count of parallel kernels) and counters.
 #include <pybind11/pybind11.h>
 
 #include "runtime/parallel_runtime.hpp"
+#include "runtime/result_memory.hpp"
 
 namespace py = pybind11;
 
@@ -34,6 +35,17 @@ environment variable is set; `set_num_threads` changes it.
 Returns
 -------
 int
+)");
+  m.def("result_memory_stats", [] {
+    py::dict stats;
+    stats["fresh_bytes"] = freshResultBytes();
+    stats["recycled_bytes"] = recycledResultBytes();
+    return stats;
+  }, R"(Counters of the memory kernels' results are assembled in (internal: tests, benchmarks).
+
+``fresh_bytes``: bytes of fresh memory mapped since the process started (each costs page
+faults as it is first written); ``recycled_bytes``: bytes of released result memory kept for
+reuse now.
 )");
 }
 

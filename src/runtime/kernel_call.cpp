@@ -11,6 +11,7 @@
 #include "runtime/chunked_assembly.hpp"
 #include "runtime/parallel_runtime.hpp"
 #include "runtime/result_memory.hpp"
+#include "runtime/result_size_hints.hpp"
 #include "storage/allocation_limit.hpp"
 #include "util/errors.hpp"
 
@@ -156,6 +157,7 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
   std::vector<int64_t> levelExtents = result.format.levelExtents(shape);
   int64_t guess = 64;
   for (const auto& op : operands) guess += op->values().length();
+  guess = std::max(guess, lastResultEntries(entry));
   std::vector<int64_t> parentCount(order + 1, 1);  // positions above level k (dense prefix)
   for (size_t k = 0; k < order; ++k) {
     parentCount[k + 1] = -1;
@@ -327,6 +329,7 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
   }
   Buffer& vals = *resultArrays.at({-1, "vals"});
   Buffer values = trimmed(vals, positions);
+  recordResultEntries(entry, positions);
   auto storage = std::make_shared<TensorStorage>(result.format, shape, result.dtype, result.indexType,
                                                  std::move(storageLevels), std::move(values));
   storage->markValid();

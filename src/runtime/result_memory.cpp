@@ -8,6 +8,7 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -44,6 +45,8 @@ constexpr size_t kMaxMappingBytes = size_t{1} << 62;
 // 2 MiB of the range can be one huge page), advised to use transparent huge pages: result arrays
 // are written once, front to back, and 4 KiB pages would cost a fault (and later a release)
 // each. Null when the system has no memory to give.
+std::atomic<size_t> freshBytes{0};
+
 void* mapPages(size_t bytes) {
   size_t reserved = bytes + kHugePage;
   void* p = mmap(nullptr, reserved, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -110,6 +113,7 @@ class Mappings {
     size_t mapped = roundToHugePages(bytes);
     void* p = mapPages(mapped);
     if (!p) return nullptr;
+    freshBytes.fetch_add(mapped, std::memory_order_relaxed);
     std::lock_guard<std::mutex> lock(mutex_);
     sizes_[p] = mapped;
     *fresh = true;
@@ -131,6 +135,7 @@ class Mappings {
     size_t newMapped = roundToHugePages(bytes);
     void* q = remapPages(p, mapped, newMapped);
     if (!q) return nullptr;
+    freshBytes.fetch_add(newMapped - mapped, std::memory_order_relaxed);  // (p's pages moved)
     std::lock_guard<std::mutex> lock(mutex_);
     sizes_.erase(p);
     sizes_[q] = newMapped;
@@ -253,6 +258,8 @@ void copyIntoResultArray(void* dst, const void* src, size_t bytes) {
 }
 
 size_t recycledResultBytes() { return Mappings::instance().keptBytes(); }
+
+size_t freshResultBytes() { return freshBytes.load(std::memory_order_relaxed); }
 
 size_t lazyPoolBytes() {
   static const size_t bytes = [] {

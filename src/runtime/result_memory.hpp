@@ -58,6 +58,11 @@ void copyIntoResultArray(void* dst, const void* src, size_t bytes);
 // Bytes of mappings kept for reuse now.
 size_t recycledResultBytes();
 
+// Bytes of fresh mappings made since the process started (for new arrays and for growing
+// ones): what kernels paid page faults for. A kernel called again on the same data should
+// add nothing (tests, and the benchmarks' warm-up checks).
+size_t freshResultBytes();
+
 // Whether `array` is a mapping of its own (for tests).
 bool isMappedResultArray(const void* array);
 
