@@ -141,3 +141,32 @@ def test_cache_keys_identify_the_build_not_only_the_version():
     build = _core.compiler_build_id().split(";")
     assert build[0] == ct.__version__
     assert int(build[1]) == os.stat(_core.__file__).st_size
+
+
+def test_evaluate_remembers_its_kernel_per_statement_formats_and_options(cache_dir):
+    # ct.evaluate's parsing, format inference and expression building cost several times a
+    # small kernel's call: a repeated call with operands of the same formats and dtypes goes
+    # straight to the kernel (not even to the compiler's cache).
+    rng = np.random.default_rng(3)
+    a = sp.random(40, 30, density=0.2, format="csr", random_state=rng)
+    b = sp.random(40, 30, density=0.2, format="csr", random_state=rng)
+    statement = "C(i,j) = A(i,j) + B(i,j)"
+    np.testing.assert_allclose(ct.evaluate(statement, A=a, B=b).to_numpy(), (a + b).toarray())
+    before = ct.cache_info()
+    c = sp.random(40, 30, density=0.5, format="csr", random_state=rng)   # other data, same signature
+    np.testing.assert_allclose(ct.evaluate(statement, A=a, B=c).to_numpy(), (a + c).toarray())
+    after = ct.cache_info()
+    assert (after["hits"], after["misses"], after["compiles"]) == (before["hits"], before["misses"], before["compiles"])
+    # Another operand format, result format or dtype is another kernel.
+    for given in ({"B": c.tocsc()}, {"out_format": "dense"}, {"dtype": np.float32}):
+        before = ct.cache_info()
+        options = {k: v for k, v in given.items() if k in ("out_format", "dtype")}
+        operands = dict({"A": a, "B": c}, **{k: v for k, v in given.items() if k == "B"})
+        result = ct.evaluate(statement, **options, **operands)
+        np.testing.assert_allclose(np.asarray(result.to_numpy(), dtype=np.float64), (a + c).toarray(), rtol=1e-6)
+        assert ct.cache_info()["misses"] + ct.cache_info()["hits"] > before["misses"] + before["hits"], given
+    # ct.clear_cache forgets it too.
+    ct.clear_cache()
+    before = ct.cache_info()
+    ct.evaluate(statement, A=a, B=b)
+    assert ct.cache_info()["misses"] == before["misses"] + 1

@@ -431,4 +431,6 @@ def cache_info():
 
 def clear_cache(disk=False):
     """Forget compiled kernels held in memory (and on disk with ``disk=True``)."""
+    from .evaluate import forget_chosen_kernels
+    forget_chosen_kernels()
     _core.clear_cache(disk)

@@ -1,5 +1,7 @@
 """One-call evaluation: ``ct.evaluate("y(i) = A(i,j) * x(j)", A=A, x=x)`` and ``ct.einsum``."""
+import functools
 import logging
+from collections import OrderedDict
 
 import numpy as np
 
@@ -13,6 +15,38 @@ from .notation import Access, Assignment, IndexVar, accesses, check_extents, map
 from .parser import TensorRef, parse
 
 logger = logging.getLogger("coiter")
+
+# The kernels ct.evaluate chose, by what decides the choice: the statement's text, the
+# operands' names, formats and dtypes, and the options. Parsing the text, inferring the
+# result's format and dtype and building the compiler's expression cost several times the call
+# of a small kernel (SpAdd of two 1,000-row CSR matrices: 0.9 ms a call of ct.evaluate against
+# 0.08 ms a call of the kernel, SciPy 0.2 ms); the compiler's own cache still holds the kernels.
+# Least recently used first; cleared with the compiler's (ct.clear_cache).
+_CHOSEN_KERNELS_KEPT = 256
+_chosen_kernels = OrderedDict()
+
+
+@functools.lru_cache(maxsize=_CHOSEN_KERNELS_KEPT)
+def _parsed(statement):
+    """``parse(statement)``, once per text (the result is only read)."""
+    return parse(statement)
+
+
+def forget_chosen_kernels():
+    """Empty ct.evaluate's table of kernels (ct.clear_cache calls it)."""
+    _chosen_kernels.clear()
+
+
+def _choice_key(statement, operands, out_format, dtype, engine, schedule):
+    """What decides ct.evaluate's kernel, or None when something unhashable is given."""
+    operand_key = tuple((name, t.format, t.dtype) for name, t in operands.items())
+    schedule_key = schedule if schedule is None or isinstance(schedule, str) else str(schedule)
+    key = (statement, operand_key, out_format, None if dtype is None else np.dtype(dtype), engine, schedule_key)
+    try:
+        hash(key)
+    except TypeError:       # an out_format given as a list of levels, say: not remembered
+        return None
+    return key
 
 
 
@@ -38,7 +72,7 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
     """Compute ``statement`` (a string such as ``"y(i) = A(i,j) * x(j)"``) on the tensors
     given by name (coiter tensors, NumPy arrays or SciPy sparse matrices) and return the
     result as a new tensor. The result format is inferred when ``out_format`` is None."""
-    assignment, refs = parse(statement)
+    assignment, refs = _parsed(statement) if isinstance(statement, str) else parse(statement)
     result_name = assignment.lhs.tensor.name
     if assignment.accumulate:
         raise ValueError("ct.evaluate computes a new result; write 'y(i) = y(i) + ...' with y as an input "
@@ -54,6 +88,32 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
             raise ShapeError(f"tensor {name} has {operands[name].ndim} modes but is indexed with "
                              f"{ref.order} indices in {statement!r}")
     check_extents(accesses(assignment.rhs), lambda ref: operands[ref.name].shape)
+    key = _choice_key(statement, operands, out_format, dtype, engine, schedule)
+    chosen = _chosen_kernels.get(key) if key is not None else None
+    if chosen is None:
+        chosen = _choose_kernel(assignment, refs, operands, out_format, dtype, engine, schedule)
+        if key is not None and chosen[3] is None:
+            _chosen_kernels[key] = chosen
+            if len(_chosen_kernels) > _CHOSEN_KERNELS_KEPT:
+                _chosen_kernels.popitem(last=False)
+    else:
+        _chosen_kernels.move_to_end(key)
+    kernel, fmt, result_dtype, replaced = chosen
+    if replaced is not None:
+        operands = replaced
+    if out_format is None and is_all_dense(fmt):
+        # Only an inferred format is limited (API.md §3, rule 3): a dense result asked for
+        # with out_format= is what the user wants, however large.
+        check_dense_size(kernel._result_shape(operands, None), result_dtype, result_name)
+    result = kernel(**operands)
+    result.name = result_name
+    return result
+
+
+def _choose_kernel(assignment, refs, operands, out_format, dtype, engine, schedule):
+    """(kernel, result format, result dtype, None or the operands to pass instead: some
+    converted to another mode order, repeated ones under names of their own)."""
+    result_name = assignment.lhs.tensor.name
     rhs_dtype = _result_dtype(assignment, operands)
     result_dtype = rhs_dtype if dtype is None else np.dtype(dtype)
     order = len(assignment.lhs.indices)
@@ -69,16 +129,12 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
     try:
         kernel = compile_kernel((assignment, refs), formats=formats, dtypes=dtypes, engine=engine,
                                 schedule=schedule)
+        return kernel, fmt, result_dtype, None
     except CompileError as error:
-        kernel, operands = _compile_with_reordered_operands((assignment, refs), operands, formats, dtypes,
+        # (Not remembered: which operands are converted, and how, depends on their data.)
+        kernel, replaced = _compile_with_reordered_operands((assignment, refs), operands, formats, dtypes,
                                                             engine, schedule, error)
-    if out_format is None and is_all_dense(fmt):
-        # Only an inferred format is limited (API.md §3, rule 3): a dense result asked for
-        # with out_format= is what the user wants, however large.
-        check_dense_size(kernel._result_shape(operands, None), result_dtype, result_name)
-    result = kernel(**operands)
-    result.name = result_name
-    return result
+        return kernel, fmt, result_dtype, replaced
 
 
 def _split_repeated(assignment, operands):
