@@ -89,6 +89,10 @@ def parse_args(argv):
     parser.set_defaults(mode="full")
     parser.add_argument("--mtx", type=Path, action="append", default=[],
                         help="also run on every .mtx matrix under this folder (repeatable)")
+    parser.add_argument("--matrices", help="comma-separated subset of the mode's generated matrices "
+                        "(their names without the scale: bcsstk17,cant); no tensors then")
+    parser.add_argument("--pairs", type=int, help="alternating calls per peer in the paired section "
+                        "(default: 400 in full mode, 100 in quick)")
     parser.add_argument("--only-mtx", action="store_true",
                         help="run on the --mtx matrices only (no generated matrices)")
     parser.add_argument("--kernels", help=f"comma-separated subset of {[k.name for k in KERNELS]}; "
@@ -102,7 +106,9 @@ def parse_args(argv):
                              f"{','.join(DEFAULT_SECTIONS)}; smoke mode leaves out first_call, "
                              "which starts a process per kernel and data set and needs kernels; "
                              "paired: coiter and SciPy alternating many times on one thread, with a "
-                             "confidence interval on the ratio; its kernels are --kernels, default spmv_csr)")
+                             "confidence interval on the ratio; its kernels are --kernels, default spmv_csr; "
+                             "--peers coiter-scipy pairs coiter's calls on tensors with its calls on the "
+                             "SciPy matrices instead)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output-dir", type=Path, default=RESULTS)
     parser.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
@@ -117,11 +123,16 @@ def parse_args(argv):
 
 
 def datasets_for(args, mode):
+    chosen = args.matrices.split(",") if args.matrices else None
+    unknown = sorted(set(chosen or ()) - {name for name, _ in mode.matrices})
+    if unknown:
+        raise SystemExit(f"--matrices: {unknown} are not among {[name for name, _ in mode.matrices]}")
     matrices = [] if args.only_mtx else [
-        generate_matrix(SPMV_BY_NAME[name].scaled(scale), args.seed) for name, scale in mode.matrices]
+        generate_matrix(SPMV_BY_NAME[name].scaled(scale), args.seed) for name, scale in mode.matrices
+        if chosen is None or name in chosen]
     for folder in args.mtx:
         matrices.extend(read_mtx_folder(folder))
-    tensors = [] if args.only_mtx else [
+    tensors = [] if args.only_mtx or chosen else [
         generate_tensor(FROSTT_BY_NAME[name].scaled(scale), args.seed) for name, scale in mode.tensors]
     return matrices + tensors
 
@@ -166,7 +177,10 @@ def _run(args):
     if "paired" in sections:
         log("paired comparison with SciPy ...")
         chosen = select(args.kernels.split(",") if args.kernels else paired.DEFAULT_KERNELS)
-        result["paired"] = paired.measure(data, chosen, mode.paired_calls, args.seed, log)
+        # Paired with the peers named in --peers that it can be paired with (default SciPy).
+        named = args.peers.split(",") if args.peers else ["scipy"]
+        against = tuple(name for name in named if name in paired.AGAINST) or ("scipy",)
+        result["paired"] = paired.measure(data, chosen, args.pairs or mode.paired_calls, args.seed, log, against)
     if "compile" in sections:
         log("compile latency ...")
         result["compile"] = compile_latency.measure(mode.compile_samples, mode.compile_processes,
