@@ -137,13 +137,14 @@ def test_csr_spmv_is_two_for_loops():
 @pytest.mark.skipif(not ct._core.with_llvm, reason="this build has no LLVM engine")
 def test_coordinates_are_checked_where_they_are_loaded():
     # Each coordinate a kernel loads from an operand is clamped into its dimension and
-    # recorded in a flag (ir/guard_coordinates.hpp); the flag of a parallel body is reported
-    # as the body ends, the function's before it returns.
+    # recorded in the top bit of a flag (ir/guard_coordinates.hpp); the flag of a parallel
+    # body is reported as the body ends, the function's before it returns.
     src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}).source("c")
-    assert ("invalid_coordinate_0 = invalid_coordinate_0 || (uint64_t)(int64_t)A2_crd[pA2] >= "
-            "(uint64_t)A_dim1;") in src
+    assert ("invalid_coordinate_0 = invalid_coordinate_0 | ((uint64_t)(int64_t)A2_crd[pA2] | "
+            "((uint64_t)(A_dim1 - 1) - (uint64_t)(int64_t)A2_crd[pA2]));") in src
     assert "int64_t j = (int64_t)((uint64_t)(int64_t)A2_crd[pA2] >= (uint64_t)A_dim1 ? 0 : A2_crd[pA2]);" in src
     assert src.count("coordinate_violations[0] += 1;") == 2
+    assert src.count("if ((int64_t)invalid_coordinate") == 2
     # Hashed levels store empty buckets as -1: their coordinates lie in [-1, extent).
     src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "dh", "x": "d", "y": "d"}).source("c")
     assert "(uint64_t)((int64_t)A2_crd[pA2] + 1) >= (uint64_t)(A_dim1 + 1) ? -1 : A2_crd[pA2]" in src
@@ -157,7 +158,8 @@ def test_coordinates_that_never_become_addresses_are_flagged_but_not_clamped():
     # (whose truth values decide the count of stored entries): checked, not clamped.
     src = ct.compile("C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}).source("c")
     assert "int64_t jA_0 = (int64_t)A2_crd[pA2];" in src and "int64_t jB_0 = (int64_t)B2_crd[pB2];" in src
-    assert "invalid_coordinate = invalid_coordinate || (uint64_t)(int64_t)B2_crd[pB2] >= (uint64_t)A_dim1;" in src
+    assert ("invalid_coordinate = invalid_coordinate | ((uint64_t)(int64_t)B2_crd[pB2] | "
+            "((uint64_t)(A_dim1 - 1) - (uint64_t)(int64_t)B2_crd[pB2]));") in src
     assert "? 0 : A2_crd" not in src and "? 0 : B2_crd" not in src
     # A coordinate that indexes a dense result row is clamped.
     src = ct.compile("C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "dense"}).source("c")
@@ -329,8 +331,8 @@ def test_coo_spmv_is_a_single_loop():
     # its own copy of y, and the other two loops add the copies up after it.
     assert loops(src) == (3, 0)
     assert re.search(r"for \(int64_t pA1 = .*A1_pos\[0\]; pA1 < .*A1_pos\[1\]; pA1\+\+\) \{\n"
-                     r"    bool invalid_coordinate_0 = false;\n"
-                     r"    invalid_coordinate_0 = invalid_coordinate_0 \|\| .*A1_crd\[pA1\] >= \(uint64_t\)A_dim0;\n"
+                     r"    uint64_t invalid_coordinate_0 = 0;\n"
+                     r"    invalid_coordinate_0 = invalid_coordinate_0 \| .*A1_crd\[pA1\] \| .*A_dim0 - 1.*;\n"
                      r"    int64_t i = .*A1_crd\[pA1\].*;", src)
     assert re.search(r"for \(int64_t q = 0; q < y_size; q\+\+\) \{\n\s+for \(int64_t thread = 0; thread < nthreads", src)
 

@@ -204,8 +204,12 @@ CExprPrinter::Code CExprPrinter::binary(const BinaryNode& b) {
     case BinaryOp::Le: return comparison(" <= ", kRelational);
     case BinaryOp::Gt: return comparison(" > ", kRelational);
     case BinaryOp::Ge: return comparison(" >= ", kRelational);
-    case BinaryOp::And: return logical(b, " && ", kAnd);
-    case BinaryOp::Or: return logical(b, " || ", kOr);
+    case BinaryOp::And: case BinaryOp::Or:
+      if (isInteger(t)) {  // bitwise; operands parenthesized unless primary (C's & binds below ==)
+        const bool isOr = b.op == BinaryOp::Or;
+        return {operand(b.a, kUnary) + (isOr ? " | " : " & ") + operand(b.b, kUnary), isOr ? kBitOr : kBitAnd};
+      }
+      return b.op == BinaryOp::And ? logical(b, " && ", kAnd) : logical(b, " || ", kOr);
   }
   throw CoiterError("C printer: unknown binary operator");
 }

@@ -38,7 +38,7 @@ class SimdAnalysis {
       // Every read of the variable must be the left operand of its own update; any other read
       // would see one lane's partial result.
       if (r.updates != countAllRefs(r.var.get())) return std::nullopt;
-      text += std::string(" reduction(") + reductionOperator(r.op) + ":" + r.var->name + ")";
+      text += std::string(" reduction(") + reductionOperator(r.op, r.var->type.elem) + ":" + r.var->name + ")";
     }
     return text;
   }
@@ -50,17 +50,19 @@ class SimdAnalysis {
     int updates;
   };
 
-  static const char* reductionOperator(BinaryOp op) {
-    return op == BinaryOp::Add ? "+" : op == BinaryOp::Mul ? "*" : "||";
+  static const char* reductionOperator(BinaryOp op, DType t) {
+    if (op == BinaryOp::Or) return t == DType::Bool ? "||" : "|";
+    return op == BinaryOp::Add ? "+" : "*";
   }
 
-  // `value` is `v op e` with op + or * (numbers) or || (a flag: guard_coordinates.hpp), and
-  // e does not read v.
+  // `value` is `v op e` with op + or *, or op or (of flags: guard_coordinates.hpp collects
+  // bad coordinates in the top bit of an integer), and e does not read v.
   void reductionUpdate(const Var& v, const Expr& value) {
     bool ok = value->kind == ExprKind::Binary;
     const BinaryNode* b = ok ? &as<BinaryNode>(value) : nullptr;
-    bool isFlag = v->type.elem == DType::Bool;
-    ok = ok && (isFlag ? b->op == BinaryOp::Or : b->op == BinaryOp::Add || b->op == BinaryOp::Mul) &&
+    const bool flags = v->type.elem == DType::Bool || isInteger(v->type.elem);
+    const bool numbers = v->type.elem != DType::Bool;
+    ok = ok && ((numbers && (b->op == BinaryOp::Add || b->op == BinaryOp::Mul)) || (flags && b->op == BinaryOp::Or)) &&
          b->a->kind == ExprKind::VarRef && as<VarRefNode>(b->a).var == v &&
          countRefs(b->b, v.get()) == 0;
     if (!ok) {

@@ -139,11 +139,25 @@ class CoordinateGuard {
     Var flag = newFlag();
     Stmt guarded = stmt(body, flag, /*topLevel=*/true);
     if (!guarded_) return {body, false};
-    return {block({declare(flag, boolLit(false)), guarded}), true};
+    return {block({declare(flag, lit(flagType(), 0)), guarded}), true};
   }
 
  private:
-  Var newFlag() { return makeVar(fresh_("invalid_coordinate"), scalar(DType::Bool)); }
+  // A flag collects bad coordinates in its top bit (see beyond): or-ing integers keeps the
+  // check off the conditional-set units that a merge's own compares and selects crowd.
+  static Type flagType() { return scalar(DType::UInt64); }
+  Var newFlag() { return makeVar(fresh_("invalid_coordinate"), flagType()); }
+  static Expr violated(const Var& flag) { return binary(BinaryOp::Lt, cast(scalar(DType::Int64), ir::ref(flag)), intLit(0)); }
+
+  // An unsigned integer whose top bit is set exactly when the coordinate `loaded` lies
+  // outside its range: with u = c - lo and m = extent - lo - 1, u | (m - u) in 64-bit
+  // unsigned arithmetic (u > m makes m - u wrap past 2^63; a negative c makes u do so).
+  Expr beyond(const Expr& loaded, const CoordinateRange& range) const {
+    const Type i64 = scalar(DType::Int64), u64 = flagType();
+    Expr u = cast(u64, binary(BinaryOp::Add, cast(i64, loaded), intLit(-range.lo)));
+    Expr last = cast(u64, binary(BinaryOp::Sub, range.extent, intLit(range.lo + 1)));
+    return binary(BinaryOp::Or, u, binary(BinaryOp::Sub, last, u));
+  }
 
   // Whether the coordinate `loaded` (a load from a guarded array) lies outside its range.
   Expr outside(const Expr& loaded, const CoordinateRange& range) const {
@@ -229,7 +243,7 @@ class CoordinateGuard {
       for (size_t n = 0; n < loads.size(); ++n) {
         const auto& [loaded, range] = loads[n];
         bool again = std::any_of(loads.begin(), loads.begin() + n, [&](const auto& l) { return sameExpr(l.first, loaded); });
-        if (!again) out.push_back(assign(flag, binary(BinaryOp::Or, ir::ref(flag), outside(loaded, *range))));
+        if (!again) out.push_back(assign(flag, binary(BinaryOp::Or, ir::ref(flag), beyond(loaded, *range))));
       }
       out.push_back(std::move(rewritten));
       return block(std::move(out));
@@ -295,15 +309,15 @@ class CoordinateGuard {
         bool guardsBody = guarded_;
         guarded_ = guarded_ || guardedBefore;
         if (guardsBody) {
-          body = block({declare(own, boolLit(false)), body,
-                        ifThen(ir::ref(own), atomicUpdate(BinaryOp::Add, violations_, intLit(0), intLit(1)))});
+          body = block({declare(own, lit(flagType(), 0)), body,
+                        ifThen(violated(own), atomicUpdate(BinaryOp::Add, violations_, intLit(0), intLit(1)))});
         }
         return withFlagUpdates(forLoop(n.var, begin, end, body, n.schedule));
       }
       case StmtKind::Return:
         if (!topLevel) throw CompileError("lowering: a return inside a parallel loop");
         // (Atomic: chunks of one call run the function on several threads at once.)
-        return block({ifThen(ir::ref(flag), atomicUpdate(BinaryOp::Add, violations_, intLit(0), intLit(1))), s});
+        return block({ifThen(violated(flag), atomicUpdate(BinaryOp::Add, violations_, intLit(0), intLit(1))), s});
       case StmtKind::Prefetch:  // never faults, whatever its index
       case StmtKind::Break: case StmtKind::Comment: case StmtKind::Free:
         return s;

@@ -124,7 +124,8 @@ Expr binary(BinaryOp op, Expr a, Expr b) {
     if (Expr folded = foldInteger(op, a, b)) return folded;
   }
   bool logical = op == BinaryOp::And || op == BinaryOp::Or;
-  if (logical && a->type.elem != DType::Bool) throw CoiterError("IR: logical op on non-bool");
+  if (logical && a->type.elem != DType::Bool && !isInteger(a->type.elem))
+    throw CoiterError("IR: and/or of floating-point operands");
   Type result = isComparison(op) ? scalar(DType::Bool) : a->type;
   return std::make_shared<BinaryNode>(op, result, std::move(a), std::move(b));
 }

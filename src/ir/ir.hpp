@@ -63,7 +63,7 @@ enum class BinaryOp {
   Add, Sub, Mul, Div, Rem,  // arithmetic; Div/Rem truncate on integers (C semantics)
   Min, Max,                 // NumPy's minimum/maximum: a NaN operand propagates
   Eq, Ne, Lt, Le, Gt, Ge,   // comparisons: result type Bool (complex: Eq and Ne only)
-  And, Or                   // logical, on Bool operands, short-circuit not required
+  And, Or                   // logical on Bool operands (short-circuit not required), bitwise on integers
 };
 enum class UnaryOp { Neg, Not };
 

@@ -80,7 +80,8 @@ class ScalarOps {
       case BinaryOp::Le: return isSigned ? b_.CreateICmpSLE(x, y) : b_.CreateICmpULE(x, y);
       case BinaryOp::Gt: return isSigned ? b_.CreateICmpSGT(x, y) : b_.CreateICmpUGT(x, y);
       case BinaryOp::Ge: return isSigned ? b_.CreateICmpSGE(x, y) : b_.CreateICmpUGE(x, y);
-      case BinaryOp::And: case BinaryOp::Or: break;
+      case BinaryOp::And: return b_.CreateAnd(x, y);  // bitwise
+      case BinaryOp::Or: return b_.CreateOr(x, y);
     }
     unsupported(op, "integer");
   }
