@@ -5,8 +5,8 @@
 // One statement a line, blocks indented by two spaces; expressions infix with parentheses
 // around nested operators. Types are NumPy names (`float64`, `int32*` for a pointer);
 // literals of a type other than int64, float64 and bool carry it (`3:int32`). The text is
-// deterministic and complete: two functions print alike only when they are the same IR
-// (up to the identity of variables, which have unique names).
+// deterministic and complete: two functions print alike only when they are the same IR,
+// comments aside (variables are told apart by name, which is unique within a function).
 #pragma once
 #include <string>
 
