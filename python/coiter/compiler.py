@@ -92,7 +92,8 @@ class Kernel:
     """A compiled statement. Call it with its inputs by name: ``kern(A=A, x=x)``.
 
     ``kern.inputs`` lists the input names, ``kern.concrete`` the concrete index notation,
-    ``kern.source("c")``/``kern.source("llvm")`` the generated code. A kernel specializes on
+    ``kern.source("c")``/``kern.source("llvm")`` the generated code, ``kern.stages`` the text of
+    every compiler stage. A kernel specializes on
     the index width of its sparse inputs (int32 or int64); each width is compiled once.
     """
 
@@ -173,6 +174,18 @@ class Kernel:
     def source(self, language="c"):
         """The generated code: ``"c"`` (readable C) or ``"llvm"`` (LLVM IR)."""
         return self._core.source(language)
+
+    @property
+    def stages(self):
+        """What each stage of the compiler made of the statement, as text, in pipeline order:
+        a dict from stage name to text with the keys ``"index notation"``, ``"concrete index
+        notation"``, ``"scheduled"``, ``"iteration lattices"``, ``"lowered IR"``, ``"after IR
+        passes"`` and, last, the engine's code (``"llvm"`` or ``"c"``, as ``source`` gives it).
+        Printed when asked: compiling and calling kernels do not pay for it."""
+        stages = dict(self._core.stages())
+        engine = self._core.engine
+        stages[engine] = self._core.source(engine)
+        return stages
 
     # -- calls ---------------------------------------------------------------------------
     def __call__(self, out=None, **tensors):

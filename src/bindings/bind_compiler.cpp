@@ -106,6 +106,7 @@ void bindCompiler(py::module_& m) {
         return names;
       })
       .def("source", &CompiledKernel::source, py::arg("language") = "c")
+      .def("stages", &CompiledKernel::stages)
       .def("run", [](const CompiledKernel& k, const std::vector<std::shared_ptr<TensorStorage>>& operands,
                      const std::optional<std::vector<int64_t>>& shape, const py::object& structure) {
         // `structure` is taken as an object: pybind11 converting None to a holder searches

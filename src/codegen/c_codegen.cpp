@@ -5,19 +5,16 @@
 #include "codegen/c_codegen.hpp"
 
 #include <algorithm>
-#include <functional>
-#include <set>
-#include <sstream>
 
-#include "codegen/c_expr.hpp"
 #include "codegen/c_loop_pragmas.hpp"
 #include "ir/parallel_rules.hpp"
 #include "util/errors.hpp"
 
 namespace coiter::codegen {
-namespace {
 
 using namespace ir;
+
+namespace {
 
 bool isIdentifier(const std::string& s) {
   if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
@@ -122,45 +119,7 @@ bool dependsOn(const Expr& x, const Effects& e) {
   return true;
 }
 
-class CPrinter {
- public:
-  explicit CPrinter(const Function& f) : f_(f) {}
-  std::string print();
-
- private:
-  void collectNames(const Stmt& s);
-  void addName(const Var& v);
-  std::string freshName(const std::string& base);
-  void line(const std::string& text);
-  void stmt(const Stmt& s);
-  void nested(const Stmt& s);
-  void update(const std::string& target, const Expr& value,
-              const std::function<bool(const Expr&)>& isTarget);
-  void forLoop(const ForNode& n);
-  // The pragma line before a loop (empty for none); OpenMP loops must be in canonical form.
-  struct LoopPragma {
-    std::string text;
-    bool openmp;
-  };
-  LoopPragma loopPragma(const ForNode& n);
-  void atomicUpdate(const AtomicUpdateNode& n);
-  void ifChain(const IfNode& n);
-  void comment(const std::string& text);
-  void allocate(const AllocateNode& n);
-  void grow(const GrowNode& n);
-  void failIfNull(const std::string& pointer);
-  void writeBackAndReturn(int32_t status);
-  void runtimeCall(const CallNode& n);
-
-  const Function& f_;
-  CExprPrinter e_;
-  std::ostringstream body_;
-  int indent_ = 1;
-  std::set<std::string> names_;
-  // Parallel loops do not nest (an inner one runs serially), and neither do simd loops.
-  bool inParallelLoop_ = false;
-  bool inSimdLoop_ = false;
-};
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Names.
@@ -468,7 +427,10 @@ std::string CPrinter::print() {
     line(type + " " + p.var->name + " = " + value + ";");
   }
   for (const Stmt& s : body->stmts) stmt(s);
+  return preamble() + "\n" + signature() + " {\n" + body_.str() + "}\n";
+}
 
+std::string CPrinter::preamble() {
   std::ostringstream out;
   out << "#include <stdint.h>\n#include <stdlib.h>\n#include <stdbool.h>\n";
   if (e_.usesComplex()) {
@@ -493,13 +455,13 @@ std::string CPrinter::print() {
     declarator.replace(declarator.find("%s"), 2, f.name);
     out << "\n__attribute__((visibility(\"default\"))) " << declarator << ";\n";
   }
-  out << "\n__attribute__((visibility(\"default\")))\n"
-      << "int32_t " << f_.name << "(void** pointer_slots, int64_t* integer_slots) {\n"
-      << body_.str() << "}\n";
   return out.str();
 }
 
-}  // namespace
+std::string CPrinter::signature() {
+  return "__attribute__((visibility(\"default\")))\nint32_t " + f_.name +
+         "(void** pointer_slots, int64_t* integer_slots)";
+}
 
 std::string printC(const ir::Function& f) { return CPrinter(f).print(); }
 

@@ -2,13 +2,17 @@
 
 #include <unordered_set>
 
+#include "ir/visitor.hpp"
+
 namespace coiter::ir {
 namespace {
 
-class FreeVariables {
+// Notes every variable a node names, and those that Declare and For introduce; the walk
+// itself (operands, bounds, bodies) is IRVisitor's.
+class FreeVariables : public IRVisitor {
  public:
   std::vector<Var> of(const Stmt& s) {
-    stmt(s);
+    visit(s);
     std::vector<Var> free;
     for (const Var& v : used_) {
       if (!declared_.count(v.get())) free.push_back(v);
@@ -21,71 +25,44 @@ class FreeVariables {
     if (seen_.insert(v.get()).second) used_.push_back(v);
   }
 
-  void expr(const Expr& e) {
-    if (e->kind == ExprKind::VarRef) use(as<VarRefNode>(e).var);
-    if (e->kind == ExprKind::Load) use(as<LoadNode>(e).buffer);
-    forEachChildExpr(e, [this](const Expr& child) { expr(child); });
+  void visitVarRef(const VarRefNode& n) override { use(n.var); }
+  void visitLoad(const LoadNode& n) override {
+    use(n.buffer);
+    IRVisitor::visitLoad(n);
   }
-
-  void stmt(const Stmt& s) {
-    if (!s) return;
-    switch (s->kind) {
-      case StmtKind::Block:
-        for (const Stmt& x : as<BlockNode>(s).stmts) stmt(x);
-        return;
-      case StmtKind::Declare: {
-        auto& n = as<DeclareNode>(s);
-        declared_.insert(n.var.get());
-        if (n.init) expr(n.init);
-        return;
-      }
-      case StmtKind::Assign:
-        use(as<AssignNode>(s).var);
-        return expr(as<AssignNode>(s).value);
-      case StmtKind::Store: {
-        auto& n = as<StoreNode>(s);
-        use(n.buffer);
-        expr(n.index);
-        return expr(n.value);
-      }
-      case StmtKind::AtomicUpdate: {
-        auto& n = as<AtomicUpdateNode>(s);
-        use(n.buffer);
-        expr(n.index);
-        return expr(n.value);
-      }
-      case StmtKind::Prefetch:
-        use(as<PrefetchNode>(s).buffer);
-        return expr(as<PrefetchNode>(s).index);
-      case StmtKind::For: {
-        auto& n = as<ForNode>(s);
-        declared_.insert(n.var.get());
-        expr(n.begin);
-        expr(n.end);
-        return stmt(n.body);
-      }
-      case StmtKind::While:
-        expr(as<WhileNode>(s).cond);
-        return stmt(as<WhileNode>(s).body);
-      case StmtKind::If:
-        expr(as<IfNode>(s).cond);
-        stmt(as<IfNode>(s).then);
-        return stmt(as<IfNode>(s).otherwise);
-      case StmtKind::Allocate:
-        use(as<AllocateNode>(s).buffer);
-        return expr(as<AllocateNode>(s).count);
-      case StmtKind::Free: return use(as<FreeNode>(s).buffer);
-      case StmtKind::Grow: {
-        auto& n = as<GrowNode>(s);
-        use(n.buffer);
-        use(n.capacity);
-        return expr(n.needed);
-      }
-      case StmtKind::Call:
-        for (const Expr& a : as<CallNode>(s).args) expr(a);
-        return;
-      case StmtKind::Break: case StmtKind::Comment: case StmtKind::Return: return;
-    }
+  void visitDeclare(const DeclareNode& n) override {
+    declared_.insert(n.var.get());
+    IRVisitor::visitDeclare(n);
+  }
+  void visitAssign(const AssignNode& n) override {
+    use(n.var);
+    IRVisitor::visitAssign(n);
+  }
+  void visitStore(const StoreNode& n) override {
+    use(n.buffer);
+    IRVisitor::visitStore(n);
+  }
+  void visitAtomicUpdate(const AtomicUpdateNode& n) override {
+    use(n.buffer);
+    IRVisitor::visitAtomicUpdate(n);
+  }
+  void visitPrefetch(const PrefetchNode& n) override {
+    use(n.buffer);
+    IRVisitor::visitPrefetch(n);
+  }
+  void visitFor(const ForNode& n) override {
+    declared_.insert(n.var.get());
+    IRVisitor::visitFor(n);
+  }
+  void visitAllocate(const AllocateNode& n) override {
+    use(n.buffer);
+    IRVisitor::visitAllocate(n);
+  }
+  void visitFree(const FreeNode& n) override { use(n.buffer); }
+  void visitGrow(const GrowNode& n) override {
+    use(n.buffer);
+    use(n.capacity);
+    IRVisitor::visitGrow(n);
   }
 
   std::vector<Var> used_;

@@ -7,6 +7,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "ir/visitor.hpp"
+
 namespace coiter::ir {
 namespace {
 
@@ -174,36 +176,27 @@ Prefetches prefetchesFor(const ForNode& f, const FreshName& fresh) {
   return {};
 }
 
+// Rewrites loops bottom-up: a loop's body has its own prefetches before the loop is matched.
+class PrefetchRows : public IRMutator {
+ public:
+  explicit PrefetchRows(const FreshName& fresh) : fresh_(fresh) {}
+
+ private:
+  Stmt mutateFor(const ForNode& n, const Stmt& s) override {
+    Stmt rewritten = IRMutator::mutateFor(n, s);
+    const auto& loop = as<ForNode>(rewritten);
+    auto [prefetches, end] = prefetchesFor(loop, fresh_);
+    if (!prefetches) return rewritten;
+    // The loop's end, in the variable the prefetches compare with (the IR evaluates it once).
+    return block({declare(end, loop.end),
+                  forLoop(loop.var, loop.begin, ir::ref(end), block({prefetches, loop.body}), loop.schedule)});
+  }
+
+  const FreshName& fresh_;
+};
+
 }  // namespace
 
-Stmt prefetchIndirectRows(const Stmt& s, const FreshName& fresh) {
-  if (!s) return s;
-  auto recurse = [&](const Stmt& child) { return prefetchIndirectRows(child, fresh); };
-  switch (s->kind) {
-    case StmtKind::Block: {
-      std::vector<Stmt> stmts;
-      for (const Stmt& x : as<BlockNode>(s).stmts) stmts.push_back(recurse(x));
-      return block(std::move(stmts));
-    }
-    case StmtKind::For: {
-      const auto& f = as<ForNode>(s);
-      auto loop = std::make_shared<ForNode>(f.var, f.begin, f.end, recurse(f.body), f.schedule);
-      auto [prefetches, end] = prefetchesFor(*loop, fresh);
-      if (!prefetches) return loop;
-      // The loop's end, in the variable the prefetches compare with (the IR evaluates it once).
-      return block({declare(end, f.end),
-                    forLoop(f.var, f.begin, ir::ref(end), block({prefetches, loop->body}), f.schedule)});
-    }
-    case StmtKind::While: {
-      const auto& w = as<WhileNode>(s);
-      return whileLoop(w.cond, recurse(w.body));
-    }
-    case StmtKind::If: {
-      const auto& i = as<IfNode>(s);
-      return ifThen(i.cond, recurse(i.then), recurse(i.otherwise));
-    }
-    default: return s;
-  }
-}
+Stmt prefetchIndirectRows(const Stmt& s, const FreshName& fresh) { return PrefetchRows(fresh).mutate(s); }
 
 }  // namespace coiter::ir

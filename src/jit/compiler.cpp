@@ -11,9 +11,10 @@
 #include "cin/loop_order.hpp"
 #include "cin/scalar_accumulators.hpp"
 #include "cin/workspaces.hpp"
-#include "codegen/c_codegen.hpp"
+#include "ir/ir_printer.hpp"
 #include "jit/build_id.hpp"
 #include "jit/disk_cache.hpp"
+#include "lower/lattice_printer.hpp"
 #include "runtime/kernel_call.hpp"
 #include "schedule/apply_schedule.hpp"
 #include "schedule/default_schedule.hpp"
@@ -97,9 +98,9 @@ class KernelCache {
   Code build(const Signature& signature, const Engine& engine, const ir::Function& function) {
     auto start = std::chrono::steady_clock::now();
     DiskCache disk = DiskCache::fromEnvironment();
-    // On disk, the key also covers the kernel's IR (printed as C): a cache written by a
-    // different build of the compiler can never supply code for this one.
-    std::string ir = codegen::printC(function);
+    // On disk, the key also covers the kernel's IR (as ir_printer.hpp prints it): a cache
+    // written by a different build of the compiler can never supply code for this one.
+    std::string ir = ir::printIR(function);
     Signature sig = signature;
     sig.canonical += " | ir " + hashHex(ir.data(), ir.size());
     sig.hash = hashHex(sig.canonical.data(), sig.canonical.size());
@@ -186,6 +187,67 @@ std::shared_ptr<TensorStorage> CompiledKernel::run(const std::vector<std::shared
                     structure);
 }
 
+std::vector<std::pair<std::string, std::string>> CompiledKernel::stages() const {
+  std::string lattice;
+  try {
+    lattice = lower::outerLattice(concrete.stmt);
+  } catch (const CoiterError& e) {
+    // The printer builds the outermost loop's lattice alone, without the schedule's derived
+    // variables; the kernel itself was lowered with them.
+    lattice = std::string("(not printable: ") + e.what() + ")";
+  }
+  return {
+      {"index notation", notation::toString(assignment)},
+      {"concrete index notation", cin::toString(ordered)},
+      {"scheduled", concrete.toString()},
+      {"iteration lattices", lattice},
+      {"lowered IR", ir::printIR(beforePasses)},
+      {"after IR passes", ir::printIR(lowered.function)},
+  };
+}
+
+namespace {
+
+// The schedule stage and lowering, which the default schedule ties together: it is tried
+// first, and the statement is scheduled again as the user asked (without commands) when the
+// default schedule does not apply to it or does not lower.
+void scheduleAndLower(CompiledKernel& kernel, const std::string& result, const schedule::Schedule& userSchedule,
+                      const CompileOptions& options) {
+  const std::string name = "coiter_kernel_" + kernel.signature.hash;
+  std::string scheduleText = userSchedule.toString();
+  if (scheduleText.empty() && options.target == "cpu") {
+    // The default schedule, unless the statement's outer loop cannot run in parallel (then
+    // the serial kernel, which computes the same).
+    std::string automatic = schedule::defaultSchedule(kernel.ordered);
+    if (!automatic.empty()) {
+      try {
+        kernel.concrete = scheduleStatement(kernel.ordered, result, schedule::parseSchedule(automatic));
+        kernel.lowered = lower::lowerKernel(kernel.concrete, name, options.assemble);
+        return;
+      } catch (const ScheduleError&) {
+        // Not a failure of the statement: the default schedule does not apply to it (a
+        // merge in the outer loop, a result that cannot be assembled by rows, ...).
+      } catch (const CompileError&) {
+        // The serial lowering below reports it if the statement fails too.
+      }
+    }
+    kernel.concrete = scheduleStatement(kernel.ordered, result, userSchedule);
+    kernel.lowered = lower::lowerKernel(kernel.concrete, name, options.assemble);
+    return;
+  }
+  kernel.concrete = scheduleStatement(kernel.ordered, result, userSchedule);
+  try {
+    kernel.lowered = lower::lowerKernel(kernel.concrete, name, options.assemble);
+  } catch (const CompileError& e) {
+    // Without a schedule every statement lowers; with one, a failure is the schedule's.
+    throw ScheduleError("schedule " + scheduleText + " cannot be lowered: " + e.what());
+  }
+}
+
+}  // namespace
+
+// The pipeline, one stage after the other; CompiledKernel::stages prints what each produced.
+// Iteration lattices are built inside lowering, one per forall as it is lowered.
 std::shared_ptr<const CompiledKernel> compileKernel(const notation::Assignment& a, const CompileOptions& options) {
   const Engine& engine = chooseEngine(options.engine);
   schedule::Schedule userSchedule = schedule::parseSchedule(options.schedule);
@@ -197,41 +259,12 @@ std::shared_ptr<const CompiledKernel> compileKernel(const notation::Assignment& 
   // A schedule names index variables, so scheduled kernels keep their names in the key.
   kernel->signature = signatureOf(a, optionText, /*keepIndexNames=*/!scheduleText.empty());
   kernel->engine = &engine;
-  const cin::Stmt ordered = cin::chooseLoopOrder(cin::concretize(a));
-  const std::string& result = a.lhs->tensor->name;
-  if (scheduleText.empty() && options.target == "cpu") {
-    // The default schedule, unless the statement's outer loop cannot run in parallel (then
-    // the serial kernel, which computes the same).
-    std::string automatic = schedule::defaultSchedule(ordered);
-    if (!automatic.empty()) {
-      try {
-        kernel->concrete = scheduleStatement(ordered, result, schedule::parseSchedule(automatic));
-        kernel->lowered = lower::lowerKernel(kernel->concrete, "coiter_kernel_" + kernel->signature.hash,
-                                             options.assemble);
-      } catch (const ScheduleError&) {
-        // Not a failure of the statement: the default schedule does not apply to it (a
-        // merge in the outer loop, a result that cannot be assembled by rows, ...).
-        kernel->lowered = {};
-      } catch (const CompileError&) {
-        kernel->lowered = {};  // the serial lowering below reports it if the statement fails too
-      }
-    }
-    if (!kernel->lowered.function.body) {
-      kernel->concrete = scheduleStatement(ordered, result, userSchedule);
-      kernel->lowered = lower::lowerKernel(kernel->concrete, "coiter_kernel_" + kernel->signature.hash,
-                                           options.assemble);
-    }
-  } else {
-    kernel->concrete = scheduleStatement(ordered, result, userSchedule);
-    try {
-      kernel->lowered = lower::lowerKernel(kernel->concrete, "coiter_kernel_" + kernel->signature.hash,
-                                           options.assemble);
-    } catch (const CompileError& e) {
-      // Without a schedule every statement lowers; with one, a failure is the schedule's.
-      throw ScheduleError("schedule " + scheduleText + " cannot be lowered: " + e.what());
-    }
-  }
-  kernel->code = kernelCache().getOrCompile(kernel->signature, engine, kernel->lowered.function);
+  kernel->assignment = a;
+  kernel->ordered = cin::chooseLoopOrder(cin::concretize(a));                     // concretize
+  scheduleAndLower(*kernel, a.lhs->tensor->name, userSchedule, options);          // schedule, lower
+  kernel->beforePasses = kernel->lowered.function;
+  kernel->lowered = lower::runIRPasses(std::move(kernel->lowered));               // IR passes
+  kernel->code = kernelCache().getOrCompile(kernel->signature, engine, kernel->lowered.function);  // engine
   return kernel;
 }
 

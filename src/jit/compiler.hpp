@@ -4,6 +4,8 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cin/concrete_notation.hpp"
 #include "jit/engine.hpp"
@@ -21,16 +23,23 @@ struct CompileOptions {
   bool assemble = true;          // false: compute values into a given result structure
 };
 
-// One compiled kernel as its caller sees it: its own tensor names, its concrete notation
-// and IR, and the shared machine code.
+// One compiled kernel as its caller sees it: its own tensor names, what each stage of the
+// pipeline made of its statement, and the shared machine code.
 struct CompiledKernel {
   Signature signature;
   const Engine* engine = nullptr;
-  schedule::ScheduledStatement concrete;
-  lower::LoweredKernel lowered;
+  notation::Assignment assignment;
+  cin::Stmt ordered;                      // concretized, in its default loop order
+  schedule::ScheduledStatement concrete;  // scheduled: the statement lowering lowered
+  ir::Function beforePasses;              // as lowering built it
+  lower::LoweredKernel lowered;           // after the IR passes: what the engine compiled
   std::shared_ptr<const LoadedKernel> code;
 
   std::string concreteText() const { return concrete.toString(); }
+  // (stage name, text) for every stage in pipeline order: "index notation", "concrete index
+  // notation", "scheduled", "iteration lattices" (of the outermost loop), "lowered IR" and
+  // "after IR passes" (ir_printer.hpp). Printed when asked, not while compiling.
+  std::vector<std::pair<std::string, std::string>> stages() const;
   // "c" (the C the IR prints as) or "llvm" (LLVM IR; needs the LLVM engine).
   std::string source(const std::string& language) const;
   // Operands in the order of lowered.abi.tensors (the result excluded); `resultShape` null:

@@ -5,8 +5,6 @@
 #include <cctype>
 #include <functional>
 
-#include "ir/guard_coordinates.hpp"
-#include "ir/prefetch_rows.hpp"
 #include "lower/lowerer.hpp"
 #include "util/errors.hpp"
 
@@ -22,15 +20,17 @@ Lowerer::Lowerer(const schedule::ScheduledStatement& stmt, const std::string& na
   abi_.assembles = assemble;
 }
 
-std::string Lowerer::freshName(const std::string& base) {
+std::string freshName(std::set<std::string>& used, const std::string& base) {
   std::string clean;
   for (char c : base) clean += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
   if (clean.empty() || std::isdigit(static_cast<unsigned char>(clean[0]))) clean = "v" + clean;
   std::string candidate = clean;
-  for (int n = 0; usedNames_.count(candidate); ++n) candidate = clean + "_" + std::to_string(n);
-  usedNames_.insert(candidate);
+  for (int n = 0; used.count(candidate); ++n) candidate = clean + "_" + std::to_string(n);
+  used.insert(candidate);
   return candidate;
 }
+
+std::string Lowerer::freshName(const std::string& base) { return lower::freshName(usedNames_, base); }
 
 namespace {
 
@@ -302,7 +302,7 @@ LoweredKernel Lowerer::run() {
   if (tryOverwrite_) planResultOverwrite();
   std::vector<Stmt> body;
   for (const auto& g : groups_) body.push_back(declare(g.count, intLit(0)));
-  Stmt computation = ir::prefetchIndirectRows(lowerStmt(root_), [this](const std::string& base) { return freshName(base); });
+  Stmt computation = lowerStmt(root_);
   checkBounds(body);
   body.insert(body.end(), prologue_.begin(), prologue_.end());
   body.push_back(computation);
@@ -321,17 +321,12 @@ LoweredKernel Lowerer::run() {
     }
   }
   body.push_back(ret(kOk));
-  Var violations = makeVar(freshName("coordinate_violations"), pointerTo(DType::Int64));
-  ir::GuardedFunctionBody guarded = ir::guardCoordinates(block(std::move(body)), operandCoordinateRanges(), violations,
-                                                         [this](const std::string& base) { return freshName(base); });
-  if (guarded.guarded) {
-    params_.push_back(Param{violations, abi_.pointerSlots++, false});
-    abi_.violationSlot = params_.back().slot;
-  }
   LoweredKernel out;
-  out.function = Function{name_, params_, guarded.body};
+  out.function = Function{name_, params_, block(std::move(body))};
   out.abi = abi_;
   out.abi.resultOverwritten = overwriteResult_ && !overwriteBroken_;
+  out.names = usedNames_;
+  out.coordinateRanges = operandCoordinateRanges();
   return out;
 }
 

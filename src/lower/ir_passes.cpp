@@ -1,0 +1,23 @@
+// See runIRPasses in lower.hpp. The passes run on the whole function body: the prefetch
+// pattern (a loop whose body starts an inner loop at a loaded row) appears only in the
+// computation, and the coordinate guards must see every load, prefetched rows' included.
+#include "ir/guard_coordinates.hpp"
+#include "ir/prefetch_rows.hpp"
+#include "lower/lower.hpp"
+
+namespace coiter::lower {
+
+LoweredKernel runIRPasses(LoweredKernel k) {
+  ir::FreshName fresh = [&k](const std::string& base) { return freshName(k.names, base); };
+  ir::Stmt body = ir::prefetchIndirectRows(k.function.body, fresh);
+  ir::Var violations = ir::makeVar(fresh("coordinate_violations"), ir::pointerTo(DType::Int64));
+  ir::GuardedFunctionBody guarded = ir::guardCoordinates(body, k.coordinateRanges, violations, fresh);
+  k.function.body = guarded.body;
+  if (guarded.guarded) {
+    k.function.params.push_back(ir::Param{violations, k.abi.pointerSlots++, false});
+    k.abi.violationSlot = k.function.params.back().slot;
+  }
+  return k;
+}
+
+}  // namespace coiter::lower
