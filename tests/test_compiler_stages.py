@@ -136,18 +136,21 @@ def test_csr_spmv_is_two_for_loops():
 
 @pytest.mark.skipif(not ct._core.with_llvm, reason="this build has no LLVM engine")
 def test_coordinates_are_checked_where_they_are_loaded():
-    # Each coordinate a kernel loads from an operand is clamped into its dimension and
-    # recorded in the top bit of a flag (ir/guard_coordinates.hpp); the flag of a parallel
-    # body is reported as the body ends, the function's before it returns.
+    # Each coordinate a kernel loads from an operand is clamped into its dimension (32-bit
+    # ones by an unsigned minimum with the last coordinate) and what the clamp moved it by is
+    # or-ed into a flag (ir/guard_coordinates.hpp); the flag of a parallel body is reported
+    # as the body ends, the function's before it returns.
+    clamp = "coiter_min_u32((uint32_t)A2_crd[pA2], (uint32_t)coiter_max_i64(coiter_min_i64(A_dim1 - 1, 2147483647), 0))"
     src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}).source("c")
-    assert ("invalid_coordinate_0 = invalid_coordinate_0 | ((uint64_t)(int64_t)A2_crd[pA2] | "
-            "((uint64_t)(A_dim1 - 1) - (uint64_t)(int64_t)A2_crd[pA2]));") in src
-    assert "int64_t j = (int64_t)((uint64_t)(int64_t)A2_crd[pA2] >= (uint64_t)A_dim1 ? 0 : A2_crd[pA2]);" in src
+    assert (f"invalid_coordinate_0 = invalid_coordinate_0 | (((uint32_t)A2_crd[pA2] - {clamp}) | "
+            "(uint32_t)(A_dim1 < 1));") in src
+    assert f"int64_t j = (int64_t)(int32_t){clamp};" in src
     assert src.count("coordinate_violations[0] += 1;") == 2
-    assert src.count("if ((int64_t)invalid_coordinate") == 2
+    assert src.count("if (invalid_coordinate") == 2 and "invalid_coordinate_0 != 0" in src
     # Hashed levels store empty buckets as -1: their coordinates lie in [-1, extent).
     src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "dh", "x": "d", "y": "d"}).source("c")
     assert "(uint64_t)((int64_t)A2_crd[pA2] + 1) >= (uint64_t)(A_dim1 + 1) ? -1 : A2_crd[pA2]" in src
+    assert "| (uint32_t)((uint64_t)((int64_t)A2_crd[pA2] + 1) >= (uint64_t)(A_dim1 + 1));" in src
     # Kernels that load no coordinate have no flag.
     src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "dense", "x": "d", "y": "d"}).source("c")
     assert "invalid_coordinate" not in src and "coordinate_violations" not in src
@@ -158,12 +161,12 @@ def test_coordinates_that_never_become_addresses_are_flagged_but_not_clamped():
     # (whose truth values decide the count of stored entries): checked, not clamped.
     src = ct.compile("C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}).source("c")
     assert "int64_t jA_0 = (int64_t)A2_crd[pA2];" in src and "int64_t jB_0 = (int64_t)B2_crd[pB2];" in src
-    assert ("invalid_coordinate = invalid_coordinate | ((uint64_t)(int64_t)B2_crd[pB2] | "
-            "((uint64_t)(A_dim1 - 1) - (uint64_t)(int64_t)B2_crd[pB2]));") in src
-    assert "? 0 : A2_crd" not in src and "? 0 : B2_crd" not in src
+    assert "invalid_coordinate = invalid_coordinate | (((uint32_t)B2_crd[pB2] - coiter_min_u32(" in src
+    assert "int64_t j = coiter_min_i64(jA_0, jB_0);" in src
+    assert "(int32_t)coiter_min_u32" not in src
     # A coordinate that indexes a dense result row is clamped.
     src = ct.compile("C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "dense"}).source("c")
-    assert "? 0 : A2_crd[pA2]" in src and "? 0 : B2_crd[pB2]" in src
+    assert "(int32_t)coiter_min_u32((uint32_t)A2_crd[pA2]" in src and "(int32_t)coiter_min_u32((uint32_t)B2_crd[pB2]" in src
 
 
 def test_llvm_engine_selects_floats_without_a_branch():
@@ -195,8 +198,8 @@ def test_spgemm_prefetches_the_rows_of_b_its_loop_over_a_reaches_next():
     src = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"}).source("c")
     # The row of B four entries of A ahead (its start read through A's coordinate, checked
     # like every coordinate a kernel loads), and that row's start eight ahead.
-    assert ("int64_t pB2_ahead = (int64_t)B2_pos[(int64_t)((uint64_t)(int64_t)A2_crd[pA2 + 4] >= "
-            "(uint64_t)A_dim1 ? 0 : A2_crd[pA2 + 4])];") in src
+    assert ("int64_t pB2_ahead = (int64_t)B2_pos[(int64_t)(int32_t)coiter_min_u32((uint32_t)A2_crd[pA2 + 4], "
+            "(uint32_t)coiter_max_i64(coiter_min_i64(A_dim1 - 1, 2147483647), 0))];") in src
     assert "__builtin_prefetch(&B2_crd[pB2_ahead]);" in src and "__builtin_prefetch(&B_vals[pB2_ahead]);" in src
     assert "__builtin_prefetch(&B2_pos[(int64_t)A2_crd[pA2 + 8]]);" in src
     # Only while the entries ahead are in A's row.
@@ -331,8 +334,8 @@ def test_coo_spmv_is_a_single_loop():
     # its own copy of y, and the other two loops add the copies up after it.
     assert loops(src) == (3, 0)
     assert re.search(r"for \(int64_t pA1 = .*A1_pos\[0\]; pA1 < .*A1_pos\[1\]; pA1\+\+\) \{\n"
-                     r"    uint64_t invalid_coordinate_0 = 0;\n"
-                     r"    invalid_coordinate_0 = invalid_coordinate_0 \| .*A1_crd\[pA1\] \| .*A_dim0 - 1.*;\n"
+                     r"    uint32_t invalid_coordinate_0 = 0;\n"
+                     r"    invalid_coordinate_0 = invalid_coordinate_0 \| .*A1_crd\[pA1\] - coiter_min_u32.*A_dim0 - 1.*;\n"
                      r"    int64_t i = .*A1_crd\[pA1\].*;", src)
     assert re.search(r"for \(int64_t q = 0; q < y_size; q\+\+\) \{\n\s+for \(int64_t thread = 0; thread < nthreads", src)
 

@@ -8,9 +8,10 @@
 //
 //     select(outside(c), lo, c)      with outside(c) = (uint64)(c - lo) >= (uint64)(extent - lo)
 //
-// and records `invalid |= (c - lo) | (extent - lo - 1 - (c - lo))` (unsigned 64-bit: its top
-// bit is set exactly when c is outside) in a local flag just before the statement that loads
-// it. The clamp keeps every address within its array whatever the coordinate holds; the flag
+// (32-bit coordinates from 0: min((uint32)c, extent - 1), one vector instruction per eight)
+// and records `invalid |= (uint32)c - min((uint32)c, extent - 1)` (or `invalid |= outside(c)`)
+// in a local flag, an unsigned integer nonzero once a coordinate was bad, just before the
+// statement that loads it. The clamp keeps every address within its array whatever the coordinate holds; the flag
 // makes the kernel report the bad coordinate instead of returning a wrong result. A load
 // whose value never reaches an address (followed through variables and arrays: a union's
 // coordinate stored into the result's crd array, a merge's comparison) gets the flag only.
@@ -20,9 +21,8 @@
 //
 // The flag lives in the function's top scope and, inside a parallel loop, in the loop's body
 // (whose iterations may not assign variables declared outside it). A parallel body whose flag
-// has its top bit set adds 1 to violations[0] (atomically) as it ends; the function does the
-// same before each Return when its own flag has. (An or of integers, not of compare results:
-// in a merge the compares and conditional moves already crowd the units that set flags.) The caller zeroes violations[0] before the call and
+// is nonzero adds 1 to violations[0] (atomically) as it ends; the function does the same
+// before each Return when its own flag is. The caller zeroes violations[0] before the call and
 // reports the operands (their arrays re-checked to name the bad entry) when it is not zero.
 //
 // Positions (pos arrays) are not rewritten: the caller checks them before every call
