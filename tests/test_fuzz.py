@@ -75,8 +75,16 @@ def run_fuzz(counts, pool, jobs=1, start=0):
         for first in range(start, start + count, BATCH[category]):
             tasks.append((category, first, min(BATCH[category], start + count - first), pool))
     began = time.time()
+
+    def run(task):
+        outcomes, found = run_batch(*task)
+        # Progress of long runs (visible with -s): one line per finished batch.
+        print(f"fuzz: {task[0]} cases {task[1]}..{task[1] + task[2] - 1} done after "
+              f"{time.time() - began:.0f} s: {outcomes}, {len(found)} failures", flush=True)
+        return outcomes, found
+
     with ThreadPoolExecutor(max_workers=jobs) as pool_of_children:
-        results = list(pool_of_children.map(lambda task: run_batch(*task), tasks))
+        results = list(pool_of_children.map(run, tasks))
     summary, failures = {}, []
     for (category, *_), (outcomes, found) in zip(tasks, results):
         for outcome, n in outcomes.items():

@@ -119,6 +119,8 @@ class _CheckedArchive:
         try:
             self._check_size(key)
             return self.archive[key]
+        except ParseError:
+            raise  # already names the file and the entry (and is a ValueError, see below)
         except _DAMAGED as error:
             raise ParseError(f"{self.path}: entry {key!r} of the .npz file is damaged "
                              f"({type(error).__name__}: {error})", path=self.path) from error
