@@ -77,7 +77,6 @@ export LD_PRELOAD="$(readlink -f "$libasan") $(readlink -f "$libstdcxx")"
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:halt_on_error=1:allocator_may_return_null=1:detect_stack_use_after_return=0:strict_init_order=1:check_initialization_order=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 if [[ -n "${COITER_SANITIZE_CC:-}" ]]; then export COITER_CC="$COITER_SANITIZE_CC"; fi
-export COITER_SANITIZED=1   # tests read it where ASan changes what they measure
 
 "$VENV/bin/python" -c 'import coiter, coiter._core' || die "import coiter failed under ASan"
 log "LD_PRELOAD=$LD_PRELOAD"
