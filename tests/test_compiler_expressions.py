@@ -730,3 +730,20 @@ def test_unions_of_too_many_sparse_operands_are_refused():
     six = "y(i) = " + " + ".join(f"{n}(i)" for n in names[:6])
     np.testing.assert_allclose(ct.evaluate(six, **{n: vectors[n] for n in names[:6]}).to_numpy(),
                                np.r_[np.ones(6), np.zeros(6)])
+
+
+def test_deep_operator_expressions_raise_compile_error():
+    # Built with Python operators, a sum of 3000 terms reached the compiler's recursive passes
+    # and ended in a RecursionError; 100 levels, the parser's limit too, still work.
+    i = ct.IndexVar("i")
+    x, y = ct.asarray(np.arange(3.0)), ct.zeros((3,), "dense")
+    deep = x[i]
+    for _ in range(3000):
+        deep = deep + x[i]
+    with pytest.raises(ct.CompileError, match="nests deeper than 100"):
+        y[i] = deep
+    ok = x[i]
+    for _ in range(99):
+        ok = ok + x[i]
+    y[i] = ok
+    np.testing.assert_allclose(y.to_numpy(), 100 * np.arange(3.0))

@@ -17,7 +17,7 @@ recursively, and a deeper one would end in a RecursionError or exhaust the C++ s
 import re
 
 from .errors import ParseError
-from .notation import Access, Assignment, Binary, IndexVar, Literal, Negate, Reduction
+from .notation import MAX_DEPTH, Access, Assignment, Binary, IndexVar, Literal, Negate, Reduction
 
 _TOKEN = re.compile(r"""
     (?P<space>\s+)
@@ -27,7 +27,6 @@ _TOKEN = re.compile(r"""
 """, re.VERBOSE)
 
 _REDUCTIONS = {"sum": "add", "max": "max", "min": "min"}
-MAX_DEPTH = 100
 _INT64 = (-2**63, 2**63 - 1)
 
 
