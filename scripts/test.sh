@@ -3,9 +3,16 @@
 # tests of the engines (tests/cpp, built with CMake in build/cpp-tests; COITER_SKIP_CPP_TESTS=1
 # skips them). Extra arguments go to pytest:
 #   bash scripts/test.sh -m slow   |   bash scripts/test.sh -k formats -x
+# With --sanitize first, the suite runs instead against a build of the C++ core with
+# AddressSanitizer + UBSan (.venv-sanitize, build/sanitize; see scripts/sanitize.sh):
+#   bash scripts/test.sh --sanitize [pytest arguments]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$ROOT/scripts/setup.sh"
+if [[ "${1:-}" == "--sanitize" ]]; then
+  shift
+  exec bash "$ROOT/scripts/sanitize.sh" "$@"
+fi
 cd "$ROOT"
 PY="$ROOT/.venv/bin/python"
 export PATH="$ROOT/.venv/bin:$PATH"   # the cmake, ctest and ninja that setup.sh installed

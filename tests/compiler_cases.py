@@ -127,3 +127,259 @@ def assert_canonical(result):
                     np.testing.assert_array_equal(np.asarray(getattr(a, name)),
                                                   np.asarray(getattr(b, name)),
                                                   err_msg=f"{name} differs from a fresh pack")
+
+
+# -- random index expressions -------------------------------------------------------------------
+# One generator serves the hypothesis property tests (test_compiler_properties.py) and the
+# seeded fuzzer (test_fuzz.py): it makes its choices through a `choices` object, either
+# HypothesisChoices (draws, so hypothesis can shrink) or RandomChoices (a NumPy generator, so
+# a seed reproduces a case).
+
+VARIABLES = "ijkl"
+NAMES = "ABCDEFGH"
+LITERALS = ["2", "0.5", "3", "1.5"]
+# Result formats drawn for an explicit out_format (None: inferred).
+PROBLEM_OUT_FORMATS = {0: [None], 1: [None, "dense", "s", "h"],
+                       2: [None, "dense", "csr", "csc", "dcsr", "dcsc", "coo", "sd", "dh"],
+                       3: [None, "dense", "csf", "coo", "dsd"], 4: [None, "dense", "csf", "coo"]}
+
+
+class HypothesisChoices:
+    """The choices of the generators below, drawn by hypothesis (``st.composite``'s draw)."""
+
+    def __init__(self, draw):
+        from hypothesis import strategies as st
+        self.draw, self.st = draw, st
+
+    def integer(self, low, high):
+        return self.draw(self.st.integers(low, high))
+
+    def pick(self, options):
+        return self.draw(self.st.sampled_from(list(options)))
+
+    def permutation(self, items):
+        return list(self.draw(self.st.permutations(list(items))))
+
+    def boolean(self):
+        return self.draw(self.st.booleans())
+
+    def distinct_sorted(self, low, high, count):
+        return sorted(self.draw(self.st.lists(self.st.integers(low, high), min_size=count,
+                                              max_size=count, unique=True)))
+
+
+class RandomChoices:
+    """The same choices from a seeded NumPy generator (``rng``)."""
+
+    def __init__(self, rng):
+        self.rng = rng
+
+    def integer(self, low, high):
+        return int(self.rng.integers(low, high + 1))
+
+    def pick(self, options):
+        options = list(options)
+        return options[int(self.rng.integers(len(options)))]
+
+    def permutation(self, items):
+        items = list(items)
+        return [items[k] for k in self.rng.permutation(len(items))]
+
+    def boolean(self):
+        return bool(self.rng.integers(2))
+
+    def distinct_sorted(self, low, high, count):
+        return sorted(int(v) for v in self.rng.choice(np.arange(low, high + 1), count, replace=False))
+
+
+class Term:
+    """``sign * literal * [reduce(var, ] A(..) * B(..) ... [)]``; no accesses: a literal."""
+
+    def __init__(self, accesses, literal, sign, reduction=None):
+        self.accesses = accesses          # [(name, indices)]
+        self.literal = literal            # text or None
+        self.sign = sign                  # +1 / -1
+        self.reduction = reduction        # (op, var) or None
+
+    @property
+    def variables(self):
+        return {v for _, idx in self.accesses for v in idx}
+
+    def text(self):
+        product = " * ".join(f"{n}({','.join(idx)})" if idx else n for n, idx in self.accesses)
+        if self.reduction:
+            op, var = self.reduction
+            product = f"{op}({var}, {product})"
+        factors = [f for f in (self.literal, product) if f]
+        return " * ".join(factors)
+
+
+class Problem:
+    """A statement ``R(result) = terms``, its operands' formats and dense arrays, and the
+    result format asked for (None: inferred)."""
+
+    def __init__(self, extents, terms, result, formats, arrays, out_format):
+        self.extents, self.terms, self.result = extents, terms, result
+        self.formats, self.arrays, self.out_format = formats, arrays, out_format
+
+    def statement(self):
+        rhs = ""
+        for n, term in enumerate(self.terms):
+            if n == 0:
+                rhs = ("-" if term.sign < 0 else "") + (f"({term.text()})" if term.sign < 0
+                                                        else term.text())
+            else:
+                rhs += (" - " if term.sign < 0 else " + ") + term.text()
+        lhs = f"R({','.join(self.result)})" if self.result else "R"
+        return f"{lhs} = {rhs}"
+
+    @property
+    def accesses(self):
+        return [access for term in self.terms for access in term.accesses]
+
+    @property
+    def variables(self):
+        return sorted({v for t in self.terms for v in t.variables})
+
+    def reference(self):
+        shape = tuple(self.extents[v] for v in self.result)
+        total = np.zeros(shape)
+        for term in self.terms:
+            keep = [v for v in self.result if v in term.variables]
+            summed = []
+            if term.reduction:
+                # An implicit sum binds to the smallest term holding all uses of its index:
+                # inside the reduction when only this term uses it (max(i, sum_l A(i,l))),
+                # around it when other terms use it too (sum_i (... + max(j, C(i,j)))).
+                op, var = term.reduction
+                elsewhere = {v for other in self.terms if other is not term for v in other.variables}
+                summed = sorted((term.variables - set(self.result) - {var}) & elsewhere)
+                keep = keep + summed + [var]
+            if term.accesses:
+                spec = ",".join("".join(idx) for _, idx in term.accesses) + "->" + "".join(keep)
+                value = np.einsum(spec, *[self.arrays[n] for n, _ in term.accesses])
+            else:
+                value = np.asarray(1.0)
+            if term.reduction:
+                value = (np.max if term.reduction[0] == "max" else
+                         np.min if term.reduction[0] == "min" else np.sum)(value, axis=-1)
+                keep = keep[:-1]
+                if summed:
+                    value = value.sum(axis=tuple(range(len(keep) - len(summed), len(keep))))
+                    keep = keep[:len(keep) - len(summed)]
+            if term.literal:
+                value = float(term.literal) * value
+            value = term.sign * value
+            # Broadcast over the result indices the term does not use.
+            value = np.expand_dims(value, tuple(m for m, v in enumerate(self.result) if v not in keep)) \
+                if len(keep) < len(self.result) else value
+            total = total + np.broadcast_to(value, shape)
+        return total
+
+    def tensors(self):
+        """The operands as coiter tensors in their formats."""
+        return {n: (ct.asarray(a) if a.ndim == 0 else ct.asarray(a, format=self.formats[n]))
+                for n, a in self.arrays.items()}
+
+    def __repr__(self):
+        formats = {n: str(f) for n, f in self.formats.items()}
+        shapes = {n: a.shape for n, a in self.arrays.items()}
+        return (f"Problem({self.statement()!r}, formats={formats}, shapes={shapes}, "
+                f"out_format={self.out_format!r})")
+
+
+def build_problem(choices, max_accesses=4, max_extent=5):
+    """A random well-formed statement (sums and differences of products of 1..max_accesses
+    accesses over 2-4 index variables, optional literals, optional explicit reductions, a
+    random subset of the indices as the result), operand formats, a result format, and data
+    (see :func:`draw_data`)."""
+    nvars = choices.integer(2, 4)
+    variables = VARIABLES[:nvars]
+    n_accesses = choices.integer(1, max_accesses)
+    n_terms = choices.integer(1, n_accesses)
+    cuts = choices.distinct_sorted(1, n_accesses - 1, n_terms - 1) if n_terms > 1 else []
+    sizes = [b - a for a, b in zip([0] + cuts, cuts + [n_accesses])]
+    names = iter(NAMES)
+    terms = []
+    for size in sizes:
+        accesses = []
+        for _ in range(size):
+            order = min(choices.pick([0, 1, 1, 2, 2, 2, 2, 3, 3]), nvars)
+            indices = choices.permutation(variables)[:order]
+            accesses.append((next(names), tuple(indices)))
+        literal = choices.pick([None, None, None] + LITERALS)
+        sign = choices.pick([1, 1, -1])
+        terms.append(Term(accesses, literal, sign))
+    if choices.integer(0, 7) == 0:  # a literal on its own: C(i,j) = A(i,j) + 2
+        terms.append(Term([], choices.pick(LITERALS), choices.pick([1, -1])))
+    if choices.boolean():
+        terms = choices.permutation(terms)
+
+    used = [v for v in variables if any(v in t.variables for t in terms)]
+    result = [v for v in choices.permutation(used) if choices.boolean()]
+    # A summed index must appear in exactly one term, or in every term when no term is a
+    # bare literal; otherwise the binding of the implicit sum is a matter of taste.
+    access_terms = [t for t in terms if t.accesses]
+    bare_literal = len(access_terms) < len(terms)
+    for v in used:
+        holders = [t for t in terms if v in t.variables]
+        if v not in result and not (len(holders) == 1 or (len(holders) == len(access_terms)
+                                                            and not bare_literal)):
+            result.append(v)
+    # Optional explicit reduction over an index local to one term (max and min need a
+    # nonempty range: draw_data keeps their extent >= 1).
+    local = [(t, v) for t in access_terms for v in sorted(t.variables)
+             if v not in result and sum(v in u.variables for u in terms) == 1]
+    if local and choices.boolean():
+        term, var = choices.pick(local)
+        term.reduction = (choices.pick(["sum", "max", "min"]), var)
+
+    formats = {name: choices.pick(FORMATS_BY_ORDER[len(indices)])
+               for term in access_terms for name, indices in term.accesses}
+    problem = Problem({}, terms, result, formats, {}, choices.pick(PROBLEM_OUT_FORMATS[len(result)]))
+    draw_data(choices, problem, max_extent)
+    return problem
+
+
+def draw_data(choices, problem, max_extent=5):
+    """New extents (zero-size and unit extents included, but >= 1 for a max/min reduction)
+    and new operand arrays (integer values, densities 0 to 1) for ``problem``, in place."""
+    reduced = {t.reduction[1] for t in problem.terms if t.reduction and t.reduction[0] != "sum"}
+    extents = {}
+    for v in VARIABLES:
+        if choices.integer(0, 9) == 0:
+            extent = choices.pick([0, 1, 2, 3, max_extent])
+        else:
+            extent = choices.integer(1, max_extent)
+        extents[v] = max(extent, 1) if v in reduced else extent
+    rng = np.random.default_rng(choices.integer(0, 2**32 - 1))
+    arrays = {}
+    for name, indices in problem.accesses:
+        shape = tuple(extents[v] for v in indices)
+        density = choices.pick([0.0, 0.2, 0.5, 1.0])
+        values = rng.integers(-4, 5, shape).astype(np.float64)
+        values[values == 0] = 1.0
+        arrays[name] = values * (rng.random(shape) < density)
+    problem.extents, problem.arrays = extents, arrays
+
+
+def build_schedule(choices, problem, bound_slack=None):
+    """A random legal-looking schedule of one or two commands on one loop of ``problem``
+    (docs/schedules.md); ``bound`` promises the loop's extent plus ``bound_slack`` (default:
+    the extent of this problem's data, plus the split size)."""
+    loops = problem.variables
+    if not loops:
+        return None
+    v = choices.pick(loops)
+    size = choices.integer(1, 4)
+    races = choices.pick(["no_races", "atomics", "temporary", "parallel_reduction"])
+    chunks = choices.pick(["dynamic", "static", "dynamic:2", "static:3"])
+    bound = problem.extents[v] + size if bound_slack is None else bound_slack + size
+    return choices.pick([
+        f"split({v},{v}0,{v}1,{size})",
+        f"divide({v},{v}0,{v}1,{size})",
+        f"split({v},{v}0,{v}1,{size});parallelize({v}0,cpu_thread,{races},{chunks})",
+        f"parallelize({v},cpu_thread,{races},{chunks})",
+        f"split({v},{v}0,{v}1,{size + 1});split({v}1,{v}10,{v}11,2)",
+        f"bound({v},{v}b,{bound},max_constraint)",
+    ])

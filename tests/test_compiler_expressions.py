@@ -3,6 +3,7 @@ formats × both engines (C and LLVM), compared with NumPy on the dense arrays; s
 must also be canonical (sorted, no duplicates). Plus dtypes, empty / hypersparse / 1x1 / zero-size
 operands, explicit result formats, index notation, einsum, compiled kernels and errors."""
 import re
+import time
 
 import numpy as np
 import pytest
@@ -684,3 +685,65 @@ def test_kernel_signature_errors(engine):
         kern(A=ct.asarray(a, format="csr"), x=ct.asarray(x, format="s"))
     with pytest.raises(ct.ShapeError):
         kern(A=ct.asarray(a, format="csr"), x=np.ones(5))
+
+
+# -- hostile statements (found by tests/test_fuzz.py): typed errors, promptly --------------------
+
+@pytest.mark.parametrize("text,column,message", [
+    # The column is that of the token where the nesting passes the limit: the 102nd "(",
+    # "-" or "sum", the "+" after the 101st term.
+    ("y(i) = " + "(" * 150 + "x(i)" + ")" * 150, 109, "nests deeper than 100"),
+    ("y(i) = " + "-" * 5000 + "x(i)", 109, "nests deeper than 100"),
+    ("y = " + "sum(i," * 500 + "x(i)" + ")" * 500, 611, "nests deeper than 100"),
+    ("y(i) = " + " + ".join(["x(i)"] * 20000), 713, "nests deeper than 100"),
+    ("y(i) = 99999999999999999999 * x(i)", 8, "does not fit in int64"),
+    ("y(i) = x(i) * y(i)", 15, "cannot also be an input"),
+    ("y(i) += x(i)", 6, "nothing to accumulate"),
+])
+def test_hostile_statements_raise_parse_error(text, column, message):
+    # Before: RecursionError (nesting), a TypeError from the bindings (the literal), a
+    # KeyError (the result used as an input) and a plain ValueError ('+=').
+    with pytest.raises(ct.ParseError, match=message) as info:
+        ct.evaluate(text, x=np.ones(3), y=np.ones(3))
+    assert info.value.column == column, (info.value.column, str(info.value)[:200])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_long_sums_of_dense_operands_compile_promptly(engine):
+    # The iteration lattice of a union kept every point with the same iterators: a sum of
+    # n dense operands built 2^n points (n = 16 took minutes).
+    x = np.arange(5.0)
+    start = time.perf_counter()
+    result = ct.evaluate("y(i) = " + " + ".join(["x(i)"] * 60), x=x, engine=engine)
+    np.testing.assert_allclose(result.to_numpy(), 60 * x)
+    assert time.perf_counter() - start < 60
+
+
+def test_unions_of_too_many_sparse_operands_are_refused():
+    # 2^12 - 1 lattice points: a CompileError instead of a compile that never ends.
+    names = "abcdefghijkl"
+    vectors = {n: ct.asarray(np.eye(1, 12, k).ravel(), format="s") for k, n in enumerate(names)}
+    with pytest.raises(ct.CompileError, match="more than 1024 points"):
+        ct.compile("y(i) = " + " + ".join(f"{n}(i)" for n in names),
+                   formats={**{n: "s" for n in names}, "y": "d"})
+    # Six (63 points) still compile and add up.
+    six = "y(i) = " + " + ".join(f"{n}(i)" for n in names[:6])
+    np.testing.assert_allclose(ct.evaluate(six, **{n: vectors[n] for n in names[:6]}).to_numpy(),
+                               np.r_[np.ones(6), np.zeros(6)])
+
+
+def test_deep_operator_expressions_raise_compile_error():
+    # Built with Python operators, a sum of 3000 terms reached the compiler's recursive passes
+    # and ended in a RecursionError; 100 levels, the parser's limit too, still work.
+    i = ct.IndexVar("i")
+    x, y = ct.asarray(np.arange(3.0)), ct.zeros((3,), "dense")
+    deep = x[i]
+    for _ in range(3000):
+        deep = deep + x[i]
+    with pytest.raises(ct.CompileError, match="nests deeper than 100"):
+        y[i] = deep
+    ok = x[i]
+    for _ in range(99):
+        ok = ok + x[i]
+    y[i] = ok
+    np.testing.assert_allclose(y.to_numpy(), 100 * np.arange(3.0))

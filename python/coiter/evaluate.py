@@ -9,7 +9,7 @@ from . import _core
 from .compiler import (_core_expr, as_tensor, compile as compile_kernel, loop_order_formats,
                        with_reordered_operands)
 from .format_inference import check_dense_size, infer_result_format
-from .errors import CompileError
+from .errors import CompileError, ParseError
 from .formats import as_format, is_all_dense
 from .notation import Access, Assignment, IndexVar, accesses, check_extents, map_tensors
 from .parser import TensorRef, parse
@@ -75,8 +75,17 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
     assignment, refs = _parsed(statement) if isinstance(statement, str) else parse(statement)
     result_name = assignment.lhs.tensor.name
     if assignment.accumulate:
-        raise ValueError("ct.evaluate computes a new result; write 'y(i) = y(i) + ...' with y as an input "
-                         "instead of '+='")
+        column = statement.index("+=") + 1
+        raise ParseError(f"ct.evaluate computes a new result, so it has nothing to accumulate into "
+                         f"('+=' at column {column} in {statement!r}): write 'r(i) = y(i) + ...' with "
+                         "the old tensor y as an input and a new result name", column=column)
+    column = refs[result_name].column
+    if column is not None:
+        # The result is a new tensor: a right side naming it would read a tensor that does
+        # not exist yet (ct.compile, whose results can be passed in, allows it).
+        raise ParseError(f"the result {result_name} of ct.evaluate is new and cannot also be an "
+                         f"input (column {column} in {statement!r}); give the result another name",
+                         column=column)
     names = [name for name in refs if name != result_name]
     missing = [n for n in names if n not in tensors]
     if missing:

@@ -179,6 +179,28 @@ class Assignment:
         return f"{self.lhs} {op} {self.rhs}"
 
 
+# The deepest expression the compiler takes (the string parser's limit too): its passes walk
+# expressions recursively, so a deeper one would end in a RecursionError or exhaust the C++
+# stack.
+MAX_DEPTH = 100
+
+
+def check_depth(expr, what):
+    """CompileError when ``expr`` nests deeper than MAX_DEPTH; iterative, so any depth."""
+    from .errors import CompileError
+    stack, deepest = [(expr, 1)], 0
+    while stack:
+        node, depth = stack.pop()
+        deepest = depth if depth > deepest else deepest
+        if deepest > MAX_DEPTH:
+            raise CompileError(f"{what}: the expression nests deeper than {MAX_DEPTH} levels "
+                               "(operators, signs and reductions); split it into several "
+                               "assignments")
+        children = ((node.a, node.b) if isinstance(node, Binary) else (node.a,) if isinstance(node, Negate)
+                    else (node.body,) if isinstance(node, Reduction) else ())
+        stack.extend((child, depth + 1) for child in children)
+
+
 def accesses(expr):
     """Every Access in ``expr``, left to right."""
     if isinstance(expr, Access):

@@ -10,11 +10,14 @@
     access    := NAME [ "(" [ index ("," index)* ] ")" ]        (no parentheses: a scalar)
 
 Errors raise :class:`coiter.ParseError` with the 1-based column of the offending token.
+Expressions nest at most ``MAX_DEPTH`` levels (parentheses, reductions, unary signs and the
+operands of one chain of operators all count): the compiler's passes walk the expression
+recursively, and a deeper one would end in a RecursionError or exhaust the C++ stack.
 """
 import re
 
 from .errors import ParseError
-from .notation import Access, Assignment, Binary, IndexVar, Literal, Negate, Reduction
+from .notation import MAX_DEPTH, Access, Assignment, Binary, IndexVar, Literal, Negate, Reduction
 
 _TOKEN = re.compile(r"""
     (?P<space>\s+)
@@ -24,6 +27,7 @@ _TOKEN = re.compile(r"""
 """, re.VERBOSE)
 
 _REDUCTIONS = {"sum": "add", "max": "max", "min": "min"}
+_INT64 = (-2**63, 2**63 - 1)
 
 
 class TensorRef:
@@ -32,6 +36,7 @@ class TensorRef:
     def __init__(self, name, order):
         self.name = name
         self.order = order
+        self.column = None  # of its first use on the right side (None: the result only)
 
     def __repr__(self):
         return f"TensorRef({self.name!r}, order={self.order})"
@@ -57,6 +62,16 @@ class _Parser:
         self.tokens = _tokenize(text)
         self.at = 0
         self.tensors = {}  # name -> TensorRef
+        self.depths = {}   # id(node) -> depth of the subtree (leaves: 1)
+
+    def node(self, node, *children):
+        """``node`` with its depth recorded; ParseError when it nests too deep."""
+        depth = 1 + max((self.depths[id(c)] for c in children), default=0)
+        if depth > MAX_DEPTH:
+            self.fail(f"the expression nests deeper than {MAX_DEPTH} levels (parentheses, "
+                      "reductions, signs and chained operators)")
+        self.depths[id(node)] = depth
+        return node
 
     def peek(self):
         return self.tokens[self.at]
@@ -114,39 +129,54 @@ class _Parser:
             self.fail(f"unexpected {self.peek()[1]!r}")
         return Assignment(Access(result, indices), rhs, "add" if op == "+=" else None)
 
-    def expr(self):
-        node = self.term()
+    def expr(self, nesting=0):
+        node = self.term(nesting)
         while self.peek()[1] in ("+", "-"):
             op = self.next()[1]
-            node = Binary("add" if op == "+" else "sub", node, self.term())
+            right = self.term(nesting)
+            node = self.node(Binary("add" if op == "+" else "sub", node, right), node, right)
         return node
 
-    def term(self):
-        node = self.unary()
+    def term(self, nesting):
+        node = self.unary(nesting)
         while self.peek()[1] in ("*", "/"):
             op = self.next()[1]
-            node = Binary("mul" if op == "*" else "div", node, self.unary())
+            right = self.unary(nesting)
+            node = self.node(Binary("mul" if op == "*" else "div", node, right), node, right)
         return node
 
-    def unary(self):
-        if self.peek()[1] == "-":
-            self.next()
-            return Negate(self.unary())
-        if self.peek()[1] == "+":
-            self.next()
-            return self.unary()
-        return self.primary()
+    def unary(self, nesting):
+        # Signs are read in a loop, not by recursion: "------x" must not exhaust the stack.
+        negations = 0
+        while self.peek()[1] in ("-", "+"):
+            negations += self.next()[1] == "-"
+            if negations > MAX_DEPTH:
+                self.fail(f"the expression nests deeper than {MAX_DEPTH} levels (parentheses, "
+                          "reductions, signs and chained operators)")
+        node = self.primary(nesting)
+        for _ in range(negations):
+            node = self.node(Negate(node), node)
+        return node
 
-    def primary(self):
+    def primary(self, nesting):
         kind, text, column = self.peek()
+        if nesting > MAX_DEPTH:
+            self.fail(f"the expression nests deeper than {MAX_DEPTH} levels (parentheses, "
+                      "reductions, signs and chained operators)")
         if kind == "number":
             self.next()
             if text.endswith("j"):
-                return Literal(complex(text))
-            return Literal(float(text) if any(c in text for c in ".eE") else int(text))
+                return self.node(Literal(complex(text)))
+            if any(c in text for c in ".eE"):
+                return self.node(Literal(float(text)))
+            value = int(text)
+            if not _INT64[0] <= value <= _INT64[1]:
+                self.fail(f"the integer literal {text} does not fit in int64 (write it as a "
+                          f"float: {text}.0)", column)
+            return self.node(Literal(value))
         if text == "(":
             self.next()
-            node = self.expr()
+            node = self.expr(nesting + 1)
             self.expect(")")
             return node
         if kind == "name":
@@ -157,11 +187,14 @@ class _Parser:
                 if var_kind != "name":
                     self.fail(f"{text}(...) takes an index variable first", var_column)
                 self.expect(",")
-                body = self.expr()
+                body = self.expr(nesting + 1)
                 self.expect(")")
-                return Reduction(_REDUCTIONS[text], IndexVar(var), body)
+                return self.node(Reduction(_REDUCTIONS[text], IndexVar(var), body), body)
             indices = self.index_list() if self.peek()[1] == "(" else []
-            return Access(self.tensor(text, len(indices), column), indices)
+            ref = self.tensor(text, len(indices), column)
+            if ref.column is None:
+                ref.column = column
+            return self.node(Access(ref, indices))
         found = "the end of the expression" if kind == "end" else repr(text)
         self.fail(f"expected a tensor, a number or '(' but found {found}", column)
 

@@ -43,6 +43,18 @@ def _expression(value, what):
     raise TypeError(f"{what}: expected an expression or its text, got {value!r}")
 
 
+def _unicode(text, what):
+    """``text``, after checking that it is valid Unicode (no lone surrogates, as decoding
+    bytes with errors="surrogateescape" leaves): the compiler reads UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        from .errors import ScheduleError
+        raise ScheduleError(f"{what}: character {text[error.start]!r} at column {error.start + 1} "
+                            "is not valid Unicode") from None
+    return text
+
+
 def _text(arg):
     return "[" + ",".join(arg) + "]" if isinstance(arg, tuple) else arg
 
@@ -133,7 +145,7 @@ class Schedule:
         if not isinstance(text, str):
             raise TypeError(f"Schedule.parse expects a string, got {type(text).__name__}")
         commands = []
-        for name, args in _core.parse_schedule(text):
+        for name, args in _core.parse_schedule(_unicode(text, "schedule")):
             commands.append((name, tuple(tuple(a) if isinstance(a, list) else a for a in args)))
         return cls(commands)
 
@@ -158,7 +170,7 @@ def schedule_text(schedule):
     if schedule is None:
         return ""
     if isinstance(schedule, Schedule):
-        return str(schedule)
+        return _unicode(str(schedule), "schedule")
     if isinstance(schedule, str):
         if schedule.strip() == "auto":
             from .errors import ScheduleError

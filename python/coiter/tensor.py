@@ -67,11 +67,13 @@ class Tensor:
 
     # -- index notation (API.md §3) -------------------------------------------------------
     def __setitem__(self, key, value):
-        from .notation import Access, Assignment, _wrap, accesses, check_extents, index_key, map_tensors
+        from .notation import (Access, Assignment, _wrap, accesses, check_depth, check_extents, index_key,
+                               map_tensors)
         variables = index_key(key, self.ndim, self._label())
         if variables is None:
             raise TypeError("coiter tensors are assigned with index variables, e.g. y[i] = A[i, j] * x[j]")
         rhs = _wrap(value)
+        check_depth(rhs, f"assignment to {self._label()}")
         if any(a.tensor is self for a in accesses(rhs)):
             # y[i] += e (or y[i] = y[i] * 2): the right side reads y as it is now.
             current = Tensor(self._storage, self.name)

@@ -40,6 +40,27 @@ void addUnique(Points& points, LatticePoint p) {
   if (std::find(points.begin(), points.end(), p) == points.end()) points.push_back(std::move(p));
 }
 
+// More points than any kernel can use: each point becomes a loop of its own in the code. A
+// union of n sparse operands has up to 2^n - 1 points; beyond this limit the compiler refuses
+// instead of running (nearly) forever.
+constexpr size_t kMaxLatticePoints = 1024;
+
+// Adds `p` unless a point with the same iterators is already there. Such a later point is
+// never reached (IterationLattice::build drops it at the end), and every point merged from it
+// has the iterators of a point merged earlier from the first one, so dropping it as soon as
+// it appears changes nothing but the work: a sum of n dense operands used to build 2^n points
+// with the same single iterator, and to take minutes for n = 16.
+void addFirst(Points& points, std::set<std::vector<int>>& seen, LatticePoint p) {
+  normalize(p);
+  if (!seen.insert(p.iterators).second) return;
+  if (points.size() >= kMaxLatticePoints) {
+    throw CompileError("the expression merges too many sparse operands in one loop: its "
+                       "iteration lattice would have more than " +
+                       std::to_string(kMaxLatticePoints) + " points");
+  }
+  points.push_back(std::move(p));
+}
+
 struct Builder {
   const std::vector<Segment>& segments;
   int dimension;
@@ -119,8 +140,9 @@ struct Builder {
 
   Points intersect(const Points& a, const Points& b, bool optimize) const {
     Points out;
+    std::set<std::vector<int>> seen;
     for (const auto& x : a) {
-      for (const auto& y : b) addUnique(out, merge(x, y, optimize));
+      for (const auto& y : b) addFirst(out, seen, merge(x, y, optimize));
     }
     return out;
   }
@@ -158,8 +180,10 @@ struct Builder {
     Points a = unordered ? locateUnordered(first) : first;
     Points b = unordered ? locateUnordered(second) : second;
     Points out = intersect(a, b, false);
-    for (const auto& p : a) addUnique(out, p);
-    for (const auto& p : b) addUnique(out, p);
+    std::set<std::vector<int>> seen;
+    for (const auto& p : out) seen.insert(p.iterators);
+    for (const auto& p : a) addFirst(out, seen, p);
+    for (const auto& p : b) addFirst(out, seen, p);
     // Subset optimization: a full iterator never runs out before the loop ends, so points
     // without a full iterator of the top point are unreachable.
     std::vector<int> fullTop;

@@ -15,10 +15,13 @@ This package holds the public functions and the choice of format by extension; e
 format lives in its own module (:mod:`.matrix_market`, :mod:`.frostt`, :mod:`.npz`), and
 the parsing and error reporting both text formats share in :mod:`.text_table`.
 """
+import gzip
 import os
+import zlib
 
 from ..creation import _checked_shape, asarray
 from ..dtypes import value_dtype
+from ..errors import ParseError
 from ..tensor import Tensor
 from .frostt import _read_frostt, _write_frostt
 from .matrix_market import _read_matrix_market, _write_matrix_market
@@ -73,11 +76,16 @@ def read(path, format=None, shape=None, dtype=None):
     kind = _file_kind(path)
     dtype = None if dtype is None else value_dtype(dtype, f"read({path!r})")
     shape = None if shape is None else _checked_shape(shape)
-    if kind == "mtx":
-        return _read_matrix_market(path, format, shape, dtype)
-    if kind == "tns":
-        return _read_frostt(path, format, shape, dtype)
-    return _read_npz(path, format, shape, dtype)
+    if kind == "npz":
+        return _read_npz(path, format, shape, dtype)
+    reader = _read_matrix_market if kind == "mtx" else _read_frostt
+    try:
+        return reader(path, format, shape, dtype)
+    except (gzip.BadGzipFile, EOFError, zlib.error) as error:
+        # Damaged gzip data (.mtx.gz, .tns.gz): a bad header or CRC, a truncated or corrupt
+        # deflate stream. The line is unknown: the text ends where the damage begins.
+        raise ParseError(f"{path}: damaged gzip data ({type(error).__name__}: {error})",
+                         path=path) from error
 
 
 def write(path, tensor, *, symmetry="general"):

@@ -2,12 +2,16 @@
 values, index width, format), loaded without pickle."""
 import os
 import re
+import struct
+import tokenize
 import zipfile
+import zlib
 
 import numpy as np
 
 from .. import _core, formats
 from ..creation import asarray
+from ..dtypes import value_dtype
 from ..errors import FormatError, ParseError, ShapeError
 from ..formats import Format, as_format, bcsr
 from ..tensor import Tensor
@@ -67,19 +71,86 @@ def load(path):
         The saved arrays do not form a valid tensor of the saved format.
     """
     path = os.fspath(path)
-    try:
-        archive = np.load(path, allow_pickle=False)
-    except (ValueError, EOFError, zipfile.BadZipFile) as error:
-        raise ParseError(f"{path} is not a coiter .npz file ({error})", path=path) from error
-    if not isinstance(archive, np.lib.npyio.NpzFile):
-        raise ParseError(f"{path} holds a single NumPy array (.npy), not a coiter .npz file",
-                         path=path)
-    with archive:
-        pieces = _npz_pieces(archive, path)
+    # Opened here, so that a missing or unreadable file raises its usual OSError; every
+    # error after this point comes from the file's contents.
+    with open(path, "rb") as stream:
+        try:
+            archive = np.load(stream, allow_pickle=False)
+        except _DAMAGED as error:
+            raise ParseError(f"{path} is not a coiter .npz file ({type(error).__name__}: "
+                             f"{error})", path=path) from error
+        if not isinstance(archive, np.lib.npyio.NpzFile):
+            raise ParseError(f"{path} holds a single NumPy array (.npy), not a coiter .npz "
+                             "file", path=path)
+        with archive:
+            pieces = _npz_pieces(_CheckedArchive(archive, path), path)
     try:
         return Tensor._from_level_arrays(*pieces)
     except (FormatError, ShapeError) as error:
         raise type(error)(f"{path}: {error}") from error
+
+
+# What a damaged zip archive or .npy member raises while being read: zipfile's and zlib's
+# errors, a truncated stream (EOFError), a seek to a bad offset (OSError), an unsupported
+# compression method (NotImplementedError), an "encrypted" flag (RuntimeError), bad .npy
+# header fields (ValueError, SyntaxError, tokenize.TokenError, struct.error).
+_DAMAGED = (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError,
+            RuntimeError, ValueError, SyntaxError, tokenize.TokenError, struct.error,
+            OverflowError)
+# The most a deflate stream can expand (RFC 1951: at most 258 bytes from about 2 bits).
+_DEFLATE_RATIO = 1032
+
+
+class _CheckedArchive:
+    """The entries of an open NpzFile, each read only after checking that its .npy header
+    describes the data the archive holds: a damaged or malicious file must not make NumPy
+    allocate the terabytes a header may declare before it finds out the data is not there."""
+
+    def __init__(self, archive, path):
+        self.archive, self.path = archive, path
+        self.files = archive.files
+
+    def __contains__(self, key):
+        return key in self.files
+
+    def __getitem__(self, key):
+        if key not in self.files:
+            raise KeyError(key)
+        try:
+            self._check_size(key)
+            return self.archive[key]
+        except ParseError:
+            raise  # already names the file and the entry (and is a ValueError, see below)
+        except _DAMAGED as error:
+            raise ParseError(f"{self.path}: entry {key!r} of the .npz file is damaged "
+                             f"({type(error).__name__}: {error})", path=self.path) from error
+
+    def _check_size(self, key):
+        info = self.archive.zip.getinfo(key + ".npy")
+        most = info.compress_size * (_DEFLATE_RATIO if info.compress_type != zipfile.ZIP_STORED
+                                     else 1) + 64
+        if info.file_size > most:
+            raise ParseError(f"{self.path}: entry {key!r} claims {info.file_size} bytes but "
+                             f"holds {info.compress_size} compressed bytes", path=self.path)
+        with self.archive.zip.open(info) as member:
+            version = np.lib.format.read_magic(member)
+            if version not in ((1, 0), (2, 0), (3, 0)):
+                raise ParseError(f"{self.path}: entry {key!r} has .npy version {version}",
+                                 path=self.path)
+            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                           else np.lib.format.read_array_header_2_0)
+            shape, _, dtype = read_header(member)
+            header_end = member.tell()
+        count = 1
+        for extent in shape:
+            count *= extent
+        if dtype.hasobject:
+            raise ParseError(f"{self.path}: entry {key!r} holds Python objects (pickles), "
+                             "which coiter never loads", path=self.path)
+        if count * dtype.itemsize != info.file_size - header_end:
+            raise ParseError(f"{self.path}: entry {key!r} declares shape {shape} of "
+                             f"{dtype} ({count * dtype.itemsize} bytes) but holds "
+                             f"{info.file_size - header_end} bytes of data", path=self.path)
 
 
 def _describe_format(fmt):
@@ -151,7 +222,15 @@ def _npz_pieces(archive, path):
         for key in archive.files:
             if key.startswith("level"):
                 _store_level_entry(key, archive[key], arrays, parameters, path)
-        return fmt, archive["shape"], index_dtype, arrays, parameters, archive["values"]
+        shape, values = archive["shape"], archive["values"]
+        if shape.ndim != 1 or shape.dtype.kind not in "iu":
+            raise ParseError(f"{path}: the shape entry is a {shape.dtype} array of shape "
+                             f"{shape.shape}, not a list of integers", path=path)
+        if values.ndim != 1:
+            raise ParseError(f"{path}: the values entry has {values.ndim} dimensions, not 1",
+                             path=path)
+        value_dtype(values.dtype, f"{path}: values")  # TypeError for an unsupported dtype
+        return fmt, shape, index_dtype, arrays, parameters, values
     except ParseError:
         raise  # already precise; must not be re-wrapped as a generic ValueError below
     except KeyError as error:
