@@ -439,7 +439,8 @@ def test_pos_over_coo_reads_each_row_and_flushes_when_it_changes():
     c = kern.source("c")
     assert "fp_span = (int64_t)A1_pos[1] - fp_lo" in c     # the positions of the top level
     # No search: each position has its row.
-    assert "int64_t i = (int64_t)((uint64_t)(int64_t)A1_crd[pA2] >= (uint64_t)A_dim0 ? 0 : A1_crd[pA2]);" in c
+    assert ("int64_t i = (int64_t)(int32_t)coiter_min_u32((uint32_t)A1_crd[pA2], "
+            "(uint32_t)coiter_max_i64(coiter_min_i64(A_dim0 - 1, 2147483647), 0));") in c
     assert "if (i != i_summed)" in c
     assert c.count("#pragma omp atomic") - c.count("coordinate_violations[0] += 1") == 2
 
