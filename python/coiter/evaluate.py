@@ -38,15 +38,11 @@ def forget_chosen_kernels():
 
 
 def _choice_key(statement, operands, out_format, dtype, engine, schedule):
-    """What decides ct.evaluate's kernel, or None when something unhashable is given."""
+    """What decides ct.evaluate's kernel (unhashable when an option is, such as an
+    out_format given as a list of levels: such calls are not remembered)."""
     operand_key = tuple((name, t.format, t.dtype) for name, t in operands.items())
     schedule_key = schedule if schedule is None or isinstance(schedule, str) else str(schedule)
-    key = (statement, operand_key, out_format, None if dtype is None else np.dtype(dtype), engine, schedule_key)
-    try:
-        hash(key)
-    except TypeError:       # an out_format given as a list of levels, say: not remembered
-        return None
-    return key
+    return (statement, operand_key, out_format, None if dtype is None else np.dtype(dtype), engine, schedule_key)
 
 
 
@@ -98,7 +94,10 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
                              f"{ref.order} indices in {statement!r}")
     check_extents(accesses(assignment.rhs), lambda ref: operands[ref.name].shape)
     key = _choice_key(statement, operands, out_format, dtype, engine, schedule)
-    chosen = _chosen_kernels.get(key) if key is not None else None
+    try:
+        chosen = _chosen_kernels.get(key)
+    except TypeError:
+        key = chosen = None
     if chosen is None:
         chosen = _choose_kernel(assignment, refs, operands, out_format, dtype, engine, schedule)
         if key is not None and chosen[3] is None:
