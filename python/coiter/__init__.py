@@ -4,12 +4,12 @@ This package provides per-level tensor formats (API.md §1), tensors that wrap N
 SciPy data without copying (§2), index notation (§3) compiled into fused kernels (§4), and
 file I/O. See README.md and docs/.
 """
-from . import _core
+from . import _core, cuda
 from ._core import get_num_threads, set_num_threads
 from .compiler import Kernel, cache_info, clear_cache, compile
 from .creation import asarray, from_coords, random, zeros
-from .errors import (CoiterError, CompileError, FormatError, ParseError, ScheduleError,
-                     ShapeError, SignatureError)
+from .errors import (CoiterError, CompileError, DeviceError, FormatError, ParseError,
+                     ScheduleError, ShapeError, SignatureError)
 from .formats import (Format, LevelType, as_format, bcsr, compressed, dense, hashed, offset,
                       range, singleton)
 from .evaluate import einsum, evaluate

@@ -110,7 +110,12 @@ class Kernel:
             self._assignment = Assignment(Access(self._built, assignment.lhs.indices), assignment.rhs,
                                           assignment.accumulate)
         self._index_dtype = None if index_dtype is None else np.dtype(index_dtype)
-        self._engine = engine or default_engine()
+        if target not in ("cpu", "cuda"):
+            raise CompileError(f"unknown target {target!r} (expected 'cpu' or 'cuda')")
+        if target == "cuda":
+            from . import cuda
+            cuda.prepare()
+        self._engine = engine or ("cuda" if target == "cuda" else default_engine())
         self._schedule = schedule
         self._target = target
         self._bound = bound or {}
@@ -171,8 +176,11 @@ class Kernel:
         """The concrete index notation of the kernel, as text."""
         return self._core.concrete
 
-    def source(self, language="c"):
-        """The generated code: ``"c"`` (readable C) or ``"llvm"`` (LLVM IR)."""
+    def source(self, language=None):
+        """The generated code: ``"c"`` (readable C), ``"llvm"`` (LLVM IR) or, for
+        ``target="cuda"``, ``"cuda"`` (CUDA C++). By default the target's own language."""
+        if language is None:
+            language = "cuda" if self._target == "cuda" else "c"
         return self._core.source(language)
 
     @property

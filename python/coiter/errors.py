@@ -30,6 +30,11 @@ class CompileError(CoiterError, RuntimeError):
     """Code generation or JIT compilation failed."""
 
 
+class DeviceError(CoiterError, RuntimeError):
+    """A GPU, its driver or its libraries could not do what was asked (no device, NVRTC
+    missing, device memory exhausted, a failed launch)."""
+
+
 class ParseError(CoiterError, ValueError):
     """A malformed expression string or file.
 

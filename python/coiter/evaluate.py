@@ -37,12 +37,13 @@ def forget_chosen_kernels():
     _chosen_kernels.clear()
 
 
-def _choice_key(statement, operands, out_format, dtype, engine, schedule):
+def _choice_key(statement, operands, out_format, dtype, engine, schedule, target="cpu"):
     """What decides ct.evaluate's kernel (unhashable when an option is, such as an
     out_format given as a list of levels: such calls are not remembered)."""
     operand_key = tuple((name, t.format, t.dtype) for name, t in operands.items())
     schedule_key = schedule if schedule is None or isinstance(schedule, str) else str(schedule)
-    return (statement, operand_key, out_format, None if dtype is None else np.dtype(dtype), engine, schedule_key)
+    return (statement, operand_key, out_format, None if dtype is None else np.dtype(dtype), engine, schedule_key,
+            target)
 
 
 
@@ -64,10 +65,11 @@ def _result_dtype(assignment, tensors):
     return np.dtype(_core_expr(assignment.rhs, var_of).dtype)
 
 
-def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None, **tensors):
+def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None, target="cpu", **tensors):
     """Compute ``statement`` (a string such as ``"y(i) = A(i,j) * x(j)"``) on the tensors
     given by name (coiter tensors, NumPy arrays or SciPy sparse matrices) and return the
-    result as a new tensor. The result format is inferred when ``out_format`` is None."""
+    result as a new tensor. The result format is inferred when ``out_format`` is None.
+    ``target="cuda"`` computes on the GPU (API.md §6)."""
     assignment, refs = _parsed(statement) if isinstance(statement, str) else parse(statement)
     result_name = assignment.lhs.tensor.name
     if assignment.accumulate:
@@ -93,13 +95,13 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
             raise ShapeError(f"tensor {name} has {operands[name].ndim} modes but is indexed with "
                              f"{ref.order} indices in {statement!r}")
     check_extents(accesses(assignment.rhs), lambda ref: operands[ref.name].shape)
-    key = _choice_key(statement, operands, out_format, dtype, engine, schedule)
+    key = _choice_key(statement, operands, out_format, dtype, engine, schedule, target)
     try:
         chosen = _chosen_kernels.get(key)
     except TypeError:
         key = chosen = None
     if chosen is None:
-        chosen = _choose_kernel(assignment, refs, operands, out_format, dtype, engine, schedule)
+        chosen = _choose_kernel(assignment, refs, operands, out_format, dtype, engine, schedule, target)
         if key is not None and chosen[3] is None:
             _chosen_kernels[key] = chosen
             if len(_chosen_kernels) > _CHOSEN_KERNELS_KEPT:
@@ -118,7 +120,7 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
     return result
 
 
-def _choose_kernel(assignment, refs, operands, out_format, dtype, engine, schedule):
+def _choose_kernel(assignment, refs, operands, out_format, dtype, engine, schedule, target="cpu"):
     """(kernel, result format, result dtype, None or the operands to pass instead: some
     converted to another mode order, repeated ones under names of their own)."""
     result_name = assignment.lhs.tensor.name
@@ -136,12 +138,12 @@ def _choose_kernel(assignment, refs, operands, out_format, dtype, engine, schedu
     dtypes[result_name] = result_dtype
     try:
         kernel = compile_kernel((assignment, refs), formats=formats, dtypes=dtypes, engine=engine,
-                                schedule=schedule)
+                                schedule=schedule, target=target)
         return kernel, fmt, result_dtype, None
     except CompileError as error:
         # (Not remembered: which operands are converted, and how, depends on their data.)
         kernel, replaced = _compile_with_reordered_operands((assignment, refs), operands, formats, dtypes,
-                                                            engine, schedule, error)
+                                                            engine, schedule, error, target)
         return kernel, fmt, result_dtype, replaced
 
 
@@ -164,7 +166,7 @@ def _split_repeated(assignment, operands):
     return (Assignment(assignment.lhs, rhs, assignment.accumulate), refs), given
 
 
-def _compile_with_reordered_operands(parsed, operands, formats, dtypes, engine, schedule, error):
+def _compile_with_reordered_operands(parsed, operands, formats, dtypes, engine, schedule, error, target="cpu"):
     """Compile with operands converted to other mode orders (see
     ``compiler.with_reordered_operands``), each access of a repeated operand on its own."""
     parsed, operands = _split_repeated(parsed[0], operands)
@@ -174,7 +176,7 @@ def _compile_with_reordered_operands(parsed, operands, formats, dtypes, engine, 
 
     def attempt(overrides):
         return compile_kernel(parsed, formats=dict(formats, **overrides), dtypes=dtypes, engine=engine,
-                              schedule=schedule)
+                              schedule=schedule, target=target)
 
     preferred = loop_order_formats(parsed[0], operands, formats[result_name])
     kernel, converted = with_reordered_operands(operands, attempt, error, preferred)

@@ -65,6 +65,30 @@ class Tensor:
     def _set_storage(self, storage):
         self._data = storage
 
+    # -- devices (API.md §6) ------------------------------------------------------------------
+    @property
+    def device(self):
+        """Where the tensor's arrays live: ``"cpu"``, or ``"cuda"`` after ``to("cuda")`` and for
+        results of GPU kernels with a device operand."""
+        return self._storage.device
+
+    def to(self, device):
+        """This tensor's data on ``device`` (``"cuda"`` or ``"cpu"``), as a new tensor.
+
+        ``to("cuda")`` copies the arrays to the GPU once (later changes to the host arrays are
+        not seen there); GPU kernels then read them without copying, and their results stay on
+        the GPU. ``to("cpu")`` copies a GPU result back (reading a result's data on the host
+        does so too)."""
+        if device not in ("cpu", "cuda"):
+            raise ValueError(f"unknown device {device!r} (expected 'cpu' or 'cuda')")
+        if device == self.device:
+            return self
+        if device == "cuda":
+            from . import cuda
+            cuda.prepare()
+            return Tensor(_core.to_device(self._storage), self.name)
+        return Tensor(_core.to_host(self._storage), self.name)
+
     # -- index notation (API.md §3) -------------------------------------------------------
     def __setitem__(self, key, value):
         from .notation import (Access, Assignment, _wrap, accesses, check_depth, check_extents, index_key,

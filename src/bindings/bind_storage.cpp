@@ -248,6 +248,9 @@ void bindStorage(py::module_& m) {
       .def_property_readonly("level_parameters", &levelParameters)
       .def_property_readonly("nnz", &TensorStorage::nnz)
       .def_property_readonly("is_validated", &TensorStorage::isValid)
+      .def_property_readonly("device", [](const TensorStorage& t) {
+        return t.deviceCopy() ? t.deviceCopy()->device() : std::string("cpu");
+      })
       .def("validate", [](const TensorStorage& t) {
         py::gil_scoped_release nogil;
         t.validate();

@@ -11,6 +11,7 @@ void bindFormats(py::module_& m);
 void bindStorage(py::module_& m);
 void bindCompiler(py::module_& m);
 void bindRuntime(py::module_& m);
+void bindCuda(py::module_& m);
 }  // namespace coiter::bindings
 
 namespace {
@@ -43,6 +44,8 @@ PYBIND11_MODULE(_core, m) {
       raise("SignatureError", e);
     } catch (const coiter::CompileError& e) {
       raise("CompileError", e);
+    } catch (const coiter::DeviceError& e) {
+      raise("DeviceError", e);
     } catch (const coiter::ParseError& e) {
       py::object cls = py::module_::import("coiter.errors").attr("ParseError");
       py::object error = cls(e.what(), py::arg("column") = e.column);
@@ -55,4 +58,5 @@ PYBIND11_MODULE(_core, m) {
   coiter::bindings::bindStorage(m);
   coiter::bindings::bindCompiler(m);
   coiter::bindings::bindRuntime(m);
+  coiter::bindings::bindCuda(m);
 }

@@ -417,6 +417,7 @@ std::string CPrinter::print() {
   for (const Param& p : f_.params) addName(p.var);
   collectNames(f_.body);
 
+  bodyPrologue();
   for (const Param& p : f_.params) {  // the prologue: load every parameter from its slot
     std::string type = e_.type(p.var->type);
     std::string slot = std::to_string(p.slot);
@@ -426,8 +427,12 @@ std::string CPrinter::print() {
     else value = "(" + type + ")integer_slots[" + slot + "]";
     line(type + " " + p.var->name + " = " + value + ";");
   }
-  for (const Stmt& s : body->stmts) stmt(s);
+  functionBody(*body);
   return preamble() + "\n" + signature() + " {\n" + body_.str() + "}\n";
+}
+
+void CPrinter::functionBody(const BlockNode& body) {
+  for (const Stmt& s : body.stmts) stmt(s);
 }
 
 std::string CPrinter::preamble() {

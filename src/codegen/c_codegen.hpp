@@ -46,6 +46,10 @@ class CPrinter {
   virtual void grow(const ir::GrowNode& n);
   // Stores the written-back parameters into their slots and returns `status`.
   virtual void writeBackAndReturn(int32_t status);
+  // Lines at the start of the body, before the parameters are loaded from their slots.
+  virtual void bodyPrologue() {}
+  // The body's statements (after the prologue): by default each one in order.
+  virtual void functionBody(const ir::BlockNode& body);
 
   // For the hooks: one line of the body at the current indentation, a statement, the
   // statements of a block one level in, and a name no variable of the kernel has.

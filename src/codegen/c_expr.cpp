@@ -243,7 +243,7 @@ std::string CExprPrinter::minMaxHelper(BinaryOp op, DType t) {
   std::string name = std::string("coiter_") + (isMin ? "min_" : "max_") + helperSuffix(t);
   if (hasHelper(name)) return name;
   std::string T = type(scalar(t));
-  std::string head = "static inline " + T + " " + name + "(" + T + " a, " + T + " b) {\n";
+  std::string head = functionQualifier_ + " " + T + " " + name + "(" + T + " a, " + T + " b) {\n";
   std::string numpyName = isMin ? "minimum" : "maximum";
   std::string cmp = isMin ? " < " : " > ";
   std::string text;
@@ -280,7 +280,7 @@ std::string CExprPrinter::atomicHelper(BinaryOp op, DType t) {
   std::string name = std::string("coiter_atomic_") + binaryOpName(op) + "_" + helperSuffix(t);
   if (hasHelper(name)) return name;
   std::string T = type(scalar(t));
-  std::string head = "static inline void " + name + "(" + T + "* target, " + T + " value) {\n";
+  std::string head = functionQualifier_ + " void " + name + "(" + T + "* target, " + T + " value) {\n";
   if (op == BinaryOp::Add) {  // complex: OpenMP has no atomic complex add
     bool single = t == DType::Complex64;
     std::string part = single ? "float" : "double";
@@ -320,7 +320,7 @@ std::string CExprPrinter::divisionHelper(BinaryOp op, DType t) {
   }
   defineHelper(name, std::string("// C's truncating ") + (isDiv ? "division" : "remainder") +
                          "; a zero divisor gives 0 (NumPy's result) instead of trapping.\n" +
-                         "static inline " + T + " " + name + "(" + T + " a, " + T + " b) {\n" +
+                         functionQualifier_ + " " + T + " " + name + "(" + T + " a, " + T + " b) {\n" +
                          "  return " + result + ";\n}\n");
   return name;
 }

@@ -33,6 +33,10 @@ class CExprPrinter {
   // rules, in a compare-and-swap loop). It takes (pointer to the element, value).
   std::string atomicHelper(ir::BinaryOp op, DType t);
 
+  // How helper functions are declared: "static inline" in C; a CUDA printer makes them
+  // device functions.
+  void setFunctionQualifier(std::string q) { functionQualifier_ = std::move(q); }
+
   // Records that the printed code calls runtime function `name` (runtime_functions.hpp).
   void useRuntime(const std::string& name) { runtimeUsed_.insert(name); }
 
@@ -69,6 +73,7 @@ class CExprPrinter {
   bool usesMath_ = false;
   bool usesComplex_ = false;
   bool usesOpenmp_ = false;
+  std::string functionQualifier_ = "static inline";
 };
 
 }  // namespace coiter::codegen

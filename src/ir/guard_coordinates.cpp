@@ -322,9 +322,9 @@ class CoordinateGuard {
       case StmtKind::For: {
         const auto& n = as<ForNode>(s);
         Expr begin = sub(n.begin), end = sub(n.end);
-        if (n.schedule.kind != LoopKind::Parallel)
+        if (n.schedule.kind != LoopKind::Parallel && !isGpuLoop(n.schedule.kind))
           return withFlagUpdates(forLoop(n.var, begin, end, stmt(n.body, flag, topLevel), n.schedule));
-        // A parallel body has a flag of its own, reported as the body ends.
+        // A parallel (or GPU) body has a flag of its own, reported as the body ends.
         Var own = newFlag();
         bool guardedBefore = guarded_;
         guarded_ = false;

@@ -183,12 +183,25 @@ struct StoreNode : StmtNode {
 // outside it (it declares its own locals, and writes only through stores and atomic updates),
 // and contains no Return, Allocate, Free or Grow; Break only inside its own nested loops.
 // Parallel loops do not nest (a parallel loop inside another runs serially).
-enum class LoopKind { Serial, Parallel, Vectorized };
+//
+// GPU loops (target cuda only) hand their iterations to the GPU's blocks, warps or threads:
+// GpuBlock iterations go to thread blocks, GpuWarp iterations to the warps of the enclosing
+// block (of the whole grid at the top), GpuThread iterations to the lanes of the enclosing warp
+// (the threads of the enclosing block, of the grid at the top). They nest only in that order.
+// Each iteration runs on one unit, whose threads all run the statements outside any inner GPU
+// loop; so those statements only declare and assign locals, except the statements after the
+// last inner GPU loop, which run once per iteration (codegen/cuda_codegen.hpp). A GPU loop's
+// body assigns no variable declared outside it, except when `reduction` is set: then its
+// iterations combine such variables (`v = v op e`, op + or | or min or max, v declared with
+// op's identity in the enclosing unit's body) and every thread sees the total after the loop.
+enum class LoopKind { Serial, Parallel, Vectorized, GpuBlock, GpuWarp, GpuThread };
+inline bool isGpuLoop(LoopKind k) { return k == LoopKind::GpuBlock || k == LoopKind::GpuWarp || k == LoopKind::GpuThread; }
 struct LoopSchedule {
   LoopKind kind = LoopKind::Serial;
   bool dynamic = false;   // Parallel: dynamic (true) or static (false) distribution
   int64_t chunk = 0;      // Parallel: iterations per chunk, 0 = chosen by the runtime
   int unroll = 0;         // Serial/Vectorized: unroll factor hint, 0 = none
+  bool reduction = false; // GPU loops: the iterations reduce locals declared outside the loop
 };
 
 // for (var = begin; var < end; var++) body. `var` is declared by the loop and has an integer
@@ -291,6 +304,9 @@ struct Param {
   Var var;            // pointer params: pointer type; integer params: Int32 or Int64 scalar
   int slot;           // index into pointer_slots (pointer params) or integer_slots (others)
   bool writeBack;     // stored back into its slot before every Return
+  // A flag counter (the coordinate violations, ir/guard_coordinates.hpp): the kernel only ever
+  // adds to it to say that something happened, so a code generator may add more than once.
+  bool flag = false;
 };
 
 struct Function {

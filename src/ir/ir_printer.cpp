@@ -96,6 +96,10 @@ std::string scheduleText(const LoopSchedule& s) {
     text += ")";
   }
   if (s.kind == LoopKind::Vectorized) text = " vectorized";
+  if (s.kind == LoopKind::GpuBlock) text = " gpu_block";
+  if (s.kind == LoopKind::GpuWarp) text = " gpu_warp";
+  if (s.kind == LoopKind::GpuThread) text = " gpu_thread";
+  if (s.reduction) text += " reduction";
   if (s.unroll) text += " unroll(" + std::to_string(s.unroll) + ")";
   return text;
 }

@@ -73,7 +73,10 @@ class ParallelBodyCheck {
 
 void check(const Stmt& s) {
   if (!s) return;
-  if (s->kind == StmtKind::For && as<ForNode>(s).schedule.kind == LoopKind::Parallel) {
+  // A GPU loop that reduces assigns outer locals by design; the CUDA printer checks that
+  // each such assignment is a reduction.
+  const LoopSchedule* schedule = s->kind == StmtKind::For ? &as<ForNode>(s).schedule : nullptr;
+  if (schedule && (schedule->kind == LoopKind::Parallel || (isGpuLoop(schedule->kind) && !schedule->reduction))) {
     ParallelBodyCheck(as<ForNode>(s)).run();
   } else if (s->kind == StmtKind::AtomicUpdate) {
     checkAtomicUpdate(as<AtomicUpdateNode>(s));

@@ -24,14 +24,18 @@ namespace coiter {
 
 namespace {
 
-const Engine& chooseEngine(const std::string& name) {
+const Engine& chooseEngine(const std::string& name, Target target) {
+  if (target == Target::Cuda) {
+    if (name == "auto" || name == "cuda") return cudaEngine();
+    throw CompileError("engine '" + name + "' compiles for the CPU; target='cuda' uses the cuda engine");
+  }
   if (name == "c") return cEngine();
   if (name == "llvm" || name == "auto") {
     if (const Engine* llvm = llvmEngine()) return *llvm;
     if (name == "llvm") throw CompileError("this build of coiter has no LLVM engine (engine='llvm')");
     return cEngine();
   }
-  throw CompileError("unknown engine '" + name + "' (expected 'auto', 'llvm' or 'c')");
+  throw CompileError("unknown engine '" + name + "' (expected 'auto', 'llvm' or 'c'; 'cuda' with target='cuda')");
 }
 
 // Machine code by signature. An entry is a shared future, so concurrent requests for one
@@ -148,15 +152,22 @@ namespace {
 // `schedule` applied to `ordered` (a concretized statement in its default loop order), then
 // automatic workspaces and scalar accumulators.
 schedule::ScheduledStatement scheduleStatement(const cin::Stmt& ordered, const std::string& result,
-                                               const schedule::Schedule& schedule) {
-  schedule::ScheduledStatement s = schedule::applySchedule(ordered, schedule);
+                                               const schedule::Schedule& schedule, Target target) {
+  schedule::ScheduledStatement s = schedule::applySchedule(ordered, schedule, target);
   auto binds = [&s](const std::string& v) { return s.boundVariables(v); };
   // assemble(A, append): the result is appended in loop order, never through a workspace.
   bool appendOnly = s.assembly.count(result) && s.assembly.at(result) == "append";
   if (!appendOnly) s.stmt = cin::insertWorkspaces(s.stmt, binds);
   std::set<std::string> parallel;
   for (const auto& [var, tags] : s.tags) {
-    if (tags.unit == schedule::ParallelUnit::CpuThread) parallel.insert(var);
+    // Iterations on different threads cannot share a scalar accumulator, except the GPU
+    // threads of a parallel_reduction, whose partial sums are combined (lower_parallel.cpp).
+    bool gpu = tags.unit == schedule::ParallelUnit::GpuBlock || tags.unit == schedule::ParallelUnit::GpuWarp ||
+               tags.unit == schedule::ParallelUnit::GpuThread;
+    if (tags.unit == schedule::ParallelUnit::CpuThread ||
+        (gpu && tags.races != schedule::RaceStrategy::ParallelReduction)) {
+      parallel.insert(var);
+    }
   }
   s.stmt = cin::accumulateInScalars(s.stmt, binds, parallel);
   return s;
@@ -166,24 +177,32 @@ schedule::ScheduledStatement scheduleStatement(const cin::Stmt& ordered, const s
 
 schedule::ScheduledStatement concreteStatement(const notation::Assignment& a, const std::string& scheduleText) {
   return scheduleStatement(cin::chooseLoopOrder(cin::concretize(a)), a.lhs->tensor->name,
-                           schedule::parseSchedule(scheduleText));
+                           schedule::parseSchedule(scheduleText), Target::Cpu);
 }
 
 std::string CompiledKernel::source(const std::string& language) const {
+  bool gpu = lowered.target == Target::Cuda;
+  if (language == "cuda") {
+    if (!gpu) throw CompileError("this kernel was compiled for the CPU; compile with target='cuda' for its CUDA source");
+    return cudaEngine().source(lowered.function);
+  }
+  if (gpu && (language == "c" || language == "llvm")) {
+    throw CompileError("this kernel was compiled for target='cuda'; its source is kern.source('cuda')");
+  }
   if (language == "c") return cEngine().source(lowered.function);
   if (language == "llvm") {
     const Engine* llvm = llvmEngine();
     if (!llvm) throw CompileError("this build of coiter has no LLVM engine, so there is no LLVM IR to show");
     return llvm->source(lowered.function);
   }
-  throw CompileError("unknown source language '" + language + "' (expected 'c' or 'llvm')");
+  throw CompileError("unknown source language '" + language + "' (expected 'c', 'llvm' or 'cuda')");
 }
 
 std::shared_ptr<TensorStorage> CompiledKernel::run(const std::vector<std::shared_ptr<const TensorStorage>>& operands,
                                                    const std::vector<int64_t>* resultShape,
                                                    const TensorStorage* structure) const {
   static const std::vector<int64_t> none;
-  return callKernel(code->entry(), lowered.abi, operands, resultShape ? *resultShape : none, resultShape != nullptr,
+  return callKernel(*code, lowered.abi, operands, resultShape ? *resultShape : none, resultShape != nullptr,
                     structure);
 }
 
@@ -211,33 +230,52 @@ namespace {
 // The schedule stage and lowering, which the default schedule ties together: it is tried
 // first, and the statement is scheduled again as the user asked (without commands) when the
 // default schedule does not apply to it or does not lower.
+// The GPU runs a lowered kernel only as the CUDA printer's rules allow (which statements run
+// on every thread of a unit, what reduces); it throws CompileError otherwise.
+void requirePrintableForGpu(const lower::LoweredKernel& lowered) {
+  try {
+    cudaEngine().source(lower::runIRPasses(lowered).function);
+  } catch (const CompileError&) {
+    throw;
+  } catch (const CoiterError& e) {
+    // The IR breaks a rule of parallel loops (ir/parallel_rules.hpp) that lowering checks only
+    // for CPU loops: a GPU loop nested in another shares a local of the outer one.
+    throw CompileError(std::string("the GPU cannot run the kernel as scheduled: ") + e.what());
+  }
+}
+
 void scheduleAndLower(CompiledKernel& kernel, const std::string& result, const schedule::Schedule& userSchedule,
                       const CompileOptions& options) {
   const std::string name = "coiter_kernel_" + kernel.signature.hash;
+  const Target target = parseTarget(options.target);
   std::string scheduleText = userSchedule.toString();
-  if (scheduleText.empty() && options.target == "cpu") {
-    // The default schedule, unless the statement's outer loop cannot run in parallel (then
-    // the serial kernel, which computes the same).
-    std::string automatic = schedule::defaultSchedule(kernel.ordered);
-    if (!automatic.empty()) {
+  if (scheduleText.empty()) {
+    // The default schedules in order of preference, then the statement as the user wrote it
+    // (serial: on a GPU, one thread), which computes the same. A default that does not apply
+    // (a merge in the outer loop, a result that cannot be assembled by rows, ...) is not a
+    // failure of the statement.
+    std::vector<std::string> candidates = target == Target::Cuda ? schedule::defaultGpuSchedules(kernel.ordered)
+                                                                 : std::vector<std::string>{schedule::defaultSchedule(kernel.ordered)};
+    for (const std::string& automatic : candidates) {
+      if (automatic.empty()) continue;
       try {
-        kernel.concrete = scheduleStatement(kernel.ordered, result, schedule::parseSchedule(automatic));
+        kernel.concrete = scheduleStatement(kernel.ordered, result, schedule::parseSchedule(automatic), target);
         kernel.lowered = lower::lowerKernel(kernel.concrete, name, options.assemble);
+        if (target == Target::Cuda) requirePrintableForGpu(kernel.lowered);
         return;
       } catch (const ScheduleError&) {
-        // Not a failure of the statement: the default schedule does not apply to it (a
-        // merge in the outer loop, a result that cannot be assembled by rows, ...).
       } catch (const CompileError&) {
         // The serial lowering below reports it if the statement fails too.
       }
     }
-    kernel.concrete = scheduleStatement(kernel.ordered, result, userSchedule);
+    kernel.concrete = scheduleStatement(kernel.ordered, result, userSchedule, target);
     kernel.lowered = lower::lowerKernel(kernel.concrete, name, options.assemble);
     return;
   }
-  kernel.concrete = scheduleStatement(kernel.ordered, result, userSchedule);
+  kernel.concrete = scheduleStatement(kernel.ordered, result, userSchedule, target);
   try {
     kernel.lowered = lower::lowerKernel(kernel.concrete, name, options.assemble);
+    if (target == Target::Cuda) requirePrintableForGpu(kernel.lowered);
   } catch (const CompileError& e) {
     // Without a schedule every statement lowers; with one, a failure is the schedule's.
     throw ScheduleError("schedule " + scheduleText + " cannot be lowered: " + e.what());
@@ -249,7 +287,7 @@ void scheduleAndLower(CompiledKernel& kernel, const std::string& result, const s
 // The pipeline, one stage after the other; CompiledKernel::stages prints what each produced.
 // Iteration lattices are built inside lowering, one per forall as it is lowered.
 std::shared_ptr<const CompiledKernel> compileKernel(const notation::Assignment& a, const CompileOptions& options) {
-  const Engine& engine = chooseEngine(options.engine);
+  const Engine& engine = chooseEngine(options.engine, parseTarget(options.target));
   schedule::Schedule userSchedule = schedule::parseSchedule(options.schedule);
   std::string scheduleText = userSchedule.toString();
   std::string optionText = "engine=" + engine.fingerprint() + ";schedule=" + scheduleText +

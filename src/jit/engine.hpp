@@ -1,8 +1,10 @@
-// An engine turns an IR function into machine code in this process. Two engines implement
-// it: the LLVM ORC engine (default when the build has LLVM) and the C engine (prints C, runs
-// the system cc, loads the shared library with dlopen). Compilation produces bytes that can be
+// An engine turns an IR function into machine code in this process. Three engines implement
+// it: the LLVM ORC engine (default when the build has LLVM), the C engine (prints C, runs
+// the system cc, loads the shared library with dlopen), and the CUDA engine (prints CUDA C++,
+// compiles it with NVRTC, launches it on the GPU through the driver API). Compilation produces bytes that can be
 // stored in the on-disk cache and loaded again later without recompiling:
-//   LLVM engine: a relocatable object file for the host;  C engine: a shared library.
+//   LLVM engine: a relocatable object file for the host;  C engine: a shared library;
+//   CUDA engine: a cubin for the GPU's architecture, with its launch shape.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -10,18 +12,47 @@
 #include <vector>
 
 #include "ir/ir.hpp"
+#include "storage/device_copy.hpp"
 
 namespace coiter {
 
 // The kernel calling convention of ir.hpp.
 using KernelEntry = int32_t (*)(void** pointerSlots, int64_t* integerSlots);
 
-// Machine code loaded into this process. Destroying it unloads the code; `entry` must not be
-// called afterwards.
+// How a kernel that runs in memory of its own (a GPU's) treats a pointer slot.
+enum class SlotUse {
+  Input,         // copied in, unless already there (KernelCall::deviceAddresses)
+  Output,        // written by the kernel; its initial contents do not matter
+  ZeroedOutput,  // written by the kernel, which expects zeros
+};
+
+// The arguments of one kernel call: the slots of ir.hpp, and what a device kernel needs to
+// move them. Host kernels read `pointers` and `integers` only.
+struct KernelCall {
+  std::vector<void*> pointers;
+  std::vector<int64_t> integers;
+  std::vector<size_t> bytes;             // per pointer slot: the array's size in bytes
+  std::vector<SlotUse> uses;             // per pointer slot
+  std::vector<void*> deviceAddresses;    // per pointer slot: the array on the device, or null
+  // Outputs stay on the device (returned in `outputs`, keyed by their host addresses), except
+  // `flagSlot` (the coordinate violations), which always comes back.
+  bool keepOutputsOnDevice = false;
+  int flagSlot = -1;
+  std::shared_ptr<const DeviceCopy> outputs;
+  std::shared_ptr<const DeviceCopy> outputsBorrow;  // arrays `outputs` also answers for
+};
+
+// Machine code loaded into this process. Destroying it unloads the code; it must not be run
+// afterwards.
 class LoadedKernel {
  public:
   virtual ~LoadedKernel() = default;
+  // Whether the code runs on the host: then entry() is its function (chunked assembly calls
+  // it from several threads), else entry() is null and run() moves the data.
+  virtual bool runsOnHost() const { return true; }
   KernelEntry entry() const { return entry_; }
+  // Runs the kernel; returns its status (ir.hpp).
+  virtual int32_t run(KernelCall& call) const { return entry_(call.pointers.data(), call.integers.data()); }
 
  protected:
   KernelEntry entry_ = nullptr;
@@ -30,7 +61,7 @@ class LoadedKernel {
 class Engine {
  public:
   virtual ~Engine() = default;
-  virtual std::string name() const = 0;          // "llvm" or "c"
+  virtual std::string name() const = 0;          // "llvm", "c" or "cuda"
   // Text of the code this engine compiles: C source, or the optimized LLVM IR module.
   virtual std::string source(const ir::Function& f) const = 0;
   // Compiles `f` to loadable bytes. Throws CompileError on failure.
@@ -45,7 +76,9 @@ class Engine {
 };
 
 // The engines built into this binary. `llvmEngine()` returns null when built without LLVM.
+// The CUDA engine is always built; it loads NVRTC and the driver when it first needs them.
 const Engine* llvmEngine();
 const Engine& cEngine();
+const Engine& cudaEngine();
 
 }  // namespace coiter

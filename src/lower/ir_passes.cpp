@@ -9,12 +9,12 @@ namespace coiter::lower {
 
 LoweredKernel runIRPasses(LoweredKernel k) {
   ir::FreshName fresh = [&k](const std::string& base) { return freshName(k.names, base); };
-  ir::Stmt body = ir::prefetchIndirectRows(k.function.body, fresh);
+  ir::Stmt body = k.target == Target::Cpu ? ir::prefetchIndirectRows(k.function.body, fresh) : k.function.body;
   ir::Var violations = ir::makeVar(fresh("coordinate_violations"), ir::pointerTo(DType::Int64));
   ir::GuardedFunctionBody guarded = ir::guardCoordinates(body, k.coordinateRanges, violations, fresh);
   k.function.body = guarded.body;
   if (guarded.guarded) {
-    k.function.params.push_back(ir::Param{violations, k.abi.pointerSlots++, false});
+    k.function.params.push_back(ir::Param{violations, k.abi.pointerSlots++, false, /*flag=*/true});
     k.abi.violationSlot = k.function.params.back().slot;
   }
   return k;

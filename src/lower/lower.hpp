@@ -23,6 +23,7 @@ struct LoweredKernel {
   // variables get others), and the coordinates each operand's crd arrays may hold.
   std::set<std::string> names;
   ir::CoordinateRanges coordinateRanges;
+  Target target = Target::Cpu;  // the scheduled statement's: where the kernel runs
 };
 
 // `functionName` names the IR function. With `assemble` false the kernel computes values
@@ -35,8 +36,8 @@ LoweredKernel lowerKernel(const schedule::ScheduledStatement& stmt, const std::s
                           bool assemble = true);
 
 // The IR passes, in order: software prefetch of rows reached through an index array
-// (ir/prefetch_rows.hpp), then the checks of loaded coordinates (ir/guard_coordinates.hpp),
-// which add the `violations` parameter to the function and the ABI when they check a load.
+// (ir/prefetch_rows.hpp; CPU targets only: a GPU hides latency with its many threads), then
+// the checks of loaded coordinates (ir/guard_coordinates.hpp), which add the `violations` parameter to the function and the ABI when they check a load.
 LoweredKernel runIRPasses(LoweredKernel lowered);
 
 // `base` made a C identifier, with a numeric suffix when `used` holds it already; the result

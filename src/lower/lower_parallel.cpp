@@ -1,5 +1,6 @@
 // Tagged loops (taco-core.md §5, parallelize and unroll): what a loop tagged cpu_thread or
-// cpu_vector must satisfy, and how its body changes with the race strategy.
+// cpu_vector (or, with target cuda, gpu_block, gpu_warp or gpu_thread) must satisfy, and how
+// its body changes with the race strategy.
 //   - The loop must be a single for loop: a merge of several operands (a while loop) cannot
 //     be divided among threads; split it and tag the outer loop instead.
 //   - The body races when iterations update the same result entries (the result is not
@@ -9,7 +10,11 @@
 //   - Sparse results cannot be appended to from a loop inside the kernel; they are
 //     assembled in parallel by chunks of the outermost loop instead (kernel_call).
 //   - Workspaces and temporaries are shared by the iterations of loops they are declared
-//     outside of, so a parallel loop must not write them.
+//     outside of, so a parallel loop must not write them. On a GPU, a loop nested in a
+//     gpu_warp or gpu_block loop may reduce scalar temporaries across the warp's or block's
+//     threads (`parallel_reduction`; ir.hpp, LoopSchedule::reduction).
+//   - GPU loops nest as gpu_block > gpu_warp > gpu_thread; a result they race on is updated
+//     with atomics (per-thread result copies would not fit a GPU's threads).
 #include <algorithm>
 
 #include "lower/lowerer.hpp"
@@ -104,27 +109,48 @@ Lowerer::ParallelPlan Lowerer::planLoop(const cin::ForallNode& f, const std::str
   // entry in order: its loops over the result's rows run serially.
   if (!assemble_ && !groups_.empty() && writesResult(f.body)) return plan;
   bool threads = tags->unit == ParallelUnit::CpuThread;
-  std::string command = "parallelize(" + f.var + "," + (threads ? "cpu_thread," : "cpu_vector,") +
+  bool gpu = tags->unit == ParallelUnit::GpuBlock || tags->unit == ParallelUnit::GpuWarp ||
+             tags->unit == ParallelUnit::GpuThread;
+  std::string command = "parallelize(" + f.var + "," + schedule::parallelUnitName(tags->unit) + "," +
                         schedule::raceStrategyName(tags->races) + ")";
   auto fail = [&](const std::string& why) { throw ScheduleError(command + ": " + why); };
+  if (gpu && gpuUnit_ != ParallelUnit::None && tags->unit <= gpuUnit_) {
+    fail(std::string("the loop is nested inside a ") + schedule::parallelUnitName(gpuUnit_) +
+         " loop; GPU loops nest as gpu_block, then gpu_warp, then gpu_thread");
+  }
   if (!forForm) {
     fail("the loop coiterates several operands (a merge); split it and parallelize the outer loop, which iterates "
          "blocks densely");
   }
   if (threads && (parallelDepth_ > 0 || !chunkedLoop_.empty())) fail("the loop is nested inside another parallel loop");
   if (writesResult(f.body) && !groups_.empty()) {
+    if (gpu) {
+      fail("the loop appends entries to the sparse result " + resultTensor_->name +
+           "; target='cuda' does not assemble sparse results yet (compute into a given structure with out=, or "
+           "choose a dense result)");
+    }
     fail("the loop appends entries to the sparse result " + resultTensor_->name +
          "; sparse results are assembled in parallel only by the outermost loop over their rows");
   }
-  if (threads) {
+  bool reduces = false;
+  if (threads || gpu) {
     std::vector<const TensorVar*> local;
     temporariesDeclaredIn(f.body, local);
     for (const auto& t : cin::resultsOf(f.body)) {
       if (!t->temporary) continue;
-      if (std::find(local.begin(), local.end(), t.get()) == local.end()) {
-        fail("the loop updates the temporary " + t->name + ", which is shared by its iterations; parallelize a "
-             "loop outside the temporary's where statement");
+      if (std::find(local.begin(), local.end(), t.get()) != local.end()) continue;
+      bool nestedInGpuUnit = gpuUnit_ != ParallelUnit::None;
+      if (gpu && nestedInGpuUnit && tags->races == RaceStrategy::ParallelReduction && t->order() == 0) {
+        reduces = true;  // the threads' partial values are combined after the loop
+        continue;
       }
+      if (gpu && nestedInGpuUnit) {
+        fail("the loop updates the temporary " + t->name + ", which is shared by its iterations; " +
+             (t->order() == 0 ? "choose parallel_reduction to combine it across the threads"
+                              : "only scalar temporaries can be reduced across threads"));
+      }
+      fail("the loop updates the temporary " + t->name + ", which is shared by its iterations; parallelize a "
+           "loop outside the temporary's where statement");
     }
   }
   // A loop over a non-unique level's positions (COO's rows) meets a coordinate once per
@@ -149,7 +175,10 @@ Lowerer::ParallelPlan Lowerer::planLoop(const cin::ForallNode& f, const std::str
       fail("iterations update the same entries of " + result + " (" + why +
            "); choose atomics, temporary or parallel_reduction");
     }
-    if (!threads && races != RaceStrategy::IgnoreRaces) {
+    if (gpu && (races == RaceStrategy::Temporary || races == RaceStrategy::ParallelReduction)) {
+      fail("iterations update the same entries of " + result + "; on a GPU, choose atomics");
+    }
+    if (!threads && !gpu && races != RaceStrategy::IgnoreRaces) {
       fail("iterations update the same entries of " + result + "; a vectorized loop cannot reduce into it");
     }
     if (races != RaceStrategy::IgnoreRaces) {
@@ -188,7 +217,13 @@ Lowerer::ParallelPlan Lowerer::planLoop(const cin::ForallNode& f, const std::str
       privateOffset_ = binary(BinaryOp::Mul, threadId(), ir::ref(size));
     }
   }
-  if (threads) {
+  if (gpu) {
+    plan.schedule.kind = tags->unit == ParallelUnit::GpuBlock  ? LoopKind::GpuBlock
+                         : tags->unit == ParallelUnit::GpuWarp ? LoopKind::GpuWarp
+                                                               : LoopKind::GpuThread;
+    plan.schedule.reduction = reduces;
+    gpuUnit_ = tags->unit;
+  } else if (threads) {
     plan.schedule.kind = LoopKind::Parallel;
     plan.schedule.dynamic = tags->dynamic;
     plan.schedule.chunk = tags->chunk;

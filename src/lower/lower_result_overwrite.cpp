@@ -65,8 +65,9 @@ void Lowerer::checkResultLoop(const cin::ForallNode& f, bool storesEveryCoordina
 LoweredKernel lowerKernel(const schedule::ScheduledStatement& stmt, const std::string& functionName, bool assemble) {
   Lowerer overwriting(stmt, functionName, assemble, /*tryOverwrite=*/true);
   LoweredKernel kernel = overwriting.run();
-  if (!overwriting.overwriteBroken()) return kernel;
-  return Lowerer(stmt, functionName, assemble, /*tryOverwrite=*/false).run();
+  if (overwriting.overwriteBroken()) kernel = Lowerer(stmt, functionName, assemble, /*tryOverwrite=*/false).run();
+  kernel.target = stmt.target;
+  return kernel;
 }
 
 }  // namespace coiter::lower

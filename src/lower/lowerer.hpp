@@ -238,10 +238,12 @@ class Lowerer {
     ir::Var privateResult;
     ir::Expr privateOffset;
     int depth;
+    schedule::ParallelUnit gpuUnit;
     explicit ParallelStateGuard(Lowerer& l)
         : lowerer(l), atomic(l.atomicResult_), privateResult(l.privateResult_),
-          privateOffset(l.privateOffset_), depth(l.parallelDepth_) {}
+          privateOffset(l.privateOffset_), depth(l.parallelDepth_), gpuUnit(l.gpuUnit_) {}
     ~ParallelStateGuard() {
+      lowerer.gpuUnit_ = gpuUnit;
       lowerer.atomicResult_ = atomic;
       lowerer.privateResult_ = privateResult;
       lowerer.privateOffset_ = privateOffset;
@@ -302,6 +304,7 @@ class Lowerer {
   std::map<const AccessNode*, ir::Expr> presentIf_;
   std::map<std::string, Interval> intervals_;  // original variables restricted to a block
   int parallelDepth_ = 0;                      // parallel loops being lowered
+  schedule::ParallelUnit gpuUnit_ = schedule::ParallelUnit::None;  // innermost GPU loop's unit
   bool atomicResult_ = false;                  // result updates are atomic (race strategy)
   ir::Var privateResult_;                      // per-thread result copies (race strategy)
   ir::Expr privateOffset_;                     // this thread's copy: ThreadId * result size

@@ -71,12 +71,54 @@ Buffer trimmed(const Buffer& array, int64_t length) {
   return Buffer::borrow(array.dtype(), length, array.data(), array.owner());
 }
 
+// Runs a device kernel (LoadedKernel::run): each pointer slot with its size, its use and the
+// device copy of its array where an operand has one. The result stays on the device (returned
+// in `kept`) when `keepOnDevice`.
+int32_t runOnDevice(const LoadedKernel& code, const KernelABI& abi,
+                    const std::vector<std::shared_ptr<const TensorStorage>>& operands, const TensorStorage* structure,
+                    std::vector<void*>& pointers, std::vector<int64_t>& integers,
+                    const std::vector<size_t>& resultBytes, bool keepOnDevice,
+                    std::shared_ptr<const DeviceCopy>& kept) {
+  const int resultIndex = abi.result();
+  KernelCall call;
+  call.pointers = pointers;
+  call.integers = integers;
+  call.bytes.assign(pointers.size(), 0);
+  call.uses.assign(pointers.size(), SlotUse::Input);
+  call.deviceAddresses.assign(pointers.size(), nullptr);
+  call.keepOutputsOnDevice = keepOnDevice;
+  call.flagSlot = abi.violationSlot;
+  for (const auto& a : abi.arrays) {
+    const bool isResult = a.tensor == resultIndex;
+    const TensorStorage* owner = isResult ? (abi.assembles || a.level < 0 ? nullptr : structure) : operands[a.tensor].get();
+    if (owner) {  // an operand's array, or the given structure of a compute-only result
+      const Buffer& b = a.level < 0 ? owner->valuesAnywhere() : owner->levelsAnywhere()[a.level].array(a.array);
+      call.bytes[a.slot] = static_cast<size_t>(b.length()) * dtypeSize(b.dtype());
+      if (owner->deviceCopy()) call.deviceAddresses[a.slot] = owner->deviceCopy()->deviceAddress(b.data());
+      continue;
+    }
+    call.bytes[a.slot] = resultBytes[a.slot];
+    call.uses[a.slot] = abi.resultOverwritten ? SlotUse::Output : SlotUse::ZeroedOutput;
+  }
+  if (abi.violationSlot >= 0) {
+    call.bytes[abi.violationSlot] = sizeof(int64_t);
+    call.uses[abi.violationSlot] = SlotUse::ZeroedOutput;
+  }
+  // A compute-only result shares the given structure's index arrays, on the device too.
+  if (keepOnDevice && structure && structure->deviceCopy()) call.outputsBorrow = structure->sharedDeviceCopy();
+  int32_t status = code.run(call);
+  kept = call.outputs;
+  return status;
+}
+
 }  // namespace
 
-std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& abi,
+std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const KernelABI& abi,
                                           const std::vector<std::shared_ptr<const TensorStorage>>& operands,
                                           const std::vector<int64_t>& resultShape, bool resultShapeGiven,
                                           const TensorStorage* structure) {
+  const KernelEntry entry = code.entry();  // null for a device kernel
+  const bool onHost = code.runsOnHost();
   int resultIndex = abi.result();
   if (static_cast<int>(operands.size()) != resultIndex) {
     throw SignatureError("the kernel takes " + std::to_string(resultIndex) + " operands, got " +
@@ -84,8 +126,13 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
   }
   const notation::TensorVar& result = *abi.tensors[resultIndex];
   // Operands first: everything below reads their shapes and arrays.
+  // A device kernel reads an operand's device copy, checked when it was made, where it has one.
+  auto readsDeviceCopy = [&](const TensorStorage& s) { return !onHost && s.deviceCopy(); };
+  bool anyOnDevice = false;
   for (int t = 0; t < resultIndex; ++t) {
     checkOperand(*abi.tensors[t], *operands[t]);
+    anyOnDevice = anyOnDevice || operands[t]->deviceCopy();
+    if (readsDeviceCopy(*operands[t])) continue;
     naming(*abi.tensors[t], [&] { operands[t]->checkStructure(); });
   }
   std::vector<int64_t> derivedShape;
@@ -146,7 +193,7 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
     if (e.mode >= 0) {
       integers[e.slot] = extent(e.tensor, e.mode);
     } else {  // buckets of a hashed level
-      integers[e.slot] = operands[e.tensor]->levels()[-1 - e.mode].scalar("size");
+      integers[e.slot] = operands[e.tensor]->levelsAnywhere()[-1 - e.mode].scalar("size");
     }
   }
 
@@ -156,7 +203,7 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
   size_t order = levels.size();
   std::vector<int64_t> levelExtents = result.format.levelExtents(shape);
   int64_t guess = 64;
-  for (const auto& op : operands) guess += op->values().length();
+  for (const auto& op : operands) guess += op->valuesAnywhere().length();
   guess = std::max(guess, lastResultEntries(entry));
   std::vector<int64_t> parentCount(order + 1, 1);  // positions above level k (dense prefix)
   for (size_t k = 0; k < order; ++k) {
@@ -174,15 +221,16 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
         structure->indexType() != result.indexType) {
         throw SignatureError("out: its format, shape or index dtype differs from the kernel's result");
     }
-    naming(result, [&] { structure->checkStructure(); });
+    if (!readsDeviceCopy(*structure)) naming(result, [&] { structure->checkStructure(); });
   }
   // Until the kernel takes them over, result arrays are freed if a later allocation fails.
   std::vector<std::unique_ptr<void, ResultArrayDeleter>> allocated;
+  std::vector<size_t> resultBytes(abi.pointerSlots, 0);  // by pointer slot
   for (const auto& a : abi.arrays) {
     if (a.tensor != resultIndex) continue;
     if (!abi.assembles && a.level >= 0) {
       // Compute-only: the given structure is read, never written or grown.
-      const Buffer& given = structure->levels()[a.level].array(a.array);
+      const Buffer& given = structure->levelsAnywhere()[a.level].array(a.array);
       pointers[a.slot] = given.data();
       if (a.capacitySlot >= 0) integers[a.capacitySlot] = given.length();
       continue;
@@ -204,14 +252,21 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
     const size_t bytes = checkedArrayBytes(capacity, a.type, [&] {
       return "result " + result.name + ": " + (a.level < 0 ? "the values" : "array '" + a.array + "' of level " + std::to_string(a.level));
     });
-    allocated.emplace_back(allocateResultArray(bytes, zero));
+    // A device kernel's result is written on the device (zeroed there): the host copy is
+    // overwritten by the download, or never touched while the result stays on the device.
+    allocated.emplace_back(allocateResultArray(bytes, zero && onHost));
+    resultBytes[a.slot] = bytes;
     pointers[a.slot] = allocated.back().get();
     if (a.capacitySlot >= 0) integers[a.capacitySlot] = capacity;
   }
   for (const auto& a : abi.arrays) {
     if (a.tensor == resultIndex) continue;
     const TensorStorage& s = *operands[a.tensor];
-    pointers[a.slot] = a.level < 0 ? s.values().data() : s.levels()[a.level].array(a.array).data();
+    if (readsDeviceCopy(s)) {
+      pointers[a.slot] = a.level < 0 ? s.valuesAnywhere().data() : s.levelsAnywhere()[a.level].array(a.array).data();
+    } else {
+      pointers[a.slot] = a.level < 0 ? s.values().data() : s.levels()[a.level].array(a.array).data();
+    }
   }
 
   int64_t violations = 0;
@@ -220,7 +275,10 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
   for (auto& array : allocated) array.release();  // the kernel may reallocate them
   int32_t status = ir::kOk;
   KernelThreadsScope threadCount;
-  if (abi.chunks.enabled) {
+  std::shared_ptr<const DeviceCopy> deviceResult;
+  if (!onHost) {
+    status = runOnDevice(code, abi, operands, structure, pointers, integers, resultBytes, anyOnDevice, deviceResult);
+  } else if (abi.chunks.enabled) {
     // The kernel computes the rows its caller asks for: all of them, or chunks in parallel.
     const ChunkedAssembly& plan = abi.chunks;
     auto var = std::find(abi.indexVars.begin(), abi.indexVars.end(), plan.indexVar);
@@ -292,9 +350,13 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
   if (!abi.assembles) {
     Buffer& vals = *resultArrays.at({-1, "vals"});
     auto storage = std::make_shared<TensorStorage>(result.format, shape, result.dtype, result.indexType,
-                                                   structure->levels(), vals);
+                                                   structure->levelsAnywhere(), vals);
     storage->markValid();
+    if (deviceResult) storage->attachDevice(deviceResult, /*hostCurrent=*/false);
     return storage;
+  }
+  if (deviceResult && !allDense) {
+    throw CoiterError("a device kernel assembled a sparse result (lowering refuses that on a GPU)");
   }
 
   // Turn per-parent counts into offsets and find each level's size. `positions` is the
@@ -333,6 +395,7 @@ std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& ab
   auto storage = std::make_shared<TensorStorage>(result.format, shape, result.dtype, result.indexType,
                                                  std::move(storageLevels), std::move(values));
   storage->markValid();
+  if (deviceResult) storage->attachDevice(deviceResult, /*hostCurrent=*/false);
   return storage;
 }
 

@@ -16,7 +16,10 @@ namespace coiter {
 // `resultShape` when `resultShapeGiven`, else derived from the operands' extents. A
 // compute-only kernel (abi.assembles false) takes the result's index structure from
 // `structure` and returns a tensor sharing it, with new values.
-std::shared_ptr<TensorStorage> callKernel(KernelEntry entry, const KernelABI& abi,
+// A kernel that runs in memory of its own (a GPU) gets its operands' device copies where
+// they have one (T.to("cuda")), copies of the others; its result stays on the device when an
+// operand was there, else comes back to the host.
+std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const KernelABI& abi,
                                           const std::vector<std::shared_ptr<const TensorStorage>>& operands,
                                           const std::vector<int64_t>& resultShape, bool resultShapeGiven,
                                           const TensorStorage* structure = nullptr);

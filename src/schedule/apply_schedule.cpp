@@ -80,7 +80,10 @@ Stmt rewriteChain(const Stmt& s, const std::function<bool(const ForallChain&)>& 
 
 class Scheduler {
  public:
-  explicit Scheduler(const Stmt& stmt) { out_.stmt = stmt; }
+  Scheduler(const Stmt& stmt, Target target) {
+    out_.stmt = stmt;
+    out_.target = target;
+  }
 
   ScheduledStatement run(const Schedule& schedule) {
     for (const auto& c : schedule.commands) {
@@ -336,15 +339,21 @@ class Scheduler {
     std::string unit = snakeCase(word(c, 1)), races = snakeCase(word(c, 2));
     requireLoop(var);
     LoopTags& tags = out_.tags[var];
+    bool gpu = unit == "gpu_block" || unit == "gpu_warp" || unit == "gpu_thread";
+    if (gpu && out_.target != Target::Cuda) fail("unit '" + unit + "' runs on a GPU; it needs target='cuda'");
+    if (!gpu && out_.target == Target::Cuda && (unit == "cpu_thread" || unit == "cpu_vector")) {
+      fail("unit '" + unit + "' runs on the CPU; with target='cuda' use gpu_block, gpu_warp or gpu_thread");
+    }
     if (unit == "cpu_thread") {
       tags.unit = ParallelUnit::CpuThread;
     } else if (unit == "cpu_vector") {
       if (!hasFixedSize(var)) fail("loop '" + var + "' has no fixed size; split it (or bound it) and vectorize the inner loop");
       tags.unit = ParallelUnit::CpuVector;
-    } else if (unit == "gpu_block" || unit == "gpu_warp" || unit == "gpu_thread") {
-      fail("unit '" + unit + "' needs target='cuda', which this version of coiter does not provide yet");
+    } else if (gpu) {
+      tags.unit = unit == "gpu_block" ? ParallelUnit::GpuBlock : unit == "gpu_warp" ? ParallelUnit::GpuWarp
+                                                                                      : ParallelUnit::GpuThread;
     } else {
-      fail("unknown unit '" + unit + "' (expected cpu_thread or cpu_vector)");
+      fail("unknown unit '" + unit + "' (expected cpu_thread, cpu_vector, gpu_block, gpu_warp or gpu_thread)");
     }
     static const std::vector<std::pair<std::string, RaceStrategy>> strategies = {
         {"no_races", RaceStrategy::NoRaces}, {"ignore_races", RaceStrategy::IgnoreRaces},
@@ -566,8 +575,8 @@ class Scheduler {
 
 }  // namespace
 
-ScheduledStatement applySchedule(const Stmt& stmt, const Schedule& schedule) {
-  return Scheduler(stmt).run(schedule);
+ScheduledStatement applySchedule(const Stmt& stmt, const Schedule& schedule, Target target) {
+  return Scheduler(stmt, target).run(schedule);
 }
 
 }  // namespace coiter::schedule

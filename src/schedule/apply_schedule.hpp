@@ -6,9 +6,11 @@
 #pragma once
 #include "schedule/schedule.hpp"
 #include "schedule/scheduled_statement.hpp"
+#include "util/target.hpp"
 
 namespace coiter::schedule {
 
-ScheduledStatement applySchedule(const cin::Stmt& stmt, const Schedule& schedule);
+// `target` decides which parallel units the schedule may name (cpu_* or gpu_*).
+ScheduledStatement applySchedule(const cin::Stmt& stmt, const Schedule& schedule, Target target = Target::Cpu);
 
 }  // namespace coiter::schedule

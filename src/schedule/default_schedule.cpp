@@ -4,8 +4,11 @@
 
 namespace coiter::schedule {
 
-std::string defaultSchedule(const cin::Stmt& stmt) {
-  if (stmt->kind != cin::StmtKind::Forall) return "";  // a scalar statement has no loop
+namespace {
+
+// The outer loop's race strategy ("no_races", "atomics", "temporary"), or "" when no strategy
+// makes it parallel.
+std::string outerRaces(const cin::Stmt& stmt, bool gpu) {
   const std::string& var = cin::as<cin::ForallNode>(stmt).var;
   notation::TensorVarPtr result;
   bool indexedByVar = true;
@@ -30,12 +33,88 @@ std::string defaultSchedule(const cin::Stmt& stmt) {
   if (!result) return "";
   bool dense = true;
   for (const auto& level : result->format.levels()) dense = dense && level->kind() == LevelKind::Dense;
-  std::string races = "no_races";
-  if (!indexedByVar || repeats) {
-    if (!dense) return "";
-    races = result->order() <= 1 ? "temporary" : "atomics";
+  if (indexedByVar && !repeats) return "no_races";
+  if (!dense) return "";
+  return result->order() <= 1 && !gpu ? "temporary" : "atomics";
+}
+
+// The variables of the foralls nested in one another from the top of `stmt`, through the
+// producer of a where (the loop that computes a temporary, as a reduction does).
+std::vector<std::string> loopNest(const cin::Stmt& stmt) {
+  std::vector<std::string> vars;
+  cin::Stmt s = stmt;
+  while (s->kind == cin::StmtKind::Forall || s->kind == cin::StmtKind::Where) {
+    if (s->kind == cin::StmtKind::Where) {
+      s = cin::as<cin::WhereNode>(s).producer;
+      continue;
+    }
+    vars.push_back(cin::as<cin::ForallNode>(s).var);
+    s = cin::as<cin::ForallNode>(s).body;
   }
-  return "parallelize(" + var + ",cpu_thread," + races + ")";
+  return vars;
+}
+
+}  // namespace
+
+std::string defaultSchedule(const cin::Stmt& stmt) {
+  if (stmt->kind != cin::StmtKind::Forall) return "";  // a scalar statement has no loop
+  std::string races = outerRaces(stmt, false);
+  if (races.empty()) return "";
+  return "parallelize(" + cin::as<cin::ForallNode>(stmt).var + ",cpu_thread," + races + ")";
+}
+
+namespace {
+
+// The operand access whose first two levels are the loops `outer` and `inner`, dense then
+// compressed (a CSR-like matrix iterated by rows), as text; "" when there is none.
+std::string rowMajorAccess(const cin::Stmt& stmt, const std::string& outer, const std::string& inner) {
+  std::string found;
+  cin::forEachAssignment(stmt, [&](const cin::AssignNode& a) {
+    notation::forEachSubexpression(a.rhs, [&](const notation::Expr& e) {
+      if (!found.empty() || e->kind != notation::ExprKind::Access) return;
+      const auto& access = static_cast<const notation::AccessNode&>(*e);
+      std::vector<std::string> vars = notation::levelIndices(access);
+      const auto& levels = access.tensor->format.levels();
+      if (vars.size() >= 2 && vars[0] == outer && vars[1] == inner && levels[0]->kind() == LevelKind::Dense &&
+          levels[1]->kind() == LevelKind::Compressed) {
+        found = notation::toString(e);
+      }
+    });
+  });
+  return found;
+}
+
+}  // namespace
+
+std::vector<std::string> defaultGpuSchedules(const cin::Stmt& stmt) {
+  if (stmt->kind != cin::StmtKind::Forall) return {};
+  std::string races = outerRaces(stmt, true);
+  if (races.empty()) return {};
+  std::vector<std::string> vars = loopNest(stmt);
+  std::string outer = "parallelize(" + vars[0] + ",gpu_thread," + races + ")";
+  if (vars.size() < 2) return {outer};
+  std::vector<std::string> candidates;
+  // Measured on an H200 (benchmarks/gpu.py): warps per row lose 10x on rows of power-law
+  // lengths (one warp serializes a long row), so a CSR-like operand's nonzeros are split
+  // evenly instead: a few per thread (SpMV), or per warp with its lanes over the remaining
+  // dense loop (SpMM); rows that chunks share are added atomically.
+  std::string access = rowMajorAccess(stmt, vars[0], vars[1]);
+  if (!access.empty()) {
+    std::string f = vars[0] + vars[1] + "_nz", fp = f + "p", fp0 = fp + "0", fp1 = fp + "1";
+    std::string balanced = "fuse(" + vars[0] + "," + vars[1] + "," + f + ");pos(" + f + "," + fp + "," + access + ");";
+    if (vars.size() == 2) {
+      candidates.push_back(balanced + "split(" + fp + "," + fp0 + "," + fp1 + ",4);parallelize(" + fp0 +
+                           ",gpu_thread,atomics)");
+    } else {
+      candidates.push_back(balanced + "split(" + fp + "," + fp0 + "," + fp1 + ",8);parallelize(" + fp0 +
+                           ",gpu_warp,atomics);parallelize(" + vars.back() + ",gpu_thread,no_races)");
+    }
+  }
+  std::string warp = "parallelize(" + vars[0] + ",gpu_warp," + races + ")";
+  candidates.push_back(warp + ";parallelize(" + vars[1] + ",gpu_thread,parallel_reduction)");
+  candidates.push_back(warp + ";parallelize(" + vars.back() + ",gpu_thread,no_races)");
+  candidates.push_back(outer);
+  return candidates;
 }
 
 }  // namespace coiter::schedule

@@ -10,6 +10,7 @@
 // compiler then falls back to the serial kernel, which computes the same result.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "cin/concrete_notation.hpp"
 
@@ -17,5 +18,18 @@ namespace coiter::schedule {
 
 // Schedule text for `stmt` (concretized, in its default loop order), or "" for none.
 std::string defaultSchedule(const cin::Stmt& stmt);
+
+// With target='cuda': schedules to try in order (the first that lowers and prints wins).
+//   0. When a CSR-like operand drives the two outer loops and the result is dense: its
+//      nonzeros split evenly among threads (two loops) or warps (lanes over the third loop),
+//      rows shared by chunks updated atomically. Robust to skewed rows.
+//   1. A warp per iteration of the outer loop, its lanes splitting the next loop and reducing
+//      into a scalar (SpMV's warp per row: coalesced reads of the row).
+//   2. A warp per outer iteration, its lanes splitting the innermost loop (SpMM: each lane owns
+//      result columns).
+//   3. A thread per outer iteration.
+// The outer loop's race strategy is the CPU default's, with atomics for every race (per-thread
+// result copies do not fit a GPU).
+std::vector<std::string> defaultGpuSchedules(const cin::Stmt& stmt);
 
 }  // namespace coiter::schedule

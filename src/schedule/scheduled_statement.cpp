@@ -25,9 +25,23 @@ const char* raceStrategyName(RaceStrategy r) {
   return "?";
 }
 
+const char* parallelUnitName(ParallelUnit u) {
+  switch (u) {
+    case ParallelUnit::None: return "none";
+    case ParallelUnit::CpuThread: return "cpu_thread";
+    case ParallelUnit::CpuVector: return "cpu_vector";
+    case ParallelUnit::GpuBlock: return "gpu_block";
+    case ParallelUnit::GpuWarp: return "gpu_warp";
+    case ParallelUnit::GpuThread: return "gpu_thread";
+  }
+  return "?";
+}
+
 std::string LoopTags::toString() const {
   std::string out;
-  if (unit == ParallelUnit::CpuThread) {
+  if (unit == ParallelUnit::GpuBlock || unit == ParallelUnit::GpuWarp || unit == ParallelUnit::GpuThread) {
+    out += std::string("parallel(") + parallelUnitName(unit) + "," + raceStrategyName(races) + ")";
+  } else if (unit == ParallelUnit::CpuThread) {
     out += std::string("parallel(cpu_thread,") + raceStrategyName(races) + (dynamic ? ",dynamic" : ",static") +
            (chunk ? "," + std::to_string(chunk) : "") + ")";
   } else if (unit == ParallelUnit::CpuVector) {

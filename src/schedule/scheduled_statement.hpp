@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cin/concrete_notation.hpp"
+#include "util/target.hpp"
 
 namespace coiter::schedule {
 
@@ -33,7 +34,8 @@ struct IndexRelation {
   std::string toString() const;  // "i →split(32) i0 i1"
 };
 
-enum class ParallelUnit { None, CpuThread, CpuVector };
+enum class ParallelUnit { None, CpuThread, CpuVector, GpuBlock, GpuWarp, GpuThread };
+const char* parallelUnitName(ParallelUnit u);
 enum class RaceStrategy { NoRaces, IgnoreRaces, Atomics, Temporary, ParallelReduction };
 
 struct LoopTags {
@@ -49,6 +51,7 @@ const char* raceStrategyName(RaceStrategy r);
 
 struct ScheduledStatement {
   cin::Stmt stmt;
+  Target target = Target::Cpu;  // where the kernel runs
   std::vector<IndexRelation> relations;
   std::map<std::string, LoopTags> tags;  // by forall variable
   // Result tensors the schedule asked to assemble with `insert` (two-phase) or `append`.

@@ -20,6 +20,18 @@ TensorStorage::TensorStorage(Format format, std::vector<int64_t> shape, DType va
                      dtypeName(valueType_));
 }
 
+void TensorStorage::attachDevice(std::shared_ptr<const DeviceCopy> copy, bool hostCurrent) {
+  device_ = std::move(copy);
+  hostCurrent_.store(hostCurrent || !device_, std::memory_order_release);
+}
+
+void TensorStorage::downloadFromDevice() const {
+  std::lock_guard<std::mutex> lock(deviceMutex_);
+  if (hostCurrent_.load(std::memory_order_acquire)) return;  // another thread downloaded it
+  device_->download();
+  hostCurrent_.store(true, std::memory_order_release);
+}
+
 std::string TensorStorage::describeLevel(size_t k) const {
   std::string f = format_.str().empty() ? format_.repr() : format_.str();
   return "level " + std::to_string(k) + " (" + format_.levels()[k]->name() + ") of a " + f +
@@ -27,6 +39,7 @@ std::string TensorStorage::describeLevel(size_t k) const {
 }
 
 int64_t TensorStorage::checkLevels(ValidationScope scope) const {
+  syncHost();
   std::vector<int64_t> extents = format_.levelExtents(shape_);
   int64_t positions = 1;
   for (size_t k = 0; k < levels_.size(); ++k) {
@@ -96,6 +109,7 @@ int64_t TensorStorage::nnz() const {
 }
 
 std::shared_ptr<TensorStorage> TensorStorage::copy() const {
+  syncHost();
   std::vector<LevelStorage> levels = levels_;
   for (auto& l : levels)
     for (auto& [name, buffer] : l.arrays) buffer = buffer.copy();

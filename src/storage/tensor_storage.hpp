@@ -1,6 +1,7 @@
 // The data of one tensor: its format, shape, value and index types, each level's arrays and
 // the value array. Buffers may borrow NumPy memory; compiled kernels read them directly.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -8,6 +9,7 @@
 
 #include "format/format.hpp"
 #include "storage/buffer.hpp"
+#include "storage/device_copy.hpp"
 
 namespace coiter {
 
@@ -22,8 +24,23 @@ class TensorStorage {
   const std::vector<int64_t>& shape() const { return shape_; }
   DType valueType() const { return valueType_; }
   DType indexType() const { return indexType_; }
-  const std::vector<LevelStorage>& levels() const { return levels_; }
-  const Buffer& values() const { return values_; }
+  // The arrays, current on the host: a tensor whose device holds the only current copy (a
+  // result computed on a GPU) downloads it first.
+  const std::vector<LevelStorage>& levels() const { syncHost(); return levels_; }
+  const Buffer& values() const { syncHost(); return values_; }
+  // The arrays without downloading: for code that reads only their addresses and lengths
+  // (a GPU launch passes the device copies of the arrays it finds here).
+  const std::vector<LevelStorage>& levelsAnywhere() const { return levels_; }
+  const Buffer& valuesAnywhere() const { return values_; }
+
+  // A device's copy of the arrays. `hostCurrent` false: the device's copy is the only
+  // current one (host reads download it). The device copy is never changed by the host: a
+  // storage's arrays are not written after it is built, except by the user through NumPy,
+  // which the device copy does not see (to("cuda") copies).
+  void attachDevice(std::shared_ptr<const DeviceCopy> copy, bool hostCurrent);
+  const DeviceCopy* deviceCopy() const { return device_.get(); }
+  std::shared_ptr<const DeviceCopy> sharedDeviceCopy() const { return device_; }
+  bool hostCurrent() const { return hostCurrent_; }
 
   // Checks every array against the format (lengths, bounds, declared order and uniqueness)
   // once; later calls return at once. Storage built by coiter's packer is valid by
@@ -61,6 +78,13 @@ class TensorStorage {
   Buffer values_;
   // Checks `scope` of every level; returns the position count of the last level.
   int64_t checkLevels(ValidationScope scope) const;
+  void syncHost() const {
+    if (!hostCurrent_.load(std::memory_order_acquire)) downloadFromDevice();
+  }
+  void downloadFromDevice() const;
+  std::shared_ptr<const DeviceCopy> device_;
+  mutable std::atomic<bool> hostCurrent_{true};
+  mutable std::mutex deviceMutex_;
   mutable bool valid_ = false;
   mutable bool structureChecked_ = false;
   mutable int64_t nnz_ = -1;

@@ -31,6 +31,11 @@ struct SignatureError : CoiterError {   // -> ct.SignatureError(TypeError)
 struct CompileError : CoiterError {     // -> ct.CompileError(RuntimeError)
   using CoiterError::CoiterError;
 };
+// A GPU (or its libraries) could not do what was asked: no driver or device, NVRTC missing,
+// device memory exhausted, a failed launch.
+struct DeviceError : CoiterError {      // -> ct.DeviceError(RuntimeError)
+  using CoiterError::CoiterError;
+};
 // A malformed expression string; `column` is 1-based (0 when unknown).
 struct ParseError : CoiterError {       // -> ct.ParseError(ValueError), with .column
   ParseError(const std::string& message, int column)

@@ -1,0 +1,191 @@
+"""GPU benchmarks (issue 19): coiter's target="cuda" kernels against cuSPARSE through CuPy, in
+one process, on device-resident data. Run on a machine with an NVIDIA GPU and CuPy:
+
+    python -m benchmarks.gpu [--rows N] [--out results.json]
+
+Each case times whole calls as users make them, synchronized (coiter's call returns when the
+kernel is done; CuPy's is followed by a device synchronize), median of repeated runs after a
+warm-up, and the GPU time alone (CUDA events: around coiter's kernel launch, around CuPy's call),
+and checks the results against each other. SpMV is also reported as a share of the
+device's copy bandwidth (a device-to-device copy of 1 GiB, bytes read plus written), counting
+the bytes SpMV must move at least: the matrix's values, column indices and row pointers, x once
+and y once.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+import coiter as ct
+
+
+def median_seconds(fn, repeats=30, warmup=3):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def gpu_seconds(call, repeats=20):
+    """Median GPU time of coiter's kernel (CUDA events around its launch)."""
+    times = []
+    for _ in range(repeats):
+        call()
+        times.append(ct._core.cuda_last_kernel_seconds())
+    return statistics.median(times)
+
+
+def cupy_gpu_seconds(call, repeats=20):
+    """Median GPU time of a CuPy call (cupyx.profiler.benchmark: CUDA events around it, which
+    include every kernel the call launches)."""
+    from cupyx.profiler import benchmark
+    return float(np.median(benchmark(call, n_repeat=repeats, n_warmup=3).gpu_times[0]))
+
+
+def copy_bandwidth(cp):
+    a = cp.ones(1 << 27, dtype=cp.float64)  # 1 GiB
+    b = cp.empty_like(a)
+
+    def run():
+        b[...] = a
+        cp.cuda.Device().synchronize()
+    return 2 * a.nbytes / median_seconds(run, repeats=20)
+
+
+def matrices(rows, per_row, rng):
+    """A uniform matrix (per_row random columns per row) and a skewed one (row lengths from a
+    power law, same total), both CSR float64 with int32 indices."""
+    nnz = rows * per_row
+    uniform = sp.random(rows, rows, density=per_row / rows, format="csr", random_state=rng, dtype=np.float64)
+    lengths = np.minimum(rng.zipf(1.8, rows), rows // 4).astype(np.int64)
+    lengths = np.maximum(1, (lengths * (nnz / lengths.sum())).astype(np.int64))
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    cols = rng.integers(0, rows, indptr[-1])
+    skewed = sp.csr_matrix((rng.standard_normal(indptr[-1]), cols, indptr), shape=(rows, rows))
+    skewed.sum_duplicates()
+    skewed.sort_indices()
+    for m in (uniform, skewed):
+        m.indices = m.indices.astype(np.int32)
+        m.indptr = m.indptr.astype(np.int32)
+    return {"uniform": uniform, "skewed (power law rows)": skewed}
+
+
+# Schedules compared with the default on every matrix (None: the default GPU schedule).
+SPMV_SCHEDULES = {
+    "default (4 nonzeros per thread)": None,
+    "warp per row": "parallelize(i,gpu_warp,no_races);parallelize(j,gpu_thread,parallel_reduction)",
+    "8 nonzeros per thread": "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,8);parallelize(fp0,gpu_thread,atomics)",
+}
+SPMM_SCHEDULES = {
+    "default (8 nonzeros per warp)": None,
+    "warp per row": "parallelize(i,gpu_warp,no_races);parallelize(j,gpu_thread,no_races)",
+}
+
+
+def spmv_case(cp, cpsp, name, A, bandwidth, label="default", schedule=None):
+    n = A.shape[1]
+    x = np.random.default_rng(1).standard_normal(n)
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, schedule=schedule,
+                      target="cuda")
+    dA, dx = ct.asarray(A).to("cuda"), ct.asarray(x).to("cuda")
+    gA, gx = cpsp.csr_matrix(A), cp.asarray(x)
+
+    def ours():
+        return kern(A=dA, x=dx)
+
+    def theirs():
+        y = gA @ gx
+        cp.cuda.Device().synchronize()
+        return y
+    np.testing.assert_allclose(ours().to_numpy(), cp.asnumpy(theirs()), rtol=1e-10, atol=1e-10)
+    t_ours, t_theirs = median_seconds(ours), median_seconds(theirs)
+    g_ours, g_theirs = gpu_seconds(ours), cupy_gpu_seconds(lambda: gA @ gx)
+    moved = A.nnz * (8 + 4) + (A.shape[0] + 1) * 4 + n * 8 + A.shape[0] * 8
+    return {"kernel": "SpMV", "schedule": label, "matrix": name, "rows": A.shape[0], "nnz": int(A.nnz),
+            "coiter_ms": 1e3 * t_ours, "cusparse_ms": 1e3 * t_theirs, "speedup_vs_cusparse": t_theirs / t_ours,
+            "coiter_gpu_ms": 1e3 * g_ours, "cusparse_gpu_ms": 1e3 * g_theirs, "gpu_speedup": g_theirs / g_ours,
+            "coiter_bandwidth_share": moved / g_ours / bandwidth}
+
+
+def spmm_case(cp, cpsp, name, A, cols, label="default", schedule=None):
+    B = np.random.default_rng(2).standard_normal((A.shape[1], cols))
+    kern = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "dd", "C": "dd"}, schedule=schedule,
+                      target="cuda")
+    dA, dB = ct.asarray(A).to("cuda"), ct.asarray(B).to("cuda")
+    gA, gB = cpsp.csr_matrix(A), cp.asarray(B)
+
+    def ours():
+        return kern(A=dA, B=dB)
+
+    def theirs():
+        C = gA @ gB
+        cp.cuda.Device().synchronize()
+        return C
+    np.testing.assert_allclose(ours().to_numpy(), cp.asnumpy(theirs()), rtol=1e-10, atol=1e-10)
+    t_ours, t_theirs = median_seconds(ours, repeats=10), median_seconds(theirs, repeats=10)
+    g_ours, g_theirs = gpu_seconds(ours), cupy_gpu_seconds(lambda: gA @ gB)
+    return {"kernel": f"SpMM ({cols} columns)", "schedule": label, "matrix": name, "rows": A.shape[0], "nnz": int(A.nnz),
+            "coiter_ms": 1e3 * t_ours, "cusparse_ms": 1e3 * t_theirs, "speedup_vs_cusparse": t_theirs / t_ours,
+            "coiter_gpu_ms": 1e3 * g_ours, "cusparse_gpu_ms": 1e3 * g_theirs, "gpu_speedup": g_theirs / g_ours}
+
+
+def compile_latency():
+    """Seconds to compile a GPU kernel cold (empty cache) and to get it from the disk cache in
+    a fresh process."""
+    code = ("import time, coiter as ct; t = time.perf_counter();"
+            "ct.compile('y(i) = A(i,j) * x(j)', formats={'A':'csr','x':'d','y':'d'}, target='cuda');"
+            "print(time.perf_counter() - t)")
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, COITER_CACHE_DIR=cache)
+        cold = float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                    check=True).stdout)
+        warm = float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                    check=True).stdout)
+    return {"cold_s": cold, "disk_cache_s": warm}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--per-row", type=int, default=12)
+    parser.add_argument("--spmm-rows", type=int, default=200_000)
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    import cupy as cp
+    import cupyx.scipy.sparse as cpsp
+    rng = np.random.default_rng(0)
+    status = ct.cuda.status()
+    bandwidth = copy_bandwidth(cp)
+    report = {"device": status, "copy_bandwidth_GBps": bandwidth / 1e9, "cases": []}
+    print(f"{status['name']} ({status['arch']}), copy bandwidth {bandwidth / 1e9:.0f} GB/s", flush=True)
+    for name, A in matrices(args.rows, args.per_row, rng).items():
+        for label, schedule in SPMV_SCHEDULES.items():
+            case = spmv_case(cp, cpsp, name, A, bandwidth, label, schedule)
+            report["cases"].append(case)
+            print(json.dumps(case), flush=True)
+    for name, A in matrices(args.spmm_rows, args.per_row, rng).items():
+        for cols in (32, 128):
+            for label, schedule in SPMM_SCHEDULES.items():
+                case = spmm_case(cp, cpsp, name, A, cols, label, schedule)
+                report["cases"].append(case)
+                print(json.dumps(case), flush=True)
+    report["compile_latency"] = compile_latency()
+    print(json.dumps(report["compile_latency"]), flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(report, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+// Bindings of the GPU runtime: whether a GPU is usable and which, moving tensors between host
+// and device, and NVRTC for tests that compile CUDA without a GPU.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "jit/cuda/cuda_engine.hpp"
+#include "jit/cuda/nvrtc.hpp"
+#include "runtime/cuda/cuda_driver.hpp"
+#include "runtime/cuda/device_arrays.hpp"
+
+namespace py = pybind11;
+
+namespace coiter::bindings {
+
+void bindCuda(py::module_& m) {
+  m.def("cuda_set_library_directories", &cuda::setLibraryDirectories, py::arg("directories"),
+        "Directories searched for libnvrtc and libcuda after the system's (the nvidia-* wheels').");
+  m.def("cuda_status", [] {
+    py::dict out;
+    std::string why;
+    bool gpu = cuda::available(&why);
+    out["available"] = gpu;
+    out["problem"] = why;
+    if (gpu) {
+      const cuda::Device& d = cuda::device();
+      out["name"] = d.name;
+      out["arch"] = d.arch();
+      out["multiprocessors"] = d.multiprocessors;
+      out["memory"] = d.memory;
+      out["driver_version"] = d.driverVersion;
+    }
+    std::string nvrtcWhy;
+    bool nvrtc = cuda::nvrtcAvailable(&nvrtcWhy);
+    out["nvrtc"] = nvrtc ? py::object(py::str(cuda::nvrtcVersion())) : py::object(py::none());
+    out["nvrtc_problem"] = nvrtcWhy;
+    return out;
+  }, "Whether a GPU and NVRTC are usable, and what they are.");
+  m.def("cuda_compile", [](const std::string& source, const std::string& arch) {
+    std::vector<uint8_t> code = cuda::compileCuda(source, arch);
+    return py::bytes(reinterpret_cast<const char*>(code.data()), code.size());
+  }, py::arg("source"), py::arg("arch"), "NVRTC: a cubin (arch sm_XY) or PTX (compute_XY) of CUDA C++ source.");
+  m.def("cuda_target_architecture", &cuda::targetArchitecture);
+  m.def("cuda_last_kernel_seconds", [] { return cuda::lastKernelSeconds(); },
+        "GPU time of the last kernel this thread ran on the GPU (CUDA events), in seconds.");
+  m.def("to_device", [](const TensorStorage& s) { return cuda::upload(s); }, py::arg("storage"),
+        py::call_guard<py::gil_scoped_release>());
+  m.def("to_host", [](const TensorStorage& s) { return cuda::hostStorage(s); }, py::arg("storage"),
+        py::call_guard<py::gil_scoped_release>());
+}
+
+}  // namespace coiter::bindings

@@ -1,0 +1,206 @@
+"""target="cuda" without a GPU (API.md §6): schedules with GPU units, the CUDA C++ the printer
+makes of them, NVRTC compiling it to machine code for an H100/H200 (sm_90), and the errors a
+machine without a GPU gives. The same kernels run on a GPU in test_cuda_device.py."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import coiter as ct
+
+status = ct.cuda.status()
+needs_nvrtc = pytest.mark.skipif(status["nvrtc"] is None, reason=f"NVRTC is not installed: {status['nvrtc_problem']}")
+
+
+@pytest.fixture(autouse=True)
+def compile_for_sm90(monkeypatch):
+    # Without a GPU the architecture must be named; with one it would be the GPU's.
+    monkeypatch.setenv("COITER_CUDA_ARCH", "sm_90")
+
+
+SPMV = ("y(i) = A(i,j) * x(j)", {"A": "csr", "x": "d", "y": "d"})
+
+# (expression, formats): every one must compile for the GPU with the default GPU schedule.
+EXPRESSIONS = [
+    SPMV,
+    ("y(i) = A(i,j) * x(j)", {"A": "csc", "x": "d", "y": "d"}),
+    ("y(i) = A(i,j) * x(j)", {"A": "coo", "x": "d", "y": "d"}),
+    ("y(i) = A(i,j) * x(j)", {"A": "dcsr", "x": "d", "y": "d"}),
+    ("y(i) = A(i,j) * x(j)", {"A": "dd", "x": "d", "y": "d"}),
+    ("y(j) = A(i,j) * x(i)", {"A": "csr", "x": "d", "y": "d"}),
+    ("y(i) = A(i,j) * x(j) + z(i)", {"A": "csr", "x": "d", "z": "d", "y": "d"}),
+    ("C(i,j) = A(i,k) * B(k,j)", {"A": "csr", "B": "dd", "C": "dd"}),
+    ("C(i,j) = A(i,j) + D(i,j)", {"A": "csr", "D": "dd", "C": "dd"}),
+    ("C(i,j) = A(i,j) * D(i,j) * 2", {"A": "csr", "D": "dd", "C": "dd"}),
+    ("y(i) = A(i,j) * B(i,j)", {"A": "csr", "B": "csr", "y": "d"}),
+    ("A(i,j) = B(i,j,k) * c(k)", {"B": "csf", "c": "d", "A": "dd"}),
+    ("A(i,l) = B(i,j,k) * C(j,l) * D(k,l)", {"B": "csf", "C": "dd", "D": "dd", "A": "dd"}),
+]
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32])
+@pytest.mark.parametrize("expr,formats", EXPRESSIONS, ids=[f"{e} {sorted(f.items())}" for e, f in EXPRESSIONS])
+def test_default_gpu_schedules_compile(expr, formats, dtype):
+    kern = ct.compile(expr, formats=formats, dtype=dtype, target="cuda")
+    source = kern.source()
+    assert source == kern.source("cuda")
+    assert '__global__' in source and "gpu_" in kern.concrete
+    assert kern.stages["cuda"] == source
+
+
+SCHEDULES = [
+    "parallelize(i,gpu_thread,no_races)",
+    "parallelize(i,gpu_warp,no_races);parallelize(j,gpu_thread,parallel_reduction)",
+    "parallelize(i,gpu_block,no_races);parallelize(j,gpu_thread,parallel_reduction)",
+    "split(i,i0,i1,4);parallelize(i0,gpu_block,no_races);parallelize(i1,gpu_warp,no_races);"
+    "parallelize(j,gpu_thread,parallel_reduction)",
+    # TACO's nonzero-balanced SpMV, on threads and on blocks of threads.
+    "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,8);parallelize(fp0,gpu_thread,atomics)",
+    "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,256);split(fp1,fp2,fp3,8);"
+    "parallelize(fp0,gpu_block,atomics);parallelize(fp2,gpu_thread,atomics)",
+    "split(i,i0,i1,32);parallelize(i0,gpu_block,no_races);parallelize(i1,gpu_thread,no_races)",
+]
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_spmv_gpu_schedules_compile(schedule):
+    kern = ct.compile(SPMV[0], formats=SPMV[1], schedule=schedule, target="cuda")
+    assert "__global__" in kern.source()
+
+
+@needs_nvrtc
+def test_spmm_schedules_compile():
+    formats = {"A": "csr", "B": "dd", "C": "dd"}
+    for schedule in ["parallelize(i,gpu_warp,no_races);parallelize(j,gpu_thread,no_races)",
+                     "fuse(i,k,f);pos(f,fp,A(i,k));split(fp,fp0,fp1,8);parallelize(fp0,gpu_warp,atomics);"
+                     "parallelize(j,gpu_thread,no_races)",
+                     "reorder(k,j);parallelize(i,gpu_block,no_races);parallelize(j,gpu_thread,no_races)"]:
+        assert "__global__" in ct.compile("C(i,j) = A(i,k) * B(k,j)", formats=formats, schedule=schedule,
+                                          target="cuda").source()
+
+
+@needs_nvrtc
+def test_warp_reduction_golden():
+    """The warp-per-row SpMV as printed: a warp-stride loop over rows, a lane-stride loop over
+    the row's nonzeros, a butterfly sum, and the store by lane 0 only."""
+    kern = ct.compile(SPMV[0], formats=SPMV[1], target="cuda",
+                      schedule="parallelize(i,gpu_warp,no_races);parallelize(j,gpu_thread,parallel_reduction)")
+    src = kern.source()
+    assert "for (int64_t i = i_begin + (int64_t)(((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5); " \
+           "i < i_end; i += (int64_t)(((int64_t)gridDim.x * blockDim.x) >> 5)) {" in src
+    assert "pA2 = pA2_begin + (int64_t)(int64_t)(threadIdx.x & 31); pA2 < pA2_end; pA2 += (int64_t)32)" in src
+    assert "acc0 = coiter_warp_add_float64(acc0);" in src
+    assert "__shfl_xor_sync(0xffffffffu, (double)v, offset)" in src
+    lane0 = src.index("if ((threadIdx.x & 31) == 0) {")
+    assert src.index("y_vals[py1] += acc0;") > lane0
+
+
+@needs_nvrtc
+def test_block_reduction_and_atomics_golden():
+    src = ct.compile(SPMV[0], formats=SPMV[1], target="cuda",
+                     schedule="parallelize(i,gpu_block,no_races);parallelize(j,gpu_thread,parallel_reduction)").source()
+    assert "i = i_begin + (int64_t)(int64_t)blockIdx.x; i < i_end; i += (int64_t)(int64_t)gridDim.x" in src
+    assert "acc0 = coiter_block_add_float64(acc0);" in src and "__shared__ double partial[32];" in src
+    assert "if (threadIdx.x == 0) {" in src
+    src = ct.compile(SPMV[0], formats=SPMV[1], target="cuda",
+                     schedule="fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,8);"
+                              "parallelize(fp0,gpu_thread,atomics)").source()
+    assert "atomicAdd((double*)&y_vals[i]" in src
+
+
+def test_gpu_units_need_the_cuda_target():
+    with pytest.raises(ct.ScheduleError, match="needs target='cuda'"):
+        ct.compile(SPMV[0], formats=SPMV[1], schedule="parallelize(i,gpu_thread,no_races)")
+    with pytest.raises(ct.ScheduleError, match="runs on the CPU"):
+        ct.compile(SPMV[0], formats=SPMV[1], schedule="parallelize(i,cpu_thread,no_races)", target="cuda")
+
+
+@needs_nvrtc
+def test_illegal_gpu_schedules_are_schedule_errors():
+    formats = SPMV[1]
+    cases = {
+        # a warp loop cannot enclose a block loop
+        "parallelize(i,gpu_warp,no_races);parallelize(j,gpu_block,no_races)": "GPU loops nest",
+        # lanes sharing the row's accumulator must reduce it
+        "parallelize(i,gpu_warp,no_races);parallelize(j,gpu_thread,no_races)": "parallel_reduction",
+        # a GPU cannot give each thread a private copy of the result
+        "parallelize(j,gpu_thread,temporary)": "choose atomics",
+    }
+    for schedule, message in cases.items():
+        with pytest.raises(ct.ScheduleError, match=message):
+            ct.compile(SPMV[0], formats=formats, schedule=schedule, target="cuda")
+
+
+@needs_nvrtc
+def test_host_only_operations_are_refused_by_name():
+    with pytest.raises(ct.CompileError, match="host"):
+        ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"}, target="cuda")
+    with pytest.raises(ct.CompileError, match="complex"):
+        ct.compile(SPMV[0], formats=SPMV[1], dtype=np.complex128, target="cuda")
+
+
+@needs_nvrtc
+def test_sources_by_target():
+    kern = ct.compile(SPMV[0], formats=SPMV[1], target="cuda")
+    with pytest.raises(ct.CompileError, match="source is kern.source\\('cuda'\\)"):
+        kern.source("c")
+    with pytest.raises(ct.CompileError, match="compiled for the CPU"):
+        ct.compile(SPMV[0], formats=SPMV[1]).source("cuda")
+    with pytest.raises(ct.CompileError, match="unknown target"):
+        ct.compile(SPMV[0], formats=SPMV[1], target="tpu")
+
+
+@needs_nvrtc
+def test_gpu_kernels_are_cached_by_architecture(monkeypatch):
+    ct.clear_cache()
+    ct.compile(SPMV[0], formats=SPMV[1], target="cuda")
+    before = ct.cache_info()
+    ct.compile(SPMV[0], formats=SPMV[1], target="cuda")
+    assert ct.cache_info()["compiles"] == before["compiles"]
+    monkeypatch.setenv("COITER_CUDA_ARCH", "sm_80")
+    ct.compile(SPMV[0], formats=SPMV[1], target="cuda")
+    assert ct.cache_info()["compiles"] == before["compiles"] + 1
+
+
+@needs_nvrtc
+def test_nvrtc_compiles_ptx_that_ptxas_accepts(tmp_path):
+    """The printed CUDA, compiled to PTX by NVRTC, assembles with the toolkit's ptxas."""
+    ptxas = next((p for p in ("/usr/local/cuda/bin/ptxas", "/usr/local/bin/ptxas") if os.path.exists(p)), None)
+    if ptxas is None:
+        pytest.skip("ptxas is not installed")
+    for expr, formats in EXPRESSIONS[:8]:
+        source = ct.compile(expr, formats=formats, target="cuda").source()
+        ptx = ct._core.cuda_compile(source, "compute_90")
+        path = tmp_path / "kernel.ptx"
+        path.write_bytes(ptx.rstrip(b"\0"))
+        subprocess.run([ptxas, "-arch=sm_90", str(path), "-o", str(tmp_path / "kernel.cubin")], check=True)
+
+
+def test_running_without_a_gpu_says_what_is_missing():
+    if status["available"]:
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(ct.DeviceError, match="driver"):
+        ct.asarray(np.ones(3)).to("cuda")
+    if status["nvrtc"] is not None:
+        kern = ct.compile(SPMV[0], formats=SPMV[1], target="cuda")
+        A = ct.random((5, 4), density=0.5, format="csr", seed=1)
+        with pytest.raises(ct.DeviceError, match="driver"):
+            kern(A=A, x=np.ones(4))
+
+
+def test_cpu_tensors_report_their_device():
+    t = ct.asarray(np.ones(3))
+    assert t.device == "cpu" and t.to("cpu") is t
+    with pytest.raises(ValueError, match="unknown device"):
+        t.to("tpu")
+
+
+def test_status_without_a_gpu_names_the_problem():
+    code = "import coiter as ct; s = ct.cuda.status(); print(s['available'], bool(s['problem']))"
+    env = dict(os.environ, COITER_CUDA_DRIVER_LIBRARY="/nonexistent/libcuda.so.1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"]
