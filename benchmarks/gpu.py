@@ -90,6 +90,8 @@ SPMV_SCHEDULES = {
 SPMM_SCHEDULES = {
     "default (8 nonzeros per warp)": None,
     "warp per row": "parallelize(i,gpu_warp,no_races);parallelize(j,gpu_thread,no_races)",
+    "32 nonzeros per warp": "fuse(i,k,f);pos(f,fp,A(i,k));split(fp,fp0,fp1,32);parallelize(fp0,gpu_warp,atomics);"
+                            "parallelize(j,gpu_thread,no_races)",
 }
 
 

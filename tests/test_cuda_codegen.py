@@ -109,7 +109,7 @@ def test_block_reduction_and_atomics_golden():
     src = ct.compile(SPMV[0], formats=SPMV[1], target="cuda",
                      schedule="fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,8);"
                               "parallelize(fp0,gpu_thread,atomics)").source()
-    assert "atomicAdd((double*)&y_vals[i]" in src
+    assert "coiter_atomic_add_float64((double*)&y_vals[i]" in src and "__activemask()" in src
 
 
 def test_gpu_units_need_the_cuda_target():

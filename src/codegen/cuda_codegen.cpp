@@ -432,6 +432,27 @@ std::string CudaPrinter::reductionHelper(const std::string& op, DType t, LoopKin
   return block;
 }
 
+std::string CudaPrinter::warpAggregatedAdd(DType t) {
+  std::string T = expr().type(scalar(t));
+  std::string name = "coiter_atomic_add_" + std::string(dtypeName(t));
+  if (deviceHelperNames_.count(name)) return name;
+  deviceHelperNames_[name] = true;
+  deviceHelpers_.push_back(
+      "// *p += v, atomically. When every lane running this together adds to the same address (the\n"
+      "// chunks of one long row, in a nonzero-balanced loop), the lanes' values are summed first\n"
+      "// and one atomic is issued instead of up to 32 contending for that address.\n"
+      "static __device__ __forceinline__ void " + name + "(" + T + "* p, " + T + " v) {\n" +
+      "  const unsigned mask = __activemask();\n" +
+      "  const int leader = __ffs(mask) - 1;\n" +
+      "  const unsigned long long mine = (unsigned long long)p;\n" +
+      "  if (__all_sync(mask, __shfl_sync(mask, mine, leader) == mine)) {\n" +
+      "    " + T + " sum = 0;\n" +
+      "    for (unsigned m = mask; m; m &= m - 1) sum += __shfl_sync(mask, v, __ffs(m) - 1);\n" +
+      "    if ((int)(threadIdx.x & 31) == leader) atomicAdd(p, sum);\n" +
+      "  } else {\n    atomicAdd(p, v);\n  }\n}\n");
+  return name;
+}
+
 CPrinter::LoopPragma CudaPrinter::loopPragma(const ForNode& n) {
   if (n.schedule.kind == LoopKind::Parallel || n.schedule.kind == LoopKind::Vectorized) {
     refuse("has a CPU-parallel loop over '" + n.var->name + "' (a lowering bug: target='cuda' schedules GPU units)");
@@ -452,6 +473,11 @@ void CudaPrinter::atomicUpdate(const AtomicUpdateNode& n) {
   auto emit = [&](const std::string& fn, const std::string& T) {
     line(fn + "((" + T + "*)" + target + ", (" + T + ")(" + value + "));");
   };
+  bool flag = false;
+  for (const Param& p : function().params) flag = flag || (p.var == n.buffer && p.flag);
+  if (n.op == BinaryOp::Add && !flag && (t == DType::Float32 || t == DType::Float64)) {
+    return emit(warpAggregatedAdd(t), t == DType::Float32 ? "float" : "double");
+  }
   if (n.op == BinaryOp::Add) {
     switch (t) {
       case DType::Float32: return emit("atomicAdd", "float");

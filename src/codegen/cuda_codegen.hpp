@@ -17,6 +17,7 @@
 //     operations: the printer refuses them with a CompileError naming what needs them.
 //   - Status codes are stored into the launch's status word; the flag parameter (coordinate
 //     violations) is incremented atomically.
+//   - Atomic float additions aggregate the lanes of a warp that add to the same address.
 // The kernel takes one by-value parameter, `struct coiter_args` (the pointer and integer slots
 // of ir.hpp and the status word), so the IR's slot loads are unchanged.
 #pragma once
@@ -60,6 +61,8 @@ class CudaPrinter : public CPrinter {
   void gpuLoop(const ir::ForNode& n);
   void reduceAfter(const ir::ForNode& loop, ir::LoopKind parent);
   std::string reductionHelper(const std::string& op, DType t, ir::LoopKind over);
+  // The helper that adds atomically, aggregating the lanes of a warp that add to one address.
+  std::string warpAggregatedAdd(DType t);
   // The first side effect of `s` outside its GPU loops, described, or "" for none.
   std::string sideEffect(const ir::Stmt& s, bool skipGpuLoops) const;
   [[noreturn]] void refuse(const std::string& what) const;
