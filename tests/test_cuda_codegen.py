@@ -59,6 +59,11 @@ SCHEDULES = [
     "parallelize(j,gpu_thread,parallel_reduction)",
     # TACO's nonzero-balanced SpMV, on threads and on blocks of threads.
     "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,8);parallelize(fp0,gpu_thread,atomics)",
+    # TACO's published GPU SpMV schedule (thesis Fig 1-14, in coiter's syntax): nonzero tiles
+    # per block, warp and thread; only the innermost loop names atomics.
+    "fuse(i,j,f);pos(f,fpos,A(i,j));split(fpos,block,fpos1,2048);split(fpos1,warp,fpos2,256);"
+    "split(fpos2,thread,thr_nz,8);reorder(block,warp,thread,thr_nz);parallelize(block,gpu_block,no_races);"
+    "parallelize(warp,gpu_warp,ignore_races);parallelize(thread,gpu_thread,atomics)",
     "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,256);split(fp1,fp2,fp3,8);"
     "parallelize(fp0,gpu_block,atomics);parallelize(fp2,gpu_thread,atomics)",
     "split(i,i0,i1,32);parallelize(i0,gpu_block,no_races);parallelize(i1,gpu_thread,no_races)",

@@ -53,6 +53,11 @@ def test_spmv_device_tensors_stay_on_device():
     "parallelize(i,gpu_block,no_races);parallelize(j,gpu_thread,parallel_reduction)",
     # TACO's nonzero-balanced SpMV: chunks of nonzeros per thread, rows added atomically.
     "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,8);parallelize(fp0,gpu_thread,atomics)",
+    # TACO's published GPU SpMV schedule (thesis Fig 1-14, in coiter's syntax): nonzero tiles
+    # per block, warp and thread; only the innermost loop names atomics.
+    "fuse(i,j,f);pos(f,fpos,A(i,j));split(fpos,block,fpos1,2048);split(fpos1,warp,fpos2,256);"
+    "split(fpos2,thread,thr_nz,8);reorder(block,warp,thread,thr_nz);parallelize(block,gpu_block,no_races);"
+    "parallelize(warp,gpu_warp,ignore_races);parallelize(thread,gpu_thread,atomics)",
 ])
 def test_spmv_schedules(schedule):
     A = sparse(1000, 700, 0.01, skew=True)
@@ -112,7 +117,9 @@ def test_random_expressions_match_einsum(trial):
     cases = [("y(i) = A(i,j) * x(j)", "ij,j->i"), ("y(i) = A(i,j) * B(i,j) * x(j)", "ij,ij,j->i"),
              ("C(i,j) = A(i,k) * M(k,j)", "ik,kj->ij"), ("y(j) = A(i,j) * B(i,j)", "ij,ij->j")]
     expr, subscripts = cases[trial % len(cases)]
-    fa, fb = (str(f) for f in r.choice(["csr", "dense", "coo", "csc", "dcsr"], 2))
+    # Row-major formats: a column-major operand of these sums over rows would need a workspace,
+    # which the GPU does not have yet (docs/gpu.md).
+    fa, fb = (str(f) for f in r.choice(["csr", "dense", "coo", "dcsr"], 2))
     A = ct.random((23, 17), density=0.3, format=fa, seed=trial)
     B = ct.random((23, 17), density=0.3, format=fb, seed=100 + trial)
     M, x = r.standard_normal((17, 9)), r.standard_normal(17)

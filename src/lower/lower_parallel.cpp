@@ -59,6 +59,27 @@ bool hasWhere(const cin::Stmt& s) {
   return true;
 }
 
+// Whether a loop inside `s` is tagged with a GPU unit and atomics.
+bool hasInnerGpuAtomics(const cin::Stmt& s, const schedule::ScheduledStatement& scheduled) {
+  switch (s->kind) {
+    case cin::StmtKind::Assign: return false;
+    case cin::StmtKind::Forall: {
+      const auto& f = cin::as<cin::ForallNode>(s);
+      const schedule::LoopTags* tags = scheduled.tagsOf(f.var);
+      bool gpu = tags && (tags->unit == ParallelUnit::GpuBlock || tags->unit == ParallelUnit::GpuWarp ||
+                          tags->unit == ParallelUnit::GpuThread);
+      return (gpu && tags->races == RaceStrategy::Atomics) || hasInnerGpuAtomics(f.body, scheduled);
+    }
+    case cin::StmtKind::Where:
+      return hasInnerGpuAtomics(cin::as<cin::WhereNode>(s).consumer, scheduled) ||
+             hasInnerGpuAtomics(cin::as<cin::WhereNode>(s).producer, scheduled);
+    case cin::StmtKind::Sequence:
+      return hasInnerGpuAtomics(cin::as<cin::SequenceNode>(s).define, scheduled) ||
+             hasInnerGpuAtomics(cin::as<cin::SequenceNode>(s).mutate, scheduled);
+  }
+  return false;
+}
+
 }  // namespace
 
 void Lowerer::planChunkedAssembly() {
@@ -167,6 +188,10 @@ Lowerer::ParallelPlan Lowerer::planLoop(const cin::ForallNode& f, const std::str
     bool allDense = groups_.empty() && trailingDense_ < 0;
     std::string result = resultTensor_->name;
     RaceStrategy races = tags->races;
+    // TACO's GPU schedules tag only the innermost GPU loop with atomics (SpMV: a block, its
+    // warps, their threads): every result update is then atomic, which settles the races of
+    // the loops around it too.
+    if (gpu && races != RaceStrategy::Atomics && hasInnerGpuAtomics(f.body, scheduled_)) races = RaceStrategy::Atomics;
     if (races == RaceStrategy::NoRaces) {
       std::string vars;
       for (const auto& v : scheduled_.boundVariables(root)) vars += (vars.empty() ? "" : " and ") + v;

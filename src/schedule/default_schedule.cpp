@@ -94,10 +94,11 @@ std::vector<std::string> defaultGpuSchedules(const cin::Stmt& stmt) {
   std::string outer = "parallelize(" + vars[0] + ",gpu_thread," + races + ")";
   if (vars.size() < 2) return {outer};
   std::vector<std::string> candidates;
-  // Measured on an H200 (benchmarks/gpu.py): warps per row lose 10x on rows of power-law
+  // Measured on an H200 (benchmarks/gpu.py): warps per row lose 10-20x on rows of power-law
   // lengths (one warp serializes a long row), so a CSR-like operand's nonzeros are split
-  // evenly instead: a few per thread (SpMV), or per warp with its lanes over the remaining
-  // dense loop (SpMM); rows that chunks share are added atomically.
+  // evenly instead: 4 per thread (SpMV; 8 was slower on uniform rows), or 32 per warp with its
+  // lanes over the remaining dense loop (SpMM; 8 per warp was 1.5x slower at 32 columns);
+  // rows that chunks share are added atomically.
   std::string access = rowMajorAccess(stmt, vars[0], vars[1]);
   if (!access.empty()) {
     std::string f = vars[0] + vars[1] + "_nz", fp = f + "p", fp0 = fp + "0", fp1 = fp + "1";
@@ -106,7 +107,7 @@ std::vector<std::string> defaultGpuSchedules(const cin::Stmt& stmt) {
       candidates.push_back(balanced + "split(" + fp + "," + fp0 + "," + fp1 + ",4);parallelize(" + fp0 +
                            ",gpu_thread,atomics)");
     } else {
-      candidates.push_back(balanced + "split(" + fp + "," + fp0 + "," + fp1 + ",8);parallelize(" + fp0 +
+      candidates.push_back(balanced + "split(" + fp + "," + fp0 + "," + fp1 + ",32);parallelize(" + fp0 +
                            ",gpu_warp,atomics);parallelize(" + vars.back() + ",gpu_thread,no_races)");
     }
   }

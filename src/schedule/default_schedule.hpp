@@ -21,7 +21,8 @@ std::string defaultSchedule(const cin::Stmt& stmt);
 
 // With target='cuda': schedules to try in order (the first that lowers and prints wins).
 //   0. When a CSR-like operand drives the two outer loops and the result is dense: its
-//      nonzeros split evenly among threads (two loops) or warps (lanes over the third loop),
+//      nonzeros split evenly, 4 per thread (two loops) or 32 per warp (lanes over the third
+//      loop),
 //      rows shared by chunks updated atomically. Robust to skewed rows.
 //   1. A warp per iteration of the outer loop, its lanes splitting the next loop and reducing
 //      into a scalar (SpMV's warp per row: coalesced reads of the row).
