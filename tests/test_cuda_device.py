@@ -149,3 +149,16 @@ def test_sparse_result_is_refused_clearly():
     A = sparse(20, 20, 0.2)
     with pytest.raises(ct.CompileError, match="host"):
         ct.evaluate("C(i,j) = A(i,k) * B(k,j)", A=A, B=A, target="cuda")
+
+
+def test_cupy_views_share_memory():
+    cp = pytest.importorskip("cupy")
+    A = sparse(60, 50, 0.1)
+    x = rng.standard_normal(50)
+    y = ct.evaluate("y(i) = A(i,j) * x(j)", A=ct.asarray(A).to("cuda"), x=x, target="cuda")
+    assert y.device == "cuda"
+    gy = cp.asarray(y)  # __cuda_array_interface__
+    np.testing.assert_allclose(cp.asnumpy(gy), A @ x, rtol=1e-12)
+    gA = ct.cuda.to_cupy(ct.asarray(A).to("cuda"))
+    np.testing.assert_allclose(cp.asnumpy(gA @ cp.asarray(x)), A @ x, rtol=1e-12)
+    assert ct.cuda.to_cupy(y).data.ptr == gy.data.ptr

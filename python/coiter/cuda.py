@@ -48,3 +48,31 @@ def is_available():
     """Whether ``target="cuda"`` kernels can run here (a GPU, its driver and NVRTC)."""
     s = status()
     return bool(s["available"] and s["nvrtc"])
+
+
+def to_cupy(tensor):
+    """A GPU tensor's data as CuPy objects that share its GPU memory (no copy): a
+    ``cupy.ndarray`` for an all-dense row-major tensor, a ``cupyx.scipy.sparse`` CSR or CSC
+    matrix for a CSR or CSC one. The CuPy objects keep the tensor's memory alive; the tensor
+    must not be changed through them (coiter treats a tensor's arrays as immutable)."""
+    import cupy
+    if tensor.device != "cuda":
+        raise ValueError("to_cupy: the tensor is on the CPU; call to('cuda') first")
+    storage = tensor._storage
+    arrays = _core.device_addresses(storage)
+
+    def view(array, shape=None):
+        address, length, dtype = array
+        dtype = cupy.dtype(dtype)
+        memory = cupy.cuda.UnownedMemory(address, length * dtype.itemsize, storage)
+        return cupy.ndarray((length,) if shape is None else shape, dtype, cupy.cuda.MemoryPointer(memory, 0))
+
+    levels = [level.name for level in tensor.format.levels]
+    if all(name == "dense" for name in levels) and tuple(tensor.format.mode_order) == tuple(range(tensor.ndim)):
+        return view(arrays["values"], tuple(tensor.shape))
+    if levels == ["dense", "compressed"] and tensor.ndim == 2:
+        import cupyx.scipy.sparse as cpsp
+        compressed = arrays["levels"][1]
+        cls = cpsp.csr_matrix if tuple(tensor.format.mode_order) == (0, 1) else cpsp.csc_matrix
+        return cls((view(arrays["values"]), view(compressed["crd"]), view(compressed["pos"])), shape=tuple(tensor.shape))
+    raise ValueError(f"to_cupy: no CuPy type holds a {tensor.format} tensor (dense, CSR and CSC do)")

@@ -72,6 +72,15 @@ class Tensor:
         results of GPU kernels with a device operand."""
         return self._storage.device
 
+    @property
+    def __cuda_array_interface__(self):
+        """An all-dense GPU tensor's values, for CuPy, Numba and PyTorch (no copy)."""
+        if self.device != "cuda" or not is_all_dense(self.format) or tuple(self.format.mode_order) != tuple(range(self.ndim)):
+            raise AttributeError("__cuda_array_interface__: only all-dense, row-major tensors on a GPU have one")
+        address = _core.device_addresses(self._storage)["values"][0]
+        return {"shape": tuple(self.shape), "typestr": self.dtype.str, "data": (address, True), "version": 3,
+                "strides": None}
+
     def to(self, device):
         """This tensor's data on ``device`` (``"cuda"`` or ``"cpu"``), as a new tensor.
 

@@ -7,6 +7,7 @@
 #include "jit/cuda/nvrtc.hpp"
 #include "runtime/cuda/cuda_driver.hpp"
 #include "runtime/cuda/device_arrays.hpp"
+#include "util/errors.hpp"
 
 namespace py = pybind11;
 
@@ -42,6 +43,26 @@ void bindCuda(py::module_& m) {
   m.def("cuda_target_architecture", &cuda::targetArchitecture);
   m.def("cuda_last_kernel_seconds", [] { return cuda::lastKernelSeconds(); },
         "GPU time of the last kernel this thread ran on the GPU (CUDA events), in seconds.");
+  m.def("device_addresses", [](const TensorStorage& s) {
+    // The device address of each array of a tensor on the GPU (zero-copy views for CuPy).
+    const DeviceCopy* copy = s.deviceCopy();
+    if (!copy) throw ArgumentError("the tensor is not on a GPU; call to('cuda') first");
+    // (address, length, NumPy dtype name) of each array, read without downloading it.
+    auto address = [&](const Buffer& b) {
+      return py::make_tuple(reinterpret_cast<uintptr_t>(copy->deviceAddress(b.data())), b.length(),
+                            dtypeName(b.dtype()));
+    };
+    py::dict out;
+    out["values"] = address(s.valuesAnywhere());
+    py::list levels;
+    for (const auto& level : s.levelsAnywhere()) {
+      py::dict arrays;
+      for (const auto& [name, buffer] : level.arrays) arrays[py::str(name)] = address(buffer);
+      levels.append(arrays);
+    }
+    out["levels"] = levels;
+    return out;
+  }, py::arg("storage"));
   m.def("to_device", [](const TensorStorage& s) { return cuda::upload(s); }, py::arg("storage"),
         py::call_guard<py::gil_scoped_release>());
   m.def("to_host", [](const TensorStorage& s) { return cuda::hostStorage(s); }, py::arg("storage"),
