@@ -56,6 +56,15 @@ int64_t cost(const std::vector<std::string>& order, const std::vector<std::strin
       // Appended levels need their parents first and no other loop above them: not a
       // reduction, nor the index of a deeper level of the result (both would revisit).
       if (k > 0 && rank(vars[k - 1]) > at) total += 100;
+      // A summed loop above a result level that is not the last one: the workspace that
+      // collects the sum holds one result index (workspaces.hpp), so this order cannot be
+      // assembled (a block or diagonal number summed above the rows of a sparse result).
+      for (size_t m = 0; m + 1 < vars.size(); ++m) {
+        int row = rank(vars[m]);
+        for (int n = 0; n < row; ++n) {
+          if (std::find(vars.begin(), vars.end(), order[n]) == vars.end()) total += 1000;
+        }
+      }
       for (size_t n = 0; n < static_cast<size_t>(at); ++n) {
         if (std::find(vars.begin(), vars.begin() + static_cast<long>(k), order[n]) == vars.begin() + static_cast<long>(k)) {
           total += 100;
