@@ -1,5 +1,7 @@
 #include "cin/concretize.hpp"
 
+#include "cin/derived_level_sums.hpp"
+
 #include <algorithm>
 #include <set>
 
@@ -186,7 +188,7 @@ Stmt concretize(const Assignment& input) {
   Concretizer c;
   Stmt s = c.statement(a.lhs, a.rhs, a.accumulate);
   // Free variables outermost, in the order of the result's levels.
-  return nestForalls(levelIndices(*a.lhs), s);
+  return hoistDerivedLevelSums(nestForalls(levelIndices(*a.lhs), s));
 }
 
 }  // namespace coiter::cin

@@ -39,7 +39,9 @@ int64_t cost(const std::vector<std::string>& order, const std::vector<std::strin
     auto vars = levelIndices(*a);
     const auto& levels = a->tensor->format.levels();
     for (size_t k = 1; k < vars.size(); ++k) {
-      int above = rank(vars[k - 1]), below = rank(vars[k]);
+      // A level is reached once every level above it is: the latest of their loops.
+      int above = -1, below = rank(vars[k]);
+      for (size_t m = 0; m < k; ++m) above = std::max(above, rank(vars[m]));
       if (above < 0 || below < 0 || above < below) continue;
       if (!levels[k]->capabilities().locate) return kInvalid;
       total += 10;  // a dense level visited against its storage order

@@ -466,6 +466,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
         st.runEnd[k] = ir::ref(run);
         advanceTo[s] = ir::ref(run);
       }
+      if (info[s].access->tensor->temporary) continue;
       if (Expr entry = entryCondition(st, k, coordOf[s])) entries.push_back(entry);
     }
     std::vector<int> failing;  // locators that may find nothing
@@ -564,7 +565,9 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
     for (int s : point.iterators) {
       if (segs[s].dimension || !info[s].access->tensor->temporary) continue;
       const WorkspaceVars& ws = workspaces_.at(info[s].access->tensor.get());
-      body.push_back(clearWorkspaceEntry(ws, info[s].access->tensor->dtype, coordOf[s]));
+      Stmt clear = clearWorkspaceEntry(ws, info[s].access->tensor->dtype, coordOf[s]);
+      // In a merge, only the entry the loop is at has been consumed.
+      body.push_back(single || lockstep ? clear : ifThen(binary(BinaryOp::Eq, coordOf[s], resolved), clear));
     }
     if (skipsEmptyBuckets) {
       // Nothing after the coordinate read may run for an empty bucket (its coordinate is -1).
