@@ -34,6 +34,15 @@ int64_t cost(const std::vector<std::string>& order, const std::vector<std::strin
     return it == order.end() ? -1 : static_cast<int>(it - order.begin());
   };
   int64_t total = 0;
+  // Block numbers (BCSR) follow from the rows and columns they hold: a loop over one is no
+  // sum above the result's rows.
+  std::vector<std::string> blockNumbers;
+  for (const AccessNode* a : reads) {
+    const auto& map = a->tensor->format.levelMap();
+    for (size_t k = 0; k < a->levelVars.size(); ++k) {
+      if (map[k].kind == LevelCoordinate::Kind::BlockIndex) blockNumbers.push_back(a->levelVars[k]);
+    }
+  }
   for (const AccessNode* a : reads) {
     if (a->tensor->temporary) continue;
     auto vars = levelIndices(*a);
@@ -64,7 +73,10 @@ int64_t cost(const std::vector<std::string>& order, const std::vector<std::strin
       for (size_t m = 0; m + 1 < vars.size(); ++m) {
         int row = rank(vars[m]);
         for (int n = 0; n < row; ++n) {
-          if (std::find(vars.begin(), vars.end(), order[n]) == vars.end()) total += 1000;
+          if (std::find(vars.begin(), vars.end(), order[n]) == vars.end() &&
+              std::find(blockNumbers.begin(), blockNumbers.end(), order[n]) == blockNumbers.end()) {
+            total += 1000;
+          }
         }
       }
       for (size_t n = 0; n < static_cast<size_t>(at); ++n) {

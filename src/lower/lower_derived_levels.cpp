@@ -45,6 +45,9 @@ Expr Lowerer::storedCoordinate(const AccessState& state, int level, const Expr& 
     auto row = coords_.find(state.levelVars[level - 1]);
     if (row == coords_.end()) throw CompileError("lowering: the rows of " + vars.tensor->name + " are not bound");
     Expr diagonal = cast(kIndex, load(vars.offset[level], state.pos[level - 2]));
+    for (const auto& [access, offset] : diagonalOffset_) {
+      if (&accesses_.at(access) == &state) diagonal = offset;  // loaded once per diagonal
+    }
     return binary(BinaryOp::Add, row->second, diagonal);
   }
   throw CompileError("lowering: level " + std::to_string(level + 1) + " of " + vars.tensor->name +
@@ -77,8 +80,9 @@ Expr Lowerer::levelCoordinate(const AccessState& state, int level, const Expr& c
 
 void Lowerer::restrictToLevels(const std::string& var, Interval& interval, std::vector<Stmt>& out) {
   auto narrow = [&](Expr lo, Expr hi) {
-    interval.lo = binary(BinaryOp::Max, interval.lo, lo);
-    interval.hi = binary(BinaryOp::Min, interval.hi, hi);
+    // Blocks and a diagonal's rows lie within the dimension: they replace a whole extent.
+    interval.lo = interval.restricted ? binary(BinaryOp::Max, interval.lo, lo) : lo;
+    interval.hi = interval.restricted ? binary(BinaryOp::Min, interval.hi, hi) : hi;
     interval.restricted = true;
   };
   for (const AccessNode* access : accessOrder_) {
@@ -110,6 +114,7 @@ void Lowerer::restrictToLevels(const std::string& var, Interval& interval, std::
                          binary(BinaryOp::Sub, levelExtentOf(*state.vars, static_cast<int>(k + 1)), ir::ref(offset)));
         narrow(lo, hi);
         paddingExcluded_.insert(access);
+        diagonalOffset_[access] = ir::ref(offset);
       }
     }
   }

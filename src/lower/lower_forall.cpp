@@ -682,6 +682,9 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   for (size_t pi = 0; pi < points.size(); ++pi) lowerPoint(pi, false);
   reservedGroup_ = reservedBefore;
   paddingExcluded_ = paddingExcludedBefore;
+  for (const auto* access : accessOrder_) {
+    if (!paddingExcluded_.count(access)) diagonalOffset_.erase(access);
+  }
   checkResultLoop(f, storesEveryCoordinate);
   return plan.around(block(std::move(out)));
 }

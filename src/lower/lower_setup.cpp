@@ -83,6 +83,9 @@ TensorVars& Lowerer::addTensor(const notation::TensorVarPtr& t, bool result) {
     const LevelCoordinate& lc = format.levelMap()[k];
     if (lc.kind == LevelCoordinate::Kind::Mode) {
       vars->levelExtent[k] = ir::ref(vars->extents[lc.mode]);
+    } else if (lc.kind == LevelCoordinate::Kind::BlockOffset) {
+      // The block shape is part of the format: constant trip counts unroll.
+      vars->levelExtent[k] = intLit(lc.factor);
     } else if (kind == LevelKind::Dense) {
       // A derived dense level (diagonals, slots, blocks, offsets inside a block) stores its size.
       vars->levelExtent[k] = ir::ref(integerParam(prefix + "_size", false));

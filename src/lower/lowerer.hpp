@@ -205,6 +205,7 @@ class Lowerer {
   void restrictToLevels(const std::string& var, Interval& interval, std::vector<ir::Stmt>& out);
   // Offset levels whose padding need not be tested (their rows were restricted).
   std::set<const AccessNode*> paddingExcluded_;
+  std::map<const AccessNode*, ir::Expr> diagonalOffset_;  // offset[d] of the diagonal being visited
   std::map<std::string, ir::Expr> levelVarExtents_;  // variables of derived levels
 
   // A parallel outermost loop over the rows of a sparse result: the kernel computes a range
