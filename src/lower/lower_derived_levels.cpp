@@ -35,7 +35,12 @@ int partnerLevel(const Format& format, int level, LevelCoordinate::Kind kind) {
 
 }  // namespace
 
-Expr Lowerer::levelExtentOf(const TensorVars& vars, int level) const { return vars.levelExtent[level]; }
+Expr Lowerer::levelExtentOf(const TensorVars& vars, int level) const {
+  // Tensors of the statement record each level's extent (addTensor); workspaces, built by the
+  // lowerer with dense levels in mode order, take their mode's.
+  if (static_cast<size_t>(level) < vars.levelExtent.size() && vars.levelExtent[level]) return vars.levelExtent[level];
+  return ir::ref(vars.extents[vars.tensor->format.modeOrder()[level]]);
+}
 
 Expr Lowerer::storedCoordinate(const AccessState& state, int level, const Expr& position) {
   const TensorVars& vars = *state.vars;
