@@ -17,7 +17,7 @@ CAPABILITIES = {
     "compressed": dict(locate=False, insert=False, append=True, position_iterate=True),
     "singleton": dict(locate=False, insert=False, append=True, position_iterate=True),
     "hashed": dict(locate=True, insert=True, append=False, position_iterate=True),
-    "range": dict(locate=False, insert=False, append=False, coordinate_iterate=True),
+    "range": dict(locate=True, insert=False, append=False, coordinate_iterate=True),
     "offset": dict(locate=False, insert=False, append=False, position_iterate=True),
 }
 LEVELS = {"dense": ct.dense, "compressed": ct.compressed, "singleton": ct.singleton,

@@ -283,7 +283,10 @@ _MAX_TRIALS = 256
 
 
 def _reordered(fmt):
-    """Formats with the same levels and every other mode order."""
+    """Formats with the same levels and every other mode order (for DIA, ELL and BCSR, whose
+    levels follow the rows: CSR and CSC)."""
+    if fmt.name is not None:
+        return [as_format(name, 2) for name in ("csr", "csc")]
     order = list(fmt.mode_order)
     return [Format(list(fmt.levels), list(p)) for p in itertools.permutations(range(len(order)))
             if list(p) != order]

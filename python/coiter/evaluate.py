@@ -88,7 +88,7 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
     missing = [n for n in names if n not in tensors]
     if missing:
         raise TypeError(f"ct.evaluate: no tensor given for {missing}")
-    operands = {name: _computable(as_tensor(tensors[name], name)) for name in names}
+    operands = {name: as_tensor(tensors[name], name) for name in names}
     for name, ref in refs.items():
         if name != result_name and operands[name].ndim != ref.order:
             from .errors import ShapeError

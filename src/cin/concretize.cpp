@@ -1,5 +1,7 @@
 #include "cin/concretize.hpp"
 
+#include "cin/derived_level_sums.hpp"
+
 #include <algorithm>
 #include <set>
 
@@ -111,6 +113,52 @@ struct Concretizer {
   }
 };
 
+// e with each access to a tensor with derived levels (DIA, ELL, BCSR) given an index
+// variable per level: a level that stores a mode's coordinate, or the offset inside a block,
+// is indexed by that mode's variable; a level that stores a diagonal, a slot or a block
+// number by a new variable, appended to `added`. Such a tensor is the sum over its new
+// variables of the entries they select (each coordinate is stored at most once), so the new
+// variables are summed like any index used on the right only.
+Expr withLevelVariables(const Expr& e, std::set<std::string>& used, std::vector<std::string>& added) {
+  switch (e->kind) {
+    case ExprKind::Access: {
+      const auto& a = static_cast<const AccessNode&>(*e);
+      const Format& format = a.tensor->format;
+      if (!format.hasDerivedLevels() || !a.levelVars.empty()) return e;
+      std::vector<std::string> levelVars;
+      for (const LevelCoordinate& lc : format.levelMap()) {
+        using K = LevelCoordinate::Kind;
+        if (lc.kind == K::Mode || lc.kind == K::BlockOffset) {
+          levelVars.push_back(a.indices[lc.mode]);
+          continue;
+        }
+        std::string base = lc.kind == K::Diagonal ? a.tensor->name + "_diag"
+                           : lc.kind == K::Slot   ? a.tensor->name + "_slot"
+                                                  : a.indices[lc.mode] + "_" + a.tensor->name + "_block";
+        std::string name = base;
+        for (int n = 1; used.count(name); ++n) name = base + std::to_string(n);
+        used.insert(name);
+        added.push_back(name);
+        levelVars.push_back(name);
+      }
+      return accessWithLevels(a, levelVars);
+    }
+    case ExprKind::Literal:
+      return e;
+    case ExprKind::Negate:
+      return negate(withLevelVariables(static_cast<const NegateNode&>(*e).a, used, added));
+    case ExprKind::Binary: {
+      const auto& b = static_cast<const BinaryNode&>(*e);
+      return binary(*b.op, withLevelVariables(b.a, used, added), withLevelVariables(b.b, used, added));
+    }
+    case ExprKind::Reduce: {
+      const auto& r = static_cast<const ReduceNode&>(*e);
+      return reduce(*r.op, r.var, withLevelVariables(r.body, used, added));
+    }
+  }
+  return e;
+}
+
 }  // namespace
 
 Assignment makeReductionsExplicit(const Assignment& a) {
@@ -126,10 +174,21 @@ Assignment makeReductionsExplicit(const Assignment& a) {
 
 Stmt concretize(const Assignment& input) {
   Assignment a = makeReductionsExplicit(input);
+  if (a.lhs->tensor->format.hasDerivedLevels()) {
+    throw FormatError("result " + a.lhs->tensor->name + ": a " + a.lhs->tensor->format.str() +
+                      " result cannot be assembled by a kernel; compute it in another format (csr, "
+                      "dense) and convert it with asformat()");
+  }
+  std::vector<std::string> all = indexVariables(a);
+  std::set<std::string> used(all.begin(), all.end());
+  std::vector<std::string> added;
+  Expr rhs = withLevelVariables(a.rhs, used, added);
+  for (const auto& v : added) rhs = bindSum(rhs, v);
+  a = assignment(a.lhs, rhs, a.accumulate);
   Concretizer c;
   Stmt s = c.statement(a.lhs, a.rhs, a.accumulate);
   // Free variables outermost, in the order of the result's levels.
-  return nestForalls(levelIndices(*a.lhs), s);
+  return hoistDerivedLevelSums(nestForalls(levelIndices(*a.lhs), s));
 }
 
 }  // namespace coiter::cin

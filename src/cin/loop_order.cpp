@@ -34,12 +34,23 @@ int64_t cost(const std::vector<std::string>& order, const std::vector<std::strin
     return it == order.end() ? -1 : static_cast<int>(it - order.begin());
   };
   int64_t total = 0;
+  // Block numbers (BCSR) follow from the rows and columns they hold: a loop over one is no
+  // sum above the result's rows.
+  std::vector<std::string> blockNumbers;
+  for (const AccessNode* a : reads) {
+    const auto& map = a->tensor->format.levelMap();
+    for (size_t k = 0; k < a->levelVars.size(); ++k) {
+      if (map[k].kind == LevelCoordinate::Kind::BlockIndex) blockNumbers.push_back(a->levelVars[k]);
+    }
+  }
   for (const AccessNode* a : reads) {
     if (a->tensor->temporary) continue;
     auto vars = levelIndices(*a);
     const auto& levels = a->tensor->format.levels();
     for (size_t k = 1; k < vars.size(); ++k) {
-      int above = rank(vars[k - 1]), below = rank(vars[k]);
+      // A level is reached once every level above it is: the latest of their loops.
+      int above = -1, below = rank(vars[k]);
+      for (size_t m = 0; m < k; ++m) above = std::max(above, rank(vars[m]));
       if (above < 0 || below < 0 || above < below) continue;
       if (!levels[k]->capabilities().locate) return kInvalid;
       total += 10;  // a dense level visited against its storage order
@@ -56,6 +67,18 @@ int64_t cost(const std::vector<std::string>& order, const std::vector<std::strin
       // Appended levels need their parents first and no other loop above them: not a
       // reduction, nor the index of a deeper level of the result (both would revisit).
       if (k > 0 && rank(vars[k - 1]) > at) total += 100;
+      // A summed loop above a result level that is not the last one: the workspace that
+      // collects the sum holds one result index (workspaces.hpp), so this order cannot be
+      // assembled (a block or diagonal number summed above the rows of a sparse result).
+      for (size_t m = 0; m + 1 < vars.size(); ++m) {
+        int row = rank(vars[m]);
+        for (int n = 0; n < row; ++n) {
+          if (std::find(vars.begin(), vars.end(), order[n]) == vars.end() &&
+              std::find(blockNumbers.begin(), blockNumbers.end(), order[n]) == blockNumbers.end()) {
+            total += 1000;
+          }
+        }
+      }
       for (size_t n = 0; n < static_cast<size_t>(at); ++n) {
         if (std::find(vars.begin(), vars.begin() + static_cast<long>(k), order[n]) == vars.begin() + static_cast<long>(k)) {
           total += 100;

@@ -162,6 +162,11 @@ class LevelType {
   // are stored as -1 (hashed buckets, non-compact singletons). Kernels that load coordinates
   // check them against [smallestStoredCoordinate(), extent).
   virtual int64_t smallestStoredCoordinate() const { return 0; }
+  // Whether the level has a position for every coordinate of its extent under each parent,
+  // computed from the parent's position and the coordinate (dense; range, whose positions
+  // outside a diagonal hold padding that the offset level below rejects). The compiler then
+  // iterates the dimension and locates such a level instead of iterating it.
+  virtual bool locatesEveryCoordinate() const { return false; }
 
  protected:
   explicit LevelType(LevelProperties defaults) : props_(defaults) {}

@@ -46,10 +46,11 @@ Expr Lowerer::lowerExpr(const nt::Expr& e) {
       const auto& a = static_cast<const AccessNode&>(*e);
       if (a.tensor->temporary && a.tensor->order() == 0) return ir::ref(scalarTemps_.at(a.tensor.get()));
       const AccessState& state = accesses_.at(&a);
-      if (state.entered != a.tensor->order()) {
+      const int levels = static_cast<int>(state.levelVars.size());
+      if (state.entered != levels) {
         throw CompileError("lowering: " + nt::toString(e) + " is used before all its indices are bound");
       }
-      Expr p = a.tensor->order() == 0 ? intLit(0) : state.pos.back();
+      Expr p = levels == 0 ? intLit(0) : state.pos.back();
       auto present = presentIf_.find(&a);
       if (present != presentIf_.end()) return select(present->second, load(state.vars->vals, p), zeroOf(a.tensor->dtype));
       return load(state.vars->vals, p);

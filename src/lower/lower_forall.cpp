@@ -71,7 +71,7 @@ int Lowerer::segmentFor(const AccessNode* access, int level) {
   LevelCapabilities caps = type.capabilities();
   lt::Segment seg;
   seg.name = access->tensor->name + std::to_string(level + 1);
-  seg.iterable = type.kind() != LevelKind::Dense && (caps.positionIterate || caps.coordinateIterate);
+  seg.iterable = !type.locatesEveryCoordinate() && (caps.positionIterate || caps.coordinateIterate);
   seg.ordered = props.ordered;
   seg.locatable = caps.locate;
   seg.full = props.full;
@@ -96,12 +96,12 @@ lt::DomainExprPtr Lowerer::domainOf(const nt::Expr& e, const std::string& var) {
       }
       if (zeroed_.count(&a)) return nullptr;
       const AccessState& state = accesses_.at(&a);
-      int order = a.tensor->order();
+      int order = static_cast<int>(state.levelVars.size());
       for (int k = state.entered; k < order; ++k) {
         if (state.levelVars[k] != var) continue;
         if (k == state.entered) return lt::segmentDomain(segmentFor(&a, k));
         // Indexed deeper: the level is reached later, by locate, once its parents are known.
-        if (a.tensor->format.levels()[k]->kind() != LevelKind::Dense) {
+        if (!a.tensor->format.levels()[k]->locatesEveryCoordinate()) {
           throw CompileError("loop order: " + nt::toString(e) + " would be traversed out of order (its level " +
                              std::to_string(k + 1) + ", indexed by '" + var +
                              "', has no random access and sits below levels iterated later); convert " +
@@ -170,9 +170,8 @@ lt::DomainExprPtr Lowerer::domainOf(const cin::Stmt& s, const std::string& var) 
 
 Expr Lowerer::locateDense(const TensorVars& vars, int level, const Expr& parent, const Expr& coord,
                           std::vector<Stmt>& out) {
-  int mode = vars.tensor->format.modeOrder()[level];
   Var p = makeVar(freshName("p" + vars.tensor->name + std::to_string(level + 1)), kIndex);
-  out.push_back(declare(p, binary(BinaryOp::Add, binary(BinaryOp::Mul, parent, ir::ref(vars.extents[mode])), coord)));
+  out.push_back(declare(p, binary(BinaryOp::Add, binary(BinaryOp::Mul, parent, levelExtentOf(vars, level)), coord)));
   return ir::ref(p);
 }
 
@@ -181,7 +180,7 @@ Expr Lowerer::locatePosition(AccessState& state, int level, const Expr& coord, s
   Expr parent = level > 0 ? state.pos[level - 1] : vars.root ? vars.root : intLit(0);
   const auto& type = *vars.tensor->format.levels()[level];
   std::string name = "p" + vars.tensor->name + std::to_string(level + 1);
-  if (type.kind() == LevelKind::Dense) return locateDense(vars, level, parent, coord, out);
+  if (type.locatesEveryCoordinate()) return locateDense(vars, level, parent, levelCoordinate(state, level, coord), out);
   if (type.kind() == LevelKind::Hashed) {
     // Linear probing from bucket coord % W, at most W probes; -1 when absent.
     Expr w = ir::ref(vars.hashSize[level]);
@@ -212,11 +211,11 @@ void Lowerer::resolveLocates(std::vector<Stmt>& out) {
     // Vector workspaces are iterated, never located; dense arrays are located.
     if (acc->tensor->temporary && acc->tensor->order() < 2) continue;
     AccessState& state = accesses_.at(acc);
-    int order = acc->tensor->order();
+    int order = static_cast<int>(state.levelVars.size());
     while (state.entered < order) {
       int k = state.entered;
       auto bound = coords_.find(state.levelVars[k]);
-      if (bound == coords_.end() || acc->tensor->format.levels()[k]->kind() != LevelKind::Dense) break;
+      if (bound == coords_.end() || !acc->tensor->format.levels()[k]->locatesEveryCoordinate()) break;
       state.pos[k] = locatePosition(state, k, bound->second, out);
       state.entered++;
     }
@@ -278,13 +277,15 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   const auto& segs = lattice.segments();
   if (points.empty()) return nullptr;
   Interval interval = intervalOf(v, f.var);
+  std::vector<Stmt> out;
+  auto paddingExcludedBefore = paddingExcluded_;
+  restrictToLevels(v, interval, out);
   bool writes = writesResult(f.body);
   // A non-unique level (COO) may be iterated entry by entry only when every write to the
   // result accumulates (+=) into random-access (dense) levels: a plain assignment, or an
   // appended result (whose entries would repeat), needs the whole run of equal coordinates.
   bool byRuns = writes && (!groups_.empty() || !onlyAccumulates(f.body));
   bool accumulates = accumulatesIntoResult(f.body);
-  std::vector<Stmt> out;
 
   // Where each iterator starts and ends: [begin, end) of positions, or of coordinates for the
   // dimension.
@@ -311,6 +312,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
                             ", an unordered level, which cannot be split into blocks of coordinates");
       }
       const Var& crd = state.vars->crd[k];
+      if (!crd) throw CompileError("lowering: " + segs[s].name + " has computed coordinates and cannot be restricted to a block");
       std::string name = "p" + segs[s].name;
       Expr lo = searchPosition(crd, r.begin, r.end, interval.lo, name + "_lo", out);
       return {lo, searchPosition(crd, lo, r.end, interval.hi, name + "_hi", out)};
@@ -318,7 +320,8 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
     switch (state.vars->tensor->format.levels()[k]->kind()) {
       case LevelKind::Compressed:
         return restrict({cast(kIndex, load(state.vars->pos[k], parent)), cast(kIndex, load(state.vars->pos[k], plusOne(parent)))});
-      case LevelKind::Singleton: {
+      case LevelKind::Singleton:
+      case LevelKind::Offset: {
         if (k == 0) return {intLit(0), intLit(1), true};
         Expr runEnd = state.runEnd[k - 1];
         if (interval.restricted) return restrict({parent, runEnd ? runEnd : plusOne(parent)});
@@ -405,7 +408,9 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
 
     // Coordinates of the iterators and the resolved coordinate of v.
     std::map<int, Expr> coordOf;
-    bool skipsEmptyBuckets = false;  // a hashed iterator visits empty buckets (crd -1)
+    // Conditions under which the iterators' positions hold entries: a hashed level's empty
+    // buckets and ELL's and DIA's padding are visited and skipped.
+    std::vector<Expr> entries;
     Expr resolved;
     bool single = point.iterators.size() == 1;
     for (int s : point.iterators) {
@@ -415,7 +420,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
         continue;
       }
       AccessState& st = accesses_.at(info[s].access);
-      Expr c = cast(kIndex, load(st.vars->crd[info[s].level], positionOf(s)));
+      Expr c = storedCoordinate(st, info[s].level, positionOf(s));
       Var cv = makeVar(freshName(single ? v : v + st.vars->tensor->name), kIndex);
       body.push_back(declare(cv, c));
       coordOf[s] = ir::ref(cv);
@@ -461,7 +466,8 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
         st.runEnd[k] = ir::ref(run);
         advanceTo[s] = ir::ref(run);
       }
-      if (type.kind() == LevelKind::Hashed) skipsEmptyBuckets = true;
+      if (info[s].access->tensor->temporary) continue;
+      if (Expr entry = entryCondition(st, k, coordOf[s])) entries.push_back(entry);
     }
     std::vector<int> failing;  // locators that may find nothing
     for (int s : point.locators) {
@@ -505,6 +511,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       Stmt commit = commitResultEntry(v, writes, start);
       return countEntries(v, {begin, inner, commit}, writes);
     };
+    const bool skipsEmptyBuckets = !entries.empty();
     if (failing.empty() && !skipsEmptyBuckets && mergesWithSelects(f, testable, info)) {
       // One body for every region: each operand's value is selected by whether its iterator
       // is at v, so the merge has no branch to mispredict (coordinates of two random
@@ -558,13 +565,15 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
     for (int s : point.iterators) {
       if (segs[s].dimension || !info[s].access->tensor->temporary) continue;
       const WorkspaceVars& ws = workspaces_.at(info[s].access->tensor.get());
-      body.push_back(clearWorkspaceEntry(ws, info[s].access->tensor->dtype, coordOf[s]));
+      Stmt clear = clearWorkspaceEntry(ws, info[s].access->tensor->dtype, coordOf[s]);
+      // In a merge, only the entry the loop is at has been consumed.
+      body.push_back(single || lockstep ? clear : ifThen(binary(BinaryOp::Eq, coordOf[s], resolved), clear));
     }
     if (skipsEmptyBuckets) {
       // Nothing after the coordinate read may run for an empty bucket (its coordinate is -1).
       std::vector<Stmt> rest(body.begin() + coordinatesEnd, body.end());
       body.resize(coordinatesEnd);
-      body.push_back(ifThen(binary(BinaryOp::Ge, resolved, intLit(0)), block(std::move(rest))));
+      body.push_back(ifThen(andAll(entries), block(std::move(rest))));
     }
 
     // Restore the iteration state for the next point.
@@ -604,8 +613,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       least = nullptr;
       for (int s : point.iterators) {
         const AccessState& st = accesses_.at(info[s].access);
-        loaded[s] = info[s].access->tensor->temporary ? coordOf[s]
-                                                      : cast(kIndex, load(st.vars->crd[info[s].level], positionOf(s)));
+        loaded[s] = info[s].access->tensor->temporary ? coordOf[s] : storedCoordinate(st, info[s].level, positionOf(s));
         least = least ? binary(BinaryOp::Min, least, loaded[s]) : loaded[s];
       }
     }
@@ -641,6 +649,8 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   bool lockstep = shared && top.iterators.size() > 1 && !interval.restricted &&
                   std::all_of(top.iterators.begin(), top.iterators.end(), [&](int s) {
                     return !segs[s].dimension && !info[s].access->tensor->temporary && segs[s].ordered &&
+                           accesses_.at(info[s].access).vars->crd[info[s].level] &&
+                           info[s].access->tensor->format.levels()[info[s].level]->smallestStoredCoordinate() == 0 &&
                            info[s].access->tensor->format.levels()[info[s].level]->properties().unique &&
                            info[s].access->tensor->format.levels()[info[s].level]->capabilities().positionIterate;
                   });
@@ -671,6 +681,10 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   if (lockstep) lowerPoint(0, true);
   for (size_t pi = 0; pi < points.size(); ++pi) lowerPoint(pi, false);
   reservedGroup_ = reservedBefore;
+  paddingExcluded_ = paddingExcludedBefore;
+  for (const auto* access : accessOrder_) {
+    if (!paddingExcluded_.count(access)) diagonalOffset_.erase(access);
+  }
   checkResultLoop(f, storesEveryCoordinate);
   return plan.around(block(std::move(out)));
 }

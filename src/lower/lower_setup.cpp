@@ -47,9 +47,9 @@ TensorVars& Lowerer::addTensor(const notation::TensorVarPtr& t, bool result) {
   vars->index = static_cast<int>(abi_.tensors.size());
   abi_.tensors.push_back(t);
   const Format& format = t->format;
-  if (format.hasDerivedLevels()) {
-    throw FormatError("the compiler does not handle " + format.name() + " tensors yet (tensor " +
-                      t->name + "); convert it with asformat('csr') first");
+  if (result && format.hasDerivedLevels()) {
+    throw FormatError("result " + t->name + ": a " + format.str() + " result cannot be assembled by a kernel; "
+                      "compute it in another format (csr, dense) and convert it with asformat()");
   }
   auto pointerParam = [&](const std::string& name, DType elem, int level, const std::string& array) {
     Var v = makeVar(freshName(name), pointerTo(elem));
@@ -75,11 +75,29 @@ TensorVars& Lowerer::addTensor(const notation::TensorVarPtr& t, bool result) {
   vars->posCap.assign(n, nullptr);
   vars->crdCap.assign(n, nullptr);
   vars->hashSize.assign(n, nullptr);
+  vars->offset.assign(n, nullptr);
+  vars->levelExtent.assign(n, nullptr);
   for (size_t k = 0; k < n; ++k) {
     LevelKind kind = levels[k]->kind();
     std::string prefix = t->name + std::to_string(k + 1);
-    if (kind == LevelKind::Range || kind == LevelKind::Offset) {
-      throw FormatError("the compiler does not handle range/offset (DIA) levels yet (tensor " + t->name + ")");
+    const LevelCoordinate& lc = format.levelMap()[k];
+    if (lc.kind == LevelCoordinate::Kind::Mode) {
+      vars->levelExtent[k] = ir::ref(vars->extents[lc.mode]);
+    } else if (lc.kind == LevelCoordinate::Kind::BlockOffset) {
+      // The block shape is part of the format: constant trip counts unroll.
+      vars->levelExtent[k] = intLit(lc.factor);
+    } else if (kind == LevelKind::Dense) {
+      // A derived dense level (diagonals, slots, blocks, offsets inside a block) stores its size.
+      vars->levelExtent[k] = ir::ref(integerParam(prefix + "_size", false));
+      abi_.extents.push_back(ExtentSlot{vars->index, -1 - static_cast<int>(k), params_.back().slot});
+    } else if (lc.kind == LevelCoordinate::Kind::BlockIndex) {
+      vars->levelExtent[k] = binary(BinaryOp::Div, ir::ref(vars->extents[lc.mode]), intLit(lc.factor));
+    } else {
+      throw CompileError("lowering: level " + std::to_string(k + 1) + " of " + t->name + " (" + levels[k]->name() +
+                         ") stores a coordinate the compiler cannot derive");
+    }
+    if (kind == LevelKind::Offset) {
+      vars->offset[k] = pointerParam(prefix + "_offset", t->indexType, static_cast<int>(k), "offset");
     }
     if (result && kind == LevelKind::Hashed) {
       throw FormatError("computing a result with a hashed level is not supported yet (tensor " +
@@ -133,8 +151,13 @@ void Lowerer::registerAccesses(const cin::Stmt& s) {
       AccessState state;
       state.vars = vars;
       state.levelVars = notation::levelIndices(acc);
-      state.pos.assign(acc.indices.size(), nullptr);
-      state.runEnd.assign(acc.indices.size(), nullptr);
+      for (size_t k = 0; vars && k < acc.levelVars.size(); ++k) {
+        // A level's own variable (diagonal, slot, block number) ranges over the level.
+        if (std::find(acc.indices.begin(), acc.indices.end(), acc.levelVars[k]) == acc.indices.end())
+          levelVarExtents_[acc.levelVars[k]] = vars->levelExtent[k];
+      }
+      state.pos.assign(state.levelVars.size(), nullptr);
+      state.runEnd.assign(state.levelVars.size(), nullptr);
       accesses_[&acc] = state;
       accessOrder_.push_back(&acc);
     });
@@ -266,7 +289,11 @@ ir::Expr Lowerer::blockSize() const {
 
 ir::Expr Lowerer::extentOf(const std::string& indexVar) const {
   auto it = std::find(abi_.indexVars.begin(), abi_.indexVars.end(), indexVar);
-  if (it == abi_.indexVars.end()) throw CompileError("index variable '" + indexVar + "' has no extent");
+  if (it == abi_.indexVars.end()) {
+    auto level = levelVarExtents_.find(indexVar);
+    if (level != levelVarExtents_.end()) return level->second;
+    throw CompileError("index variable '" + indexVar + "' has no extent");
+  }
   auto [tensor, mode] = abi_.indexVarModes[it - abi_.indexVars.begin()].front();
   return ir::ref(tensors_[tensor]->extents[mode]);
 }
@@ -290,7 +317,9 @@ ir::CoordinateRanges Lowerer::operandCoordinateRanges() const {
     const Format& format = t->tensor->format;
     for (size_t k = 0; k < t->crd.size(); ++k) {
       if (!t->crd[k]) continue;
-      ranges[t->crd[k].get()] = {format.levels()[k]->smallestStoredCoordinate(), extent(t->index, format.modeOrder()[k])};
+      const LevelCoordinate& lc = format.levelMap()[k];
+      ir::Expr bound = lc.kind == LevelCoordinate::Kind::Mode ? extent(t->index, lc.mode) : t->levelExtent[k];
+      ranges[t->crd[k].get()] = {format.levels()[k]->smallestStoredCoordinate(), bound};
     }
   }
   return ranges;

@@ -25,6 +25,10 @@ struct TensorVars {
   std::vector<ir::Var> pos, crd;       // per level, null where the level has no such array
   std::vector<ir::Var> posCap, crdCap; // result levels only: capacities (grown arrays)
   std::vector<ir::Var> hashSize;       // hashed levels: buckets per segment
+  // Formats with derived levels (lower_derived_levels.cpp): the extent of each level's
+  // coordinates, and DIA's diagonal offsets (on its offset level).
+  std::vector<ir::Expr> levelExtent;
+  std::vector<ir::Var> offset;
   ir::Var vals, valsCap;
   // Position of the root, above the first level: a thread's slice of a dense workspace over
   // several variables inside a parallel loop (its thread id); null for 0.
@@ -185,6 +189,25 @@ class Lowerer {
   ir::Expr searchPosition(const ir::Var& crd, ir::Expr begin, ir::Expr end, ir::Expr target,
                           const std::string& name, std::vector<ir::Stmt>& out);
   void checkBounds(std::vector<ir::Stmt>& out);
+
+  // lower_derived_levels.cpp: levels whose coordinates derive from the modes' (DIA, ELL, BCSR).
+  // The extent of a level's coordinates.
+  ir::Expr levelExtentOf(const TensorVars& vars, int level) const;
+  // The coordinate of an iterated level at `position` (loaded from crd, or computed).
+  ir::Expr storedCoordinate(const AccessState& state, int level, const ir::Expr& position);
+  // The condition under which an iterated level's coordinate is an entry (not a padding
+  // slot or an empty bucket), or null when every position is one.
+  ir::Expr entryCondition(const AccessState& state, int level, const ir::Expr& coord);
+  // The level coordinate a locate uses, from the loop coordinate of its variable.
+  ir::Expr levelCoordinate(const AccessState& state, int level, const ir::Expr& coord) const;
+  // Narrows the coordinates a loop over `var` visits to those a derived level allows given
+  // the loops around it (a block's rows, a diagonal's rows).
+  void restrictToLevels(const std::string& var, Interval& interval, std::vector<ir::Stmt>& out);
+  // Offset levels whose padding need not be tested (their rows were restricted).
+  std::set<const AccessNode*> paddingExcluded_;
+  std::map<const AccessNode*, ir::Expr> diagonalOffset_;  // offset[d] of the diagonal being visited
+  std::map<std::string, ir::Expr> levelVarExtents_;  // variables of derived levels
+
   // A parallel outermost loop over the rows of a sparse result: the kernel computes a range
   // of rows given by the caller, which assembles the chunks (kernel_abi.hpp).
   void planChunkedAssembly();

@@ -27,6 +27,16 @@ std::shared_ptr<const AccessNode> access(TensorVarPtr tensor, std::vector<std::s
   return std::make_shared<AccessNode>(std::move(tensor), std::move(indices));
 }
 
+std::shared_ptr<const AccessNode> accessWithLevels(const AccessNode& a, std::vector<std::string> levelVars) {
+  if (levelVars.size() != a.tensor->format.levels().size()) {
+    throw CoiterError("tensor " + a.tensor->name + ": " + std::to_string(levelVars.size()) +
+                      " level variables for " + std::to_string(a.tensor->format.levels().size()) + " levels");
+  }
+  auto node = std::make_shared<AccessNode>(a.tensor, a.indices);
+  node->levelVars = std::move(levelVars);
+  return node;
+}
+
 namespace {
 
 std::shared_ptr<LiteralNode> literal(DType t, bool weak) {
@@ -102,8 +112,11 @@ namespace {
 void collectVariables(const Expr& e, std::vector<std::string>& out) {
   forEachSubexpression(e, [&](const Expr& x) {
     if (x->kind != ExprKind::Access) return;
-    for (const auto& v : static_cast<const AccessNode&>(*x).indices) {
-      if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    const auto& a = static_cast<const AccessNode&>(*x);
+    for (const auto& vars : {a.indices, a.levelVars}) {
+      for (const auto& v : vars) {
+        if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+      }
     }
   });
 }
@@ -140,6 +153,7 @@ void checkReductionScopes(const Expr& e, std::set<std::string>& bound,
 }  // namespace
 
 std::vector<std::string> levelIndices(const AccessNode& a) {
+  if (!a.levelVars.empty()) return a.levelVars;
   std::vector<std::string> vars;
   for (int mode : a.tensor->format.modeOrder()) vars.push_back(a.indices[mode]);
   return vars;

@@ -39,10 +39,14 @@ struct ExprNode {
 };
 using Expr = std::shared_ptr<const ExprNode>;
 
-// tensor(indices...): indices[m] indexes mode m.
+// tensor(indices...): indices[m] indexes mode m. A tensor whose format has derived levels
+// (DIA, ELL, BCSR) is indexed by its modes too; concretize gives each of its levels an index
+// variable in `levelVars` (the mode's variable where the level stores a mode's coordinate or
+// a block offset, a new summed variable where it stores a diagonal, a slot or a block number).
 struct AccessNode : ExprNode {
   TensorVarPtr tensor;
   std::vector<std::string> indices;
+  std::vector<std::string> levelVars;  // empty: one level per mode, in the format's mode order
   AccessNode(TensorVarPtr t, std::vector<std::string> i)
       : ExprNode(ExprKind::Access, t->dtype), tensor(std::move(t)), indices(std::move(i)) {}
 };
@@ -83,6 +87,8 @@ struct Assignment {
 
 // Builders (types promoted here).
 std::shared_ptr<const AccessNode> access(TensorVarPtr tensor, std::vector<std::string> indices);
+// The same access with an index variable per level (see AccessNode::levelVars).
+std::shared_ptr<const AccessNode> accessWithLevels(const AccessNode& a, std::vector<std::string> levelVars);
 Expr intLiteral(int64_t value, bool weak = true);
 Expr floatLiteral(double value, bool weak = true);
 Expr complexLiteral(double re, double im, bool weak = true);
@@ -95,7 +101,8 @@ Expr reduce(const Operator& op, const std::string& var, Expr body);
 Assignment assignment(std::shared_ptr<const AccessNode> lhs, Expr rhs,
                       const Operator* accumulate = nullptr);
 
-// The index variable of each of the accessed tensor's levels, in storage order.
+// The index variable of each of the accessed tensor's levels, in storage order (levelVars
+// when set).
 std::vector<std::string> levelIndices(const AccessNode& a);
 
 // Calls fn on e and every subexpression of e, parents before children, left to right.

@@ -437,7 +437,11 @@ class Scheduler {
         const auto& a = static_cast<const nt::AccessNode&>(*e);
         std::vector<std::string> indices;
         for (const auto& v : a.indices) indices.push_back(names.count(v) ? names.at(v) : v);
-        return nt::access(a.tensor, indices);
+        auto renamed = nt::access(a.tensor, indices);
+        if (a.levelVars.empty()) return renamed;
+        std::vector<std::string> levelVars;
+        for (const auto& v : a.levelVars) levelVars.push_back(names.count(v) ? names.at(v) : v);
+        return nt::accessWithLevels(*renamed, levelVars);
       }
       case nt::ExprKind::Negate: return nt::negate(renameIndices(static_cast<const nt::NegateNode&>(*e).a, names));
       case nt::ExprKind::Binary: {

@@ -18,6 +18,7 @@ class DenseLevel final : public LevelType {
   char letter() const override { return 'd'; }
   std::vector<std::string> arrayNames() const override { return {}; }
   std::vector<std::string> scalarNames() const override { return {"size"}; }
+  bool locatesEveryCoordinate() const override { return true; }
   std::vector<std::string> configurableProperties() const override {
     return {"ordered", "unique"};
   }

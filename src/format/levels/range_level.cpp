@@ -13,10 +13,11 @@ class RangeLevel final : public LevelType {
   RangeLevel() : LevelType({false, true, true, false, false}) {}
   LevelKind kind() const override { return LevelKind::Range; }
   std::string name() const override { return "range"; }
-  LevelCapabilities capabilities() const override { return {true, false, false, false, false}; }
+  LevelCapabilities capabilities() const override { return {true, false, true, false, false}; }
   char letter() const override { return 0; }
   std::vector<std::string> arrayNames() const override { return {"offset"}; }
   std::vector<std::string> scalarNames() const override { return {"rows", "cols"}; }
+  bool locatesEveryCoordinate() const override { return true; }
   std::vector<std::string> configurableProperties() const override { return {"ordered", "unique"}; }
 
   PackOutput pack(const PackInput& in) const override {
