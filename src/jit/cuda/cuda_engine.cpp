@@ -178,9 +178,9 @@ class CudaEngine : public Engine {
     std::memcpy(h.magic, kMagic, sizeof kMagic);
     h.blockSize = printed.shape.blockSize;
     h.singleThread = printed.shape.singleThread;
-    std::vector<uint8_t> bytes(sizeof h);
+    std::vector<uint8_t> bytes(sizeof h + cubin.size());
     std::memcpy(bytes.data(), &h, sizeof h);
-    bytes.insert(bytes.end(), cubin.begin(), cubin.end());
+    std::memcpy(bytes.data() + sizeof h, cubin.data(), cubin.size());
     return bytes;
   }
 
