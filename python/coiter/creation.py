@@ -17,7 +17,9 @@ def asarray(obj, format=None, dtype=None, copy=None, name=None):
 
     Parameters
     ----------
-    obj : numpy.ndarray, scipy sparse array or matrix, scalar, nested list or Tensor
+    obj : numpy.ndarray, scipy sparse array or matrix (any format), pydata/sparse COO or GCXS,
+        pandas DataFrame or Series (sparse ones keep their sparsity), scalar, nested list or
+        Tensor
     format : Format, str or None
         Target format; by default NumPy input becomes dense and SciPy input keeps its own
         format (csr, csc, coo, bcsr for bsr, dia).
@@ -34,6 +36,14 @@ def asarray(obj, format=None, dtype=None, copy=None, name=None):
         return _convert_tensor(obj, format, dtype, copy, name)
     if sp.issparse(obj):
         return from_scipy(obj, format, dtype, copy, name)
+    from .interop_pandas import from_pandas, is_pandas
+    from .interop_pydata import from_pydata, is_pydata
+    if is_pydata(obj):
+        if copy is False:
+            raise ValueError("copy=False: a pydata/sparse array is converted, not wrapped")
+        return from_pydata(obj, format, dtype, name)
+    if is_pandas(obj):
+        return from_pandas(obj, format, dtype, copy, name)
     return _from_dense(obj, format, dtype, copy, name)
 
 

@@ -33,8 +33,10 @@ def _parsed(statement):
 
 
 def forget_chosen_kernels():
-    """Empty ct.evaluate's table of kernels (ct.clear_cache calls it)."""
+    """Empty ct.evaluate's table of kernels, and the array operators' (ct.clear_cache calls it)."""
+    from .operators import forget_kernels
     _chosen_kernels.clear()
+    forget_kernels()
 
 
 def _choice_key(statement, operands, out_format, dtype, engine, schedule, target="cpu"):

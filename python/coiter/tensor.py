@@ -54,6 +54,9 @@ class Tensor:
         self._pending = False     # whether the definition is still to be computed (lazy evaluation)
         self._kernel = None       # the kernel that computes the definition, compiled once
         self._schedule = None     # the schedule its definitions are compiled with (API.md §5)
+        # An operator's result not computed yet (operators.LazyDefinition); its _data is then a
+        # placeholder that knows only the shape, dtype and format.
+        self._lazy = None
 
     @property
     def _storage(self):
@@ -114,6 +117,9 @@ class Tensor:
         self._check_operands(rhs)
         lhs = Access(self, variables)
         check_extents([lhs] + accesses(rhs), lambda t: t.shape)
+        if self._lazy is not None:  # an operator's result, defined anew: the placeholder goes
+            self._data = self._storage
+            self._lazy = None
         self._definition = Assignment(lhs, rhs)
         self._pending = True
         self._kernel = None
@@ -138,6 +144,12 @@ class Tensor:
     def evaluate(self):
         """Compute the pending definition now (it is otherwise computed on first data access)."""
         if not self._pending:
+            return self
+        if self._lazy is not None and self._schedule is None:
+            from .operators import run
+            self._data = run(self)
+            self._lazy = None  # (releases the operands)
+            self._pending = False
             return self
         if self._kernel is None:
             from .compiler import compile
@@ -177,7 +189,7 @@ class Tensor:
     @property
     def index_dtype(self):
         """Width of the index arrays: int32 or int64."""
-        return np.dtype(self._data.index_dtype)
+        return np.dtype(self._storage.index_dtype)
 
     @property
     def format(self):
@@ -220,6 +232,17 @@ class Tensor:
         if is_all_dense(self.format) and not copy:
             array = self.values.reshape(self.shape)
         else:
+            # NumPy and SciPy call this implicitly (np.asarray, sp.csr_array(T)): a sparse
+            # tensor is densified only within ct.config.max_dense_bytes; T.to_numpy() is the
+            # explicit way beyond it.
+            from .format_inference import config
+            nbytes = self.size * self.dtype.itemsize
+            if nbytes > config.max_dense_bytes:
+                from .errors import ShapeError
+                raise ShapeError(f"np.asarray of the {self.format} {self._label()} of shape {self.shape} "
+                                 f"would need {nbytes} bytes, more than ct.config.max_dense_bytes "
+                                 f"({config.max_dense_bytes}); use T.to_scipy() for SciPy, or "
+                                 "T.to_numpy() to densify it anyway")
             array = self.to_numpy()
         return array if dtype is None else array.astype(dtype, copy=False)
 
@@ -254,15 +277,23 @@ class Tensor:
         if variables is not None:
             return Access(self, variables)
         key = key if isinstance(key, tuple) else (key,)
-        if not all(isinstance(k, (int, np.integer)) for k in key):
-            raise TypeError("coiter tensors support integer element reads such as T[0, 3]; "
-                            f"got {key!r}")
-        if len(key) != self.ndim:
-            from .errors import ShapeError
-            raise ShapeError(f"{self._label()} has {self.ndim} modes but was indexed with "
-                             f"{len(key)} integers")
-        coords = [int(k) + (self.shape[m] if k < 0 else 0) for m, k in enumerate(key)]
-        return self._storage.element(coords)
+        if len(key) == self.ndim and all(isinstance(k, (int, np.integer)) for k in key):
+            for m, k in enumerate(key):
+                if not -self.shape[m] <= k < self.shape[m]:
+                    from .indexing import OutOfRange
+                    raise OutOfRange(f"index {k} is out of range for mode {m} of {self._label()} "
+                                     f"(extent {self.shape[m]})")
+            coords = [int(k) + (self.shape[m] if k < 0 else 0) for m, k in enumerate(key)]
+            return self._storage.element(coords)
+        from .indexing import getitem
+        return getitem(self, key)
+
+    def __iter__(self):
+        """Iterate over the first mode (``T[0]``, ``T[1]``, ...), as NumPy."""
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        for k in range(self.shape[0]):
+            yield self[k]
 
     def _label(self):
         return f"tensor {self.name!r}" if self.name else "the tensor"
@@ -274,8 +305,348 @@ class Tensor:
 
     def __repr__(self):
         name = f" name={self.name!r}" if self.name else ""
-        return (f"<coiter.Tensor{name} shape={self.shape} dtype={self.dtype} "
-                f"format={self.format} nnz={self.nnz}>")
+        # A pending tensor is shown as such: displaying it must not run its kernel.
+        if self._pending and self._lazy is not None:
+            state = f"lazy: {self._lazy.text()}"
+        elif self._pending and self._definition is not None:
+            state = f"lazy: {self._definition}"
+        else:
+            state = f"nnz={self.nnz}"
+        return f"<coiter.Tensor{name} shape={self.shape} dtype={self.dtype} format={self.format} {state}>"
+
+    # -- the array interface (docs/arrays.md) ----------------------------------------------
+    # Operators build lazy index notation (operators.py) computed by fused kernels; functions
+    # of the values (ufuncs, comparisons) are computed on the stored entries (elementwise.py).
+    __array_priority__ = 20  # NumPy defers binary operators to ours
+
+    def __add__(self, other):
+        return _operators().arithmetic("add", self, other)
+
+    def __radd__(self, other):
+        return _operators().arithmetic("add", other, self)
+
+    def __sub__(self, other):
+        return _operators().arithmetic("sub", self, other)
+
+    def __rsub__(self, other):
+        return _operators().arithmetic("sub", other, self)
+
+    def __mul__(self, other):
+        return _operators().arithmetic("mul", self, other)
+
+    def __rmul__(self, other):
+        return _operators().arithmetic("mul", other, self)
+
+    def __truediv__(self, other):
+        return _operators().arithmetic("div", self, other)
+
+    def __rtruediv__(self, other):
+        return _operators().arithmetic("div", other, self)
+
+    def __matmul__(self, other):
+        return _operators().matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _operators().matmul(other, self)
+
+    def __neg__(self):
+        return _operators().negative(self)
+
+    def __pos__(self):
+        return self
+
+    def __floordiv__(self, other):
+        return _elementwise().binary(np.floor_divide, self, other)
+
+    def __rfloordiv__(self, other):
+        return _elementwise().binary(np.floor_divide, other, self)
+
+    def __mod__(self, other):
+        return _elementwise().binary(np.remainder, self, other)
+
+    def __rmod__(self, other):
+        return _elementwise().binary(np.remainder, other, self)
+
+    def __pow__(self, other):
+        return _elementwise().binary(np.power, self, other)
+
+    def __rpow__(self, other):
+        return _elementwise().binary(np.power, other, self)
+
+    def __abs__(self):
+        return _elementwise().elementwise(np.absolute, self)
+
+    def __invert__(self):
+        return _elementwise().elementwise(np.invert, self)
+
+    def __and__(self, other):
+        return _elementwise().binary(np.bitwise_and, self, other)
+
+    def __rand__(self, other):
+        return _elementwise().binary(np.bitwise_and, other, self)
+
+    def __or__(self, other):
+        return _elementwise().binary(np.bitwise_or, self, other)
+
+    def __ror__(self, other):
+        return _elementwise().binary(np.bitwise_or, other, self)
+
+    def __xor__(self, other):
+        return _elementwise().binary(np.bitwise_xor, self, other)
+
+    def __rxor__(self, other):
+        return _elementwise().binary(np.bitwise_xor, other, self)
+
+    def __eq__(self, other):
+        return _elementwise().binary(np.equal, self, other)
+
+    def __ne__(self, other):
+        return _elementwise().binary(np.not_equal, self, other)
+
+    def __lt__(self, other):
+        return _elementwise().binary(np.less, self, other)
+
+    def __le__(self, other):
+        return _elementwise().binary(np.less_equal, self, other)
+
+    def __gt__(self, other):
+        return _elementwise().binary(np.greater, self, other)
+
+    def __ge__(self, other):
+        return _elementwise().binary(np.greater_equal, self, other)
+
+    # Tensors stay usable as dict keys and in sets, by identity, as before comparisons became
+    # elementwise (NumPy and SciPy arrays are unhashable; code that keyed tensors keeps working).
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError(f"the truth value of a tensor with {self.size} elements is ambiguous; "
+                             "use .any() or .all()")
+        return bool(self._scalar())
+
+    def _scalar(self):
+        """The one element of a size-1 tensor, as a NumPy scalar."""
+        if self.size != 1:
+            raise TypeError(f"only size-1 tensors convert to Python scalars, not shape {self.shape}")
+        return self.to_numpy().reshape(-1)[0]
+
+    def __float__(self):
+        return float(self._scalar())
+
+    def __int__(self):
+        return int(self._scalar())
+
+    def __complex__(self):
+        return complex(self._scalar())
+
+    def __index__(self):
+        if self.ndim != 0 or self.dtype.kind not in "iub":
+            raise TypeError("only 0-d integer tensors can be used as an index")
+        return int(self._scalar())
+
+    @property
+    def T(self):
+        """The transpose (modes reversed); a CSR matrix's is CSC, sharing its arrays."""
+        return _operators().transpose(self)
+
+    @property
+    def mT(self):
+        """The transpose of the last two modes (Array API)."""
+        if self.ndim < 2:
+            raise ValueError("mT needs at least two modes")
+        return _operators().transpose(self, tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2))
+
+    def transpose(self, *axes):
+        """The tensor with its modes permuted: ``T.transpose()``, ``T.transpose(1, 0)`` or
+        ``T.transpose((1, 0))``, as NumPy."""
+        if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], (int, np.integer))):
+            axes = axes[0]
+        return _operators().transpose(self, axes or None)
+
+    def reshape(self, *shape):
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = shape[0]
+        return _operators().reshape(self, shape)
+
+    def squeeze(self, axis=None):
+        """The tensor without its modes of extent 1 (those in ``axis``), as NumPy."""
+        from .operators import normalize_axes
+        axes = [m for m in range(self.ndim) if self.shape[m] == 1] if axis is None else normalize_axes(axis, self.ndim)
+        if any(self.shape[m] != 1 for m in axes):
+            raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+        return self.reshape(tuple(e for m, e in enumerate(self.shape) if m not in axes))
+
+    def sum(self, axis=None, keepdims=False, dtype=None):
+        return _operators().reduce("add", self, axis, keepdims, dtype)
+
+    def max(self, axis=None, keepdims=False):
+        return _operators().reduce("max", self, axis, keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return _operators().reduce("min", self, axis, keepdims)
+
+    def mean(self, axis=None, keepdims=False, dtype=None):
+        return _operators().mean(self, axis, keepdims, dtype)
+
+    def any(self, axis=None, keepdims=False):
+        return _operators().reduce("max", self != 0, axis, keepdims)
+
+    def all(self, axis=None, keepdims=False):
+        return _operators().reduce("min", self != 0, axis, keepdims)
+
+    def dot(self, other):
+        return _operators().dot(self, other)
+
+    def astype(self, dtype, copy=True):
+        """The tensor with values converted to ``dtype`` (same structure); ``self`` when the
+        dtype is already ``dtype`` and ``copy`` is False."""
+        dtype = value_dtype(dtype)
+        if dtype == self.dtype and not copy:
+            return self
+        return _elementwise().elementwise(lambda v: v.astype(dtype), self)
+
+    def conj(self):
+        """The complex conjugate (the tensor itself for real dtypes, as NumPy's view)."""
+        return _elementwise().elementwise(np.conjugate, self) if self.dtype.kind == "c" else self
+
+    conjugate = conj
+
+    @property
+    def real(self):
+        return _elementwise().elementwise(np.real, self) if self.dtype.kind == "c" else self
+
+    @property
+    def imag(self):
+        return _elementwise().elementwise(np.imag, self)
+
+    def nonzero(self):
+        """The coordinates of the nonzero entries, one array per mode, in row-major order
+        (NumPy's ``nonzero``)."""
+        return _elementwise().nonzero(self)
+
+    def count_nonzero(self):
+        return int(np.count_nonzero(self._canonical_values()))
+
+    def _canonical_values(self):
+        from .elementwise import canonical
+        return canonical(self).values
+
+    # SciPy's spellings
+    def multiply(self, other):
+        """Elementwise product (SciPy's ``A.multiply(B)``)."""
+        return self * other
+
+    def tocsr(self):
+        return self.to_scipy("csr")
+
+    def tocsc(self):
+        return self.to_scipy("csc")
+
+    def tocoo(self):
+        return self.to_scipy("coo")
+
+    def toarray(self):
+        return self.to_numpy()
+
+    todense = toarray
+
+    def getnnz(self):
+        return self.nnz
+
+    def to_pydata(self, kind="coo"):
+        """A pydata/sparse array: ``"coo"`` or ``"gcxs"`` (a CSR/CSC tensor's arrays shared)."""
+        from .interop_pydata import to_pydata
+        return to_pydata(self, kind)
+
+    def to_pandas(self, index=None, columns=None):
+        """A pandas sparse DataFrame (2-D) or Series (1-D)."""
+        from .interop_pandas import to_pandas
+        return to_pandas(self, index, columns)
+
+    # -- SciPy linear algebra: scipy.sparse.linalg.aslinearoperator(T) uses these ------------
+    def matvec(self, x):
+        """``T @ x`` as a NumPy array (x of shape (n,) or (n, 1), as LinearOperator passes)."""
+        return _linalg().matvec(self, x)
+
+    def rmatvec(self, x):
+        """``T^H @ x`` as a NumPy array."""
+        return _linalg().rmatvec(self, x)
+
+    def matmat(self, X):
+        return _linalg().matmat(self, X)
+
+    def rmatmat(self, X):
+        return _linalg().rmatmat(self, X)
+
+    # -- NumPy protocols --------------------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from .numpy_protocols import array_ufunc
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from .numpy_protocols import array_function
+        return array_function(func, types, args, kwargs)
+
+    # -- pickling and copies ---------------------------------------------------------------
+    def __reduce__(self):
+        storage = self._storage
+        return (_rebuild, (format_state(self.format), self.shape, self.index_dtype.name,
+                           storage.level_arrays, storage.level_parameters, storage.values, self.name))
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def __copy__(self):
+        return self.copy()
+
+
+def _rebuild(state, shape, index_dtype, arrays, parameters, values, name):
+    """Unpickle a tensor (Tensor.__reduce__)."""
+    return Tensor._from_level_arrays(format_from_state(state), shape, index_dtype, arrays,
+                                     parameters, values, name)
+
+
+def format_state(fmt):
+    """A picklable description of a format: its text when that reads back as the same format,
+    else its levels (name and properties that differ from the level type's defaults) and mode
+    order. (Formats are C++ objects without pickle support.)"""
+    text = str(fmt)
+    try:
+        if as_format(text, fmt.order) == fmt:
+            return text
+    except ValueError:
+        pass  # no text form (levels with properties): described level by level below
+    levels = []
+    for level in fmt.levels:
+        default = getattr(_core, level.name)
+        changed = {k: v for k, v in level.properties.items() if k in ("ordered", "unique")
+                   and v != default.properties[k]}
+        levels.append((level.name, changed))
+    return (levels, tuple(fmt.mode_order), fmt.order)
+
+
+def format_from_state(state):
+    if isinstance(state, str):
+        return state
+    levels, mode_order, _ = state
+    built = [getattr(_core, name)(**changed) if changed else getattr(_core, name) for name, changed in levels]
+    return _core.Format(built, list(mode_order))
+
+
+def _operators():
+    from . import operators
+    return operators
+
+
+def _elementwise():
+    from . import elementwise
+    return elementwise
+
+
+def _linalg():
+    from . import linalg
+    return linalg
 
 
 def pack(fmt, shape, columns, values, sum_duplicates=True, name=None, index_bits=32):

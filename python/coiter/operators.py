@@ -1,0 +1,636 @@
+"""Array operators on tensors (``A + B``, ``A @ x``, ``A.sum(axis=0)``, ``A.T``, ...) as lazy
+index notation (see docs/arrays.md).
+
+Every operator builds the same expression trees as ``y[i] = A[i, j] * x[j]`` (notation.py) and
+returns a *lazy* tensor: its shape, dtype and format are known at once, its data is computed when
+first needed. A lazy operand of a later operator is inlined into the later expression instead of
+being computed, so ``(A + B) @ x`` is one kernel, ``y(i) = sum(j, (A(i,j) + B(i,j)) * x(j))``.
+The kernel is chosen as ``ct.evaluate`` chooses one (evaluate._choose_kernel: operand conversions,
+mode reorderings) and remembered by the expression's structure, so a repeated ``A @ x`` costs a
+table lookup and the kernel call.
+
+Result formats follow API.md §3's inference applied to each operator on its own operands (as if
+every step were computed), which is what SciPy gives: csr + csr is csr, csr @ dense is dense. A
+dense result larger than ``ct.config.max_dense_bytes`` raises ``ShapeError`` when the operator
+is applied, before anything is computed.
+"""
+import itertools
+import math
+import numbers
+from collections import OrderedDict
+
+import numpy as np
+
+from . import _core
+from .errors import CompileError, ShapeError
+from .format_inference import check_dense_size, infer_result_format
+from .formats import as_format, is_all_dense
+from .notation import (MAX_DEPTH, Access, Assignment, Binary, IndexVar, Literal, Negate, Reduction,
+                       accesses)
+
+# Inlining stops when the fused expression would nest deeper than this: the operand is computed
+# instead (a loop such as `x = x + A` must not reach the compiler's MAX_DEPTH).
+_INLINE_DEPTH = MAX_DEPTH // 2
+# Nor does a lazy operand with more sparse accesses than this get inlined: a sum of n sparse
+# accesses co-iterates 2^n cases (the merge lattice), so `for ...: x = x + A` would compile ever
+# larger kernels. Four keeps a binary operator's fused merge at most eight-way.
+_INLINE_SPARSE_ACCESSES = 4
+
+_fresh_counter = itertools.count()
+
+
+def fresh(count):
+    """``count`` index variables no other expression uses (inlined expressions must not capture
+    each other's variables). Kernels are cached up to renaming, so the names cost nothing."""
+    made = []
+    for _ in range(count):
+        var = IndexVar.__new__(IndexVar)  # (the name is an identifier: skip the check)
+        var.name = f"v{next(_fresh_counter)}"
+        made.append(var)
+    return made
+
+
+class _Placeholder:
+    """What a lazy tensor knows before it is computed: the ``_data`` of a pending tensor
+    (tensor.py reads shape, dtype and format from it; ``_storage`` computes the data)."""
+
+    __slots__ = ("shape", "dtype", "format")
+
+    def __init__(self, shape, dtype, format):
+        self.shape, self.dtype, self.format = tuple(shape), np.dtype(dtype).name, format
+
+
+class LazyDefinition:
+    """The expression a lazy tensor computes: ``out(variables) = rhs``, ``rhs`` over tensors,
+    with its lazy operands inlined; ``step`` is the same over the operands themselves, computed
+    instead when the fused expression does not compile."""
+
+    __slots__ = ("variables", "rhs", "step", "depth", "sums", "sparse_accesses")
+
+    def __init__(self, variables, rhs, step):
+        self.variables, self.rhs, self.step = tuple(variables), rhs, step
+        self.depth = _depth(rhs)
+        used = {v for a in accesses(rhs) for v in a.indices}
+        self.sums = bool(used - set(self.variables))  # a contraction or reduction
+        self.sparse_accesses = sum(not is_all_dense(a.tensor.format) for a in accesses(rhs))
+
+    def text(self):
+        """The definition as readable index notation: operands by name (t0, t1, ... when
+        unnamed), index variables i0, i1, ... in order of appearance."""
+        tensors, variables = {}, {}
+
+        def tensor_name(t):
+            return tensors.setdefault(id(t), t.name or f"t{len(tensors)}")
+
+        def var(v):
+            return variables.setdefault(v, f"i{len(variables)}")
+
+        def show(e, precedence=0):
+            if isinstance(e, Access):
+                return f"{tensor_name(e.tensor)}({','.join(var(v) for v in e.indices)})"
+            if isinstance(e, Literal):
+                return repr(e.value)
+            if isinstance(e, Negate):
+                return "-" + show(e.a, 4)
+            if isinstance(e, Reduction):
+                name = {"add": "sum"}.get(e.op, e.op)
+                return f"{name}({var(e.var)}, {show(e.body)})"
+            symbol, p = {"add": ("+", 1), "sub": ("-", 1), "mul": ("*", 2), "div": ("/", 2)}[e.op]
+            text = f"{show(e.a, p)} {symbol} {show(e.b, p + 1)}"
+            return f"({text})" if p < precedence else text
+        head = f"out({','.join(var(v) for v in self.variables)})"
+        return f"{head} = {show(self.rhs)}"
+
+    def assignment(self, tensor):
+        """The definition as an assignment to ``tensor`` (what ct.compile(tensor) compiles)."""
+        return Assignment(Access(tensor, self.variables), self.rhs)
+
+
+def _depth(expr):
+    if isinstance(expr, Binary):
+        return 1 + max(_depth(expr.a), _depth(expr.b))
+    if isinstance(expr, Negate):
+        return 1 + _depth(expr.a)
+    if isinstance(expr, Reduction):
+        return 1 + _depth(expr.body)
+    return 1
+
+
+def _rename(expr, mapping):
+    """``expr`` with index variables renamed by ``mapping`` (bound reduction variables too)."""
+    if isinstance(expr, Access):
+        return Access(expr.tensor, [mapping.get(v, v) for v in expr.indices])
+    if isinstance(expr, Binary):
+        return Binary(expr.op, _rename(expr.a, mapping), _rename(expr.b, mapping))
+    if isinstance(expr, Negate):
+        return Negate(_rename(expr.a, mapping))
+    if isinstance(expr, Reduction):
+        return Reduction(expr.op, mapping.get(expr.var, expr.var), _rename(expr.body, mapping))
+    return expr
+
+
+def _bound_variables(expr):
+    if isinstance(expr, Binary):
+        return _bound_variables(expr.a) | _bound_variables(expr.b)
+    if isinstance(expr, Negate):
+        return _bound_variables(expr.a)
+    if isinstance(expr, Reduction):
+        return {expr.var} | _bound_variables(expr.body)
+    return set()
+
+
+# -- operands ------------------------------------------------------------------------------
+def as_operand(value):
+    """A Tensor for a tensor-like operand, the Python scalar for a scalar, NotImplemented for
+    anything else (so Python tries the other operand's method)."""
+    from .tensor import Tensor
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (bool, np.bool_, numbers.Number)) and np.ndim(value) == 0:
+        return value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0:
+            return value.item()
+        from .compiler import as_tensor
+        return as_tensor(value)  # wrapped in place when it can be, without asarray's Python
+    from .creation import asarray
+    import scipy.sparse as sp
+    if isinstance(value, (np.ndarray, list, tuple)) or sp.issparse(value):
+        return asarray(value)
+    return NotImplemented
+
+
+def expression(operand, variables, contracting=False):
+    """The index expression of ``operand`` indexed by ``variables``: a lazy tensor's own
+    expression (inlined, so the operators fuse), an access of a computed tensor, a literal.
+
+    ``contracting``: the caller sums over some of ``variables``; a lazy operand that sums
+    itself is then computed first rather than inlined, since nested contractions fused into one
+    loop nest can cost far more than the two products (``(A @ B) @ x``)."""
+    from .evaluate import _computable
+    from .tensor import Tensor
+    if not isinstance(operand, Tensor):
+        return Literal(operand)
+    lazy = operand._lazy if operand._pending else None
+    if (lazy is not None and lazy.depth <= _INLINE_DEPTH and lazy.sparse_accesses <= _INLINE_SPARSE_ACCESSES
+            and not (contracting and lazy.sums)):
+        rhs = _summed(lazy.rhs, lazy.variables)
+        mapping = dict(zip(lazy.variables, variables))
+        for var in _bound_variables(rhs):
+            mapping[var] = fresh(1)[0]
+        return _rename(rhs, mapping)
+    if operand._pending:
+        return Access(operand, variables)  # computed when the kernel reads it
+    return Access(_computable(operand), variables)
+
+
+def _summed(expr, result_variables):
+    """``expr`` with every index that is not a result index and not bound by a reduction
+    summed explicitly, so the expression means the same wherever it is inlined."""
+    free = {v for a in accesses(expr) for v in a.indices} - _bound_variables(expr) - set(result_variables)
+    for var in sorted(free, key=lambda v: v.name):
+        expr = Reduction("add", var, expr)
+    return expr
+
+
+# -- building lazy results -----------------------------------------------------------------
+def _promoted_dtype(rhs):
+    """The dtype the compiler computes ``rhs`` in (its NumPy promotion rules)."""
+    from .compiler import _core_expr
+    names = {}
+
+    def var_of(tensor):
+        name = names.setdefault(id(tensor), f"t{len(names)}")
+        return _core.TensorVar(name, tensor.format, tensor.dtype.name, "int64")
+    return np.dtype(_core_expr(rhs, var_of).dtype)
+
+
+def lazy(shape, variables, rhs, step_rhs, format=None, dtype=None):
+    """A lazy tensor computing ``out(variables) = rhs``.
+
+    ``step_rhs`` is the operator's expression over its own operands (not inlined): the result
+    format and dtype are inferred from it, as if every step were computed on its own (and
+    remembered by its signature: inference costs more than a small kernel's call)."""
+    from .tensor import Tensor
+    variables = list(variables)
+    if dtype is None or format is None:
+        text, tensors = signature(step_rhs, variables)
+        key = (text, tuple((t.format, t.dtype) for t in tensors))
+        inferred = _inferred.get(key)
+        if inferred is None:
+            inferred = _inferred[key] = (
+                _promoted_dtype(step_rhs), infer_result_format(variables, step_rhs, lambda t: t.format))
+            if len(_inferred) > _KERNELS_KEPT:
+                _inferred.pop(next(iter(_inferred)))
+        dtype = inferred[0] if dtype is None else dtype
+        if format is None:
+            format = inferred[1]
+            if is_all_dense(format):
+                check_dense_size(shape, dtype, "of the operation")
+    result = Tensor(_Placeholder(shape, dtype, format))
+    result._lazy = LazyDefinition(variables, rhs, step_rhs)
+    result._definition = result._lazy.assignment(result)  # what ct.compile(result) compiles
+    result._pending = True
+    return result
+
+
+_inferred = {}
+
+
+def run(tensor):
+    """Compute the lazy ``tensor``; returns the computed storage."""
+    definition = tensor._lazy
+    try:
+        return _run(tensor, definition.rhs)
+    except CompileError:
+        if definition.step is definition.rhs:
+            raise
+    # The fused expression does not compile (a combination the compiler cannot iterate yet):
+    # each lazy operand is computed by its own kernel when this one reads it.
+    return _run(tensor, definition.step)
+
+
+def _run(tensor, rhs):
+    from .parser import TensorRef
+    variables = tensor._lazy.variables
+    text, tensors = signature(rhs, variables)
+    key = (text, tuple((t.format, t.dtype) for t in tensors), tensor.format, tensor.dtype)
+    operands = {f"t{k}": t for k, t in enumerate(tensors)}
+    chosen = _kernels.get(key)
+    if chosen is None:
+        names = {id(t): f"t{k}" for k, t in enumerate(tensors)}
+        out = TensorRef("out", len(variables))
+        refs = {"out": out, **{f"t{k}": TensorRef(f"t{k}", t.ndim) for k, t in enumerate(tensors)}}
+        assignment = Assignment(Access(out, variables), _map_refs(rhs, lambda t: refs[names[id(t)]]))
+        chosen = _choose(assignment, refs, operands, tensor)
+        if chosen[1] is None:  # remembered unless operands were converted (that depends on data)
+            _kernels[key] = chosen
+            if len(_kernels) > _KERNELS_KEPT:
+                _kernels.popitem(last=False)
+    else:
+        _kernels.move_to_end(key)
+    kernel, replaced = chosen
+    result = kernel(**(replaced or operands))
+    if result.format != tensor.format:  # (a hashed result is packed after the kernel)
+        result = result.asformat(tensor.format)
+    return result._data
+
+
+def _choose(assignment, refs, operands, tensor):
+    from .evaluate import _choose_kernel
+    kernel, _, _, replaced = _choose_kernel(assignment, refs, operands, tensor.format, tensor.dtype,
+                                            None, None)
+    return kernel, replaced
+
+
+def _map_refs(expr, fn):
+    from .notation import map_tensors
+    return map_tensors(expr, fn)
+
+
+def signature(rhs, variables):
+    """``(text, tensors)``: the expression's text with tensors numbered t0, t1, ... and index
+    variables x0, x1, ... in order of appearance, and the tensors in that order. Equal texts
+    over tensors of equal formats and dtypes are the same computation up to renaming (kernels
+    and inferred formats are remembered by it)."""
+    tensors, ids, numbers_of = [], {}, {}
+
+    def name(v):
+        n = numbers_of.get(v.name)
+        if n is None:
+            n = numbers_of[v.name] = f"x{len(numbers_of)}"
+        return n
+
+    def tensor(t):
+        n = ids.get(id(t))
+        if n is None:
+            n = ids[id(t)] = f"t{len(tensors)}"
+            tensors.append(t)
+        return n
+
+    def text(e):
+        if isinstance(e, Access):
+            return f"{tensor(e.tensor)}({','.join(name(v) for v in e.indices)})"
+        if isinstance(e, Literal):
+            return f"{type(e.value).__name__}:{e.value!r}"
+        if isinstance(e, Negate):
+            return f"-({text(e.a)})"
+        if isinstance(e, Binary):
+            return f"{e.op}({text(e.a)},{text(e.b)})"
+        return f"{e.op}[{name(e.var)}]({text(e.body)})"
+    head = ",".join(name(v) for v in variables)
+    body = text(rhs)
+    return f"({head})={body}", tensors
+
+
+_KERNELS_KEPT = 256
+_kernels = OrderedDict()
+
+
+def forget_kernels():
+    _kernels.clear()
+    _inferred.clear()
+
+
+# -- shapes -------------------------------------------------------------------------------------
+def broadcast_shape(shapes, what="operands"):
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ShapeError(f"{what} could not be broadcast together with shapes "
+                         f"{' '.join(str(tuple(s)) for s in shapes)}") from None
+
+
+def broadcast_variables(tensor, shape, variables):
+    """``(tensor, its variables)`` for ``tensor`` broadcast to ``shape`` (whose modes are
+    ``variables``): leading modes it lacks are not indexed, and its modes of extent 1 that
+    broadcast are dropped (a reshape, a view for dense tensors)."""
+    offset = len(shape) - tensor.ndim
+    own = list(variables[offset:])
+    ones = [m for m in range(tensor.ndim) if tensor.shape[m] == 1 and shape[offset + m] != 1]
+    if ones:
+        tensor = tensor.reshape(tuple(e for m, e in enumerate(tensor.shape) if m not in ones))
+        own = [v for m, v in enumerate(own) if m not in ones]
+    return tensor, own
+
+
+def normalize_axes(axis, ndim, what="axis"):
+    """``axis`` (None, an int or a sequence) as a sorted tuple of non-negative modes."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    result = []
+    for a in axes:
+        if not isinstance(a, (int, np.integer)) or not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(f"{what} {a!r} is out of bounds for a tensor of dimension {ndim}")
+        a = int(a) % ndim if ndim else 0
+        if a in result:
+            raise ValueError(f"repeated {what} {a}")
+        result.append(a)
+    return tuple(sorted(result))
+
+
+# -- elementwise arithmetic ---------------------------------------------------------------------
+def _is_tensor(x):
+    from .tensor import Tensor
+    return isinstance(x, Tensor)
+
+
+def _step(operand, variables):
+    return Access(operand, variables) if _is_tensor(operand) else Literal(operand)
+
+
+def _keeps_zeros(op, a, b):
+    """Whether ``a op b`` is zero wherever its sparse operands are unstored (SciPy's rule for a
+    sparse result): false for a sparse operand plus a nonzero scalar."""
+    def zero(x):
+        return (not _is_tensor(x) and x == 0) or (_is_tensor(x) and not is_all_dense(x.format))
+    if op in ("add", "sub"):
+        return zero(a) and zero(b)
+    return True  # products (unstored zeros annihilate, API.md §3); division is checked apart
+
+
+def arithmetic(op, a, b):
+    """``a op b`` for op in add, sub, mul, div (NumPy broadcasting); a lazy tensor."""
+    a, b = as_operand(a), as_operand(b)
+    if a is NotImplemented or b is NotImplemented:
+        return NotImplemented
+    if (op == "div" and not _division_is_exact(a, b)) or any(not _is_tensor(x) and x == 0 for x in (a, b)):
+        # A literal zero goes to NumPy on the values too: the compiler leaves a dense result
+        # of `A(i,j) * 0` or `0 / A(i,j)` unwritten (reported with the arrays branch).
+        from .elementwise import elementwise
+        return elementwise(_NUMPY_OPS[op], a, b)
+    shapes = [t.shape for t in (a, b) if _is_tensor(t)]
+    shape = broadcast_shape(shapes)
+    variables = fresh(len(shape))
+    parts, steps = [], []
+    for x in (a, b):
+        if _is_tensor(x):
+            x, own = broadcast_variables(x, shape, variables)
+            parts.append(expression(x, own))
+            steps.append(Access(x, own))
+        else:
+            parts.append(Literal(x))
+            steps.append(Literal(x))
+    step = Binary(op, *steps)
+    fmt = None
+    if not _keeps_zeros(op, a, b):
+        fmt = as_format("dense", len(shape))
+        check_dense_size(shape, _promoted_dtype(step), "of the operation")
+    elif op == "div" and _is_tensor(b):
+        # An exact division keeps the numerator's zeros (the denominator has none): the pattern
+        # of the product, which the inference knows (A / d(i) is sparse like A * d(i)).
+        fmt = infer_result_format(variables, Binary("mul", *steps), lambda t: t.format)
+        if is_all_dense(fmt):
+            check_dense_size(shape, _promoted_dtype(step), "of the operation")
+    return lazy(shape, variables, Binary(op, *parts), step, format=fmt)
+
+
+_NUMPY_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}
+
+
+def _division_is_exact(a, b):
+    """Whether the compiler's division (an unstored numerator entry gives 0, API.md §3) equals
+    NumPy's for ``a / b``: it does unless an unstored zero of ``a`` meets a zero or NaN of ``b``
+    (0/0 is NaN). Otherwise the division is computed elementwise on the values (exactly)."""
+    if _is_tensor(a) and not is_all_dense(a.format):
+        if not _is_tensor(b):
+            return not (b == 0 or b != b)
+        if not is_all_dense(b.format):
+            return False  # its unstored zeros meet the numerator's
+        values = b.values  # (computes a lazy denominator)
+        return not (np.any(values == 0) or (values.dtype.kind in "fc" and np.isnan(values).any()))
+    if not _is_tensor(a) and _is_tensor(b) and not is_all_dense(b.format):
+        return False  # s / 0 on every unstored entry: inf or NaN (dense; computed exactly)
+    return True
+
+
+def negative(a):
+    variables = fresh(a.ndim)
+    return lazy(a.shape, variables, Negate(expression(a, variables)), Negate(Access(a, variables)))
+
+
+# -- contractions -------------------------------------------------------------------------------
+def _contraction(a, b, a_vars, b_vars, out_vars, shape):
+    parts = Binary("mul", expression(a, a_vars, contracting=True), expression(b, b_vars, contracting=True))
+    step = Binary("mul", Access(a, a_vars), Access(b, b_vars))
+    return lazy(shape, out_vars, parts, step)
+
+
+def matmul(a, b):
+    """``a @ b`` with NumPy's matmul rules (1-D operands promoted, batch modes broadcast)."""
+    a, b = as_operand(a), as_operand(b)
+    if a is NotImplemented or b is NotImplemented:
+        return NotImplemented
+    if not (_is_tensor(a) and _is_tensor(b)) or a.ndim == 0 or b.ndim == 0:
+        raise ValueError("matmul: an operand is a scalar (0-d); use * to scale")
+    k = a.shape[-1]
+    kb = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    if k != kb:
+        raise ShapeError(f"matmul: mode {a.ndim - 1} of the first operand (extent {k}) does not match "
+                         f"mode {max(b.ndim - 2, 0)} of the second (extent {kb}); shapes {a.shape} and {b.shape}")
+    a_batch = a.shape[:-2]
+    b_batch = b.shape[:-2] if b.ndim >= 2 else ()
+    batch = broadcast_shape([a_batch, b_batch], "matmul batch modes")
+    batch_vars = fresh(len(batch))
+    (kv,) = fresh(1)
+    i_vars = fresh(1) if a.ndim >= 2 else []
+    j_vars = fresh(1) if b.ndim >= 2 else []
+    a_target = (tuple(batch) + a.shape[-2:], list(batch_vars) + i_vars + [kv]) if a.ndim >= 2 else ((k,), [kv])
+    b_target = (tuple(batch) + b.shape[-2:], list(batch_vars) + [kv] + j_vars) if b.ndim >= 2 else ((k,), [kv])
+    shape = tuple(batch) + ((a.shape[-2],) if i_vars else ()) + ((b.shape[-1],) if j_vars else ())
+    a, a_own = broadcast_variables(a, *a_target)
+    b, b_own = broadcast_variables(b, *b_target)
+    return _contraction(a, b, a_own, b_own, list(batch_vars) + i_vars + j_vars, shape)
+
+
+def tensordot(a, b, axes=2):
+    """NumPy's ``tensordot``: sum over ``axes`` of ``a`` and ``b`` (an int n: the last n of
+    ``a`` and the first n of ``b``; or two sequences of modes)."""
+    a, b = as_operand(a), as_operand(b)
+    if not (_is_tensor(a) and _is_tensor(b)):
+        return arithmetic("mul", a, b)
+    if isinstance(axes, (int, np.integer)):
+        if axes < 0 or axes > min(a.ndim, b.ndim):
+            raise ValueError(f"tensordot: axes={axes} for operands of {a.ndim} and {b.ndim} modes")
+        a_axes, b_axes = list(range(a.ndim - axes, a.ndim)), list(range(axes))
+    else:
+        a_axes, b_axes = ([x] if isinstance(x, (int, np.integer)) else list(x) for x in axes)
+        if len(a_axes) != len(b_axes):
+            raise ValueError("tensordot: the two axis lists differ in length")
+        a_axes = [int(x) % a.ndim for x in a_axes]
+        b_axes = [int(x) % b.ndim for x in b_axes]
+    for x, y in zip(a_axes, b_axes):
+        if a.shape[x] != b.shape[y]:
+            raise ShapeError(f"tensordot: mode {x} of the first operand (extent {a.shape[x]}) does not "
+                             f"match mode {y} of the second (extent {b.shape[y]})")
+    a_vars, b_vars = fresh(a.ndim), fresh(b.ndim)
+    for x, y in zip(a_axes, b_axes):
+        b_vars[y] = a_vars[x]
+    out = [v for m, v in enumerate(a_vars) if m not in a_axes] + [v for m, v in enumerate(b_vars) if m not in b_axes]
+    shape = tuple(a.shape[m] for m in range(a.ndim) if m not in a_axes) + tuple(
+        b.shape[m] for m in range(b.ndim) if m not in b_axes)
+    return _contraction(a, b, a_vars, b_vars, out, shape)
+
+
+def dot(a, b):
+    """NumPy's ``dot``: matmul for 1-D and 2-D operands, a product with a scalar, and the sum
+    over the last mode of ``a`` and the second-to-last of ``b`` otherwise."""
+    a, b = as_operand(a), as_operand(b)
+    if not (_is_tensor(a) and _is_tensor(b)) or a.ndim == 0 or b.ndim == 0:
+        return arithmetic("mul", a, b)
+    if a.ndim <= 2 and b.ndim <= 2:
+        return matmul(a, b)
+    return tensordot(a, b, ([a.ndim - 1], [max(b.ndim - 2, 0)]))
+
+
+# -- reductions -------------------------------------------------------------------------------
+_SUM_DTYPES = {"b": np.int64, "i": np.int64, "u": np.uint64}
+
+
+def reduce(op, tensor, axis=None, keepdims=False, dtype=None):
+    """``tensor.sum/max/min(axis, keepdims)`` (op: add, max, min) as a lazy tensor; max and
+    min see the unstored zeros, as NumPy sees the zeros of the dense array."""
+    axes = normalize_axes(axis, tensor.ndim)
+    if op != "add" and any(tensor.shape[m] == 0 for m in axes):
+        raise ValueError(f"zero-size tensor to reduction operation {op}imum which has no identity")
+    if dtype is not None:
+        tensor = tensor.astype(dtype)
+    elif op == "add" and tensor.dtype.kind in _SUM_DTYPES and tensor.dtype.itemsize < 8:
+        tensor = tensor.astype(_SUM_DTYPES[tensor.dtype.kind])  # NumPy sums small integers in 64 bits
+    variables = fresh(tensor.ndim)
+    body = expression(tensor, variables, contracting=True)
+    step = Access(tensor, variables)
+    for m in reversed(axes):
+        body = Reduction(op, variables[m], body)
+        step = Reduction(op, variables[m], step)
+    kept = [v for m, v in enumerate(variables) if m not in axes]
+    shape = tuple(e for m, e in enumerate(tensor.shape) if m not in axes)
+    result = lazy(shape, kept, body, step)
+    if keepdims:
+        result = result.reshape(tuple(1 if m in axes else e for m, e in enumerate(tensor.shape)))
+    return result
+
+
+def mean(tensor, axis=None, keepdims=False, dtype=None):
+    axes = normalize_axes(axis, tensor.ndim)
+    count = math.prod(tensor.shape[m] for m in axes)
+    if dtype is None and tensor.dtype.kind in "biu":
+        dtype = np.float64  # NumPy's mean of integers
+    total = reduce("add", tensor, axes, keepdims, dtype)
+    return arithmetic("div", total, count) if count else arithmetic("mul", total, np.nan)
+
+
+# -- transposes and reshapes ---------------------------------------------------------------------
+def transpose(tensor, axes=None):
+    """The tensor with its modes permuted (reversed by default). A computed tensor in a format
+    with a mode order is transposed without copying, its levels read in another mode order (a
+    CSR matrix's transpose is CSC, as in SciPy); otherwise a lazy expression."""
+    from .tensor import Tensor
+    ndim = tensor.ndim
+    perm = tuple(range(ndim))[::-1] if axes is None else tuple(
+        int(a) % ndim if -ndim <= int(a) < ndim else -1 for a in axes)
+    if sorted(perm) != list(range(ndim)):
+        raise ValueError(f"axes {axes!r} are not a permutation of the {ndim} modes")
+    if perm == tuple(range(ndim)):
+        return tensor
+    shape = tuple(tensor.shape[p] for p in perm)
+    inverse = [perm.index(m) for m in range(ndim)]
+    fmt = tensor.format
+    permuted = None
+    if fmt.name is None:
+        from .formats import Format
+        permuted = Format(list(fmt.levels), [inverse[m] for m in fmt.mode_order])
+    if permuted is not None and not tensor._pending:
+        storage = tensor._data
+        view = _core.from_arrays(permuted, list(shape), np.dtype(storage.index_dtype).name, storage.level_arrays,
+                                 storage.level_parameters, storage.values)
+        return Tensor(view, tensor.name)
+    variables = fresh(ndim)
+    source = [variables[inverse[m]] for m in range(ndim)]
+    return lazy(shape, variables, expression(tensor, source), Access(tensor, source), format=permuted,
+                dtype=tensor.dtype)
+
+
+def reshape(tensor, shape):
+    """The tensor with another shape of equal size (row-major, as NumPy): a view of a dense
+    tensor's values; a sparse tensor's entries packed again (O(nnz)) in a format of the new order."""
+    from .creation import _wrap_dense
+    from .tensor import pack
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(e) for e in shape)
+    if shape.count(-1) > 1:
+        raise ValueError("reshape: only one extent can be -1")
+    if -1 in shape:
+        known = math.prod(e for e in shape if e != -1)
+        if known == 0 or tensor.size % known:
+            raise ShapeError(f"cannot reshape a tensor of shape {tensor.shape} into {shape}")
+        shape = tuple(tensor.size // known if e == -1 else e for e in shape)
+    if math.prod(shape) != tensor.size or any(e < 0 for e in shape):
+        raise ShapeError(f"cannot reshape a tensor of shape {tensor.shape} into {shape}")
+    if shape == tensor.shape:
+        return tensor
+    if is_all_dense(tensor.format):
+        return _wrap_dense(np.ascontiguousarray(tensor.values.reshape(shape)), as_format("dense", len(shape)), None)
+    coords, values = tensor.coords()
+    if tensor.size < 2**63 and coords.size:
+        flat = np.ravel_multi_index(tuple(coords.T), tensor.shape)
+        columns = np.unravel_index(flat, shape)
+    else:
+        columns = [np.zeros(len(values), dtype=np.int64)] * len(shape)
+    bits = 64 if tensor.index_dtype == np.int64 else 32
+    return pack(default_sparse_format(len(shape), tensor.format), shape, list(columns), values,
+                index_bits=bits)
+
+
+def default_sparse_format(order, like=None):
+    """A sparse format of ``order`` modes for a result built from entries: ``like`` when it has
+    that order and can be assembled, else COO when ``like`` is COO, compressed for a vector, CSR
+    for a matrix, CSF beyond."""
+    from .format_inference import _assemblable
+    if like is not None and like.order == order and _assemblable(like):
+        return like
+    if order == 0:
+        return as_format("dense", 0)
+    if like is not None and like == as_format("coo", like.order) and order >= 2:
+        return as_format("coo", order)
+    return as_format({1: "s", 2: "csr"}.get(order, "csf"), order)

@@ -1,0 +1,161 @@
+"""Tensors with the libraries around them: pickle and copy (multiprocessing, joblib, Dask),
+SciPy's linear algebra with coiter doing the products, SciPy sparse types in and out,
+pydata/sparse, pandas sparse frames and Dask arrays."""
+import copy
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+import coiter as ct
+
+from conftest import MATRIX_FORMATS
+from test_arrays_operators import make
+
+
+@pytest.mark.parametrize("fmt", sorted(MATRIX_FORMATS))
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.complex64, np.bool_])
+def test_pickle_and_deepcopy_round_trip(fmt, dtype):
+    t = ct.asarray(ct.random((6, 8), 0.3, "coo", dtype=dtype, seed=1).to_numpy(),
+                   format=MATRIX_FORMATS[fmt], name="A")
+    for back in (pickle.loads(pickle.dumps(t)), copy.deepcopy(t), copy.copy(t)):
+        assert back.format == t.format and back.dtype == t.dtype and back.name == "A"
+        assert back.index_dtype == t.index_dtype
+        np.testing.assert_array_equal(back.to_numpy(), t.to_numpy())
+        assert not np.shares_memory(back.values, t.values)
+
+
+def test_pickle_of_a_lazy_result_computes_it():
+    a, da = make((5, 5), 0.5, "csr", seed=1)
+    lazy = (a + a) @ np.ones(5)
+    back = pickle.loads(pickle.dumps(lazy))
+    np.testing.assert_allclose(back.to_numpy(), (da + da) @ np.ones(5))
+
+
+def test_tensors_cross_process_boundaries():
+    from concurrent.futures import ProcessPoolExecutor
+    import multiprocessing
+    a, da = make((20, 20), 0.2, "csr", seed=1)
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        result = pool.submit(_row_sums, a).result()
+    np.testing.assert_allclose(result.to_numpy(), da.sum(axis=1))
+
+
+def _row_sums(t):
+    return t.sum(axis=1)
+
+
+def _spd(n, seed=1):
+    m = sp.random(n, n, density=5 / n, random_state=seed, format="csr")
+    return (m + m.T + sp.eye(n) * 10).tocsr()
+
+
+def test_scipy_solvers_run_on_tensors():
+    m = _spd(500)
+    t = ct.asarray(m)
+    b = np.linspace(1, 2, 500)
+    op = spla.aslinearoperator(t)
+    assert op.shape == (500, 500) and op.dtype == np.float64
+    for solver in (spla.cg, spla.gmres, spla.bicgstab, spla.minres):
+        x, info = solver(t, b, rtol=1e-10)
+        assert info == 0
+        np.testing.assert_allclose(m @ x, b, rtol=1e-7, atol=1e-7)
+    w = spla.eigsh(t, k=3, return_eigenvectors=False)
+    np.testing.assert_allclose(np.sort(w), np.sort(spla.eigsh(m, k=3, return_eigenvectors=False)))
+    r = sp.random(120, 80, density=0.05, random_state=2, format="csr")
+    s = spla.svds(ct.asarray(r), k=3, return_singular_vectors=False, random_state=0)
+    np.testing.assert_allclose(np.sort(s), np.sort(spla.svds(r, k=3, return_singular_vectors=False,
+                                                            random_state=0)))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_matvec_rmatvec_and_blocks(dtype):
+    r = (sp.random(30, 20, density=0.2, random_state=3, format="csr") * (1 + (dtype == np.complex128) * 1j)).astype(dtype)
+    t = ct.asarray(r)
+    x, y, X = np.arange(20.0), np.arange(30.0), np.arange(60.0).reshape(20, 3)
+    np.testing.assert_allclose(t.matvec(x), r @ x)
+    np.testing.assert_allclose(t.matvec(x.reshape(-1, 1)), (r @ x).reshape(-1, 1))
+    np.testing.assert_allclose(t.rmatvec(y), r.conj().T @ y)
+    np.testing.assert_allclose(t.matmat(X), r @ X)
+    np.testing.assert_allclose(t.rmatmat(np.ones((30, 2))), r.conj().T @ np.ones((30, 2)))
+    op = spla.aslinearoperator(t)
+    np.testing.assert_allclose(op.H @ y, r.conj().T @ y)
+    with pytest.raises(ct.ShapeError, match="matvec"):
+        t.matvec(np.ones(3))
+
+
+@pytest.mark.parametrize("kind", ["csr", "csc", "coo", "bsr", "dia", "lil", "dok"])
+@pytest.mark.parametrize("container", ["array", "matrix"])
+def test_asarray_of_every_scipy_type(kind, container):
+    dense = np.zeros((6, 4))
+    dense[[0, 2, 3, 5], [1, 0, 3, 2]] = [1.0, 2.0, 3.0, 4.0]
+    m = getattr(sp, f"{kind}_{container}")(dense)
+    np.testing.assert_array_equal(ct.asarray(m).to_numpy(), dense)
+
+
+def test_scipy_conversions():
+    a, da = make((6, 4), 0.5, "csr", seed=1)
+    for kind in ("csr", "csc", "coo"):
+        m = getattr(a, "to" + kind)()
+        assert m.format == kind
+        np.testing.assert_array_equal(m.toarray(), da)
+    # SciPy's own constructor reads tensors through np.asarray (it knows no other protocol):
+    # it works within ct.config.max_dense_bytes, and refuses beyond it instead of exhausting memory.
+    np.testing.assert_array_equal(sp.csr_array(a).toarray(), da)
+    big = ct.random((100_000, 100_000), 1e-6, "csr")
+    with pytest.raises(ValueError) as refused:  # SciPy re-raises our error as its own
+        sp.csr_array(big)
+    assert isinstance(refused.value.__context__, ct.ShapeError)
+    assert "to_scipy" in str(refused.value.__context__)
+    assert big.to_scipy().nnz == big.nnz
+
+
+def test_pydata_sparse_both_ways():
+    sparse = pytest.importorskip("sparse")
+    a, da = make((6, 5), 0.4, "csr", seed=1)
+    coo = a.to_pydata()
+    assert isinstance(coo, sparse.COO)
+    np.testing.assert_array_equal(coo.todense(), da)
+    gcxs = a.to_pydata("gcxs")
+    assert isinstance(gcxs, sparse.GCXS) and np.shares_memory(gcxs.data, a.values)
+    back = ct.asarray(gcxs)
+    assert back.format == ct.as_format("csr", 2) and np.shares_memory(back.values, a.values)
+    np.testing.assert_array_equal(ct.asarray(coo).to_numpy(), da)
+    np.testing.assert_array_equal(ct.asarray(a.T.to_pydata("gcxs")).to_numpy(), da.T)
+    cube = sparse.random((3, 4, 5), density=0.3, random_state=1)
+    np.testing.assert_array_equal(ct.asarray(cube).to_numpy(), cube.todense())
+    np.testing.assert_array_equal(ct.asarray(cube, format="csf").to_pydata().todense(), cube.todense())
+    with pytest.raises(ct.FormatError, match="fill value"):
+        ct.asarray(sparse.COO.from_numpy(np.ones((2, 2)), fill_value=1.0))
+
+
+def test_pandas_sparse_frames_both_ways():
+    pd = pytest.importorskip("pandas")
+    a, da = make((6, 5), 0.4, "csr", seed=1)
+    frame = a.to_pandas(columns=list("abcde"))
+    assert all(isinstance(d, pd.SparseDtype) for d in frame.dtypes)
+    assert list(frame.columns) == list("abcde")
+    np.testing.assert_array_equal(frame.sparse.to_dense().to_numpy(), da)
+    back = ct.asarray(frame)
+    assert back.nnz == np.count_nonzero(da)  # sparsity kept, no dense copy
+    np.testing.assert_array_equal(back.to_numpy(), da)
+    series = a[2].to_pandas()
+    assert isinstance(series.dtype, pd.SparseDtype)
+    np.testing.assert_array_equal(series.to_numpy(), da[2])
+    np.testing.assert_array_equal(ct.asarray(series).to_numpy(), da[2])
+    np.testing.assert_array_equal(ct.asarray(pd.DataFrame(da)).to_numpy(), da)
+
+
+def test_dask_arrays_of_tensors():
+    da_mod = pytest.importorskip("dask.array")
+    a, da = make((40, 30), 0.2, "csr", seed=1)
+    x = da_mod.from_array(a, chunks=(10, 15))
+    np.testing.assert_allclose(float(x.sum().compute()), da.sum())
+    doubled = x.map_blocks(lambda block: block * 2).compute()
+    assert isinstance(doubled, ct.Tensor)
+    np.testing.assert_allclose(doubled.to_numpy(), 2 * da)
+    np.testing.assert_allclose(np.asarray(x[5:25, 3:9].compute().to_numpy()), da[5:25, 3:9])
+    # the processes scheduler pickles the tensors
+    np.testing.assert_allclose(np.asarray((x.T @ np.ones(40)).compute(scheduler="sync")), da.T @ np.ones(40))
