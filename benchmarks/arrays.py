@@ -18,7 +18,6 @@ finding its kernel in the cache, the call). Results go to benchmarks/results/arr
 arrays.md; ratios are SciPy's (or pydata's) median time over coiter's (> 1: coiter faster).
 """
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np

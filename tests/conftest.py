@@ -38,3 +38,14 @@ def private_kernel_cache(tmp_path_factory):
         del os.environ["COITER_CACHE_DIR"]
     else:
         os.environ["COITER_CACHE_DIR"] = previous
+
+
+@pytest.fixture(scope="module")
+def forget_kernels_afterwards():
+    """Empty the in-memory kernel cache after a module that compiles common kernels under
+    generated tensor names (the array operators name operands t0, t1, ...). The memory cache
+    matches kernels up to renaming but the disk cache does not: a later `ct.compile` of the
+    same kernel under other names would hit memory, write nothing to disk, and a fresh process
+    would compile it again (test_benchmarks' first-call check sees that)."""
+    yield
+    ct.clear_cache()

@@ -7,6 +7,8 @@ import pytest
 import coiter as ct
 from coiter.formats import is_all_dense
 
+pytestmark = pytest.mark.usefixtures("forget_kernels_afterwards")
+
 from test_arrays_operators import make
 
 KEYS_2D = [1, -1, slice(1, 4), slice(None, None, -1), slice(4, 0, -2), (slice(None), 2),

@@ -14,6 +14,8 @@ import coiter as ct
 from conftest import MATRIX_FORMATS
 from test_arrays_operators import make
 
+pytestmark = pytest.mark.usefixtures("forget_kernels_afterwards")
+
 
 @pytest.mark.parametrize("fmt", sorted(MATRIX_FORMATS))
 @pytest.mark.parametrize("dtype", [np.float64, np.int32, np.complex64, np.bool_])

@@ -12,6 +12,8 @@ import coiter as ct
 FORMATS = ["dense", "csr", "csc", "coo", "dcsr", "dh", "dia", "ell", "bcsr"]
 DTYPES = [np.float64, np.float32, np.int64, np.complex128]
 
+pytestmark = pytest.mark.usefixtures("forget_kernels_afterwards")
+
 
 def make(shape, density, fmt, dtype=np.float64, seed=0):
     """A tensor in ``fmt`` and its dense NumPy copy; some entries negative (max/min/abs see it)."""
@@ -264,7 +266,7 @@ def test_chained_operators_fuse_into_one_kernel():
     x = np.linspace(0, 1, 40)
     total = a + b
     y = total @ x
-    assert "lazy: out(i0) = (t0(i0,i1) + t1(i0,i1)) * t2(i1)" in repr(y)
+    assert "lazy: out(i0) = t0(i0,i1) * t1(i1) + t2(i0,i1) * t1(i1)" in repr(y)  # distributed
     check(y, (da + db) @ x)
     assert "lazy" in repr(total)  # the sum itself was never computed
     scaled = (2 * a - b.T.T / 3).sum(axis=1)
@@ -331,3 +333,20 @@ def test_operators_refuse_to_densify_beyond_the_limit():
         np.asarray(big)
     assert (big * 2).nnz == big.nnz
     assert (big != big).nnz == 0
+
+
+def test_operator_results_compile_and_take_schedules_like_definitions():
+    a, da = make((40, 30), 0.2, "csr", seed=1)
+    x = np.linspace(0, 1, 30)
+    y = a @ x
+    kern = ct.compile(y)            # the definition the operator built, bound to its tensors
+    np.testing.assert_allclose(kern().to_numpy(), da @ x)
+    s = ct.Schedule.parse("split(i0, io, ii, 8)")   # i0, i1, ...: the names repr shows
+    z = (a * 2) @ x
+    assert "out(i0) = t0(i0,i1) * 2 * t1(i1)" in repr(z)
+    z.schedule(s)
+    check(z, (da * 2) @ x)
+    i, j = ct.indices("i j")
+    w = a @ x
+    w[i] = a[i, j] * a[i, j] * ct.asarray(x)[j]    # a new definition replaces the operator's
+    check(w, (da * da) @ x)

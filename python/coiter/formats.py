@@ -68,7 +68,9 @@ def _format_from_text(text, order):
     return Format.parse(text)
 
 
+@functools.lru_cache(maxsize=256)
 def is_all_dense(fmt):
-    """Whether every level is dense and stored in mode order (a plain row-major array)."""
+    """Whether every level is dense and stored in mode order (a plain row-major array).
+    (Remembered per format: the array operators ask it of every operand.)"""
     return (fmt.name is None and all(level.name == "dense" for level in fmt.levels)
             and tuple(fmt.mode_order) == tuple(sorted(fmt.mode_order)))

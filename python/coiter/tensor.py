@@ -48,6 +48,11 @@ class Tensor:
 
     def __init__(self, storage, name=None):
         self._data = storage
+        # Shape, dtype and format never change (a computed definition or out= fills in storage of
+        # the same kind), and the array operators read them often: read from the core once.
+        self._shape = tuple(storage.shape)
+        self._dtype = np.dtype(storage.dtype)
+        self._format = storage.format
         self.name = name
         # The Assignment last assigned, kept once computed: ct.compile(y) compiles it (API.md §3).
         self._definition = None
@@ -57,6 +62,7 @@ class Tensor:
         # An operator's result not computed yet (operators.LazyDefinition); its _data is then a
         # placeholder that knows only the shape, dtype and format.
         self._lazy = None
+        self._views = None  # transposes sharing this tensor's arrays (operators.transpose)
 
     @property
     def _storage(self):
@@ -176,15 +182,15 @@ class Tensor:
     # -- attributes ---------------------------------------------------------------------
     @property
     def shape(self):
-        return tuple(self._data.shape)
+        return self._shape
 
     @property
     def ndim(self):
-        return len(self._data.shape)
+        return len(self._shape)
 
     @property
     def dtype(self):
-        return np.dtype(self._data.dtype)
+        return self._dtype
 
     @property
     def index_dtype(self):
@@ -193,7 +199,7 @@ class Tensor:
 
     @property
     def format(self):
-        return self._data.format
+        return self._format
 
     @property
     def nnz(self):
