@@ -11,7 +11,7 @@ were checked against each other.
 | `T + T` | `(T + T).evaluate()` | `M + M` | `S + S` |
 | `T.T @ x` | `np.asarray(T.T @ x)` (transposed SpMV, no copy of T) | `M.T @ x` | `S.T @ x` |
 | `(A + B) @ x` | one fused kernel, no `A + B` built | `(A + B) @ x` | `(S + R) @ x` |
-| CG, 30 iterations | `cg(T, b)` (coiter's matvec) | `cg(M, b)` | `cg(S, b)` |
+| CG solve | `cg(T, b, rtol=1e-8)` (coiter's matvec) | `cg(M, b, ...)` | `cg(S, b, ...)` |
 
 Every coiter column is what the user writes, lazy tensor included (building the expression,
 finding its kernel in the cache, the call). Results go to benchmarks/results/arrays.json and
@@ -31,7 +31,7 @@ from .environment import build_info, environment, write_results
 from .timing import RepeatPolicy, measure_interleaved, time_once
 
 RESULTS = Path(__file__).resolve().parent / "results"
-CG_ITERATIONS = 30
+CG_RTOL = 1e-8
 
 
 def _matrix(structure, n, per_row, seed):
@@ -51,8 +51,11 @@ def _spd(m):
 
 
 def _cg(operator, b):
-    # rtol=0: every peer runs exactly CG_ITERATIONS iterations (the same work).
-    x, _ = spla.cg(operator, b, rtol=0.0, atol=0.0, maxiter=CG_ITERATIONS)
+    # To a relative residual of 1e-8: every peer's solve takes the same iterations (the same
+    # work), and a fixed count without a tolerance would iterate into rounding noise.
+    x, info = spla.cg(operator, b, rtol=CG_RTOL, maxiter=1000)
+    if info != 0:
+        raise AssertionError(f"CG did not converge ({info})")
     return x
 
 
@@ -66,7 +69,7 @@ def cases(m, m2, spd, pydata):
         "T + T": {"coiter": lambda: (t + t).evaluate(), "scipy": lambda: m + m},
         "T.T @ x": {"coiter": lambda: np.asarray(t.T @ x), "scipy": lambda: m.T @ x},
         "(A + B) @ x": {"coiter": lambda: np.asarray((t + t2) @ x), "scipy": lambda: (m + m2) @ x},
-        f"CG, {CG_ITERATIONS} iterations": {"coiter": lambda: _cg(t_spd, x), "scipy": lambda: _cg(spd, x)},
+        "CG solve": {"coiter": lambda: _cg(t_spd, x), "scipy": lambda: _cg(spd, x)},
     }
     if pydata is not None:
         s, s2, s_spd = (pydata.GCXS.from_scipy_sparse(a) for a in (m, m2, spd))
@@ -74,7 +77,7 @@ def cases(m, m2, spd, pydata):
         result["T + T"]["pydata"] = lambda: s + s
         result["T.T @ x"]["pydata"] = lambda: s.T @ x
         result["(A + B) @ x"]["pydata"] = lambda: (s + s2) @ x
-        result[f"CG, {CG_ITERATIONS} iterations"]["pydata"] = lambda: _cg(s_spd, x)
+        result["CG solve"]["pydata"] = lambda: _cg(s_spd, x)
     return result
 
 
@@ -91,7 +94,9 @@ def _agree(got, reference):
     if sp.issparse(reference):
         difference = abs(sp.csr_array(got) - reference)
         return difference.nnz == 0 or difference.max() <= 1e-9 * max(abs(reference).max(), 1.0)
-    return np.allclose(got, reference, rtol=1e-8, atol=1e-10)
+    # Relative to the vector's norm: two CG solutions to a residual of 1e-8 agree to about
+    # that, not entry by entry (other summation orders round differently).
+    return np.linalg.norm(got - reference) <= 1e-6 * max(np.linalg.norm(reference), 1e-300)
 
 
 def run(n, per_row, structures, threads, seed, budget):

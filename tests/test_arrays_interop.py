@@ -74,7 +74,9 @@ def test_scipy_solvers_run_on_tensors():
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 def test_matvec_rmatvec_and_blocks(dtype):
-    r = (sp.random(30, 20, density=0.2, random_state=3, format="csr") * (1 + (dtype == np.complex128) * 1j)).astype(dtype)
+    r = sp.random(30, 20, density=0.2, random_state=3, format="csr").astype(dtype)
+    if dtype == np.complex128:
+        r = r * (1 + 2j)
     t = ct.asarray(r)
     x, y, X = np.arange(20.0), np.arange(30.0), np.arange(60.0).reshape(20, 3)
     np.testing.assert_allclose(t.matvec(x), r @ x)
@@ -161,3 +163,13 @@ def test_dask_arrays_of_tensors():
     np.testing.assert_allclose(np.asarray(x[5:25, 3:9].compute().to_numpy()), da[5:25, 3:9])
     # the processes scheduler pickles the tensors
     np.testing.assert_allclose(np.asarray((x.T @ np.ones(40)).compute(scheduler="sync")), da.T @ np.ones(40))
+
+
+def test_threadpoolctl_sees_and_limits_coiters_pool():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    before = ct.get_num_threads()
+    (info,) = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "coiter"]
+    assert info["num_threads"] == before and info["version"] == ct.__version__
+    with threadpoolctl.threadpool_limits(1, user_api="coiter"):
+        assert ct.get_num_threads() == 1
+    assert ct.get_num_threads() == before

@@ -18,5 +18,6 @@ from .io import load, read, save, write
 from .notation import IndexVar, indices, max, min, sum
 from .schedule import Schedule
 from .tensor import Level, Tensor
+from . import threads  # noqa: F401 - makes coiter's thread pool visible to threadpoolctl
 
 __version__ = _core.__version__

@@ -55,7 +55,7 @@ class Tensor:
         self._format = storage.format
         self.name = name
         # The Assignment last assigned, kept once computed: ct.compile(y) compiles it (API.md §3).
-        self._definition = None
+        self._assigned = None     # the Assignment of y[i] = ... (see _definition)
         self._pending = False     # whether the definition is still to be computed (lazy evaluation)
         self._kernel = None       # the kernel that computes the definition, compiled once
         self._schedule = None     # the schedule its definitions are compiled with (API.md §5)
@@ -63,6 +63,16 @@ class Tensor:
         # placeholder that knows only the shape, dtype and format.
         self._lazy = None
         self._views = None  # transposes sharing this tensor's arrays (operators.transpose)
+
+    @property
+    def _definition(self):
+        """The definition last assigned (``y[i] = ...``) or an operator's, built when asked:
+        an operator result keeps no assignment naming itself, a reference cycle that would
+        leave its memory to the garbage collector instead of freeing it on its last use (the
+        kernels' result memory is reused only once freed)."""
+        if self._assigned is None and self._lazy is not None:
+            return self._lazy.assignment(self)
+        return self._assigned
 
     @property
     def _storage(self):
@@ -126,7 +136,7 @@ class Tensor:
         if self._lazy is not None:  # an operator's result, defined anew: the placeholder goes
             self._data = self._storage
             self._lazy = None
-        self._definition = Assignment(lhs, rhs)
+        self._assigned = Assignment(lhs, rhs)
         self._pending = True
         self._kernel = None
 
