@@ -18,6 +18,8 @@ finding its kernel in the cache, the call). Results go to benchmarks/results/arr
 arrays.md; ratios are SciPy's (or pydata's) median time over coiter's (> 1: coiter faster).
 """
 import argparse
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -99,10 +101,12 @@ def _agree(got, reference):
     return np.linalg.norm(got - reference) <= 1e-6 * max(np.linalg.norm(reference), 1e-300)
 
 
-def run(n, per_row, structures, threads, seed, budget):
+def run(n, per_row, structures, threads, seed, budget, with_pydata=True):
     try:
         import sparse as pydata
     except ImportError:
+        pydata = None
+    if not with_pydata:
         pydata = None
     rows = []
     for structure in structures:
@@ -154,9 +158,11 @@ def _line(row):
 
 def markdown(rows, env):
     lines = ["# Array interface: coiter against SciPy and pydata/sparse", "",
-             f"Machine: {env['processor']}, {env['cpus']} CPUs, load average at the end "
-             f"{tuple(round(x, 2) for x in env['load_average_at_end'])}. Median seconds per call, "
-             "peers interleaved; ratio > 1: coiter faster.", "",
+             f"`python -m benchmarks.arrays {env.get('arguments', '')}`".replace(" `", "`"), "",
+             f"Run {env.get('date', '')} on {env['processor']}, {env['cpus']} CPUs, load average at the "
+             f"end {tuple(round(x, 2) for x in env['load_average_at_end'])}; NumPy {env['numpy']}, SciPy "
+             f"{env['scipy']}, pydata/sparse {env.get('sparse', 'not installed')}. Median milliseconds per "
+             "call, peers interleaved, results checked against each other first; ratio > 1: coiter faster.", "",
              "| structure | nnz | threads | case | coiter (ms) | SciPy (ms) | pydata (ms) | SciPy ÷ coiter | pydata ÷ coiter |",
              "|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
@@ -183,9 +189,19 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--budget", type=float, default=1.0, help="seconds of timed calls per peer and case")
     parser.add_argument("--output", default=str(RESULTS / "arrays"))
+    parser.add_argument("--no-pydata", action="store_true", help="leave pydata/sparse out (its first "
+                        "calls compile with numba for seconds)")
     args = parser.parse_args(argv)
-    rows = run(args.n, args.per_row, args.structures, args.threads, args.seed, args.budget)
-    env = environment(build=build_info(), n=args.n, per_row=args.per_row)
+    rows = run(args.n, args.per_row, args.structures, args.threads, args.seed, args.budget,
+               with_pydata=not args.no_pydata)
+    try:
+        import sparse
+        peer_version = sparse.__version__
+    except ImportError:
+        peer_version = "not installed"
+    env = environment(build=build_info(), n=args.n, per_row=args.per_row, sparse=peer_version,
+                      arguments=" ".join(argv if argv is not None else sys.argv[1:]),
+                      date=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
     out = Path(args.output)
     write_results(out.with_suffix(".json"), {"environment": env, "rows": rows})
     out.with_suffix(".md").write_text(markdown(rows, env))

@@ -21,12 +21,19 @@ from collections import OrderedDict
 
 import numpy as np
 
+import scipy.sparse as sp
+
 from . import _core
+from .compiler import _core_expr, as_tensor
+from .creation import _wrap_dense, asarray
 from .errors import CompileError, ShapeError
+from .evaluate import _choose_kernel, _computable
 from .format_inference import check_dense_size, infer_result_format
 from .formats import as_format, is_all_dense
 from .notation import (MAX_DEPTH, Access, Assignment, Binary, IndexVar, Literal, Negate, Reduction,
                        accesses, map_tensors)
+from .parser import TensorRef
+from .tensor import Tensor, pack
 
 # Inlining stops when the fused expression would nest deeper than this: the operand is computed
 # instead (a loop such as `x = x + A` must not reach the compiler's MAX_DEPTH).
@@ -174,7 +181,6 @@ def _bound_variables(expr):
 def as_operand(value):
     """A Tensor for a tensor-like operand, the Python scalar for a scalar, NotImplemented for
     anything else (so Python tries the other operand's method)."""
-    from .tensor import Tensor
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (bool, np.bool_, numbers.Number)) and np.ndim(value) == 0:
@@ -182,10 +188,7 @@ def as_operand(value):
     if isinstance(value, np.ndarray):
         if value.ndim == 0:
             return value.item()
-        from .compiler import as_tensor
         return as_tensor(value)  # wrapped in place when it can be, without asarray's Python
-    from .creation import asarray
-    import scipy.sparse as sp
     if isinstance(value, (np.ndarray, list, tuple)) or sp.issparse(value):
         return asarray(value)
     return NotImplemented
@@ -198,8 +201,6 @@ def expression(operand, variables, contracting=False):
     ``contracting``: the caller sums over some of ``variables``; a lazy operand that sums
     itself is then computed first rather than inlined, since nested contractions fused into one
     loop nest can cost far more than the two products (``(A @ B) @ x``)."""
-    from .evaluate import _computable
-    from .tensor import Tensor
     if not isinstance(operand, Tensor):
         return Literal(operand)
     lazy = operand._lazy if operand._pending else None
@@ -212,7 +213,21 @@ def expression(operand, variables, contracting=False):
         return _rename(rhs, mapping)
     if operand._pending:
         return Access(operand, variables)  # computed when the kernel reads it
-    return Access(_computable(operand), variables)
+    return Access(computable(operand), variables)
+
+
+def computable(tensor):
+    """``tensor`` in a format the compiler iterates (evaluate._computable: DIA, ELL and BCSR
+    are converted to CSR), the conversion remembered on the tensor, so a solver's thousand
+    products with a DIA matrix convert it once."""
+    if tensor.format.name is None:
+        return tensor
+    views = tensor._views if tensor._views is not None else {}
+    cached = views.get("computable")
+    if cached is None or cached[0] is not tensor._data:
+        cached = views["computable"] = (tensor._data, _computable(tensor))
+        tensor._views = views
+    return cached[1]
 
 
 def _summed(expr, result_variables):
@@ -227,7 +242,6 @@ def _summed(expr, result_variables):
 # -- building lazy results -----------------------------------------------------------------
 def _promoted_dtype(rhs):
     """The dtype the compiler computes ``rhs`` in (its NumPy promotion rules)."""
-    from .compiler import _core_expr
     names = {}
 
     def var_of(tensor):
@@ -242,7 +256,6 @@ def lazy(shape, variables, rhs, step_rhs, format=None, dtype=None):
     ``step_rhs`` is the operator's expression over its own operands (not inlined): the result
     format and dtype are inferred from it, as if every step were computed on its own (and
     remembered by its signature: inference costs more than a small kernel's call)."""
-    from .tensor import Tensor
     variables = list(variables)
     definition = LazyDefinition(variables, rhs, step_rhs)
     if dtype is None or format is None:
@@ -282,7 +295,6 @@ def run(tensor):
 
 
 def _run(tensor, rhs):
-    from .parser import TensorRef
     variables = tensor._lazy.variables
     text, tensors = tensor._lazy.signature(rhs)
     key = (text, tuple((t.format, t.dtype) for t in tensors), tensor.format, tensor.dtype)
@@ -308,7 +320,6 @@ def _run(tensor, rhs):
 
 
 def _choose(assignment, refs, operands, tensor):
-    from .evaluate import _choose_kernel
     kernel, _, _, replaced = _choose_kernel(assignment, refs, operands, tensor.format, tensor.dtype,
                                             None, None)
     return kernel, replaced
@@ -401,7 +412,6 @@ def normalize_axes(axis, ndim, what="axis"):
 
 # -- elementwise arithmetic ---------------------------------------------------------------------
 def _is_tensor(x):
-    from .tensor import Tensor
     return isinstance(x, Tensor)
 
 
@@ -436,12 +446,13 @@ def arithmetic(op, a, b):
     for x in (a, b):
         if _is_tensor(x):
             x, own = broadcast_variables(x, shape, variables)
-            parts.append(expression(x, own))
-            steps.append(Access(x, own))
+            part, access = _part_and_step(x, own)
         else:
-            parts.append(Literal(x))
-            steps.append(Literal(x))
+            part = access = Literal(x)
+        parts.append(part)
+        steps.append(access)
     step = Binary(op, *steps)
+    rhs = step if parts == steps else Binary(op, *parts)
     fmt = None
     if not _keeps_zeros(op, a, b):
         fmt = as_format("dense", len(shape))
@@ -452,7 +463,7 @@ def arithmetic(op, a, b):
         fmt = infer_result_format(variables, Binary("mul", *steps), lambda t: t.format)
         if is_all_dense(fmt):
             check_dense_size(shape, _promoted_dtype(step), "of the operation")
-    return lazy(shape, variables, Binary(op, *parts), step, format=fmt)
+    return lazy(shape, variables, rhs, step, format=fmt)
 
 
 _NUMPY_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}
@@ -480,8 +491,20 @@ def negative(a):
 
 
 # -- contractions -------------------------------------------------------------------------------
+def _part_and_step(tensor, variables, contracting=False):
+    """``(expression(tensor, variables), Access(tensor, variables))``, one object when the
+    expression is that access (nothing inlined): the expression's signature, which finds the
+    inferred format and the kernel, is then computed once."""
+    step = Access(tensor, variables)
+    part = expression(tensor, variables, contracting)
+    if isinstance(part, Access) and part.tensor is tensor and part.indices == step.indices:
+        part = step
+    return part, step
+
+
 def _contraction(a, b, a_vars, b_vars, out_vars, shape):
-    left, right = expression(a, a_vars, contracting=True), expression(b, b_vars, contracting=True)
+    (left, a_step), (right, b_step) = _part_and_step(a, a_vars, True), _part_and_step(b, b_vars, True)
+    step = Binary("mul", a_step, b_step)
     # (A + B) @ x: the product is distributed over the sum when the other factor is dense,
     # sum(j, A(i,j) x(j)) + sum(k, B(i,k) x(k)): two streaming passes over the operands' rows
     # instead of a merge of them, which costs a branch per entry.
@@ -499,9 +522,10 @@ def _contraction(a, b, a_vars, b_vars, out_vars, shape):
         parts = _distribute(left, lambda term: own_sum(Binary("mul", term, right)))
     elif is_all_dense(a.format) and _is_sum(right):
         parts = _distribute(right, lambda term: own_sum(Binary("mul", left, term)))
+    elif left is a_step and right is b_step:
+        parts = step
     else:
         parts = Binary("mul", left, right)
-    step = Binary("mul", Access(a, a_vars), Access(b, b_vars))
     return lazy(shape, out_vars, parts, step)
 
 
@@ -629,7 +653,6 @@ def transpose(tensor, axes=None):
     """The tensor with its modes permuted (reversed by default). A computed tensor in a format
     with a mode order is transposed without copying, its levels read in another mode order (a
     CSR matrix's transpose is CSC, as in SciPy); otherwise a lazy expression."""
-    from .tensor import Tensor
     ndim = tensor.ndim
     perm = tuple(range(ndim))[::-1] if axes is None else tuple(
         int(a) % ndim if -ndim <= int(a) < ndim else -1 for a in axes)
@@ -666,8 +689,6 @@ def transpose(tensor, axes=None):
 def reshape(tensor, shape):
     """The tensor with another shape of equal size (row-major, as NumPy): a view of a dense
     tensor's values; a sparse tensor's entries packed again (O(nnz)) in a format of the new order."""
-    from .creation import _wrap_dense
-    from .tensor import pack
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(e) for e in shape)
     if shape.count(-1) > 1:
         raise ValueError("reshape: only one extent can be -1")
