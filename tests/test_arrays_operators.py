@@ -351,3 +351,50 @@ def test_operator_results_compile_and_take_schedules_like_definitions():
     w = a @ x
     w[i] = a[i, j] * a[i, j] * ct.asarray(x)[j]    # a new definition replaces the operator's
     check(w, (da * da) @ x)
+
+
+@pytest.mark.parametrize("fa", ["csr", "csc", "coo", "dense", "dcsr"])
+@pytest.mark.parametrize("fb", ["csr", "csc", "coo", "dense", "dcsr"])
+def test_operands_of_different_formats(fa, fb):
+    a, da = make((5, 6), 0.4, fa, seed=1)
+    b, db = make((5, 6), 0.4, fb, seed=2)
+    c, dc = make((6, 4), 0.4, fb, seed=3)
+    check(a + b, da + db)
+    check(a * b, da * db)
+    check(a @ c, da @ dc)
+    check(a - b.T.T, da - db)
+
+
+@pytest.mark.parametrize("ta", [np.bool_, np.int8, np.uint8, np.int32, np.float32, np.float64, np.complex64])
+@pytest.mark.parametrize("tb", [np.bool_, np.int8, np.uint8, np.int32, np.float32, np.float64, np.complex64])
+def test_mixed_dtypes_promote_as_numpy(ta, tb):
+    a, da = make((4, 5), 0.5, "csr", ta, seed=1)
+    b, db = make((4, 5), 0.5, "csr", tb, seed=2)
+    check(a + b, da + db)
+    check(a * b, da * db)
+    check(a @ b.T, da @ db.T)
+
+
+def test_unsupported_operands_raise_type_errors():
+    a, _ = make((3, 3), 0.5, "csr")
+    for bad in ("text", object(), {1: 2}):
+        with pytest.raises(TypeError):
+            a + bad
+        with pytest.raises(TypeError):
+            a @ bad
+        with pytest.raises(TypeError):
+            a < bad
+    assert (a == None) is False  # noqa: E711 - Python's fallback, as for NumPy's unknown operands
+
+
+def test_operators_from_many_threads():
+    from concurrent.futures import ThreadPoolExecutor
+    a, da = make((40, 40), 0.1, "csr", seed=1)
+    x = np.linspace(0, 1, 40)
+
+    def work(k):
+        return ((a * k + a.T) @ x).to_numpy()
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(work, range(40)))
+    for k, got in enumerate(results):
+        np.testing.assert_allclose(got, (da * k + da.T) @ x)

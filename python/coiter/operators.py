@@ -308,10 +308,16 @@ def _run(tensor, rhs):
         chosen = _choose(assignment, refs, operands, tensor)
         if chosen[1] is None:  # remembered unless operands were converted (that depends on data)
             _kernels[key] = chosen
-            if len(_kernels) > _KERNELS_KEPT:
-                _kernels.popitem(last=False)
+            while len(_kernels) > _KERNELS_KEPT:
+                try:
+                    _kernels.popitem(last=False)
+                except KeyError:  # emptied by another thread
+                    break
     else:
-        _kernels.move_to_end(key)
+        try:
+            _kernels.move_to_end(key)
+        except KeyError:  # another thread's insertion evicted it meanwhile: it is still valid
+            pass
     kernel, replaced = chosen
     result = kernel(**(replaced or operands))
     if result.format != tensor.format:  # (a hashed result is packed after the kernel)
