@@ -92,30 +92,28 @@ class LazyDefinition:
 
     def text(self):
         """The definition as readable index notation: operands by name (t0, t1, ... when
-        unnamed), index variables i0, i1, ... in order of appearance."""
-        tensors, variables = {}, {}
+        unnamed), index variables i0, i1, ... in order of appearance (``assignment``'s)."""
+        definition = self.assignment(None)
+        tensors = {}
 
         def tensor_name(t):
             return tensors.setdefault(id(t), t.name or f"t{len(tensors)}")
 
-        def var(v):
-            return variables.setdefault(v, f"i{len(variables)}")
-
         def show(e, precedence=0):
             if isinstance(e, Access):
-                return f"{tensor_name(e.tensor)}({','.join(var(v) for v in e.indices)})"
+                return f"{tensor_name(e.tensor)}({','.join(v.name for v in e.indices)})"
             if isinstance(e, Literal):
                 return repr(e.value)
             if isinstance(e, Negate):
                 return "-" + show(e.a, 4)
             if isinstance(e, Reduction):
                 name = {"add": "sum"}.get(e.op, e.op)
-                return f"{name}({var(e.var)}, {show(e.body)})"
+                return f"{name}({e.var.name}, {show(e.body)})"
             symbol, p = {"add": ("+", 1), "sub": ("-", 1), "mul": ("*", 2), "div": ("/", 2)}[e.op]
             text = f"{show(e.a, p)} {symbol} {show(e.b, p + 1)}"
             return f"({text})" if p < precedence else text
-        head = f"out({','.join(var(v) for v in self.variables)})"
-        return f"{head} = {show(self.rhs)}"
+        head = f"out({','.join(v.name for v in definition.lhs.indices)})"
+        return f"{head} = {show(definition.rhs)}"
 
     def assignment(self, tensor):
         """The definition as an assignment to ``tensor`` (what ct.compile(tensor) compiles),
@@ -128,7 +126,7 @@ class LazyDefinition:
                 names[v.name] = IndexVar(f"i{len(names)}")
             return names[v.name]
 
-        def walk(e):  # (the order of text(): a reduction's variable before its body)
+        def walk(e):  # (in order of appearance: a reduction's variable before its body)
             if isinstance(e, Access):
                 return Access(e.tensor, [var(v) for v in e.indices])
             if isinstance(e, Negate):
@@ -189,7 +187,7 @@ def as_operand(value):
         if value.ndim == 0:
             return value.item()
         return as_tensor(value)  # wrapped in place when it can be, without asarray's Python
-    if isinstance(value, (np.ndarray, list, tuple)) or sp.issparse(value):
+    if isinstance(value, (list, tuple)) or sp.issparse(value):
         return asarray(value)
     return NotImplemented
 
@@ -259,14 +257,12 @@ def lazy(shape, variables, rhs, step_rhs, format=None, dtype=None):
     variables = list(variables)
     definition = LazyDefinition(variables, rhs, step_rhs)
     if dtype is None or format is None:
-        text, tensors = definition.signature(step_rhs) if step_rhs is not rhs else definition.signature(rhs)
+        text, tensors = definition.signature(step_rhs)
         key = (text, tuple((t.format, t.dtype) for t in tensors))
-        inferred = _inferred.get(key)
+        inferred = _recall(_inferred, key)
         if inferred is None:
-            inferred = _inferred[key] = (
-                _promoted_dtype(step_rhs), infer_result_format(variables, step_rhs, lambda t: t.format))
-            if len(_inferred) > _KERNELS_KEPT:
-                _inferred.pop(next(iter(_inferred)))
+            inferred = (_promoted_dtype(step_rhs), infer_result_format(variables, step_rhs, lambda t: t.format))
+            _remember(_inferred, key, inferred)
         dtype = inferred[0] if dtype is None else dtype
         if format is None:
             format = inferred[1]
@@ -278,7 +274,33 @@ def lazy(shape, variables, rhs, step_rhs, format=None, dtype=None):
     return result
 
 
-_inferred = {}
+# What the operators remember, by the expression's signature and the operands' formats and
+# dtypes: the inferred result format and dtype, and the chosen kernel (the compiler's own cache
+# holds the compiled code; these skip the Python that finds it). Least recently used first.
+_KERNELS_KEPT = 256
+_kernels = OrderedDict()
+_inferred = OrderedDict()
+
+
+def _recall(table, key):
+    """``table[key]`` or None, marked recently used (tables are shared by threads: an entry
+    another thread evicts meanwhile is still valid for this call)."""
+    value = table.get(key)
+    if value is not None:
+        try:
+            table.move_to_end(key)
+        except KeyError:
+            pass
+    return value
+
+
+def _remember(table, key, value):
+    table[key] = value
+    while len(table) > _KERNELS_KEPT:
+        try:
+            table.popitem(last=False)
+        except KeyError:  # emptied by another thread
+            break
 
 
 def run(tensor):
@@ -299,7 +321,7 @@ def _run(tensor, rhs):
     text, tensors = tensor._lazy.signature(rhs)
     key = (text, tuple((t.format, t.dtype) for t in tensors), tensor.format, tensor.dtype)
     operands = {f"t{k}": t for k, t in enumerate(tensors)}
-    chosen = _kernels.get(key)
+    chosen = _recall(_kernels, key)
     if chosen is None:
         names = {id(t): f"t{k}" for k, t in enumerate(tensors)}
         out = TensorRef("out", len(variables))
@@ -307,17 +329,7 @@ def _run(tensor, rhs):
         assignment = Assignment(Access(out, variables), map_tensors(rhs, lambda t: refs[names[id(t)]]))
         chosen = _choose(assignment, refs, operands, tensor)
         if chosen[1] is None:  # remembered unless operands were converted (that depends on data)
-            _kernels[key] = chosen
-            while len(_kernels) > _KERNELS_KEPT:
-                try:
-                    _kernels.popitem(last=False)
-                except KeyError:  # emptied by another thread
-                    break
-    else:
-        try:
-            _kernels.move_to_end(key)
-        except KeyError:  # another thread's insertion evicted it meanwhile: it is still valid
-            pass
+            _remember(_kernels, key, chosen)
     kernel, replaced = chosen
     result = kernel(**(replaced or operands))
     if result.format != tensor.format:  # (a hashed result is packed after the kernel)
@@ -366,8 +378,6 @@ def signature(rhs, variables):
     return f"({head})={body}", tensors
 
 
-_KERNELS_KEPT = 256
-_kernels = OrderedDict()
 
 
 def forget_kernels():
@@ -710,11 +720,13 @@ def reshape(tensor, shape):
     if is_all_dense(tensor.format):
         return _wrap_dense(np.ascontiguousarray(tensor.values.reshape(shape)), as_format("dense", len(shape)), None)
     coords, values = tensor.coords()
-    if tensor.size < 2**63 and coords.size:
-        flat = np.ravel_multi_index(tuple(coords.T), tensor.shape)
-        columns = np.unravel_index(flat, shape)
+    if tensor.size >= 2**63:
+        raise ShapeError(f"cannot reshape a sparse tensor of {tensor.size} elements: its row-major "
+                         "positions do not fit in 64 bits")
+    if coords.size:
+        columns = np.unravel_index(np.ravel_multi_index(tuple(coords.T), tensor.shape), shape)
     else:
-        columns = [np.zeros(len(values), dtype=np.int64)] * len(shape)
+        columns = [np.zeros(0, dtype=np.int64)] * len(shape)
     bits = 64 if tensor.index_dtype == np.int64 else 32
     return pack(default_sparse_format(len(shape), tensor.format), shape, list(columns), values,
                 index_bits=bits)
