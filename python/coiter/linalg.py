@@ -26,10 +26,9 @@ _PRODUCTS = {(False, 1): "y(i) = A(i,j) * x(j)", (False, 2): "y(i,k) = A(i,j) * 
 
 def _apply(matrix, x, transposed=False):
     from .evaluate import evaluate
-    from .operators import computable
     column = x.ndim == 2 and x.shape[1] == 1  # LinearOperator's column vectors
     operand = x.reshape(-1) if column else x
-    y = evaluate(_PRODUCTS[transposed, operand.ndim], A=computable(matrix.evaluate()), x=operand,
+    y = evaluate(_PRODUCTS[transposed, operand.ndim], A=matrix.evaluate(), x=operand,
                  out_format="dense")
     y = np.asarray(y)
     return y.reshape(-1, 1) if column else y

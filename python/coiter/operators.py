@@ -27,7 +27,7 @@ from . import _core
 from .compiler import _core_expr, as_tensor
 from .creation import _wrap_dense, asarray
 from .errors import CompileError, ShapeError
-from .evaluate import _choose_kernel, _computable
+from .evaluate import _choose_kernel
 from .format_inference import check_dense_size, infer_result_format
 from .formats import as_format, is_all_dense
 from .notation import (MAX_DEPTH, Access, Assignment, Binary, IndexVar, Literal, Negate, Reduction,
@@ -209,23 +209,9 @@ def expression(operand, variables, contracting=False):
         for var in _bound_variables(rhs):
             mapping[var] = fresh(1)[0]
         return _rename(rhs, mapping)
-    if operand._pending:
-        return Access(operand, variables)  # computed when the kernel reads it
-    return Access(computable(operand), variables)
-
-
-def computable(tensor):
-    """``tensor`` in a format the compiler iterates (evaluate._computable: DIA, ELL and BCSR
-    are converted to CSR), the conversion remembered on the tensor, so a solver's thousand
-    products with a DIA matrix convert it once."""
-    if tensor.format.name is None:
-        return tensor
-    views = tensor._views if tensor._views is not None else {}
-    cached = views.get("computable")
-    if cached is None or cached[0] is not tensor._data:
-        cached = views["computable"] = (tensor._data, _computable(tensor))
-        tensor._views = views
-    return cached[1]
+    # A pending operand not inlined is computed when the kernel reads it; DIA, ELL and BCSR
+    # operands are computed in place.
+    return Access(operand, variables)
 
 
 def _summed(expr, result_variables):
