@@ -109,6 +109,15 @@ def run(n, per_row, structures, threads, seed, budget, with_pydata=True):
     if not with_pydata:
         pydata = None
     rows = []
+    previous_threads = ct.get_num_threads()
+    try:
+        _run_all(rows, n, per_row, structures, threads, seed, budget, pydata)
+    finally:
+        ct.set_num_threads(previous_threads)  # (the caller's setting, whatever the run did)
+    return rows
+
+
+def _run_all(rows, n, per_row, structures, threads, seed, budget, pydata):
     for structure in structures:
         m = _matrix(structure, n, per_row, seed)
         m2 = _matrix(structure, n, per_row, seed + 1)
@@ -133,7 +142,6 @@ def run(n, per_row, structures, threads, seed, budget, with_pydata=True):
                        "iqr": {p: t.iqr for p, t in timings.items() if not isinstance(t, Exception)}}
                 rows.append(row)
                 print(_line(row), flush=True)
-    return rows
 
 
 def _ratio(row, peer):

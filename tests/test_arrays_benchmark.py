@@ -9,6 +9,8 @@ pytestmark = pytest.mark.usefixtures("forget_kernels_afterwards")
 
 
 def test_array_benchmark_smoke_run(tmp_path):
+    import coiter as ct
+    threads = ct.get_num_threads()
     out = tmp_path / "arrays"
     rows = arrays.main(["--n", "3000", "--structures", "banded", "--threads", "1", "--budget", "0.02",
                         "--no-pydata", "--output", str(out)])
@@ -20,6 +22,7 @@ def test_array_benchmark_smoke_run(tmp_path):
     assert saved["rows"] == rows and saved["environment"]["arguments"].startswith("--n 3000")
     table = out.with_suffix(".md").read_text()
     assert "| banded | " in table and "SciPy ÷ coiter" in table
+    assert ct.get_num_threads() == threads  # the run's thread counts do not outlive it
 
 
 def test_peers_that_disagree_fail_the_run(monkeypatch, tmp_path):
