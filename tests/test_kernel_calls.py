@@ -177,6 +177,9 @@ DENSE_RESULT_CASES = [  # expression, formats, the same on NumPy arrays
     ("y(i) = b(i) * z(i)", {"b": "s", "z": "d", "y": "d"}, lambda t: t["b"] * t["z"]),      # b's entries
     ("y(i) = b(i) + c(i)", {"b": "s", "c": "s", "y": "d"}, lambda t: t["b"] + t["c"]),
     ("C(i,j) = A(i,j) + B(i,j)", {"A": "csr", "B": "dd", "C": "dd"}, lambda t: t["A"] + t["B"]),
+    # bodies that simplify to zero store nothing, so nothing overwrites the result
+    ("C(i,j) = B(i,j) * 0", {"B": "dd", "C": "dd"}, lambda t: 0 * t["B"]),
+    ("y(i) = A(i,j) * 0 * x(j)", {"A": "csr", "x": "d", "y": "d"}, lambda t: 0 * (t["A"] @ t["x"])),
 ]
 
 

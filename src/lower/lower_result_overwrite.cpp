@@ -62,10 +62,46 @@ void Lowerer::checkResultLoop(const cin::ForallNode& f, bool storesEveryCoordina
   if (overwriteResult_ && resultLoops_.count(&f) && !storesEveryCoordinate) overwriteBroken_ = true;
 }
 
+namespace {
+
+bool storesInto(const ir::Stmt& s, const ir::VarNode* buffer) {
+  if (!s) return false;
+  switch (s->kind) {
+    case ir::StmtKind::Store: return ir::as<ir::StoreNode>(s).buffer.get() == buffer;
+    case ir::StmtKind::AtomicUpdate: return ir::as<ir::AtomicUpdateNode>(s).buffer.get() == buffer;
+    case ir::StmtKind::Block:
+      for (const ir::Stmt& x : ir::as<ir::BlockNode>(s).stmts) {
+        if (storesInto(x, buffer)) return true;
+      }
+      return false;
+    case ir::StmtKind::For: return storesInto(ir::as<ir::ForNode>(s).body, buffer);
+    case ir::StmtKind::While: return storesInto(ir::as<ir::WhileNode>(s).body, buffer);
+    case ir::StmtKind::If:
+      return storesInto(ir::as<ir::IfNode>(s).then, buffer) || storesInto(ir::as<ir::IfNode>(s).otherwise, buffer);
+    default: return false;
+  }
+}
+
+// Whether the kernel's IR stores into its result's values at all: a body that simplified to
+// zero (`A(i,j) * 0`) lowers no loop, so no loop check could find that the overwrite is missing.
+bool storesResultValues(const LoweredKernel& k) {
+  for (const auto& a : k.abi.arrays) {
+    if (a.tensor != k.abi.result() || a.level >= 0) continue;
+    for (const ir::Param& p : k.function.params) {
+      if (p.var->type.pointer && p.slot == a.slot) return storesInto(k.function.body, p.var.get());
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 LoweredKernel lowerKernel(const schedule::ScheduledStatement& stmt, const std::string& functionName, bool assemble) {
   Lowerer overwriting(stmt, functionName, assemble, /*tryOverwrite=*/true);
   LoweredKernel kernel = overwriting.run();
-  if (overwriting.overwriteBroken()) kernel = Lowerer(stmt, functionName, assemble, /*tryOverwrite=*/false).run();
+  if (overwriting.overwriteBroken() || (kernel.abi.resultOverwritten && !storesResultValues(kernel))) {
+    kernel = Lowerer(stmt, functionName, assemble, /*tryOverwrite=*/false).run();
+  }
   kernel.target = stmt.target;
   return kernel;
 }
