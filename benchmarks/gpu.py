@@ -25,16 +25,7 @@ import scipy.sparse as sp
 
 import coiter as ct
 
-
-def median_seconds(fn, repeats=30, warmup=3):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from .timing import RepeatPolicy, measure_interleaved, median_of
 
 
 def gpu_seconds(call, repeats=20):
@@ -60,7 +51,7 @@ def copy_bandwidth(cp):
     def run():
         b[...] = a
         cp.cuda.Device().synchronize()
-    return 2 * a.nbytes / median_seconds(run, repeats=20)
+    return 2 * a.nbytes / median_of(run, repeats=20, warmup=3).median
 
 
 def matrices(rows, per_row, rng):
@@ -99,6 +90,35 @@ SPMM_SCHEDULES = {
 }
 
 
+# Calls are timed interleaved (one of each in turn), so that the machine's load touches both
+# peers alike (benchmarks/timing.py).
+POLICY = RepeatPolicy(min_repeats=10, max_repeats=30, budget_s=0.5, cap_s=10.0)
+
+
+def compare(ours, theirs, synchronize):
+    """Whole-call and GPU times of coiter's call ``ours`` and CuPy's ``theirs`` (each returns
+    its result; ``synchronize`` waits for CuPy's), after checking that they agree."""
+    def theirs_synchronized():
+        result = theirs()
+        synchronize()
+        return result
+    seconds = {}
+    for name, fn in (("coiter", ours), ("cusparse", theirs_synchronized)):
+        start = time.perf_counter()
+        result = fn()
+        seconds[name] = time.perf_counter() - start
+        if name == "coiter":
+            expected = result.to_numpy()
+        else:
+            np.testing.assert_allclose(expected, result.get(), rtol=1e-10, atol=1e-10)
+    timed = measure_interleaved({"coiter": ours, "cusparse": theirs_synchronized}, POLICY, seconds,
+                                warmup_rounds=3)
+    t_ours, t_theirs = timed["coiter"].median, timed["cusparse"].median
+    g_ours, g_theirs = gpu_seconds(ours), cupy_gpu_seconds(theirs)
+    return {"coiter_ms": 1e3 * t_ours, "cusparse_ms": 1e3 * t_theirs, "speedup_vs_cusparse": t_theirs / t_ours,
+            "coiter_gpu_ms": 1e3 * g_ours, "cusparse_gpu_ms": 1e3 * g_theirs, "gpu_speedup": g_theirs / g_ours}
+
+
 def spmv_case(cp, cpsp, name, A, bandwidth, label="default", schedule=None):
     n = A.shape[1]
     x = np.random.default_rng(1).standard_normal(n)
@@ -106,22 +126,11 @@ def spmv_case(cp, cpsp, name, A, bandwidth, label="default", schedule=None):
                       target="cuda")
     dA, dx = ct.asarray(A).to("cuda"), ct.asarray(x).to("cuda")
     gA, gx = cpsp.csr_matrix(A), cp.asarray(x)
-
-    def ours():
-        return kern(A=dA, x=dx)
-
-    def theirs():
-        y = gA @ gx
-        cp.cuda.Device().synchronize()
-        return y
-    np.testing.assert_allclose(ours().to_numpy(), cp.asnumpy(theirs()), rtol=1e-10, atol=1e-10)
-    t_ours, t_theirs = median_seconds(ours), median_seconds(theirs)
-    g_ours, g_theirs = gpu_seconds(ours), cupy_gpu_seconds(lambda: gA @ gx)
+    case = {"kernel": "SpMV", "schedule": label, "matrix": name, "rows": A.shape[0], "nnz": int(A.nnz)}
+    case.update(compare(lambda: kern(A=dA, x=dx), lambda: gA @ gx, cp.cuda.Device().synchronize))
     moved = A.nnz * (8 + 4) + (A.shape[0] + 1) * 4 + n * 8 + A.shape[0] * 8
-    return {"kernel": "SpMV", "schedule": label, "matrix": name, "rows": A.shape[0], "nnz": int(A.nnz),
-            "coiter_ms": 1e3 * t_ours, "cusparse_ms": 1e3 * t_theirs, "speedup_vs_cusparse": t_theirs / t_ours,
-            "coiter_gpu_ms": 1e3 * g_ours, "cusparse_gpu_ms": 1e3 * g_theirs, "gpu_speedup": g_theirs / g_ours,
-            "coiter_bandwidth_share": moved / g_ours / bandwidth}
+    case["coiter_bandwidth_share"] = moved / (case["coiter_gpu_ms"] / 1e3) / bandwidth
+    return case
 
 
 def spmm_case(cp, cpsp, name, A, cols, label="default", schedule=None):
@@ -130,20 +139,10 @@ def spmm_case(cp, cpsp, name, A, cols, label="default", schedule=None):
                       target="cuda")
     dA, dB = ct.asarray(A).to("cuda"), ct.asarray(B).to("cuda")
     gA, gB = cpsp.csr_matrix(A), cp.asarray(B)
-
-    def ours():
-        return kern(A=dA, B=dB)
-
-    def theirs():
-        C = gA @ gB
-        cp.cuda.Device().synchronize()
-        return C
-    np.testing.assert_allclose(ours().to_numpy(), cp.asnumpy(theirs()), rtol=1e-10, atol=1e-10)
-    t_ours, t_theirs = median_seconds(ours, repeats=10), median_seconds(theirs, repeats=10)
-    g_ours, g_theirs = gpu_seconds(ours), cupy_gpu_seconds(lambda: gA @ gB)
-    return {"kernel": f"SpMM ({cols} columns)", "schedule": label, "matrix": name, "rows": A.shape[0], "nnz": int(A.nnz),
-            "coiter_ms": 1e3 * t_ours, "cusparse_ms": 1e3 * t_theirs, "speedup_vs_cusparse": t_theirs / t_ours,
-            "coiter_gpu_ms": 1e3 * g_ours, "cusparse_gpu_ms": 1e3 * g_theirs, "gpu_speedup": g_theirs / g_ours}
+    case = {"kernel": f"SpMM ({cols} columns)", "schedule": label, "matrix": name, "rows": A.shape[0],
+            "nnz": int(A.nnz)}
+    case.update(compare(lambda: kern(A=dA, B=dB), lambda: gA @ gB, cp.cuda.Device().synchronize))
+    return case
 
 
 def compile_latency():
