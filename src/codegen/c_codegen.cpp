@@ -152,6 +152,34 @@ void CPrinter::collectNames(const Stmt& s) {
   }
 }
 
+const std::string* CPrinter::ownedName(const VarNode* buffer) const {
+  for (const auto& [b, name] : owned_) {
+    if (b == buffer) return &name;
+  }
+  return nullptr;
+}
+
+void CPrinter::collectAllocations(const Stmt& s) {
+  if (!s) return;
+  switch (s->kind) {
+    case StmtKind::Block:
+      for (const Stmt& x : as<BlockNode>(s).stmts) collectAllocations(x);
+      break;
+    case StmtKind::Allocate: {
+      const Var& buffer = as<AllocateNode>(s).buffer;
+      if (!ownedName(buffer.get())) owned_.emplace_back(buffer.get(), freshName("coiter_owned_" + buffer->name));
+      break;
+    }
+    case StmtKind::For: collectAllocations(as<ForNode>(s).body); break;
+    case StmtKind::While: collectAllocations(as<WhileNode>(s).body); break;
+    case StmtKind::If:
+      collectAllocations(as<IfNode>(s).then);
+      collectAllocations(as<IfNode>(s).otherwise);
+      break;
+    default: break;
+  }
+}
+
 std::string CPrinter::freshName(const std::string& base) {
   std::string name = base;
   for (int i = 1; names_.count(name); i++) name = base + std::to_string(i);
@@ -232,7 +260,12 @@ void CPrinter::stmt(const Stmt& s) {
     case StmtKind::Break: return line("break;");
     case StmtKind::Comment: return comment(as<CommentNode>(s).text);
     case StmtKind::Allocate: return allocate(as<AllocateNode>(s));
-    case StmtKind::Free: return line("free(" + as<FreeNode>(s).buffer->name + ");");
+    case StmtKind::Free: {
+      const Var& buffer = as<FreeNode>(s).buffer;
+      line("free(" + buffer->name + ");");
+      if (const std::string* owned = ownedName(buffer.get())) line(*owned + " = NULL;");
+      return;
+    }
     case StmtKind::Grow: return grow(as<GrowNode>(s));
     case StmtKind::Return: return writeBackAndReturn(as<ReturnNode>(s).status);
     case StmtKind::Call: return runtimeCall(as<CallNode>(s));
@@ -355,6 +388,7 @@ void CPrinter::allocate(const AllocateNode& n) {
     line(p + " = (" + T + "*)malloc(" + count + " * sizeof(" + T + "));");
   }
   failIfNull(p);
+  if (const std::string* owned = ownedName(n.buffer.get())) line(*owned + " = " + p + ";");
 }
 
 void CPrinter::grow(const GrowNode& n) {
@@ -382,6 +416,8 @@ void CPrinter::grow(const GrowNode& n) {
 void CPrinter::failIfNull(const std::string& pointer) {
   line("if (" + pointer + " == NULL) {");
   ++indent_;
+  // One cleanup for every failure: the buffers the kernel allocated and still owns.
+  for (const auto& [buffer, owned] : owned_) line("free(" + owned + ");");
   writeBackAndReturn(kOutOfMemory);
   --indent_;
   line("}");
@@ -418,6 +454,7 @@ std::string CPrinter::print() {
   collectNames(f_.body);
 
   bodyPrologue();
+  collectAllocations(f_.body);
   for (const Param& p : f_.params) {  // the prologue: load every parameter from its slot
     std::string type = e_.type(p.var->type);
     std::string slot = std::to_string(p.slot);
@@ -427,6 +464,9 @@ std::string CPrinter::print() {
     else value = "(" + type + ")integer_slots[" + slot + "]";
     line(type + " " + p.var->name + " = " + value + ";");
   }
+  // Each allocated buffer's block while the kernel owns it (null before its Allocate and after
+  // its Free): an allocation failure frees them all, wherever it happens.
+  for (const auto& [buffer, owned] : owned_) line("void* " + owned + " = NULL;");
   functionBody(*body);
   return preamble() + "\n" + signature() + " {\n" + body_.str() + "}\n";
 }

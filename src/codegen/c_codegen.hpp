@@ -11,6 +11,8 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "codegen/c_expr.hpp"
 #include "ir/ir.hpp"
@@ -64,6 +66,7 @@ class CPrinter {
 
  private:
   void collectNames(const ir::Stmt& s);
+  void collectAllocations(const ir::Stmt& s);
   void addName(const ir::Var& v);
   void update(const std::string& target, const ir::Expr& value,
               const std::function<bool(const ir::Expr&)>& isTarget);
@@ -74,6 +77,10 @@ class CPrinter {
   CExprPrinter e_;
   std::ostringstream body_;
   std::set<std::string> names_;
+  // Each allocated buffer and the variable holding its block while the kernel owns it, in the
+  // order of the Allocates (the printed text must not depend on addresses).
+  std::vector<std::pair<const ir::VarNode*, std::string>> owned_;
+  const std::string* ownedName(const ir::VarNode* buffer) const;
   // Parallel loops do not nest (an inner one runs serially), and neither do simd loops.
   bool inParallelLoop_ = false;
   bool inSimdLoop_ = false;

@@ -236,8 +236,10 @@ struct CommentNode : StmtNode {
   explicit CommentNode(std::string t) : StmtNode(StmtKind::Comment), text(std::move(t)) {}
 };
 // buffer = malloc(count * sizeof(elem)) (zeroed when `zero`, as calloc). The buffer variable
-// must have been declared. On allocation failure the kernel writes back its parameters and
-// returns kOutOfMemory. A count of zero still yields a valid (non-null) pointer.
+// must have been declared. On allocation failure (of an Allocate or a Grow) the kernel frees
+// every block it allocated and has not freed yet, writes back its parameters and returns
+// kOutOfMemory: one cleanup for every failure (tests/cpp/test_allocation_failure.cpp). A count
+// of zero still yields a valid (non-null) pointer.
 struct AllocateNode : StmtNode {
   Var buffer;
   Expr count;

@@ -100,6 +100,8 @@ class KernelBuilder {
     integerSlots_->setName("integer_slots");
     distinctBuffers_ = ir::distinctBuffers(fn_);
     for (const ir::Param& p : fn_.params) loadParam(p);
+    kernelFunction_ = fs_.func;
+    declareOwnedBlocks(fn_.body);
     emit(fn_.body);
     markDistinctBuffers();
 
@@ -262,15 +264,54 @@ class KernelBuilder {
     }
     b_.CreateRet(b_.getInt32(status));
   }
-  // All allocation failures share one exit; it reads the variables at the time of failure.
+  // All allocation failures share one exit; it reads the variables at the time of failure,
+  // frees the blocks the kernel allocated and still owns, and writes back the parameters.
   llvm::BasicBlock* outOfMemoryBlock() {
     if (!fs_.oom) {
       llvm::IRBuilderBase::InsertPointGuard keep(b_);
       fs_.oom = llvm::BasicBlock::Create(ctx_, "out_of_memory", fs_.func);
       b_.SetInsertPoint(fs_.oom);
+      if (fs_.func == kernelFunction_) {  // (outlined loop bodies allocate nothing)
+        for (const auto& [buffer, slot] : ownedBlocks_) {
+          b_.CreateCall(libc("free", b_.getVoidTy(), {b_.getPtrTy()}), {b_.CreateLoad(b_.getPtrTy(), slot)});
+        }
+      }
       writeBackAndReturn(ir::kOutOfMemory);
     }
     return fs_.oom;
+  }
+  // For each buffer the kernel allocates, a slot holding its block while the kernel owns it:
+  // null before its Allocate and after its Free (a buffer variable may later point elsewhere).
+  void declareOwnedBlocks(const Stmt& s) {
+    if (!s) return;
+    switch (s->kind) {
+      case StmtKind::Block:
+        for (const Stmt& x : ir::as<ir::BlockNode>(s).stmts) declareOwnedBlocks(x);
+        return;
+      case StmtKind::Allocate: {
+        const ir::VarNode* buffer = ir::as<ir::AllocateNode>(s).buffer.get();
+        for (const auto& [b, slot] : ownedBlocks_) {
+          if (b == buffer) return;
+        }
+        llvm::IRBuilder<> top(fs_.entry, fs_.entry->begin());
+        llvm::AllocaInst* slot = top.CreateAlloca(b_.getPtrTy(), nullptr, "owned." + buffer->name);
+        b_.CreateStore(llvm::ConstantPointerNull::get(b_.getPtrTy()), slot);
+        ownedBlocks_.emplace_back(buffer, slot);
+        return;
+      }
+      case StmtKind::For: return declareOwnedBlocks(ir::as<ir::ForNode>(s).body);
+      case StmtKind::While: return declareOwnedBlocks(ir::as<ir::WhileNode>(s).body);
+      case StmtKind::If:
+        declareOwnedBlocks(ir::as<ir::IfNode>(s).then);
+        return declareOwnedBlocks(ir::as<ir::IfNode>(s).otherwise);
+      default: return;
+    }
+  }
+  llvm::AllocaInst* ownedBlock(const ir::VarNode* buffer) {
+    for (const auto& [b, slot] : ownedBlocks_) {
+      if (b == buffer) return slot;
+    }
+    return nullptr;
   }
   // Statements after a Return or Break are unreachable but must still have a block to go to.
   void startDeadBlock() { b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "dead", fs_.func)); }
@@ -402,6 +443,8 @@ class KernelBuilder {
       case StmtKind::Free: {
         auto& n = ir::as<ir::FreeNode>(s);
         b_.CreateCall(libc("free", b_.getVoidTy(), {b_.getPtrTy()}), {readVar(n.buffer).re});
+        if (llvm::AllocaInst* owned = ownedBlock(n.buffer.get()))
+          b_.CreateStore(llvm::ConstantPointerNull::get(b_.getPtrTy()), owned);
         return;
       }
       case StmtKind::Grow: return grow(ir::as<ir::GrowNode>(s));
@@ -626,6 +669,7 @@ class KernelBuilder {
                : b_.CreateCall(libc("malloc", b_.getPtrTy(), {i64}), {byteSize(count, elem)});
     branchToOutOfMemoryIfNull(p);
     writeVar(n.buffer, {p});
+    if (llvm::AllocaInst* owned = ownedBlock(n.buffer.get())) b_.CreateStore(p, owned);
   }
   void grow(const ir::GrowNode& n) {
     if (!n.buffer->type.pointer) failCodegen("growing non-pointer " + n.buffer->name);
@@ -661,6 +705,8 @@ class KernelBuilder {
   llvm::Value* pointerSlots_ = nullptr;
   llvm::Value* integerSlots_ = nullptr;
   FunctionState fs_;
+  llvm::Function* kernelFunction_ = nullptr;
+  std::vector<std::pair<const ir::VarNode*, llvm::AllocaInst*>> ownedBlocks_;
   std::unordered_set<const ir::VarNode*> distinctBuffers_;
   std::vector<std::pair<llvm::Instruction*, const ir::VarNode*>> bufferAccesses_;
 };
