@@ -159,27 +159,6 @@ const std::string* CPrinter::ownedName(const VarNode* buffer) const {
   return nullptr;
 }
 
-void CPrinter::collectAllocations(const Stmt& s) {
-  if (!s) return;
-  switch (s->kind) {
-    case StmtKind::Block:
-      for (const Stmt& x : as<BlockNode>(s).stmts) collectAllocations(x);
-      break;
-    case StmtKind::Allocate: {
-      const Var& buffer = as<AllocateNode>(s).buffer;
-      if (!ownedName(buffer.get())) owned_.emplace_back(buffer.get(), freshName("coiter_owned_" + buffer->name));
-      break;
-    }
-    case StmtKind::For: collectAllocations(as<ForNode>(s).body); break;
-    case StmtKind::While: collectAllocations(as<WhileNode>(s).body); break;
-    case StmtKind::If:
-      collectAllocations(as<IfNode>(s).then);
-      collectAllocations(as<IfNode>(s).otherwise);
-      break;
-    default: break;
-  }
-}
-
 std::string CPrinter::freshName(const std::string& base) {
   std::string name = base;
   for (int i = 1; names_.count(name); i++) name = base + std::to_string(i);
@@ -454,7 +433,9 @@ std::string CPrinter::print() {
   collectNames(f_.body);
 
   bodyPrologue();
-  collectAllocations(f_.body);
+  for (const Var& buffer : allocatedBuffers(f_.body)) {
+    owned_.emplace_back(buffer.get(), freshName("coiter_owned_" + buffer->name));
+  }
   for (const Param& p : f_.params) {  // the prologue: load every parameter from its slot
     std::string type = e_.type(p.var->type);
     std::string slot = std::to_string(p.slot);

@@ -66,7 +66,6 @@ class CPrinter {
 
  private:
   void collectNames(const ir::Stmt& s);
-  void collectAllocations(const ir::Stmt& s);
   void addName(const ir::Var& v);
   void update(const std::string& target, const ir::Expr& value,
               const std::function<bool(const ir::Expr&)>& isTarget);

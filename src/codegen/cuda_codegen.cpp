@@ -11,21 +11,11 @@ using namespace ir;
 
 namespace {
 
+// visit(x) for `s` and every statement inside it, in program order.
 void forEachStmt(const Stmt& s, const std::function<void(const Stmt&)>& visit) {
   if (!s) return;
   visit(s);
-  switch (s->kind) {
-    case StmtKind::Block:
-      for (const Stmt& x : as<BlockNode>(s).stmts) forEachStmt(x, visit);
-      break;
-    case StmtKind::For: forEachStmt(as<ForNode>(s).body, visit); break;
-    case StmtKind::While: forEachStmt(as<WhileNode>(s).body, visit); break;
-    case StmtKind::If:
-      forEachStmt(as<IfNode>(s).then, visit);
-      forEachStmt(as<IfNode>(s).otherwise, visit);
-      break;
-    default: break;
-  }
+  forEachChildStmt(s, [&](const Stmt& child) { forEachStmt(child, visit); });
 }
 
 bool containsGpuLoop(const Stmt& s) {
@@ -43,18 +33,10 @@ std::vector<Stmt> statementsOf(const Stmt& s) {
 }
 
 int countRefs(const Expr& e, const VarNode* v) {
-  switch (e->kind) {
-    case ExprKind::VarRef: return as<VarRefNode>(e).var.get() == v;
-    case ExprKind::Load: return countRefs(as<LoadNode>(e).index, v);
-    case ExprKind::Binary: return countRefs(as<BinaryNode>(e).a, v) + countRefs(as<BinaryNode>(e).b, v);
-    case ExprKind::Unary: return countRefs(as<UnaryNode>(e).a, v);
-    case ExprKind::Cast: return countRefs(as<CastNode>(e).a, v);
-    case ExprKind::Select: {
-      const auto& s = as<SelectNode>(e);
-      return countRefs(s.cond, v) + countRefs(s.a, v) + countRefs(s.b, v);
-    }
-    default: return 0;
-  }
+  if (e->kind == ExprKind::VarRef) return as<VarRefNode>(e).var.get() == v;
+  int n = 0;
+  forEachChildExpr(e, [&](const Expr& child) { n += countRefs(child, v); });
+  return n;
 }
 
 // Every read of `v` in the expressions of `s`.
@@ -118,6 +100,13 @@ CudaPrinter::CudaPrinter(const Function& f) : CPrinter(f) {
   });
 }
 
+bool CudaPrinter::isFlag(const Var& buffer) const {
+  for (const Param& p : function().params) {
+    if (p.var == buffer) return p.flag;
+  }
+  return false;
+}
+
 void CudaPrinter::refuse(const std::string& what) const {
   throw CompileError("target='cuda': kernel " + function().name + " " + what);
 }
@@ -174,27 +163,17 @@ std::string CudaPrinter::sideEffect(const Stmt& s, bool skipGpuLoops) const {
       case StmtKind::Store: found = "stores into " + as<StoreNode>(x).buffer->name; return;
       case StmtKind::AtomicUpdate: {
         const Var& b = as<AtomicUpdateNode>(x).buffer;
-        for (const Param& p : function().params) {
-          if (p.var == b && p.flag) return;  // a flag: more than one increment says the same
-        }
-        found = "updates " + b->name + " atomically";
+        if (!isFlag(b)) found = "updates " + b->name + " atomically";  // more flag increments say the same
         return;
       }
       case StmtKind::Call: found = "calls a runtime function"; return;
       case StmtKind::Allocate: found = "allocates " + as<AllocateNode>(x).buffer->name; return;
       case StmtKind::Free: found = "frees " + as<FreeNode>(x).buffer->name; return;
       case StmtKind::Grow: found = "grows " + as<GrowNode>(x).buffer->name; return;
-      case StmtKind::Block:
-        for (const Stmt& y : as<BlockNode>(x).stmts) visit(y);
-        return;
       case StmtKind::For:
         if (skipGpuLoops && isGpuLoop(as<ForNode>(x).schedule.kind)) return;
         return visit(as<ForNode>(x).body);
-      case StmtKind::While: return visit(as<WhileNode>(x).body);
-      case StmtKind::If:
-        visit(as<IfNode>(x).then);
-        return visit(as<IfNode>(x).otherwise);
-      default: return;
+      default: return forEachChildStmt(x, visit);
     }
   };
   visit(s);
@@ -473,9 +452,7 @@ void CudaPrinter::atomicUpdate(const AtomicUpdateNode& n) {
   auto emit = [&](const std::string& fn, const std::string& T) {
     line(fn + "((" + T + "*)" + target + ", (" + T + ")(" + value + "));");
   };
-  bool flag = false;
-  for (const Param& p : function().params) flag = flag || (p.var == n.buffer && p.flag);
-  if (n.op == BinaryOp::Add && !flag && (t == DType::Float32 || t == DType::Float64)) {
+  if (n.op == BinaryOp::Add && !isFlag(n.buffer) && (t == DType::Float32 || t == DType::Float64)) {
     return emit(warpAggregatedAdd(t), t == DType::Float32 ? "float" : "double");
   }
   if (n.op == BinaryOp::Add) {

@@ -66,6 +66,8 @@ class CudaPrinter : public CPrinter {
   // The first side effect of `s` outside its GPU loops, described, or "" for none.
   std::string sideEffect(const ir::Stmt& s, bool skipGpuLoops) const;
   [[noreturn]] void refuse(const std::string& what) const;
+  // Whether `buffer` is the flag parameter (ir.hpp, Param::flag).
+  bool isFlag(const ir::Var& buffer) const;
 
   CudaLaunchShape shape_;
   std::vector<ir::LoopKind> units_;  // GPU loops enclosing the statement being printed

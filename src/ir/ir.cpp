@@ -2,6 +2,9 @@
 // the lowerer can build address arithmetic naively and still print readable kernels.
 #include "ir/ir.hpp"
 
+#include <algorithm>
+#include <functional>
+
 #include "util/errors.hpp"
 
 namespace coiter::ir {
@@ -198,6 +201,20 @@ Stmt grow(const Var& buffer, const Var& capacity, Expr needed) {
 Stmt ret(int32_t status) { return std::make_shared<ReturnNode>(status); }
 Stmt call(RuntimeFunction function, std::vector<Expr> args) {
   return std::make_shared<CallNode>(function, std::move(args));
+}
+
+std::vector<Var> allocatedBuffers(const Stmt& s) {
+  std::vector<Var> out;
+  std::function<void(const Stmt&)> walk = [&](const Stmt& x) {
+    if (!x) return;
+    if (x->kind == StmtKind::Allocate) {
+      const Var& buffer = as<AllocateNode>(x).buffer;
+      if (std::find(out.begin(), out.end(), buffer) == out.end()) out.push_back(buffer);
+    }
+    forEachChildStmt(x, walk);
+  };
+  walk(s);
+  return out;
 }
 
 }  // namespace coiter::ir

@@ -402,4 +402,8 @@ void forEachChildStmt(const Stmt& s, Visit&& visit) {
   }
 }
 
+// The buffers `s` allocates (Allocate statements anywhere inside), each once, in the order of
+// their first Allocate: what an allocation failure must free (ir.hpp, AllocateNode).
+std::vector<Var> allocatedBuffers(const Stmt& s);
+
 }  // namespace coiter::ir

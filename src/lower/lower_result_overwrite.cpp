@@ -66,20 +66,11 @@ namespace {
 
 bool storesInto(const ir::Stmt& s, const ir::VarNode* buffer) {
   if (!s) return false;
-  switch (s->kind) {
-    case ir::StmtKind::Store: return ir::as<ir::StoreNode>(s).buffer.get() == buffer;
-    case ir::StmtKind::AtomicUpdate: return ir::as<ir::AtomicUpdateNode>(s).buffer.get() == buffer;
-    case ir::StmtKind::Block:
-      for (const ir::Stmt& x : ir::as<ir::BlockNode>(s).stmts) {
-        if (storesInto(x, buffer)) return true;
-      }
-      return false;
-    case ir::StmtKind::For: return storesInto(ir::as<ir::ForNode>(s).body, buffer);
-    case ir::StmtKind::While: return storesInto(ir::as<ir::WhileNode>(s).body, buffer);
-    case ir::StmtKind::If:
-      return storesInto(ir::as<ir::IfNode>(s).then, buffer) || storesInto(ir::as<ir::IfNode>(s).otherwise, buffer);
-    default: return false;
-  }
+  if (s->kind == ir::StmtKind::Store) return ir::as<ir::StoreNode>(s).buffer.get() == buffer;
+  if (s->kind == ir::StmtKind::AtomicUpdate) return ir::as<ir::AtomicUpdateNode>(s).buffer.get() == buffer;
+  bool found = false;
+  ir::forEachChildStmt(s, [&](const ir::Stmt& child) { found = found || storesInto(child, buffer); });
+  return found;
 }
 
 // Whether the kernel's IR stores into its result's values at all: a body that simplified to

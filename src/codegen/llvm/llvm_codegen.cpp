@@ -282,29 +282,12 @@ class KernelBuilder {
   }
   // For each buffer the kernel allocates, a slot holding its block while the kernel owns it:
   // null before its Allocate and after its Free (a buffer variable may later point elsewhere).
-  void declareOwnedBlocks(const Stmt& s) {
-    if (!s) return;
-    switch (s->kind) {
-      case StmtKind::Block:
-        for (const Stmt& x : ir::as<ir::BlockNode>(s).stmts) declareOwnedBlocks(x);
-        return;
-      case StmtKind::Allocate: {
-        const ir::VarNode* buffer = ir::as<ir::AllocateNode>(s).buffer.get();
-        for (const auto& [b, slot] : ownedBlocks_) {
-          if (b == buffer) return;
-        }
-        llvm::IRBuilder<> top(fs_.entry, fs_.entry->begin());
-        llvm::AllocaInst* slot = top.CreateAlloca(b_.getPtrTy(), nullptr, "owned." + buffer->name);
-        b_.CreateStore(llvm::ConstantPointerNull::get(b_.getPtrTy()), slot);
-        ownedBlocks_.emplace_back(buffer, slot);
-        return;
-      }
-      case StmtKind::For: return declareOwnedBlocks(ir::as<ir::ForNode>(s).body);
-      case StmtKind::While: return declareOwnedBlocks(ir::as<ir::WhileNode>(s).body);
-      case StmtKind::If:
-        declareOwnedBlocks(ir::as<ir::IfNode>(s).then);
-        return declareOwnedBlocks(ir::as<ir::IfNode>(s).otherwise);
-      default: return;
+  void declareOwnedBlocks(const Stmt& body) {
+    for (const Var& buffer : ir::allocatedBuffers(body)) {
+      llvm::IRBuilder<> top(fs_.entry, fs_.entry->begin());
+      llvm::AllocaInst* slot = top.CreateAlloca(b_.getPtrTy(), nullptr, "owned." + buffer->name);
+      b_.CreateStore(llvm::ConstantPointerNull::get(b_.getPtrTy()), slot);
+      ownedBlocks_.emplace_back(buffer.get(), slot);
     }
   }
   llvm::AllocaInst* ownedBlock(const ir::VarNode* buffer) {
