@@ -51,11 +51,13 @@ const char* raceStrategyName(RaceStrategy r);
 
 struct ScheduledStatement {
   cin::Stmt stmt;
-  Target target = Target::Cpu;  // where the kernel runs
   std::vector<IndexRelation> relations;
   std::map<std::string, LoopTags> tags;  // by forall variable
   // Result tensors the schedule asked to assemble with `insert` (two-phase) or `append`.
   std::map<std::string, std::string> assembly;
+  // Where the kernel runs (last: aggregate initializers that name the fields above keep
+  // their meaning).
+  Target target = Target::Cpu;
 
   // The relation that produced `var`, if it is derived.
   const IndexRelation* relationOf(const std::string& var) const;
