@@ -307,9 +307,10 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
       for (const auto& [t, mode] : abi.indexVarModes[var - abi.indexVars.begin()]) {
         if (t == resultIndex || call.rowWeights) continue;
         const Format& f = abi.tensors[t]->format;
-        // (Not a BCSR operand: its pos array counts block rows, not rows.)
+        // The first level must hold the rows themselves (a BCSR operand's holds block rows,
+        // and its pos array counts those).
         if (f.order() >= 2 && f.modeOrder()[0] == mode && f.levels()[0]->kind() == LevelKind::Dense &&
-            f.levels()[1]->kind() == LevelKind::Compressed && !f.hasDerivedLevels()) {
+            f.levelMap()[0].kind == LevelCoordinate::Kind::Mode && f.levels()[1]->kind() == LevelKind::Compressed) {
           const Buffer& pos = operands[t]->levels()[1].array("pos");
           call.rowWeights = pos.data();
           call.rowWeightType = pos.dtype();
