@@ -4,7 +4,7 @@
 #include "bindings/numpy_buffer.hpp"
 #include "cin/concretize.hpp"
 #include "jit/build_id.hpp"
-#include "jit/compiler.hpp"
+#include "driver/compiler.hpp"
 #include "lower/lattice_printer.hpp"
 #include "schedule/schedule.hpp"
 

@@ -32,6 +32,17 @@ py::dict capabilitiesOf(const LevelType& l) {
   return d;
 }
 
+const char* assemblyName(LevelAssembly a) {
+  switch (a) {
+    case LevelAssembly::Located: return "located";
+    case LevelAssembly::Appended: return "appended";
+    case LevelAssembly::AppendedBelow: return "appended_below";
+    case LevelAssembly::Inserted: return "inserted";
+    case LevelAssembly::None: break;
+  }
+  return "none";
+}
+
 py::tuple levelCoordinateTuple(const LevelCoordinate& lc) {
   switch (lc.kind) {
     case LevelCoordinate::Kind::Mode: return py::make_tuple("mode", lc.mode);
@@ -66,6 +77,9 @@ void bindFormats(py::module_& m) {
         return py::str(std::string(1, l.letter()));
       })
       .def_property_readonly("array_names", &LevelType::arrayNames)
+      // How a kernel computes the level in a result (format/level_kernel.hpp).
+      .def_property_readonly("assembly", [](const LevelType& l) { return assemblyName(l.assembly()); })
+      .def_property_readonly("locates", &LevelType::locatesEveryCoordinate)
       .def_property_readonly("parameter_names", &LevelType::scalarNames)
       .def("__call__",
            [](const LevelType& l, py::object ordered, py::object unique, py::object full,
@@ -128,6 +142,12 @@ void bindFormats(py::module_& m) {
         return py::make_tuple(f.levelMap()[0].factor, f.levelMap()[1].factor);
       })
       .def("holds_duplicates", &Format::holdsDuplicates)
+      // Why a kernel cannot compute a result in this format, or None (Format::resultAssemblyProblem).
+      .def_property_readonly("result_assembly_problem", [](const Format& f) -> py::object {
+        std::string problem = f.resultAssemblyProblem();
+        if (problem.empty()) return py::none();
+        return py::str(problem);
+      })
       .def("__str__", [](const Format& f) { return f.str().empty() ? f.repr() : f.str(); })
       .def("__repr__", &Format::repr)
       .def("__eq__", [](const Format& a, const Format& b) { return a == b; })

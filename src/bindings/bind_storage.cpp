@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "bindings/numpy_buffer.hpp"
-#include "storage/allocation_limit.hpp"
+#include "memory/allocation_limit.hpp"
 #include "storage/pack.hpp"
 #include "storage/unpack.hpp"
 #include "util/errors.hpp"

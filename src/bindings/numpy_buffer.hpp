@@ -5,7 +5,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
-#include "storage/buffer.hpp"
+#include "memory/buffer.hpp"
 
 namespace coiter::bindings {
 

@@ -21,8 +21,6 @@ void collectAccesses(const Stmt& s, std::vector<const AccessNode*>& reads,
   });
 }
 
-bool isAppend(LevelKind k) { return k == LevelKind::Compressed || k == LevelKind::Singleton; }
-
 constexpr int64_t kInvalid = std::numeric_limits<int64_t>::max();
 
 // Cost of a loop order (lower is better); kInvalid when an operand would be traversed
@@ -61,7 +59,7 @@ int64_t cost(const std::vector<std::string>& order, const std::vector<std::strin
     auto vars = levelIndices(*w);
     const auto& levels = w->tensor->format.levels();
     for (size_t k = 0; k < vars.size(); ++k) {
-      if (!isAppend(levels[k]->kind())) continue;
+      if (!isAppended(levels[k]->assembly())) continue;
       int at = rank(vars[k]);
       if (at < 0) continue;
       // Appended levels need their parents first and no other loop above them: not a

@@ -8,8 +8,6 @@ using namespace notation;
 
 namespace {
 
-bool isAppend(LevelKind k) { return k == LevelKind::Compressed || k == LevelKind::Singleton; }
-
 // Workspaces are numbered per statement so the same statement always prints the same.
 Stmt rewrite(const Stmt& s, int& workspaceCount, const LoopBinds& binds) {
   switch (s->kind) {
@@ -44,7 +42,7 @@ Stmt rewrite(const Stmt& s, int& workspaceCount, const LoopBinds& binds) {
         auto b = binds(c);
         return std::find(b.begin(), b.end(), v) != b.end();
       });
-      if (isAppend(result.format.levels()[k]->kind()) && at != chain.end() &&
+      if (isAppended(result.format.levels()[k]->assembly()) && at != chain.end() &&
           static_cast<size_t>(at - chain.begin()) > n) {
         split = n;
       }

@@ -9,6 +9,7 @@
 #include "codegen/c_loop_pragmas.hpp"
 #include "ir/parallel_rules.hpp"
 #include "util/errors.hpp"
+#include "runtime/runtime_functions.hpp"
 
 namespace coiter::codegen {
 

@@ -234,4 +234,32 @@ void Format::checkShape(const std::vector<int64_t>& shape) const {
                        std::to_string(lc.factor));
 }
 
+std::string Format::resultAssemblyProblem() const {
+  if (hasDerivedLevels()) {
+    return "a " + str() + " result cannot be assembled by a kernel; compute it in another format (csr, dense) "
+           "and convert it with asformat()";
+  }
+  bool appending = false, locatedBelowAppended = false;
+  for (const auto& level : levels_) {
+    switch (level->assembly()) {
+      case LevelAssembly::Located:
+        locatedBelowAppended = appending;
+        continue;
+      case LevelAssembly::AppendedBelow:
+        if (!appending) return "a " + level->name() + " level must follow a compressed level";
+        break;
+      case LevelAssembly::Appended:
+      case LevelAssembly::Inserted:
+        appending = true;
+        break;
+      case LevelAssembly::None:
+        return "a " + level->name() + " level cannot be computed by a kernel";
+    }
+    if (locatedBelowAppended) {
+      return "a compressed level below a dense level below a compressed one cannot be assembled yet";
+    }
+  }
+  return "";
+}
+
 }  // namespace coiter

@@ -44,6 +44,11 @@ class Format {
   // Whether some non-unique level has only branchless levels below it, so the format can
   // hold duplicate coordinates (COO).
   bool holdsDuplicates() const;
+  // Why a kernel cannot compute a result in this format, or "" when it can: levels located
+  // (dense) or appended (compressed, singleton below an appended level) or inserted (hashed,
+  // which callers assemble as compressed and pack), no appended level below a located one
+  // below an appended one, and no derived levels (DIA, ELL, BCSR).
+  std::string resultAssemblyProblem() const;
   // Checks a tensor shape against the format (order, block divisibility).
   void checkShape(const std::vector<int64_t>& shape) const;
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "storage/buffer.hpp"
+#include "memory/buffer.hpp"
 
 namespace coiter {
 

@@ -35,7 +35,7 @@ std::shared_ptr<const LevelType> LevelType::configure(const LevelOptions& option
 }
 
 std::string LevelType::repr() const {
-  LevelProperties defaults = makeLevelType(kind())->properties();
+  const LevelProperties& defaults = defaults_;
   std::string args;
   auto add = [&](const char* prop, bool value, bool def) {
     if (value == def) return;
@@ -54,7 +54,7 @@ std::string LevelType::repr() const {
 }
 
 bool LevelType::operator==(const LevelType& other) const {
-  return kind() == other.kind() && props_ == other.props_ && buckets_ == other.buckets_;
+  return kind() == other.kind() && name() == other.name() && props_ == other.props_ && buckets_ == other.buckets_;
 }
 
 void LevelType::find(const LevelStorage& s, int64_t parent, int64_t coord,
@@ -73,6 +73,7 @@ LevelTypePtr makeLevelType(LevelKind kind) {
     case LevelKind::Hashed: return hashedLevel();
     case LevelKind::Range: return rangeLevel();
     case LevelKind::Offset: return offsetLevel();
+    case LevelKind::External: break;
   }
   throw FormatError("unknown level kind");
 }

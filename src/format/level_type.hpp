@@ -9,14 +9,18 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "format/level_kernel.hpp"
 #include "format/level_storage.hpp"
 
 namespace coiter {
 
-enum class LevelKind { Dense, Compressed, Singleton, Hashed, Range, Offset };
+// The level types coiter registers (makeLevelType). `External`: a level type defined outside
+// src/format/ (a test, an extension), identified by its name.
+enum class LevelKind { Dense, Compressed, Singleton, Hashed, Range, Offset, External };
 
 struct LevelProperties {
   bool full = false;        // every segment holds every coordinate of the dimension
@@ -168,10 +172,51 @@ class LevelType {
   // iterates the dimension and locates such a level instead of iterating it.
   virtual bool locatesEveryCoordinate() const { return false; }
 
+  // ---- In kernels: the level's capabilities as IR (format/level_kernel.hpp) ---------------
+  // The defaults describe a level that offers nothing; each level type overrides what it has.
+  //
+  // Arrays and scalars a kernel takes for the level.
+  virtual std::vector<LevelKernelArray> kernelArrays() const { return {}; }
+  virtual std::vector<LevelKernelScalar> kernelScalars() const { return {}; }
+  // Whether the range of a coordinate the format derives (a diagonal, a slot) is the level's
+  // stored size, passed to kernels, rather than a function of the modes' extents.
+  virtual bool extentIsStored() const { return false; }
+  // The positions of the segment under `parent` a loop visits: coordinate iteration by
+  // position. Nullopt when the level is located instead (locatesEveryCoordinate) or has no
+  // positions of its own to visit.
+  virtual std::optional<PositionRange> positionRange(const LevelKernelVars& vars, const LevelParent& parent) const;
+  // The position of `coord` under `parent`, computed into `code.out`; null when the level
+  // cannot locate. Where locateMayMiss(), an absent coordinate gives position -1.
+  virtual ir::Expr locate(const LevelKernelVars& vars, const ir::Expr& parent, const ir::Expr& coord,
+                          LevelCode& code) const;
+  virtual bool locateMayMiss() const { return false; }
+  // Whether the segment of parent p is positions [pos[p], pos[p+1]) of a "pos" array, with
+  // the coordinates in "crd": what pos() and the positions of fused loops iterate.
+  virtual bool storesSegments() const { return false; }
+  // How a kernel computes the level as part of its result.
+  virtual LevelAssembly assembly() const { return LevelAssembly::None; }
+  // Appended levels: store the coordinate of the entry at `position` (growing the arrays
+  // first unless `roomReserved`).
+  virtual ir::Stmt appendCoordinate(const LevelKernelVars& vars, const ir::Expr& position, const ir::Expr& coord,
+                                    bool roomReserved, DType indexType) const;
+  // Appended levels: room for `entries` entries in all, reserved before a loop that appends
+  // at most so many (its appends then check no capacity).
+  virtual ir::Stmt reserveAppends(const LevelKernelVars& vars, const ir::Expr& entries) const;
+  // Appended levels that bound segments: the segment of `parent` ends before position `end`
+  // (a level above appends parent by parent), or gains `added` entries (a dense level above
+  // visits each parent once; finishAssembly turns the counts into offsets).
+  virtual ir::Stmt endSegment(const LevelKernelVars& vars, const ir::Expr& parent, const ir::Expr& end,
+                              DType indexType) const;
+  virtual ir::Stmt countIntoSegment(const LevelKernelVars& vars, const ir::Expr& parent, const ir::Expr& added,
+                                    DType indexType) const;
+  // After the kernel: the level's arrays trimmed into `out`; returns its position count.
+  virtual int64_t finishAssembly(const AssembledLevel& in, LevelStorage& out) const;
+
  protected:
-  explicit LevelType(LevelProperties defaults) : props_(defaults) {}
+  explicit LevelType(LevelProperties defaults) : props_(defaults), defaults_(defaults) {}
   virtual std::shared_ptr<LevelType> clone() const = 0;
   LevelProperties props_;
+  LevelProperties defaults_;  // before configure(): what repr() leaves out
   int64_t buckets_ = 0;
 };
 

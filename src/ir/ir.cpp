@@ -7,23 +7,26 @@
 
 #include "util/errors.hpp"
 
+namespace coiter {
+
+const char* runtimeSymbol(RuntimeFunction f) {
+  switch (f) {
+    case RuntimeFunction::SortCoordinates: return "coiter_rt_sort_coordinates";
+    case RuntimeFunction::ParallelFor: return "coiter_rt_parallel_for";
+    case RuntimeFunction::NumThreads: return "coiter_rt_num_threads";
+    case RuntimeFunction::GrowArray: return "coiter_rt_grow_array";
+  }
+  return "coiter_rt_unknown";
+}
+
+}  // namespace coiter
+
 namespace coiter::ir {
 
 Var makeVar(const std::string& name, Type type) {
   return std::make_shared<const VarNode>(VarNode{name, type});
 }
 
-bool isInteger(DType t) {
-  switch (t) {
-    case DType::Int8: case DType::Int16: case DType::Int32: case DType::Int64:
-    case DType::UInt8: case DType::UInt16: case DType::UInt32: case DType::UInt64:
-      return true;
-    default:
-      return false;
-  }
-}
-bool isFloat(DType t) { return t == DType::Float32 || t == DType::Float64; }
-bool isComplex(DType t) { return t == DType::Complex64 || t == DType::Complex128; }
 
 bool isComparison(BinaryOp op) {
   switch (op) {

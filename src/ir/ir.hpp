@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/runtime_functions.hpp"
-#include "storage/dtype.hpp"
+#include "ir/runtime_call.hpp"
+#include "memory/dtype.hpp"
 
 namespace coiter::ir {
 
@@ -264,7 +264,7 @@ struct GrowNode : StmtNode {
   GrowNode(Var b, Var c, Expr n)
       : StmtNode(StmtKind::Grow), buffer(std::move(b)), capacity(std::move(c)), needed(std::move(n)) {}
 };
-// Calls a function of coiter's runtime (runtime/runtime_functions.hpp) for its effect.
+// Calls a function of coiter's runtime (ir/runtime_call.hpp) for its effect.
 // `args` match the function's parameters: SortCoordinates takes (pointer to Int64, Int64, Int64).
 struct CallNode : StmtNode {
   RuntimeFunction function;
@@ -354,9 +354,6 @@ Stmt ret(int32_t status = kOk);
 Stmt call(RuntimeFunction function, std::vector<Expr> args);
 
 bool isComparison(BinaryOp op);
-bool isInteger(DType t);   // signed/unsigned integer types (not bool)
-bool isFloat(DType t);
-bool isComplex(DType t);
 const char* binaryOpName(BinaryOp op);  // "add", "min", "lt", ...
 
 // Typed downcast: as<LoadNode>(expr). The caller has checked the kind.

@@ -164,7 +164,7 @@ class Printer {
         const auto& n = as<CallNode>(s);
         std::string args;
         for (const Expr& a : n.args) args += (args.empty() ? "" : ", ") + expr(a);
-        return line("call " + std::string(runtimeFunction(n.function).name) + "(" + args + ")");
+        return line("call " + std::string(runtimeSymbol(n.function)) + "(" + args + ")");
       }
       case StmtKind::AtomicUpdate: {
         const auto& n = as<AtomicUpdateNode>(s);

@@ -20,13 +20,13 @@ struct ArraySlot {
 
 struct ExtentSlot {
   int tensor;
-  int mode;              // the mode whose extent goes in the slot; -1 - k: the bucket count
-                         // of the tensor's hashed level k
+  int mode;              // the mode whose extent goes in the slot; -1 - k: a scalar of level k
   int slot;              // integer slot
+  std::string scalar;    // mode < 0: the level's scalar (LevelType::kernelScalars)
 };
 
 // A kernel whose sparse result is assembled in parallel by chunks of its outermost loop
-// (runtime/chunked_assembly.hpp): each call computes the rows [begin, end) of `indexVar`,
+// (call/chunked_assembly.hpp): each call computes the rows [begin, end) of `indexVar`,
 // appending into its own result arrays and counting entries per row in the shared pos array;
 // the dispatcher then concatenates the chunks. Rows are the coordinates of the result's first
 // level; its levels above `appendLevel` are dense.
@@ -39,7 +39,7 @@ struct ChunkedAssembly {
   int64_t chunk = 0;                 // rows per chunk, 0: chosen by the dispatcher
   // The work of a row follows its operand nonzeros (the kernel merges or scans the operands'
   // rows, without a workspace): chunks of equal weight take equal time, so the first chunk may
-  // be large (runtime/chunked_assembly.cpp).
+  // be large (call/chunked_assembly.cpp).
   bool workFollowsWeights = false;
 };
 

@@ -22,6 +22,8 @@ Expr plusOne(const Expr& e) { return binary(BinaryOp::Add, e, intLit(1)); }
 
 }  // namespace
 
+const LevelType& Lowerer::levelOf(int resultLevel) const { return *resultTensor_->format.levels()[resultLevel]; }
+
 namespace {
 
 int groupEndingAt(const std::vector<AppendGroup>& groups, const std::vector<std::string>& levelVars,
@@ -35,7 +37,6 @@ int groupEndingAt(const std::vector<AppendGroup>& groups, const std::vector<std:
 }  // namespace
 
 void Lowerer::enterResultLevels(std::vector<Stmt>& out) {
-  TensorVars& vars = *result_.vars;
   int order = resultTensor_->order();
   while (result_.entered < order) {
     int k = result_.entered;
@@ -44,8 +45,7 @@ void Lowerer::enterResultLevels(std::vector<Stmt>& out) {
     if (groupOfLevel_[k] >= 0) {
       result_.pos[k] = ir::ref(groups_[groupOfLevel_[k]].count);
     } else {
-      Expr parent = k == 0 ? intLit(0) : result_.pos[k - 1];
-      result_.pos[k] = locateDense(vars, k, parent, bound->second, out);
+      result_.pos[k] = locatePosition(result_, k, bound->second, out);
     }
     result_.entered++;
   }
@@ -57,14 +57,12 @@ Stmt Lowerer::countEntries(const std::string& var, const std::vector<Stmt>& body
   for (const auto& g : groups_) {
     if (!assemble_ || !writesResult || g.parent >= 0 || g.first == 0 || result_.levelVars[g.first - 1] != var) continue;
     if (result_.entered < g.first) continue;
-    DType indexType = resultTensor_->indexType;
     Var start = makeVar(freshName(resultTensor_->name + std::to_string(g.first + 1) + "_row_start"), kIndex);
-    Expr slot = plusOne(result_.pos[g.first - 1]);
-    const Var& pos = result_.vars->pos[g.first];
-    Expr added = cast(scalar(indexType), binary(BinaryOp::Sub, ir::ref(g.count), ir::ref(start)));
+    Expr added = binary(BinaryOp::Sub, ir::ref(g.count), ir::ref(start));
     std::vector<Stmt> out{declare(start, ir::ref(g.count))};
     out.insert(out.end(), body.begin(), body.end());
-    out.push_back(store(pos, slot, binary(BinaryOp::Add, load(pos, slot), added)));
+    out.push_back(levelOf(g.first).countIntoSegment(result_.vars->levels[g.first], result_.pos[g.first - 1], added,
+                                                    resultTensor_->indexType));
     return block(std::move(out));
   }
   return block(body);
@@ -163,17 +161,14 @@ Stmt Lowerer::commitResultEntry(const std::string& var, bool writesResult, const
   }
   const bool reserved = reservedGroup_ == g;
   for (int k = group.first; k <= group.last; ++k) {
-    Expr coord = coords_.at(result_.levelVars[k]);
-    if (!reserved) append.push_back(grow(vars.crd[k], vars.crdCap[k], plusOne(count)));
-    append.push_back(store(vars.crd[k], count, cast(scalar(indexType), coord)));
+    append.push_back(levelOf(k).appendCoordinate(vars.levels[k], count, coords_.at(result_.levelVars[k]), reserved,
+                                                 indexType));
   }
   // (Entries under a dense parent or at the top are counted per parent, see countEntries.)
   if (group.child >= 0) {
     // The child's segment of this entry ends where the child's counter stands now.
     const AppendGroup& child = groups_[group.child];
-    const Var& childPos = vars.pos[child.first];
-    append.push_back(grow(childPos, vars.posCap[child.first], binary(BinaryOp::Add, count, intLit(2))));
-    append.push_back(store(childPos, plusOne(count), cast(scalar(indexType), ir::ref(child.count))));
+    append.push_back(levelOf(child.first).endSegment(vars.levels[child.first], count, ir::ref(child.count), indexType));
   }
   Stmt next = assign(group.count, plusOne(count));
   if (group.child >= 0) {
@@ -207,7 +202,7 @@ Stmt Lowerer::reserveResultRoom(const std::string& var, const Expr& steps, bool 
   TensorVars& vars = *result_.vars;
   Expr needed = binary(BinaryOp::Add, ir::ref(group.count), steps);
   std::vector<Stmt> grows{grow(vars.vals, vars.valsCap, needed)};
-  for (int k = group.first; k <= group.last; ++k) grows.push_back(grow(vars.crd[k], vars.crdCap[k], needed));
+  for (int k = group.first; k <= group.last; ++k) grows.push_back(levelOf(k).reserveAppends(vars.levels[k], needed));
   reservedGroup_ = g;
   return block(std::move(grows));
 }
@@ -228,18 +223,20 @@ Stmt Lowerer::checkResultEntry(const AppendGroup& group) {
   Expr count = ir::ref(group.count);
   std::vector<Expr> mismatches;
   for (int k = group.first; k <= group.last; ++k) {
-    Expr stored = cast(scalar(DType::Int64), load(vars.crd[k], count));
+    Expr stored = cast(scalar(DType::Int64), load(vars.crd(k), count));
     mismatches.push_back(binary(BinaryOp::Ne, stored, coords_.at(result_.levelVars[k])));
   }
   if (group.parent < 0) {
+    // Inside the parent's segment.
     Expr parent = group.first == 0 ? intLit(0) : result_.pos[group.first - 1];
-    const Var& pos = vars.pos[group.first];
-    mismatches.push_back(binary(BinaryOp::Lt, count, cast(scalar(DType::Int64), load(pos, parent))));
-    mismatches.push_back(binary(BinaryOp::Ge, count, cast(scalar(DType::Int64), load(pos, plusOne(parent)))));
+    std::optional<PositionRange> segment =
+        levelOf(group.first).positionRange(vars.levels[group.first], LevelParent{parent, nullptr, group.first == 0});
+    mismatches.push_back(binary(BinaryOp::Lt, count, segment->begin));
+    mismatches.push_back(binary(BinaryOp::Ge, count, segment->end));
   }
   // Bounds first: the coordinate loads must not run past the given arrays.
   // (In a compute-only kernel the capacity parameters hold the given arrays' lengths.)
-  Stmt bounds = ifThen(binary(BinaryOp::Ge, count, ir::ref(vars.crdCap[group.first])), ret(kStructureMismatch));
+  Stmt bounds = ifThen(binary(BinaryOp::Ge, count, ir::ref(vars.capacity(group.first, "crd"))), ret(kStructureMismatch));
   Expr any = mismatches.front();
   for (size_t n = 1; n < mismatches.size(); ++n) any = binary(BinaryOp::Or, any, mismatches[n]);
   return block({bounds, ifThen(any, ret(kStructureMismatch))});

@@ -38,18 +38,18 @@ int partnerLevel(const Format& format, int level, LevelCoordinate::Kind kind) {
 Expr Lowerer::levelExtentOf(const TensorVars& vars, int level) const {
   // Tensors of the statement record each level's extent (addTensor); workspaces, built by the
   // lowerer with dense levels in mode order, take their mode's.
-  if (static_cast<size_t>(level) < vars.levelExtent.size() && vars.levelExtent[level]) return vars.levelExtent[level];
+  if (static_cast<size_t>(level) < vars.levels.size() && vars.levels[level].extent) return vars.levels[level].extent;
   return ir::ref(vars.extents[vars.tensor->format.modeOrder()[level]]);
 }
 
 Expr Lowerer::storedCoordinate(const AccessState& state, int level, const Expr& position) {
   const TensorVars& vars = *state.vars;
-  if (vars.crd[level]) return cast(kIndex, load(vars.crd[level], position));
-  if (vars.offset[level] && level >= 2) {
+  if (vars.crd(level)) return cast(kIndex, load(vars.crd(level), position));
+  if (vars.array(level, "offset") && level >= 2) {
     // Column = row + offset of the diagonal (the position of the level two above).
     auto row = coords_.find(state.levelVars[level - 1]);
     if (row == coords_.end()) throw CompileError("lowering: the rows of " + vars.tensor->name + " are not bound");
-    Expr diagonal = cast(kIndex, load(vars.offset[level], state.pos[level - 2]));
+    Expr diagonal = cast(kIndex, load(vars.array(level, "offset"), state.pos[level - 2]));
     for (const auto& [access, offset] : diagonalOffset_) {
       if (&accesses_.at(access) == &state) diagonal = offset;  // loaded once per diagonal
     }
@@ -63,7 +63,7 @@ Expr Lowerer::entryCondition(const AccessState& state, int level, const Expr& co
   const TensorVars& vars = *state.vars;
   const LevelType& type = *vars.tensor->format.levels()[level];
   if (type.smallestStoredCoordinate() < 0) return binary(BinaryOp::Ge, coord, intLit(0));
-  if (vars.offset[level]) {
+  if (vars.array(level, "offset")) {
     for (const auto& [access, st] : accesses_) {
       if (&st == &state && paddingExcluded_.count(access)) return nullptr;
     }
@@ -110,10 +110,10 @@ void Lowerer::restrictToLevels(const std::string& var, Interval& interval, std::
         if (inner == coords_.end()) continue;
         Expr lo = binary(BinaryOp::Div, inner->second, intLit(b));
         narrow(lo, binary(BinaryOp::Add, lo, intLit(1)));
-      } else if (k >= 1 && k + 1 < map.size() && state.vars->offset[k + 1] && state.entered == static_cast<int>(k)) {
+      } else if (k >= 1 && k + 1 < map.size() && state.vars->array(k + 1, "offset") && state.entered == static_cast<int>(k)) {
         // The rows of diagonal d: those whose column i + offset[d] is in [0, cols).
         Var offset = makeVar(freshName(access->tensor->name + "_offset"), kIndex);
-        out.push_back(declare(offset, cast(kIndex, load(state.vars->offset[k + 1], state.pos[k - 1]))));
+        out.push_back(declare(offset, cast(kIndex, load(state.vars->array(k + 1, "offset"), state.pos[k - 1]))));
         Expr lo = binary(BinaryOp::Max, intLit(0), binary(BinaryOp::Sub, intLit(0), ir::ref(offset)));
         Expr hi = binary(BinaryOp::Min, levelExtentOf(*state.vars, static_cast<int>(k)),
                          binary(BinaryOp::Sub, levelExtentOf(*state.vars, static_cast<int>(k + 1)), ir::ref(offset)));

@@ -2,6 +2,7 @@
 // are simplified away using only each operator's declared zero behaviour, so every region
 // gets exactly the code it needs (taco-core.md §4.1, zero-propagating simplification).
 #include <cmath>
+#include <map>
 
 #include "lower/lowerer.hpp"
 #include "util/errors.hpp"
@@ -10,6 +11,15 @@ namespace coiter::lower {
 
 using namespace ir;
 namespace nt = notation;
+
+BinaryOp irOpOf(const nt::Operator& op) {
+  static const std::map<std::string, BinaryOp> ops = {{"add", BinaryOp::Add}, {"sub", BinaryOp::Sub},
+                                                      {"mul", BinaryOp::Mul}, {"div", BinaryOp::Div},
+                                                      {"max", BinaryOp::Max}, {"min", BinaryOp::Min}};
+  auto it = ops.find(op.name);
+  if (it == ops.end()) throw CompileError("lowering: no IR operation computes the operator '" + op.name + "'");
+  return it->second;
+}
 
 Expr Lowerer::literal(const nt::Expr& e) const {
   const auto& l = static_cast<const nt::LiteralNode&>(*e);
@@ -73,7 +83,7 @@ Expr Lowerer::lowerExpr(const nt::Expr& e) {
       // Otherwise compute with an explicit zero (e.g. x / 0 gives inf, as NumPy does).
       x = x ? cast(t, x) : zeroOf(e->type);
       y = y ? cast(t, y) : zeroOf(e->type);
-      return binary(b.op->irOp, x, y);
+      return binary(irOpOf(*b.op), x, y);
     }
     case nt::ExprKind::Reduce:
       break;

@@ -168,42 +168,25 @@ lt::DomainExprPtr Lowerer::domainOf(const cin::Stmt& s, const std::string& var) 
   return nullptr;
 }
 
-Expr Lowerer::locateDense(const TensorVars& vars, int level, const Expr& parent, const Expr& coord,
-                          std::vector<Stmt>& out) {
-  Var p = makeVar(freshName("p" + vars.tensor->name + std::to_string(level + 1)), kIndex);
-  out.push_back(declare(p, binary(BinaryOp::Add, binary(BinaryOp::Mul, parent, levelExtentOf(vars, level)), coord)));
-  return ir::ref(p);
+LevelKernelVars Lowerer::levelVarsOf(const TensorVars& vars, int level) const {
+  LevelKernelVars out = static_cast<size_t>(level) < vars.levels.size() ? vars.levels[level] : LevelKernelVars{};
+  out.extent = levelExtentOf(vars, level);
+  return out;
 }
 
 Expr Lowerer::locatePosition(AccessState& state, int level, const Expr& coord, std::vector<Stmt>& out) {
   TensorVars& vars = *state.vars;
   Expr parent = level > 0 ? state.pos[level - 1] : vars.root ? vars.root : intLit(0);
-  const auto& type = *vars.tensor->format.levels()[level];
-  std::string name = "p" + vars.tensor->name + std::to_string(level + 1);
-  if (type.locatesEveryCoordinate()) return locateDense(vars, level, parent, levelCoordinate(state, level, coord), out);
-  if (type.kind() == LevelKind::Hashed) {
-    // Linear probing from bucket coord % W, at most W probes; -1 when absent.
-    Expr w = ir::ref(vars.hashSize[level]);
-    Var base = makeVar(freshName(name + "_base"), kIndex);
-    Var bucket = makeVar(freshName(name + "_bucket"), kIndex);
-    Var step = makeVar(freshName(name + "_probe"), kIndex);
-    Var found = makeVar(freshName(name), kIndex);
-    Var stored = makeVar(freshName(name + "_crd"), kIndex);
-    Expr slot = binary(BinaryOp::Add, ir::ref(base), ir::ref(bucket));
-    out.push_back(declare(base, binary(BinaryOp::Mul, parent, w)));
-    out.push_back(declare(bucket, binary(BinaryOp::Rem, coord, w)));
-    out.push_back(declare(found, intLit(-1)));
-    Stmt probe = block({
-        declare(stored, cast(kIndex, load(vars.crd[level], slot))),
-        ifThen(binary(BinaryOp::Eq, ir::ref(stored), coord), block({assign(found, slot), breakLoop()})),
-        ifThen(binary(BinaryOp::Eq, ir::ref(stored), intLit(-1)), breakLoop()),
-        assign(bucket, select(binary(BinaryOp::Eq, plusOne(ir::ref(bucket)), w), intLit(0), plusOne(ir::ref(bucket)))),
-    });
-    out.push_back(forLoop(step, intLit(0), w, probe));
-    return ir::ref(found);
+  const LevelType& type = *vars.tensor->format.levels()[level];
+  Expr at = type.locatesEveryCoordinate() ? levelCoordinate(state, level, coord) : coord;
+  LevelCode code{"p" + vars.tensor->name + std::to_string(level + 1),
+                 [this](const std::string& base) { return freshName(base); }, out};
+  Expr position = type.locate(levelVarsOf(vars, level), parent, at, code);
+  if (!position) {
+    throw CompileError("lowering: level " + std::to_string(level + 1) + " of " + vars.tensor->name + " (" +
+                       type.name() + ") cannot be located");
   }
-  throw CompileError("lowering: level " + std::to_string(level + 1) + " of " + vars.tensor->name +
-                     " cannot be located");
+  return position;
 }
 
 void Lowerer::resolveLocates(std::vector<Stmt>& out) {
@@ -311,30 +294,18 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
         throw ScheduleError("loop '" + f.var + "' iterates " + segs[s].name +
                             ", an unordered level, which cannot be split into blocks of coordinates");
       }
-      const Var& crd = state.vars->crd[k];
+      const Var& crd = state.vars->crd(k);
       if (!crd) throw CompileError("lowering: " + segs[s].name + " has computed coordinates and cannot be restricted to a block");
       std::string name = "p" + segs[s].name;
       Expr lo = searchPosition(crd, r.begin, r.end, interval.lo, name + "_lo", out);
       return {lo, searchPosition(crd, lo, r.end, interval.hi, name + "_hi", out)};
     };
-    switch (state.vars->tensor->format.levels()[k]->kind()) {
-      case LevelKind::Compressed:
-        return restrict({cast(kIndex, load(state.vars->pos[k], parent)), cast(kIndex, load(state.vars->pos[k], plusOne(parent)))});
-      case LevelKind::Singleton:
-      case LevelKind::Offset: {
-        if (k == 0) return {intLit(0), intLit(1), true};
-        Expr runEnd = state.runEnd[k - 1];
-        if (interval.restricted) return restrict({parent, runEnd ? runEnd : plusOne(parent)});
-        return {parent, runEnd ? runEnd : plusOne(parent), runEnd == nullptr};
-      }
-      case LevelKind::Hashed: {
-        restrict({});  // an unordered level: refused inside a block
-        Expr w = ir::ref(state.vars->hashSize[k]);
-        return {binary(BinaryOp::Mul, parent, w), binary(BinaryOp::Mul, plusOne(parent), w)};
-      }
-      default:
-        throw CompileError("lowering: segment " + segs[s].name + " cannot be iterated");
-    }
+    const LevelType& type = *state.vars->tensor->format.levels()[k];
+    LevelParent above{parent, k == 0 ? nullptr : state.runEnd[k - 1], k == 0};
+    std::optional<PositionRange> positions = type.positionRange(state.vars->levels[k], above);
+    if (!positions) throw CompileError("lowering: segment " + segs[s].name + " cannot be iterated");
+    Range r{positions->begin, positions->end, positions->single};
+    return interval.restricted ? restrict(r) : r;
   };
   auto segmentName = [&](int s) { return segs[s].dimension ? v : "p" + segs[s].name; };
 
@@ -461,7 +432,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
         Expr end = forForm ? loopRange.end : ir::ref(stateEnd.at(s));
         body.push_back(declare(run, plusOne(positionOf(s))));
         Expr more = binary(BinaryOp::And, binary(BinaryOp::Lt, ir::ref(run), end),
-                           binary(BinaryOp::Eq, cast(kIndex, load(st.vars->crd[k], ir::ref(run))), coordOf[s]));
+                           binary(BinaryOp::Eq, cast(kIndex, load(st.vars->crd(k), ir::ref(run))), coordOf[s]));
         body.push_back(whileLoop(more, assign(run, plusOne(ir::ref(run)))));
         st.runEnd[k] = ir::ref(run);
         advanceTo[s] = ir::ref(run);
@@ -475,7 +446,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       int k = info[s].level;
       st.pos[k] = locatePosition(st, k, resolved, body);
       st.entered = k + 1;
-      if (st.vars->tensor->format.levels()[k]->kind() == LevelKind::Hashed) failing.push_back(s);
+      if (st.vars->tensor->format.levels()[k]->locateMayMiss()) failing.push_back(s);
     }
     resolveLocates(body);
     enterResultLevels(body);
@@ -596,7 +567,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       // (The coordinates are only compared here; the body loads them again, checked.)
       auto stored = [&](int s) {
         const AccessState& st = accesses_.at(info[s].access);
-        return cast(kIndex, load(st.vars->crd[info[s].level], ir::ref(state.at(s))));
+        return cast(kIndex, load(st.vars->crd(info[s].level), ir::ref(state.at(s))));
       };
       for (size_t n = 1; n < point.iterators.size(); ++n)
         ranges.push_back(binary(BinaryOp::Eq, stored(point.iterators[n]), stored(point.iterators.front())));
@@ -649,7 +620,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   bool lockstep = shared && top.iterators.size() > 1 && !interval.restricted &&
                   std::all_of(top.iterators.begin(), top.iterators.end(), [&](int s) {
                     return !segs[s].dimension && !info[s].access->tensor->temporary && segs[s].ordered &&
-                           accesses_.at(info[s].access).vars->crd[info[s].level] &&
+                           accesses_.at(info[s].access).vars->crd(info[s].level) &&
                            info[s].access->tensor->format.levels()[info[s].level]->smallestStoredCoordinate() == 0 &&
                            info[s].access->tensor->format.levels()[info[s].level]->properties().unique &&
                            info[s].access->tensor->format.levels()[info[s].level]->capabilities().positionIterate;
@@ -662,7 +633,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
     const int first = top.iterators.front();
     auto stored = [&](int s, const Expr& position) {
       const AccessState& st = accesses_.at(info[s].access);
-      return cast(kIndex, load(st.vars->crd[info[s].level], position));
+      return cast(kIndex, load(st.vars->crd(info[s].level), position));
     };
     std::vector<Expr> nonempty, apart;
     for (int s : top.iterators) {

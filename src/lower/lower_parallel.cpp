@@ -209,11 +209,11 @@ Lowerer::ParallelPlan Lowerer::planLoop(const cin::ForallNode& f, const std::str
     if (races != RaceStrategy::IgnoreRaces) {
       if (!allDense) fail("the result " + result + " is sparse; its updates cannot be made race free this way");
       if (plain || mixed || !op) fail("the result " + result + " is assigned, not only accumulated with one operator");
-      if (op->irOp != BinaryOp::Add && op->irOp != BinaryOp::Min && op->irOp != BinaryOp::Max) {
+      if (BinaryOp o = irOpOf(*op); o != BinaryOp::Add && o != BinaryOp::Min && o != BinaryOp::Max) {
         fail("updates with " + op->name + " cannot be made race free");
       }
       DType t = resultTensor_->dtype;
-      if (t == DType::Bool || (isComplex(t) && op->irOp != BinaryOp::Add)) {
+      if (t == DType::Bool || (isComplex(t) && irOpOf(*op) != BinaryOp::Add)) {
         fail("atomic " + op->name + " on " + dtypeName(t) + " values is not supported");
       }
     }
@@ -235,7 +235,7 @@ Lowerer::ParallelPlan Lowerer::planLoop(const cin::ForallNode& f, const std::str
       Var q = makeVar(freshName("q"), index), t = makeVar(freshName("thread"), index);
       const Var& vals = result_.vars->vals;
       Expr copy = load(priv, binary(BinaryOp::Add, binary(BinaryOp::Mul, ir::ref(t), ir::ref(size)), ir::ref(q)));
-      Stmt merge = store(vals, ir::ref(q), binary(op->irOp, load(vals, ir::ref(q)), copy));
+      Stmt merge = store(vals, ir::ref(q), binary(irOpOf(*op), load(vals, ir::ref(q)), copy));
       plan.after = {ifThen(several, block({forLoop(q, intLit(0), ir::ref(size), forLoop(t, intLit(0), ir::ref(threadsVar), merge)),
                                            freeBuffer(priv)}))};
       privateResult_ = priv;

@@ -58,19 +58,19 @@ Lowerer::PositionLevel Lowerer::positionLevel(const schedule::IndexRelation& r) 
   out.fused = bound.size() == 2;
   const auto& levels = out.access->tensor->format.levels();
   if (bound.size() > 2) throw ScheduleError(command + ": positions of more than two fused loops are not supported");
-  LevelKind kind = levels[out.level]->kind();
+  const LevelType& level = *levels[out.level];
   if (out.fused) {
-    LevelKind rows = levels[0]->kind();
-    bool second = out.level == 1;
-    bool csrLike = second && rows == LevelKind::Dense && kind == LevelKind::Compressed;
-    bool dcsrLike = second && rows == LevelKind::Compressed && kind == LevelKind::Compressed;
-    bool cooLike = second && rows == LevelKind::Compressed && kind == LevelKind::Singleton;
-    if (!csrLike && !dcsrLike && !cooLike) {
+    // Rows located (CSR) or stored in segments (DCSR, COO); the fused level's positions in
+    // segments (CSR, DCSR) or one per row position (COO).
+    bool rowsLocated = levels[0]->locatesEveryCoordinate(), rowsStored = levels[0]->storesSegments();
+    bool fusable = out.level == 1 && (((rowsLocated || rowsStored) && level.storesSegments()) ||
+                                      (rowsStored && level.properties().branchless));
+    if (!fusable) {
       throw ScheduleError(command + ": positions of fused loops need " + out.access->tensor->name +
                           "'s first two levels stored like CSR (dense, compressed), DCSR (compressed, "
                           "compressed) or COO (compressed, singleton)");
     }
-  } else if (kind != LevelKind::Compressed) {
+  } else if (!level.storesSegments()) {
     throw ScheduleError(command + ": level " + std::to_string(out.level + 1) + " of " + out.access->tensor->name +
                         " is not compressed, so it has no positions to iterate");
   }
@@ -88,7 +88,7 @@ std::optional<std::pair<const AccessNode*, std::string>> Lowerer::sparseOver(con
     const AccessState& st = accesses_.at(acc);
     for (size_t k = 0; k < st.levelVars.size(); ++k) {
       bool indexed = std::find(vars.begin(), vars.end(), st.levelVars[k]) != vars.end();
-      if (indexed && acc->tensor->format.levels()[k]->kind() != LevelKind::Dense) return std::make_pair(acc, st.levelVars[k]);
+      if (indexed && !acc->tensor->format.levels()[k]->locatesEveryCoordinate()) return std::make_pair(acc, st.levelVars[k]);
     }
   }
   return std::nullopt;
@@ -97,9 +97,9 @@ std::optional<std::pair<const AccessNode*, std::string>> Lowerer::sparseOver(con
 Lowerer::Interval Lowerer::positionInterval(const schedule::IndexRelation& r) const {
   PositionLevel p = positionLevel(r);
   const AccessState& state = accesses_.at(p.access);
-  const Var& pos = state.vars->pos[p.level];
+  const Var& pos = state.vars->pos(p.level);
   if (p.fused) {
-    const Var& rowPos = state.vars->pos[0];
+    const Var& rowPos = state.vars->pos(0);
     if (p.rowPerPosition()) return {cast(kIndex, load(rowPos, intLit(0))), cast(kIndex, load(rowPos, intLit(1))), false};
     return {cast(kIndex, load(pos, intLit(0))), cast(kIndex, load(pos, storedRows(p))), false};
   }
@@ -110,7 +110,7 @@ Lowerer::Interval Lowerer::positionInterval(const schedule::IndexRelation& r) co
 Expr Lowerer::storedRows(const PositionLevel& p) const {
   const TensorVars& vars = *accesses_.at(p.access).vars;
   if (p.denseRows()) return ir::ref(vars.extents[p.access->tensor->format.modeOrder()[0]]);
-  return cast(kIndex, load(vars.pos[0], intLit(1)));  // DCSR: the rows stored in the top level
+  return cast(kIndex, load(vars.pos(0), intLit(1)));  // DCSR: the rows stored in the top level
 }
 
 Expr Lowerer::denseResultPosition() const {
@@ -146,7 +146,7 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
   ParallelPlan plan = planLoop(f, r.bounded, true);
   Interval interval = intervalOf(r.bounded, f.var);
   std::vector<Stmt> out;
-  const Var& pos = vars.pos[level.level];
+  const Var& pos = vars.pos(level.level);
   Var p = makeVar(freshName("p" + vars.tensor->name + std::to_string(level.level + 1)), kIndex);
   // The row: CSR and DCSR track the position of the row in the level above (for CSR the
   // row itself) across the block; COO reads each position's row coordinate.
@@ -159,7 +159,7 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
     Expr q = searchPosition(pos, intLit(1), plusOne(storedRows(level)), plusOne(interval.lo), bound[0] + "_search", out);
     row = makeVar(freshName(level.denseRows() ? bound[0] : "p" + vars.tensor->name + "1"), kIndex);
     out.push_back(declare(row, binary(BinaryOp::Sub, q, intLit(1))));
-    trackedRow = level.denseRows() ? ir::ref(row) : cast(kIndex, load(vars.crd[0], ir::ref(row)));
+    trackedRow = level.denseRows() ? ir::ref(row) : cast(kIndex, load(vars.crd(0), ir::ref(row)));
   }
   // Sum a row's products in a register when the body adds into a dense result entry that
   // depends on the row only.
@@ -197,7 +197,7 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
   Var i;
   if (level.rowPerPosition()) {
     i = makeVar(freshName(bound[0]), kIndex);
-    body.push_back(declare(i, cast(kIndex, load(vars.crd[0], ir::ref(p)))));
+    body.push_back(declare(i, cast(kIndex, load(vars.crd(0), ir::ref(p)))));
     if (sum) {
       coords_[bound[0]] = ir::ref(current);
       body.push_back(ifThen(binary(BinaryOp::Ne, ir::ref(i), ir::ref(current)),
@@ -205,7 +205,7 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
     }
   }
   Var j = makeVar(freshName(bound.back()), kIndex);
-  body.push_back(declare(j, cast(kIndex, load(vars.crd[level.level], ir::ref(p)))));
+  body.push_back(declare(j, cast(kIndex, load(vars.crd(level.level), ir::ref(p)))));
 
   std::map<const AccessNode*, int> othersBefore;  // every access's entered levels, this one's too
   for (auto& [a, st] : accesses_) othersBefore[a] = st.entered;

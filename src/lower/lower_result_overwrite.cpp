@@ -19,7 +19,7 @@ void Lowerer::planResultOverwrite() {
   const TensorVar& result = *resultTensor_;
   if (result.order() == 0) return;
   for (const auto& level : result.format.levels()) {
-    if (level->kind() != LevelKind::Dense) return;
+    if (level->assembly() != LevelAssembly::Located) return;
   }
   // Derived loops (split, pos, fuse, ...) cover the result in ways not checked here, and a
   // race strategy other than no_races adds into per-thread copies or atomically.

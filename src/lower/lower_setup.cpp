@@ -32,15 +32,6 @@ std::string freshName(std::set<std::string>& used, const std::string& base) {
 
 std::string Lowerer::freshName(const std::string& base) { return lower::freshName(usedNames_, base); }
 
-namespace {
-
-bool hasPos(LevelKind k) { return k == LevelKind::Compressed; }
-bool hasCrd(LevelKind k) {
-  return k == LevelKind::Compressed || k == LevelKind::Singleton || k == LevelKind::Hashed;
-}
-
-}  // namespace
-
 TensorVars& Lowerer::addTensor(const notation::TensorVarPtr& t, bool result) {
   auto vars = std::make_unique<TensorVars>();
   vars->tensor = t;
@@ -70,61 +61,47 @@ TensorVars& Lowerer::addTensor(const notation::TensorVarPtr& t, bool result) {
   }
   const auto& levels = format.levels();
   size_t n = levels.size();
-  vars->pos.assign(n, nullptr);
-  vars->crd.assign(n, nullptr);
-  vars->posCap.assign(n, nullptr);
-  vars->crdCap.assign(n, nullptr);
-  vars->hashSize.assign(n, nullptr);
-  vars->offset.assign(n, nullptr);
-  vars->levelExtent.assign(n, nullptr);
+  vars->levels.resize(n);
   for (size_t k = 0; k < n; ++k) {
-    LevelKind kind = levels[k]->kind();
+    const LevelType& type = *levels[k];
+    LevelKernelVars& level = vars->levels[k];
     std::string prefix = t->name + std::to_string(k + 1);
     const LevelCoordinate& lc = format.levelMap()[k];
     if (lc.kind == LevelCoordinate::Kind::Mode) {
-      vars->levelExtent[k] = ir::ref(vars->extents[lc.mode]);
+      level.extent = ir::ref(vars->extents[lc.mode]);
     } else if (lc.kind == LevelCoordinate::Kind::BlockOffset) {
       // The block shape is part of the format: constant trip counts unroll.
-      vars->levelExtent[k] = intLit(lc.factor);
-    } else if (kind == LevelKind::Dense) {
-      // A derived dense level (diagonals, slots, blocks, offsets inside a block) stores its size.
-      vars->levelExtent[k] = ir::ref(integerParam(prefix + "_size", false));
-      abi_.extents.push_back(ExtentSlot{vars->index, -1 - static_cast<int>(k), params_.back().slot});
+      level.extent = intLit(lc.factor);
+    } else if (type.extentIsStored()) {
+      // A derived level (diagonals, slots, blocks, offsets inside a block) that stores its size.
+      level.extent = ir::ref(integerParam(prefix + "_size", false));
+      abi_.extents.push_back(ExtentSlot{vars->index, -1 - static_cast<int>(k), params_.back().slot, "size"});
     } else if (lc.kind == LevelCoordinate::Kind::BlockIndex) {
-      vars->levelExtent[k] = binary(BinaryOp::Div, ir::ref(vars->extents[lc.mode]), intLit(lc.factor));
+      level.extent = binary(BinaryOp::Div, ir::ref(vars->extents[lc.mode]), intLit(lc.factor));
     } else {
-      throw CompileError("lowering: level " + std::to_string(k + 1) + " of " + t->name + " (" + levels[k]->name() +
+      throw CompileError("lowering: level " + std::to_string(k + 1) + " of " + t->name + " (" + type.name() +
                          ") stores a coordinate the compiler cannot derive");
     }
-    if (kind == LevelKind::Offset) {
-      vars->offset[k] = pointerParam(prefix + "_offset", t->indexType, static_cast<int>(k), "offset");
-    }
-    if (result && kind == LevelKind::Hashed) {
-      throw FormatError("computing a result with a hashed level is not supported yet (tensor " +
+    if (result && !isAppended(type.assembly()) && type.assembly() != LevelAssembly::Located) {
+      throw FormatError("computing a result with a " + type.name() + " level is not supported yet (tensor " +
                         t->name + "); choose a dense or compressed result format");
     }
-    if (hasPos(kind)) {
-      vars->pos[k] = pointerParam(prefix + "_pos", t->indexType, static_cast<int>(k), "pos");
-      if (result) {
-        vars->posCap[k] = integerParam(prefix + "_pos_capacity", true);
+    for (const LevelKernelArray& array : type.kernelArrays()) {
+      level.arrays[array.name] = pointerParam(prefix + "_" + array.name, t->indexType, static_cast<int>(k), array.name);
+      if (result && array.grows) {
+        level.capacities[array.name] = integerParam(prefix + "_" + array.name + "_capacity", true);
         abi_.arrays.back().capacitySlot = params_.back().slot;
       }
     }
-    if (hasCrd(kind)) {
-      vars->crd[k] = pointerParam(prefix + "_crd", t->indexType, static_cast<int>(k), "crd");
-      if (result) {
-        vars->crdCap[k] = integerParam(prefix + "_crd_capacity", true);
-        abi_.arrays.back().capacitySlot = params_.back().slot;
-      }
-    }
-    if (kind == LevelKind::Hashed) {
-      vars->hashSize[k] = integerParam(prefix + "_buckets", false);
-      abi_.extents.push_back(ExtentSlot{vars->index, -1 - static_cast<int>(k), params_.back().slot});
+    for (const LevelKernelScalar& scalar : type.kernelScalars()) {
+      level.scalars[scalar.name] = integerParam(prefix + "_" + scalar.suffix, false);
+      abi_.extents.push_back(ExtentSlot{vars->index, -1 - static_cast<int>(k), params_.back().slot, scalar.name});
     }
   }
   vars->vals = pointerParam(t->name + "_vals", t->dtype, -1, "vals");
   // Appended values grow; an all-dense result is allocated in full by the caller.
-  bool grows = std::any_of(levels.begin(), levels.end(), [](const LevelTypePtr& l) { return l->kind() != LevelKind::Dense; });
+  bool grows = std::any_of(levels.begin(), levels.end(),
+                           [](const LevelTypePtr& l) { return l->assembly() != LevelAssembly::Located; });
   if (result && grows) {
     vars->valsCap = integerParam(t->name + "_vals_capacity", true);
     abi_.arrays.back().capacitySlot = params_.back().slot;
@@ -154,7 +131,7 @@ void Lowerer::registerAccesses(const cin::Stmt& s) {
       for (size_t k = 0; vars && k < acc.levelVars.size(); ++k) {
         // A level's own variable (diagonal, slot, block number) ranges over the level.
         if (std::find(acc.indices.begin(), acc.indices.end(), acc.levelVars[k]) == acc.indices.end())
-          levelVarExtents_[acc.levelVars[k]] = vars->levelExtent[k];
+          levelVarExtents_[acc.levelVars[k]] = vars->levels[k].extent;
       }
       state.pos.assign(state.levelVars.size(), nullptr);
       state.runEnd.assign(state.levelVars.size(), nullptr);
@@ -234,31 +211,25 @@ void Lowerer::declareTensors() {
 }
 
 void Lowerer::planResultAssembly() {
-  const auto& levels = resultTensor_->format.levels();
+  const Format& format = resultTensor_->format;
+  if (std::string problem = format.resultAssemblyProblem(); !problem.empty()) {
+    throw FormatError("result format " + format.str() + ": " + problem);
+  }
+  const auto& levels = format.levels();
   groupOfLevel_.assign(levels.size(), -1);
-  bool appending = false;
   for (size_t k = 0; k < levels.size(); ++k) {
-    LevelKind kind = levels[k]->kind();
-    if (kind == LevelKind::Dense) {
-      // Dense levels below the last compressed level give each appended entry a dense block.
-      if (appending && trailingDense_ < 0) trailingDense_ = static_cast<int>(k);
+    LevelAssembly assembly = levels[k]->assembly();
+    if (assembly == LevelAssembly::Located) {
+      // Located levels below the last appended level give each appended entry a dense block.
+      if (!groups_.empty() && trailingDense_ < 0) trailingDense_ = static_cast<int>(k);
       continue;
     }
-    if (trailingDense_ >= 0) {
-      throw FormatError("result format " + resultTensor_->format.str() +
-                        ": a compressed level below a dense level below a compressed one cannot be "
-                        "assembled yet");
-    }
-    if (kind == LevelKind::Singleton) {
-      if (!appending) {
-        throw FormatError("result format " + resultTensor_->format.str() +
-                          ": a singleton level must follow a compressed level");
-      }
+    if (assembly == LevelAssembly::AppendedBelow) {  // joins the group above
       groups_.back().last = static_cast<int>(k);
       groupOfLevel_[k] = static_cast<int>(groups_.size()) - 1;
       continue;
     }
-    // Compressed: a new group.
+    // Appended: a new group.
     AppendGroup g;
     g.first = g.last = static_cast<int>(k);
     g.count = makeVar(freshName(resultTensor_->name + std::to_string(k + 1) + "_count"),
@@ -269,7 +240,6 @@ void Lowerer::planResultAssembly() {
     }
     groups_.push_back(g);
     groupOfLevel_[k] = static_cast<int>(groups_.size()) - 1;
-    appending = true;
   }
   if (trailingDense_ >= 0 && !assemble_) {
     throw FormatError("out: reusing the structure of a " + resultTensor_->format.str() +
@@ -315,11 +285,12 @@ ir::CoordinateRanges Lowerer::operandCoordinateRanges() const {
   for (const auto& t : tensors_) {
     if (t.get() == result_.vars) continue;
     const Format& format = t->tensor->format;
-    for (size_t k = 0; k < t->crd.size(); ++k) {
-      if (!t->crd[k]) continue;
+    for (size_t k = 0; k < t->levels.size(); ++k) {
+      ir::Var crd = t->crd(static_cast<int>(k));
+      if (!crd) continue;
       const LevelCoordinate& lc = format.levelMap()[k];
-      ir::Expr bound = lc.kind == LevelCoordinate::Kind::Mode ? extent(t->index, lc.mode) : t->levelExtent[k];
-      ranges[t->crd[k].get()] = {format.levels()[k]->smallestStoredCoordinate(), bound};
+      ir::Expr bound = lc.kind == LevelCoordinate::Kind::Mode ? extent(t->index, lc.mode) : t->levels[k].extent;
+      ranges[crd.get()] = {format.levels()[k]->smallestStoredCoordinate(), bound};
     }
   }
   return ranges;
@@ -339,13 +310,16 @@ LoweredKernel Lowerer::run() {
   if (assemble_) {
     // A top-level compressed level has one segment: all its entries.
     for (const auto& g : groups_) {
-      if (g.first == 0) body.push_back(store(result_.vars->pos[0], intLit(1), cast(scalar(resultTensor_->indexType), ir::ref(g.count))));
+      if (g.first == 0) {
+        const LevelType& top = *resultTensor_->format.levels()[0];
+        body.push_back(top.endSegment(result_.vars->levels[0], intLit(0), ir::ref(g.count), resultTensor_->indexType));
+      }
     }
   }
   if (!assemble_) {
     // Every entry of the given structure must have been produced.
     for (const auto& g : groups_) {
-      body.push_back(ifThen(binary(BinaryOp::Ne, ir::ref(g.count), ir::ref(result_.vars->crdCap[g.first])),
+      body.push_back(ifThen(binary(BinaryOp::Ne, ir::ref(g.count), ir::ref(result_.vars->capacity(g.first, "crd"))),
                             ret(kStructureMismatch)));
     }
   }

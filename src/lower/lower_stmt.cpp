@@ -111,7 +111,7 @@ Stmt Lowerer::lowerAssign(const cin::AssignNode& a) {
   if (target.temporary && target.order() > 0) return storeToWorkspace(*a.lhs, a.accumulate, value);
   if (target.temporary) {
     Var temp = scalarTemps_.at(&target);
-    if (a.accumulate) value = binary(a.accumulate->irOp, ir::ref(temp), value);
+    if (a.accumulate) value = binary(irOpOf(*a.accumulate), ir::ref(temp), value);
     return assign(temp, value);
   }
   return updateResult(a.accumulate, resultPosition(), value);
@@ -123,8 +123,8 @@ Stmt Lowerer::updateResult(const nt::Operator* op, Expr p, Expr value) {
     vals = privateResult_;
     p = binary(BinaryOp::Add, privateOffset_, p);
   }
-  if (atomicResult_ && op) return atomicUpdate(op->irOp, vals, p, value);
-  if (op) value = binary(op->irOp, load(vals, p), value);
+  if (atomicResult_ && op) return atomicUpdate(irOpOf(*op), vals, p, value);
+  if (op) value = binary(irOpOf(*op), load(vals, p), value);
   return store(vals, p, value);
 }
 

@@ -19,10 +19,14 @@ Expr plusOne(const Expr& e) { return binary(BinaryOp::Add, e, intLit(1)); }
 
 WorkspaceKind kindOf(const TensorVar& w) {
   if (w.order() > 1) return WorkspaceKind::DenseArray;
-  switch (w.format.levels()[0]->kind()) {
-    case LevelKind::Hashed: return WorkspaceKind::Hashed;
-    case LevelKind::Compressed: return WorkspaceKind::Compressed;
-    default: return WorkspaceKind::Dense;
+  // The workspace implementation that assembles its one level the way the level's type does.
+  switch (w.format.levels()[0]->assembly()) {
+    case LevelAssembly::Inserted: return WorkspaceKind::Hashed;
+    case LevelAssembly::Appended: return WorkspaceKind::Compressed;
+    case LevelAssembly::Located: return WorkspaceKind::Dense;
+    default:
+      throw FormatError("workspace " + w.name + ": a " + w.format.levels()[0]->name() +
+                        " level cannot hold a workspace; use dense, compressed or hashed");
   }
 }
 
@@ -38,20 +42,18 @@ WorkspaceVars& Lowerer::declareWorkspace(const notation::TensorVarPtr& w, const 
   ws.tensor->tensor = w;
   ws.tensor->extents = {};
   ws.tensor->vals = makeVar(freshName(w->name + "_vals"), pointerTo(w->dtype));
-  ws.tensor->crd = {makeVar(freshName(w->name + "_list"), pointerTo(DType::Int64))};
-  ws.tensor->pos = {nullptr};
-  ws.tensor->hashSize = {nullptr};
+  // The coordinate list, iterated like the crd array of one level.
+  ws.tensor->levels.resize(1);
+  ws.tensor->levels[0].arrays["crd"] = makeVar(freshName(w->name + "_list"), pointerTo(DType::Int64));
   ws.count = makeVar(freshName(w->name + "_count"), kIndex);
   for (auto& [acc, state] : accesses_) {
     if (acc->tensor == w) state.vars = ws.tensor.get();
   }
   const Var& vals = ws.tensor->vals;
-  const Var& list = ws.tensor->crd[0];
+  const Var& list = ws.tensor->crd(0);
   if (ws.kind == WorkspaceKind::DenseArray) {
     // Extents per mode, for locating it like a dense operand.
-    ws.tensor->pos.assign(w->order(), nullptr);
-    ws.tensor->crd.assign(w->order(), nullptr);
-    ws.tensor->hashSize.assign(w->order(), nullptr);
+    ws.tensor->levels.assign(w->order(), LevelKernelVars{});
     Expr size = intLit(1);
     for (size_t m = 0; m < indexVars.size(); ++m) {
       Var extent = makeVar(freshName(w->name + "_dim" + std::to_string(m)), kIndex);
@@ -168,10 +170,10 @@ Stmt Lowerer::storeToWorkspace(const AccessNode& lhs, const nt::Operator* accumu
   WorkspaceVars& ws = workspaces_.at(&w);
   Expr coord = coords_.at(lhs.indices.front());
   const Var& vals = ws.tensor->vals;
-  const Var& list = ws.tensor->crd[0];
+  const Var& list = ws.tensor->crd(0);
   Expr count = ir::ref(ws.count);
   auto update = [&](const Expr& at) {
-    return store(vals, at, accumulate ? binary(accumulate->irOp, load(vals, at), value) : value);
+    return store(vals, at, accumulate ? binary(irOpOf(*accumulate), load(vals, at), value) : value);
   };
   // A new entry starts at zero, the identity of the only accumulation workspaces take (+).
   Expr zero = zeroOf(w.dtype);
@@ -242,7 +244,7 @@ Stmt Lowerer::orderWorkspace(const WorkspaceVars& ws) {
   // ordered; an unordered compressed level (SciPy's unsorted CSR) takes them as they come.
   // A compressed workspace is in order already.
   if (ws.kind == WorkspaceKind::DenseArray || !resultLevelOrdered(ws.indexVar)) return nullptr;
-  const Var& list = ws.tensor->crd[0];
+  const Var& list = ws.tensor->crd(0);
   switch (ws.kind) {
     case WorkspaceKind::Dense:
       return call(RuntimeFunction::SortCoordinates, {ir::ref(list), ws.base ? ws.base : intLit(0), ir::ref(ws.count)});

@@ -22,17 +22,22 @@ struct TensorVars {
   notation::TensorVarPtr tensor;
   int index = 0;                       // position in KernelABI::tensors
   std::vector<ir::Var> extents;        // per mode
-  std::vector<ir::Var> pos, crd;       // per level, null where the level has no such array
-  std::vector<ir::Var> posCap, crdCap; // result levels only: capacities (grown arrays)
-  std::vector<ir::Var> hashSize;       // hashed levels: buckets per segment
-  // Formats with derived levels (lower_derived_levels.cpp): the extent of each level's
-  // coordinates, and DIA's diagonal offsets (on its offset level).
-  std::vector<ir::Expr> levelExtent;
-  std::vector<ir::Var> offset;
+  // Per level: the arrays and scalars its level type takes (LevelType::kernelArrays), and the
+  // extent of its coordinates (a mode's, or a derived level's: lower_derived_levels.cpp).
+  // Workspaces, built by the lowerer, have none.
+  std::vector<LevelKernelVars> levels;
   ir::Var vals, valsCap;
   // Position of the root, above the first level: a thread's slice of a dense workspace over
   // several variables inside a parallel loop (its thread id); null for 0.
   ir::Expr root;
+
+  // A level's named array ("pos", "crd", "offset"), or null where it has none.
+  ir::Var array(int level, const std::string& name) const {
+    return static_cast<size_t>(level) < levels.size() ? levels[level].array(name) : nullptr;
+  }
+  ir::Var pos(int level) const { return array(level, "pos"); }
+  ir::Var crd(int level) const { return array(level, "crd"); }
+  ir::Var capacity(int level, const std::string& name) const { return levels.at(level).capacity(name); }
 };
 
 // Where the iteration of one access (an operand, or the result) stands.
@@ -90,6 +95,9 @@ struct SegmentInfo {
   const AccessNode* access = nullptr;  // null for the dimension
   int level = -1;
 };
+
+// The IR operation that computes an index notation operator.
+ir::BinaryOp irOpOf(const notation::Operator& op);
 
 class Lowerer {
  public:
@@ -176,9 +184,8 @@ class Lowerer {
   // if-chain of regions; `testable` are the iterators that may be absent.
   bool mergesWithSelects(const cin::ForallNode& f, const std::vector<int>& testable,
                          const std::vector<SegmentInfo>& info);
-  // parent * extent + coord for a dense level, in a new variable declared into `out`.
-  ir::Expr locateDense(const TensorVars& vars, int level, const ir::Expr& parent, const ir::Expr& coord,
-                       std::vector<ir::Stmt>& out);
+  // A level of a tensor as its level type sees it in the kernel (workspaces: extents only).
+  LevelKernelVars levelVarsOf(const TensorVars& vars, int level) const;
 
   // lower_blocks.cpp: loops of derived index variables (split, divide, bound).
   // The coordinates [lo, hi) a loop over the original variable `root` iterates now.
@@ -218,12 +225,12 @@ class Lowerer {
     const AccessNode* access = nullptr;
     int level = -1;       // the level whose positions are iterated
     bool fused = false;   // the loop also binds the level above (pos of a fused loop)
-    LevelKind kindOf(int k) const { return access->tensor->format.levels()[k]->kind(); }
-    // For a fused loop: the rows are dense (CSR: a row is its position) or stored in a
-    // compressed level (DCSR, with the row's coordinate in its crd; COO, where the iterated
-    // level is a singleton sharing the rows' positions, one row coordinate per position).
-    bool denseRows() const { return kindOf(0) == LevelKind::Dense; }
-    bool rowPerPosition() const { return kindOf(level) == LevelKind::Singleton; }
+    const LevelType& typeOf(int k) const { return *access->tensor->format.levels()[k]; }
+    // For a fused loop: the rows are located (CSR: a row is its position) or stored in
+    // segments (DCSR, with the row's coordinate in its crd; COO, where the iterated level is
+    // branchless and shares the rows' positions, one row coordinate per position).
+    bool denseRows() const { return typeOf(0).locatesEveryCoordinate(); }
+    bool rowPerPosition() const { return typeOf(level).properties().branchless; }
   };
   PositionLevel positionLevel(const schedule::IndexRelation& r) const;
   Interval positionInterval(const schedule::IndexRelation& r) const;
@@ -296,6 +303,7 @@ class Lowerer {
   ir::Stmt reserveResultRoom(const std::string& var, const ir::Expr& steps, bool writesResult);
   int reservedGroup_ = -1;
   ir::Expr resultPosition() const;
+  const LevelType& levelOf(int resultLevel) const;  // a level of the result
   bool appendsResultAt(const std::string& var) const;  // a result append group ends at var
   ir::Stmt checkResultEntry(const AppendGroup& group);
 

@@ -5,7 +5,7 @@
 #include <set>
 #include <sstream>
 
-#include "ir/ir.hpp"
+#include "memory/dtype.hpp"
 #include "notation/type_promotion.hpp"
 #include "util/errors.hpp"
 
@@ -86,7 +86,7 @@ Expr negate(Expr a) {
 Expr binary(const Operator& op, Expr a, Expr b) {
   DType t = promoteOperands(a->type, isWeak(a), b->type, isWeak(b));
   if (&op == &divOp()) t = trueDivisionType(t);
-  if ((&op == &maxOp() || &op == &minOp()) && ir::isComplex(t)) {
+  if ((&op == &maxOp() || &op == &minOp()) && isComplex(t)) {
     throw DTypeError("max/min of complex values is not supported");
   }
   auto node = std::make_shared<BinaryNode>(&op, t, std::move(a), std::move(b));
@@ -96,7 +96,7 @@ Expr binary(const Operator& op, Expr a, Expr b) {
 
 Expr reduce(const Operator& op, const std::string& var, Expr body) {
   if (!op.reduction) throw CoiterError("'" + op.name + "' is not a reduction operator");
-  if ((&op == &maxOp() || &op == &minOp()) && ir::isComplex(body->type)) {
+  if ((&op == &maxOp() || &op == &minOp()) && isComplex(body->type)) {
     throw DTypeError("max/min of complex values is not supported");
   }
   std::vector<std::string> used = indexVariables(body);
@@ -235,9 +235,9 @@ namespace {
 std::string literalText(const LiteralNode& l) {
   std::ostringstream s;
   if (l.type == DType::Bool) return l.intValue ? "True" : "False";
-  if (ir::isInteger(l.type)) return std::to_string(l.intValue);
+  if (isInteger(l.type)) return std::to_string(l.intValue);
   s.precision(17);
-  if (ir::isComplex(l.type)) {
+  if (isComplex(l.type)) {
     s << "(" << l.real << (l.imag < 0 ? "-" : "+") << std::abs(l.imag) << "j)";
   } else {
     s << l.real;

@@ -10,7 +10,7 @@
 
 #include "format/format.hpp"
 #include "notation/operators.hpp"
-#include "storage/dtype.hpp"
+#include "memory/dtype.hpp"
 
 namespace coiter::notation {
 

@@ -2,18 +2,17 @@
 // lattice builder uses only that (taco-core.md §2.6): an operand whose zero annihilates the
 // result can be intersected; an operator that maps all-zero operands to zero can be iterated
 // over the union; anything else needs the whole dimension. New operators and semirings are
-// added here, without touching the lattice builder or the lowerer.
+// added here, without touching the lattice builder; the lowerer maps each to the IR
+// operation that computes it (lower/lower_expr.cpp: irOpOf), as notation knows no IR.
 #pragma once
 #include <string>
 
-#include "ir/ir.hpp"
 
 namespace coiter::notation {
 
 struct Operator {
   std::string name;     // "add", "mul", ...
   std::string symbol;   // "+", "*", ... as printed in index notation; empty for calls
-  ir::BinaryOp irOp;    // the IR operation that computes it
   // A zero in the left (right) operand makes the result zero, whatever the other operand.
   // (Division: 0 / b = 0 is the usual sparse convention, see API.md §3 semantics.)
   bool leftZeroAnnihilates;

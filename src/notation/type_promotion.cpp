@@ -1,6 +1,6 @@
 #include "notation/type_promotion.hpp"
 
-#include "ir/ir.hpp"
+#include "memory/dtype.hpp"
 
 namespace coiter::notation {
 
@@ -10,8 +10,8 @@ enum Kind { kBool = 0, kInt = 1, kFloat = 2, kComplex = 3 };
 
 Kind kindOf(DType t) {
   if (t == DType::Bool) return kBool;
-  if (ir::isInteger(t)) return kInt;
-  if (ir::isFloat(t)) return kFloat;
+  if (isInteger(t)) return kInt;
+  if (isFloat(t)) return kFloat;
   return kComplex;
 }
 

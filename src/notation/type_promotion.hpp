@@ -2,7 +2,7 @@
 // arrays promote as np.promote_types; a Python scalar ("weak" literal) never widens an array
 // of its own kind or above. True division of integers or bools gives float64.
 #pragma once
-#include "storage/dtype.hpp"
+#include "memory/dtype.hpp"
 
 namespace coiter::notation {
 

@@ -133,15 +133,15 @@ extern "C" void* coiter_rt_grow_array(void* array, int64_t bytes, int64_t newByt
 
 const std::vector<RuntimeFunctionInfo>& runtimeFunctions() {
   static const std::vector<RuntimeFunctionInfo> table = {
-      {RuntimeFunction::SortCoordinates, "coiter_rt_sort_coordinates", "void (*%s)(int64_t*, int64_t, int64_t)",
+      {RuntimeFunction::SortCoordinates, runtimeSymbol(RuntimeFunction::SortCoordinates), "void (*%s)(int64_t*, int64_t, int64_t)",
        reinterpret_cast<void*>(&coiter_rt_sort_coordinates)},
-      {RuntimeFunction::ParallelFor, "coiter_rt_parallel_for",
+      {RuntimeFunction::ParallelFor, runtimeSymbol(RuntimeFunction::ParallelFor),
        "void (*%s)(void (*)(void*, int64_t, int64_t, int64_t), void*, int64_t, int64_t, int64_t, "
        "int32_t)",
        reinterpret_cast<void*>(&coiter_rt_parallel_for)},
-      {RuntimeFunction::NumThreads, "coiter_rt_num_threads", "int64_t (*%s)(void)",
+      {RuntimeFunction::NumThreads, runtimeSymbol(RuntimeFunction::NumThreads), "int64_t (*%s)(void)",
        reinterpret_cast<void*>(&coiter_rt_num_threads)},
-      {RuntimeFunction::GrowArray, "coiter_rt_grow_array", "void* (*%s)(void*, int64_t, int64_t)",
+      {RuntimeFunction::GrowArray, runtimeSymbol(RuntimeFunction::GrowArray), "void* (*%s)(void*, int64_t, int64_t)",
        reinterpret_cast<void*>(&coiter_rt_grow_array)},
   };
   return table;

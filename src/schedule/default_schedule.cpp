@@ -45,7 +45,7 @@ std::string outerRaces(const cin::Stmt& stmt, bool gpu) {
   });
   if (!result) return "";
   bool dense = true;
-  for (const auto& level : result->format.levels()) dense = dense && level->kind() == LevelKind::Dense;
+  for (const auto& level : result->format.levels()) dense = dense && level->assembly() == LevelAssembly::Located;
   if (indexedByVar && !repeats) return "no_races";
   if (!dense) return "";
   return result->order() <= 1 && !gpu ? "temporary" : "atomics";
@@ -88,8 +88,8 @@ std::string rowMajorAccess(const cin::Stmt& stmt, const std::string& outer, cons
       const auto& access = static_cast<const notation::AccessNode&>(*e);
       std::vector<std::string> vars = notation::levelIndices(access);
       const auto& levels = access.tensor->format.levels();
-      if (vars.size() >= 2 && vars[0] == outer && vars[1] == inner && levels[0]->kind() == LevelKind::Dense &&
-          levels[1]->kind() == LevelKind::Compressed) {
+      if (vars.size() >= 2 && vars[0] == outer && vars[1] == inner && levels[0]->locatesEveryCoordinate() &&
+          levels[1]->storesSegments()) {
         found = notation::toString(e);
       }
     });

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "storage/buffer.hpp"
+#include "memory/buffer.hpp"
 
 namespace coiter {
 

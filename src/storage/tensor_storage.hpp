@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "format/format.hpp"
-#include "storage/buffer.hpp"
+#include "memory/buffer.hpp"
 #include "storage/device_copy.hpp"
 
 namespace coiter {

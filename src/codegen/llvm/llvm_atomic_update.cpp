@@ -44,10 +44,10 @@ AtomicRMWInst::BinOp integerMinMax(ir::BinaryOp op, DType elem) {
 
 void emitAtomicUpdate(llvm::IRBuilder<>& b, ir::BinaryOp op, DType elem, llvm::Value* address,
                       Scalar value) {
-  bool floating = ir::isFloat(elem) || ir::isComplex(elem);
+  bool floating = isFloat(elem) || isComplex(elem);
   if (op != ir::BinaryOp::Add && op != ir::BinaryOp::Min && op != ir::BinaryOp::Max)
     failCodegen(std::string("atomic ") + ir::binaryOpName(op));
-  if (!ir::isInteger(elem) && !floating) failCodegen("atomic update of " + dtypeName(elem));
+  if (!isInteger(elem) && !floating) failCodegen("atomic update of " + dtypeName(elem));
   llvm::MaybeAlign natural;  // the data layout's alignment of the value's type
   if (op == ir::BinaryOp::Add) {
     AtomicRMWInst::BinOp add = floating ? AtomicRMWInst::FAdd : AtomicRMWInst::Add;
@@ -58,7 +58,7 @@ void emitAtomicUpdate(llvm::IRBuilder<>& b, ir::BinaryOp op, DType elem, llvm::V
     }
     return;
   }
-  if (ir::isComplex(elem))
+  if (isComplex(elem))
     failCodegen(std::string("atomic ") + ir::binaryOpName(op) + " of complex");
   if (floating) return compareAndSwapLoop(b, op, elem, address, value);
   b.CreateAtomicRMW(integerMinMax(op, elem), address, value.re, natural, AtomicOrdering::Monotonic);

@@ -38,6 +38,7 @@
 #include "ir/distinct_buffers.hpp"
 #include "ir/free_variables.hpp"
 #include "ir/parallel_rules.hpp"
+#include "runtime/runtime_functions.hpp"
 
 namespace coiter {
 namespace {
@@ -144,7 +145,7 @@ class KernelBuilder {
   llvm::Type* memoryType(Type t) {
     if (t.pointer) return llvm::PointerType::getUnqual(ctx_);
     if (t.elem == DType::Bool) return b_.getInt8Ty();
-    if (ir::isComplex(t.elem)) return llvm::ArrayType::get(registerType(ctx_, t.elem), 2);
+    if (isComplex(t.elem)) return llvm::ArrayType::get(registerType(ctx_, t.elem), 2);
     return registerType(ctx_, t.elem);
   }
 
@@ -184,7 +185,7 @@ class KernelBuilder {
     auto load = [&](llvm::Type* type, llvm::Value* at) { return note(buffer, b_.CreateLoad(type, at)); };
     if (t.pointer) return {load(memoryType(t), address)};
     if (t.elem == DType::Bool) return {b_.CreateICmpNE(load(b_.getInt8Ty(), address), b_.getInt8(0))};
-    if (ir::isComplex(t.elem)) {
+    if (isComplex(t.elem)) {
       llvm::Type* part = registerType(ctx_, t.elem);
       return {load(part, address), load(part, b_.CreateConstInBoundsGEP1_64(part, address, 1))};
     }
@@ -193,7 +194,7 @@ class KernelBuilder {
   void storeValue(Type t, llvm::Value* address, Scalar v, const Var* buffer = nullptr) {
     if (!t.pointer && t.elem == DType::Bool) {
       note(buffer, b_.CreateStore(b_.CreateZExt(v.re, b_.getInt8Ty()), address));
-    } else if (!t.pointer && ir::isComplex(t.elem)) {
+    } else if (!t.pointer && isComplex(t.elem)) {
       note(buffer, b_.CreateStore(v.re, address));
       llvm::Type* part = registerType(ctx_, t.elem);
       note(buffer, b_.CreateStore(v.im, b_.CreateConstInBoundsGEP1_64(part, address, 1)));
@@ -243,7 +244,7 @@ class KernelBuilder {
       llvm::Value* from = b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), pointerSlots_, p.slot);
       b_.CreateStore(b_.CreateLoad(b_.getPtrTy(), from, p.var->name), slot);
     } else {
-      if (!ir::isInteger(t.elem))
+      if (!isInteger(t.elem))
         failCodegen("parameter " + p.var->name + " must be a pointer or an integer");
       llvm::Value* from = b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), integerSlots_, p.slot);
       llvm::Value* wide = b_.CreateLoad(b_.getInt64Ty(), from, p.var->name);
@@ -332,7 +333,7 @@ class KernelBuilder {
   // Any integer (or bool) expression as an i64, extended per its signedness.
   llvm::Value* toInt64(const Expr& e) {
     DType t = e->type.elem;
-    if (e->type.pointer || (!ir::isInteger(t) && t != DType::Bool))
+    if (e->type.pointer || (!isInteger(t) && t != DType::Bool))
       failCodegen("index of type " + dtypeName(t));
     return b_.CreateIntCast(emit(e).re, b_.getInt64Ty(), isSignedInteger(t));
   }
@@ -348,12 +349,12 @@ class KernelBuilder {
     DType t = n.type.elem;
     if (n.type.pointer) failCodegen("pointer literal");
     if (t == DType::Bool) return {b_.getInt1(n.intValue != 0)};
-    if (ir::isInteger(t)) {
+    if (isInteger(t)) {
       return {llvm::ConstantInt::get(registerType(ctx_, t), static_cast<uint64_t>(n.intValue),
                                      isSignedInteger(t))};
     }
     llvm::Type* part = registerType(ctx_, t);
-    if (ir::isComplex(t))
+    if (isComplex(t))
       return {llvm::ConstantFP::get(part, n.real), llvm::ConstantFP::get(part, n.imag)};
     return {llvm::ConstantFP::get(part, n.real)};
   }
@@ -374,7 +375,7 @@ class KernelBuilder {
 
   // v = v + e on a floating-point scalar: a sum whose terms may be added in any order.
   static bool isReduction(const ir::AssignNode& n) {
-    if (n.value->kind != ir::ExprKind::Binary || !ir::isFloat(n.var->type.elem)) return false;
+    if (n.value->kind != ir::ExprKind::Binary || !isFloat(n.var->type.elem)) return false;
     const auto& add = ir::as<ir::BinaryNode>(n.value);
     return add.op == ir::BinaryOp::Add && add.a->kind == ir::ExprKind::VarRef && ir::as<ir::VarRefNode>(add.a).var == n.var;
   }
@@ -456,7 +457,7 @@ class KernelBuilder {
 
   void forLoop(const ir::ForNode& n) {
     DType t = n.var->type.elem;
-    if (n.var->type.pointer || !ir::isInteger(t))
+    if (n.var->type.pointer || !isInteger(t))
       failCodegen("loop variable " + n.var->name + " is not an integer");
     llvm::Value* begin = emitAs(n.begin, n.var->type, "loop begin").re;
     llvm::Value* end = emitAs(n.end, n.var->type, "loop end").re;

@@ -19,8 +19,8 @@ class ScalarOps {
   explicit ScalarOps(llvm::IRBuilder<>& b) : b_(b) {}
 
   Scalar binary(BinaryOp op, DType t, Scalar x, Scalar y) {
-    if (ir::isComplex(t)) return complexBinary(op, x, y);
-    if (ir::isFloat(t)) return {floatBinary(op, x.re, y.re)};
+    if (isComplex(t)) return complexBinary(op, x, y);
+    if (isFloat(t)) return {floatBinary(op, x.re, y.re)};
     if (t == DType::Bool) return {boolBinary(op, x.re, y.re)};
     return {intBinary(op, isSignedInteger(t), x.re, y.re)};
   }
@@ -30,23 +30,23 @@ class ScalarOps {
       if (t != DType::Bool) failCodegen("logical not of " + dtypeName(t));
       return {b_.CreateNot(x.re)};
     }
-    if (ir::isComplex(t)) return {b_.CreateFNeg(x.re), b_.CreateFNeg(x.im)};
-    if (ir::isFloat(t)) return {b_.CreateFNeg(x.re)};
-    if (ir::isInteger(t)) return {b_.CreateNeg(x.re)};  // wraps for unsigned, as NumPy
+    if (isComplex(t)) return {b_.CreateFNeg(x.re), b_.CreateFNeg(x.im)};
+    if (isFloat(t)) return {b_.CreateFNeg(x.re)};
+    if (isInteger(t)) return {b_.CreateNeg(x.re)};  // wraps for unsigned, as NumPy
     failCodegen("negation of " + dtypeName(t));
   }
 
   Scalar cast(DType from, DType to, Scalar x) {
-    if (ir::isComplex(to)) {
+    if (isComplex(to)) {
       DType part = componentOf(to);
-      if (ir::isComplex(from)) {
+      if (isComplex(from)) {
         DType fromPart = componentOf(from);
         return {convert(x.re, fromPart, part), convert(x.im, fromPart, part)};
       }
       return {convert(x.re, from, part),
               llvm::ConstantFP::get(registerType(b_.getContext(), part), 0.0)};
     }
-    if (ir::isComplex(from)) failCodegen("cast from complex to " + dtypeName(to));
+    if (isComplex(from)) failCodegen("cast from complex to " + dtypeName(to));
     return {convert(x.re, from, to)};
   }
 
@@ -180,15 +180,15 @@ class ScalarOps {
     llvm::Type* ty = registerType(b_.getContext(), to);
     if (to == DType::Bool) {
       // NaN converts to true, as in C.
-      if (ir::isFloat(from)) return b_.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0));
+      if (isFloat(from)) return b_.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0));
       return b_.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
     }
     bool fromSigned = isSignedInteger(from);  // bool converts as unsigned 0/1
-    if (ir::isFloat(to)) {
-      if (ir::isFloat(from)) return b_.CreateFPCast(x, ty);
+    if (isFloat(to)) {
+      if (isFloat(from)) return b_.CreateFPCast(x, ty);
       return fromSigned ? b_.CreateSIToFP(x, ty) : b_.CreateUIToFP(x, ty);
     }
-    if (ir::isFloat(from))
+    if (isFloat(from))
       return isSignedInteger(to) ? b_.CreateFPToSI(x, ty) : b_.CreateFPToUI(x, ty);
     return b_.CreateIntCast(x, ty, fromSigned);
   }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "format/level_kernel.hpp"
 #include "format/levels/level_checks.hpp"
 
 namespace coiter {
@@ -23,6 +24,60 @@ class CompressedLevel final : public LevelType {
   std::vector<std::string> scalarNames() const override { return {}; }
   std::vector<std::string> configurableProperties() const override {
     return {"full", "ordered", "unique"};
+  }
+
+  // In kernels: segment [pos[p], pos[p+1]) of crd; a result level appends coordinates in
+  // order and bounds each parent's segment.
+  std::vector<LevelKernelArray> kernelArrays() const override { return {{"pos", true}, {"crd", true}}; }
+  bool storesSegments() const override { return true; }
+  std::optional<PositionRange> positionRange(const LevelKernelVars& vars, const LevelParent& parent) const override {
+    using namespace ir;
+    const Type index = ir::scalar(DType::Int64);
+    Var pos = vars.array("pos");
+    return PositionRange{cast(index, load(pos, parent.position)),
+                         cast(index, load(pos, binary(BinaryOp::Add, parent.position, intLit(1))))};
+  }
+  LevelAssembly assembly() const override { return LevelAssembly::Appended; }
+  ir::Stmt appendCoordinate(const LevelKernelVars& vars, const ir::Expr& position, const ir::Expr& coord,
+                            bool roomReserved, DType indexType) const override {
+    return appendCoordinateToCrd(vars, position, coord, roomReserved, indexType);
+  }
+  ir::Stmt reserveAppends(const LevelKernelVars& vars, const ir::Expr& entries) const override {
+    return reserveCrd(vars, entries);
+  }
+  ir::Stmt endSegment(const LevelKernelVars& vars, const ir::Expr& parent, const ir::Expr& end,
+                      DType indexType) const override {
+    using namespace ir;
+    Var pos = vars.array("pos");
+    return block({grow(pos, vars.capacity("pos"), binary(BinaryOp::Add, parent, intLit(2))),
+                  store(pos, binary(BinaryOp::Add, parent, intLit(1)), cast(ir::scalar(indexType), end))});
+  }
+  ir::Stmt countIntoSegment(const LevelKernelVars& vars, const ir::Expr& parent, const ir::Expr& added,
+                            DType indexType) const override {
+    using namespace ir;
+    Var pos = vars.array("pos");
+    Expr slot = binary(BinaryOp::Add, parent, intLit(1));
+    return store(pos, slot, binary(BinaryOp::Add, load(pos, slot), cast(ir::scalar(indexType), added)));
+  }
+  int64_t finishAssembly(const AssembledLevel& in, LevelStorage& out) const override {
+    // append_finalize: each parent's count becomes the end of its segment (a prefix sum),
+    // unless the kernel wrote the ends itself.
+    Buffer& pos = in.array("pos");
+    const int64_t parents = in.parentCount;
+    int64_t positions = 0;
+    dispatchDType(pos.dtype(), [&](auto* tag) {
+      using I = std::remove_pointer_t<decltype(tag)>;
+      if constexpr (std::is_same_v<I, int32_t> || std::is_same_v<I, int64_t>) {
+        I* p = pos.as<I>();
+        if (in.countsPerParent) {
+          for (int64_t q = 0; q < parents; ++q) p[q + 1] += p[q];
+        }
+        positions = static_cast<int64_t>(p[parents]);
+      }
+    });
+    out.arrays["pos"] = in.trim(pos, parents + 1);
+    out.arrays["crd"] = in.trim(in.array("crd"), positions);
+    return positions;
   }
 
   PackOutput pack(const PackInput& in) const override {

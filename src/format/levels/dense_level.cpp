@@ -2,6 +2,7 @@
 // position of coordinate i under parent p is p*N + i (taco-core.md §1.6; erratum 8).
 #include <algorithm>
 
+#include "format/level_kernel.hpp"
 #include "format/levels/level_checks.hpp"
 
 namespace coiter {
@@ -21,6 +22,20 @@ class DenseLevel final : public LevelType {
   bool locatesEveryCoordinate() const override { return true; }
   std::vector<std::string> configurableProperties() const override {
     return {"ordered", "unique"};
+  }
+
+  // In kernels: the position of coordinate i under parent p is p*N + i; a result level is
+  // allocated in full. A dense level that holds a derived coordinate (DIA's diagonals, ELL's
+  // slots) passes its size.
+  bool extentIsStored() const override { return true; }
+  ir::Expr locate(const LevelKernelVars& vars, const ir::Expr& parent, const ir::Expr& coord,
+                  LevelCode& code) const override {
+    return locateInExtent(vars, parent, coord, code);
+  }
+  LevelAssembly assembly() const override { return LevelAssembly::Located; }
+  int64_t finishAssembly(const AssembledLevel& in, LevelStorage& out) const override {
+    out.scalars["size"] = in.extent;
+    return in.parentCount * in.extent;  // the kernel's caller allocated that many
   }
 
   PackOutput pack(const PackInput& in) const override {

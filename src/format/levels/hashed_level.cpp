@@ -7,6 +7,7 @@
 // therefore never loses an entry, and locate stops after one full wrap even in a full table.
 #include <algorithm>
 
+#include "format/level_kernel.hpp"
 #include "format/levels/level_checks.hpp"
 
 namespace coiter {
@@ -29,6 +30,44 @@ class HashedLevel final : public LevelType {
   std::vector<std::string> arrayNames() const override { return {"crd"}; }
   std::vector<std::string> scalarNames() const override { return {"size"}; }
   std::vector<std::string> configurableProperties() const override { return {"full", "unique"}; }
+
+  // In kernels: segment p is the W buckets [p*W, (p+1)*W), empty ones holding -1; a
+  // coordinate is located by linear probing from bucket coord % W (at most W probes; -1 when
+  // absent). Workspaces insert into hashed levels; results do not yet.
+  std::vector<LevelKernelArray> kernelArrays() const override { return {{"crd", false}}; }
+  std::vector<LevelKernelScalar> kernelScalars() const override { return {{"size", "buckets"}}; }
+  std::optional<PositionRange> positionRange(const LevelKernelVars& vars, const LevelParent& parent) const override {
+    using namespace ir;
+    Expr w = ir::ref(vars.scalar("size"));
+    return PositionRange{binary(BinaryOp::Mul, parent.position, w),
+                         binary(BinaryOp::Mul, binary(BinaryOp::Add, parent.position, intLit(1)), w)};
+  }
+  ir::Expr locate(const LevelKernelVars& vars, const ir::Expr& parent, const ir::Expr& coord,
+                  LevelCode& code) const override {
+    using namespace ir;
+    const Type index = ir::scalar(DType::Int64);
+    Expr w = ir::ref(vars.scalar("size"));
+    Var base = makeVar(code.freshName(code.name + "_base"), index);
+    Var bucket = makeVar(code.freshName(code.name + "_bucket"), index);
+    Var step = makeVar(code.freshName(code.name + "_probe"), index);
+    Var found = makeVar(code.freshName(code.name), index);
+    Var stored = makeVar(code.freshName(code.name + "_crd"), index);
+    Expr slot = binary(BinaryOp::Add, ir::ref(base), ir::ref(bucket));
+    Expr next = binary(BinaryOp::Add, ir::ref(bucket), intLit(1));
+    code.out.push_back(declare(base, binary(BinaryOp::Mul, parent, w)));
+    code.out.push_back(declare(bucket, binary(BinaryOp::Rem, coord, w)));
+    code.out.push_back(declare(found, intLit(-1)));
+    Stmt probe = block({
+        declare(stored, cast(index, load(vars.array("crd"), slot))),
+        ifThen(binary(BinaryOp::Eq, ir::ref(stored), coord), block({assign(found, slot), breakLoop()})),
+        ifThen(binary(BinaryOp::Eq, ir::ref(stored), intLit(-1)), breakLoop()),
+        assign(bucket, select(binary(BinaryOp::Eq, next, w), intLit(0), next)),
+    });
+    code.out.push_back(forLoop(step, intLit(0), w, probe));
+    return ir::ref(found);
+  }
+  bool locateMayMiss() const override { return true; }
+  LevelAssembly assembly() const override { return LevelAssembly::Inserted; }
 
   PackOutput pack(const PackInput& in) const override {
     // Group first, to know the fullest segment before choosing W.

@@ -1,6 +1,7 @@
 // Offset level (the columns of DIA): one child per parent, at the parent's position; the
 // coordinate is computed, not stored: row i on diagonal d has column i + offset[d]
 // (taco-core.md §1.6). Its parent is a range level, whose position is d*rows + i.
+#include "format/level_kernel.hpp"
 #include "format/levels/level_checks.hpp"
 
 namespace coiter {
@@ -16,6 +17,13 @@ class OffsetLevel final : public LevelType {
   std::vector<std::string> arrayNames() const override { return {"offset"}; }
   std::vector<std::string> scalarNames() const override { return {"rows"}; }
   std::vector<std::string> configurableProperties() const override { return {"ordered", "unique"}; }
+
+  // In kernels: the one child of each parent, whose coordinate the lowerer computes from the
+  // diagonal's offset (lower/lower_derived_levels.cpp).
+  std::vector<LevelKernelArray> kernelArrays() const override { return {{"offset", false}}; }
+  std::optional<PositionRange> positionRange(const LevelKernelVars&, const LevelParent& parent) const override {
+    return positionsOfParent(parent);
+  }
 
   PackOutput pack(const PackInput& in) const override {
     const std::vector<int64_t>& offset = *in.diagonals;

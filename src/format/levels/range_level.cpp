@@ -3,6 +3,7 @@
 // Its parent must be the dense level of diagonals, whose position is the diagonal number.
 #include <algorithm>
 
+#include "format/level_kernel.hpp"
 #include "format/levels/level_checks.hpp"
 
 namespace coiter {
@@ -19,6 +20,13 @@ class RangeLevel final : public LevelType {
   std::vector<std::string> scalarNames() const override { return {"rows", "cols"}; }
   bool locatesEveryCoordinate() const override { return true; }
   std::vector<std::string> configurableProperties() const override { return {"ordered", "unique"}; }
+
+  // In kernels: located like a dense level over the rows (positions outside a diagonal hold
+  // padding, which the offset level below tells apart).
+  ir::Expr locate(const LevelKernelVars& vars, const ir::Expr& parent, const ir::Expr& coord,
+                  LevelCode& code) const override {
+    return locateInExtent(vars, parent, coord, code);
+  }
 
   PackOutput pack(const PackInput& in) const override {
     const std::vector<int64_t>& offset = *in.diagonals;

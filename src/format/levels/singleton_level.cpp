@@ -3,6 +3,7 @@
 // parent without a child, marked by crd[p] == -1.
 #include <algorithm>
 
+#include "format/level_kernel.hpp"
 #include "format/levels/level_checks.hpp"
 
 namespace coiter {
@@ -22,6 +23,25 @@ class SingletonLevel final : public LevelType {
   std::vector<std::string> scalarNames() const override { return {}; }
   std::vector<std::string> configurableProperties() const override {
     return {"full", "ordered", "unique", "compact"};
+  }
+
+  // In kernels: the one child of each parent (or of each run of equal parents), appended
+  // beside the level above.
+  std::vector<LevelKernelArray> kernelArrays() const override { return {{"crd", true}}; }
+  std::optional<PositionRange> positionRange(const LevelKernelVars&, const LevelParent& parent) const override {
+    return positionsOfParent(parent);
+  }
+  LevelAssembly assembly() const override { return LevelAssembly::AppendedBelow; }
+  ir::Stmt appendCoordinate(const LevelKernelVars& vars, const ir::Expr& position, const ir::Expr& coord,
+                            bool roomReserved, DType indexType) const override {
+    return appendCoordinateToCrd(vars, position, coord, roomReserved, indexType);
+  }
+  ir::Stmt reserveAppends(const LevelKernelVars& vars, const ir::Expr& entries) const override {
+    return reserveCrd(vars, entries);
+  }
+  int64_t finishAssembly(const AssembledLevel& in, LevelStorage& out) const override {
+    out.arrays["crd"] = in.trim(in.array("crd"), in.parentCount);
+    return in.parentCount;
   }
 
   PackOutput pack(const PackInput& in) const override {

@@ -1,4 +1,4 @@
-#include "jit/compiler.hpp"
+#include "driver/compiler.hpp"
 
 #include <chrono>
 #include <future>
@@ -15,7 +15,7 @@
 #include "jit/build_id.hpp"
 #include "jit/disk_cache.hpp"
 #include "lower/lattice_printer.hpp"
-#include "runtime/kernel_call.hpp"
+#include "call/kernel_call.hpp"
 #include "schedule/apply_schedule.hpp"
 #include "schedule/default_schedule.hpp"
 #include "util/errors.hpp"

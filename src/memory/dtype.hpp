@@ -19,6 +19,9 @@ size_t dtypeSize(DType t);
 std::string dtypeName(DType t);          // NumPy's name: "float64", "int32", ...
 DType dtypeFromName(const std::string& name);  // throws DTypeError for unsupported names
 bool isIndexDType(DType t);             // int32 or int64
+bool isInteger(DType t);                // signed/unsigned integer types (not bool)
+bool isFloat(DType t);
+bool isComplex(DType t);
 
 // Calls f(static_cast<T*>(nullptr)) with T the C++ type of t.
 template <typename F>

@@ -1,10 +1,10 @@
-#include "storage/buffer.hpp"
+#include "memory/buffer.hpp"
 
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
-#include "storage/allocation_limit.hpp"
+#include "memory/allocation_limit.hpp"
 
 namespace coiter {
 

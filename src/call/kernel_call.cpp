@@ -1,4 +1,4 @@
-#include "runtime/kernel_call.hpp"
+#include "call/kernel_call.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -8,11 +8,11 @@
 #include <map>
 #include <new>
 
-#include "runtime/chunked_assembly.hpp"
+#include "call/chunked_assembly.hpp"
 #include "runtime/parallel_runtime.hpp"
 #include "runtime/result_memory.hpp"
-#include "runtime/result_size_hints.hpp"
-#include "storage/allocation_limit.hpp"
+#include "call/result_size_hints.hpp"
+#include "memory/allocation_limit.hpp"
 #include "util/errors.hpp"
 
 namespace coiter {
@@ -21,7 +21,7 @@ namespace {
 
 bool hasIndexArrays(const Format& f) {
   for (const auto& l : f.levels()) {
-    if (l->kind() != LevelKind::Dense) return true;
+    if (!l->arrayNames().empty()) return true;
   }
   return false;
 }
@@ -192,8 +192,8 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
   for (const auto& e : abi.extents) {
     if (e.mode >= 0) {
       integers[e.slot] = extent(e.tensor, e.mode);
-    } else {  // buckets of a hashed level
-      integers[e.slot] = operands[e.tensor]->levelsAnywhere()[-1 - e.mode].scalar("size");
+    } else {  // a scalar of the level (a hashed level's buckets, a derived level's size)
+      integers[e.slot] = operands[e.tensor]->levelsAnywhere()[-1 - e.mode].scalar(e.scalar);
     }
   }
 
@@ -208,7 +208,7 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
   std::vector<int64_t> parentCount(order + 1, 1);  // positions above level k (dense prefix)
   for (size_t k = 0; k < order; ++k) {
     parentCount[k + 1] = -1;
-    if (parentCount[k] < 0 || levels[k]->kind() != LevelKind::Dense) continue;
+    if (parentCount[k] < 0 || levels[k]->assembly() != LevelAssembly::Located) continue;
     if (__builtin_mul_overflow(parentCount[k], levelExtents[k], &parentCount[k + 1]))
       throw ShapeError("result " + result.name + ": level " + std::to_string(k) +
                        " (dense) would have more than 2**63 positions");
@@ -293,7 +293,7 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
       for (int k = 1; k < plan.appendLevel; ++k) call.parentsPerRow *= levelExtents[k];
       int64_t perEntry = 1;
       for (size_t k = plan.appendLevel + 1; k < order; ++k) {
-        if (levels[k]->kind() == LevelKind::Dense) perEntry *= levelExtents[k];
+        if (levels[k]->assembly() == LevelAssembly::Located) perEntry *= levelExtents[k];
       }
       for (const auto& a : abi.arrays) {
         if (a.tensor != resultIndex || a.capacitySlot < 0) continue;
@@ -309,8 +309,8 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
         const Format& f = abi.tensors[t]->format;
         // The first level must hold the rows themselves (a BCSR operand's holds block rows,
         // and its pos array counts those).
-        if (f.order() >= 2 && f.modeOrder()[0] == mode && f.levels()[0]->kind() == LevelKind::Dense &&
-            f.levelMap()[0].kind == LevelCoordinate::Kind::Mode && f.levels()[1]->kind() == LevelKind::Compressed) {
+        if (f.order() >= 2 && f.modeOrder()[0] == mode && f.levels()[0]->locatesEveryCoordinate() &&
+            f.levelMap()[0].kind == LevelCoordinate::Kind::Mode && f.levels()[1]->storesSegments()) {
           const Buffer& pos = operands[t]->levels()[1].array("pos");
           call.rowWeights = pos.data();
           call.rowWeightType = pos.dtype();
@@ -366,30 +366,15 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
   std::vector<LevelStorage> storageLevels(order);
   int64_t positions = 1;
   for (size_t k = 0; k < order; ++k) {
-    LevelKind kind = levels[k]->kind();
-    if (kind == LevelKind::Dense) {
-      storageLevels[k].scalars["size"] = levelExtents[k];
-      positions *= levelExtents[k];
-      continue;
+    AssembledLevel level;
+    for (auto& [key, array] : resultArrays) {
+      if (key.first == static_cast<int>(k)) level.arrays[key.second] = array;
     }
-    if (kind == LevelKind::Compressed) {
-      Buffer& pos = *resultArrays.at({static_cast<int>(k), "pos"});
-      int64_t parents = positions;
-      dispatchDType(pos.dtype(), [&](auto* tag) {
-        using I = std::remove_pointer_t<decltype(tag)>;
-        if constexpr (std::is_same_v<I, int32_t> || std::is_same_v<I, int64_t>) {
-          I* p = pos.as<I>();
-          if (countsPerParent[k]) {
-            for (int64_t q = 0; q < parents; ++q) p[q + 1] += p[q];
-          }
-          positions = static_cast<int64_t>(p[parents]);
-        }
-      });
-      storageLevels[k].arrays["pos"] = trimmed(pos, parents + 1);
-    }
-    // A singleton level has the positions of the level above.
-    Buffer& crd = *resultArrays.at({static_cast<int>(k), "crd"});
-    storageLevels[k].arrays["crd"] = trimmed(crd, positions);
+    level.parentCount = positions;
+    level.extent = levelExtents[k];
+    level.countsPerParent = countsPerParent[k];
+    level.trim = trimmed;
+    positions = levels[k]->finishAssembly(level, storageLevels[k]);
   }
   Buffer& vals = *resultArrays.at({-1, "vals"});
   Buffer values = trimmed(vals, positions);

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "storage/dtype.hpp"
+#include "memory/dtype.hpp"
 
 namespace coiter {
 

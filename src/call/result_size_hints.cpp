@@ -1,4 +1,4 @@
-#include "runtime/result_size_hints.hpp"
+#include "call/result_size_hints.hpp"
 
 #include <mutex>
 #include <unordered_map>

@@ -1,4 +1,4 @@
-#include "storage/dtype.hpp"
+#include "memory/dtype.hpp"
 
 namespace coiter {
 
@@ -36,5 +36,16 @@ DType dtypeFromName(const std::string& name) {
 }
 
 bool isIndexDType(DType t) { return t == DType::Int32 || t == DType::Int64; }
+bool isInteger(DType t) {
+  switch (t) {
+    case DType::Int8: case DType::Int16: case DType::Int32: case DType::Int64:
+    case DType::UInt8: case DType::UInt16: case DType::UInt32: case DType::UInt64:
+      return true;
+    default:
+      return false;
+  }
+}
+bool isFloat(DType t) { return t == DType::Float32 || t == DType::Float64; }
+bool isComplex(DType t) { return t == DType::Complex64 || t == DType::Complex128; }
 
 }  // namespace coiter

@@ -1,4 +1,4 @@
-#include "runtime/chunked_assembly.hpp"
+#include "call/chunked_assembly.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "storage/allocation_limit.hpp"
+#include "memory/allocation_limit.hpp"
 
 #include <unistd.h>
 
