@@ -6,7 +6,7 @@ file I/O. See README.md and docs/.
 """
 from . import _core, cuda
 from ._core import get_num_threads, set_num_threads
-from .compiler import Kernel, cache_info, clear_cache, compile
+from .compiler import Kernel, cache_info, clear_cache, compile, schedule_problem
 from .creation import asarray, from_coords, random, zeros
 from .errors import (CoiterError, CompileError, DeviceError, FormatError, ParseError,
                      ScheduleError, ShapeError, SignatureError)

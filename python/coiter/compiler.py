@@ -59,6 +59,13 @@ def _core_expr(expr, var_of):
     raise TypeError(f"not an index expression: {expr!r}")
 
 
+def _core_statement(assignment, var_of):
+    """The core's statement of ``assignment`` (over TensorSpecs); ``var_of(spec)`` gives the
+    core's tensor of each."""
+    lhs = _core_expr(assignment.lhs, var_of)
+    return _core.assignment(lhs, _core_expr(assignment.rhs, var_of), assignment.accumulate)
+
+
 def as_tensor(value, name=None):
     """``value`` if it is a coiter tensor, else ``ct.asarray(value, name=name)``: an operand
     of the kernel call being made (nothing runs between this and the call)."""
@@ -157,9 +164,7 @@ class Kernel:
                     cache[spec.name] = _core.TensorVar(spec.name, spec.format, spec.dtype.name, index)
                 return cache[spec.name]
 
-            lhs = _core_expr(self._assignment.lhs, var_of)
-            rhs = _core_expr(self._assignment.rhs, var_of)
-            statement = _core.assignment(lhs, rhs, self._assignment.accumulate)
+            statement = _core_statement(self._assignment, var_of)
             try:
                 core = _core.compile(statement, engine=self._engine, schedule=self._schedule,
                                      target=self._target, assemble=assemble)
@@ -416,6 +421,14 @@ def compile(stmt, formats=None, dtype=np.float64, dtypes=None, index_dtype=None,
     if isinstance(stmt, Tensor):
         stmt._kernel = _compile_definition(stmt, index_dtype, schedule_text, target, engine)
         return stmt._kernel
+    typed, inputs, result_spec = _typed_statement(stmt, formats, dtype, dtypes)
+    return Kernel(typed, inputs, result_spec, index_dtype=index_dtype, engine=engine,
+                  schedule=schedule_text, target=target)
+
+
+def _typed_statement(stmt, formats, dtype, dtypes):
+    """``ct.compile``'s statement (a string or a parsed statement) over TensorSpecs:
+    ``(assignment, inputs by name, result spec)``."""
     from .parser import parse
     assignment, refs = parse(stmt) if isinstance(stmt, str) else stmt
     formats = dict(formats or {})
@@ -438,8 +451,48 @@ def compile(stmt, formats=None, dtype=np.float64, dtypes=None, index_dtype=None,
         result_spec = TensorSpec(result_spec.name + "_out", result_spec.format, result_spec.dtype)
     typed = Assignment(Access(result_spec, assignment.lhs.indices), rhs)
     inputs = {s.name: s for s in specs.values() if s is not specs[result_ref.name]}
-    return Kernel(typed, inputs, result_spec, index_dtype=index_dtype, engine=engine,
-                  schedule=schedule_text, target=target)
+    return typed, inputs, result_spec
+
+
+def schedule_problem(stmt, schedule, formats=None, dtype=np.float64, dtypes=None, target="cpu"):
+    """Why ``schedule`` is illegal for ``stmt``, or ``None`` when it is legal: the reason
+    ``ct.compile`` with this schedule would raise as ``ct.ScheduleError``, naming the command
+    and the failed condition. Decided without lowering or compiling anything (no kernel is
+    built or cached), so a search over schedules can ask it of every candidate.
+
+    ``stmt``, ``formats``, ``dtype``, ``dtypes`` and ``target`` are as in :func:`compile`;
+    ``stmt`` may also be a tensor with a definition (``y[i] = ...``), whose tensors' formats
+    count. ``schedule`` is a :class:`Schedule` or its text.
+    """
+    from .schedule import schedule_text as text_of
+    try:
+        text = text_of(schedule)
+    except ScheduleError as error:
+        return str(error)
+    if isinstance(stmt, Tensor):
+        if stmt._definition is None:
+            raise ValueError(f"{stmt._label()} has no definition; assign one with y[i] = ... first")
+        _, _, _, tensors = specs_for_tensors(stmt._definition, stmt.name or "out")
+        unknown = sorted(set(formats or {}) - set(tensors))
+        if unknown:
+            raise ValueError(f"formats: the definition has no tensor named {unknown[0]!r} (its tensors are "
+                             f"{', '.join(sorted(tensors))})")
+        formats = {name: as_format(fmt, tensors[name].ndim) for name, fmt in (formats or {}).items()}
+        typed, _, result_spec, _ = specs_for_tensors(stmt._definition, stmt.name or "out", formats)
+    else:
+        typed, _, result_spec = _typed_statement(stmt, formats, dtype, dtypes)
+    built = _assembled_spec(result_spec)
+    if built is not result_spec:
+        typed = Assignment(Access(built, typed.lhs.indices), typed.rhs, typed.accumulate)
+    tensors = {}
+
+    def var_of(spec):
+        if spec.name not in tensors:
+            tensors[spec.name] = _core.TensorVar(spec.name, spec.format, spec.dtype.name, "int32")
+        return tensors[spec.name]
+
+    problem = _core.schedule_problem(_core_statement(typed, var_of), text, target=target)
+    return problem or None
 
 
 def _log_cache_warnings():

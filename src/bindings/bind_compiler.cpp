@@ -126,6 +126,11 @@ void bindCompiler(py::module_& m) {
     return std::const_pointer_cast<CompiledKernel>(compileKernel(a, options));
   }, py::arg("assignment"), py::arg("engine") = "auto", py::arg("schedule") = "", py::arg("target") = "cpu",
      py::arg("assemble") = true);
+  m.def("schedule_problem", [](const Assignment& a, const std::string& schedule, const std::string& target,
+                               bool assemble) { return scheduleProblem(a, schedule, target, assemble); },
+        py::arg("assignment"), py::arg("schedule"), py::arg("target") = "cpu", py::arg("assemble") = true,
+        "Why the schedule is illegal for the statement (\"\" when it is legal), decided without lowering or "
+        "compiling it.");
   m.def("parse_schedule", [](const std::string& text) {
     py::list commands;
     for (const auto& c : schedule::parseSchedule(text).commands) {

@@ -18,6 +18,7 @@
 #include "call/kernel_call.hpp"
 #include "schedule/apply_schedule.hpp"
 #include "schedule/default_schedule.hpp"
+#include "schedule/legality.hpp"
 #include "util/errors.hpp"
 
 namespace coiter {
@@ -180,6 +181,17 @@ schedule::ScheduledStatement concreteStatement(const notation::Assignment& a, co
                            schedule::parseSchedule(scheduleText), Target::Cpu);
 }
 
+std::string scheduleProblem(const notation::Assignment& a, const std::string& scheduleText, const std::string& target,
+                            bool assemble) {
+  try {
+    schedule::ScheduledStatement s = scheduleStatement(cin::chooseLoopOrder(cin::concretize(a)), a.lhs->tensor->name,
+                                                       schedule::parseSchedule(scheduleText), parseTarget(target));
+    return schedule::legalityProblem(s, assemble);
+  } catch (const ScheduleError& e) {
+    return e.what();
+  }
+}
+
 std::string CompiledKernel::source(const std::string& language) const {
   bool gpu = lowered.target == Target::Cuda;
   if (language == "cuda") {
@@ -227,9 +239,6 @@ std::vector<std::pair<std::string, std::string>> CompiledKernel::stages() const 
 
 namespace {
 
-// The schedule stage and lowering, which the default schedule ties together: it is tried
-// first, and the statement is scheduled again as the user asked (without commands) when the
-// default schedule does not apply to it or does not lower.
 // The GPU runs a lowered kernel only as the CUDA printer's rules allow (which statements run
 // on every thread of a unit, what reduces); it throws CompileError otherwise.
 void requirePrintableForGpu(const lower::LoweredKernel& lowered) {
@@ -244,41 +253,57 @@ void requirePrintableForGpu(const lower::LoweredKernel& lowered) {
   }
 }
 
+// The schedule stage, its legality check and lowering. The default schedule ties them
+// together: its candidates are tried in order of preference, the first that applies and is
+// legal is lowered, and without one the statement is lowered as the user wrote it (serial:
+// on a GPU, one thread), which computes the same. A default that does not apply (a merge in
+// the outer loop, a result that cannot be assembled by rows, ...) is not a failure of the
+// statement. A user's schedule is judged before lowering: an illegal one raises ScheduleError
+// from here, and lowering never meets it.
 void scheduleAndLower(CompiledKernel& kernel, const std::string& result, const schedule::Schedule& userSchedule,
                       const CompileOptions& options) {
   const std::string name = "coiter_kernel_" + kernel.signature.hash;
   const Target target = parseTarget(options.target);
-  std::string scheduleText = userSchedule.toString();
-  if (scheduleText.empty()) {
-    // The default schedules in order of preference, then the statement as the user wrote it
-    // (serial: on a GPU, one thread), which computes the same. A default that does not apply
-    // (a merge in the outer loop, a result that cannot be assembled by rows, ...) is not a
-    // failure of the statement.
+  if (userSchedule.empty()) {
     std::vector<std::string> candidates = target == Target::Cuda ? schedule::defaultGpuSchedules(kernel.ordered)
                                                                  : std::vector<std::string>{schedule::defaultSchedule(kernel.ordered)};
     for (const std::string& automatic : candidates) {
       if (automatic.empty()) continue;
+      schedule::ScheduledStatement candidate;
       try {
-        kernel.concrete = scheduleStatement(kernel.ordered, result, schedule::parseSchedule(automatic), target);
-        kernel.lowered = lower::lowerKernel(kernel.concrete, name, options.assemble);
-        if (target == Target::Cuda) requirePrintableForGpu(kernel.lowered);
-        return;
+        candidate = scheduleStatement(kernel.ordered, result, schedule::parseSchedule(automatic), target);
       } catch (const ScheduleError&) {
-      } catch (const CompileError&) {
-        // The serial lowering below reports it if the statement fails too.
+        continue;
       }
+      if (!schedule::legalityProblem(candidate, options.assemble).empty()) continue;
+      lower::LoweredKernel lowered = lower::lowerKernel(candidate, name, options.assemble);
+      if (target == Target::Cuda) {
+        try {
+          requirePrintableForGpu(lowered);
+        } catch (const CompileError&) {
+          continue;  // the next candidate, or one thread
+        }
+      }
+      kernel.concrete = std::move(candidate);
+      kernel.lowered = std::move(lowered);
+      return;
     }
     kernel.concrete = scheduleStatement(kernel.ordered, result, userSchedule, target);
     kernel.lowered = lower::lowerKernel(kernel.concrete, name, options.assemble);
     return;
   }
   kernel.concrete = scheduleStatement(kernel.ordered, result, userSchedule, target);
-  try {
-    kernel.lowered = lower::lowerKernel(kernel.concrete, name, options.assemble);
-    if (target == Target::Cuda) requirePrintableForGpu(kernel.lowered);
-  } catch (const CompileError& e) {
-    // Without a schedule every statement lowers; with one, a failure is the schedule's.
-    throw ScheduleError("schedule " + scheduleText + " cannot be lowered: " + e.what());
+  if (std::string problem = schedule::legalityProblem(kernel.concrete, options.assemble); !problem.empty()) {
+    throw ScheduleError(problem);
+  }
+  kernel.lowered = lower::lowerKernel(kernel.concrete, name, options.assemble);
+  if (target == Target::Cuda) {
+    try {
+      requirePrintableForGpu(kernel.lowered);
+    } catch (const CompileError& e) {
+      // The CUDA printer's rules are the GPU's part of a schedule's legality.
+      throw ScheduleError("schedule " + userSchedule.toString() + " cannot run on the GPU: " + e.what());
+    }
   }
 }
 

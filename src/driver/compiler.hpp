@@ -68,4 +68,12 @@ std::vector<std::string> takeCacheWarnings();
 // accumulators. Throws ScheduleError when a command does not apply.
 schedule::ScheduledStatement concreteStatement(const notation::Assignment& a, const std::string& schedule = "");
 
+// Whether `schedule` (its text) is legal for the statement, decided without lowering or
+// compiling anything (what an autoscheduler asks of each candidate): "" when it is, else the
+// reason, as compileKernel's ScheduleError would give it. `target` and `assemble` as in
+// CompileOptions. Errors that are not the schedule's (a statement that does not concretize)
+// are thrown.
+std::string scheduleProblem(const notation::Assignment& a, const std::string& schedule,
+                            const std::string& target = "cpu", bool assemble = true);
+
 }  // namespace coiter

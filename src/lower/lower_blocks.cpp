@@ -64,6 +64,12 @@ Stmt Lowerer::lowerBlockLoop(const cin::ForallNode& f, const schedule::IndexRela
   bool split = r.kind == schedule::RelationKind::Split;
   Expr size = split ? intLit(r.size) : local(f.var + "_size", ceilDiv(span, intLit(r.size)));
   Expr blocks = split ? local(f.var + "_blocks", ceilDiv(span, size)) : intLit(r.size);
+  // A bound with an exact extent on the block loop makes its trip count a constant (for
+  // unrolling; checked when the kernel starts).
+  for (std::string v = f.var; v != r.outer; v = scheduled_.relationOf(v)->parent) {
+    const schedule::IndexRelation* b = scheduled_.relationOf(v);
+    if (b->kind == schedule::RelationKind::Bound && b->exact) blocks = intLit(b->size);
+  }
 
   Var block = makeVar(freshName(f.var), kIndex);
   Var blockLo = makeVar(freshName(root + "_block_lo"), kIndex);
@@ -91,7 +97,8 @@ Stmt Lowerer::lowerBlockLoop(const cin::ForallNode& f, const schedule::IndexRela
 void Lowerer::checkBounds(std::vector<Stmt>& out) {
   for (const auto& r : scheduled_.relations) {
     if (r.kind != schedule::RelationKind::Bound) continue;
-    Expr extent = extentOf(scheduled_.rootOf(r.parent));
+    // (The bounded loop's own extent: a split's outer loop counts blocks.)
+    Expr extent = extentOf(r.parent);
     Expr broken = binary(r.exact ? BinaryOp::Ne : BinaryOp::Gt, extent, intLit(r.size));
     out.push_back(ifThen(broken, ret(kBoundViolated)));
   }

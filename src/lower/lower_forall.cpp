@@ -10,6 +10,7 @@
 
 #include "lower/lattice_printer.hpp"
 #include "lower/lowerer.hpp"
+#include "schedule/loop_iteration.hpp"
 #include "util/errors.hpp"
 
 namespace coiter::lower {
@@ -85,8 +86,10 @@ lt::DomainExprPtr Lowerer::domainOf(const nt::Expr& e, const std::string& var) {
   switch (e->kind) {
     case nt::ExprKind::Access: {
       const auto& a = static_cast<const AccessNode&>(*e);
-      bool indexedHere = std::find(a.indices.begin(), a.indices.end(), var) != a.indices.end();
-      if (a.tensor->temporary && a.tensor->order() == 1 && indexedHere) {
+      // (By `var` itself, or by a loop derived from it: a workspace over a split's inner loop.)
+      bool indexedHere = std::any_of(a.indices.begin(), a.indices.end(),
+                                     [&](const std::string& v) { return scheduled_.rootOf(v) == var; });
+      if (a.tensor->temporary && schedule::listWorkspace(scheduled_, a) && indexedHere) {
         return lt::segmentDomain(segmentFor(&a, 0));  // a workspace's coordinate list
       }
       if (a.tensor->temporary && indexedHere) return dimension();  // a dense array, located
@@ -191,8 +194,9 @@ Expr Lowerer::locatePosition(AccessState& state, int level, const Expr& coord, s
 
 void Lowerer::resolveLocates(std::vector<Stmt>& out) {
   for (const AccessNode* acc : accessOrder_) {
-    // Vector workspaces are iterated, never located; dense arrays are located.
-    if (acc->tensor->temporary && acc->tensor->order() < 2) continue;
+    // Vector workspaces are iterated, never located; dense arrays are located once their
+    // where statement has declared them.
+    if (acc->tensor->temporary && (schedule::listWorkspace(scheduled_, *acc) || !accesses_.at(acc).vars)) continue;
     AccessState& state = accesses_.at(acc);
     int order = static_cast<int>(state.levelVars.size());
     while (state.entered < order) {
@@ -243,11 +247,7 @@ std::string outerLattice(const cin::Stmt& stmt) {
 }
 
 Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
-  const schedule::IndexRelation* relation = scheduled_.relationOf(f.var);
-  if (relation && (relation->kind == schedule::RelationKind::Split || relation->kind == schedule::RelationKind::Divide) &&
-      relation->outer == f.var) {
-    return lowerBlockLoop(f, *relation);
-  }
+  if (const schedule::IndexRelation* blocks = scheduled_.blocksOf(f.var)) return lowerBlockLoop(f, *blocks);
   // A derived inner loop iterates its root variable, restricted to the current block.
   const std::string v = scheduled_.rootOf(f.var);
   if (const schedule::IndexRelation* own = scheduled_.relationOf(v); own && own->bounded == v) {
@@ -276,10 +276,8 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   auto rangeOf = [&](int s) -> Range {
     if (segs[s].dimension) return {interval.lo, interval.hi};
     if (info[s].access->tensor->temporary) {
-      if (interval.restricted) {
-        throw ScheduleError("loop '" + f.var + "' iterates the workspace " + info[s].access->tensor->name +
-                            ", which cannot be split");
-      }
+      // (A split of a loop over a workspace's list is refused by the schedule's legality.)
+      if (interval.restricted) throw CompileError("lowering: loop '" + f.var + "' restricts a workspace to a block");
       const WorkspaceVars& ws = workspaces_.at(info[s].access->tensor.get());
       return {ws.at(intLit(0)), ws.at(ir::ref(ws.count))};
     }
@@ -290,12 +288,10 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
     // binary search.
     auto restrict = [&](Range r) -> Range {
       if (!interval.restricted) return r;
-      if (!segs[s].ordered) {
-        throw ScheduleError("loop '" + f.var + "' iterates " + segs[s].name +
-                            ", an unordered level, which cannot be split into blocks of coordinates");
-      }
+      // (The schedule's legality refuses to split loops over unordered levels, or over levels
+      // whose coordinates are computed, not stored.)
       const Var& crd = state.vars->crd(k);
-      if (!crd) throw CompileError("lowering: " + segs[s].name + " has computed coordinates and cannot be restricted to a block");
+      if (!segs[s].ordered || !crd) throw CompileError("lowering: " + segs[s].name + " cannot be restricted to a block");
       std::string name = "p" + segs[s].name;
       Expr lo = searchPosition(crd, r.begin, r.end, interval.lo, name + "_lo", out);
       return {lo, searchPosition(crd, lo, r.end, interval.hi, name + "_hi", out)};
@@ -406,6 +402,9 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       resolved = ir::ref(rv);
     }
     coords_[v] = resolved;
+    // A derived loop's own coordinate counts from its block's start (a workspace over a
+    // split's inner loop is indexed by it).
+    if (f.var != v) coords_[f.var] = binary(BinaryOp::Sub, resolved, interval.lo);
     size_t coordinatesEnd = body.size();
 
     // Enter the iterated levels, then locate.
@@ -551,6 +550,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
     for (auto& [acc, st] : accesses_) st.entered = enteredBefore[acc];
     result_.entered = resultEnteredBefore;
     coords_.erase(v);
+    coords_.erase(f.var);
 
     if (forForm) {
       if (loopRange.single) {

@@ -1,20 +1,18 @@
-// Tagged loops (taco-core.md §5, parallelize and unroll): what a loop tagged cpu_thread or
-// cpu_vector (or, with target cuda, gpu_block, gpu_warp or gpu_thread) must satisfy, and how
-// its body changes with the race strategy.
-//   - The loop must be a single for loop: a merge of several operands (a while loop) cannot
-//     be divided among threads; split it and tag the outer loop instead.
-//   - The body races when iterations update the same result entries (the result is not
-//     indexed by the loop's variable): `no_races` refuses that; `ignore_races` writes as is;
-//     `atomics` makes each update atomic; `temporary` and `parallel_reduction` give every
-//     thread a private copy of the (dense) result and merge the copies after the loop.
-//   - Sparse results cannot be appended to from a loop inside the kernel; they are
-//     assembled in parallel by chunks of the outermost loop instead (kernel_call).
-//   - Workspaces and temporaries are shared by the iterations of loops they are declared
-//     outside of, so a parallel loop must not write them. On a GPU, a loop nested in a
-//     gpu_warp or gpu_block loop may reduce scalar temporaries across the warp's or block's
-//     threads (`parallel_reduction`; ir.hpp, LoopSchedule::reduction).
-//   - GPU loops nest as gpu_block > gpu_warp > gpu_thread; a result they race on is updated
-//     with atomics (per-thread result copies would not fit a GPU's threads).
+// Tagged loops (taco-core.md §5, parallelize and unroll): how a loop tagged cpu_thread or
+// cpu_vector (or, with target cuda, gpu_block, gpu_warp or gpu_thread) runs, and how its body
+// changes with the race strategy. What such a loop must satisfy (one for loop, not nested in
+// another parallel loop, no sparse result appended, temporaries declared inside it, a race
+// strategy that fits its races) is the schedule's legality, checked before lowering
+// (schedule/legality.hpp).
+//   - When iterations update the same result entries (the result is not indexed by the
+//     loop's variable): `ignore_races` writes as is; `atomics` makes each update atomic;
+//     `temporary` and `parallel_reduction` give every thread a private copy of the (dense)
+//     result and merge the copies after the loop.
+//   - Sparse results are assembled in parallel by chunks of the outermost loop over their
+//     rows (kernel_call): each chunk is a call of the serial kernel on a range of rows.
+//   - On a GPU, a loop nested in a gpu_warp or gpu_block loop may reduce scalar temporaries
+//     across the warp's or block's threads (`parallel_reduction`; ir.hpp,
+//     LoopSchedule::reduction), and a result the GPU loops race on is updated with atomics.
 #include <algorithm>
 
 #include "lower/lowerer.hpp"
@@ -90,10 +88,8 @@ void Lowerer::planChunkedAssembly() {
   std::string root = scheduled_.rootOf(f.var);
   const AppendGroup& group = groups_.front();
   if (groups_.size() != 1 || group.first == 0 || result_.levelVars[0] != root) {
-    throw ScheduleError("parallelize(" + f.var + ",cpu_thread," + schedule::raceStrategyName(tags->races) +
-                        "): the sparse result " + resultTensor_->name + " (format " +
-                        resultTensor_->format.str() + ") is assembled in parallel only by the loop over its "
-                        "first, dense level, with one compressed level below (e.g. a CSR result by rows)");
+    throw CompileError("lowering: the sparse result " + resultTensor_->name + " is assembled in parallel only by "
+                       "the loop over its rows (the schedule's legality check refuses the others)");
   }
   Var begin = makeVar(freshName(root + "_chunk_begin"), scalar(DType::Int64));
   Var end = makeVar(freshName(root + "_chunk_end"), scalar(DType::Int64));
@@ -129,98 +125,40 @@ Lowerer::ParallelPlan Lowerer::planLoop(const cin::ForallNode& f, const std::str
   // A compute-only kernel (out= with a given sparse structure) checks the structure entry by
   // entry in order: its loops over the result's rows run serially.
   if (!assemble_ && !groups_.empty() && writesResult(f.body)) return plan;
+  // (The schedule's legality check has refused every tagged loop that cannot be lowered so:
+  // schedule/legality.hpp. A merge would need while loops, which no unit divides.)
+  if (!forForm) throw CompileError("lowering: the parallel loop '" + f.var + "' coiterates several operands");
   bool threads = tags->unit == ParallelUnit::CpuThread;
   bool gpu = tags->unit == ParallelUnit::GpuBlock || tags->unit == ParallelUnit::GpuWarp ||
              tags->unit == ParallelUnit::GpuThread;
-  std::string command = "parallelize(" + f.var + "," + schedule::parallelUnitName(tags->unit) + "," +
-                        schedule::raceStrategyName(tags->races) + ")";
-  auto fail = [&](const std::string& why) { throw ScheduleError(command + ": " + why); };
-  if (gpu && gpuUnit_ != ParallelUnit::None && tags->unit <= gpuUnit_) {
-    fail(std::string("the loop is nested inside a ") + schedule::parallelUnitName(gpuUnit_) +
-         " loop; GPU loops nest as gpu_block, then gpu_warp, then gpu_thread");
-  }
-  if (!forForm) {
-    fail("the loop coiterates several operands (a merge); split it and parallelize the outer loop, which iterates "
-         "blocks densely");
-  }
-  if (threads && (parallelDepth_ > 0 || !chunkedLoop_.empty())) fail("the loop is nested inside another parallel loop");
-  if (writesResult(f.body) && !groups_.empty()) {
-    if (gpu) {
-      fail("the loop appends entries to the sparse result " + resultTensor_->name +
-           "; target='cuda' does not assemble sparse results yet (compute into a given structure with out=, or "
-           "choose a dense result)");
-    }
-    fail("the loop appends entries to the sparse result " + resultTensor_->name +
-         "; sparse results are assembled in parallel only by the outermost loop over their rows");
-  }
+  // A GPU unit nested in a gpu_warp or gpu_block loop combines the scalar temporaries it
+  // updates, declared outside it, across its threads (parallel_reduction).
   bool reduces = false;
-  if (threads || gpu) {
+  if (gpu && gpuUnit_ != ParallelUnit::None && tags->races == RaceStrategy::ParallelReduction) {
     std::vector<const TensorVar*> local;
     temporariesDeclaredIn(f.body, local);
     for (const auto& t : cin::resultsOf(f.body)) {
-      if (!t->temporary) continue;
-      if (std::find(local.begin(), local.end(), t.get()) != local.end()) continue;
-      bool nestedInGpuUnit = gpuUnit_ != ParallelUnit::None;
-      if (gpu && nestedInGpuUnit && tags->races == RaceStrategy::ParallelReduction && t->order() == 0) {
-        reduces = true;  // the threads' partial values are combined after the loop
-        continue;
-      }
-      if (gpu && nestedInGpuUnit) {
-        fail("the loop updates the temporary " + t->name + ", which is shared by its iterations; " +
-             (t->order() == 0 ? "choose parallel_reduction to combine it across the threads"
-                              : "only scalar temporaries can be reduced across threads"));
-      }
-      fail("the loop updates the temporary " + t->name + ", which is shared by its iterations; parallelize a "
-           "loop outside the temporary's where statement");
+      bool shared = t->temporary && std::find(local.begin(), local.end(), t.get()) == local.end();
+      reduces = reduces || (shared && t->order() == 0);
     }
   }
   // A loop over a non-unique level's positions (COO's rows) meets a coordinate once per
   // entry, so its iterations update the same result entries whatever indexes the result.
   if (racesOnResult(f.body, root) || repeatsCoordinates) {
     const notation::Operator* op = nullptr;
-    bool plain = false, mixed = false;
     cin::forEachAssignment(f.body, [&](const cin::AssignNode& a) {
-      if (a.lhs->tensor != resultTensor_) return;
-      if (!a.accumulate) plain = true;
-      else if (!op) op = a.accumulate;
-      else if (op != a.accumulate) mixed = true;
+      if (a.lhs->tensor == resultTensor_ && a.accumulate && !op) op = a.accumulate;
     });
-    bool allDense = groups_.empty() && trailingDense_ < 0;
-    std::string result = resultTensor_->name;
     RaceStrategy races = tags->races;
     // TACO's GPU schedules tag only the innermost GPU loop with atomics (SpMV: a block, its
     // warps, their threads): every result update is then atomic, which settles the races of
     // the loops around it too.
     if (gpu && races != RaceStrategy::Atomics && hasInnerGpuAtomics(f.body, scheduled_)) races = RaceStrategy::Atomics;
-    if (races == RaceStrategy::NoRaces) {
-      std::string vars;
-      for (const auto& v : scheduled_.boundVariables(root)) vars += (vars.empty() ? "" : " and ") + v;
-      std::string why = repeatsCoordinates ? "the loop visits the positions of a non-unique level, whose coordinates repeat"
-                                           : "it is not indexed by " + vars;
-      fail("iterations update the same entries of " + result + " (" + why +
-           "); choose atomics, temporary or parallel_reduction");
-    }
-    if (gpu && (races == RaceStrategy::Temporary || races == RaceStrategy::ParallelReduction)) {
-      fail("iterations update the same entries of " + result + "; on a GPU, choose atomics");
-    }
-    if (!threads && !gpu && races != RaceStrategy::IgnoreRaces) {
-      fail("iterations update the same entries of " + result + "; a vectorized loop cannot reduce into it");
-    }
-    if (races != RaceStrategy::IgnoreRaces) {
-      if (!allDense) fail("the result " + result + " is sparse; its updates cannot be made race free this way");
-      if (plain || mixed || !op) fail("the result " + result + " is assigned, not only accumulated with one operator");
-      if (BinaryOp o = irOpOf(*op); o != BinaryOp::Add && o != BinaryOp::Min && o != BinaryOp::Max) {
-        fail("updates with " + op->name + " cannot be made race free");
-      }
-      DType t = resultTensor_->dtype;
-      if (t == DType::Bool || (isComplex(t) && irOpOf(*op) != BinaryOp::Add)) {
-        fail("atomic " + op->name + " on " + dtypeName(t) + " values is not supported");
-      }
-    }
     if (races == RaceStrategy::Atomics) {
       atomicResult_ = true;
     } else if (races == RaceStrategy::Temporary || races == RaceStrategy::ParallelReduction) {
       // Each thread accumulates into its own zeroed copy; the copies are combined after.
+      const std::string& result = resultTensor_->name;
       const Type index = scalar(DType::Int64);
       Var threadsVar = makeVar(freshName("nthreads"), index);
       Var size = makeVar(freshName(result + "_size"), index);

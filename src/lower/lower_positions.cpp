@@ -20,7 +20,6 @@
 // A fused loop without pos iterates the dense product space i × j.
 #include <algorithm>
 #include <cctype>
-#include <optional>
 
 #include "lower/lowerer.hpp"
 #include "util/errors.hpp"
@@ -40,7 +39,8 @@ Expr plusOne(const Expr& e) { return binary(BinaryOp::Add, e, intLit(1)); }
 }  // namespace
 
 Lowerer::PositionLevel Lowerer::positionLevel(const schedule::IndexRelation& r) const {
-  std::string command = "pos(" + r.parent + "," + r.bounded + "," + r.access + ")";
+  // (What pos() needs of the access and its levels is the schedule's legality, checked before
+  // lowering: schedule/legality.hpp.)
   PositionLevel out;
   for (const AccessNode* acc : accessOrder_) {
     // A non-owning handle (aliasing constructor) lets the access print like any expression.
@@ -50,48 +50,13 @@ Lowerer::PositionLevel Lowerer::positionLevel(const schedule::IndexRelation& r) 
       break;
     }
   }
-  if (!out.access) throw ScheduleError(command + ": the access is not read where the loop runs");
+  if (!out.access) throw CompileError("lowering: pos(" + r.parent + ") iterates " + r.access + ", which is not read");
   const AccessState& state = accesses_.at(out.access);
   std::vector<std::string> bound = scheduled_.boundVariables(r.parent);
   auto at = std::find(state.levelVars.begin(), state.levelVars.end(), bound.back());
   out.level = static_cast<int>(at - state.levelVars.begin());
   out.fused = bound.size() == 2;
-  const auto& levels = out.access->tensor->format.levels();
-  if (bound.size() > 2) throw ScheduleError(command + ": positions of more than two fused loops are not supported");
-  const LevelType& level = *levels[out.level];
-  if (out.fused) {
-    // Rows located (CSR) or stored in segments (DCSR, COO); the fused level's positions in
-    // segments (CSR, DCSR) or one per row position (COO).
-    bool rowsLocated = levels[0]->locatesEveryCoordinate(), rowsStored = levels[0]->storesSegments();
-    bool fusable = out.level == 1 && (((rowsLocated || rowsStored) && level.storesSegments()) ||
-                                      (rowsStored && level.properties().branchless));
-    if (!fusable) {
-      throw ScheduleError(command + ": positions of fused loops need " + out.access->tensor->name +
-                          "'s first two levels stored like CSR (dense, compressed), DCSR (compressed, "
-                          "compressed) or COO (compressed, singleton)");
-    }
-  } else if (!level.storesSegments()) {
-    throw ScheduleError(command + ": level " + std::to_string(out.level + 1) + " of " + out.access->tensor->name +
-                        " is not compressed, so it has no positions to iterate");
-  }
-  if (!out.fused && state.entered != out.level) {
-    throw ScheduleError(command + ": the levels of " + out.access->tensor->name + " above the loop's are not iterated "
-                        "by the loops around it");
-  }
   return out;
-}
-
-std::optional<std::pair<const AccessNode*, std::string>> Lowerer::sparseOver(const std::vector<std::string>& vars,
-                                                                             const AccessNode* except) const {
-  for (const AccessNode* acc : accessOrder_) {
-    if (acc == except || acc->tensor->temporary) continue;
-    const AccessState& st = accesses_.at(acc);
-    for (size_t k = 0; k < st.levelVars.size(); ++k) {
-      bool indexed = std::find(vars.begin(), vars.end(), st.levelVars[k]) != vars.end();
-      if (indexed && !acc->tensor->format.levels()[k]->locatesEveryCoordinate()) return std::make_pair(acc, st.levelVars[k]);
-    }
-  }
-  return std::nullopt;
 }
 
 Lowerer::Interval Lowerer::positionInterval(const schedule::IndexRelation& r) const {
@@ -124,24 +89,12 @@ Expr Lowerer::denseResultPosition() const {
 }
 
 Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexRelation& r) {
-  std::string command = "pos(" + r.parent + "," + r.bounded + "," + r.access + ")";
+  // Only A's stored entries are visited: the statement vanishes where A is zero, and the
+  // other operands are located at the bound coordinates (the schedule's legality).
   PositionLevel level = positionLevel(r);
   AccessState& state = accesses_.at(level.access);
   TensorVars& vars = *state.vars;
   std::vector<std::string> bound = scheduled_.boundVariables(r.parent);
-  // Only A's stored entries are visited: the body must vanish where A is zero.
-  auto savedZeroed = zeroed_;
-  zeroed_.insert(level.access);
-  bool vanishes = isZero(f.body);
-  zeroed_ = savedZeroed;
-  if (!vanishes) {
-    throw ScheduleError(command + ": the loop visits only " + level.access->tensor->name +
-                        "'s stored entries, but the statement is not zero where it is");
-  }
-  if (auto sparse = sparseOver(bound, level.access)) {
-    throw ScheduleError(command + ": " + sparse->first->tensor->name + " is sparse over '" + sparse->second +
-                        "' and cannot be located at " + level.access->tensor->name + "'s positions");
-  }
   ParallelStateGuard parallelState(*this);
   ParallelPlan plan = planLoop(f, r.bounded, true);
   Interval interval = intervalOf(r.bounded, f.var);
@@ -215,22 +168,37 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
     state.pos[0] = tracksRow ? ir::ref(row) : ir::ref(p);
   }
   coords_[bound.back()] = ir::ref(j);
+  // A loop derived from the positions (a split's inner loop) counts them from its block's
+  // start (a workspace over it is indexed so).
+  if (f.var != r.bounded) coords_[f.var] = binary(BinaryOp::Sub, ir::ref(p), interval.lo);
   state.pos[level.level] = ir::ref(p);
   state.runEnd[level.level] = nullptr;
   state.entered = level.level + 1;
   resolveLocates(body);
-  for (const auto& v : bound) openLoops_.push_back(v);
   if (sum) {
+    for (const auto& v : bound) openLoops_.push_back(v);
     Expr value = lowerExpr(sum->rhs);
     if (value) body.push_back(assign(acc, binary(BinaryOp::Add, ir::ref(acc), cast(scalar(resultTensor_->dtype), value))));
+    for (size_t n = 0; n < bound.size(); ++n) openLoops_.pop_back();
   } else {
     enterResultLevels(body);
-    body.push_back(lowerStmt(f.body));
+    // Where the loop's variable indexes a sparse result's appended level, each position
+    // appends one entry: the level's coordinates are ordered and unique, so the entries come
+    // in order (fused loops do not append: the schedule's legality).
+    Var start;
+    bool writes = writesResult(f.body);
+    const std::string& v = bound.back();
+    Stmt begin = level.fused ? nullptr : beginResultEntry(v, writes, accumulatesIntoResult(f.body), start);
+    for (const auto& b : bound) openLoops_.push_back(b);
+    Stmt inner = lowerStmt(f.body);
+    for (size_t n = 0; n < bound.size(); ++n) openLoops_.pop_back();
+    Stmt commit = level.fused ? nullptr : commitResultEntry(v, writes, start);
+    body.push_back(level.fused ? inner : countEntries(v, {begin, inner, commit}, writes));
   }
-  for (size_t n = 0; n < bound.size(); ++n) openLoops_.pop_back();
   for (auto& [a, st] : accesses_) st.entered = othersBefore[a];
   result_.entered = resultBefore;
   coords_.erase(bound.back());
+  coords_.erase(f.var);
 
   out.push_back(forLoop(p, interval.lo, interval.hi, block(std::move(body)), plan.schedule));
   if (sum) {
@@ -242,13 +210,9 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
 }
 
 Stmt Lowerer::lowerFusedLoop(const cin::ForallNode& f, const schedule::IndexRelation& r) {
-  std::string command = "fuse(" + r.parent + "," + r.second + "," + r.bounded + ")";
+  // Every operand is dense over the two loops (the schedule's legality): each is located.
   std::vector<std::string> bound = scheduled_.boundVariables(r.bounded);
-  if (auto sparse = sparseOver(bound, nullptr)) {
-    throw ScheduleError(command + ": " + sparse->first->tensor->name + " is sparse over '" + sparse->second +
-                        "'; iterate its positions with pos(" + r.bounded + ", ...) instead");
-  }
-  if (bound.size() != 2) throw ScheduleError(command + ": only two plain loops can be fused without pos");
+  if (bound.size() != 2) throw CompileError("lowering: the fused loop '" + r.bounded + "' binds more than two loops");
   ParallelStateGuard parallelState(*this);
   ParallelPlan plan = planLoop(f, r.bounded, true);
   Interval interval = intervalOf(r.bounded, f.var);
@@ -262,6 +226,7 @@ Stmt Lowerer::lowerFusedLoop(const cin::ForallNode& f, const schedule::IndexRela
   int resultBefore = result_.entered;
   coords_[bound[0]] = ir::ref(i);
   coords_[bound[1]] = ir::ref(j);
+  if (f.var != r.bounded) coords_[f.var] = binary(BinaryOp::Sub, ir::ref(fv), interval.lo);
   resolveLocates(body);
   enterResultLevels(body);
   for (const auto& v : bound) openLoops_.push_back(v);
@@ -271,6 +236,7 @@ Stmt Lowerer::lowerFusedLoop(const cin::ForallNode& f, const schedule::IndexRela
   result_.entered = resultBefore;
   coords_.erase(bound[0]);
   coords_.erase(bound[1]);
+  coords_.erase(f.var);
   return plan.around(forLoop(fv, interval.lo, interval.hi, block(std::move(body)), plan.schedule));
 }
 

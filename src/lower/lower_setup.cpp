@@ -258,6 +258,22 @@ ir::Expr Lowerer::blockSize() const {
 }
 
 ir::Expr Lowerer::extentOf(const std::string& indexVar) const {
+  // A derived loop's extent follows from its relation (a workspace over it has that size).
+  if (const schedule::IndexRelation* r = scheduled_.relationOf(indexVar)) {
+    auto ceilDiv = [](Expr a, int64_t b) {
+      return binary(BinaryOp::Div, binary(BinaryOp::Add, a, intLit(b - 1)), intLit(b));
+    };
+    switch (r->kind) {
+      case schedule::RelationKind::Split:
+        return r->inner == indexVar ? intLit(r->size) : ceilDiv(extentOf(r->parent), r->size);
+      case schedule::RelationKind::Divide:
+        return r->outer == indexVar ? intLit(r->size) : ceilDiv(extentOf(r->parent), r->size);
+      case schedule::RelationKind::Bound: return intLit(r->size);
+      case schedule::RelationKind::Precompute: return extentOf(r->parent);
+      case schedule::RelationKind::Fuse: return binary(BinaryOp::Mul, extentOf(r->parent), extentOf(r->second));
+      case schedule::RelationKind::Pos: break;  // its operand's entries: known in the loop only
+    }
+  }
   auto it = std::find(abi_.indexVars.begin(), abi_.indexVars.end(), indexVar);
   if (it == abi_.indexVars.end()) {
     auto level = levelVarExtents_.find(indexVar);

@@ -35,7 +35,9 @@ WorkspaceKind kindOf(const TensorVar& w) {
 WorkspaceVars& Lowerer::declareWorkspace(const notation::TensorVarPtr& w, const std::vector<std::string>& indexVars) {
   auto& ws = workspaces_[w.get()];
   if (ws.tensor) return ws;
-  ws.kind = kindOf(*w);
+  // Over a derived loop (a split's inner loop), a workspace is a dense array of the block:
+  // written and read at the loop's coordinate within the block, not listed.
+  ws.kind = scheduled_.isDerived(indexVars.front()) ? WorkspaceKind::DenseArray : kindOf(*w);
   const std::string& indexVar = indexVars.front();
   ws.indexVar = indexVar;
   ws.tensor = std::make_unique<TensorVars>();
@@ -89,10 +91,8 @@ WorkspaceVars& Lowerer::declareWorkspace(const notation::TensorVarPtr& w, const 
     for (const Var& v : {vals, list, ws.mark}) epilogue_.push_back(freeBuffer(v));
     return ws;
   }
-  if (parallelDepth_ > 0) {
-    throw ScheduleError("precompute and parallelize: a " + std::string(ws.kind == WorkspaceKind::Hashed ? "hashed" : "compressed") +
-                        " workspace cannot be inside a parallel loop yet (its arrays grow); use a dense one");
-  }
+  // (Their arrays grow, so the schedule's legality keeps them out of parallel loops.)
+  if (parallelDepth_ > 0) throw CompileError("lowering: a growing workspace inside a parallel loop");
   // Hashed and compressed workspaces grow from a few entries: their memory follows the
   // entries, not the extent.
   ws.listCapacity = makeVar(freshName(w->name + "_list_capacity"), kIndex);
@@ -196,11 +196,9 @@ Stmt Lowerer::storeToWorkspace(const AccessNode& lhs, const nt::Operator* accumu
     case WorkspaceKind::Compressed: {
       // Appended in coordinate order: a coordinate equal to the last one adds to its entry.
       size_t depth = producerDepth_.empty() ? 0 : producerDepth_.back();
+      // (The schedule's legality requires the workspace's loop to be its producer's outermost.)
       if (openLoops_.size() <= depth || scheduled_.rootOf(openLoops_[depth]) != ws.indexVar) {
-        throw ScheduleError("precompute: a compressed workspace is appended in coordinate order, so the loop over '" +
-                            ws.indexVar + "' must be the outermost loop that computes it" +
-                            (openLoops_.size() > depth ? " (it is inside '" + openLoops_[depth] + "')" : "") +
-                            "; use a dense or hashed workspace");
+        throw CompileError("lowering: the compressed workspace " + w.name + " would be appended out of order");
       }
       Expr last = binary(BinaryOp::Sub, count, intLit(1));
       Expr empty = binary(BinaryOp::Eq, count, intLit(0));

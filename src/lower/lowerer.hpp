@@ -239,10 +239,6 @@ class Lowerer {
   ir::Expr storedRows(const PositionLevel& p) const;
   ir::Stmt lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexRelation& r);
   ir::Stmt lowerFusedLoop(const cin::ForallNode& f, const schedule::IndexRelation& r);
-  // The first operand access (not `except`) with a non-dense level indexed by one of `vars`,
-  // and that variable: such an operand cannot be located by a loop that binds `vars`.
-  std::optional<std::pair<const AccessNode*, std::string>> sparseOver(const std::vector<std::string>& vars,
-                                                                      const AccessNode* except) const;
   // result(position) op= value, as the race strategy of the enclosing parallel loop asks.
   ir::Stmt updateResult(const notation::Operator* op, ir::Expr position, ir::Expr value);
   // The position of the current entry of an all-dense result, from the bound coordinates.

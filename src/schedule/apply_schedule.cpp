@@ -50,22 +50,23 @@ void loopsOf(const Stmt& s, std::vector<std::string>& out) {
 }
 
 // Rebuilds s with `fn` applied to the (first) maximal chain of directly nested foralls for
-// which `matches` holds; `done` reports whether one was found.
+// which `matches` holds; `done` reports whether one was found. While `fn` runs, `around` holds
+// the loops that enclose the chain, outermost first.
 Stmt rewriteChain(const Stmt& s, const std::function<bool(const ForallChain&)>& matches,
-                  const std::function<Stmt(const ForallChain&)>& fn, bool& done) {
+                  const std::function<Stmt(const ForallChain&)>& fn, bool& done, std::vector<std::string>& around) {
   if (done) return s;
   switch (s->kind) {
     case StmtKind::Assign: return s;
     case StmtKind::Where: {
       const auto& w = as<WhereNode>(s);
-      Stmt c = rewriteChain(w.consumer, matches, fn, done);
-      Stmt p = rewriteChain(w.producer, matches, fn, done);
+      Stmt c = rewriteChain(w.consumer, matches, fn, done, around);
+      Stmt p = rewriteChain(w.producer, matches, fn, done, around);
       return where(c, p);
     }
     case StmtKind::Sequence: {
       const auto& q = as<SequenceNode>(s);
-      Stmt d = rewriteChain(q.define, matches, fn, done);
-      Stmt m = rewriteChain(q.mutate, matches, fn, done);
+      Stmt d = rewriteChain(q.define, matches, fn, done, around);
+      Stmt m = rewriteChain(q.mutate, matches, fn, done, around);
       return sequence(d, m);
     }
     case StmtKind::Forall: break;
@@ -75,7 +76,16 @@ Stmt rewriteChain(const Stmt& s, const std::function<bool(const ForallChain&)>& 
     done = true;
     return fn(chain);
   }
-  return nestForalls(chain.vars, rewriteChain(chain.body, matches, fn, done));
+  around.insert(around.end(), chain.vars.begin(), chain.vars.end());
+  Stmt body = rewriteChain(chain.body, matches, fn, done, around);
+  around.resize(around.size() - chain.vars.size());
+  return nestForalls(chain.vars, body);
+}
+
+Stmt rewriteChain(const Stmt& s, const std::function<bool(const ForallChain&)>& matches,
+                  const std::function<Stmt(const ForallChain&)>& fn, bool& done) {
+  std::vector<std::string> around;
+  return rewriteChain(s, matches, fn, done, around);
 }
 
 class Scheduler {
@@ -219,11 +229,13 @@ class Scheduler {
            "reduction); only directly nested loops can be reordered");
     }
     for (const auto& r : out_.relations) {
-      if (r.kind == RelationKind::Bound) continue;
+      if (r.kind != RelationKind::Split && r.kind != RelationKind::Divide) continue;
+      // (Either loop may have been bounded since: the bound is the same loop.)
       auto all = loops();
-      auto outer = std::find(all.begin(), all.end(), r.outer), inner = std::find(all.begin(), all.end(), r.inner);
+      auto is = [&](const std::string& var) { return [&, var](const std::string& l) { return out_.loopOf(l) == var; }; };
+      auto outer = std::find_if(all.begin(), all.end(), is(r.outer)), inner = std::find_if(all.begin(), all.end(), is(r.inner));
       if (outer != all.end() && inner != all.end() && inner < outer) {
-        fail("'" + r.inner + "' iterates inside one block of '" + r.outer + "' (" + r.toString() +
+        fail("'" + *inner + "' iterates inside one block of '" + *outer + "' (" + r.toString() +
              "), so it cannot move outside it");
       }
     }
@@ -267,7 +279,15 @@ class Scheduler {
 
   bool hasFixedSize(const std::string& var) const {
     const IndexRelation* r = out_.relationOf(var);
+    if (r && r->kind == RelationKind::Precompute) return hasFixedSize(r->parent);
     return r && ((r->kind == RelationKind::Split && r->inner == var) || r->kind == RelationKind::Bound);
+  }
+
+  // Whether one of `vars` (original index variables) is iterated by `loop`, itself or through
+  // the relations that derive it (a split's loops iterate i, a fused loop i and j).
+  bool iterates(const std::string& loop, const std::vector<std::string>& vars) const {
+    auto bound = out_.boundVariables(loop);
+    return std::any_of(bound.begin(), bound.end(), [&](const std::string& v) { return contains(vars, v); });
   }
 
   void fuse(const Command& c) {
@@ -347,7 +367,8 @@ class Scheduler {
     if (unit == "cpu_thread") {
       tags.unit = ParallelUnit::CpuThread;
     } else if (unit == "cpu_vector") {
-      if (!hasFixedSize(var)) fail("loop '" + var + "' has no fixed size; split it (or bound it) and vectorize the inner loop");
+      // A vectorizer handles a runtime trip count with a remainder loop: any loop that
+      // lowers to one for loop may be vectorized (legality.hpp checks that it does).
       tags.unit = ParallelUnit::CpuVector;
     } else if (gpu) {
       tags.unit = unit == "gpu_block" ? ParallelUnit::GpuBlock : unit == "gpu_warp" ? ParallelUnit::GpuWarp
@@ -478,13 +499,17 @@ class Scheduler {
     if (ivars.size() != wsvars.size()) fail("the loop and workspace variable lists differ in length");
     std::string format = workspaceFormat(c.args.size() == 4 ? word(c, 3) : "dense");
     if (ivars.size() > 1 && format != "d") fail("a hashed or compressed workspace is over one index variable");
+    if (format != "d" && out_.isDerived(ivars.front())) {
+      fail("a workspace over a derived loop ('" + ivars.front() + "') is a dense array of its block; hashed and "
+           "compressed workspaces are over an index variable of the statement");
+    }
     std::set<std::string> used;
     for (size_t k = 0; k < wsvars.size(); ++k) {
       if (wsvars[k] != ivars[k]) requireFresh(wsvars[k]);
       if (!used.insert(wsvars[k]).second) fail("workspace variable '" + wsvars[k] + "' is named twice");
     }
     bool done = false;
-    std::string problem;
+    std::vector<std::string> around;
     out_.stmt = rewriteChain(
         out_.stmt,
         [&](const ForallChain& chain) {
@@ -492,7 +517,8 @@ class Scheduler {
           std::vector<nt::Expr> path;
           return findPath(as<AssignNode>(chain.body).rhs, text, path);
         },
-        [&](const ForallChain& chain) { return precomputeIn(chain, text, ivars, wsvars, format); }, done);
+        [&](const ForallChain& chain) { return precomputeIn(chain, around, text, ivars, wsvars, format); }, done,
+        around);
     if (!done) {
       std::string candidates;
       forEachAssignment(out_.stmt, [&](const AssignNode& a) {
@@ -515,7 +541,9 @@ class Scheduler {
     fail("unknown workspace format '" + name + "' (expected dense, hashed or compressed)");
   }
 
-  Stmt precomputeIn(const ForallChain& chain, const std::string& text, const std::vector<std::string>& ivars,
+  // `around`: the loops that enclose the chain.
+  Stmt precomputeIn(const ForallChain& chain, const std::vector<std::string>& around, const std::string& text,
+                    const std::vector<std::string>& ivars,
                     const std::vector<std::string>& wsvars, const std::string& format) {
     const auto& a = as<AssignNode>(chain.body);
     std::vector<nt::Expr> path;
@@ -526,19 +554,22 @@ class Scheduler {
     }
     std::vector<std::string> eVars = nt::indexVariables(e);
     for (const auto& v : ivars) {
-      if (!contains(eVars, v)) fail("the expression does not use '" + v + "'");
+      if (!iterates(v, eVars)) fail("the expression does not use '" + v + "' (nor a variable it is derived from)");
     }
     auto workspace = nt::makeTensorVar("ws" + std::to_string(workspaces_++),
                                        ivars.empty() ? Format({}, {}) : Format::parse(format == "d" ? std::string(ivars.size(), 'd') : format),
                                        e->type, DType::Int64, true);
     auto wConsumer = nt::access(workspace, ivars);
     nt::Expr consumerRhs = replaceAlong(path, 0, wConsumer);
+    // (Workspace variables may be derived loops: the consumer then iterates what they bind.)
     std::vector<std::string> consumerVars = a.lhs->indices;
-    for (const auto& v : nt::indexVariables(consumerRhs)) consumerVars.push_back(v);
+    for (const auto& v : nt::indexVariables(consumerRhs)) {
+      for (const auto& b : out_.boundVariables(v)) consumerVars.push_back(b);
+    }
     std::vector<std::string> outer, producerLoops;
     for (const auto& v : chain.vars) {
       if (contains(ivars, v)) producerLoops.push_back(v);
-      else if (contains(eVars, v) && !contains(consumerVars, v)) producerLoops.push_back(v);
+      else if (iterates(v, eVars) && !iterates(v, consumerVars)) producerLoops.push_back(v);
       else outer.push_back(v);
     }
     std::vector<std::string> reduced;  // loops that move from the consumer into the producer
@@ -553,16 +584,28 @@ class Scheduler {
       }
     }
     std::map<std::string, std::string> rename;
-    for (size_t k = 0; k < ivars.size(); ++k) rename[ivars[k]] = wsvars[k];
+    for (size_t k = 0; k < ivars.size(); ++k) {
+      rename[ivars[k]] = wsvars[k];
+      // A derived loop renamed for the producer iterates as the consumer's does: the
+      // accesses name the original variables it binds, so only the loop is renamed.
+      if (wsvars[k] != ivars[k] && out_.isDerived(ivars[k])) {
+        IndexRelation r;
+        r.kind = RelationKind::Precompute;
+        r.parent = ivars[k];
+        r.bounded = wsvars[k];
+        out_.relations.push_back(r);
+      }
+    }
     std::vector<std::string> producerNames;
     for (const auto& v : producerLoops) producerNames.push_back(rename.count(v) ? rename.at(v) : v);
     auto wProducer = nt::access(workspace, wsvars);
     Stmt producer = nestForalls(producerNames, assign(wProducer, renameIndices(e, rename),
                                                       reduced.empty() ? nullptr : a.accumulate));
-    // The consumer writes each result entry once when no reduction loop is left around it.
-    auto inResult = [&](const std::string& v) { return contains(a.lhs->indices, v); };
+    // The consumer writes each result entry once when no reduction loop is left around it
+    // (in the chain, or enclosing it: an earlier precompute may have left one outside).
+    auto inResult = [&](const std::string& v) { return iterates(v, a.lhs->indices); };
     bool once = !reduced.empty() && std::all_of(outer.begin(), outer.end(), inResult) &&
-                std::all_of(ivars.begin(), ivars.end(), inResult);
+                std::all_of(around.begin(), around.end(), inResult) && std::all_of(ivars.begin(), ivars.end(), inResult);
     // The consumer's loops nest as they did in the statement (a result is appended in order).
     std::vector<std::string> consumerLoops;
     for (const auto& v : chain.vars) {

@@ -1,8 +1,9 @@
 // Applies a schedule's commands, in order, to a concrete statement (taco-core.md §5). Each
 // command checks its preconditions and throws ScheduleError naming the command and the
 // condition that failed; a schedule that applies never changes what the statement computes.
-// Conditions that need iteration lattices (what a loop coiterates, races in the generated
-// code) are checked by the lowerer when it meets the tagged loop.
+// Conditions that depend on the statement the commands make together (what a loop iterates
+// in the final loop order, races, where temporaries live) are checked before lowering, on the
+// whole scheduled statement (legality.hpp).
 #pragma once
 #include "schedule/schedule.hpp"
 #include "schedule/scheduled_statement.hpp"

@@ -10,6 +10,7 @@ std::string IndexRelation::toString() const {
       return parent + " →bound(" + std::to_string(size) + (exact ? ",max_exact) " : ",max_constraint) ") + bounded;
     case RelationKind::Fuse: return parent + " " + second + " →fuse " + bounded;
     case RelationKind::Pos: return parent + " →pos(" + access + ") " + bounded;
+    case RelationKind::Precompute: return parent + " →precompute " + bounded;
   }
   return "?";
 }
@@ -56,6 +57,22 @@ const IndexRelation* ScheduledStatement::relationOf(const std::string& var) cons
     if (r.outer == var || r.inner == var || r.bounded == var) return &r;
   }
   return nullptr;
+}
+
+std::string ScheduledStatement::loopOf(const std::string& var) const {
+  std::string v = var;
+  for (const IndexRelation* r = relationOf(v); r && (r->kind == RelationKind::Bound || r->kind == RelationKind::Precompute);
+       r = relationOf(v)) {
+    v = r->parent;
+  }
+  return v;
+}
+
+const IndexRelation* ScheduledStatement::blocksOf(const std::string& var) const {
+  std::string v = loopOf(var);
+  const IndexRelation* r = relationOf(v);
+  bool blocks = r && (r->kind == RelationKind::Split || r->kind == RelationKind::Divide) && r->outer == v;
+  return blocks ? r : nullptr;
 }
 
 std::string ScheduledStatement::rootOf(const std::string& var) const {

@@ -20,13 +20,16 @@ enum class RelationKind {
   Bound,   // parent -> bounded: the same loop, with its extent known at compile time
   Fuse,    // parent, second -> fused: the two nested loops as one
   Pos,     // parent -> positions: the stored positions of `access`'s level for parent
+  // parent -> bounded: the same loop as the derived loop `parent`, under the name a
+  // workspace's producer gives it (precompute over a split's inner loop, renamed)
+  Precompute,
 };
 
 struct IndexRelation {
   RelationKind kind = RelationKind::Split;
   std::string parent;
   std::string outer, inner;  // Split/Divide
-  std::string bounded;       // Bound, Fuse, Pos: the new variable
+  std::string bounded;       // Bound, Fuse, Pos, Precompute: the new variable
   int64_t size = 0;          // Split: block size; Divide: parts; Bound: the bound
   bool exact = false;        // Bound: the extent equals `size` (else it is at most `size`)
   std::string second;        // Fuse: the inner of the two fused loops
@@ -61,11 +64,21 @@ struct ScheduledStatement {
 
   // The relation that produced `var`, if it is derived.
   const IndexRelation* relationOf(const std::string& var) const;
+  // The loop `var` is, seen through bounds and precomputed copies (which rename a loop, with
+  // a known extent or for a workspace's producer, without changing what it iterates): the
+  // outer loop of a split for a bound of it.
+  std::string loopOf(const std::string& var) const;
+  // The split or divide whose outer loop `var` is (through bounds and copies), if any: such a
+  // loop enumerates blocks.
+  const IndexRelation* blocksOf(const std::string& var) const;
   // The variable whose coordinates a (chain of) derived variable(s) iterates: the original
   // index variable of a split or bound; a fused or position variable is its own space.
   std::string rootOf(const std::string& var) const;
   // The original index variables a loop binds (i for a split of i; i and j for a fusion).
   std::vector<std::string> boundVariables(const std::string& var) const;
+  // Whether `var` is derived by a relation (a split's loops, a bound, a fused or position
+  // loop, a precomputed copy), not an index variable of the statement's accesses.
+  bool isDerived(const std::string& var) const { return relationOf(var) != nullptr; }
   const LoopTags* tagsOf(const std::string& var) const;
   // The statement, then " : " and each relation, then each tagged loop.
   std::string toString() const;
