@@ -190,3 +190,31 @@ def test_out_reuse_with_changed_operand_is_refused():
     """)
     lines = run_cases([("out", code)])
     assert lines["out"].startswith("FormatError: tensor A:"), lines["out"]
+
+
+@pytest.mark.parametrize("engine", ["llvm", "c"])
+@pytest.mark.parametrize("index_dtype", ["int32", "int64"])
+def test_row_checked_before_its_loop(engine, index_dtype):
+    # CSR SpMV's row loop checks the row's largest coordinate first and then runs unclamped
+    # (ir/guard_coordinates.cpp, checkedBeforeLoop). A coordinate at the last column is in
+    # range; one at the extent, in the last row only, sends that row down the guarded loop,
+    # which reports it, whatever the rows before it held.
+    import numpy as np
+    import scipy.sparse as sp
+
+    import coiter as ct
+
+    n = 300
+    M = sp.random_array((n, n), density=0.05, format="csr", random_state=7, dtype=np.float64)
+    M.indices = M.indices.astype(index_dtype)
+    M.indptr = M.indptr.astype(index_dtype)
+    M.indices[M.indptr[n - 2]] = n - 1  # the last column: in range
+    M.sort_indices()
+    x = np.arange(n, dtype=np.float64)
+    A = ct.asarray(M, name="A")
+    y = ct.evaluate("y(i) = A(i,j) * x(j)", A=A, x=x, engine=engine)
+    np.testing.assert_allclose(y.to_numpy(), M @ x)
+    assert A.levels[1].crd.dtype == index_dtype
+    A.levels[1].crd[int(M.indptr[n - 1])] = n  # the last row, after the check at wrapping
+    with pytest.raises(ct.FormatError, match=rf"crd\[{int(M.indptr[n - 1])}\] = {n} is outside \[0, {n}\)"):
+        ct.evaluate("y(i) = A(i,j) * x(j)", A=A, x=x, engine=engine)
