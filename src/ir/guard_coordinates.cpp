@@ -35,7 +35,7 @@ bool sameExpr(const Expr& a, const Expr& b) {
       const auto &x = as<SelectNode>(a), &y = as<SelectNode>(b);
       return sameExpr(x.cond, y.cond) && sameExpr(x.a, y.a) && sameExpr(x.b, y.b);
     }
-    case ExprKind::ThreadId: case ExprKind::NumThreads: return true;
+    case ExprKind::ThreadId: case ExprKind::NumThreads: case ExprKind::InterruptRequested: return true;
   }
   return false;
 }
