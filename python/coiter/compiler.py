@@ -5,13 +5,16 @@ import math
 
 import numpy as np
 
-from . import _core
+from . import _core, cuda
+from .conversion import as_tensor
 from .dtypes import value_dtype
-from .errors import CompileError, ScheduleError, ShapeError, SignatureError
+from .errors import CompileError, ShapeError, SignatureError
 from .formats import Format, as_format, compressed, is_all_dense
-from .scipy_interop import SCIPY_IN_PLACE, from_scipy
-from .tensor import Tensor
 from .notation import Access, Assignment, Binary, Literal, Negate, Reduction, accesses, map_tensors
+from .parser import parse
+from .schedule import schedule_text as text_of
+from .scipy_interop import SCIPY_IN_PLACE
+from .tensor import Tensor
 
 logger = logging.getLogger("coiter")
 
@@ -45,34 +48,18 @@ class TensorSpec:
         return f"TensorSpec({self.name!r}, {self.format}, {self.dtype})"
 
 
-def _core_expr(expr, var_of):
+def core_expression(expr, var_of):
     if isinstance(expr, Access):
         return _core.access(var_of(expr.tensor), [v.name for v in expr.indices])
     if isinstance(expr, Literal):
         return _core.literal(expr.value)
     if isinstance(expr, Negate):
-        return _core.negate(_core_expr(expr.a, var_of))
+        return _core.negate(core_expression(expr.a, var_of))
     if isinstance(expr, Binary):
-        return _core.binary(expr.op, _core_expr(expr.a, var_of), _core_expr(expr.b, var_of))
+        return _core.binary(expr.op, core_expression(expr.a, var_of), core_expression(expr.b, var_of))
     if isinstance(expr, Reduction):
-        return _core.reduce(expr.op, expr.var.name, _core_expr(expr.body, var_of))
+        return _core.reduce(expr.op, expr.var.name, core_expression(expr.body, var_of))
     raise TypeError(f"not an index expression: {expr!r}")
-
-
-def as_tensor(value, name=None):
-    """``value`` if it is a coiter tensor, else ``ct.asarray(value, name=name)``: an operand
-    of the kernel call being made (nothing runs between this and the call)."""
-    if isinstance(value, Tensor):
-        return value
-    if type(value) is np.ndarray:
-        try:  # read in place, as asarray would, without its Python
-            return Tensor(_core.wrap_dense(value), name)
-        except SignatureError:
-            pass  # it needs converting: asarray does it, or says why it cannot
-    elif isinstance(value, SCIPY_IN_PLACE):
-        return from_scipy(value, name=name, for_kernel_call=True)  # what asarray calls
-    from .creation import asarray
-    return asarray(value, name=name)
 
 
 def _assembled_spec(spec):
@@ -113,7 +100,6 @@ class Kernel:
         if target not in ("cpu", "cuda"):
             raise CompileError(f"unknown target {target!r} (expected 'cpu' or 'cuda')")
         if target == "cuda":
-            from . import cuda
             cuda.prepare()
         self._engine = engine or ("cuda" if target == "cuda" else default_engine())
         self._schedule = schedule
@@ -157,8 +143,8 @@ class Kernel:
                     cache[spec.name] = _core.TensorVar(spec.name, spec.format, spec.dtype.name, index)
                 return cache[spec.name]
 
-            lhs = _core_expr(self._assignment.lhs, var_of)
-            rhs = _core_expr(self._assignment.rhs, var_of)
+            lhs = core_expression(self._assignment.lhs, var_of)
+            rhs = core_expression(self._assignment.rhs, var_of)
             statement = _core.assignment(lhs, rhs, self._assignment.accumulate)
             try:
                 core = _core.compile(statement, engine=self._engine, schedule=self._schedule,
@@ -408,15 +394,12 @@ def compile(stmt, formats=None, dtype=np.float64, dtypes=None, index_dtype=None,
     definition's tensors: ``kern()`` recomputes ``y``; it is also the kernel that computes
     ``y`` when its data is needed, so the definition is not compiled again).
     """
-    from .schedule import schedule_text as text_of
-    from .tensor import Tensor
     if schedule is None and isinstance(stmt, Tensor):
         schedule = stmt._schedule
     schedule_text = text_of(schedule)
     if isinstance(stmt, Tensor):
         stmt._kernel = _compile_definition(stmt, index_dtype, schedule_text, target, engine)
         return stmt._kernel
-    from .parser import parse
     assignment, refs = parse(stmt) if isinstance(stmt, str) else stmt
     formats = dict(formats or {})
     dtypes = dict(dtypes or {})
@@ -447,14 +430,3 @@ def _log_cache_warnings():
     for message in _core.take_cache_warnings():
         logger.warning("coiter: %s", message)
 
-
-def cache_info():
-    """Kernel cache statistics: hits, misses, disk_hits, compiles, compile_seconds, entries."""
-    return _core.cache_info()
-
-
-def clear_cache(disk=False):
-    """Forget compiled kernels held in memory (and on disk with ``disk=True``)."""
-    from .evaluate import forget_chosen_kernels
-    forget_chosen_kernels()
-    _core.clear_cache(disk)

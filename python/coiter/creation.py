@@ -1,72 +1,19 @@
-"""Creating tensors: from NumPy, SciPy, Python data, coordinates or at random (API.md §2)."""
+"""Creating tensors from data (API.md §2): dense arrays and Python data, coordinates, zeros,
+random entries. ``ct.asarray``, which takes any object, dispatches here (conversion.py)."""
 import math
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import _core
 from .dtypes import value_dtype
 from .errors import ShapeError
 from .formats import as_format, is_all_dense
-from .scipy_interop import from_scipy
 from .tensor import Tensor, pack
 
 
-def asarray(obj, format=None, dtype=None, copy=None, name=None):
-    """Convert ``obj`` to a :class:`Tensor`.
-
-    Parameters
-    ----------
-    obj : numpy.ndarray, scipy sparse array or matrix (any format), pydata/sparse COO or GCXS,
-        pandas DataFrame or Series (sparse ones keep their sparsity), scalar, nested list or
-        Tensor
-    format : Format, str or None
-        Target format; by default NumPy input becomes dense and SciPy input keeps its own
-        format (csr, csc, coo, bcsr for bsr, dia).
-    dtype : dtype or None
-        Value dtype; by default the input's.
-    copy : bool or None
-        ``True`` always copies; ``False`` raises ``ValueError`` when a copy is needed;
-        ``None`` copies only when needed. C-contiguous NumPy arrays into dense tensors and
-        canonical SciPy CSR/CSC/BSR into their own format are wrapped without copying.
-    name : str or None
-        The tensor's name, used in error messages and as a kernel input name.
-    """
-    if isinstance(obj, Tensor):
-        return _convert_tensor(obj, format, dtype, copy, name)
-    if sp.issparse(obj):
-        return from_scipy(obj, format, dtype, copy, name)
-    from .interop_pandas import from_pandas, is_pandas
-    from .interop_pydata import from_pydata, is_pydata
-    if is_pydata(obj):
-        if copy is False:
-            raise ValueError("copy=False: a pydata/sparse array is converted, not wrapped")
-        return from_pydata(obj, format, dtype, name)
-    if is_pandas(obj):
-        return from_pandas(obj, format, dtype, copy, name)
-    return _from_dense(obj, format, dtype, copy, name)
-
-
-def _convert_tensor(tensor, format, dtype, copy, name):
-    fmt = tensor.format if format is None else as_format(format, tensor.ndim)
-    dtype = tensor.dtype if dtype is None else value_dtype(dtype)
-    same = fmt == tensor.format and dtype == tensor.dtype
-    if same and not copy:
-        return tensor if name is None or name == tensor.name else Tensor(tensor._storage, name)
-    if copy is False:
-        raise ValueError(f"copy=False, but converting {tensor.format}/{tensor.dtype} to "
-                         f"{fmt}/{dtype} needs a copy")
-    result = tensor.asformat(fmt)
-    if result is tensor:
-        result = tensor.copy()
-    if dtype != tensor.dtype:
-        coords, values = result.coords()
-        result = from_coords(coords, values.astype(dtype), tensor.shape, fmt)
-    result.name = name or tensor.name
-    return result
-
-
-def _from_dense(obj, format, dtype, copy, name):
+def from_dense(obj, format, dtype, copy, name):
+    """A tensor holding a NumPy array, or what ``np.asarray`` makes of ``obj`` (nested lists,
+    scalars); the arguments are ``ct.asarray``'s."""
     source = obj if isinstance(obj, np.ndarray) else np.asarray(obj)
     what = f"tensor {name!r}" if name else "input array"
     target_dtype = value_dtype(source.dtype if dtype is None else dtype, what)
@@ -80,7 +27,7 @@ def _from_dense(obj, format, dtype, copy, name):
                              f"to {target_dtype}, or not C-contiguous)")
         array = np.array(array, dtype=target_dtype, order="C", copy=True) if (
             copy or needs_copy) else array
-        return _wrap_dense(array, fmt, name)
+        return wrap_dense(array, fmt, name)
     if copy is False:
         raise ValueError(f"copy=False, but storing {what} in format {fmt} needs a copy")
     array = source.astype(target_dtype, copy=False)
@@ -88,7 +35,7 @@ def _from_dense(obj, format, dtype, copy, name):
     return pack(fmt, array.shape, coords, array[coords], True, name)
 
 
-def _wrap_dense(array, fmt, name):
+def wrap_dense(array, fmt, name):
     # `array` is C-contiguous, native and of a supported dtype (the caller converted it).
     return Tensor(_core.wrap_dense(array, fmt), name)
 
@@ -108,7 +55,7 @@ def from_coords(coords, values, shape, format="coo", sum_duplicates=True, dtype=
         Sum entries with equal coordinates (default). When False, duplicates are kept if
         the format can hold them (COO) and rejected otherwise.
     """
-    shape = _checked_shape(shape)
+    shape = checked_shape(shape)
     order = len(shape)
     coords = np.asarray(coords)
     if coords.size == 0:
@@ -130,12 +77,12 @@ def from_coords(coords, values, shape, format="coo", sum_duplicates=True, dtype=
 
 def zeros(shape, format="dense", dtype=np.float64, name=None):
     """A tensor of zeros; sparse formats store nothing."""
-    shape = _checked_shape(shape)
+    shape = checked_shape(shape)
     dtype = value_dtype(dtype)
     fmt = as_format(format, len(shape))
     if is_all_dense(fmt):
         _core.check_dense_array(shape, dtype.name, f"zeros of shape {shape}")
-        return _wrap_dense(np.zeros(shape, dtype=dtype), fmt, name)
+        return wrap_dense(np.zeros(shape, dtype=dtype), fmt, name)
     empty = np.zeros(0, dtype=np.int32)
     return pack(fmt, shape, [empty] * len(shape), np.zeros(0, dtype=dtype), True, name)
 
@@ -146,7 +93,7 @@ def random(shape, density, format="csr", dtype=np.float64, seed=None, name=None)
     Values are uniform in [0, 1) for floating dtypes (real and imaginary parts for complex),
     integers in 1..9 for integer dtypes, and True for bool.
     """
-    shape = _checked_shape(shape)
+    shape = checked_shape(shape)
     if not 0.0 <= float(density) <= 1.0:
         raise ValueError(f"density must lie in [0, 1], got {density}")
     dtype = value_dtype(dtype)
@@ -180,7 +127,8 @@ def _random_values(rng, count, dtype):
     return rng.random(count).astype(dtype)
 
 
-def _checked_shape(shape):
+def checked_shape(shape):
+    """``shape`` (an extent or a sequence of them) as a tuple of ints, or ShapeError."""
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     for m, extent in enumerate(shape):
         if not isinstance(extent, (int, np.integer)) or not 0 <= extent < 2**63:

@@ -35,6 +35,11 @@ class DeviceError(CoiterError, RuntimeError):
     missing, device memory exhausted, a failed launch)."""
 
 
+class OutOfRange(ShapeError, IndexError):
+    """An index outside a mode's extent: an IndexError as NumPy raises (so iteration by
+    ``T[k]`` stops), and a ShapeError as coiter's element reads always raised."""
+
+
 class ParseError(CoiterError, ValueError):
     """A malformed expression string or file.
 

@@ -6,10 +6,12 @@ from collections import OrderedDict
 import numpy as np
 
 from . import _core
-from .compiler import (_core_expr, as_tensor, compile as compile_kernel, loop_order_formats,
-                       with_reordered_operands)
+from .compiler import compile as compile_kernel
+from .compiler import core_expression, loop_order_formats, with_reordered_operands
+from .conversion import as_tensor
+from .creation import from_coords
+from .errors import CompileError, ParseError, ShapeError
 from .format_inference import check_dense_size, infer_result_format
-from .errors import CompileError, ParseError
 from .formats import as_format, is_all_dense
 from .notation import Access, Assignment, IndexVar, accesses, check_extents, map_tensors
 from .parser import TensorRef, parse
@@ -21,7 +23,7 @@ logger = logging.getLogger("coiter")
 # result's format and dtype and building the compiler's expression cost several times the call
 # of a small kernel (SpAdd of two 1,000-row CSR matrices: 0.9 ms a call of ct.evaluate against
 # 0.08 ms a call of the kernel, SciPy 0.2 ms); the compiler's own cache still holds the kernels.
-# Least recently used first; cleared with the compiler's (ct.clear_cache).
+# Least recently used first; cleared with the compiler's (ct.clear_cache, kernel_cache.py).
 _CHOSEN_KERNELS_KEPT = 256
 _chosen_kernels = OrderedDict()
 
@@ -33,10 +35,8 @@ def _parsed(statement):
 
 
 def forget_chosen_kernels():
-    """Empty ct.evaluate's table of kernels, and the array operators' (ct.clear_cache calls it)."""
-    from .operators import forget_kernels
+    """Empty ct.evaluate's table of kernels (ct.clear_cache calls it)."""
     _chosen_kernels.clear()
-    forget_kernels()
 
 
 def _choice_key(statement, operands, out_format, dtype, engine, schedule, target="cpu"):
@@ -64,7 +64,7 @@ def _result_dtype(assignment, tensors):
     def var_of(tensor):
         t = tensors[tensor.name]
         return _core.TensorVar(tensor.name, t.format, t.dtype.name, "int64")
-    return np.dtype(_core_expr(assignment.rhs, var_of).dtype)
+    return np.dtype(core_expression(assignment.rhs, var_of).dtype)
 
 
 def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None, target="cpu", **tensors):
@@ -93,7 +93,6 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
     operands = {name: as_tensor(tensors[name], name) for name in names}
     for name, ref in refs.items():
         if name != result_name and operands[name].ndim != ref.order:
-            from .errors import ShapeError
             raise ShapeError(f"tensor {name} has {operands[name].ndim} modes but is indexed with "
                              f"{ref.order} indices in {statement!r}")
     check_extents(accesses(assignment.rhs), lambda ref: operands[ref.name].shape)
@@ -103,7 +102,7 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
     except TypeError:
         key = chosen = None
     if chosen is None:
-        chosen = _choose_kernel(assignment, refs, operands, out_format, dtype, engine, schedule, target)
+        chosen = choose_kernel(assignment, refs, operands, out_format, dtype, engine, schedule, target)
         if key is not None and chosen[3] is None:
             _chosen_kernels[key] = chosen
             if len(_chosen_kernels) > _CHOSEN_KERNELS_KEPT:
@@ -122,7 +121,7 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
     return result
 
 
-def _choose_kernel(assignment, refs, operands, out_format, dtype, engine, schedule, target="cpu"):
+def choose_kernel(assignment, refs, operands, out_format, dtype, engine, schedule, target="cpu"):
     """(kernel, result format, result dtype, None or the operands to pass instead: some
     converted to another mode order, repeated ones under names of their own)."""
     result_name = assignment.lhs.tensor.name
@@ -207,7 +206,6 @@ def _subscripts(spec, operands):
             ellipsis_rank = max(ellipsis_rank, rank)
             text = text.replace("...", "".join(free[ellipsis_rank - rank:ellipsis_rank]))
         if len(text) != op.ndim:
-            from .errors import ShapeError
             raise ShapeError(f"einsum: subscripts {text!r} for an operand with {op.ndim} dimensions")
         expanded.append(text)
     ellipsis = "".join(free[:ellipsis_rank])
@@ -224,7 +222,6 @@ def _subscripts(spec, operands):
 def _diagonal(tensor, subscripts):
     """Take the generalized diagonal of an operand whose subscripts repeat an index, so
     every operand has distinct indices; returns (tensor, subscripts)."""
-    from .creation import from_coords
     if len(set(subscripts)) == len(subscripts):
         return tensor, subscripts
     unique = "".join(dict.fromkeys(subscripts))

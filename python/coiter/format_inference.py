@@ -3,25 +3,17 @@ import math
 
 import numpy as np
 
+from .config import config
 from .errors import ShapeError
 from .formats import as_format
 from .notation import Access, Binary, Literal, Negate, Reduction, accesses
-
-
-class _Config:
-    """Global settings (``ct.config``)."""
-
-    max_dense_bytes = 4 << 30
-
-
-config = _Config()
 
 
 def _is_sparse(fmt):
     return any(level.name != "dense" for level in fmt.levels)
 
 
-def _assemblable(fmt):
+def assemblable(fmt):
     """Whether the compiler can build a result in this format: dense levels, then compressed,
     singleton or hashed levels, then dense levels (DIA, ELL and BCSR results are not
     assembled yet, nor a compressed level below a dense one below a compressed one)."""
@@ -85,7 +77,7 @@ def infer_result_format(result_indices, rhs, format_of):
     formats = {format_of(a.tensor) for a in carrying}
     if len(formats) == 1:
         (fmt,) = formats
-        if fmt.order == order and _assemblable(fmt):
+        if fmt.order == order and assemblable(fmt):
             return fmt
     if order == 1:
         return as_format("s", 1)
@@ -110,3 +102,16 @@ def check_dense_size(shape, dtype, name):
         raise ShapeError(f"the dense result {name} of shape {tuple(shape)} would need {nbytes} bytes, "
                          f"more than ct.config.max_dense_bytes ({config.max_dense_bytes}); pass "
                          "out_format= with a sparse format, or out_format=\"dense\" to compute it anyway")
+
+
+def default_sparse_format(order, like=None):
+    """A sparse format of ``order`` modes for a result built from entries: ``like`` when it has
+    that order and can be assembled, else COO when ``like`` is COO, compressed for a vector, CSR
+    for a matrix, CSF beyond."""
+    if like is not None and like.order == order and assemblable(like):
+        return like
+    if order == 0:
+        return as_format("dense", 0)
+    if like is not None and like == as_format("coo", like.order) and order >= 2:
+        return as_format("coo", order)
+    return as_format({1: "s", 2: "csr"}.get(order, "csf"), order)

@@ -74,3 +74,30 @@ def is_all_dense(fmt):
     (Remembered per format: the array operators ask it of every operand.)"""
     return (fmt.name is None and all(level.name == "dense" for level in fmt.levels)
             and tuple(fmt.mode_order) == tuple(sorted(fmt.mode_order)))
+
+
+def format_state(fmt):
+    """A picklable description of a format: its text when that reads back as the same format,
+    else its levels (name and properties that differ from the level type's defaults) and mode
+    order. (Formats are C++ objects without pickle support.)"""
+    text = str(fmt)
+    try:
+        if as_format(text, fmt.order) == fmt:
+            return text
+    except ValueError:
+        pass  # no text form (levels with properties): described level by level below
+    levels = []
+    for level in fmt.levels:
+        default = getattr(_core, level.name)
+        changed = {k: v for k, v in level.properties.items() if k in ("ordered", "unique")
+                   and v != default.properties[k]}
+        levels.append((level.name, changed))
+    return (levels, tuple(fmt.mode_order), fmt.order)
+
+
+def format_from_state(state):
+    if isinstance(state, str):
+        return state
+    levels, mode_order, _ = state
+    built = [getattr(_core, name)(**changed) if changed else getattr(_core, name) for name, changed in levels]
+    return _core.Format(built, list(mode_order))

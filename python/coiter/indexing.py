@@ -9,20 +9,17 @@ first index selects rows of a CSR-like tensor (dense first level over mode 0).
 """
 import numpy as np
 
-from .errors import ShapeError
+from .conversion import asarray
+from .errors import OutOfRange
+from .format_inference import default_sparse_format
 from .formats import is_all_dense
-
-
-class OutOfRange(ShapeError, IndexError):
-    """An index outside a mode's extent: an IndexError as NumPy raises (so iteration by
-    ``T[k]`` stops), and a ShapeError as coiter's element reads always raised."""
+from .tensor import canonical, pack
 
 
 def getitem(tensor, key):
     key = key if isinstance(key, tuple) else (key,)
     modes = _expand(key, tensor.shape)
     if is_all_dense(tensor.format):
-        from .creation import asarray
         result = np.asarray(tensor)[tuple(k for _, k in modes)]
         return result if np.ndim(result) == 0 else asarray(result)
     return _sparse(tensor, modes)
@@ -78,9 +75,6 @@ def _expand(key, shape):
 
 
 def _sparse(tensor, modes):
-    from .elementwise import canonical
-    from .operators import default_sparse_format
-    from .tensor import pack
     tensor = canonical(tensor)
     coords, values, first_done = _entries(tensor, modes)
     keep = np.ones(len(values), dtype=bool)

@@ -7,7 +7,9 @@ maps to coiter's unstored entries.
 """
 import numpy as np
 
+from .creation import from_coords, from_dense
 from .errors import FormatError
+from .scipy_interop import from_scipy
 
 
 def is_pandas(obj):
@@ -17,26 +19,24 @@ def is_pandas(obj):
 
 def from_pandas(obj, format=None, dtype=None, copy=None, name=None):
     import pandas as pd
-    from .creation import asarray
     if isinstance(obj, pd.Series):
         if isinstance(obj.dtype, pd.SparseDtype):
             _check_fill(obj.dtype)
             values = obj.array
             index = np.asarray(values.sp_index.indices)
-            from .creation import from_coords
             return from_coords(index.reshape(-1, 1), np.asarray(values.sp_values), (len(obj),),
                                format=format or "s", dtype=dtype, name=name)
-        return asarray(obj.to_numpy(), format=format, dtype=dtype, copy=copy, name=name)
+        return from_dense(obj.to_numpy(), format, dtype, copy, name)
     if isinstance(obj, pd.DataFrame):
         kinds = [isinstance(d, pd.SparseDtype) for d in obj.dtypes]
         if kinds and all(kinds):
             for d in obj.dtypes:
                 _check_fill(d)
-            return asarray(obj.sparse.to_coo(), format=format, dtype=dtype, name=name)
+            return from_scipy(obj.sparse.to_coo(), format, dtype, name=name)
         if any(kinds):
             raise FormatError("a DataFrame with both sparse and dense columns: convert it with "
                               "df.astype(pd.SparseDtype(...)) or df.sparse.to_dense() first")
-        return asarray(obj.to_numpy(), format=format, dtype=dtype, copy=copy, name=name)
+        return from_dense(obj.to_numpy(), format, dtype, copy, name)
     raise TypeError(f"cannot convert {type(obj).__name__} to a tensor")
 
 

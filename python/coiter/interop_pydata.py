@@ -8,7 +8,10 @@ here imports it until used. A fill value other than zero has no coiter equivalen
 """
 import numpy as np
 
+from .creation import from_coords
 from .errors import FormatError
+from .scipy_interop import from_scipy
+from .tensor import canonical
 
 
 def is_pydata(obj):
@@ -17,7 +20,6 @@ def is_pydata(obj):
 
 
 def from_pydata(array, format=None, dtype=None, name=None):
-    from .creation import asarray, from_coords
     fill = array.fill_value
     if not (fill == 0 or (np.ndim(fill) == 0 and not bool(fill))):
         raise FormatError(f"pydata/sparse array with fill value {fill!r}: coiter tensors are zero "
@@ -27,7 +29,7 @@ def from_pydata(array, format=None, dtype=None, name=None):
         axis = tuple(array.compressed_axes)
         scipy_matrix = array.to_scipy_sparse()  # shares indptr, indices and data
         if axis in ((0,), (1,)) and scipy_matrix.has_canonical_format:
-            return asarray(scipy_matrix, name=name)
+            return from_scipy(scipy_matrix, name=name)
     coo = array if kind == "COO" else array.tocoo()
     coords = np.asarray(coo.coords).T
     fmt = format if format is not None else ("coo" if array.ndim >= 2 else "s")
@@ -37,7 +39,6 @@ def from_pydata(array, format=None, dtype=None, name=None):
 
 def to_pydata(tensor, kind="coo"):
     import sparse
-    from .elementwise import canonical
     if kind == "gcxs":
         fmt = tensor.format
         if tensor.ndim == 2 and fmt.name is None and [lv.name for lv in fmt.levels] == ["dense", "compressed"]:

@@ -5,6 +5,7 @@ return NumPy arrays, as LinearOperator expects."""
 import numpy as np
 
 from .errors import ShapeError
+from .evaluate import evaluate
 
 
 def _operand(tensor, x, rows, what):
@@ -25,7 +26,6 @@ _PRODUCTS = {(False, 1): "y(i) = A(i,j) * x(j)", (False, 2): "y(i,k) = A(i,j) * 
 
 
 def _apply(matrix, x, transposed=False):
-    from .evaluate import evaluate
     column = x.ndim == 2 and x.shape[1] == 1  # LinearOperator's column vectors
     operand = x.reshape(-1) if column else x
     y = evaluate(_PRODUCTS[transposed, operand.ndim], A=matrix.evaluate(), x=operand,

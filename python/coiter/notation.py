@@ -5,7 +5,7 @@ import numbers
 
 import numpy as np
 
-from .errors import ShapeError
+from .errors import CompileError, ShapeError
 
 
 class IndexVar:
@@ -187,7 +187,6 @@ MAX_DEPTH = 100
 
 def check_depth(expr, what):
     """CompileError when ``expr`` nests deeper than MAX_DEPTH; iterative, so any depth."""
-    from .errors import CompileError
     stack, deepest = [(expr, 1)], 0
     while stack:
         node, depth = stack.pop()

@@ -5,7 +5,7 @@ Every operator builds the same expression trees as ``y[i] = A[i, j] * x[j]`` (no
 returns a *lazy* tensor: its shape, dtype and format are known at once, its data is computed when
 first needed. A lazy operand of a later operator is inlined into the later expression instead of
 being computed, so ``(A + B) @ x`` is one kernel, ``y(i) = sum(j, (A(i,j) + B(i,j)) * x(j))``.
-The kernel is chosen as ``ct.evaluate`` chooses one (evaluate._choose_kernel: operand conversions,
+The kernel is chosen as ``ct.evaluate`` chooses one (evaluate.choose_kernel: operand conversions,
 mode reorderings) and remembered by the expression's structure, so a repeated ``A @ x`` costs a
 table lookup and the kernel call.
 
@@ -16,23 +16,23 @@ is applied, before anything is computed.
 """
 import itertools
 import math
-import numbers
 from collections import OrderedDict
 
 import numpy as np
 
-import scipy.sparse as sp
-
 from . import _core
-from .compiler import _core_expr, as_tensor
-from .creation import _wrap_dense, asarray
+from .compiler import core_expression
+from .conversion import as_operand
+from .creation import wrap_dense
+from .elementwise import elementwise
 from .errors import CompileError, ShapeError
-from .evaluate import _choose_kernel
-from .format_inference import check_dense_size, infer_result_format
-from .formats import as_format, is_all_dense
+from .evaluate import choose_kernel
+from .format_inference import check_dense_size, default_sparse_format, infer_result_format
+from .formats import Format, as_format, is_all_dense
 from .notation import (MAX_DEPTH, Access, Assignment, Binary, IndexVar, Literal, Negate, Reduction,
                        accesses, map_tensors)
 from .parser import TensorRef
+from .shapes import broadcast_shape, normalize_axes
 from .tensor import Tensor, pack
 
 # Inlining stops when the fused expression would nest deeper than this: the operand is computed
@@ -175,23 +175,6 @@ def _bound_variables(expr):
     return set()
 
 
-# -- operands ------------------------------------------------------------------------------
-def as_operand(value):
-    """A Tensor for a tensor-like operand, the Python scalar for a scalar, NotImplemented for
-    anything else (so Python tries the other operand's method)."""
-    if isinstance(value, Tensor):
-        return value
-    if isinstance(value, (bool, np.bool_, numbers.Number)) and np.ndim(value) == 0:
-        return value.item() if isinstance(value, np.generic) else value
-    if isinstance(value, np.ndarray):
-        if value.ndim == 0:
-            return value.item()
-        return as_tensor(value)  # wrapped in place when it can be, without asarray's Python
-    if isinstance(value, (list, tuple)) or sp.issparse(value):
-        return asarray(value)
-    return NotImplemented
-
-
 def expression(operand, variables, contracting=False):
     """The index expression of ``operand`` indexed by ``variables``: a lazy tensor's own
     expression (inlined, so the operators fuse), an access of a computed tensor, a literal.
@@ -231,7 +214,7 @@ def _promoted_dtype(rhs):
     def var_of(tensor):
         name = names.setdefault(id(tensor), f"t{len(names)}")
         return _core.TensorVar(name, tensor.format, tensor.dtype.name, "int64")
-    return np.dtype(_core_expr(rhs, var_of).dtype)
+    return np.dtype(core_expression(rhs, var_of).dtype)
 
 
 def lazy(shape, variables, rhs, step_rhs, format=None, dtype=None):
@@ -324,7 +307,7 @@ def _run(tensor, rhs):
 
 
 def _choose(assignment, refs, operands, tensor):
-    kernel, _, _, replaced = _choose_kernel(assignment, refs, operands, tensor.format, tensor.dtype,
+    kernel, _, _, replaced = choose_kernel(assignment, refs, operands, tensor.format, tensor.dtype,
                                             None, None)
     return kernel, replaced
 
@@ -371,18 +354,7 @@ def forget_kernels():
     _inferred.clear()
 
 
-# -- shapes -------------------------------------------------------------------------------------
-def broadcast_shape(shapes, what="operands"):
-    shapes = [tuple(s) for s in shapes]
-    if all(s == shapes[0] for s in shapes):  # the common case, without NumPy's general rules
-        return shapes[0]
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        raise ShapeError(f"{what} could not be broadcast together with shapes "
-                         f"{' '.join(str(tuple(s)) for s in shapes)}") from None
-
-
+# -- broadcasting ------------------------------------------------------------------------------
 def broadcast_variables(tensor, shape, variables):
     """``(tensor, its variables)`` for ``tensor`` broadcast to ``shape`` (whose modes are
     ``variables``): leading modes it lacks are not indexed, and its modes of extent 1 that
@@ -394,22 +366,6 @@ def broadcast_variables(tensor, shape, variables):
         tensor = tensor.reshape(tuple(e for m, e in enumerate(tensor.shape) if m not in ones))
         own = [v for m, v in enumerate(own) if m not in ones]
     return tensor, own
-
-
-def normalize_axes(axis, ndim, what="axis"):
-    """``axis`` (None, an int or a sequence) as a sorted tuple of non-negative modes."""
-    if axis is None:
-        return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    result = []
-    for a in axes:
-        if not isinstance(a, (int, np.integer)) or not -ndim <= a < ndim:
-            raise np.exceptions.AxisError(f"{what} {a!r} is out of bounds for a tensor of dimension {ndim}")
-        a = int(a) % ndim if ndim else 0
-        if a in result:
-            raise ValueError(f"repeated {what} {a}")
-        result.append(a)
-    return tuple(sorted(result))
 
 
 # -- elementwise arithmetic ---------------------------------------------------------------------
@@ -439,7 +395,6 @@ def arithmetic(op, a, b):
     if (op == "div" and not _division_is_exact(a, b)) or any(not _is_tensor(x) and x == 0 for x in (a, b)):
         # A literal zero goes to NumPy on the values too: the compiler leaves a dense result
         # of `A(i,j) * 0` or `0 / A(i,j)` unwritten (reported with the arrays branch).
-        from .elementwise import elementwise
         return elementwise(_NUMPY_OPS[op], a, b)
     shapes = [t.shape for t in (a, b) if _is_tensor(t)]
     shape = broadcast_shape(shapes)
@@ -667,7 +622,6 @@ def transpose(tensor, axes=None):
     fmt = tensor.format
     permuted = None
     if fmt.name is None:
-        from .formats import Format
         permuted = Format(list(fmt.levels), [inverse[m] for m in fmt.mode_order])
     if permuted is not None and not tensor._pending:
         # Remembered on the tensor: a new view's arrays would be checked again by its first
@@ -704,7 +658,7 @@ def reshape(tensor, shape):
     if shape == tensor.shape:
         return tensor
     if is_all_dense(tensor.format):
-        return _wrap_dense(np.ascontiguousarray(tensor.values.reshape(shape)), as_format("dense", len(shape)), None)
+        return wrap_dense(np.ascontiguousarray(tensor.values.reshape(shape)), as_format("dense", len(shape)), None)
     coords, values = tensor.coords()
     if tensor.size >= 2**63:
         raise ShapeError(f"cannot reshape a sparse tensor of {tensor.size} elements: its row-major "
@@ -717,16 +671,3 @@ def reshape(tensor, shape):
     return pack(default_sparse_format(len(shape), tensor.format), shape, list(columns), values,
                 index_bits=bits)
 
-
-def default_sparse_format(order, like=None):
-    """A sparse format of ``order`` modes for a result built from entries: ``like`` when it has
-    that order and can be assembled, else COO when ``like`` is COO, compressed for a vector, CSR
-    for a matrix, CSF beyond."""
-    from .format_inference import _assemblable
-    if like is not None and like.order == order and _assemblable(like):
-        return like
-    if order == 0:
-        return as_format("dense", 0)
-    if like is not None and like == as_format("coo", like.order) and order >= 2:
-        return as_format("coo", order)
-    return as_format({1: "s", 2: "csr"}.get(order, "csf"), order)

@@ -10,6 +10,7 @@ on ``y[i] = ...`` assignments.
 from numbers import Integral
 
 from . import _core
+from .errors import ScheduleError
 from .notation import IndexExpr, IndexVar
 
 __all__ = ["Schedule"]
@@ -49,7 +50,6 @@ def _unicode(text, what):
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as error:
-        from .errors import ScheduleError
         raise ScheduleError(f"{what}: character {text[error.start]!r} at column {error.start + 1} "
                             "is not valid Unicode") from None
     return text
@@ -173,8 +173,7 @@ def schedule_text(schedule):
         return _unicode(str(schedule), "schedule")
     if isinstance(schedule, str):
         if schedule.strip() == "auto":
-            from .errors import ScheduleError
-            raise ScheduleError("schedule='auto' needs the autoscheduler, which this version of coiter "
+                raise ScheduleError("schedule='auto' needs the autoscheduler, which this version of coiter "
                                 "does not have yet; pass a ct.Schedule or None (the default schedule)")
         return str(Schedule.parse(schedule))
     raise TypeError(f"schedule must be a ct.Schedule, its text or None, not {type(schedule).__name__}")

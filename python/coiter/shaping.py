@@ -3,16 +3,18 @@ NumPy joins them. Otherwise the entries are joined with shifted coordinates and 
 the first sparse operand's format when it fits the result (SciPy's ``vstack`` of CSR is CSR)."""
 import numpy as np
 
-from .formats import is_all_dense
-from .operators import as_operand, default_sparse_format, normalize_axes
+from .conversion import as_operand, asarray
 from .errors import ShapeError
+from .format_inference import default_sparse_format
+from .formats import is_all_dense
+from .shapes import normalize_axes
+from .tensor import Tensor, canonical, pack
 
 
 def _tensors(arrays, what):
     tensors = [as_operand(a) for a in arrays]
     if not tensors:
         raise ValueError(f"{what} needs at least one array")
-    from .tensor import Tensor
     if not all(isinstance(t, Tensor) for t in tensors):
         raise ValueError(f"{what}: zero-dimensional operands cannot be joined")
     return tensors
@@ -47,9 +49,6 @@ def stack(arrays, axis=0):
 
 
 def _join(tensors, axis, shape, new_axis):
-    from .creation import asarray
-    from .elementwise import canonical
-    from .tensor import pack
     dtype = np.result_type(*[t.dtype for t in tensors])
     if all(is_all_dense(t.format) for t in tensors):
         join = np.stack if new_axis else np.concatenate

@@ -3,14 +3,62 @@
 A :class:`Tensor` wraps the C++ ``TensorStorage`` of the core, whose buffers may borrow
 NumPy memory (zero copy). Everything here is a thin layer: packing, validation and
 unpacking happen in C++.
+
+This module sits below the compiler and the array operators (docs/architecture.md, "Python
+layering"). The methods that need them (computing a definition, the array operators, NumPy's
+protocols, conversions to other libraries) call :class:`TensorMethods`, which
+``coiter/__init__.py`` installs from tensor_methods.py: a seam, not an import, so the modules
+above can build on tensors without the graph of imports running back up.
 """
 import math
+from typing import ClassVar, Protocol
 
 import numpy as np
 
-from . import _core
+from . import _core, cuda
+from .config import config
 from .dtypes import value_dtype
-from .formats import as_format, is_all_dense
+from .errors import OutOfRange, ShapeError
+from .formats import as_format, format_from_state, format_state, is_all_dense
+from .notation import (Access, Assignment, _wrap, accesses, check_depth, check_extents, index_key,
+                       map_tensors)
+from .schedule import schedule_text
+from .shapes import normalize_axes
+
+
+class TensorMethods(Protocol):
+    """What Tensor's methods call above this module (tensor_methods.py gathers them): the
+    compiler, the array operators and NumPy's protocols, and conversions to other libraries."""
+
+    def compile(self, stmt): ...  # compiler.compile: sets stmt._kernel
+    def run(self, tensor): ...  # operators.run: computes an operator's lazy result
+    def arithmetic(self, op, a, b): ...
+    def matmul(self, a, b): ...
+    def negative(self, a): ...
+    def dot(self, a, b): ...
+    def transpose(self, tensor, axes=None): ...
+    def reshape(self, tensor, shape): ...
+    def reduce(self, op, tensor, axis=None, keepdims=False, dtype=None): ...
+    def mean(self, tensor, axis=None, keepdims=False, dtype=None): ...
+    def binary(self, fn, a, b): ...
+    def elementwise(self, fn, *operands): ...
+    def nonzero(self, tensor): ...
+    def getitem(self, tensor, key): ...
+    def matvec(self, tensor, x): ...
+    def rmatvec(self, tensor, x): ...
+    def matmat(self, tensor, X): ...
+    def rmatmat(self, tensor, X): ...
+    def array_ufunc(self, ufunc, method, inputs, kwargs): ...
+    def array_function(self, func, types, args, kwargs): ...
+    def to_scipy(self, tensor, format=None): ...
+    def to_pydata(self, tensor, kind="coo"): ...
+    def to_pandas(self, tensor, index=None, columns=None): ...
+
+
+def install_methods(methods):
+    """Give Tensor the implementations of its methods above this module (coiter/__init__.py
+    calls it once, with tensor_methods)."""
+    Tensor._methods = methods
 
 
 class Level:
@@ -45,6 +93,9 @@ class Level:
 class Tensor:
     """A tensor stored in a format. Create one with :func:`coiter.asarray`,
     :func:`coiter.zeros`, :func:`coiter.from_coords` or :func:`coiter.random`."""
+
+    # The implementations above this module (see TensorMethods), installed by install_methods.
+    _methods: ClassVar[TensorMethods]
 
     def __init__(self, storage, name=None):
         self._data = storage
@@ -112,15 +163,12 @@ class Tensor:
         if device == self.device:
             return self
         if device == "cuda":
-            from . import cuda
             cuda.prepare()
             return Tensor(_core.to_device(self._storage), self.name)
         return Tensor(_core.to_host(self._storage), self.name)
 
     # -- index notation (API.md §3) -------------------------------------------------------
     def __setitem__(self, key, value):
-        from .notation import (Access, Assignment, _wrap, accesses, check_depth, check_extents, index_key,
-                               map_tensors)
         variables = index_key(key, self.ndim, self._label())
         if variables is None:
             raise TypeError("coiter tensors are assigned with index variables, e.g. y[i] = A[i, j] * x[j]")
@@ -144,14 +192,12 @@ class Tensor:
         """Compile this tensor's definitions with ``schedule`` (a :class:`coiter.Schedule`, its
         text, or None for the default schedule); returns the tensor, so
         ``y.schedule(s).evaluate()`` chains."""
-        from .schedule import schedule_text
         schedule_text(schedule)  # reject a malformed schedule here, not at evaluation
         self._schedule = schedule
         self._kernel = None
         return self
 
     def _check_operands(self, rhs):
-        from .notation import accesses
         for access in accesses(rhs):
             if not isinstance(access.tensor, Tensor):
                 raise TypeError(f"only coiter tensors can be indexed in an expression; wrap "
@@ -162,14 +208,12 @@ class Tensor:
         if not self._pending:
             return self
         if self._lazy is not None and self._schedule is None:
-            from .operators import run
-            self._data = run(self)
+            self._data = self._methods.run(self)
             self._lazy = None  # (releases the operands)
             self._pending = False
             return self
         if self._kernel is None:
-            from .compiler import compile
-            compile(self)  # sets self._kernel
+            self._methods.compile(self)  # sets self._kernel
         self._kernel()
         self._pending = False
         return self
@@ -251,10 +295,8 @@ class Tensor:
             # NumPy and SciPy call this implicitly (np.asarray, sp.csr_array(T)): a sparse
             # tensor is densified only within ct.config.max_dense_bytes; T.to_numpy() is the
             # explicit way beyond it.
-            from .format_inference import config
             nbytes = self.size * self.dtype.itemsize
             if nbytes > config.max_dense_bytes:
-                from .errors import ShapeError
                 raise ShapeError(f"np.asarray of the {self.format} {self._label()} of shape {self.shape} "
                                  f"would need {nbytes} bytes, more than ct.config.max_dense_bytes "
                                  f"({config.max_dense_bytes}); use T.to_scipy() for SciPy, or "
@@ -264,8 +306,7 @@ class Tensor:
 
     def to_scipy(self, format=None):
         """A SciPy sparse array (2-D tensors only): "csr", "csc" or "coo"."""
-        from .scipy_interop import to_scipy
-        return to_scipy(self, format)
+        return self._methods.to_scipy(self, format)
 
     def asformat(self, format):
         """The same tensor stored in another format (self when it already is)."""
@@ -288,7 +329,6 @@ class Tensor:
 
     # -- element access -----------------------------------------------------------------
     def __getitem__(self, key):
-        from .notation import Access, index_key
         variables = index_key(key, self.ndim, self._label())
         if variables is not None:
             return Access(self, variables)
@@ -296,13 +336,11 @@ class Tensor:
         if len(key) == self.ndim and all(isinstance(k, (int, np.integer)) for k in key):
             for m, k in enumerate(key):
                 if not -self.shape[m] <= k < self.shape[m]:
-                    from .indexing import OutOfRange
                     raise OutOfRange(f"index {k} is out of range for mode {m} of {self._label()} "
                                      f"(extent {self.shape[m]})")
             coords = [int(k) + (self.shape[m] if k < 0 else 0) for m, k in enumerate(key)]
             return self._storage.element(coords)
-        from .indexing import getitem
-        return getitem(self, key)
+        return self._methods.getitem(self, key)
 
     def __iter__(self):
         """Iterate over the first mode (``T[0]``, ``T[1]``, ...), as NumPy."""
@@ -336,100 +374,100 @@ class Tensor:
     __array_priority__ = 20  # NumPy defers binary operators to ours
 
     def __add__(self, other):
-        return _operators().arithmetic("add", self, other)
+        return self._methods.arithmetic("add", self, other)
 
     def __radd__(self, other):
-        return _operators().arithmetic("add", other, self)
+        return self._methods.arithmetic("add", other, self)
 
     def __sub__(self, other):
-        return _operators().arithmetic("sub", self, other)
+        return self._methods.arithmetic("sub", self, other)
 
     def __rsub__(self, other):
-        return _operators().arithmetic("sub", other, self)
+        return self._methods.arithmetic("sub", other, self)
 
     def __mul__(self, other):
-        return _operators().arithmetic("mul", self, other)
+        return self._methods.arithmetic("mul", self, other)
 
     def __rmul__(self, other):
-        return _operators().arithmetic("mul", other, self)
+        return self._methods.arithmetic("mul", other, self)
 
     def __truediv__(self, other):
-        return _operators().arithmetic("div", self, other)
+        return self._methods.arithmetic("div", self, other)
 
     def __rtruediv__(self, other):
-        return _operators().arithmetic("div", other, self)
+        return self._methods.arithmetic("div", other, self)
 
     def __matmul__(self, other):
-        return _operators().matmul(self, other)
+        return self._methods.matmul(self, other)
 
     def __rmatmul__(self, other):
-        return _operators().matmul(other, self)
+        return self._methods.matmul(other, self)
 
     def __neg__(self):
-        return _operators().negative(self)
+        return self._methods.negative(self)
 
     def __pos__(self):
         return self
 
     def __floordiv__(self, other):
-        return _elementwise().binary(np.floor_divide, self, other)
+        return self._methods.binary(np.floor_divide, self, other)
 
     def __rfloordiv__(self, other):
-        return _elementwise().binary(np.floor_divide, other, self)
+        return self._methods.binary(np.floor_divide, other, self)
 
     def __mod__(self, other):
-        return _elementwise().binary(np.remainder, self, other)
+        return self._methods.binary(np.remainder, self, other)
 
     def __rmod__(self, other):
-        return _elementwise().binary(np.remainder, other, self)
+        return self._methods.binary(np.remainder, other, self)
 
     def __pow__(self, other):
-        return _elementwise().binary(np.power, self, other)
+        return self._methods.binary(np.power, self, other)
 
     def __rpow__(self, other):
-        return _elementwise().binary(np.power, other, self)
+        return self._methods.binary(np.power, other, self)
 
     def __abs__(self):
-        return _elementwise().elementwise(np.absolute, self)
+        return self._methods.elementwise(np.absolute, self)
 
     def __invert__(self):
-        return _elementwise().elementwise(np.invert, self)
+        return self._methods.elementwise(np.invert, self)
 
     def __and__(self, other):
-        return _elementwise().binary(np.bitwise_and, self, other)
+        return self._methods.binary(np.bitwise_and, self, other)
 
     def __rand__(self, other):
-        return _elementwise().binary(np.bitwise_and, other, self)
+        return self._methods.binary(np.bitwise_and, other, self)
 
     def __or__(self, other):
-        return _elementwise().binary(np.bitwise_or, self, other)
+        return self._methods.binary(np.bitwise_or, self, other)
 
     def __ror__(self, other):
-        return _elementwise().binary(np.bitwise_or, other, self)
+        return self._methods.binary(np.bitwise_or, other, self)
 
     def __xor__(self, other):
-        return _elementwise().binary(np.bitwise_xor, self, other)
+        return self._methods.binary(np.bitwise_xor, self, other)
 
     def __rxor__(self, other):
-        return _elementwise().binary(np.bitwise_xor, other, self)
+        return self._methods.binary(np.bitwise_xor, other, self)
 
     def __eq__(self, other):
-        return _elementwise().binary(np.equal, self, other)
+        return self._methods.binary(np.equal, self, other)
 
     def __ne__(self, other):
-        return _elementwise().binary(np.not_equal, self, other)
+        return self._methods.binary(np.not_equal, self, other)
 
     def __lt__(self, other):
-        return _elementwise().binary(np.less, self, other)
+        return self._methods.binary(np.less, self, other)
 
     def __le__(self, other):
-        return _elementwise().binary(np.less_equal, self, other)
+        return self._methods.binary(np.less_equal, self, other)
 
     def __gt__(self, other):
-        return _elementwise().binary(np.greater, self, other)
+        return self._methods.binary(np.greater, self, other)
 
     def __ge__(self, other):
-        return _elementwise().binary(np.greater_equal, self, other)
+        return self._methods.binary(np.greater_equal, self, other)
 
     # Tensors stay usable as dict keys and in sets, by identity, as before comparisons became
     # elementwise (NumPy and SciPy arrays are unhashable; code that keyed tensors keeps working).
@@ -464,55 +502,54 @@ class Tensor:
     @property
     def T(self):
         """The transpose (modes reversed); a CSR matrix's is CSC, sharing its arrays."""
-        return _operators().transpose(self)
+        return self._methods.transpose(self)
 
     @property
     def mT(self):
         """The transpose of the last two modes (Array API)."""
         if self.ndim < 2:
             raise ValueError("mT needs at least two modes")
-        return _operators().transpose(self, tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2))
+        return self._methods.transpose(self, tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2))
 
     def transpose(self, *axes):
         """The tensor with its modes permuted: ``T.transpose()``, ``T.transpose(1, 0)`` or
         ``T.transpose((1, 0))``, as NumPy."""
         if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], (int, np.integer))):
             axes = axes[0]
-        return _operators().transpose(self, axes or None)
+        return self._methods.transpose(self, axes or None)
 
     def reshape(self, *shape):
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
             shape = shape[0]
-        return _operators().reshape(self, shape)
+        return self._methods.reshape(self, shape)
 
     def squeeze(self, axis=None):
         """The tensor without its modes of extent 1 (those in ``axis``), as NumPy."""
-        from .operators import normalize_axes
         axes = [m for m in range(self.ndim) if self.shape[m] == 1] if axis is None else normalize_axes(axis, self.ndim)
         if any(self.shape[m] != 1 for m in axes):
             raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
         return self.reshape(tuple(e for m, e in enumerate(self.shape) if m not in axes))
 
     def sum(self, axis=None, keepdims=False, dtype=None):
-        return _operators().reduce("add", self, axis, keepdims, dtype)
+        return self._methods.reduce("add", self, axis, keepdims, dtype)
 
     def max(self, axis=None, keepdims=False):
-        return _operators().reduce("max", self, axis, keepdims)
+        return self._methods.reduce("max", self, axis, keepdims)
 
     def min(self, axis=None, keepdims=False):
-        return _operators().reduce("min", self, axis, keepdims)
+        return self._methods.reduce("min", self, axis, keepdims)
 
     def mean(self, axis=None, keepdims=False, dtype=None):
-        return _operators().mean(self, axis, keepdims, dtype)
+        return self._methods.mean(self, axis, keepdims, dtype)
 
     def any(self, axis=None, keepdims=False):
-        return _operators().reduce("max", self != 0, axis, keepdims)
+        return self._methods.reduce("max", self != 0, axis, keepdims)
 
     def all(self, axis=None, keepdims=False):
-        return _operators().reduce("min", self != 0, axis, keepdims)
+        return self._methods.reduce("min", self != 0, axis, keepdims)
 
     def dot(self, other):
-        return _operators().dot(self, other)
+        return self._methods.dot(self, other)
 
     def astype(self, dtype, copy=True):
         """The tensor with values converted to ``dtype`` (same structure); ``self`` when the
@@ -520,32 +557,31 @@ class Tensor:
         dtype = value_dtype(dtype)
         if dtype == self.dtype and not copy:
             return self
-        return _elementwise().elementwise(lambda v: v.astype(dtype), self)
+        return self._methods.elementwise(lambda v: v.astype(dtype), self)
 
     def conj(self):
         """The complex conjugate (the tensor itself for real dtypes, as NumPy's view)."""
-        return _elementwise().elementwise(np.conjugate, self) if self.dtype.kind == "c" else self
+        return self._methods.elementwise(np.conjugate, self) if self.dtype.kind == "c" else self
 
     conjugate = conj
 
     @property
     def real(self):
-        return _elementwise().elementwise(np.real, self) if self.dtype.kind == "c" else self
+        return self._methods.elementwise(np.real, self) if self.dtype.kind == "c" else self
 
     @property
     def imag(self):
-        return _elementwise().elementwise(np.imag, self)
+        return self._methods.elementwise(np.imag, self)
 
     def nonzero(self):
         """The coordinates of the nonzero entries, one array per mode, in row-major order
         (NumPy's ``nonzero``)."""
-        return _elementwise().nonzero(self)
+        return self._methods.nonzero(self)
 
     def count_nonzero(self):
         return int(np.count_nonzero(self._canonical_values()))
 
     def _canonical_values(self):
-        from .elementwise import canonical
         return canonical(self).values
 
     # SciPy's spellings
@@ -572,37 +608,33 @@ class Tensor:
 
     def to_pydata(self, kind="coo"):
         """A pydata/sparse array: ``"coo"`` or ``"gcxs"`` (a CSR/CSC tensor's arrays shared)."""
-        from .interop_pydata import to_pydata
-        return to_pydata(self, kind)
+        return self._methods.to_pydata(self, kind)
 
     def to_pandas(self, index=None, columns=None):
         """A pandas sparse DataFrame (2-D) or Series (1-D)."""
-        from .interop_pandas import to_pandas
-        return to_pandas(self, index, columns)
+        return self._methods.to_pandas(self, index, columns)
 
     # -- SciPy linear algebra: scipy.sparse.linalg.aslinearoperator(T) uses these ------------
     def matvec(self, x):
         """``T @ x`` as a NumPy array (x of shape (n,) or (n, 1), as LinearOperator passes)."""
-        return _linalg().matvec(self, x)
+        return self._methods.matvec(self, x)
 
     def rmatvec(self, x):
         """``T^H @ x`` as a NumPy array."""
-        return _linalg().rmatvec(self, x)
+        return self._methods.rmatvec(self, x)
 
     def matmat(self, X):
-        return _linalg().matmat(self, X)
+        return self._methods.matmat(self, X)
 
     def rmatmat(self, X):
-        return _linalg().rmatmat(self, X)
+        return self._methods.rmatmat(self, X)
 
     # -- NumPy protocols --------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from .numpy_protocols import array_ufunc
-        return array_ufunc(ufunc, method, inputs, kwargs)
+        return self._methods.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        from .numpy_protocols import array_function
-        return array_function(func, types, args, kwargs)
+        return self._methods.array_function(func, types, args, kwargs)
 
     # -- pickling and copies ---------------------------------------------------------------
     def __reduce__(self):
@@ -623,48 +655,6 @@ def _rebuild(state, shape, index_dtype, arrays, parameters, values, name):
                                      parameters, values, name)
 
 
-def format_state(fmt):
-    """A picklable description of a format: its text when that reads back as the same format,
-    else its levels (name and properties that differ from the level type's defaults) and mode
-    order. (Formats are C++ objects without pickle support.)"""
-    text = str(fmt)
-    try:
-        if as_format(text, fmt.order) == fmt:
-            return text
-    except ValueError:
-        pass  # no text form (levels with properties): described level by level below
-    levels = []
-    for level in fmt.levels:
-        default = getattr(_core, level.name)
-        changed = {k: v for k, v in level.properties.items() if k in ("ordered", "unique")
-                   and v != default.properties[k]}
-        levels.append((level.name, changed))
-    return (levels, tuple(fmt.mode_order), fmt.order)
-
-
-def format_from_state(state):
-    if isinstance(state, str):
-        return state
-    levels, mode_order, _ = state
-    built = [getattr(_core, name)(**changed) if changed else getattr(_core, name) for name, changed in levels]
-    return _core.Format(built, list(mode_order))
-
-
-def _operators():
-    from . import operators
-    return operators
-
-
-def _elementwise():
-    from . import elementwise
-    return elementwise
-
-
-def _linalg():
-    from . import linalg
-    return linalg
-
-
 def pack(fmt, shape, columns, values, sum_duplicates=True, name=None, index_bits=32):
     """A tensor packed (in C++) from one coordinate array per mode and the values.
 
@@ -675,3 +665,14 @@ def pack(fmt, shape, columns, values, sum_duplicates=True, name=None, index_bits
     storage = _core.pack(fmt, [int(e) for e in shape], columns, np.ascontiguousarray(values),
                          sum_duplicates, index_bits)
     return Tensor(storage, name)
+
+
+def canonical(tensor):
+    """``tensor`` computed, with duplicate coordinates summed (a non-unique COO repacked), so
+    a function of its values is a function of its elements."""
+    if tensor.format.holds_duplicates():
+        coords, values = tensor.coords()
+        return pack(tensor.format, tensor.shape, [coords[:, m] for m in range(tensor.ndim)], values,
+                    True, tensor.name)
+    tensor.evaluate()
+    return tensor

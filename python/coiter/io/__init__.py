@@ -19,7 +19,8 @@ import gzip
 import os
 import zlib
 
-from ..creation import _checked_shape, asarray
+from ..conversion import asarray
+from ..creation import checked_shape
 from ..dtypes import value_dtype
 from ..errors import ParseError
 from ..tensor import Tensor
@@ -75,7 +76,7 @@ def read(path, format=None, shape=None, dtype=None):
     path = os.fspath(path)
     kind = _file_kind(path)
     dtype = None if dtype is None else value_dtype(dtype, f"read({path!r})")
-    shape = None if shape is None else _checked_shape(shape)
+    shape = None if shape is None else checked_shape(shape)
     if kind == "npz":
         return _read_npz(path, format, shape, dtype)
     reader = _read_matrix_market if kind == "mtx" else _read_frostt

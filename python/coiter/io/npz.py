@@ -10,7 +10,7 @@ import zlib
 import numpy as np
 
 from .. import _core, formats
-from ..creation import asarray
+from ..conversion import asarray
 from ..dtypes import value_dtype
 from ..errors import FormatError, ParseError, ShapeError
 from ..formats import Format, as_format, bcsr
