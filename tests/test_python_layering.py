@@ -13,11 +13,11 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "python" / "coiter"
 # not listed (a new one) counts as above them all: a listed module cannot import it until it is
 # given its place here.
 LAYERS = {
-    "foundation": ["_core", "errors", "dtypes", "config", "cuda", "threads"],
+    "foundation": ["_core", "errors", "dtypes", "config", "cuda_libraries", "threads"],
     "formats and index notation": ["formats", "shapes", "notation", "parser", "schedule",
                                    "format_inference"],
     "tensor storage": ["tensor"],
-    "construction": ["scipy_interop", "creation", "interop_pandas", "interop_pydata",
+    "construction": ["scipy_interop", "creation", "interop_pandas", "interop_pydata", "cuda",
                      "conversion", "io", "io.casting", "io.text_table", "io.frostt",
                      "io.matrix_market", "io.npz"],
     "compiler": ["compiler", "evaluate"],

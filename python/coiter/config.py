@@ -4,7 +4,7 @@
 class _Config:
     """Global settings (``ct.config``)."""
 
-    max_dense_bytes = 4 << 30
+    max_dense_bytes: int = 4 << 30
 
 
 config = _Config()

@@ -1,22 +1,25 @@
 """Converting objects to tensors: ``ct.asarray`` (API.md §2) dispatching on what it is given,
 and the fast paths of kernel calls and array operators for their operands."""
 import numbers
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import DTypeLike
 
 from . import _core
 from .creation import from_coords, from_dense
 from .dtypes import value_dtype
 from .errors import SignatureError
-from .formats import as_format
+from .formats import FormatLike, as_format
 from .interop_pandas import from_pandas, is_pandas
 from .interop_pydata import from_pydata, is_pydata
 from .scipy_interop import SCIPY_IN_PLACE, from_scipy
 from .tensor import Tensor
 
 
-def asarray(obj, format=None, dtype=None, copy=None, name=None):
+def asarray(obj: Any, format: FormatLike | None = None, dtype: DTypeLike | None = None,
+            copy: bool | None = None, name: str | None = None) -> Tensor:
     """Convert ``obj`` to a :class:`Tensor`.
 
     Parameters
@@ -49,7 +52,8 @@ def asarray(obj, format=None, dtype=None, copy=None, name=None):
     return from_dense(obj, format, dtype, copy, name)
 
 
-def _convert_tensor(tensor, format, dtype, copy, name):
+def _convert_tensor(tensor: Tensor, format: FormatLike | None, dtype: DTypeLike | None,
+                    copy: bool | None, name: str | None) -> Tensor:
     fmt = tensor.format if format is None else as_format(format, tensor.ndim)
     dtype = tensor.dtype if dtype is None else value_dtype(dtype)
     same = fmt == tensor.format and dtype == tensor.dtype
@@ -68,7 +72,7 @@ def _convert_tensor(tensor, format, dtype, copy, name):
     return result
 
 
-def as_tensor(value, name=None):
+def as_tensor(value: Any, name: str | None = None) -> Tensor:
     """``value`` if it is a coiter tensor, else ``ct.asarray(value, name=name)``: an operand
     of the kernel call being made (nothing runs between this and the call)."""
     if isinstance(value, Tensor):
@@ -83,12 +87,13 @@ def as_tensor(value, name=None):
     return asarray(value, name=name)
 
 
-def as_operand(value):
+def as_operand(value: object) -> Any:
     """A Tensor for a tensor-like operand, the Python scalar for a scalar, NotImplemented for
     anything else (so Python tries the other operand's method)."""
     if isinstance(value, Tensor):
         return value
-    if isinstance(value, (bool, np.bool_, numbers.Number)) and np.ndim(value) == 0:
+    # (numbers.Number, which NumPy's scalars register with, is outside NumPy's annotations)
+    if isinstance(value, (bool, np.bool_, numbers.Number)) and np.ndim(value) == 0:  # type: ignore[arg-type]
         return value.item() if isinstance(value, np.generic) else value
     if isinstance(value, np.ndarray):
         if value.ndim == 0:

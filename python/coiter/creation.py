@@ -1,17 +1,22 @@
 """Creating tensors from data (API.md §2): dense arrays and Python data, coordinates, zeros,
 random entries. ``ct.asarray``, which takes any object, dispatches here (conversion.py)."""
 import math
+from collections.abc import Iterable
+from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from . import _core
 from .dtypes import value_dtype
 from .errors import ShapeError
-from .formats import as_format, is_all_dense
+from .formats import Format, FormatLike, as_format, is_all_dense
+from .shapes import ShapeLike
 from .tensor import Tensor, pack
 
 
-def from_dense(obj, format, dtype, copy, name):
+def from_dense(obj: ArrayLike, format: FormatLike | None, dtype: DTypeLike | None,
+               copy: bool | None, name: str | None) -> Tensor:
     """A tensor holding a NumPy array, or what ``np.asarray`` makes of ``obj`` (nested lists,
     scalars); the arguments are ``ct.asarray``'s."""
     source = obj if isinstance(obj, np.ndarray) else np.asarray(obj)
@@ -35,13 +40,14 @@ def from_dense(obj, format, dtype, copy, name):
     return pack(fmt, array.shape, coords, array[coords], True, name)
 
 
-def wrap_dense(array, fmt, name):
+def wrap_dense(array: NDArray[Any], fmt: Format, name: str | None) -> Tensor:
     # `array` is C-contiguous, native and of a supported dtype (the caller converted it).
     return Tensor(_core.wrap_dense(array, fmt), name)
 
 
-def from_coords(coords, values, shape, format="coo", sum_duplicates=True, dtype=None,
-                name=None):
+def from_coords(coords: ArrayLike, values: ArrayLike, shape: ShapeLike, format: FormatLike = "coo",
+                sum_duplicates: bool = True, dtype: DTypeLike | None = None,
+                name: str | None = None) -> Tensor:
     """A tensor from coordinates.
 
     Parameters
@@ -75,7 +81,8 @@ def from_coords(coords, values, shape, format="coo", sum_duplicates=True, dtype=
     return pack(fmt, shape, [coords[:, m] for m in range(order)], values, sum_duplicates, name)
 
 
-def zeros(shape, format="dense", dtype=np.float64, name=None):
+def zeros(shape: ShapeLike, format: FormatLike = "dense", dtype: DTypeLike = np.float64,
+          name: str | None = None) -> Tensor:
     """A tensor of zeros; sparse formats store nothing."""
     shape = checked_shape(shape)
     dtype = value_dtype(dtype)
@@ -87,7 +94,9 @@ def zeros(shape, format="dense", dtype=np.float64, name=None):
     return pack(fmt, shape, [empty] * len(shape), np.zeros(0, dtype=dtype), True, name)
 
 
-def random(shape, density, format="csr", dtype=np.float64, seed=None, name=None):
+def random(shape: ShapeLike, density: float, format: FormatLike = "csr",
+           dtype: DTypeLike = np.float64, seed: int | np.random.SeedSequence | None = None,
+           name: str | None = None) -> Tensor:
     """A tensor with ``round(density * size)`` nonzeros at distinct random coordinates.
 
     Values are uniform in [0, 1) for floating dtypes (real and imaginary parts for complex),
@@ -106,7 +115,7 @@ def random(shape, density, format="csr", dtype=np.float64, seed=None, name=None)
                  _random_values(rng, nnz, dtype), True, name)
 
 
-def _distinct_sample(rng, population, count):
+def _distinct_sample(rng: np.random.Generator, population: int, count: int) -> NDArray[np.int64]:
     """``count`` distinct integers below ``population``, sorted."""
     if count > population // 2:
         return np.sort(rng.permutation(population)[:count])
@@ -117,7 +126,7 @@ def _distinct_sample(rng, population, count):
     return chosen
 
 
-def _random_values(rng, count, dtype):
+def _random_values(rng: np.random.Generator, count: int, dtype: np.dtype[Any]) -> NDArray[Any]:
     if dtype.kind == "b":
         return np.ones(count, dtype=dtype)
     if dtype.kind in "iu":
@@ -127,10 +136,11 @@ def _random_values(rng, count, dtype):
     return rng.random(count).astype(dtype)
 
 
-def checked_shape(shape):
+def checked_shape(shape: ShapeLike) -> tuple[int, ...]:
     """``shape`` (an extent or a sequence of them) as a tuple of ints, or ShapeError."""
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    for m, extent in enumerate(shape):
+    # (not an extent: a sequence, or anything else that iterates, its items checked below)
+    extents = (shape,) if isinstance(shape, (int, np.integer)) else tuple(cast(Iterable[Any], shape))
+    for m, extent in enumerate(extents):
         if not isinstance(extent, (int, np.integer)) or not 0 <= extent < 2**63:
             raise ShapeError(f"mode {m}: extent {extent!r} is not an integer in [0, 2**63)")
-    return tuple(int(e) for e in shape)
+    return tuple(int(e) for e in extents)

@@ -40,10 +40,10 @@ def _checked_dtype(dtype, fn):
     return value_dtype(dtype, f"the result of {name}")
 
 
-def elementwise(fn, *operands):
-    """``fn(*operands)`` elementwise with NumPy broadcasting; operands are tensors or scalars
+def elementwise(fn, *inputs):
+    """``fn(*inputs)`` elementwise with NumPy broadcasting; inputs are tensors or scalars
     (at least one tensor). See the module's docstring for the result's format."""
-    operands = [canonical(x) if _is_tensor(x) else x for x in operands]
+    operands = [canonical(x) if _is_tensor(x) else x for x in inputs]
     tensors = [x for x in operands if _is_tensor(x)]
     shape = broadcast_shape([t.shape for t in tensors])
     order = len(shape)

@@ -46,7 +46,8 @@ class ParseError(CoiterError, ValueError):
     ``column`` (expression strings) or ``line`` (files) locate the error when known.
     """
 
-    def __init__(self, message, *, line=None, column=None, path=None):
+    def __init__(self, message: str, *, line: int | None = None, column: int | None = None,
+                 path: str | None = None) -> None:
         super().__init__(message)
         self.line = line
         self.column = column

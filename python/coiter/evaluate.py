@@ -1,20 +1,27 @@
 """One-call evaluation: ``ct.evaluate("y(i) = A(i,j) * x(j)", A=A, x=x)`` and ``ct.einsum``."""
+from __future__ import annotations
+
 import functools
 import logging
 from collections import OrderedDict
+from collections.abc import Hashable, Mapping
+from typing import Any, TypeAlias
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from . import _core
+from .compiler import Kernel, core_expression, loop_order_formats, with_reordered_operands
 from .compiler import compile as compile_kernel
-from .compiler import core_expression, loop_order_formats, with_reordered_operands
 from .conversion import as_tensor
 from .creation import from_coords
 from .errors import CompileError, ParseError, ShapeError
 from .format_inference import check_dense_size, infer_result_format
-from .formats import as_format, is_all_dense
+from .formats import Format, FormatLike, as_format, is_all_dense
 from .notation import Access, Assignment, IndexVar, accesses, check_extents, map_tensors
-from .parser import TensorRef, parse
+from .parser import Parsed, TensorRef, parse
+from .schedule import Schedule
+from .tensor import Tensor
 
 logger = logging.getLogger("coiter")
 
@@ -25,21 +32,25 @@ logger = logging.getLogger("coiter")
 # 0.08 ms a call of the kernel, SciPy 0.2 ms); the compiler's own cache still holds the kernels.
 # Least recently used first; cleared with the compiler's (ct.clear_cache, kernel_cache.py).
 _CHOSEN_KERNELS_KEPT = 256
-_chosen_kernels = OrderedDict()
+# (kernel, result format, result dtype, None or the operands to pass instead: see choose_kernel)
+Choice: TypeAlias = tuple[Kernel, Format, np.dtype[Any], dict[str, Tensor] | None]
+_chosen_kernels: OrderedDict[Hashable, Choice] = OrderedDict()
 
 
 @functools.lru_cache(maxsize=_CHOSEN_KERNELS_KEPT)
-def _parsed(statement):
+def _parsed(statement: str) -> Parsed:
     """``parse(statement)``, once per text (the result is only read)."""
     return parse(statement)
 
 
-def forget_chosen_kernels():
+def forget_chosen_kernels() -> None:
     """Empty ct.evaluate's table of kernels (ct.clear_cache calls it)."""
     _chosen_kernels.clear()
 
 
-def _choice_key(statement, operands, out_format, dtype, engine, schedule, target="cpu"):
+def _choice_key(statement: str, operands: Mapping[str, Tensor], out_format: FormatLike | None,
+                dtype: DTypeLike | None, engine: str | None, schedule: Schedule | str | None,
+                target: str = "cpu") -> Hashable:
     """What decides ct.evaluate's kernel (unhashable when an option is, such as an
     out_format given as a list of levels: such calls are not remembered)."""
     operand_key = tuple((name, t.format, t.dtype) for name, t in operands.items())
@@ -49,7 +60,7 @@ def _choice_key(statement, operands, out_format, dtype, engine, schedule, target
 
 
 
-def _computable(tensor):
+def _computable(tensor: Tensor) -> Tensor:
     """The tensor in a format the compiler iterates: DIA, ELL and BCSR (levels with derived
     coordinates) are converted to CSR, and the conversion is logged."""
     if tensor.format.name is None:
@@ -59,15 +70,17 @@ def _computable(tensor):
     return tensor.asformat("csr")
 
 
-def _result_dtype(assignment, tensors):
+def _result_dtype(assignment: Assignment, tensors: Mapping[str, Tensor]) -> np.dtype[Any]:
     """NumPy's result type of the right side, computed by the compiler's promotion rules."""
-    def var_of(tensor):
+    def var_of(tensor: TensorRef) -> _core.TensorVar:
         t = tensors[tensor.name]
         return _core.TensorVar(tensor.name, t.format, t.dtype.name, "int64")
     return np.dtype(core_expression(assignment.rhs, var_of).dtype)
 
 
-def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None, target="cpu", **tensors):
+def evaluate(statement: str, out_format: FormatLike | None = None, dtype: DTypeLike | None = None,
+             engine: str | None = None, schedule: Schedule | str | None = None,
+             target: str = "cpu", **tensors: Any) -> Tensor:
     """Compute ``statement`` (a string such as ``"y(i) = A(i,j) * x(j)"``) on the tensors
     given by name (coiter tensors, NumPy arrays or SciPy sparse matrices) and return the
     result as a new tensor. The result format is inferred when ``out_format`` is None.
@@ -75,10 +88,10 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
     assignment, refs = _parsed(statement) if isinstance(statement, str) else parse(statement)
     result_name = assignment.lhs.tensor.name
     if assignment.accumulate:
-        column = statement.index("+=") + 1
+        at = statement.index("+=") + 1
         raise ParseError(f"ct.evaluate computes a new result, so it has nothing to accumulate into "
-                         f"('+=' at column {column} in {statement!r}): write 'r(i) = y(i) + ...' with "
-                         "the old tensor y as an input and a new result name", column=column)
+                         f"('+=' at column {at} in {statement!r}): write 'r(i) = y(i) + ...' with "
+                         "the old tensor y as an input and a new result name", column=at)
     column = refs[result_name].column
     if column is not None:
         # The result is a new tensor: a right side naming it would read a tensor that does
@@ -97,6 +110,7 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
                              f"{ref.order} indices in {statement!r}")
     check_extents(accesses(assignment.rhs), lambda ref: operands[ref.name].shape)
     key = _choice_key(statement, operands, out_format, dtype, engine, schedule, target)
+    chosen: Choice | None
     try:
         chosen = _chosen_kernels.get(key)
     except TypeError:
@@ -121,7 +135,9 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
     return result
 
 
-def choose_kernel(assignment, refs, operands, out_format, dtype, engine, schedule, target="cpu"):
+def choose_kernel(assignment: Assignment, refs: dict[str, TensorRef], operands: Mapping[str, Tensor],
+                  out_format: FormatLike | None, dtype: DTypeLike | None, engine: str | None,
+                  schedule: Schedule | str | None, target: str = "cpu") -> Choice:
     """(kernel, result format, result dtype, None or the operands to pass instead: some
     converted to another mode order, repeated ones under names of their own)."""
     result_name = assignment.lhs.tensor.name
@@ -148,12 +164,15 @@ def choose_kernel(assignment, refs, operands, out_format, dtype, engine, schedul
         return kernel, fmt, result_dtype, replaced
 
 
-def _split_repeated(assignment, operands):
+def _split_repeated(assignment: Assignment, operands: Mapping[str, Tensor],
+                    ) -> tuple[Parsed, dict[str, Tensor]]:
     """The statement with every repeated operand read under its own name (A, A_1, ...), so
     each access can be given its own storage order."""
-    seen, refs, given = {}, {}, {}
+    seen: dict[str, int] = {}
+    refs: dict[str, TensorRef] = {}
+    given: dict[str, Tensor] = {}
 
-    def rename(ref):
+    def rename(ref: TensorRef) -> TensorRef:
         n = seen.get(ref.name, 0)
         seen[ref.name] = n + 1
         name = ref.name if n == 0 else f"{ref.name}_{n}"
@@ -167,7 +186,11 @@ def _split_repeated(assignment, operands):
     return (Assignment(assignment.lhs, rhs, assignment.accumulate), refs), given
 
 
-def _compile_with_reordered_operands(parsed, operands, formats, dtypes, engine, schedule, error, target="cpu"):
+def _compile_with_reordered_operands(parsed: Parsed, operands: Mapping[str, Tensor],
+                                     formats: Mapping[str, Format], dtypes: Mapping[str, np.dtype[Any]],
+                                     engine: str | None, schedule: Schedule | str | None,
+                                     error: CompileError, target: str = "cpu",
+                                     ) -> tuple[Kernel, dict[str, Tensor]]:
     """Compile with operands converted to other mode orders (see
     ``compiler.with_reordered_operands``), each access of a repeated operand on its own."""
     parsed, operands = _split_repeated(parsed[0], operands)
@@ -175,7 +198,7 @@ def _compile_with_reordered_operands(parsed, operands, formats, dtypes, engine, 
     formats = dict({n: t.format for n, t in operands.items()}, **{result_name: formats[result_name]})
     dtypes = dict({n: t.dtype for n, t in operands.items()}, **{result_name: dtypes[result_name]})
 
-    def attempt(overrides):
+    def attempt(overrides: dict[str, Format]) -> Kernel:
         return compile_kernel(parsed, formats=dict(formats, **overrides), dtypes=dtypes, engine=engine,
                               schedule=schedule, target=target)
 
@@ -184,7 +207,7 @@ def _compile_with_reordered_operands(parsed, operands, formats, dtypes, engine, 
     return kernel, dict(operands, **converted)
 
 
-def _subscripts(spec, operands):
+def _subscripts(spec: str, operands: list[Tensor]) -> tuple[list[str], str]:
     """Expand NumPy einsum subscripts into (input index lists, output index list)."""
     spec = spec.replace(" ", "")
     if "->" in spec:
@@ -210,7 +233,7 @@ def _subscripts(spec, operands):
         expanded.append(text)
     ellipsis = "".join(free[:ellipsis_rank])
     if output_text is None:
-        counts = {}
+        counts: dict[str, int] = {}
         for c in "".join(expanded):
             counts[c] = counts.get(c, 0) + 1
         output = ellipsis + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ellipsis))
@@ -219,7 +242,7 @@ def _subscripts(spec, operands):
     return expanded, output
 
 
-def _diagonal(tensor, subscripts):
+def _diagonal(tensor: Tensor, subscripts: str) -> tuple[Tensor, str]:
     """Take the generalized diagonal of an operand whose subscripts repeat an index, so
     every operand has distinct indices; returns (tensor, subscripts)."""
     if len(set(subscripts)) == len(subscripts):
@@ -227,7 +250,7 @@ def _diagonal(tensor, subscripts):
     unique = "".join(dict.fromkeys(subscripts))
     coords, values = tensor.coords()
     keep = np.ones(len(values), dtype=bool)
-    first = {}
+    first: dict[str, int] = {}
     for m, c in enumerate(subscripts):
         if c in first:
             keep &= coords[:, m] == coords[:, first[c]]
@@ -240,7 +263,8 @@ def _diagonal(tensor, subscripts):
     return diag, unique
 
 
-def einsum(subscripts, *operands, out_format=None, dtype=None, engine=None):
+def einsum(subscripts: str, *operands: Any, out_format: FormatLike | None = None,
+           dtype: DTypeLike | None = None, engine: str | None = None) -> Tensor:
     """NumPy's ``einsum`` over dense and sparse operands, computed by one fused kernel.
 
     Supports ``->`` omitted (implicit output), ``...``, repeated indices within an operand
@@ -255,7 +279,7 @@ def einsum(subscripts, *operands, out_format=None, dtype=None, engine=None):
     check_extents([Access(TensorRef(label, len(text)), [IndexVar(c) for c in text])
                    for label, text in zip(shapes, inputs)], lambda ref: shapes[ref.name])
     terms = []
-    given = {}
+    given: dict[str, Any] = {}
     for name, tensor, text in zip(names, tensors, inputs):
         tensor, text = _diagonal(tensor, text)
         given[name] = tensor

@@ -7,6 +7,8 @@ format when the order is unchanged, else the default sparse format of the new or
 matrix, compressed for a vector): O(nnz) in general, O(entries of the selected rows) when the
 first index selects rows of a CSR-like tensor (dense first level over mode 0).
 """
+from typing import Any
+
 import numpy as np
 
 from .conversion import asarray
@@ -39,7 +41,8 @@ def _expand(key, shape):
         key = key[:at] + (slice(None),) * (ndim - used) + key[at + 1:]
     else:
         key = key + (slice(None),) * (ndim - used)
-    modes, mode = [], 0
+    modes: list[tuple[int | None, Any]] = []
+    mode = 0
     arrays = 0
     for k in key:
         if k is None:
@@ -78,7 +81,8 @@ def _sparse(tensor, modes):
     tensor = canonical(tensor)
     coords, values, first_done = _entries(tensor, modes)
     keep = np.ones(len(values), dtype=bool)
-    columns, shape = [], []
+    columns: list[Any] = []
+    shape: list[int] = []
     for mode, k in modes:
         if mode is None:
             columns.append(None)
@@ -116,7 +120,6 @@ def _sparse(tensor, modes):
             columns[n] = order[np.repeat(left, counts) + offsets]
             values = values[entry]
     columns = [np.zeros(len(values), dtype=np.int64) if c is None else c for c in columns]
-    shape = tuple(shape)
     if not shape:
         return values.sum() if len(values) else tensor.dtype.type(0)
     bits = 64 if tensor.index_dtype == np.int64 else 32

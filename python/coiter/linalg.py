@@ -28,9 +28,8 @@ _PRODUCTS = {(False, 1): "y(i) = A(i,j) * x(j)", (False, 2): "y(i,k) = A(i,j) * 
 def _apply(matrix, x, transposed=False):
     column = x.ndim == 2 and x.shape[1] == 1  # LinearOperator's column vectors
     operand = x.reshape(-1) if column else x
-    y = evaluate(_PRODUCTS[transposed, operand.ndim], A=matrix.evaluate(), x=operand,
-                 out_format="dense")
-    y = np.asarray(y)
+    y = np.asarray(evaluate(_PRODUCTS[transposed, operand.ndim], A=matrix.evaluate(), x=operand,
+                            out_format="dense"))
     return y.reshape(-1, 1) if column else y
 
 

@@ -17,6 +17,8 @@ is applied, before anything is computed.
 import itertools
 import math
 from collections import OrderedDict
+from collections.abc import Hashable, Sequence
+from typing import Any, cast
 
 import numpy as np
 
@@ -29,8 +31,8 @@ from .errors import CompileError, ShapeError
 from .evaluate import choose_kernel
 from .format_inference import check_dense_size, default_sparse_format, infer_result_format
 from .formats import Format, as_format, is_all_dense
-from .notation import (MAX_DEPTH, Access, Assignment, Binary, IndexVar, Literal, Negate, Reduction,
-                       accesses, map_tensors)
+from .notation import (MAX_DEPTH, Access, Assignment, Binary, IndexExpr, IndexVar, Literal, Negate,
+                       Reduction, accesses, map_tensors)
 from .parser import TensorRef
 from .shapes import broadcast_shape, normalize_axes
 from .tensor import Tensor, pack
@@ -94,7 +96,7 @@ class LazyDefinition:
         """The definition as readable index notation: operands by name (t0, t1, ... when
         unnamed), index variables i0, i1, ... in order of appearance (``assignment``'s)."""
         definition = self.assignment(None)
-        tensors = {}
+        tensors: dict[int, str] = {}
 
         def tensor_name(t):
             return tensors.setdefault(id(t), t.name or f"t{len(tensors)}")
@@ -119,7 +121,7 @@ class LazyDefinition:
         """The definition as an assignment to ``tensor`` (what ct.compile(tensor) compiles),
         its index variables named i0, i1, ... as ``text`` shows them, so a schedule given to
         ``ct.compile(tensor, schedule=...)`` or ``tensor.schedule(...)`` can name them."""
-        names = {}
+        names: dict[str, IndexVar] = {}
 
         def var(v):
             if v.name not in names:
@@ -184,7 +186,7 @@ def expression(operand, variables, contracting=False):
     loop nest can cost far more than the two products (``(A @ B) @ x``)."""
     if not isinstance(operand, Tensor):
         return Literal(operand)
-    lazy = operand._lazy if operand._pending else None
+    lazy = cast("LazyDefinition | None", operand._lazy) if operand._pending else None  # (ours)
     if (lazy is not None and lazy.depth <= _INLINE_DEPTH and lazy.sparse_accesses <= _INLINE_SPARSE_ACCESSES
             and not (contracting and lazy.sums)):
         rhs = _summed(lazy.rhs, lazy.variables)
@@ -209,7 +211,7 @@ def _summed(expr, result_variables):
 # -- building lazy results -----------------------------------------------------------------
 def _promoted_dtype(rhs):
     """The dtype the compiler computes ``rhs`` in (its NumPy promotion rules)."""
-    names = {}
+    names: dict[int, str] = {}
 
     def var_of(tensor):
         name = names.setdefault(id(tensor), f"t{len(names)}")
@@ -247,8 +249,8 @@ def lazy(shape, variables, rhs, step_rhs, format=None, dtype=None):
 # dtypes: the inferred result format and dtype, and the chosen kernel (the compiler's own cache
 # holds the compiled code; these skip the Python that finds it). Least recently used first.
 _KERNELS_KEPT = 256
-_kernels = OrderedDict()
-_inferred = OrderedDict()
+_kernels: OrderedDict[Hashable, tuple[Any, Any]] = OrderedDict()
+_inferred: OrderedDict[Hashable, tuple[np.dtype[Any], Format]] = OrderedDict()
 
 
 def _recall(table, key):
@@ -317,7 +319,9 @@ def signature(rhs, variables):
     variables x0, x1, ... in order of appearance, and the tensors in that order. Equal texts
     over tensors of equal formats and dtypes are the same computation up to renaming (kernels
     and inferred formats are remembered by it)."""
-    tensors, ids, numbers_of = [], {}, {}
+    tensors: list[Tensor] = []
+    ids: dict[int, str] = {}
+    numbers_of: dict[str, str] = {}
 
     def name(v):
         n = numbers_of.get(v.name)
@@ -534,6 +538,8 @@ def tensordot(a, b, axes=2):
     a, b = as_operand(a), as_operand(b)
     if not (_is_tensor(a) and _is_tensor(b)):
         return arithmetic("mul", a, b)
+    a_axes: list[Any]
+    b_axes: list[Any]
     if isinstance(axes, (int, np.integer)):
         if axes < 0 or axes > min(a.ndim, b.ndim):
             raise ValueError(f"tensordot: axes={axes} for operands of {a.ndim} and {b.ndim} modes")
@@ -584,7 +590,7 @@ def reduce(op, tensor, axis=None, keepdims=False, dtype=None):
         tensor = tensor.astype(_SUM_DTYPES[tensor.dtype.kind])  # NumPy sums small integers in 64 bits
     variables = fresh(tensor.ndim)
     body = expression(tensor, variables, contracting=True)
-    step = Access(tensor, variables)
+    step: IndexExpr = Access(tensor, variables)
     for m in reversed(axes):
         body = Reduction(op, variables[m], body)
         step = Reduction(op, variables[m], step)
@@ -663,6 +669,7 @@ def reshape(tensor, shape):
     if tensor.size >= 2**63:
         raise ShapeError(f"cannot reshape a sparse tensor of {tensor.size} elements: its row-major "
                          "positions do not fit in 64 bits")
+    columns: Sequence[Any]
     if coords.size:
         columns = np.unravel_index(np.ravel_multi_index(tuple(coords.T), tensor.shape), shape)
     else:

@@ -15,6 +15,7 @@ operands of one chain of operators all count): the compiler's passes walk the ex
 recursively, and a deeper one would end in a RecursionError or exhaust the C++ stack.
 """
 import re
+from typing import TypeAlias
 
 from .errors import ParseError
 from .notation import MAX_DEPTH, Access, Assignment, Binary, IndexVar, Literal, Negate, Reduction
@@ -33,12 +34,12 @@ _INT64 = (-2**63, 2**63 - 1)
 class TensorRef:
     """A tensor named in a string expression, before it is bound to data."""
 
-    def __init__(self, name, order):
+    def __init__(self, name: str, order: int) -> None:
         self.name = name
         self.order = order
-        self.column = None  # of its first use on the right side (None: the result only)
+        self.column: int | None = None  # of its first use on the right side (None: the result only)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"TensorRef({self.name!r}, order={self.order})"
 
 
@@ -199,7 +200,11 @@ class _Parser:
         self.fail(f"expected a tensor, a number or '(' but found {found}", column)
 
 
-def parse(text):
+# A parsed statement: the assignment, over TensorRefs, and the tensors it names by name.
+Parsed: TypeAlias = tuple[Assignment, dict[str, TensorRef]]
+
+
+def parse(text: str) -> Parsed:
     """Parse a statement; returns ``(assignment, tensors)`` where accesses refer to
     :class:`TensorRef` objects and ``tensors`` maps names to them (result first)."""
     if not isinstance(text, str):

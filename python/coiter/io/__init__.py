@@ -18,11 +18,16 @@ the parsing and error reporting both text formats share in :mod:`.text_table`.
 import gzip
 import os
 import zlib
+from typing import Any
+
+from numpy.typing import DTypeLike
 
 from ..conversion import asarray
 from ..creation import checked_shape
 from ..dtypes import value_dtype
 from ..errors import ParseError
+from ..formats import FormatLike
+from ..shapes import ShapeLike
 from ..tensor import Tensor
 from .frostt import _read_frostt, _write_frostt
 from .matrix_market import _read_matrix_market, _write_matrix_market
@@ -34,7 +39,8 @@ _EXTENSIONS = {".mtx": "mtx", ".mtx.gz": "mtx", ".tns": "tns", ".tns.gz": "tns",
                ".npz": "npz"}
 
 
-def read(path, format=None, shape=None, dtype=None):
+def read(path: str | os.PathLike[str], format: FormatLike | None = None,
+         shape: ShapeLike | None = None, dtype: DTypeLike | None = None) -> Tensor:
     """Read a tensor from a file; the extension selects the file format.
 
     Parameters
@@ -89,7 +95,7 @@ def read(path, format=None, shape=None, dtype=None):
                          path=path) from error
 
 
-def write(path, tensor, *, symmetry="general"):
+def write(path: str | os.PathLike[str], tensor: Any, *, symmetry: str = "general") -> None:
     """Write a tensor to a file; the extension selects the file format.
 
     Parameters
@@ -127,7 +133,7 @@ def write(path, tensor, *, symmetry="general"):
         save(path, tensor)
 
 
-def _file_kind(path):
+def _file_kind(path: str) -> str:
     """'mtx', 'tns' or 'npz' from the file name's extension."""
     name = os.path.basename(path).lower()
     for extension, kind in _EXTENSIONS.items():

@@ -6,14 +6,17 @@ import struct
 import tokenize
 import zipfile
 import zlib
+from collections.abc import Mapping
+from typing import Any, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .. import _core, formats
 from ..conversion import asarray
 from ..dtypes import value_dtype
 from ..errors import FormatError, ParseError, ShapeError
-from ..formats import Format, as_format, bcsr
+from ..formats import Format, FormatLike, LevelType, as_format, bcsr
 from ..tensor import Tensor
 from .casting import _cast_values
 
@@ -26,7 +29,7 @@ _LEVEL_TYPES = {level.name: level for level in (
     formats.offset)}
 
 
-def save(path, tensor, *, compressed=True):
+def save(path: str | os.PathLike[str], tensor: Any, *, compressed: bool = True) -> None:
     """Save a tensor to a coiter ``.npz`` file, exactly.
 
     Every level array and parameter, the values, the shape, the index width and the
@@ -60,7 +63,7 @@ def save(path, tensor, *, compressed=True):
         writer(stream, **entries)
 
 
-def load(path):
+def load(path: str | os.PathLike[str]) -> Tensor:
     """Load a tensor written by :func:`save` (any extension), exactly as it was saved.
 
     Raises
@@ -106,14 +109,14 @@ class _CheckedArchive:
     describes the data the archive holds: a damaged or malicious file must not make NumPy
     allocate the terabytes a header may declare before it finds out the data is not there."""
 
-    def __init__(self, archive, path):
+    def __init__(self, archive: np.lib.npyio.NpzFile, path: str) -> None:
         self.archive, self.path = archive, path
         self.files = archive.files
 
-    def __contains__(self, key):
+    def __contains__(self, key: str) -> bool:
         return key in self.files
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: str) -> NDArray[Any]:
         if key not in self.files:
             raise KeyError(key)
         try:
@@ -125,14 +128,16 @@ class _CheckedArchive:
             raise ParseError(f"{self.path}: entry {key!r} of the .npz file is damaged "
                              f"({type(error).__name__}: {error})", path=self.path) from error
 
-    def _check_size(self, key):
-        info = self.archive.zip.getinfo(key + ".npy")
+    def _check_size(self, key: str) -> None:
+        # (NumPy types the zip as None too, for a closed archive; load reads an open one)
+        archive = cast(zipfile.ZipFile, self.archive.zip)
+        info = archive.getinfo(key + ".npy")
         most = info.compress_size * (_DEFLATE_RATIO if info.compress_type != zipfile.ZIP_STORED
                                      else 1) + 64
         if info.file_size > most:
             raise ParseError(f"{self.path}: entry {key!r} claims {info.file_size} bytes but "
                              f"holds {info.compress_size} compressed bytes", path=self.path)
-        with self.archive.zip.open(info) as member:
+        with archive.open(info) as member:
             version = np.lib.format.read_magic(member)
             if version not in ((1, 0), (2, 0), (3, 0)):
                 raise ParseError(f"{self.path}: entry {key!r} has .npy version {version}",
@@ -153,7 +158,7 @@ class _CheckedArchive:
                              f"{info.file_size - header_end} bytes of data", path=self.path)
 
 
-def _describe_format(fmt):
+def _describe_format(fmt: Format) -> dict[str, NDArray[Any]]:
     """The format as plain arrays: named formats by name, others level by level."""
     levels = fmt.levels
     return {
@@ -171,7 +176,7 @@ def _describe_format(fmt):
     }
 
 
-def _format_from_description(description):
+def _format_from_description(description: Mapping[str, NDArray[Any]]) -> Format:
     """Rebuild the Format that :func:`_describe_format` described."""
     name = str(description["format.name"])
     order = int(description["format.order"])
@@ -186,20 +191,21 @@ def _format_from_description(description):
     return Format(levels, mode_order=[int(m) for m in description["format.mode_order"]])
 
 
-def _level_type(kind, properties, buckets):
+def _level_type(kind: str, properties: NDArray[np.bool_], buckets: int) -> LevelType:
     base = _LEVEL_TYPES.get(kind)
     if base is None:
         raise FormatError(f"unknown level type {kind!r}")
     # Only properties that differ from the type's defaults: the others may not be
     # configurable, and configuring them would raise.
-    changes = {p: bool(v) for p, v in zip(_CONFIGURABLE, properties)
+    changes: dict[str, Any] = {p: bool(v) for p, v in zip(_CONFIGURABLE, properties)
                if bool(v) != base.properties[p]}
     if buckets:
         changes["buckets"] = buckets
     return base(**changes) if changes else base
 
 
-def _npz_pieces(archive, path):
+def _npz_pieces(archive: _CheckedArchive, path: str) -> tuple[
+        Format, NDArray[Any], str, list[dict[str, NDArray[Any]]], list[dict[str, int]], NDArray[Any]]:
     """The arguments of Tensor._from_level_arrays, read from an open coiter archive."""
     if _NPZ_MAGIC not in archive.files:
         raise ParseError(f"{path} is not a coiter .npz file (it has no {_NPZ_MAGIC!r} entry); "
@@ -217,8 +223,8 @@ def _npz_pieces(archive, path):
         description = {key: archive[key] for key in archive.files if key.startswith("format.")}
         fmt = _format_from_description(description)
         levels = len(description["format.level_types"])
-        arrays = [{} for _ in range(levels)]
-        parameters = [{} for _ in range(levels)]
+        arrays: list[dict[str, NDArray[Any]]] = [{} for _ in range(levels)]
+        parameters: list[dict[str, int]] = [{} for _ in range(levels)]
         for key in archive.files:
             if key.startswith("level"):
                 _store_level_entry(key, archive[key], arrays, parameters, path)
@@ -240,7 +246,8 @@ def _npz_pieces(archive, path):
         raise ParseError(f"{path}: malformed coiter .npz file ({error})", path=path) from error
 
 
-def _store_level_entry(key, value, arrays, parameters, path):
+def _store_level_entry(key: str, value: NDArray[Any], arrays: list[dict[str, NDArray[Any]]],
+                       parameters: list[dict[str, int]], path: str) -> None:
     """File the entry ``level<k>.array.<name>`` or ``level<k>.param.<name>``."""
     match = re.fullmatch(r"level(\d+)\.(array|param)\.(\w+)", key)
     if match is None or int(match.group(1)) >= len(arrays):
@@ -252,7 +259,8 @@ def _store_level_entry(key, value, arrays, parameters, path):
         parameters[level][name] = int(value)
 
 
-def _read_npz(path, format, shape, dtype):
+def _read_npz(path: str, format: FormatLike | None, shape: tuple[int, ...] | None,
+              dtype: np.dtype[Any] | None) -> Tensor:
     tensor = load(path)
     if shape is not None and shape != tensor.shape:
         raise ShapeError(f"{path} holds a tensor of shape {tensor.shape}, not shape={shape}")
