@@ -5,19 +5,25 @@
 array. ``T.to_pandas()`` gives a sparse DataFrame (2-D) or Series (1-D). Only a fill value of zero
 maps to coiter's unstored entries.
 """
+from typing import Any
+
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .creation import from_coords, from_dense
 from .errors import FormatError
+from .formats import FormatLike
 from .scipy_interop import from_scipy
+from .tensor import Tensor
 
 
-def is_pandas(obj):
+def is_pandas(obj: object) -> bool:
     module = type(obj).__module__ or ""
     return module == "pandas" or module.startswith("pandas.")
 
 
-def from_pandas(obj, format=None, dtype=None, copy=None, name=None):
+def from_pandas(obj: Any, format: FormatLike | None = None, dtype: DTypeLike | None = None,
+                copy: bool | None = None, name: str | None = None) -> Tensor:
     import pandas as pd
     if isinstance(obj, pd.Series):
         if isinstance(obj.dtype, pd.SparseDtype):
@@ -47,7 +53,7 @@ def _check_fill(dtype):
                           "where nothing is stored")
 
 
-def to_pandas(tensor, index=None, columns=None):
+def to_pandas(tensor: Tensor, index: Any = None, columns: Any = None) -> Any:
     import pandas as pd
     if tensor.ndim == 2:
         return pd.DataFrame.sparse.from_spmatrix(tensor.to_scipy("csc"), index=index, columns=columns)

@@ -6,20 +6,25 @@ coiter: ``T.to_pydata("coo")`` hands over the coordinates and values; ``"gcxs"``
 tensor shares its arrays. pydata/sparse is optional (``pip install coiter[pydata]``); nothing
 here imports it until used. A fill value other than zero has no coiter equivalent: FormatError.
 """
+from typing import Any
+
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .creation import from_coords
 from .errors import FormatError
+from .formats import FormatLike
 from .scipy_interop import from_scipy
-from .tensor import canonical
+from .tensor import Tensor, canonical
 
 
-def is_pydata(obj):
+def is_pydata(obj: object) -> bool:
     module = type(obj).__module__ or ""
     return module == "sparse" or module.startswith("sparse.")
 
 
-def from_pydata(array, format=None, dtype=None, name=None):
+def from_pydata(array: Any, format: FormatLike | None = None, dtype: DTypeLike | None = None,
+                name: str | None = None) -> Tensor:
     fill = array.fill_value
     if not (fill == 0 or (np.ndim(fill) == 0 and not bool(fill))):
         raise FormatError(f"pydata/sparse array with fill value {fill!r}: coiter tensors are zero "
@@ -37,7 +42,7 @@ def from_pydata(array, format=None, dtype=None, name=None):
     return from_coords(coords, values, array.shape, format=fmt, name=name)
 
 
-def to_pydata(tensor, kind="coo"):
+def to_pydata(tensor: Tensor, kind: str = "coo") -> Any:
     import sparse
     if kind == "gcxs":
         fmt = tensor.format

@@ -4,13 +4,16 @@ Canonical CSR, CSC and BSR input (sorted indices, no duplicates) is wrapped with
 copying; anything else is converted through its coordinates and packed, which sorts and
 sums duplicates, so non-canonical input is never misread.
 """
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import DTypeLike
 
 from . import _core
 from .dtypes import value_dtype
 from .errors import FormatError, SignatureError
-from .formats import as_format, bcsr
+from .formats import Format, FormatLike, as_format, bcsr
 from .tensor import Tensor, pack
 
 # The SciPy classes _core.wrap_scipy reads in place (when canonical; COO when 2-D).
@@ -42,7 +45,7 @@ def _with_one_index_width(matrix):
     return type(matrix)((matrix.data, crd.astype(wide), pos.astype(wide)), shape=matrix.shape)
 
 
-def _wrap_compressed(matrix, fmt, dtype, name):
+def _wrap_compressed(matrix: Any, fmt: Format, dtype: np.dtype[Any], name: str | None) -> Tensor:
     """Wrap a canonical csr/csc/bsr matrix (one index width) without copying (when dtypes allow)."""
     pos, crd, data = matrix.indptr, matrix.indices, matrix.data
     values = data.reshape(-1) if data.dtype == dtype else data.astype(dtype).reshape(-1)
@@ -60,13 +63,15 @@ def _wrap_compressed(matrix, fmt, dtype, name):
     return Tensor(storage, name)
 
 
-def from_scipy(matrix, format=None, dtype=None, copy=None, name=None, for_kernel_call=False):
+def from_scipy(matrix: Any, format: FormatLike | None = None, dtype: DTypeLike | None = None,
+               copy: bool | None = None, name: str | None = None,
+               for_kernel_call: bool = False) -> Tensor:
     """A tensor holding a SciPy sparse array or matrix (see :func:`coiter.asarray`).
 
     ``for_kernel_call``: the tensor is an operand of the kernel call being made, and nothing
     can change its arrays before it starts, so the call need not check them again.
     """
-    if format is dtype is copy is None and isinstance(matrix, SCIPY_IN_PLACE):
+    if format is None and dtype is None and copy is None and isinstance(matrix, SCIPY_IN_PLACE):
         try:  # canonical CSR/CSC as it is: read in place without the Python below
             return Tensor(_core.wrap_scipy(matrix, for_kernel_call), name)
         except SignatureError:
@@ -111,7 +116,7 @@ def _index_bits(matrix):
     return 64 if any(a.dtype == np.int64 for a in arrays) else 32
 
 
-def to_scipy(tensor, format=None):
+def to_scipy(tensor: Tensor, format: str | None = None) -> Any:
     """A SciPy sparse array with the tensor's contents (2-D tensors only)."""
     if tensor.ndim != 2:
         raise FormatError(f"to_scipy needs a 2-D tensor, not order {tensor.ndim}")

@@ -1,14 +1,19 @@
 """FROSTT (``.tns``, ``.tns.gz``) files: one ``i j k ... value`` line per entry, any order."""
+from typing import Any
+
 import numpy as np
 
 from ..errors import ShapeError
+from ..formats import FormatLike
+from ..tensor import Tensor
 from .casting import _cast_values
 from .text_table import (_Body, _data_lines, _first_out_of_range, _line_of_entry,
                          _load_table, _open_text, _padded_shape, _parse_error,
                          _tensor_of_entries, _write_entries)
 
 
-def _read_frostt(path, format, shape, dtype):
+def _read_frostt(path: str, format: FormatLike | None, shape: tuple[int, ...] | None,
+                 dtype: np.dtype[Any] | None) -> Tensor:
     first = _first_frostt_line(path)
     if first is None:
         if shape is None:
@@ -67,7 +72,7 @@ def _check_frostt_shape(body, coords, shape):
                          f"(extent {shape[mode]})")
 
 
-def _write_frostt(path, tensor):
+def _write_frostt(path: str, tensor: Tensor) -> None:
     if tensor.ndim == 0:
         raise ShapeError("FROSTT files hold tensors of order >= 1; this one is a scalar")
     if tensor.dtype.kind == "c":

@@ -1,11 +1,13 @@
 """Matrix Market (``.mtx``, ``.mtx.gz``) files: matrices in coordinate or array layout."""
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from .. import _core
 from ..errors import ShapeError
-from ..formats import is_all_dense
+from ..formats import FormatLike, is_all_dense
+from ..tensor import Tensor
 from .casting import _cast_values
 from .text_table import (_INT_TOKEN, _Body, _first_out_of_range, _last_line, _line_of_entry,
                          _load_table, _open_text, _padded_shape, _parse_error, _tensor_of_entries,
@@ -28,7 +30,8 @@ class _MMHeader:
     size_line: int      # line number of the size line
 
 
-def _read_matrix_market(path, format, shape, dtype):
+def _read_matrix_market(path: str, format: FormatLike | None, shape: tuple[int, ...] | None,
+                        dtype: np.dtype[Any] | None) -> Tensor:
     with _open_text(path) as stream:
         header = _read_mm_header(stream, path)
         body = _Body(path, header.size_line + 1, _mm_columns(header, dtype), "%")
@@ -205,7 +208,7 @@ def _mm_array_entries(header, values):
     return coords, dense[coords[:, 0], coords[:, 1]]
 
 
-def _write_matrix_market(path, tensor, symmetry):
+def _write_matrix_market(path: str, tensor: Tensor, symmetry: str) -> None:
     if tensor.ndim != 2:
         raise ShapeError(f"Matrix Market files hold matrices; this tensor has order "
                          f"{tensor.ndim} (write it as .tns or .npz)")

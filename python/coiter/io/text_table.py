@@ -8,12 +8,16 @@ one line per entry in chunks.
 import gzip
 import re
 import warnings
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..creation import from_coords
 from ..errors import FormatError, ParseError, ShapeError
+from ..formats import FormatLike
+from ..tensor import Tensor
 
 # Rows written (or values formatted) per chunk: bounds the memory of the text being built.
 _WRITE_CHUNK = 100_000
@@ -44,7 +48,8 @@ def _padded_shape(path, found, shape, what):
     return shape
 
 
-def _tensor_of_entries(path, coords, values, shape, format):
+def _tensor_of_entries(path: str, coords: NDArray[np.int64], values: NDArray[Any],
+                       shape: tuple[int, ...], format: FormatLike) -> Tensor:
     """The tensor holding a file's entries. Packing refuses a declared size too large for
     the format (a dense level over a huge mode, or the pos array under it); the error then
     names the file as well as the level and array."""
@@ -70,7 +75,7 @@ class _Body:
     """Where the data lines of a text file start, and how they are read."""
     path: str
     first_line: int           # 1-based number of the first line that may hold data
-    columns: tuple            # ((label, dtype), ...) of the fields of a data line
+    columns: tuple[tuple[str, Any], ...]  # ((label, dtype), ...) of the fields of a data line
     comment: str              # text from this character on is a comment
 
 
