@@ -167,25 +167,31 @@ def _line(row):
 def markdown(rows, env):
     lines = ["# Array interface: coiter against SciPy and pydata/sparse", "",
              f"`python -m benchmarks.arrays {env.get('arguments', '')}`".replace(" `", "`"), "",
-             f"Run {env.get('date', '')} on {env['processor']}, {env['cpus']} CPUs, load average at the "
-             f"end {tuple(round(x, 2) for x in env['load_average_at_end'])}; NumPy {env['numpy']}, SciPy "
-             f"{env['scipy']}, pydata/sparse {env.get('sparse', 'not installed')}. Median milliseconds per "
-             "call, peers interleaved, results checked against each other first; ratio > 1: coiter faster.", "",
-             "| structure | nnz | threads | case | coiter (ms) | SciPy (ms) | pydata (ms) | SciPy ÷ coiter | pydata ÷ coiter |",
+             f"Run {env.get('date', '')} on {env['processor']}, {env['cpus']} CPUs, "
+             f"load average at the end {tuple(round(x, 2) for x in env['load_average_at_end'])}; "
+             f"NumPy {env['numpy']}, SciPy {env['scipy']}, "
+             f"pydata/sparse {env.get('sparse', 'not installed')}. Median milliseconds per call, "
+             "peers interleaved, results checked against each other first; "
+             "ratio > 1: coiter faster.", "",
+             "| structure | nnz | threads | case | coiter (ms) | SciPy (ms) | pydata (ms) "
+             "| SciPy ÷ coiter | pydata ÷ coiter |",
              "|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
-        s = row["seconds"]
-
-        def ms(peer):
-            value = s.get(peer)
-            return f"{value * 1e3:.3f}" if isinstance(value, float) else ("failed" if value else "–")
-
-        def ratio(peer):
-            r = _ratio(row, peer)
-            return f"{r:.2f}" if r is not None else "–"
-        lines.append(f"| {row['structure']} | {row['nnz']:,} | {row['threads']} | {row['case']} | {ms('coiter')} | "
-                     f"{ms('scipy')} | {ms('pydata')} | {ratio('scipy')} | {ratio('pydata')} |")
+        ms = {peer: _milliseconds(row["seconds"].get(peer)) for peer in ("coiter", "scipy", "pydata")}
+        ratio = {peer: _ratio_text(_ratio(row, peer)) for peer in ("scipy", "pydata")}
+        lines.append(f"| {row['structure']} | {row['nnz']:,} | {row['threads']} | {row['case']} "
+                     f"| {ms['coiter']} | {ms['scipy']} | {ms['pydata']} "
+                     f"| {ratio['scipy']} | {ratio['pydata']} |")
     return "\n".join(lines) + "\n"
+
+
+def _milliseconds(value):
+    """A peer's time for the table: milliseconds, "failed" or "–" (not run)."""
+    return f"{value * 1e3:.3f}" if isinstance(value, float) else ("failed" if value else "–")
+
+
+def _ratio_text(r):
+    return f"{r:.2f}" if r is not None else "–"
 
 
 def main(argv=None):

@@ -69,7 +69,7 @@ def cross_check(results, dense_reference=None):
     candidates += list(results.items())
     groups = []                   # [representative name, its result, {member: agree() result}]
     for name, result in candidates:
-        for representative, value, members in groups:
+        for _representative, value, members in groups:
             outcome = agree(value, result)
             if outcome[0]:
                 members[name] = outcome

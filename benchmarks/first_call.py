@@ -11,8 +11,8 @@ kernels. It calls once more and checks that both calls agree (the steady-state r
 checked against the other libraries already), and reports ``ct.cache_info()``: the compile
 must be one disk hit, and nothing may be compiled; the first call may load another variant
 of the kernel from the disk (a result of more than 2³¹ positions, rows times columns, gets
-64-bit indices), which is part of what it costs. The process runs coiter on the given thread count (the run's largest: coiter's
-default is every core).
+64-bit indices), which is part of what it costs. The process runs coiter on the given thread
+count (the run's largest: coiter's default is every core).
 
 Run as ``python -m benchmarks.first_call FOLDER`` it is that child.
 """

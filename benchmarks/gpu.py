@@ -76,7 +76,8 @@ def matrices(rows, per_row, rng):
 SPMV_SCHEDULES = {
     "default (4 nonzeros per thread)": None,
     "warp per row": "parallelize(i,gpu_warp,no_races);parallelize(j,gpu_thread,parallel_reduction)",
-    "8 nonzeros per thread": "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,8);parallelize(fp0,gpu_thread,atomics)",
+    "8 nonzeros per thread": "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,8);"
+                             "parallelize(fp0,gpu_thread,atomics)",
     "TACO's published schedule": "fuse(i,j,f);pos(f,fpos,A(i,j));split(fpos,block,fpos1,2048);"
                                  "split(fpos1,warp,fpos2,256);split(fpos2,thread,thr_nz,8);"
                                  "reorder(block,warp,thread,thr_nz);parallelize(block,gpu_block,no_races);"
@@ -85,8 +86,8 @@ SPMV_SCHEDULES = {
 SPMM_SCHEDULES = {
     "default (32 nonzeros per warp)": None,
     "warp per row": "parallelize(i,gpu_warp,no_races);parallelize(j,gpu_thread,no_races)",
-    "8 nonzeros per warp": "fuse(i,k,f);pos(f,fp,A(i,k));split(fp,fp0,fp1,8);parallelize(fp0,gpu_warp,atomics);"
-                           "parallelize(j,gpu_thread,no_races)",
+    "8 nonzeros per warp": "fuse(i,k,f);pos(f,fp,A(i,k));split(fp,fp0,fp1,8);"
+                           "parallelize(fp0,gpu_warp,atomics);parallelize(j,gpu_thread,no_races)",
 }
 
 

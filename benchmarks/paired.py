@@ -5,10 +5,10 @@ natural spelling costs).
 The suite's tables give each peer a time budget per case, which on a shared machine resolves
 differences of about ±10 %: CSR SpMV, bound by memory on both sides, reads 0.93× one run and
 1.02× the next. Here coiter and SciPy (or another peer) alternate call by call, many times, on one
-operand set; each pair's ratio (the other's time ÷ coiter's) is kept, and the median ratio is reported with a
-bootstrap 95 % confidence interval, narrow enough to tell 1.00 from 0.97. Each peer goes
-first in every other pair. Both results are checked against each other first. One thread;
-matrices only."""
+operand set; each pair's ratio (the other's time ÷ coiter's) is kept, and the median ratio is
+reported with a bootstrap 95 % confidence interval, narrow enough to tell 1.00 from 0.97. Each
+peer goes first in every other pair. Both results are checked against each other first. One
+thread; matrices only."""
 import numpy as np
 
 import coiter as ct
@@ -69,7 +69,8 @@ def measure(datasets, kernels, pairs, seed, log=print, against=("scipy",)):
             for kernel in kernels:
                 for other in against:
                     record = compare(kernel, data, pairs, np.random.default_rng(seed), other)
-                    log(f"  paired {kernel.name} on {data.name}, {other} ÷ coiter: {record['ratio']:.3f}× "
+                    log(f"  paired {kernel.name} on {data.name}, {other} ÷ coiter: "
+                        f"{record['ratio']:.3f}× "
                         f"({record['ratio_low']:.3f}–{record['ratio_high']:.3f})")
                     records.append(record)
         return records
@@ -80,7 +81,8 @@ def measure(datasets, kernels, pairs, seed, log=print, against=("scipy",)):
 def markdown_lines(records):
     if not records:
         return []
-    lines = [f"| paired, 1 thread ({records[0]['pairs']} alternating calls each) | data | nonzeros | coiter "
+    lines = [f"| paired, 1 thread ({records[0]['pairs']} alternating calls each) "
+             "| data | nonzeros | coiter "
              "| against | its time | its time ÷ coiter's, median of pairs | 95 % interval |",
              "|---|---|--:|--:|---|--:|--:|--:|"]
     for r in records:

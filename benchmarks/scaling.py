@@ -72,6 +72,11 @@ def _check(result, expected):
         raise AssertionError(f"coiter's result differs from SciPy's by {difference:g}")
 
 
+def _kernel_call(kernel, operands):
+    """The call to time: ``kernel`` on ``operands``."""
+    return lambda: kernel(**operands)
+
+
 def measure(mode, threads, policy, seed, log=print):
     sizes = SIZES[mode]
     previous = ct.get_num_threads()
@@ -85,10 +90,11 @@ def measure(mode, threads, policy, seed, log=print):
                    "nnz": int(operands["A"].nnz), "seconds": {}}
             for count in threads:
                 ct.set_num_threads(count)
-                warmup, result = time_call(lambda: kernel(**operands))
+                call = _kernel_call(kernel, operands)
+                warmup, result = time_call(call)
                 _check(result, expected)
-                timing = measure_interleaved({"coiter": lambda: kernel(**operands)}, policy,
-                                             {"coiter": warmup}, warmup_rounds=1)["coiter"]
+                timing = measure_interleaved({"coiter": call}, policy, {"coiter": warmup},
+                                             warmup_rounds=1)["coiter"]
                 row["seconds"][count] = timing.as_dict()
             base = row["seconds"][threads[0]]["median"]
             row["speedup"] = {count: base / t["median"] for count, t in row["seconds"].items()}

@@ -10,7 +10,6 @@ Every result is checked against SciPy's before timing; calls are interleaved
     python -m benchmarks.stored_formats [--size N] [--output-dir DIR]
 """
 import argparse
-import json
 import pathlib
 import sys
 
@@ -52,6 +51,11 @@ def spmv_kernel(fmt):
     return ct.compile("y(i) = A(i,j) * x(j)", formats={"A": fmt, "x": "d", "y": "d"})
 
 
+def _spmv_calls(kernel, A, x, scipy_matrix, scipy_x):
+    """The SpMV calls to time: coiter's kernel on ``A`` and SciPy's product."""
+    return {"coiter": lambda: kernel(A=A, x=x), "scipy": lambda: scipy_matrix @ scipy_x}
+
+
 def compare(label, contenders, reference):
     """Checks every contender against ``reference``, times them interleaved, returns a row."""
     warmup = {}
@@ -62,7 +66,7 @@ def compare(label, contenders, reference):
             raise AssertionError(f"{label}: {name} disagrees with SciPy")
         warmup[name] = seconds
     timings = measure_interleaved(contenders, POLICY, warmup, warmup_rounds=2)
-    for name, t in timings.items():
+    for t in timings.values():
         if isinstance(t, Exception):
             raise t
     return {name: t.as_dict() | {"runs": None} for name, t in timings.items()}
@@ -97,7 +101,7 @@ def run(size, seed=0):
         A = ct.asarray(bsr)
         kern = spmv_kernel(A.format)
         record(f"BCSR {b}x{b} SpMV ({n}, {bsr.nnz} nnz)", "scipy",
-               compare(f"bcsr{b}", {"coiter": lambda: kern(A=A, x=xbt), "scipy": lambda: bsr @ xb}, bsr @ xb))
+               compare(f"bcsr{b}", _spmv_calls(kern, A, xbt, bsr, xb), bsr @ xb))
 
     csr = regular_rows(size, 8, rng)
     ell = ct.asarray(csr, format="ell")

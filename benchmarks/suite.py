@@ -135,7 +135,8 @@ def run_suite(datasets, kernels, peers, thread_counts, policy, seed, bandwidth=N
     for data in datasets:
         on = "tensor" if hasattr(data, "coords") else "matrix"
         described = data.describe()
-        log(f"{data.name}: {described['shape']}, {described['nnz']:,} nonzeros ({described['source']})")
+        log(f"{data.name}: {described['shape']}, {described['nnz']:,} nonzeros "
+            f"({described['source']})")
         for kernel in kernels:
             if kernel.on != on:
                 continue

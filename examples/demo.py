@@ -187,7 +187,7 @@ print("compiling it again hits the in-memory cache:", ct.cache_info())
 assert np.allclose(np.asarray(again(A=As, x=Xs)), np.asarray(y))
 
 # The same kernel from index notation on tensors: y[i] = A[i, j] * x[j].
-i, j, k, l = ct.indices("i j k l")
+i, j = ct.indices("i j")
 y2 = ct.zeros((n,), "dense")
 y2[i] = As[i, j] * Xs[j]
 assert np.allclose(np.asarray(y2), Ms @ xs)

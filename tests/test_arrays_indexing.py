@@ -6,10 +6,9 @@ import pytest
 
 import coiter as ct
 from coiter.formats import is_all_dense
+from test_arrays_operators import make
 
 pytestmark = pytest.mark.usefixtures("forget_kernels_afterwards")
-
-from test_arrays_operators import make
 
 KEYS_2D = [1, -1, slice(1, 4), slice(None, None, -1), slice(4, 0, -2), (slice(None), 2),
            (slice(None), [0, 3, 0, 1]), ([5, 1, 1],), (2, slice(1, None, 2)), (None, 3),

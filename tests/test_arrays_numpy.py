@@ -10,10 +10,9 @@ from hypothesis import given, settings, strategies as st
 
 import coiter as ct
 from coiter.formats import is_all_dense
+from test_arrays_operators import check, make
 
 pytestmark = pytest.mark.usefixtures("forget_kernels_afterwards")
-
-from test_arrays_operators import check, make
 
 ZERO_KEEPING = [np.sqrt, np.abs, np.negative, np.sin, np.tanh, np.expm1, np.log1p, np.sign,
                 np.square, np.conjugate, np.ceil, np.floor, np.rint, np.isnan, np.isinf]

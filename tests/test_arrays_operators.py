@@ -294,7 +294,7 @@ def test_contractions_are_not_nested_into_contractions():
 def test_long_chains_do_not_exceed_the_compilers_depth():
     a, da = make((10, 10), 0.3, "csr", seed=1)
     t, expected = a, da
-    for k in range(150):
+    for _ in range(150):
         t = t + a * 0.5
         expected = expected + da * 0.5
     check(t, expected)

@@ -317,7 +317,7 @@ DTYPE_FORMATS = [("csr", "dense"), ("coo", "dcsc"), ("dcsr", "csr")]
 def _typed_combos(case):
     for a, b in DTYPE_FORMATS:
         combo = {}
-        for n, (indices, role) in case.operands.items():
+        for n in case.operands:
             fmts = case.formats_for(n)
             want = a if not combo else b
             combo[n] = want if want in fmts else fmts[len(combo) % len(fmts)]

@@ -140,7 +140,8 @@ def test_coordinates_are_checked_where_they_are_loaded():
     # ones by an unsigned minimum with the last coordinate) and what the clamp moved it by is
     # or-ed into a flag (ir/guard_coordinates.hpp); the flag of a parallel body is reported
     # as the body ends, the function's before it returns.
-    clamp = "coiter_min_u32((uint32_t)A2_crd[pA2], (uint32_t)coiter_max_i64(coiter_min_i64(A_dim1 - 1, 2147483647), 0))"
+    clamp = ("coiter_min_u32((uint32_t)A2_crd[pA2], "
+             "(uint32_t)coiter_max_i64(coiter_min_i64(A_dim1 - 1, 2147483647), 0))")
     src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}).source("c")
     assert (f"invalid_coordinate_0 = invalid_coordinate_0 | (((uint32_t)A2_crd[pA2] - {clamp}) | "
             "(uint32_t)(A_dim1 < 1));") in src
@@ -184,8 +185,9 @@ def test_llvm_engine_selects_floats_without_a_branch():
 
 
 def test_llvm_engine_vectorizes_sums_into_scalar_accumulators():
-    # The row's sum may be reassociated (API.md: a result may differ by floating-point reassociation), so
-    # the loop adds into several vector accumulators instead of one chain of scalar adds.
+    # The row's sum may be reassociated (API.md: a result may differ by floating-point
+    # reassociation), so the loop adds into several vector accumulators instead of one chain of
+    # scalar adds.
     ir = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}).source("llvm")
     assert re.search(r"fadd reassoc contract <\d+ x double>", ir)
     assert "llvm.vector.reduce.fadd" in ir
@@ -198,7 +200,8 @@ def test_spgemm_prefetches_the_rows_of_b_its_loop_over_a_reaches_next():
     src = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"}).source("c")
     # The row of B four entries of A ahead (its start read through A's coordinate, checked
     # like every coordinate a kernel loads), and that row's start eight ahead.
-    assert ("int64_t pB2_ahead = (int64_t)B2_pos[(int64_t)(int32_t)coiter_min_u32((uint32_t)A2_crd[pA2 + 4], "
+    assert ("int64_t pB2_ahead = (int64_t)B2_pos[(int64_t)(int32_t)coiter_min_u32("
+            "(uint32_t)A2_crd[pA2 + 4], "
             "(uint32_t)coiter_max_i64(coiter_min_i64(A_dim1 - 1, 2147483647), 0))];") in src
     assert "__builtin_prefetch(&B2_crd[pB2_ahead]);" in src and "__builtin_prefetch(&B_vals[pB2_ahead]);" in src
     assert "__builtin_prefetch(&B2_pos[(int64_t)A2_crd[pA2 + 8]]);" in src
@@ -335,9 +338,11 @@ def test_coo_spmv_is_a_single_loop():
     assert loops(src) == (3, 0)
     assert re.search(r"for \(int64_t pA1 = .*A1_pos\[0\]; pA1 < .*A1_pos\[1\]; pA1\+\+\) \{\n"
                      r"    uint32_t invalid_coordinate_0 = 0;\n"
-                     r"    invalid_coordinate_0 = invalid_coordinate_0 \| .*A1_crd\[pA1\] - coiter_min_u32.*A_dim0 - 1.*;\n"
+                     r"    invalid_coordinate_0 = invalid_coordinate_0 \| "
+                     r".*A1_crd\[pA1\] - coiter_min_u32.*A_dim0 - 1.*;\n"
                      r"    int64_t i = .*A1_crd\[pA1\].*;", src)
-    assert re.search(r"for \(int64_t q = 0; q < y_size; q\+\+\) \{\n\s+for \(int64_t thread = 0; thread < nthreads", src)
+    assert re.search(r"for \(int64_t q = 0; q < y_size; q\+\+\) \{\n"
+                     r"\s+for \(int64_t thread = 0; thread < nthreads", src)
 
 
 def test_dcsr_spmv_is_nested_position_loops():
@@ -383,7 +388,7 @@ def test_a_private_copy_that_may_be_the_result_gets_no_alias_scope():
         assert stores and not any("alias.scope" in line for line in stores)
 
 
-# -- lazy evaluation and the [] front end ------------------------------------------------------------
+# -- lazy evaluation and the [] front end ----------------------------------------------------------
 def test_assignment_is_lazy_and_recomputed_on_reassignment():
     i, j = ct.indices("i j")
     A = ct.asarray(sp.random(8, 9, density=0.3, format="csr", random_state=0), name="A")

@@ -49,7 +49,7 @@ def test_notation_with_a_repeated_index_matches_numpy():
     np.testing.assert_allclose(np.asarray(ct.evaluate("y(j) = A(i,i,j)", A=x)), np.einsum("iij->j", x))
 
 
-# -- the dense-size limit applies to inferred formats only (API.md §3, rule 3) -----------------------
+# -- the dense-size limit applies to inferred formats only (API.md §3, rule 3) ---------------------
 @pytest.fixture
 def small_dense_limit(monkeypatch):
     """A 4x4 float64 result (128 bytes) is just over this limit."""
@@ -70,7 +70,7 @@ def test_an_explicit_dense_result_is_not_limited(small_dense_limit, out_format):
     np.testing.assert_array_equal(np.asarray(ct.einsum("ij,jk->ik", a, a, out_format=out_format)), a @ a)
 
 
-# -- SciPy COO keeps its index width (API.md §2) -----------------------------------------------------
+# -- SciPy COO keeps its index width (API.md §2) ---------------------------------------------------
 def _coo(cls, row_dtype, col_dtype):
     """A non-canonical (unsorted, one duplicate) 4x5 COO matrix with the given index dtypes."""
     row = np.array([3, 0, 2, 0, 3])
@@ -107,7 +107,7 @@ def test_non_canonical_scipy_csr_keeps_its_index_width():
     np.testing.assert_array_equal(t.to_numpy(), csr.toarray())
 
 
-# -- compiled definitions (API.md §3, §4) ------------------------------------------------------------
+# -- compiled definitions (API.md §3, §4) ----------------------------------------------------------
 @pytest.fixture
 def spmv():
     """``y[i] = A[i, j] * x[j]`` assigned, not computed, with its SciPy/NumPy reference."""
@@ -147,7 +147,7 @@ def test_an_assignment_without_definition_cannot_be_compiled():
         ct.compile(ct.zeros((3,), name="y"))
 
 
-# -- where an implicit sum binds (API.md §3) ---------------------------------------------------------
+# -- where an implicit sum binds (API.md §3) -------------------------------------------------------
 # (statement, [] form, NumPy reference): the sum binds to the smallest term holding every use of
 # the summed index. Each reference differs from the sum taken around the whole expression.
 BINDINGS = [

@@ -95,8 +95,9 @@ def test_warp_reduction_golden():
     kern = ct.compile(SPMV[0], formats=SPMV[1], target="cuda",
                       schedule="parallelize(i,gpu_warp,no_races);parallelize(j,gpu_thread,parallel_reduction)")
     src = kern.source()
-    assert "for (int64_t i = i_begin + (int64_t)(((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5); " \
-           "i < i_end; i += (int64_t)(((int64_t)gridDim.x * blockDim.x) >> 5)) {" in src
+    assert ("for (int64_t i = i_begin + "
+            "(int64_t)(((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5); "
+            "i < i_end; i += (int64_t)(((int64_t)gridDim.x * blockDim.x) >> 5)) {") in src
     assert "pA2 = pA2_begin + (int64_t)(int64_t)(threadIdx.x & 31); pA2 < pA2_end; pA2 += (int64_t)32)" in src
     assert "acc0 = coiter_warp_add_float64(acc0);" in src
     assert "__shfl_xor_sync(0xffffffffu, (double)v, offset)" in src

@@ -136,7 +136,8 @@ def test_kernel_cached_on_disk_with_architecture(tmp_path, monkeypatch):
     import subprocess
     import sys
     code = ("import coiter as ct, numpy as np, scipy.sparse as sp;"
-            "k = ct.compile('y(i) = A(i,j) * x(j)', formats={'A':'csr','x':'d','y':'d'}, target='cuda');"
+            "k = ct.compile('y(i) = A(i,j) * x(j)', formats={'A':'csr','x':'d','y':'d'}, "
+            "target='cuda');"
             "A = sp.random(50, 40, density=0.1, format='csr', random_state=0); x = np.ones(40);"
             "assert np.allclose(k(A=A, x=x).to_numpy(), A @ x);"
             "print(ct.cache_info()['disk_hits'], ct.cache_info()['compiles'])")

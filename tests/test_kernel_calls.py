@@ -190,7 +190,9 @@ def test_dense_results_are_right_in_memory_a_previous_result_left_dirty(engine, 
     rng = np.random.default_rng(5)
     matrix_result = "C" in formats
     rows, cols = (2, n // 2) if matrix_result else (n, 40)  # the result has n entries
-    sparse_vector = lambda: sp.random(1, n, density=0.05, random_state=rng).toarray()[0]
+
+    def sparse_vector():
+        return sp.random(1, n, density=0.05, random_state=rng).toarray()[0]
     dense = {"A": sp.random(rows, cols, density=0.3 if matrix_result else 0.02, random_state=rng).toarray(),
              "B": rng.random((rows, cols)), "x": rng.random(cols), "z": rng.random(n),
              "b": sparse_vector(), "c": sparse_vector()}

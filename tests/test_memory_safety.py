@@ -43,7 +43,8 @@ for name, code in CASES:
 
 # Still usable: a correct result after all that.
 M = M0.copy()
-np.testing.assert_allclose(ct.evaluate("y(i) = A(i,j) * x(j)", A=M, x=x, engine=ENGINE).to_numpy(), M @ x)
+np.testing.assert_allclose(ct.evaluate("y(i) = A(i,j) * x(j)", A=M, x=x, engine=ENGINE).to_numpy(),
+                           M @ x)
 print("usable", flush=True)
 """
 
@@ -61,7 +62,8 @@ def run_cases(cases, engine="llvm", timeout=240):
 
 USES = {
     "spmv": 'ct.evaluate("y(i) = A(i,j) * x(j)", A=T, x=x, engine=ENGINE).to_numpy()',
-    "spgemm": 'ct.evaluate("C(i,j) = A(i,k) * B(k,j)", A=T, B=ct.asarray(M0.T.tocsr(), format=FMT), engine=ENGINE).to_numpy()',
+    "spgemm": ('ct.evaluate("C(i,j) = A(i,k) * B(k,j)", A=T, B=ct.asarray(M0.T.tocsr(), format=FMT), '
+               'engine=ENGINE).to_numpy()'),
     "add_scipy": 'ct.evaluate("C(i,j) = A(i,j) + B(i,j)", A=T, B=M0, engine=ENGINE).to_numpy()',
     "multiply": 'ct.evaluate("C(i,j) = A(i,j) * B(i,j)", A=T, B=M0, engine=ENGINE).to_numpy()',
     "einsum": 'ct.einsum("ij,j->i", T, x).to_numpy()',
@@ -145,9 +147,10 @@ SCIPY_ENTRIES = {
     "asarray": "ct.asarray(M).to_numpy()",
     "evaluate": 'ct.evaluate("y(i) = A(i,j) * x(j)", A=M, x=x, engine=ENGINE).to_numpy()',
     "einsum": 'ct.einsum("ij,j->i", M, x).to_numpy()',
-    "kernel": ('ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=ENGINE)'
-               '(A=M, x=x)'),
-    "spgemm": 'ct.evaluate("C(i,j) = A(i,k) * B(k,j)", A=M, B=M0.T.tocsr(), engine=ENGINE).to_numpy()',
+    "kernel": ('ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, '
+               'engine=ENGINE)(A=M, x=x)'),
+    "spgemm": ('ct.evaluate("C(i,j) = A(i,k) * B(k,j)", A=M, B=M0.T.tocsr(), engine=ENGINE)'
+               '.to_numpy()'),
     "after_wrapping": "T = ct.asarray(M); T.to_numpy(); {lie}; " + 'ct.evaluate("y(i) = A(i,j) * x(j)", A=T, x=x).to_numpy()',
 }
 

@@ -207,7 +207,7 @@ def test_parallel_preconditions(stmt, formats, schedule, message):
         ct.compile(stmt, formats=formats, schedule=schedule)
 
 
-# -- the default schedule ----------------------------------------------------------------------------
+# -- the default schedule --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("stmt,formats,tag", [
     ("y(i) = A(i,j) * x(j)", {"A": "csr"}, "i: parallel(cpu_thread,no_races,dynamic)"),

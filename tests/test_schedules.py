@@ -184,7 +184,7 @@ def test_auto_schedule_is_refused_until_the_autoscheduler_exists():
         ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"}, schedule="auto")
 
 
-# -- schedules on assignments and the cache ---------------------------------------------------------
+# -- schedules on assignments and the cache --------------------------------------------------------
 
 def test_assignment_schedule():
     A = csr(40, 30, 0.2, 8)
@@ -231,7 +231,7 @@ def test_bound_is_checked_at_call_time(engine):
         at_most(A=ct.asarray(csr(61, 41, 0.1, 9)), x=ops["x"])
 
 
-# -- preconditions ----------------------------------------------------------------------------------
+# -- preconditions ---------------------------------------------------------------------------------
 
 SPMV = "y(i) = A(i,j) * x(j)"
 

@@ -1,7 +1,6 @@
 """The worked examples of the thesis (taco-core.md §1.7), packed into every format listed
 there, compared array by array."""
 import numpy as np
-import pytest
 
 import coiter as ct
 

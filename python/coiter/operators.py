@@ -650,7 +650,8 @@ def transpose(tensor, axes=None):
 
 def reshape(tensor, shape):
     """The tensor with another shape of equal size (row-major, as NumPy): a view of a dense
-    tensor's values; a sparse tensor's entries packed again (O(nnz)) in a format of the new order."""
+    tensor's values; a sparse tensor's entries packed again (O(nnz)) in a format of the new
+    order."""
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(e) for e in shape)
     if shape.count(-1) > 1:
         raise ValueError("reshape: only one extent can be -1")

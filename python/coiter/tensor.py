@@ -410,7 +410,8 @@ class Tensor:
             state = f"lazy: {self._definition}"
         else:
             state = f"nnz={self.nnz}"
-        return f"<coiter.Tensor{name} shape={self.shape} dtype={self.dtype} format={self.format} {state}>"
+        return (f"<coiter.Tensor{name} shape={self.shape} dtype={self.dtype} format={self.format} "
+                f"{state}>")
 
     # -- the array interface (docs/arrays.md) ----------------------------------------------
     # Operators build lazy index notation (operators.py) computed by fused kernels; functions
