@@ -4,6 +4,7 @@ Imports are read from the source with ``ast``, wherever they are written: at the
 module, inside a function, under ``if TYPE_CHECKING:``. An import deferred into a function runs
 later but is still a dependency, so one that closes a loop counts as a cycle here.
 """
+
 import ast
 import pathlib
 
@@ -14,15 +15,38 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "python" / "coiter"
 # given its place here.
 LAYERS = {
     "foundation": ["_core", "errors", "dtypes", "config", "cuda_libraries", "threads"],
-    "formats and index notation": ["formats", "shapes", "notation", "parser", "schedule",
-                                   "format_inference"],
+    "formats and index notation": [
+        "formats",
+        "shapes",
+        "notation",
+        "parser",
+        "schedule",
+        "format_inference",
+    ],
     "tensor storage": ["tensor"],
-    "construction": ["scipy_interop", "creation", "interop_pandas", "interop_pydata", "cuda",
-                     "conversion", "io", "io.casting", "io.text_table", "io.frostt",
-                     "io.matrix_market", "io.npz"],
+    "construction": [
+        "scipy_interop",
+        "creation",
+        "interop_pandas",
+        "interop_pydata",
+        "cuda",
+        "conversion",
+        "io",
+        "io.casting",
+        "io.text_table",
+        "io.frostt",
+        "io.matrix_market",
+        "io.npz",
+    ],
     "compiler": ["compiler", "evaluate"],
-    "array operators": ["elementwise", "operators", "indexing", "shaping", "linalg",
-                        "numpy_protocols"],
+    "array operators": [
+        "elementwise",
+        "operators",
+        "indexing",
+        "shaping",
+        "linalg",
+        "numpy_protocols",
+    ],
     "package": ["tensor_methods", "kernel_cache", ""],  # "": coiter/__init__.py
 }
 
@@ -43,7 +67,7 @@ def _absolute(name):
     """``coiter.x.y`` as "x.y", ``coiter`` as ""; None for other packages."""
     if name == "coiter":
         return ""
-    return name[len("coiter."):] if name.startswith("coiter.") else None
+    return name[len("coiter.") :] if name.startswith("coiter.") else None
 
 
 def imports_of(name, path, is_package, modules):
@@ -56,7 +80,7 @@ def imports_of(name, path, is_package, modules):
             found |= {_absolute(alias.name) for alias in node.names} - {None}
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                base = package[:len(package) - node.level + 1]
+                base = package[: len(package) - node.level + 1]
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = _absolute(node.module or "")
@@ -72,8 +96,10 @@ def imports_of(name, path, is_package, modules):
 
 def import_graph():
     modules = package_modules()
-    return {name: imports_of(name, path, is_package, modules) if path else set()
-            for name, (path, is_package) in modules.items()}
+    return {
+        name: imports_of(name, path, is_package, modules) if path else set()
+        for name, (path, is_package) in modules.items()
+    }
 
 
 def find_cycle(graph):
@@ -85,7 +111,7 @@ def find_cycle(graph):
         stack.append(module)
         for imported in sorted(graph.get(module, ())):
             if state.get(imported) == "open":
-                return stack[stack.index(imported):] + [imported]
+                return stack[stack.index(imported) :] + [imported]
             if imported not in state:
                 cycle = visit(imported)
                 if cycle:
@@ -125,8 +151,11 @@ def test_every_module_imports_only_its_layer_and_below():
     layer_of = {module: n for n, modules in enumerate(LAYERS.values()) for module in modules}
     names = list(LAYERS)
     assert not set(layer_of) - set(graph), "listed in LAYERS but not in the package"
-    upward = [f"coiter.{module} ({names[layer_of[module]]}) imports coiter.{imported} "
-              f"({names[layer_of[imported]] if imported in layer_of else 'not in LAYERS'})"
-              for module in sorted(layer_of) for imported in sorted(graph[module])
-              if layer_of.get(imported, len(names)) > layer_of[module]]
+    upward = [
+        f"coiter.{module} ({names[layer_of[module]]}) imports coiter.{imported} "
+        f"({names[layer_of[imported]] if imported in layer_of else 'not in LAYERS'})"
+        for module in sorted(layer_of)
+        for imported in sorted(graph[module])
+        if layer_of.get(imported, len(names)) > layer_of[module]
+    ]
     assert not upward, "imports that run up the layers:\n" + "\n".join(upward)

@@ -1,4 +1,5 @@
 """Compiling index notation into kernels and calling them (API.md §4)."""
+
 from __future__ import annotations
 
 import itertools
@@ -15,8 +16,17 @@ from .conversion import as_tensor
 from .dtypes import value_dtype
 from .errors import CompileError, ShapeError, SignatureError
 from .formats import Format, FormatLike, as_format, compressed, is_all_dense
-from .notation import (Access, Assignment, Binary, IndexExpr, Literal, Negate, Reduction, accesses,
-                       map_tensors)
+from .notation import (
+    Access,
+    Assignment,
+    Binary,
+    IndexExpr,
+    Literal,
+    Negate,
+    Reduction,
+    accesses,
+    map_tensors,
+)
 from .parser import Parsed, parse
 from .schedule import Schedule
 from .schedule import schedule_text as text_of
@@ -39,8 +49,10 @@ def default_engine() -> str:
     if _core.with_llvm:
         return "llvm"
     if not _warned_about_c_engine:
-        logger.warning("coiter was built without LLVM: kernels are compiled with the system C "
-                       "compiler (slower to compile, same results)")
+        logger.warning(
+            "coiter was built without LLVM: kernels are compiled with the system C "
+            "compiler (slower to compile, same results)"
+        )
         _warned_about_c_engine = True
     return "c"
 
@@ -65,7 +77,9 @@ def core_expression(expr: IndexExpr, var_of: Callable[[Any], _core.TensorVar]) -
     if isinstance(expr, Negate):
         return _core.negate(core_expression(expr.a, var_of))
     if isinstance(expr, Binary):
-        return _core.binary(expr.op, core_expression(expr.a, var_of), core_expression(expr.b, var_of))
+        return _core.binary(
+            expr.op, core_expression(expr.a, var_of), core_expression(expr.b, var_of)
+        )
     if isinstance(expr, Reduction):
         return _core.reduce(expr.op, expr.var.name, core_expression(expr.body, var_of))
     raise TypeError(f"not an index expression: {expr!r}")
@@ -93,20 +107,30 @@ class Kernel:
     the index width of its sparse inputs (int32 or int64); each width is compiled once.
     """
 
-    def __init__(self, assignment: Assignment, specs: dict[str, TensorSpec], result_spec: TensorSpec,
-                 *, index_dtype: DTypeLike | None = None, engine: str | None = None,
-                 schedule: str = "", target: str = "cpu", bound: dict[str, Any] | None = None,
-                 result_tensor: Tensor | None = None) -> None:
-        self._assignment = assignment      # accesses refer to TensorSpec objects
-        self._specs = specs                # name -> TensorSpec (inputs)
+    def __init__(
+        self,
+        assignment: Assignment,
+        specs: dict[str, TensorSpec],
+        result_spec: TensorSpec,
+        *,
+        index_dtype: DTypeLike | None = None,
+        engine: str | None = None,
+        schedule: str = "",
+        target: str = "cpu",
+        bound: dict[str, Any] | None = None,
+        result_tensor: Tensor | None = None,
+    ) -> None:
+        self._assignment = assignment  # accesses refer to TensorSpec objects
+        self._specs = specs  # name -> TensorSpec (inputs)
         self._result = result_spec
         # Hashed result levels take random inserts, but their bucket count must be known
         # before the first insert: the kernel assembles compressed levels instead and the
         # result is packed into the hashed format afterwards (same entries).
         self._built = _assembled_spec(result_spec)
         if self._built is not result_spec:
-            self._assignment = Assignment(Access(self._built, assignment.lhs.indices), assignment.rhs,
-                                          assignment.accumulate)
+            self._assignment = Assignment(
+                Access(self._built, assignment.lhs.indices), assignment.rhs, assignment.accumulate
+            )
         self._index_dtype = None if index_dtype is None else np.dtype(index_dtype)
         if target not in ("cpu", "cuda"):
             raise CompileError(f"unknown target {target!r} (expected 'cpu' or 'cuda')")
@@ -123,18 +147,28 @@ class Kernel:
         # Where each result extent comes from: (input name, mode), or None.
         self._result_modes: list[tuple[str, int] | None] = []
         for v in assignment.lhs.indices:
-            source = next(((a.tensor.name, a.indices.index(v)) for a in accesses(assignment.rhs)
-                           if v in a.indices), None)
+            source = next(
+                (
+                    (a.tensor.name, a.indices.index(v))
+                    for a in accesses(assignment.rhs)
+                    if v in a.indices
+                ),
+                None,
+            )
             self._result_modes.append(source)
         self._input_set = frozenset(self.inputs)
-        self._sparse_inputs = tuple(name for name in self.inputs
-                                    if _has_index_arrays(self._specs[name].format))
-        self._variant(self._index_dtype == np.int64, (np.dtype(np.int32),) * len(self._sparse_inputs)
-                      if self._index_dtype is None else ())
+        self._sparse_inputs = tuple(
+            name for name in self.inputs if _has_index_arrays(self._specs[name].format)
+        )
+        self._variant(
+            self._index_dtype == np.int64,
+            (np.dtype(np.int32),) * len(self._sparse_inputs) if self._index_dtype is None else (),
+        )
 
     # -- compilation ---------------------------------------------------------------------
-    def _variant(self, wide: bool, widths: tuple[Any, ...],
-                 assemble: bool = True) -> _core.CompiledKernel:
+    def _variant(
+        self, wide: bool, widths: tuple[Any, ...], assemble: bool = True
+    ) -> _core.CompiledKernel:
         """The compiled kernel for a result index width and the sparse inputs' widths;
         ``assemble=False``: the compute-only kernel that fills a given result structure."""
         key = (wide, widths, assemble)
@@ -151,16 +185,25 @@ class Kernel:
 
             def var_of(spec: TensorSpec) -> _core.TensorVar:
                 if spec.name not in cache:
-                    index = result_index if spec is self._built else index_of.get(spec.name, default)
-                    cache[spec.name] = _core.TensorVar(spec.name, spec.format, spec.dtype.name, index)
+                    index = (
+                        result_index if spec is self._built else index_of.get(spec.name, default)
+                    )
+                    cache[spec.name] = _core.TensorVar(
+                        spec.name, spec.format, spec.dtype.name, index
+                    )
                 return cache[spec.name]
 
             lhs = core_expression(self._assignment.lhs, var_of)
             rhs = core_expression(self._assignment.rhs, var_of)
             statement = _core.assignment(lhs, rhs, self._assignment.accumulate)
             try:
-                core = _core.compile(statement, engine=self._engine, schedule=self._schedule,
-                                     target=self._target, assemble=assemble)
+                core = _core.compile(
+                    statement,
+                    engine=self._engine,
+                    schedule=self._schedule,
+                    target=self._target,
+                    assemble=assemble,
+                )
             finally:
                 _log_cache_warnings()
             self._variants[key] = core
@@ -232,7 +275,9 @@ class Kernel:
                 t = self._bound.get(name)
                 if t is None:
                     missing = [n for n in self.inputs if n not in tensors and n not in self._bound]
-                    raise TypeError(f"missing kernel inputs {missing}; the inputs are {self.inputs}")
+                    raise TypeError(
+                        f"missing kernel inputs {missing}; the inputs are {self.inputs}"
+                    )
             operands[name] = as_tensor(t, name)
         shape = self._result_shape(operands, out)
         # Specialize on the index width of the sparse inputs (each width is its own kernel).
@@ -245,11 +290,19 @@ class Kernel:
         if not wide and shape and math.prod(shape) > _INT32_MAX:
             wide = True
         target = out if out is not None else self._result_tensor
-        if target is not None and (target.format != self._result.format or target.dtype != self._result.dtype):
-            raise SignatureError(f"out: the kernel computes a {self._result.format} tensor of "
-                                 f"{self._result.dtype}, but out is {target.format} of {target.dtype}")
+        if target is not None and (
+            target.format != self._result.format or target.dtype != self._result.dtype
+        ):
+            raise SignatureError(
+                f"out: the kernel computes a {self._result.format} tensor of "
+                f"{self._result.dtype}, but out is {target.format} of {target.dtype}"
+            )
         structure = None
-        if out is not None and _has_index_arrays(self._result.format) and self._built is self._result:
+        if (
+            out is not None
+            and _has_index_arrays(self._result.format)
+            and self._built is self._result
+        ):
             # Reuse out's assembled structure: a compute-only kernel fills in new values.
             wide = out.index_dtype == _INT64
             structure = out._storage
@@ -269,8 +322,10 @@ class Kernel:
         shape = []
         for m, source in enumerate(self._result_modes):
             if source is None:
-                raise ShapeError(f"the extent of mode {m} of the result {self._result.name} is not "
-                                 "determined by any input; pass out=")
+                raise ShapeError(
+                    f"the extent of mode {m} of the result {self._result.name} is not "
+                    "determined by any input; pass out="
+                )
             name, mode = source
             shape.append(operands[name]._data.shape[mode])
         return shape
@@ -288,12 +343,16 @@ def _reordered(fmt: Format) -> list[Format]:
     if fmt.name is not None:
         return [as_format(name, 2) for name in ("csr", "csc")]
     order = list(fmt.mode_order)
-    return [Format(list(fmt.levels), list(p)) for p in itertools.permutations(range(len(order)))
-            if list(p) != order]
+    return [
+        Format(list(fmt.levels), list(p))
+        for p in itertools.permutations(range(len(order)))
+        if list(p) != order
+    ]
 
 
-def loop_order_formats(assignment: Assignment, operands: Mapping[str, Tensor],
-                       result_format: Format) -> dict[str, Format]:
+def loop_order_formats(
+    assignment: Assignment, operands: Mapping[str, Tensor], result_format: Format
+) -> dict[str, Format]:
     """For each sparse operand (by name), its levels in the mode order that follows one loop
     order: the result's indices in its storage order, then the summed indices. The first
     conversion with_reordered_operands tries; it fits most statements at once."""
@@ -304,7 +363,12 @@ def loop_order_formats(assignment: Assignment, operands: Mapping[str, Tensor],
     preferred = {}
     for a in accesses(assignment.rhs):
         tensor = operands.get(a.tensor.name)
-        if tensor is None or tensor.ndim < 2 or is_all_dense(tensor.format) or tensor.format.name is not None:
+        if (
+            tensor is None
+            or tensor.ndim < 2
+            or is_all_dense(tensor.format)
+            or tensor.format.name is not None
+        ):
             continue
         modes = sorted(range(len(a.indices)), key=lambda m: order.index(a.indices[m]))
         fmt = Format(list(tensor.format.levels), modes)
@@ -313,9 +377,12 @@ def loop_order_formats(assignment: Assignment, operands: Mapping[str, Tensor],
     return preferred
 
 
-def with_reordered_operands(operands: Mapping[str, Tensor], attempt: Callable[[dict[str, Format]], K],
-                            error: CompileError, preferred: dict[str, Format] | None = None,
-                            ) -> tuple[K, dict[str, Tensor]]:
+def with_reordered_operands(
+    operands: Mapping[str, Tensor],
+    attempt: Callable[[dict[str, Format]], K],
+    error: CompileError,
+    preferred: dict[str, Format] | None = None,
+) -> tuple[K, dict[str, Tensor]]:
     """When no loop order traverses every operand in its storage order (e.g. A(k,i) * B(k,j)
     with both in CSR and a CSR result), convert sparse operands to other mode orders
     (transpositions, O(nnz) each), as a user expects the expression to just work.
@@ -342,8 +409,14 @@ def with_reordered_operands(operands: Mapping[str, Tensor], attempt: Callable[[d
         except CompileError:
             continue
         for name, fmt in overrides.items():
-            logger.info("coiter: converting %s from %s to %s so every operand is traversed in storage "
-                        "order (%s)", name, operands[name].format, fmt, error)
+            logger.info(
+                "coiter: converting %s from %s to %s so every operand is traversed in storage "
+                "order (%s)",
+                name,
+                operands[name].format,
+                fmt,
+                error,
+            )
         return kernel, {name: operands[name].asformat(fmt) for name, fmt in overrides.items()}
     raise error
 
@@ -361,9 +434,11 @@ def _unique_names(tensors: Sequence[Any]) -> dict[int, str]:
     return names
 
 
-def specs_for_tensors(assignment: Assignment, result_name: str,
-                      formats: Mapping[str, Format] | None = None,
-                      ) -> tuple[Assignment, dict[str, TensorSpec], TensorSpec, dict[str, Tensor]]:
+def specs_for_tensors(
+    assignment: Assignment,
+    result_name: str,
+    formats: Mapping[str, Format] | None = None,
+) -> tuple[Assignment, dict[str, TensorSpec], TensorSpec, dict[str, Tensor]]:
     """Rewrite an assignment over Tensor objects into one over TensorSpecs; returns
     ``(assignment, specs, result_spec, bound)``. ``formats`` overrides inputs' formats by name."""
     tensors = list({id(a.tensor): a.tensor for a in accesses(assignment.rhs)}.values())
@@ -372,27 +447,50 @@ def specs_for_tensors(assignment: Assignment, result_name: str,
     if result_name in names.values():
         result_name = f"{result_name}_result"
     formats = formats or {}
-    specs = {id(t): TensorSpec(names[id(t)], formats.get(names[id(t)], t.format), t.dtype) for t in tensors}
+    specs = {
+        id(t): TensorSpec(names[id(t)], formats.get(names[id(t)], t.format), t.dtype)
+        for t in tensors
+    }
     result_spec = TensorSpec(result_name, result.format, result.dtype)
 
-    rewritten = Assignment(Access(result_spec, assignment.lhs.indices),
-                           map_tensors(assignment.rhs, lambda t: specs[id(t)]), assignment.accumulate)
+    rewritten = Assignment(
+        Access(result_spec, assignment.lhs.indices),
+        map_tensors(assignment.rhs, lambda t: specs[id(t)]),
+        assignment.accumulate,
+    )
     bound = {names[id(t)]: t for t in tensors}
     return rewritten, {s.name: s for s in specs.values()}, result_spec, bound
 
 
-def _compile_definition(tensor: Tensor, index_dtype: DTypeLike | None, schedule_text: str,
-                        target: str, engine: str | None) -> Kernel:
+def _compile_definition(
+    tensor: Tensor,
+    index_dtype: DTypeLike | None,
+    schedule_text: str,
+    target: str,
+    engine: str | None,
+) -> Kernel:
     """The kernel of the definition last assigned to ``tensor``, bound to its tensors."""
     definition = tensor._definition
     if definition is None:
-        raise ValueError(f"{tensor._label()} has no definition to compile; assign one with "
-                         "y[i] = ... first")
+        raise ValueError(
+            f"{tensor._label()} has no definition to compile; assign one with y[i] = ... first"
+        )
 
     def attempt(formats: dict[str, Format]) -> Kernel:
-        assignment, specs, result_spec, bound = specs_for_tensors(definition, tensor.name or "out", formats)
-        return Kernel(assignment, specs, result_spec, index_dtype=index_dtype, engine=engine,
-                      schedule=schedule_text, target=target, bound=bound, result_tensor=tensor)
+        assignment, specs, result_spec, bound = specs_for_tensors(
+            definition, tensor.name or "out", formats
+        )
+        return Kernel(
+            assignment,
+            specs,
+            result_spec,
+            index_dtype=index_dtype,
+            engine=engine,
+            schedule=schedule_text,
+            target=target,
+            bound=bound,
+            result_tensor=tensor,
+        )
 
     try:
         return attempt({})
@@ -404,10 +502,16 @@ def _compile_definition(tensor: Tensor, index_dtype: DTypeLike | None, schedule_
         return kernel
 
 
-def compile(stmt: str | Tensor | Parsed, formats: Mapping[str, FormatLike] | None = None,
-            dtype: DTypeLike = np.float64, dtypes: Mapping[str, DTypeLike] | None = None,
-            index_dtype: DTypeLike | None = None, schedule: Schedule | str | None = None,
-            target: str = "cpu", engine: str | None = None) -> Kernel:
+def compile(
+    stmt: str | Tensor | Parsed,
+    formats: Mapping[str, FormatLike] | None = None,
+    dtype: DTypeLike = np.float64,
+    dtypes: Mapping[str, DTypeLike] | None = None,
+    index_dtype: DTypeLike | None = None,
+    schedule: Schedule | str | None = None,
+    target: str = "cpu",
+    engine: str | None = None,
+) -> Kernel:
     """Compile a statement into a :class:`Kernel`.
 
     ``stmt`` is an expression string (``"y(i) = A(i,j) * x(j)"``), a parsed statement
@@ -443,12 +547,18 @@ def compile(stmt: str | Tensor | Parsed, formats: Mapping[str, FormatLike] | Non
         result_spec = TensorSpec(result_spec.name + "_out", result_spec.format, result_spec.dtype)
     typed = Assignment(Access(result_spec, assignment.lhs.indices), rhs)
     inputs = {s.name: s for s in specs.values() if s is not specs[result_ref.name]}
-    return Kernel(typed, inputs, result_spec, index_dtype=index_dtype, engine=engine,
-                  schedule=schedule_text, target=target)
+    return Kernel(
+        typed,
+        inputs,
+        result_spec,
+        index_dtype=index_dtype,
+        engine=engine,
+        schedule=schedule_text,
+        target=target,
+    )
 
 
 def _log_cache_warnings() -> None:
     """Log the core's reports of discarded disk cache entries (the core does not log)."""
     for message in _core.take_cache_warnings():
         logger.warning("coiter: %s", message)
-

@@ -1,5 +1,6 @@
 """Converting objects to tensors: ``ct.asarray`` (API.md §2) dispatching on what it is given,
 and the fast paths of kernel calls and array operators for their operands."""
+
 import numbers
 from typing import Any
 
@@ -18,8 +19,13 @@ from .scipy_interop import SCIPY_IN_PLACE, from_scipy
 from .tensor import Tensor
 
 
-def asarray(obj: Any, format: FormatLike | None = None, dtype: DTypeLike | None = None,
-            copy: bool | None = None, name: str | None = None) -> Tensor:
+def asarray(
+    obj: Any,
+    format: FormatLike | None = None,
+    dtype: DTypeLike | None = None,
+    copy: bool | None = None,
+    name: str | None = None,
+) -> Tensor:
     """Convert ``obj`` to a :class:`Tensor`.
 
     Parameters
@@ -52,16 +58,23 @@ def asarray(obj: Any, format: FormatLike | None = None, dtype: DTypeLike | None 
     return from_dense(obj, format, dtype, copy, name)
 
 
-def _convert_tensor(tensor: Tensor, format: FormatLike | None, dtype: DTypeLike | None,
-                    copy: bool | None, name: str | None) -> Tensor:
+def _convert_tensor(
+    tensor: Tensor,
+    format: FormatLike | None,
+    dtype: DTypeLike | None,
+    copy: bool | None,
+    name: str | None,
+) -> Tensor:
     fmt = tensor.format if format is None else as_format(format, tensor.ndim)
     dtype = tensor.dtype if dtype is None else value_dtype(dtype)
     same = fmt == tensor.format and dtype == tensor.dtype
     if same and not copy:
         return tensor if name is None or name == tensor.name else Tensor(tensor._storage, name)
     if copy is False:
-        raise ValueError(f"copy=False, but converting {tensor.format}/{tensor.dtype} to "
-                         f"{fmt}/{dtype} needs a copy")
+        raise ValueError(
+            f"copy=False, but converting {tensor.format}/{tensor.dtype} to "
+            f"{fmt}/{dtype} needs a copy"
+        )
     result = tensor.asformat(fmt)
     if result is tensor:
         result = tensor.copy()

@@ -1,5 +1,6 @@
 """Creating tensors from data (API.md §2): dense arrays and Python data, coordinates, zeros,
 random entries. ``ct.asarray``, which takes any object, dispatches here (conversion.py)."""
+
 import math
 from collections.abc import Iterable
 from typing import Any, cast
@@ -15,8 +16,13 @@ from .shapes import ShapeLike
 from .tensor import Tensor, pack
 
 
-def from_dense(obj: ArrayLike, format: FormatLike | None, dtype: DTypeLike | None,
-               copy: bool | None, name: str | None) -> Tensor:
+def from_dense(
+    obj: ArrayLike,
+    format: FormatLike | None,
+    dtype: DTypeLike | None,
+    copy: bool | None,
+    name: str | None,
+) -> Tensor:
     """A tensor holding a NumPy array, or what ``np.asarray`` makes of ``obj`` (nested lists,
     scalars); the arguments are ``ct.asarray``'s."""
     source = obj if isinstance(obj, np.ndarray) else np.asarray(obj)
@@ -25,13 +31,22 @@ def from_dense(obj: ArrayLike, format: FormatLike | None, dtype: DTypeLike | Non
     fmt = as_format("dense" if format is None else format, source.ndim)
     if is_all_dense(fmt):
         array = source
-        needs_copy = (array.dtype != target_dtype or not array.flags.c_contiguous
-                      or not array.dtype.isnative or array is not obj)
+        needs_copy = (
+            array.dtype != target_dtype
+            or not array.flags.c_contiguous
+            or not array.dtype.isnative
+            or array is not obj
+        )
         if copy is False and needs_copy:
-            raise ValueError(f"copy=False, but {what} must be copied (dtype {array.dtype} "
-                             f"to {target_dtype}, or not C-contiguous)")
-        array = np.array(array, dtype=target_dtype, order="C", copy=True) if (
-            copy or needs_copy) else array
+            raise ValueError(
+                f"copy=False, but {what} must be copied (dtype {array.dtype} "
+                f"to {target_dtype}, or not C-contiguous)"
+            )
+        array = (
+            np.array(array, dtype=target_dtype, order="C", copy=True)
+            if (copy or needs_copy)
+            else array
+        )
         return wrap_dense(array, fmt, name)
     if copy is False:
         raise ValueError(f"copy=False, but storing {what} in format {fmt} needs a copy")
@@ -45,9 +60,15 @@ def wrap_dense(array: NDArray[Any], fmt: Format, name: str | None) -> Tensor:
     return Tensor(_core.wrap_dense(array, fmt), name)
 
 
-def from_coords(coords: ArrayLike, values: ArrayLike, shape: ShapeLike, format: FormatLike = "coo",
-                sum_duplicates: bool = True, dtype: DTypeLike | None = None,
-                name: str | None = None) -> Tensor:
+def from_coords(
+    coords: ArrayLike,
+    values: ArrayLike,
+    shape: ShapeLike,
+    format: FormatLike = "coo",
+    sum_duplicates: bool = True,
+    dtype: DTypeLike | None = None,
+    name: str | None = None,
+) -> Tensor:
     """A tensor from coordinates.
 
     Parameters
@@ -67,8 +88,10 @@ def from_coords(coords: ArrayLike, values: ArrayLike, shape: ShapeLike, format: 
     if coords.size == 0:
         coords = coords.reshape(0, order)
     if coords.ndim != 2 or coords.shape[1] != order:
-        raise ShapeError(f"coords must have shape (nnz, {order}) for a tensor of shape "
-                         f"{shape}, got {coords.shape}")
+        raise ShapeError(
+            f"coords must have shape (nnz, {order}) for a tensor of shape "
+            f"{shape}, got {coords.shape}"
+        )
     if not np.issubdtype(coords.dtype, np.integer):
         raise TypeError(f"coords must be integers, not {coords.dtype}")
     values = np.asarray(values)
@@ -81,8 +104,12 @@ def from_coords(coords: ArrayLike, values: ArrayLike, shape: ShapeLike, format: 
     return pack(fmt, shape, [coords[:, m] for m in range(order)], values, sum_duplicates, name)
 
 
-def zeros(shape: ShapeLike, format: FormatLike = "dense", dtype: DTypeLike = np.float64,
-          name: str | None = None) -> Tensor:
+def zeros(
+    shape: ShapeLike,
+    format: FormatLike = "dense",
+    dtype: DTypeLike = np.float64,
+    name: str | None = None,
+) -> Tensor:
     """A tensor of zeros; sparse formats store nothing."""
     shape = checked_shape(shape)
     dtype = value_dtype(dtype)
@@ -94,9 +121,14 @@ def zeros(shape: ShapeLike, format: FormatLike = "dense", dtype: DTypeLike = np.
     return pack(fmt, shape, [empty] * len(shape), np.zeros(0, dtype=dtype), True, name)
 
 
-def random(shape: ShapeLike, density: float, format: FormatLike = "csr",
-           dtype: DTypeLike = np.float64, seed: int | np.random.SeedSequence | None = None,
-           name: str | None = None) -> Tensor:
+def random(
+    shape: ShapeLike,
+    density: float,
+    format: FormatLike = "csr",
+    dtype: DTypeLike = np.float64,
+    seed: int | np.random.SeedSequence | None = None,
+    name: str | None = None,
+) -> Tensor:
     """A tensor with ``round(density * size)`` nonzeros at distinct random coordinates.
 
     Values are uniform in [0, 1) for floating dtypes (real and imaginary parts for complex),
@@ -111,8 +143,14 @@ def random(shape: ShapeLike, density: float, format: FormatLike = "csr",
     nnz = int(round(float(density) * size))
     flat = _distinct_sample(rng, size, nnz)
     coords = np.unravel_index(flat, shape) if shape else ()
-    return pack(as_format(format, len(shape)), shape, list(coords),
-                 _random_values(rng, nnz, dtype), True, name)
+    return pack(
+        as_format(format, len(shape)),
+        shape,
+        list(coords),
+        _random_values(rng, nnz, dtype),
+        True,
+        name,
+    )
 
 
 def _distinct_sample(rng: np.random.Generator, population: int, count: int) -> NDArray[np.int64]:
@@ -139,7 +177,9 @@ def _random_values(rng: np.random.Generator, count: int, dtype: np.dtype[Any]) -
 def checked_shape(shape: ShapeLike) -> tuple[int, ...]:
     """``shape`` (an extent or a sequence of them) as a tuple of ints, or ShapeError."""
     # (not an extent: a sequence, or anything else that iterates, its items checked below)
-    extents = (shape,) if isinstance(shape, (int, np.integer)) else tuple(cast(Iterable[Any], shape))
+    extents = (
+        (shape,) if isinstance(shape, (int, np.integer)) else tuple(cast(Iterable[Any], shape))
+    )
     for m, extent in enumerate(extents):
         if not isinstance(extent, (int, np.integer)) or not 0 <= extent < 2**63:
             raise ShapeError(f"mode {m}: extent {extent!r} is not an integer in [0, 2**63)")

@@ -1,5 +1,6 @@
 """The GPU target (API.md §6), ``ct.cuda``: whether a GPU is usable, and GPU tensors' data as
 CuPy objects. Finding NVIDIA's libraries is cuda_libraries.py."""
+
 from typing import Any
 
 from . import _core
@@ -28,6 +29,7 @@ def to_cupy(tensor: Tensor) -> Any:
     matrix for a CSR or CSC one. The CuPy objects keep the tensor's memory alive; the tensor
     must not be changed through them (coiter treats a tensor's arrays as immutable)."""
     import cupy
+
     if tensor.device != "cuda":
         raise ValueError("to_cupy: the tensor is on the CPU; call to('cuda') first")
     storage = tensor._storage
@@ -37,14 +39,24 @@ def to_cupy(tensor: Tensor) -> Any:
         address, length, dtype = array
         dtype = cupy.dtype(dtype)
         memory = cupy.cuda.UnownedMemory(address, length * dtype.itemsize, storage)
-        return cupy.ndarray((length,) if shape is None else shape, dtype, cupy.cuda.MemoryPointer(memory, 0))
+        return cupy.ndarray(
+            (length,) if shape is None else shape, dtype, cupy.cuda.MemoryPointer(memory, 0)
+        )
 
     levels = [level.name for level in tensor.format.levels]
-    if all(name == "dense" for name in levels) and tuple(tensor.format.mode_order) == tuple(range(tensor.ndim)):
+    if all(name == "dense" for name in levels) and tuple(tensor.format.mode_order) == tuple(
+        range(tensor.ndim)
+    ):
         return view(arrays["values"], tuple(tensor.shape))
     if levels == ["dense", "compressed"] and tensor.ndim == 2:
         import cupyx.scipy.sparse as cpsp
+
         compressed = arrays["levels"][1]
         cls = cpsp.csr_matrix if tuple(tensor.format.mode_order) == (0, 1) else cpsp.csc_matrix
-        return cls((view(arrays["values"]), view(compressed["crd"]), view(compressed["pos"])), shape=tuple(tensor.shape))
-    raise ValueError(f"to_cupy: no CuPy type holds a {tensor.format} tensor (dense, CSR and CSC do)")
+        return cls(
+            (view(arrays["values"]), view(compressed["crd"]), view(compressed["pos"])),
+            shape=tuple(tensor.shape),
+        )
+    raise ValueError(
+        f"to_cupy: no CuPy type holds a {tensor.format} tensor (dense, CSR and CSC do)"
+    )

@@ -4,6 +4,7 @@ CUDA. NVRTC is searched on the system's library path, in the ``nvidia-cuda-nvrtc
 (``pip install coiter[gpu]``), in ``$CUDA_HOME/lib64`` and ``/usr/local/cuda/lib64``;
 ``COITER_NVRTC_LIBRARY`` names it exactly. :func:`prepare` tells the core where the wheels are.
 """
+
 import importlib.util
 import os
 

@@ -9,6 +9,7 @@ the result is sparse (SciPy's rule: ``np.sqrt``, ``np.multiply``, ``A != B`` sta
 otherwise it is dense, within ``ct.config.max_dense_bytes`` (``np.exp(A)``, ``A == B``,
 ``A / 0``), else ``ct.ShapeError``: never a silent densification beyond the limit.
 """
+
 import math
 
 import numpy as np
@@ -53,7 +54,9 @@ def elementwise(fn, *inputs):
         with np.errstate(all="ignore"):
             result = np.asarray(fn(*[np.asarray(x) if _is_tensor(x) else x for x in operands]))
         _checked_dtype(result.dtype, fn)
-        return wrap_dense(np.array(result, order="C", copy=None), as_format("dense", result.ndim), None)
+        return wrap_dense(
+            np.array(result, order="C", copy=None), as_format("dense", result.ndim), None
+        )
     # The fill: every sparse operand zero, dense operands as they are (kept at their own shape,
     # which broadcasts to the result's: a dense row vector costs its own size only).
     fill_args = []
@@ -82,10 +85,20 @@ def elementwise(fn, *inputs):
         keep = values != 0
         like = sparse[0].format if sparse[0].shape == shape else None
         bits = 64 if any(t.index_dtype == np.int64 for t in sparse) else 32
-        return pack(default_sparse_format(order, like), shape, [c[keep] for c in index],
-                    values[keep].astype(dtype, copy=False), True, index_bits=bits)
-    check_dense_size(shape, dtype, f"of {getattr(fn, '__name__', 'the function')} (nonzero where the "
-                     "sparse operands are zero)")
+        return pack(
+            default_sparse_format(order, like),
+            shape,
+            [c[keep] for c in index],
+            values[keep].astype(dtype, copy=False),
+            True,
+            index_bits=bits,
+        )
+    check_dense_size(
+        shape,
+        dtype,
+        f"of {getattr(fn, '__name__', 'the function')} (nonzero where the "
+        "sparse operands are zero)",
+    )
     result = np.empty(shape, dtype=dtype)
     result[...] = fill
     result[index] = values
@@ -115,7 +128,11 @@ def _keys(coords, shape):
     """Row-major linear positions of ``coords`` (sortable keys), or None when they overflow."""
     if math.prod(shape) >= 2**63:
         return None
-    return np.ravel_multi_index(tuple(coords.T), shape) if coords.size else np.zeros(len(coords), np.int64)
+    return (
+        np.ravel_multi_index(tuple(coords.T), shape)
+        if coords.size
+        else np.zeros(len(coords), np.int64)
+    )
 
 
 def _union(coord_lists, shape):
@@ -127,7 +144,9 @@ def _union(coord_lists, shape):
     if keys is None:
         return np.unique(joined, axis=0)
     unique = np.unique(keys)
-    return np.stack(np.unravel_index(unique, shape), axis=1) if len(shape) else joined[:len(unique)]
+    return (
+        np.stack(np.unravel_index(unique, shape), axis=1) if len(shape) else joined[: len(unique)]
+    )
 
 
 def _aligned(tensor, shape, coords):
@@ -166,4 +185,3 @@ def where(condition, x=None, y=None):
     if x is None or y is None:
         raise ValueError("where: give both x and y, or neither")
     return elementwise(np.where, *(as_operand(v) for v in (condition, x, y)))
-

@@ -46,8 +46,14 @@ class ParseError(CoiterError, ValueError):
     ``column`` (expression strings) or ``line`` (files) locate the error when known.
     """
 
-    def __init__(self, message: str, *, line: int | None = None, column: int | None = None,
-                 path: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        line: int | None = None,
+        column: int | None = None,
+        path: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.line = line
         self.column = column

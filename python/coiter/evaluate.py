@@ -1,4 +1,5 @@
 """One-call evaluation: ``ct.evaluate("y(i) = A(i,j) * x(j)", A=A, x=x)`` and ``ct.einsum``."""
+
 from __future__ import annotations
 
 import functools
@@ -48,16 +49,28 @@ def forget_chosen_kernels() -> None:
     _chosen_kernels.clear()
 
 
-def _choice_key(statement: str, operands: Mapping[str, Tensor], out_format: FormatLike | None,
-                dtype: DTypeLike | None, engine: str | None, schedule: Schedule | str | None,
-                target: str = "cpu") -> Hashable:
+def _choice_key(
+    statement: str,
+    operands: Mapping[str, Tensor],
+    out_format: FormatLike | None,
+    dtype: DTypeLike | None,
+    engine: str | None,
+    schedule: Schedule | str | None,
+    target: str = "cpu",
+) -> Hashable:
     """What decides ct.evaluate's kernel (unhashable when an option is, such as an
     out_format given as a list of levels: such calls are not remembered)."""
     operand_key = tuple((name, t.format, t.dtype) for name, t in operands.items())
     schedule_key = schedule if schedule is None or isinstance(schedule, str) else str(schedule)
-    return (statement, operand_key, out_format, None if dtype is None else np.dtype(dtype), engine, schedule_key,
-            target)
-
+    return (
+        statement,
+        operand_key,
+        out_format,
+        None if dtype is None else np.dtype(dtype),
+        engine,
+        schedule_key,
+        target,
+    )
 
 
 def _computable(tensor: Tensor) -> Tensor:
@@ -65,22 +78,35 @@ def _computable(tensor: Tensor) -> Tensor:
     coordinates) are converted to CSR, and the conversion is logged."""
     if tensor.format.name is None:
         return tensor
-    logger.info("coiter: converting %s from %s to csr for the kernel (the compiler does not iterate "
-                "%s levels yet)", tensor.name or "an operand", tensor.format, tensor.format.name)
+    logger.info(
+        "coiter: converting %s from %s to csr for the kernel (the compiler does not iterate "
+        "%s levels yet)",
+        tensor.name or "an operand",
+        tensor.format,
+        tensor.format.name,
+    )
     return tensor.asformat("csr")
 
 
 def _result_dtype(assignment: Assignment, tensors: Mapping[str, Tensor]) -> np.dtype[Any]:
     """NumPy's result type of the right side, computed by the compiler's promotion rules."""
+
     def var_of(tensor: TensorRef) -> _core.TensorVar:
         t = tensors[tensor.name]
         return _core.TensorVar(tensor.name, t.format, t.dtype.name, "int64")
+
     return np.dtype(core_expression(assignment.rhs, var_of).dtype)
 
 
-def evaluate(statement: str, out_format: FormatLike | None = None, dtype: DTypeLike | None = None,
-             engine: str | None = None, schedule: Schedule | str | None = None,
-             target: str = "cpu", **tensors: Any) -> Tensor:
+def evaluate(
+    statement: str,
+    out_format: FormatLike | None = None,
+    dtype: DTypeLike | None = None,
+    engine: str | None = None,
+    schedule: Schedule | str | None = None,
+    target: str = "cpu",
+    **tensors: Any,
+) -> Tensor:
     """Compute ``statement`` (a string such as ``"y(i) = A(i,j) * x(j)"``) on the tensors
     given by name (coiter tensors, NumPy arrays or SciPy sparse matrices) and return the
     result as a new tensor. The result format is inferred when ``out_format`` is None.
@@ -89,16 +115,21 @@ def evaluate(statement: str, out_format: FormatLike | None = None, dtype: DTypeL
     result_name = assignment.lhs.tensor.name
     if assignment.accumulate:
         at = statement.index("+=") + 1
-        raise ParseError(f"ct.evaluate computes a new result, so it has nothing to accumulate into "
-                         f"('+=' at column {at} in {statement!r}): write 'r(i) = y(i) + ...' with "
-                         "the old tensor y as an input and a new result name", column=at)
+        raise ParseError(
+            f"ct.evaluate computes a new result, so it has nothing to accumulate into "
+            f"('+=' at column {at} in {statement!r}): write 'r(i) = y(i) + ...' with "
+            "the old tensor y as an input and a new result name",
+            column=at,
+        )
     column = refs[result_name].column
     if column is not None:
         # The result is a new tensor: a right side naming it would read a tensor that does
         # not exist yet (ct.compile, whose results can be passed in, allows it).
-        raise ParseError(f"the result {result_name} of ct.evaluate is new and cannot also be an "
-                         f"input (column {column} in {statement!r}); give the result another name",
-                         column=column)
+        raise ParseError(
+            f"the result {result_name} of ct.evaluate is new and cannot also be an "
+            f"input (column {column} in {statement!r}); give the result another name",
+            column=column,
+        )
     names = [name for name in refs if name != result_name]
     missing = [n for n in names if n not in tensors]
     if missing:
@@ -106,8 +137,10 @@ def evaluate(statement: str, out_format: FormatLike | None = None, dtype: DTypeL
     operands = {name: as_tensor(tensors[name], name) for name in names}
     for name, ref in refs.items():
         if name != result_name and operands[name].ndim != ref.order:
-            raise ShapeError(f"tensor {name} has {operands[name].ndim} modes but is indexed with "
-                             f"{ref.order} indices in {statement!r}")
+            raise ShapeError(
+                f"tensor {name} has {operands[name].ndim} modes but is indexed with "
+                f"{ref.order} indices in {statement!r}"
+            )
     check_extents(accesses(assignment.rhs), lambda ref: operands[ref.name].shape)
     key = _choice_key(statement, operands, out_format, dtype, engine, schedule, target)
     chosen: Choice | None
@@ -116,7 +149,9 @@ def evaluate(statement: str, out_format: FormatLike | None = None, dtype: DTypeL
     except TypeError:
         key = chosen = None
     if chosen is None:
-        chosen = choose_kernel(assignment, refs, operands, out_format, dtype, engine, schedule, target)
+        chosen = choose_kernel(
+            assignment, refs, operands, out_format, dtype, engine, schedule, target
+        )
         if key is not None and chosen[3] is None:
             _chosen_kernels[key] = chosen
             if len(_chosen_kernels) > _CHOSEN_KERNELS_KEPT:
@@ -135,9 +170,16 @@ def evaluate(statement: str, out_format: FormatLike | None = None, dtype: DTypeL
     return result
 
 
-def choose_kernel(assignment: Assignment, refs: dict[str, TensorRef], operands: Mapping[str, Tensor],
-                  out_format: FormatLike | None, dtype: DTypeLike | None, engine: str | None,
-                  schedule: Schedule | str | None, target: str = "cpu") -> Choice:
+def choose_kernel(
+    assignment: Assignment,
+    refs: dict[str, TensorRef],
+    operands: Mapping[str, Tensor],
+    out_format: FormatLike | None,
+    dtype: DTypeLike | None,
+    engine: str | None,
+    schedule: Schedule | str | None,
+    target: str = "cpu",
+) -> Choice:
     """(kernel, result format, result dtype, None or the operands to pass instead: some
     converted to another mode order, repeated ones under names of their own)."""
     result_name = assignment.lhs.tensor.name
@@ -145,8 +187,9 @@ def choose_kernel(assignment: Assignment, refs: dict[str, TensorRef], operands: 
     result_dtype = rhs_dtype if dtype is None else np.dtype(dtype)
     order = len(assignment.lhs.indices)
     if out_format is None:
-        fmt = infer_result_format(assignment.lhs.indices, assignment.rhs,
-                                  lambda ref: operands[ref.name].format)
+        fmt = infer_result_format(
+            assignment.lhs.indices, assignment.rhs, lambda ref: operands[ref.name].format
+        )
     else:
         fmt = as_format(out_format, order)
     formats = {name: t.format for name, t in operands.items()}
@@ -154,18 +197,27 @@ def choose_kernel(assignment: Assignment, refs: dict[str, TensorRef], operands: 
     dtypes = {name: t.dtype for name, t in operands.items()}
     dtypes[result_name] = result_dtype
     try:
-        kernel = compile_kernel((assignment, refs), formats=formats, dtypes=dtypes, engine=engine,
-                                schedule=schedule, target=target)
+        kernel = compile_kernel(
+            (assignment, refs),
+            formats=formats,
+            dtypes=dtypes,
+            engine=engine,
+            schedule=schedule,
+            target=target,
+        )
         return kernel, fmt, result_dtype, None
     except CompileError as error:
         # (Not remembered: which operands are converted, and how, depends on their data.)
-        kernel, replaced = _compile_with_reordered_operands((assignment, refs), operands, formats, dtypes,
-                                                            engine, schedule, error, target)
+        kernel, replaced = _compile_with_reordered_operands(
+            (assignment, refs), operands, formats, dtypes, engine, schedule, error, target
+        )
         return kernel, fmt, result_dtype, replaced
 
 
-def _split_repeated(assignment: Assignment, operands: Mapping[str, Tensor],
-                    ) -> tuple[Parsed, dict[str, Tensor]]:
+def _split_repeated(
+    assignment: Assignment,
+    operands: Mapping[str, Tensor],
+) -> tuple[Parsed, dict[str, Tensor]]:
     """The statement with every repeated operand read under its own name (A, A_1, ...), so
     each access can be given its own storage order."""
     seen: dict[str, int] = {}
@@ -186,21 +238,34 @@ def _split_repeated(assignment: Assignment, operands: Mapping[str, Tensor],
     return (Assignment(assignment.lhs, rhs, assignment.accumulate), refs), given
 
 
-def _compile_with_reordered_operands(parsed: Parsed, operands: Mapping[str, Tensor],
-                                     formats: Mapping[str, Format], dtypes: Mapping[str, np.dtype[Any]],
-                                     engine: str | None, schedule: Schedule | str | None,
-                                     error: CompileError, target: str = "cpu",
-                                     ) -> tuple[Kernel, dict[str, Tensor]]:
+def _compile_with_reordered_operands(
+    parsed: Parsed,
+    operands: Mapping[str, Tensor],
+    formats: Mapping[str, Format],
+    dtypes: Mapping[str, np.dtype[Any]],
+    engine: str | None,
+    schedule: Schedule | str | None,
+    error: CompileError,
+    target: str = "cpu",
+) -> tuple[Kernel, dict[str, Tensor]]:
     """Compile with operands converted to other mode orders (see
     ``compiler.with_reordered_operands``), each access of a repeated operand on its own."""
     parsed, operands = _split_repeated(parsed[0], operands)
     result_name = parsed[0].lhs.tensor.name
-    formats = dict({n: t.format for n, t in operands.items()}, **{result_name: formats[result_name]})
+    formats = dict(
+        {n: t.format for n, t in operands.items()}, **{result_name: formats[result_name]}
+    )
     dtypes = dict({n: t.dtype for n, t in operands.items()}, **{result_name: dtypes[result_name]})
 
     def attempt(overrides: dict[str, Format]) -> Kernel:
-        return compile_kernel(parsed, formats=dict(formats, **overrides), dtypes=dtypes, engine=engine,
-                              schedule=schedule, target=target)
+        return compile_kernel(
+            parsed,
+            formats=dict(formats, **overrides),
+            dtypes=dtypes,
+            engine=engine,
+            schedule=schedule,
+            target=target,
+        )
 
     preferred = loop_order_formats(parsed[0], operands, formats[result_name])
     kernel, converted = with_reordered_operands(operands, attempt, error, preferred)
@@ -225,18 +290,24 @@ def _subscripts(spec: str, operands: list[Tensor]) -> tuple[list[str], str]:
         if "..." in text:
             rank = op.ndim - (len(text) - 3)
             if rank < 0:
-                raise ValueError(f"einsum: subscripts {text!r} have more indices than operand dimensions")
+                raise ValueError(
+                    f"einsum: subscripts {text!r} have more indices than operand dimensions"
+                )
             ellipsis_rank = max(ellipsis_rank, rank)
-            text = text.replace("...", "".join(free[ellipsis_rank - rank:ellipsis_rank]))
+            text = text.replace("...", "".join(free[ellipsis_rank - rank : ellipsis_rank]))
         if len(text) != op.ndim:
-            raise ShapeError(f"einsum: subscripts {text!r} for an operand with {op.ndim} dimensions")
+            raise ShapeError(
+                f"einsum: subscripts {text!r} for an operand with {op.ndim} dimensions"
+            )
         expanded.append(text)
     ellipsis = "".join(free[:ellipsis_rank])
     if output_text is None:
         counts: dict[str, int] = {}
         for c in "".join(expanded):
             counts[c] = counts.get(c, 0) + 1
-        output = ellipsis + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ellipsis))
+        output = ellipsis + "".join(
+            sorted(c for c, n in counts.items() if n == 1 and c not in ellipsis)
+        )
     else:
         output = output_text.replace("...", ellipsis)
     return expanded, output
@@ -258,13 +329,22 @@ def _diagonal(tensor: Tensor, subscripts: str) -> tuple[Tensor, str]:
             first[c] = m
     columns = coords[keep][:, [first[c] for c in unique]]
     shape = tuple(tensor.shape[first[c]] for c in unique)
-    fmt = "dense" if all(level.name == "dense" for level in tensor.format.levels) else "s" * len(unique)
+    fmt = (
+        "dense"
+        if all(level.name == "dense" for level in tensor.format.levels)
+        else "s" * len(unique)
+    )
     diag = from_coords(columns, values[keep], shape, format=as_format(fmt, len(unique)))
     return diag, unique
 
 
-def einsum(subscripts: str, *operands: Any, out_format: FormatLike | None = None,
-           dtype: DTypeLike | None = None, engine: str | None = None) -> Tensor:
+def einsum(
+    subscripts: str,
+    *operands: Any,
+    out_format: FormatLike | None = None,
+    dtype: DTypeLike | None = None,
+    engine: str | None = None,
+) -> Tensor:
     """NumPy's ``einsum`` over dense and sparse operands, computed by one fused kernel.
 
     Supports ``->`` omitted (implicit output), ``...``, repeated indices within an operand
@@ -276,8 +356,13 @@ def einsum(subscripts: str, *operands: Any, out_format: FormatLike | None = None
     # Before diagonals are taken: a subscript repeated within an operand, as across operands,
     # must range over equal extents (NumPy raises too).
     shapes = {f"operand {k}": tensor.shape for k, tensor in enumerate(tensors)}
-    check_extents([Access(TensorRef(label, len(text)), [IndexVar(c) for c in text])
-                   for label, text in zip(shapes, inputs)], lambda ref: shapes[ref.name])
+    check_extents(
+        [
+            Access(TensorRef(label, len(text)), [IndexVar(c) for c in text])
+            for label, text in zip(shapes, inputs)
+        ],
+        lambda ref: shapes[ref.name],
+    )
     terms = []
     given: dict[str, Any] = {}
     for name, tensor, text in zip(names, tensors, inputs):

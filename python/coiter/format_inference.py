@@ -1,4 +1,5 @@
 """The result format coiter infers when none is given (API.md §3, "Inferred result format")."""
+
 import math
 
 import numpy as np
@@ -19,7 +20,9 @@ def assemblable(fmt):
     assembled yet, nor a compressed level below a dense one below a compressed one)."""
     if fmt.name is not None:
         return False
-    if any(level.name not in ("dense", "compressed", "singleton", "hashed") for level in fmt.levels):
+    if any(
+        level.name not in ("dense", "compressed", "singleton", "hashed") for level in fmt.levels
+    ):
         return False
     seen_sparse = dense_below_sparse = False
     for level in fmt.levels:
@@ -67,10 +70,15 @@ def infer_result_format(result_indices, rhs, format_of):
     if not sparse and factors is not None and sparse_ops:
         access_factors = [f for f in factors if isinstance(f, Access)]
         summed = {v for f in access_factors for v in f.indices} - result_set
-        dense_vars = {v for f in access_factors if not _is_sparse(format_of(f.tensor)) for v in f.indices}
+        dense_vars = {
+            v for f in access_factors if not _is_sparse(format_of(f.tensor)) for v in f.indices
+        }
         carriers = [a for a in sparse_ops if result_set <= set(a.indices)]
-        sparse = bool(carriers) and summed <= dense_vars and not any(
-            summed & set(a.indices) for a in sparse_ops)
+        sparse = (
+            bool(carriers)
+            and summed <= dense_vars
+            and not any(summed & set(a.indices) for a in sparse_ops)
+        )
     if order == 0 or not sparse:
         return as_format("dense", order)
     carrying = [a for a in sparse_ops if result_set & set(a.indices)]
@@ -99,9 +107,11 @@ def check_dense_size(shape, dtype, name):
     """Raise ShapeError when an inferred dense result would exceed ``ct.config.max_dense_bytes``."""
     nbytes = math.prod(shape) * np.dtype(dtype).itemsize
     if nbytes > config.max_dense_bytes:
-        raise ShapeError(f"the dense result {name} of shape {tuple(shape)} would need {nbytes} bytes, "
-                         f"more than ct.config.max_dense_bytes ({config.max_dense_bytes}); pass "
-                         "out_format= with a sparse format, or out_format=\"dense\" to compute it anyway")
+        raise ShapeError(
+            f"the dense result {name} of shape {tuple(shape)} would need {nbytes} bytes, "
+            f"more than ct.config.max_dense_bytes ({config.max_dense_bytes}); pass "
+            'out_format= with a sparse format, or out_format="dense" to compute it anyway'
+        )
 
 
 def default_sparse_format(order, like=None):

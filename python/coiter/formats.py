@@ -4,6 +4,7 @@ The level types and :class:`Format` are the C++ classes of the core, exposed as 
 this module adds the Python conveniences: resolving the many spellings of a format that
 the API accepts (:func:`as_format`) and the blocked format constructor :func:`bcsr`.
 """
+
 import functools
 import re
 from collections.abc import Sequence
@@ -57,11 +58,15 @@ def as_format(fmt: FormatLike, order: int) -> Format:
     elif isinstance(fmt, str):
         result = _format_from_text(fmt.strip(), order)
     else:
-        raise FormatError(f"not a format: {fmt!r} (expected a Format, a format name or a "
-                          "letter string such as 'ds')")
+        raise FormatError(
+            f"not a format: {fmt!r} (expected a Format, a format name or a "
+            "letter string such as 'ds')"
+        )
     if result.order != order:
-        raise FormatError(f"format {result} describes order-{result.order} tensors, "
-                          f"but the tensor has order {order}")
+        raise FormatError(
+            f"format {result} describes order-{result.order} tensors, "
+            f"but the tensor has order {order}"
+        )
     return result
 
 
@@ -80,8 +85,11 @@ def _format_from_text(text: str, order: int) -> Format:
 def is_all_dense(fmt: Format) -> bool:
     """Whether every level is dense and stored in mode order (a plain row-major array).
     (Remembered per format: the array operators ask it of every operand.)"""
-    return (fmt.name is None and all(level.name == "dense" for level in fmt.levels)
-            and tuple(fmt.mode_order) == tuple(sorted(fmt.mode_order)))
+    return (
+        fmt.name is None
+        and all(level.name == "dense" for level in fmt.levels)
+        and tuple(fmt.mode_order) == tuple(sorted(fmt.mode_order))
+    )
 
 
 def format_state(fmt: Format) -> FormatState:
@@ -97,8 +105,11 @@ def format_state(fmt: Format) -> FormatState:
     levels = []
     for level in fmt.levels:
         default = getattr(_core, level.name)
-        changed = {k: v for k, v in level.properties.items() if k in ("ordered", "unique")
-                   and v != default.properties[k]}
+        changed = {
+            k: v
+            for k, v in level.properties.items()
+            if k in ("ordered", "unique") and v != default.properties[k]
+        }
         levels.append((level.name, changed))
     return (levels, tuple(fmt.mode_order), fmt.order)
 
@@ -107,5 +118,8 @@ def format_from_state(state: FormatState) -> FormatLike:
     if isinstance(state, str):
         return state
     levels, mode_order, _ = state
-    built = [getattr(_core, name)(**changed) if changed else getattr(_core, name) for name, changed in levels]
+    built = [
+        getattr(_core, name)(**changed) if changed else getattr(_core, name)
+        for name, changed in levels
+    ]
     return _core.Format(built, list(mode_order))

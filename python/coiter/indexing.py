@@ -7,6 +7,7 @@ format when the order is unchanged, else the default sparse format of the new or
 matrix, compressed for a vector): O(nnz) in general, O(entries of the selected rows) when the
 first index selects rows of a CSR-like tensor (dense first level over mode 0).
 """
+
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,7 @@ def _expand(key, shape):
         raise IndexError(f"too many indices: the tensor has {ndim} modes but {used} were indexed")
     if Ellipsis in [k for k in key if not isinstance(k, np.ndarray)]:
         at = next(n for n, k in enumerate(key) if k is Ellipsis)
-        key = key[:at] + (slice(None),) * (ndim - used) + key[at + 1:]
+        key = key[:at] + (slice(None),) * (ndim - used) + key[at + 1 :]
     else:
         key = key + (slice(None),) * (ndim - used)
     modes: list[tuple[int | None, Any]] = []
@@ -59,21 +60,29 @@ def _expand(key, shape):
             array = np.asarray(k)
             if array.dtype == bool:
                 if array.shape != (extent,):
-                    raise IndexError(f"boolean index of shape {array.shape} for mode {mode} of extent {extent}")
+                    raise IndexError(
+                        f"boolean index of shape {array.shape} for mode {mode} of extent {extent}"
+                    )
                 array = np.flatnonzero(array)
             if array.ndim != 1 or (array.size and not np.issubdtype(array.dtype, np.integer)):
-                raise IndexError(f"only integers, slices, None, ... and 1-D integer or boolean arrays "
-                                 f"index a tensor; got {k!r}")
+                raise IndexError(
+                    f"only integers, slices, None, ... and 1-D integer or boolean arrays "
+                    f"index a tensor; got {k!r}"
+                )
             array = array.astype(np.int64)
             if array.size and (array.min() < -extent or array.max() >= extent):
-                raise OutOfRange(f"an index in {k!r} is out of range for mode {mode} (extent {extent})")
+                raise OutOfRange(
+                    f"an index in {k!r} is out of range for mode {mode} (extent {extent})"
+                )
             k = array % extent if extent else array
             arrays += 1
         modes.append((mode, k))
         mode += 1
     if arrays > 1:
-        raise IndexError("coiter tensors take one array index at a time (as pydata/sparse); index "
-                         "one mode, then the other")
+        raise IndexError(
+            "coiter tensors take one array index at a time (as pydata/sparse); index "
+            "one mode, then the other"
+        )
     return modes
 
 
@@ -123,7 +132,14 @@ def _sparse(tensor, modes):
     if not shape:
         return values.sum() if len(values) else tensor.dtype.type(0)
     bits = 64 if tensor.index_dtype == np.int64 else 32
-    return pack(default_sparse_format(len(shape), tensor.format), shape, columns, values, True, index_bits=bits)
+    return pack(
+        default_sparse_format(len(shape), tensor.format),
+        shape,
+        columns,
+        values,
+        True,
+        index_bits=bits,
+    )
 
 
 def _entries(tensor, modes):
@@ -132,8 +148,13 @@ def _entries(tensor, modes):
     compressed level (CSR, CSR-like tensors) gives only the rows the first index selects."""
     fmt = tensor.format
     first = next(k for mode, k in modes if mode == 0) if tensor.ndim else None
-    rows_first = (fmt.name is None and tensor.ndim == 2 and tuple(fmt.mode_order) == (0, 1)
-                  and fmt.levels[0].name == "dense" and fmt.levels[1].name == "compressed")
+    rows_first = (
+        fmt.name is None
+        and tensor.ndim == 2
+        and tuple(fmt.mode_order) == (0, 1)
+        and fmt.levels[0].name == "dense"
+        and fmt.levels[1].name == "compressed"
+    )
     if rows_first and isinstance(first, (int, slice)):
         if isinstance(first, int):
             start, stop = first, first + 1
@@ -143,7 +164,7 @@ def _entries(tensor, modes):
             stop = max(stop, start)
         level = tensor.levels[1]
         lo, hi = int(level.pos[start]), int(level.pos[stop])
-        rows = np.repeat(np.arange(start, stop), np.diff(level.pos[start:stop + 1]))
+        rows = np.repeat(np.arange(start, stop), np.diff(level.pos[start : stop + 1]))
         coords = np.stack([rows, level.crd[lo:hi]], axis=1).astype(np.int64)
         return coords, tensor.values[lo:hi], isinstance(first, int)
     coords, values = tensor.coords()

@@ -5,6 +5,7 @@
 array. ``T.to_pandas()`` gives a sparse DataFrame (2-D) or Series (1-D). Only a fill value of zero
 maps to coiter's unstored entries.
 """
+
 from typing import Any
 
 import numpy as np
@@ -22,16 +23,28 @@ def is_pandas(obj: object) -> bool:
     return module == "pandas" or module.startswith("pandas.")
 
 
-def from_pandas(obj: Any, format: FormatLike | None = None, dtype: DTypeLike | None = None,
-                copy: bool | None = None, name: str | None = None) -> Tensor:
+def from_pandas(
+    obj: Any,
+    format: FormatLike | None = None,
+    dtype: DTypeLike | None = None,
+    copy: bool | None = None,
+    name: str | None = None,
+) -> Tensor:
     import pandas as pd
+
     if isinstance(obj, pd.Series):
         if isinstance(obj.dtype, pd.SparseDtype):
             _check_fill(obj.dtype)
             values = obj.array
             index = np.asarray(values.sp_index.indices)
-            return from_coords(index.reshape(-1, 1), np.asarray(values.sp_values), (len(obj),),
-                               format=format or "s", dtype=dtype, name=name)
+            return from_coords(
+                index.reshape(-1, 1),
+                np.asarray(values.sp_values),
+                (len(obj),),
+                format=format or "s",
+                dtype=dtype,
+                name=name,
+            )
         return from_dense(obj.to_numpy(), format, dtype, copy, name)
     if isinstance(obj, pd.DataFrame):
         kinds = [isinstance(d, pd.SparseDtype) for d in obj.dtypes]
@@ -40,8 +53,10 @@ def from_pandas(obj: Any, format: FormatLike | None = None, dtype: DTypeLike | N
                 _check_fill(d)
             return from_scipy(obj.sparse.to_coo(), format, dtype, name=name)
         if any(kinds):
-            raise FormatError("a DataFrame with both sparse and dense columns: convert it with "
-                              "df.astype(pd.SparseDtype(...)) or df.sparse.to_dense() first")
+            raise FormatError(
+                "a DataFrame with both sparse and dense columns: convert it with "
+                "df.astype(pd.SparseDtype(...)) or df.sparse.to_dense() first"
+            )
         return from_dense(obj.to_numpy(), format, dtype, copy, name)
     raise TypeError(f"cannot convert {type(obj).__name__} to a tensor")
 
@@ -49,14 +64,19 @@ def from_pandas(obj: Any, format: FormatLike | None = None, dtype: DTypeLike | N
 def _check_fill(dtype):
     fill = dtype.fill_value
     if not (fill == 0 or fill is False):
-        raise FormatError(f"pandas sparse data with fill value {fill!r}: coiter tensors are zero "
-                          "where nothing is stored")
+        raise FormatError(
+            f"pandas sparse data with fill value {fill!r}: coiter tensors are zero "
+            "where nothing is stored"
+        )
 
 
 def to_pandas(tensor: Tensor, index: Any = None, columns: Any = None) -> Any:
     import pandas as pd
+
     if tensor.ndim == 2:
-        return pd.DataFrame.sparse.from_spmatrix(tensor.to_scipy("csc"), index=index, columns=columns)
+        return pd.DataFrame.sparse.from_spmatrix(
+            tensor.to_scipy("csc"), index=index, columns=columns
+        )
     if tensor.ndim == 1:  # a one-column sparse frame's column (pandas' public constructors)
         column = tensor.reshape(tensor.shape[0], 1).to_scipy("csc")
         return pd.DataFrame.sparse.from_spmatrix(column, index=index).iloc[:, 0].rename(None)

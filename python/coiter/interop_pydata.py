@@ -6,6 +6,7 @@ coiter: ``T.to_pydata("coo")`` hands over the coordinates and values; ``"gcxs"``
 tensor shares its arrays. pydata/sparse is optional (``pip install coiter[pydata]``); nothing
 here imports it until used. A fill value other than zero has no coiter equivalent: FormatError.
 """
+
 from typing import Any
 
 import numpy as np
@@ -23,12 +24,18 @@ def is_pydata(obj: object) -> bool:
     return module == "sparse" or module.startswith("sparse.")
 
 
-def from_pydata(array: Any, format: FormatLike | None = None, dtype: DTypeLike | None = None,
-                name: str | None = None) -> Tensor:
+def from_pydata(
+    array: Any,
+    format: FormatLike | None = None,
+    dtype: DTypeLike | None = None,
+    name: str | None = None,
+) -> Tensor:
     fill = array.fill_value
     if not (fill == 0 or (np.ndim(fill) == 0 and not bool(fill))):
-        raise FormatError(f"pydata/sparse array with fill value {fill!r}: coiter tensors are zero "
-                          "where nothing is stored")
+        raise FormatError(
+            f"pydata/sparse array with fill value {fill!r}: coiter tensors are zero "
+            "where nothing is stored"
+        )
     kind = type(array).__name__
     if kind == "GCXS" and array.ndim == 2 and format is None and dtype is None:
         axis = tuple(array.compressed_axes)
@@ -44,16 +51,23 @@ def from_pydata(array: Any, format: FormatLike | None = None, dtype: DTypeLike |
 
 def to_pydata(tensor: Tensor, kind: str = "coo") -> Any:
     import sparse
+
     if kind == "gcxs":
         fmt = tensor.format
-        if tensor.ndim == 2 and fmt.name is None and [lv.name for lv in fmt.levels] == ["dense", "compressed"]:
+        if (
+            tensor.ndim == 2
+            and fmt.name is None
+            and [lv.name for lv in fmt.levels] == ["dense", "compressed"]
+        ):
             level = tensor.levels[1]
             compressed_axis = fmt.mode_order[0]
-            return sparse.GCXS((tensor.values, level.crd, level.pos), shape=tensor.shape,
-                               compressed_axes=(compressed_axis,))
+            return sparse.GCXS(
+                (tensor.values, level.crd, level.pos),
+                shape=tensor.shape,
+                compressed_axes=(compressed_axis,),
+            )
         return sparse.GCXS(to_pydata(tensor, "coo"))
     if kind != "coo":
         raise FormatError(f"to_pydata: kind must be 'coo' or 'gcxs', not {kind!r}")
     coords, values = canonical(tensor).coords()
-    return sparse.COO(coords.T, values, shape=tensor.shape, has_duplicates=False,
-                      sorted=False)
+    return sparse.COO(coords.T, values, shape=tensor.shape, has_duplicates=False, sorted=False)

@@ -3,6 +3,7 @@
 The compiler's cache lives in the core (in memory and on disk). In front of it, ``ct.evaluate``
 and the array operators remember which kernel they chose for a statement (evaluate.py,
 operators.py); clearing the cache forgets those choices too."""
+
 from typing import Any
 
 from . import _core

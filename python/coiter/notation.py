@@ -1,6 +1,7 @@
 """Index notation in Python (API.md §3): index variables, expressions built with operators,
 reductions, and assignments. Expressions are plain Python trees; they become the C++ AST
 (``_core``) when compiled, where types are promoted and shapes checked."""
+
 from __future__ import annotations
 
 import numbers
@@ -50,8 +51,10 @@ def _wrap(value: object) -> IndexExpr:
     if isinstance(value, numbers.Number) and np.ndim(value) == 0:  # type: ignore[arg-type]
         scalar: Any = value.item() if isinstance(value, np.generic) else value
         return Literal(scalar)
-    raise TypeError(f"cannot use {type(value).__name__} {value!r} in an index expression; wrap "
-                    "arrays with ct.asarray and index them, e.g. A[i, j]")
+    raise TypeError(
+        f"cannot use {type(value).__name__} {value!r} in an index expression; wrap "
+        "arrays with ct.asarray and index them, e.g. A[i, j]"
+    )
 
 
 class IndexExpr:
@@ -203,11 +206,20 @@ def check_depth(expr: IndexExpr, what: str) -> None:
         node, depth = stack.pop()
         deepest = depth if depth > deepest else deepest
         if deepest > MAX_DEPTH:
-            raise CompileError(f"{what}: the expression nests deeper than {MAX_DEPTH} levels "
-                               "(operators, signs and reductions); split it into several "
-                               "assignments")
-        children: tuple[IndexExpr, ...] = ((node.a, node.b) if isinstance(node, Binary) else (node.a,) if isinstance(node, Negate)
-                    else (node.body,) if isinstance(node, Reduction) else ())
+            raise CompileError(
+                f"{what}: the expression nests deeper than {MAX_DEPTH} levels "
+                "(operators, signs and reductions); split it into several "
+                "assignments"
+            )
+        children: tuple[IndexExpr, ...] = (
+            (node.a, node.b)
+            if isinstance(node, Binary)
+            else (node.a,)
+            if isinstance(node, Negate)
+            else (node.body,)
+            if isinstance(node, Reduction)
+            else ()
+        )
         stack.extend((child, depth + 1) for child in children)
 
 
@@ -237,8 +249,9 @@ def map_tensors(expr: IndexExpr, fn: Callable[[Any], Any]) -> IndexExpr:
     return expr
 
 
-def check_extents(access_list: Sequence[Access],
-                  shape_of: Callable[[Any], Sequence[int] | None]) -> None:
+def check_extents(
+    access_list: Sequence[Access], shape_of: Callable[[Any], Sequence[int] | None]
+) -> None:
     """Raise ShapeError when an index variable ranges over modes of different extents;
     ``shape_of(tensor)`` gives a tensor's shape (None to skip it)."""
     seen: dict[str, tuple[int, str, int]] = {}
@@ -253,8 +266,10 @@ def check_extents(access_list: Sequence[Access],
                 seen[v.name] = (extent, name, mode)
             elif seen[v.name][0] != extent:
                 first, first_name, first_mode = seen[v.name]
-                raise ShapeError(f"index {v.name!r} ranges over mode {first_mode} of {first_name} "
-                                 f"(extent {first}) and mode {mode} of {name} (extent {extent})")
+                raise ShapeError(
+                    f"index {v.name!r} ranges over mode {first_mode} of {first_name} "
+                    f"(extent {first}) and mode {mode} of {name} (extent {extent})"
+                )
 
 
 def index_key(key: object, ndim: int, label: str) -> tuple[IndexVar, ...] | None:

@@ -8,6 +8,7 @@ gets NumPy arrays (``np.asarray`` of each tensor) when every tensor fits in
 ``ct.config.max_dense_bytes``, and raises ``ct.ShapeError`` otherwise; the densification is
 logged at INFO level, so it is never silent.
 """
+
 import logging
 import math
 
@@ -30,7 +31,9 @@ _OPERATOR_UFUNCS = {np.add: "add", np.subtract: "sub", np.multiply: "mul", np.tr
 
 
 def _known(value):
-    return isinstance(value, (Tensor, np.ndarray, np.generic, int, float, complex, bool, list)) or sp.issparse(value)
+    return isinstance(
+        value, (Tensor, np.ndarray, np.generic, int, float, complex, bool, list)
+    ) or sp.issparse(value)
 
 
 def array_ufunc(ufunc, method, inputs, kwargs):
@@ -43,7 +46,9 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         axis, keepdims = kwargs.pop("axis", 0), kwargs.pop("keepdims", False)
         if name is None or len(inputs) != 1 or kwargs:
             return NotImplemented
-        return ops.reduce(name, as_operand(inputs[0]), axis, keepdims, dtype if name == "add" else None)
+        return ops.reduce(
+            name, as_operand(inputs[0]), axis, keepdims, dtype if name == "add" else None
+        )
     if kwargs:
         return NotImplemented
     if method != "__call__" or ufunc.nout != 1:
@@ -87,8 +92,10 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
 
 def _no_out(out, kwargs, name):
     if out is not None or kwargs:
-        raise TypeError(f"np.{name} of a coiter tensor: unsupported arguments "
-                        f"{['out'] * (out is not None) + sorted(kwargs)}")
+        raise TypeError(
+            f"np.{name} of a coiter tensor: unsupported arguments "
+            f"{['out'] * (out is not None) + sorted(kwargs)}"
+        )
 
 
 def _einsum(subscripts, *operands, out=None, dtype=None, optimize=False, **kwargs):
@@ -163,14 +170,31 @@ def _matmul(a, b, **kwargs):
 
 
 _FUNCTIONS = {
-    np.einsum: _einsum, np.tensordot: lambda a, b, axes=2: ops.tensordot(a, b, axes),
+    np.einsum: _einsum,
+    np.tensordot: lambda a, b, axes=2: ops.tensordot(a, b, axes),
     np.dot: lambda a, b, out=None: ops.dot(a, b) if out is None else _no_out(out, {}, "dot"),
-    np.sum: _sum, np.max: _max, np.min: _min, np.amax: _max, np.amin: _min, np.mean: _mean,
-    np.transpose: _transpose, np.reshape: _reshape, np.concatenate: _concatenate, np.stack: _stack,
-    np.where: _where, np.nonzero: _nonzero, np.copy: _copy, np.real: _real, np.imag: _imag,
+    np.sum: _sum,
+    np.max: _max,
+    np.min: _min,
+    np.amax: _max,
+    np.amin: _min,
+    np.mean: _mean,
+    np.transpose: _transpose,
+    np.reshape: _reshape,
+    np.concatenate: _concatenate,
+    np.stack: _stack,
+    np.where: _where,
+    np.nonzero: _nonzero,
+    np.copy: _copy,
+    np.real: _real,
+    np.imag: _imag,
     np.squeeze: lambda a, axis=None: as_operand(a).squeeze(axis),
-    np.round: _round, np.around: _round, np.clip: _clip, np.count_nonzero: _count_nonzero,
-    np.shape: lambda a: as_operand(a).shape, np.ndim: lambda a: as_operand(a).ndim,
+    np.round: _round,
+    np.around: _round,
+    np.clip: _clip,
+    np.count_nonzero: _count_nonzero,
+    np.shape: lambda a: as_operand(a).shape,
+    np.ndim: lambda a: as_operand(a).ndim,
     np.size: lambda a, axis=None: as_operand(a).size if axis is None else as_operand(a).shape[axis],
     np.result_type: None,  # (not dispatched: listed so a reader knows it was considered)
 }
@@ -195,12 +219,19 @@ def _densified(value, name):
     if isinstance(value, Tensor):
         nbytes = math.prod(value.shape) * value.dtype.itemsize
         if nbytes > config.max_dense_bytes:
-            raise ShapeError(f"np.{name} has no sparse implementation in coiter, and the dense copy of "
-                             f"the {value.shape} tensor would need {nbytes} bytes, more than "
-                             f"ct.config.max_dense_bytes ({config.max_dense_bytes})")
+            raise ShapeError(
+                f"np.{name} has no sparse implementation in coiter, and the dense copy of "
+                f"the {value.shape} tensor would need {nbytes} bytes, more than "
+                f"ct.config.max_dense_bytes ({config.max_dense_bytes})"
+            )
         if not is_all_dense(value.format):
-            logger.info("coiter: np.%s has no sparse implementation; computing it on a dense copy "
-                        "of a %s tensor of shape %s", name, value.format, value.shape)
+            logger.info(
+                "coiter: np.%s has no sparse implementation; computing it on a dense copy "
+                "of a %s tensor of shape %s",
+                name,
+                value.format,
+                value.shape,
+            )
         return value.to_numpy()
     if isinstance(value, (list, tuple)):
         return type(value)(_densified(v, name) for v in value)

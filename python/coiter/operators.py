@@ -14,6 +14,7 @@ every step were computed), which is what SciPy gives: csr + csr is csr, csr @ de
 dense result larger than ``ct.config.max_dense_bytes`` raises ``ShapeError`` when the operator
 is applied, before anything is computed.
 """
+
 import itertools
 import math
 from collections import OrderedDict
@@ -31,8 +32,19 @@ from .errors import CompileError, ShapeError
 from .evaluate import choose_kernel
 from .format_inference import check_dense_size, default_sparse_format, infer_result_format
 from .formats import Format, as_format, is_all_dense
-from .notation import (MAX_DEPTH, Access, Assignment, Binary, IndexExpr, IndexVar, Literal, Negate,
-                       Reduction, accesses, map_tensors)
+from .notation import (
+    MAX_DEPTH,
+    Access,
+    Assignment,
+    Binary,
+    IndexExpr,
+    IndexVar,
+    Literal,
+    Negate,
+    Reduction,
+    accesses,
+    map_tensors,
+)
 from .parser import TensorRef
 from .shapes import broadcast_shape, normalize_axes
 from .tensor import Tensor, pack
@@ -114,6 +126,7 @@ class LazyDefinition:
             symbol, p = {"add": ("+", 1), "sub": ("-", 1), "mul": ("*", 2), "div": ("/", 2)}[e.op]
             text = f"{show(e.a, p)} {symbol} {show(e.b, p + 1)}"
             return f"({text})" if p < precedence else text
+
         head = f"out({','.join(v.name for v in definition.lhs.indices)})"
         return f"{head} = {show(definition.rhs)}"
 
@@ -140,6 +153,7 @@ class LazyDefinition:
                 bound = var(e.var)
                 return Reduction(e.op, bound, walk(e.body))
             return e
+
         lhs = [var(v) for v in self.variables]
         return Assignment(Access(tensor, lhs), walk(self.rhs))
 
@@ -187,8 +201,12 @@ def expression(operand, variables, contracting=False):
     if not isinstance(operand, Tensor):
         return Literal(operand)
     lazy = cast("LazyDefinition | None", operand._lazy) if operand._pending else None  # (ours)
-    if (lazy is not None and lazy.depth <= _INLINE_DEPTH and lazy.sparse_accesses <= _INLINE_SPARSE_ACCESSES
-            and not (contracting and lazy.sums)):
+    if (
+        lazy is not None
+        and lazy.depth <= _INLINE_DEPTH
+        and lazy.sparse_accesses <= _INLINE_SPARSE_ACCESSES
+        and not (contracting and lazy.sums)
+    ):
         rhs = _summed(lazy.rhs, lazy.variables)
         mapping = dict(zip(lazy.variables, variables))
         for var in _bound_variables(rhs):
@@ -202,7 +220,11 @@ def expression(operand, variables, contracting=False):
 def _summed(expr, result_variables):
     """``expr`` with every index that is not a result index and not bound by a reduction
     summed explicitly, so the expression means the same wherever it is inlined."""
-    free = {v for a in accesses(expr) for v in a.indices} - _bound_variables(expr) - set(result_variables)
+    free = (
+        {v for a in accesses(expr) for v in a.indices}
+        - _bound_variables(expr)
+        - set(result_variables)
+    )
     for var in sorted(free, key=lambda v: v.name):
         expr = Reduction("add", var, expr)
     return expr
@@ -216,6 +238,7 @@ def _promoted_dtype(rhs):
     def var_of(tensor):
         name = names.setdefault(id(tensor), f"t{len(names)}")
         return _core.TensorVar(name, tensor.format, tensor.dtype.name, "int64")
+
     return np.dtype(core_expression(rhs, var_of).dtype)
 
 
@@ -232,7 +255,10 @@ def lazy(shape, variables, rhs, step_rhs, format=None, dtype=None):
         key = (text, tuple((t.format, t.dtype) for t in tensors))
         inferred = _recall(_inferred, key)
         if inferred is None:
-            inferred = (_promoted_dtype(step_rhs), infer_result_format(variables, step_rhs, lambda t: t.format))
+            inferred = (
+                _promoted_dtype(step_rhs),
+                infer_result_format(variables, step_rhs, lambda t: t.format),
+            )
             _remember(_inferred, key, inferred)
         dtype = inferred[0] if dtype is None else dtype
         if format is None:
@@ -297,7 +323,9 @@ def _run(tensor, rhs):
         names = {id(t): f"t{k}" for k, t in enumerate(tensors)}
         out = TensorRef("out", len(variables))
         refs = {"out": out, **{f"t{k}": TensorRef(f"t{k}", t.ndim) for k, t in enumerate(tensors)}}
-        assignment = Assignment(Access(out, variables), map_tensors(rhs, lambda t: refs[names[id(t)]]))
+        assignment = Assignment(
+            Access(out, variables), map_tensors(rhs, lambda t: refs[names[id(t)]])
+        )
         chosen = _choose(assignment, refs, operands, tensor)
         if chosen[1] is None:  # remembered unless operands were converted (that depends on data)
             _remember(_kernels, key, chosen)
@@ -309,8 +337,9 @@ def _run(tensor, rhs):
 
 
 def _choose(assignment, refs, operands, tensor):
-    kernel, _, _, replaced = choose_kernel(assignment, refs, operands, tensor.format, tensor.dtype,
-                                            None, None)
+    kernel, _, _, replaced = choose_kernel(
+        assignment, refs, operands, tensor.format, tensor.dtype, None, None
+    )
     return kernel, replaced
 
 
@@ -346,11 +375,10 @@ def signature(rhs, variables):
         if isinstance(e, Binary):
             return f"{e.op}({text(e.a)},{text(e.b)})"
         return f"{e.op}[{name(e.var)}]({text(e.body)})"
+
     head = ",".join(name(v) for v in variables)
     body = text(rhs)
     return f"({head})={body}", tensors
-
-
 
 
 def forget_kernels():
@@ -384,8 +412,10 @@ def _step(operand, variables):
 def _keeps_zeros(op, a, b):
     """Whether ``a op b`` is zero wherever its sparse operands are unstored (SciPy's rule for a
     sparse result): false for a sparse operand plus a nonzero scalar."""
+
     def zero(x):
         return (not _is_tensor(x) and x == 0) or (_is_tensor(x) and not is_all_dense(x.format))
+
     if op in ("add", "sub"):
         return zero(a) and zero(b)
     return True  # products (unstored zeros annihilate, API.md §3); division is checked apart
@@ -396,7 +426,9 @@ def arithmetic(op, a, b):
     a, b = as_operand(a), as_operand(b)
     if a is NotImplemented or b is NotImplemented:
         return NotImplemented
-    if (op == "div" and not _division_is_exact(a, b)) or any(not _is_tensor(x) and x == 0 for x in (a, b)):
+    if (op == "div" and not _division_is_exact(a, b)) or any(
+        not _is_tensor(x) and x == 0 for x in (a, b)
+    ):
         # A literal zero goes to NumPy on the values too: the compiler leaves a dense result
         # of `A(i,j) * 0` or `0 / A(i,j)` unwritten (reported with the arrays branch).
         return elementwise(_NUMPY_OPS[op], a, b)
@@ -464,7 +496,10 @@ def _part_and_step(tensor, variables, contracting=False):
 
 
 def _contraction(a, b, a_vars, b_vars, out_vars, shape):
-    (left, a_step), (right, b_step) = _part_and_step(a, a_vars, True), _part_and_step(b, b_vars, True)
+    (left, a_step), (right, b_step) = (
+        _part_and_step(a, a_vars, True),
+        _part_and_step(b, b_vars, True),
+    )
     step = Binary("mul", a_step, b_step)
     # (A + B) @ x: the product is distributed over the sum when the other factor is dense,
     # sum(j, A(i,j) x(j)) + sum(k, B(i,k) x(k)): two streaming passes over the operands' rows
@@ -479,6 +514,7 @@ def _contraction(a, b, a_vars, b_vars, out_vars, shape):
         for v in summed:
             body = Reduction("add", renamed[v], body)
         return body
+
     if is_all_dense(b.format) and _is_sum(left):
         parts = _distribute(left, lambda term: own_sum(Binary("mul", term, right)))
     elif is_all_dense(a.format) and _is_sum(right):
@@ -491,8 +527,11 @@ def _contraction(a, b, a_vars, b_vars, out_vars, shape):
 
 
 def _is_sum(expr):
-    return isinstance(expr, Binary) and expr.op in ("add", "sub") or (
-        isinstance(expr, Negate) and _is_sum(expr.a))
+    return (
+        isinstance(expr, Binary)
+        and expr.op in ("add", "sub")
+        or (isinstance(expr, Negate) and _is_sum(expr.a))
+    )
 
 
 def _distribute(expr, product):
@@ -515,8 +554,10 @@ def matmul(a, b):
     k = a.shape[-1]
     kb = b.shape[0] if b.ndim == 1 else b.shape[-2]
     if k != kb:
-        raise ShapeError(f"matmul: mode {a.ndim - 1} of the first operand (extent {k}) does not match "
-                         f"mode {max(b.ndim - 2, 0)} of the second (extent {kb}); shapes {a.shape} and {b.shape}")
+        raise ShapeError(
+            f"matmul: mode {a.ndim - 1} of the first operand (extent {k}) does not match "
+            f"mode {max(b.ndim - 2, 0)} of the second (extent {kb}); shapes {a.shape} and {b.shape}"
+        )
     a_batch = a.shape[:-2]
     b_batch = b.shape[:-2] if b.ndim >= 2 else ()
     batch = broadcast_shape([a_batch, b_batch], "matmul batch modes")
@@ -524,8 +565,16 @@ def matmul(a, b):
     (kv,) = fresh(1)
     i_vars = fresh(1) if a.ndim >= 2 else []
     j_vars = fresh(1) if b.ndim >= 2 else []
-    a_target = (tuple(batch) + a.shape[-2:], list(batch_vars) + i_vars + [kv]) if a.ndim >= 2 else ((k,), [kv])
-    b_target = (tuple(batch) + b.shape[-2:], list(batch_vars) + [kv] + j_vars) if b.ndim >= 2 else ((k,), [kv])
+    a_target = (
+        (tuple(batch) + a.shape[-2:], list(batch_vars) + i_vars + [kv])
+        if a.ndim >= 2
+        else ((k,), [kv])
+    )
+    b_target = (
+        (tuple(batch) + b.shape[-2:], list(batch_vars) + [kv] + j_vars)
+        if b.ndim >= 2
+        else ((k,), [kv])
+    )
     shape = tuple(batch) + ((a.shape[-2],) if i_vars else ()) + ((b.shape[-1],) if j_vars else ())
     a, a_own = broadcast_variables(a, *a_target)
     b, b_own = broadcast_variables(b, *b_target)
@@ -552,14 +601,19 @@ def tensordot(a, b, axes=2):
         b_axes = [int(x) % b.ndim for x in b_axes]
     for x, y in zip(a_axes, b_axes):
         if a.shape[x] != b.shape[y]:
-            raise ShapeError(f"tensordot: mode {x} of the first operand (extent {a.shape[x]}) does not "
-                             f"match mode {y} of the second (extent {b.shape[y]})")
+            raise ShapeError(
+                f"tensordot: mode {x} of the first operand (extent {a.shape[x]}) does not "
+                f"match mode {y} of the second (extent {b.shape[y]})"
+            )
     a_vars, b_vars = fresh(a.ndim), fresh(b.ndim)
     for x, y in zip(a_axes, b_axes):
         b_vars[y] = a_vars[x]
-    out = [v for m, v in enumerate(a_vars) if m not in a_axes] + [v for m, v in enumerate(b_vars) if m not in b_axes]
+    out = [v for m, v in enumerate(a_vars) if m not in a_axes] + [
+        v for m, v in enumerate(b_vars) if m not in b_axes
+    ]
     shape = tuple(a.shape[m] for m in range(a.ndim) if m not in a_axes) + tuple(
-        b.shape[m] for m in range(b.ndim) if m not in b_axes)
+        b.shape[m] for m in range(b.ndim) if m not in b_axes
+    )
     return _contraction(a, b, a_vars, b_vars, out, shape)
 
 
@@ -587,7 +641,9 @@ def reduce(op, tensor, axis=None, keepdims=False, dtype=None):
     if dtype is not None:
         tensor = tensor.astype(dtype)
     elif op == "add" and tensor.dtype.kind in _SUM_DTYPES and tensor.dtype.itemsize < 8:
-        tensor = tensor.astype(_SUM_DTYPES[tensor.dtype.kind])  # NumPy sums small integers in 64 bits
+        tensor = tensor.astype(
+            _SUM_DTYPES[tensor.dtype.kind]
+        )  # NumPy sums small integers in 64 bits
     variables = fresh(tensor.ndim)
     body = expression(tensor, variables, contracting=True)
     step: IndexExpr = Access(tensor, variables)
@@ -617,8 +673,11 @@ def transpose(tensor, axes=None):
     with a mode order is transposed without copying, its levels read in another mode order (a
     CSR matrix's transpose is CSC, as in SciPy); otherwise a lazy expression."""
     ndim = tensor.ndim
-    perm = tuple(range(ndim))[::-1] if axes is None else tuple(
-        int(a) % ndim if -ndim <= int(a) < ndim else -1 for a in axes)
+    perm = (
+        tuple(range(ndim))[::-1]
+        if axes is None
+        else tuple(int(a) % ndim if -ndim <= int(a) < ndim else -1 for a in axes)
+    )
     if sorted(perm) != list(range(ndim)):
         raise ValueError(f"axes {axes!r} are not a permutation of the {ndim} modes")
     if perm == tuple(range(ndim)):
@@ -636,16 +695,33 @@ def transpose(tensor, axes=None):
         view = views.get(perm)
         if view is None or view[0] is not tensor._data:
             storage = tensor._data
-            view = (storage, Tensor(_core.from_arrays(
-                permuted, list(shape), np.dtype(storage.index_dtype).name, storage.level_arrays,
-                storage.level_parameters, storage.values), tensor.name))
+            view = (
+                storage,
+                Tensor(
+                    _core.from_arrays(
+                        permuted,
+                        list(shape),
+                        np.dtype(storage.index_dtype).name,
+                        storage.level_arrays,
+                        storage.level_parameters,
+                        storage.values,
+                    ),
+                    tensor.name,
+                ),
+            )
             views[perm] = view
             tensor._views = views
         return view[1]
     variables = fresh(ndim)
     source = [variables[inverse[m]] for m in range(ndim)]
-    return lazy(shape, variables, expression(tensor, source), Access(tensor, source), format=permuted,
-                dtype=tensor.dtype)
+    return lazy(
+        shape,
+        variables,
+        expression(tensor, source),
+        Access(tensor, source),
+        format=permuted,
+        dtype=tensor.dtype,
+    )
 
 
 def reshape(tensor, shape):
@@ -665,17 +741,25 @@ def reshape(tensor, shape):
     if shape == tensor.shape:
         return tensor
     if is_all_dense(tensor.format):
-        return wrap_dense(np.ascontiguousarray(tensor.values.reshape(shape)), as_format("dense", len(shape)), None)
+        return wrap_dense(
+            np.ascontiguousarray(tensor.values.reshape(shape)), as_format("dense", len(shape)), None
+        )
     coords, values = tensor.coords()
     if tensor.size >= 2**63:
-        raise ShapeError(f"cannot reshape a sparse tensor of {tensor.size} elements: its row-major "
-                         "positions do not fit in 64 bits")
+        raise ShapeError(
+            f"cannot reshape a sparse tensor of {tensor.size} elements: its row-major "
+            "positions do not fit in 64 bits"
+        )
     columns: Sequence[Any]
     if coords.size:
         columns = np.unravel_index(np.ravel_multi_index(tuple(coords.T), tensor.shape), shape)
     else:
         columns = [np.zeros(0, dtype=np.int64)] * len(shape)
     bits = 64 if tensor.index_dtype == np.int64 else 32
-    return pack(default_sparse_format(len(shape), tensor.format), shape, list(columns), values,
-                index_bits=bits)
-
+    return pack(
+        default_sparse_format(len(shape), tensor.format),
+        shape,
+        list(columns),
+        values,
+        index_bits=bits,
+    )

@@ -7,6 +7,7 @@ what the kernel cache keys on, and what ``Schedule.parse`` reads back. Index var
 matched to the expression's by name, so a schedule works the same on string expressions and
 on ``y[i] = ...`` assignments.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -59,8 +60,10 @@ def _unicode(text: str, what: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as error:
-        raise ScheduleError(f"{what}: character {text[error.start]!r} at column {error.start + 1} "
-                            "is not valid Unicode") from None
+        raise ScheduleError(
+            f"{what}: character {text[error.start]!r} at column {error.start + 1} "
+            "is not valid Unicode"
+        ) from None
     return text
 
 
@@ -92,13 +95,23 @@ class Schedule:
     def split(self, i: Var, i0: Var, i1: Var, size: int) -> Schedule:
         """Split loop ``i`` into ``i0`` (blocks) and ``i1`` (``size`` iterations each; the last
         block is shorter when ``size`` does not divide the extent)."""
-        return self._with("split", _name(i, "split"), _name(i0, "split"), _name(i1, "split"),
-                          _integer(size, "split"))
+        return self._with(
+            "split",
+            _name(i, "split"),
+            _name(i0, "split"),
+            _name(i1, "split"),
+            _integer(size, "split"),
+        )
 
     def divide(self, i: Var, i0: Var, i1: Var, parts: int) -> Schedule:
         """Split loop ``i`` into ``parts`` blocks of (almost) equal size."""
-        return self._with("divide", _name(i, "divide"), _name(i0, "divide"), _name(i1, "divide"),
-                          _integer(parts, "divide"))
+        return self._with(
+            "divide",
+            _name(i, "divide"),
+            _name(i0, "divide"),
+            _name(i1, "divide"),
+            _integer(parts, "divide"),
+        )
 
     def pos(self, i: Var, ip: Var, access: IndexExpr | str) -> Schedule:
         """Iterate the stored positions of ``access`` (an operand) instead of coordinates."""
@@ -108,15 +121,23 @@ class Schedule:
         """Collapse the directly nested loops ``i`` and ``j`` into one loop ``f``."""
         return self._with("fuse", _name(i, "fuse"), _name(j, "fuse"), _name(f, "fuse"))
 
-    def precompute(self, expr: IndexExpr | str, ivars: Var | Iterable[Var],
-                   ws_ivars: Var | Iterable[Var], format: str | None = None) -> Schedule:
+    def precompute(
+        self,
+        expr: IndexExpr | str,
+        ivars: Var | Iterable[Var],
+        ws_ivars: Var | Iterable[Var],
+        format: str | None = None,
+    ) -> Schedule:
         """Compute ``expr`` into a workspace indexed by ``ivars`` (named ``ws_ivars`` where it
         is produced; they may repeat ``ivars``). ``format`` is ``"dense"`` (the default: values
         and marks over the whole extent), ``"hashed"`` (a growing hash table: memory follows
         the entries, for huge extents) or ``"compressed"`` (entries appended in coordinate
         order: the producer's outermost loop must be the workspace's)."""
-        args: list[Argument] = [_expression(expr, "precompute"), _names(ivars, "precompute"),
-                                _names(ws_ivars, "precompute")]
+        args: list[Argument] = [
+            _expression(expr, "precompute"),
+            _names(ivars, "precompute"),
+            _names(ws_ivars, "precompute"),
+        ]
         if format is not None:
             args.append(_name(format, "precompute"))
         return self._with("precompute", *args)
@@ -124,8 +145,13 @@ class Schedule:
     def bound(self, i: Var, ib: Var, value: int, kind: str) -> Schedule:
         """Promise that loop ``i``'s extent is ``value`` (``kind="max_exact"``) or at most
         ``value`` (``"max_constraint"``); ``ib`` is the bounded loop. Checked at each call."""
-        return self._with("bound", _name(i, "bound"), _name(ib, "bound"), _integer(value, "bound"),
-                          _name(kind, "bound"))
+        return self._with(
+            "bound",
+            _name(i, "bound"),
+            _name(ib, "bound"),
+            _integer(value, "bound"),
+            _name(kind, "bound"),
+        )
 
     def unroll(self, i: Var, factor: int) -> Schedule:
         """Unroll the fixed-size loop ``i`` (a split's inner loop or a bounded loop)."""
@@ -145,8 +171,11 @@ class Schedule:
         """How the sparse result ``tensor`` (by name) is built: ``"append"`` (in loop order, an
         error when the loop order would revisit it) or ``"insert"`` (through a workspace where
         needed; the default)."""
-        return self._with("assemble", getattr(tensor, "name", None) or _name(tensor, "assemble"),
-                          _name(strategy, "assemble"))
+        return self._with(
+            "assemble",
+            getattr(tensor, "name", None) or _name(tensor, "assemble"),
+            _name(strategy, "assemble"),
+        )
 
     # -- text form ----------------------------------------------------------------------------
     @classmethod
@@ -161,7 +190,9 @@ class Schedule:
         return cls(commands)
 
     def __str__(self) -> str:
-        return ";".join(f"{name}(" + ",".join(_text(a) for a in args) + ")" for name, args in self._commands)
+        return ";".join(
+            f"{name}(" + ",".join(_text(a) for a in args) + ")" for name, args in self._commands
+        )
 
     def __repr__(self) -> str:
         return f"Schedule.parse({str(self)!r})"
@@ -184,7 +215,11 @@ def schedule_text(schedule: Schedule | str | None) -> str:
         return _unicode(str(schedule), "schedule")
     if isinstance(schedule, str):
         if schedule.strip() == "auto":
-                raise ScheduleError("schedule='auto' needs the autoscheduler, which this version of coiter "
-                                "does not have yet; pass a ct.Schedule or None (the default schedule)")
+            raise ScheduleError(
+                "schedule='auto' needs the autoscheduler, which this version of coiter "
+                "does not have yet; pass a ct.Schedule or None (the default schedule)"
+            )
         return str(Schedule.parse(schedule))
-    raise TypeError(f"schedule must be a ct.Schedule, its text or None, not {type(schedule).__name__}")
+    raise TypeError(
+        f"schedule must be a ct.Schedule, its text or None, not {type(schedule).__name__}"
+    )

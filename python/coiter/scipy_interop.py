@@ -4,6 +4,7 @@ Canonical CSR, CSC and BSR input (sorted indices, no duplicates) is wrapped with
 copying; anything else is converted through its coordinates and packed, which sorts and
 sums duplicates, so non-canonical input is never misread.
 """
+
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,14 @@ from .formats import Format, FormatLike, as_format, bcsr
 from .tensor import Tensor, pack
 
 # The SciPy classes _core.wrap_scipy reads in place (when canonical; COO when 2-D).
-SCIPY_IN_PLACE = (sp.csr_array, sp.csr_matrix, sp.csc_array, sp.csc_matrix, sp.coo_array, sp.coo_matrix)
+SCIPY_IN_PLACE = (
+    sp.csr_array,
+    sp.csr_matrix,
+    sp.csc_array,
+    sp.csc_matrix,
+    sp.coo_array,
+    sp.coo_matrix,
+)
 
 
 def natural_format(matrix):
@@ -58,14 +66,20 @@ def _wrap_compressed(matrix: Any, fmt: Format, dtype: np.dtype[Any], name: str |
         arrays = [{}, {"pos": pos, "crd": crd}]
         params = [{"size": outer}, {}]
     index_dtype = "int32" if pos.dtype == np.int32 else "int64"  # (dtype.name is slow)
-    storage = _core.from_arrays(fmt, list(matrix.shape), index_dtype, arrays, params,
-                                np.ascontiguousarray(values))
+    storage = _core.from_arrays(
+        fmt, list(matrix.shape), index_dtype, arrays, params, np.ascontiguousarray(values)
+    )
     return Tensor(storage, name)
 
 
-def from_scipy(matrix: Any, format: FormatLike | None = None, dtype: DTypeLike | None = None,
-               copy: bool | None = None, name: str | None = None,
-               for_kernel_call: bool = False) -> Tensor:
+def from_scipy(
+    matrix: Any,
+    format: FormatLike | None = None,
+    dtype: DTypeLike | None = None,
+    copy: bool | None = None,
+    name: str | None = None,
+    for_kernel_call: bool = False,
+) -> Tensor:
     """A tensor holding a SciPy sparse array or matrix (see :func:`coiter.asarray`).
 
     ``for_kernel_call``: the tensor is an operand of the kernel call being made, and nothing
@@ -80,20 +94,32 @@ def from_scipy(matrix: Any, format: FormatLike | None = None, dtype: DTypeLike |
     fmt = natural_format(matrix) if format is None else as_format(format, matrix.ndim)
     if matrix.format in ("csr", "csc", "bsr"):
         matrix = _with_one_index_width(matrix)
-    wrappable = (matrix.format in ("csr", "csc", "bsr") and fmt == natural_format(matrix)
-                 and matrix.indices.dtype in (np.int32, np.int64) and _is_canonical(matrix))
+    wrappable = (
+        matrix.format in ("csr", "csc", "bsr")
+        and fmt == natural_format(matrix)
+        and matrix.indices.dtype in (np.int32, np.int64)
+        and _is_canonical(matrix)
+    )
     if wrappable and not copy and dtype == matrix.dtype:
         return _wrap_compressed(matrix, fmt, dtype, name)
     if copy is False:
-        why = ("its indices are not canonical (unsorted or duplicated)"
-               if wrappable or matrix.format in ("csr", "csc", "bsr") and not _is_canonical(matrix)
-               else f"converting {matrix.format} to {fmt} or to {dtype}")
+        why = (
+            "its indices are not canonical (unsorted or duplicated)"
+            if wrappable or matrix.format in ("csr", "csc", "bsr") and not _is_canonical(matrix)
+            else f"converting {matrix.format} to {fmt} or to {dtype}"
+        )
         raise ValueError(f"copy=False, but a copy is needed: {why}")
     if wrappable and dtype == matrix.dtype:  # copy=True of a canonical matrix: copy arrays
         return _wrap_compressed(matrix, fmt, dtype, name).copy()
     coo = matrix.tocoo()
-    return pack(fmt, matrix.shape, _coo_coords(coo), coo.data.astype(dtype, copy=False), name=name,
-                index_bits=_index_bits(matrix))
+    return pack(
+        fmt,
+        matrix.shape,
+        _coo_coords(coo),
+        coo.data.astype(dtype, copy=False),
+        name=name,
+        index_bits=_index_bits(matrix),
+    )
 
 
 def _coo_coords(coo):

@@ -10,6 +10,7 @@ protocols, conversions to other libraries) call :class:`TensorMethods`, which
 ``coiter/__init__.py`` installs from tensor_methods.py: a seam, not an import, so the modules
 above can build on tensors without the graph of imports running back up.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,10 +24,27 @@ from . import _core, cuda_libraries
 from .config import config
 from .dtypes import value_dtype
 from .errors import OutOfRange, ShapeError
-from .formats import (Format, FormatLike, FormatState, LevelType, as_format, format_from_state,
-                      format_state, is_all_dense)
-from .notation import (Access, Assignment, IndexExpr, _wrap, accesses, check_depth, check_extents,
-                       index_key, map_tensors)
+from .formats import (
+    Format,
+    FormatLike,
+    FormatState,
+    LevelType,
+    as_format,
+    format_from_state,
+    format_state,
+    is_all_dense,
+)
+from .notation import (
+    Access,
+    Assignment,
+    IndexExpr,
+    _wrap,
+    accesses,
+    check_depth,
+    check_extents,
+    index_key,
+    map_tensors,
+)
 from .schedule import Schedule, schedule_text
 from .shapes import normalize_axes
 
@@ -72,10 +90,21 @@ class TensorMethods(Protocol):
     def dot(self, a: object, b: object) -> Tensor: ...
     def transpose(self, tensor: Tensor, axes: Sequence[int] | None = None) -> Tensor: ...
     def reshape(self, tensor: Tensor, shape: int | Sequence[int]) -> Tensor: ...
-    def reduce(self, op: str, tensor: Tensor, axis: Axis = None, keepdims: bool = False,
-               dtype: DTypeLike | None = None) -> Tensor: ...
-    def mean(self, tensor: Tensor, axis: Axis = None, keepdims: bool = False,
-             dtype: DTypeLike | None = None) -> Tensor: ...
+    def reduce(
+        self,
+        op: str,
+        tensor: Tensor,
+        axis: Axis = None,
+        keepdims: bool = False,
+        dtype: DTypeLike | None = None,
+    ) -> Tensor: ...
+    def mean(
+        self,
+        tensor: Tensor,
+        axis: Axis = None,
+        keepdims: bool = False,
+        dtype: DTypeLike | None = None,
+    ) -> Tensor: ...
     def binary(self, fn: Callable[..., Any], a: object, b: object) -> Tensor: ...
     def elementwise(self, fn: Callable[..., Any], *operands: object) -> Tensor: ...
     def nonzero(self, tensor: Tensor) -> tuple[NDArray[np.int64], ...]: ...
@@ -84,10 +113,16 @@ class TensorMethods(Protocol):
     def rmatvec(self, tensor: Tensor, x: ArrayLike) -> NDArray[Any]: ...
     def matmat(self, tensor: Tensor, X: ArrayLike) -> NDArray[Any]: ...
     def rmatmat(self, tensor: Tensor, X: ArrayLike) -> NDArray[Any]: ...
-    def array_ufunc(self, ufunc: np.ufunc, method: str, inputs: tuple[Any, ...],
-                    kwargs: dict[str, Any]) -> Any: ...
-    def array_function(self, func: Callable[..., Any], types: Collection[type],
-                       args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any: ...
+    def array_ufunc(
+        self, ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any: ...
+    def array_function(
+        self,
+        func: Callable[..., Any],
+        types: Collection[type],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any: ...
     def to_scipy(self, tensor: Tensor, format: str | None = None) -> Any: ...
     def to_pydata(self, tensor: Tensor, kind: str = "coo") -> Any: ...
     def to_pandas(self, tensor: Tensor, index: Any = None, columns: Any = None) -> Any: ...
@@ -106,8 +141,9 @@ class Level:
     ``level.offset``, ``level.size`` (dense size or hashed bucket count), ...
     """
 
-    def __init__(self, level_type: LevelType, arrays: dict[str, NDArray[Any]],
-                 parameters: dict[str, int]) -> None:
+    def __init__(
+        self, level_type: LevelType, arrays: dict[str, NDArray[Any]], parameters: dict[str, int]
+    ) -> None:
         self.type = level_type
         self.arrays = arrays
         self.parameters = parameters
@@ -120,8 +156,10 @@ class Level:
             return self.arrays[name]
         if name in self.parameters:
             return self.parameters[name]
-        raise AttributeError(f"{self.type.name} level has no array or parameter {name!r} "
-                             f"(it has {sorted(self.arrays) + sorted(self.parameters)})")
+        raise AttributeError(
+            f"{self.type.name} level has no array or parameter {name!r} "
+            f"(it has {sorted(self.arrays) + sorted(self.parameters)})"
+        )
 
     def __repr__(self) -> str:
         parts = [f"{k}={v}" for k, v in self.parameters.items()]
@@ -136,8 +174,9 @@ class Tensor:
     # The implementations above this module (see TensorMethods), installed by install_methods.
     _methods: ClassVar[TensorMethods]
 
-    def __init__(self, storage: _core.TensorStorage | PendingStorage,
-                 name: str | None = None) -> None:
+    def __init__(
+        self, storage: _core.TensorStorage | PendingStorage, name: str | None = None
+    ) -> None:
         self._data = storage
         # Shape, dtype and format never change (a computed definition or out= fills in storage of
         # the same kind), and the array operators read them often: read from the core once.
@@ -188,11 +227,22 @@ class Tensor:
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
         """An all-dense GPU tensor's values, for CuPy, Numba and PyTorch (no copy)."""
-        if self.device != "cuda" or not is_all_dense(self.format) or tuple(self.format.mode_order) != tuple(range(self.ndim)):
-            raise AttributeError("__cuda_array_interface__: only all-dense, row-major tensors on a GPU have one")
+        if (
+            self.device != "cuda"
+            or not is_all_dense(self.format)
+            or tuple(self.format.mode_order) != tuple(range(self.ndim))
+        ):
+            raise AttributeError(
+                "__cuda_array_interface__: only all-dense, row-major tensors on a GPU have one"
+            )
         address = _core.device_addresses(self._storage)["values"][0]
-        return {"shape": tuple(self.shape), "typestr": self.dtype.str, "data": (address, True), "version": 3,
-                "strides": None}
+        return {
+            "shape": tuple(self.shape),
+            "typestr": self.dtype.str,
+            "data": (address, True),
+            "version": 3,
+            "strides": None,
+        }
 
     def to(self, device: str) -> Tensor:
         """This tensor's data on ``device`` (``"cuda"`` or ``"cpu"``), as a new tensor.
@@ -214,7 +264,9 @@ class Tensor:
     def __setitem__(self, key: object, value: object) -> None:
         variables = index_key(key, self.ndim, self._label())
         if variables is None:
-            raise TypeError("coiter tensors are assigned with index variables, e.g. y[i] = A[i, j] * x[j]")
+            raise TypeError(
+                "coiter tensors are assigned with index variables, e.g. y[i] = A[i, j] * x[j]"
+            )
         rhs = _wrap(value)
         check_depth(rhs, f"assignment to {self._label()}")
         if any(a.tensor is self for a in accesses(rhs)):
@@ -243,8 +295,10 @@ class Tensor:
     def _check_operands(self, rhs: IndexExpr) -> None:
         for access in accesses(rhs):
             if not isinstance(access.tensor, Tensor):
-                raise TypeError(f"only coiter tensors can be indexed in an expression; wrap "
-                                f"{type(access.tensor).__name__} with ct.asarray")
+                raise TypeError(
+                    f"only coiter tensors can be indexed in an expression; wrap "
+                    f"{type(access.tensor).__name__} with ct.asarray"
+                )
 
     def evaluate(self) -> Tensor:
         """Compute the pending definition now (it is otherwise computed on first data access)."""
@@ -261,19 +315,33 @@ class Tensor:
         return self
 
     @classmethod
-    def _from_level_arrays(cls, format: FormatLike, shape: Iterable[SupportsInt], index_dtype: DTypeLike,
-                           arrays: Sequence[Mapping[str, ArrayLike]],
-                           parameters: Sequence[Mapping[str, int]], values: ArrayLike,
-                           name: str | None = None) -> Tensor:
+    def _from_level_arrays(
+        cls,
+        format: FormatLike,
+        shape: Iterable[SupportsInt],
+        index_dtype: DTypeLike,
+        arrays: Sequence[Mapping[str, ArrayLike]],
+        parameters: Sequence[Mapping[str, int]],
+        values: ArrayLike,
+        name: str | None = None,
+    ) -> Tensor:
         """Rebuild a tensor from its level arrays (validated at once)."""
         shape = tuple(int(e) for e in shape)
         fmt = as_format(format, len(shape))
-        index_arrays = [{k: np.ascontiguousarray(v, dtype=index_dtype) for k, v in level.items()}
-                        for level in arrays]
+        index_arrays = [
+            {k: np.ascontiguousarray(v, dtype=index_dtype) for k, v in level.items()}
+            for level in arrays
+        ]
         level_parameters = [{k: int(v) for k, v in level.items()} for level in parameters]
         value_array = np.ascontiguousarray(values, dtype=value_dtype(np.asarray(values).dtype))
-        storage = _core.from_arrays(fmt, list(shape), np.dtype(index_dtype).name, index_arrays,
-                                    level_parameters, value_array.reshape(-1))
+        storage = _core.from_arrays(
+            fmt,
+            list(shape),
+            np.dtype(index_dtype).name,
+            index_arrays,
+            level_parameters,
+            value_array.reshape(-1),
+        )
         storage.validate()
         return cls(storage, name)
 
@@ -312,8 +380,12 @@ class Tensor:
     @property
     def levels(self) -> list[Level]:
         types = self.format.levels
-        return [Level(t, arrays, params) for t, arrays, params in
-                zip(types, self._storage.level_arrays, self._storage.level_parameters)]
+        return [
+            Level(t, arrays, params)
+            for t, arrays, params in zip(
+                types, self._storage.level_arrays, self._storage.level_parameters
+            )
+        ]
 
     @property
     def size(self) -> int:
@@ -324,8 +396,9 @@ class Tensor:
         """A new dense NumPy array with the tensor's contents."""
         if is_all_dense(self.format):
             return self.values.reshape(self.shape).copy()
-        _core.check_dense_array(self.shape, self.dtype.name, f"to_numpy of {self._label()} "
-                                f"of shape {self.shape}")
+        _core.check_dense_array(
+            self.shape, self.dtype.name, f"to_numpy of {self._label()} of shape {self.shape}"
+        )
         out = np.zeros(self.shape, dtype=self.dtype)
         self._storage.to_dense(out.reshape(-1))
         return out
@@ -341,10 +414,12 @@ class Tensor:
             # explicit way beyond it.
             nbytes = self.size * self.dtype.itemsize
             if nbytes > config.max_dense_bytes:
-                raise ShapeError(f"np.asarray of the {self.format} {self._label()} of shape {self.shape} "
-                                 f"would need {nbytes} bytes, more than ct.config.max_dense_bytes "
-                                 f"({config.max_dense_bytes}); use T.to_scipy() for SciPy, or "
-                                 "T.to_numpy() to densify it anyway")
+                raise ShapeError(
+                    f"np.asarray of the {self.format} {self._label()} of shape {self.shape} "
+                    f"would need {nbytes} bytes, more than ct.config.max_dense_bytes "
+                    f"({config.max_dense_bytes}); use T.to_scipy() for SciPy, or "
+                    "T.to_numpy() to densify it anyway"
+                )
             array = self.to_numpy()
         return array if dtype is None else array.astype(dtype, copy=False)
 
@@ -359,8 +434,14 @@ class Tensor:
             return self
         coords, values = self._storage.entries()
         bits = 64 if self.index_dtype == np.int64 else 32
-        return pack(fmt, self.shape, [coords[:, m] for m in range(self.ndim)], values,
-                    name=self.name, index_bits=bits)
+        return pack(
+            fmt,
+            self.shape,
+            [coords[:, m] for m in range(self.ndim)],
+            values,
+            name=self.name,
+            index_bits=bits,
+        )
 
     def copy(self) -> Tensor:
         """A deep copy that owns its memory."""
@@ -380,8 +461,10 @@ class Tensor:
         if len(key) == self.ndim and all(isinstance(k, (int, np.integer)) for k in key):
             for m, k in enumerate(key):
                 if not -self.shape[m] <= k < self.shape[m]:
-                    raise OutOfRange(f"index {k} is out of range for mode {m} of {self._label()} "
-                                     f"(extent {self.shape[m]})")
+                    raise OutOfRange(
+                        f"index {k} is out of range for mode {m} of {self._label()} "
+                        f"(extent {self.shape[m]})"
+                    )
             coords = [int(k) + (self.shape[m] if k < 0 else 0) for m, k in enumerate(key)]
             return self._storage.element(coords)
         return self._methods.getitem(self, key)
@@ -410,8 +493,10 @@ class Tensor:
             state = f"lazy: {self._definition}"
         else:
             state = f"nnz={self.nnz}"
-        return (f"<coiter.Tensor{name} shape={self.shape} dtype={self.dtype} format={self.format} "
-                f"{state}>")
+        return (
+            f"<coiter.Tensor{name} shape={self.shape} dtype={self.dtype} format={self.format} "
+            f"{state}>"
+        )
 
     # -- the array interface (docs/arrays.md) ----------------------------------------------
     # Operators build lazy index notation (operators.py) computed by fused kernels; functions
@@ -520,14 +605,18 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self.size != 1:
-            raise ValueError(f"the truth value of a tensor with {self.size} elements is ambiguous; "
-                             "use .any() or .all()")
+            raise ValueError(
+                f"the truth value of a tensor with {self.size} elements is ambiguous; "
+                "use .any() or .all()"
+            )
         return bool(self._scalar())
 
     def _scalar(self) -> Any:
         """The one element of a size-1 tensor, as a NumPy scalar."""
         if self.size != 1:
-            raise TypeError(f"only size-1 tensors convert to Python scalars, not shape {self.shape}")
+            raise TypeError(
+                f"only size-1 tensors convert to Python scalars, not shape {self.shape}"
+            )
         return self.to_numpy().reshape(-1)[0]
 
     def __float__(self) -> float:
@@ -554,7 +643,9 @@ class Tensor:
         """The transpose of the last two modes (Array API)."""
         if self.ndim < 2:
             raise ValueError("mT needs at least two modes")
-        return self._methods.transpose(self, tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2))
+        return self._methods.transpose(
+            self, tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2)
+        )
 
     def transpose(self, *axes: Any) -> Tensor:
         """The tensor with its modes permuted: ``T.transpose()``, ``T.transpose(1, 0)`` or
@@ -570,12 +661,18 @@ class Tensor:
 
     def squeeze(self, axis: Axis = None) -> Tensor:
         """The tensor without its modes of extent 1 (those in ``axis``), as NumPy."""
-        axes = [m for m in range(self.ndim) if self.shape[m] == 1] if axis is None else normalize_axes(axis, self.ndim)
+        axes = (
+            [m for m in range(self.ndim) if self.shape[m] == 1]
+            if axis is None
+            else normalize_axes(axis, self.ndim)
+        )
         if any(self.shape[m] != 1 for m in axes):
             raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
         return self.reshape(tuple(e for m, e in enumerate(self.shape) if m not in axes))
 
-    def sum(self, axis: Axis = None, keepdims: bool = False, dtype: DTypeLike | None = None) -> Tensor:
+    def sum(
+        self, axis: Axis = None, keepdims: bool = False, dtype: DTypeLike | None = None
+    ) -> Tensor:
         return self._methods.reduce("add", self, axis, keepdims, dtype)
 
     def max(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
@@ -584,7 +681,9 @@ class Tensor:
     def min(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
         return self._methods.reduce("min", self, axis, keepdims)
 
-    def mean(self, axis: Axis = None, keepdims: bool = False, dtype: DTypeLike | None = None) -> Tensor:
+    def mean(
+        self, axis: Axis = None, keepdims: bool = False, dtype: DTypeLike | None = None
+    ) -> Tensor:
         return self._methods.mean(self, axis, keepdims, dtype)
 
     def any(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
@@ -678,15 +777,30 @@ class Tensor:
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         return self._methods.array_ufunc(ufunc, method, inputs, kwargs)
 
-    def __array_function__(self, func: Callable[..., Any], types: Collection[type],
-                           args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def __array_function__(
+        self,
+        func: Callable[..., Any],
+        types: Collection[type],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
         return self._methods.array_function(func, types, args, kwargs)
 
     # -- pickling and copies ---------------------------------------------------------------
     def __reduce__(self) -> tuple[Any, ...]:
         storage = self._storage
-        return (_rebuild, (format_state(self.format), self.shape, self.index_dtype.name,
-                           storage.level_arrays, storage.level_parameters, storage.values, self.name))
+        return (
+            _rebuild,
+            (
+                format_state(self.format),
+                self.shape,
+                self.index_dtype.name,
+                storage.level_arrays,
+                storage.level_parameters,
+                storage.values,
+                self.name,
+            ),
+        )
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
         return self.copy()
@@ -695,24 +809,48 @@ class Tensor:
         return self.copy()
 
 
-def _rebuild(state: FormatState, shape: Iterable[SupportsInt], index_dtype: str,
-             arrays: Sequence[Mapping[str, ArrayLike]], parameters: Sequence[Mapping[str, int]],
-             values: ArrayLike, name: str | None) -> Tensor:
+def _rebuild(
+    state: FormatState,
+    shape: Iterable[SupportsInt],
+    index_dtype: str,
+    arrays: Sequence[Mapping[str, ArrayLike]],
+    parameters: Sequence[Mapping[str, int]],
+    values: ArrayLike,
+    name: str | None,
+) -> Tensor:
     """Unpickle a tensor (Tensor.__reduce__)."""
-    return Tensor._from_level_arrays(format_from_state(state), shape, index_dtype, arrays,
-                                     parameters, values, name)
+    return Tensor._from_level_arrays(
+        format_from_state(state), shape, index_dtype, arrays, parameters, values, name
+    )
 
 
-def pack(fmt: Format, shape: Sequence[int], columns: Sequence[ArrayLike], values: ArrayLike,
-         sum_duplicates: bool = True, name: str | None = None, index_bits: int = 32) -> Tensor:
+def pack(
+    fmt: Format,
+    shape: Sequence[int],
+    columns: Sequence[ArrayLike],
+    values: ArrayLike,
+    sum_duplicates: bool = True,
+    name: str | None = None,
+    index_bits: int = 32,
+) -> Tensor:
     """A tensor packed (in C++) from one coordinate array per mode and the values.
 
     ``index_bits=32`` gives int32 indices when everything fits, else int64; 64 forces int64.
     """
-    coordinates = [np.ascontiguousarray(c, dtype=np.int64) if np.asarray(c).dtype not in
-                   (np.int32, np.int64) else np.ascontiguousarray(c) for c in columns]
-    storage = _core.pack(fmt, [int(e) for e in shape], coordinates, np.ascontiguousarray(values),
-                         sum_duplicates, index_bits)
+    coordinates = [
+        np.ascontiguousarray(c, dtype=np.int64)
+        if np.asarray(c).dtype not in (np.int32, np.int64)
+        else np.ascontiguousarray(c)
+        for c in columns
+    ]
+    storage = _core.pack(
+        fmt,
+        [int(e) for e in shape],
+        coordinates,
+        np.ascontiguousarray(values),
+        sum_duplicates,
+        index_bits,
+    )
     return Tensor(storage, name)
 
 
@@ -721,7 +859,13 @@ def canonical(tensor: Tensor) -> Tensor:
     a function of its values is a function of its elements."""
     if tensor.format.holds_duplicates():
         coords, values = tensor.coords()
-        return pack(tensor.format, tensor.shape, [coords[:, m] for m in range(tensor.ndim)], values,
-                    True, tensor.name)
+        return pack(
+            tensor.format,
+            tensor.shape,
+            [coords[:, m] for m in range(tensor.ndim)],
+            values,
+            True,
+            tensor.name,
+        )
     tensor.evaluate()
     return tensor

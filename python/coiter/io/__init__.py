@@ -15,6 +15,7 @@ This package holds the public functions and the choice of format by extension; e
 format lives in its own module (:mod:`.matrix_market`, :mod:`.frostt`, :mod:`.npz`), and
 the parsing and error reporting both text formats share in :mod:`.text_table`.
 """
+
 import gzip
 import os
 import zlib
@@ -35,12 +36,15 @@ from .npz import _read_npz, load, save
 
 __all__ = ["read", "write", "save", "load"]
 
-_EXTENSIONS = {".mtx": "mtx", ".mtx.gz": "mtx", ".tns": "tns", ".tns.gz": "tns",
-               ".npz": "npz"}
+_EXTENSIONS = {".mtx": "mtx", ".mtx.gz": "mtx", ".tns": "tns", ".tns.gz": "tns", ".npz": "npz"}
 
 
-def read(path: str | os.PathLike[str], format: FormatLike | None = None,
-         shape: ShapeLike | None = None, dtype: DTypeLike | None = None) -> Tensor:
+def read(
+    path: str | os.PathLike[str],
+    format: FormatLike | None = None,
+    shape: ShapeLike | None = None,
+    dtype: DTypeLike | None = None,
+) -> Tensor:
     """Read a tensor from a file; the extension selects the file format.
 
     Parameters
@@ -91,8 +95,9 @@ def read(path: str | os.PathLike[str], format: FormatLike | None = None,
     except (gzip.BadGzipFile, EOFError, zlib.error) as error:
         # Damaged gzip data (.mtx.gz, .tns.gz): a bad header or CRC, a truncated or corrupt
         # deflate stream. The line is unknown: the text ends where the damage begins.
-        raise ParseError(f"{path}: damaged gzip data ({type(error).__name__}: {error})",
-                         path=path) from error
+        raise ParseError(
+            f"{path}: damaged gzip data ({type(error).__name__}: {error})", path=path
+        ) from error
 
 
 def write(path: str | os.PathLike[str], tensor: Any, *, symmetry: str = "general") -> None:
@@ -139,5 +144,7 @@ def _file_kind(path: str) -> str:
     for extension, kind in _EXTENSIONS.items():
         if name.endswith(extension):
             return kind
-    raise ValueError(f"cannot tell the file format of {path!r} from its extension; "
-                     f"supported are {', '.join(_EXTENSIONS)}")
+    raise ValueError(
+        f"cannot tell the file format of {path!r} from its extension; "
+        f"supported are {', '.join(_EXTENSIONS)}"
+    )
