@@ -256,6 +256,7 @@ def test_row_checked_before_its_loop(engine, index_dtype):
     y = ct.evaluate("y(i) = A(i,j) * x(j)", A=A, x=x, engine=engine)
     np.testing.assert_allclose(y.to_numpy(), M @ x)
     assert A.levels[1].crd.dtype == index_dtype
-    A.levels[1].crd[int(M.indptr[n - 1])] = n  # the last row, after the check at wrapping
-    with pytest.raises(ct.FormatError, match=rf"crd\[{int(M.indptr[n - 1])}\] = {n} is outside \[0, {n}\)"):
+    bad = int(M.indptr[n - 1])
+    A.levels[1].crd[bad] = n  # the last row, after the check at wrapping
+    with pytest.raises(ct.FormatError, match=rf"crd\[{bad}\] = {n} is outside \[0, {n}\)"):
         ct.evaluate("y(i) = A(i,j) * x(j)", A=A, x=x, engine=engine)

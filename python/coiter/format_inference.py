@@ -6,7 +6,7 @@ import numpy as np
 
 from .config import config
 from .errors import ShapeError
-from .formats import as_format
+from .formats import Format, as_format
 from .notation import Access, Binary, Literal, Negate, Reduction, accesses
 
 
@@ -14,25 +14,12 @@ def _is_sparse(fmt):
     return any(level.name != "dense" for level in fmt.levels)
 
 
-def assemblable(fmt):
-    """Whether the compiler can build a result in this format: dense levels, then compressed,
-    singleton or hashed levels, then dense levels (DIA, ELL and BCSR results are not
-    assembled yet, nor a compressed level below a dense one below a compressed one)."""
-    if fmt.name is not None:
-        return False
-    if any(
-        level.name not in ("dense", "compressed", "singleton", "hashed") for level in fmt.levels
-    ):
-        return False
-    seen_sparse = dense_below_sparse = False
-    for level in fmt.levels:
-        if level.name == "dense":
-            dense_below_sparse = seen_sparse
-        elif dense_below_sparse:
-            return False
-        else:
-            seen_sparse = True
-    return True
+def assemblable(fmt: Format) -> bool:
+    """Whether a kernel can compute a result in this format. The core decides from each level
+    type's assembly (``Format.result_assembly_problem``; docs/architecture.md): dense levels
+    located, compressed and singleton levels appended, hashed ones inserted; not DIA, ELL or
+    BCSR, nor a compressed level below a dense one below a compressed one."""
+    return fmt.result_assembly_problem is None
 
 
 def _terms(expr):
