@@ -21,3 +21,12 @@ from .tensor import Level, Tensor
 from . import threads  # noqa: F401 - makes coiter's thread pool visible to threadpoolctl
 
 __version__ = _core.__version__
+
+
+def __getattr__(name):
+    # ct.distributed is imported when first used: it needs dask.distributed, which
+    # `import coiter` must not (docs/distributed.md).
+    if name == "distributed":
+        import importlib
+        return importlib.import_module(".distributed", __name__)
+    raise AttributeError(f"module 'coiter' has no attribute {name!r}")
