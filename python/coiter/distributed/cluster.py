@@ -15,6 +15,7 @@ their lineage is the file or the collection's graph.
 """
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Any, Sequence
 
@@ -66,13 +67,29 @@ def memory_fraction() -> float:
     return 1.0
 
 
+# Worker memory limits per scheduler, with when they were asked: asking is a round trip to the
+# scheduler (milliseconds, as much as a small kernel's whole task), and limits rarely change.
+_LIMITS_KEPT_SECONDS = 2.0
+_limits: dict[str, tuple[float, dict[str, int]]] = {}
+
+
+def memory_limits(client: Client) -> dict[str, int]:
+    """Each worker's ``memory_limit`` in bytes (0: none), asked at most every 2 seconds."""
+    address = client.scheduler.address
+    asked = _limits.get(address)
+    now = time.monotonic()
+    if asked is None or now - asked[0] > _LIMITS_KEPT_SECONDS:
+        infos = client.scheduler_info(n_workers=-1)["workers"]
+        asked = (now, {w: int(info.get("memory_limit") or 0) for w, info in infos.items()})
+        _limits[address] = asked
+    return asked[1]
+
+
 def check_fits(client: Client, nbytes: int, what: str, workers: Sequence[str] | None = None) -> None:
     """ShapeError when ``nbytes`` exceed what the smallest worker may hold (memory_fraction of
     its ``memory_limit``; workers without a limit take anything): said before sending, instead
     of a worker that dies of it, is retried and dies again."""
-    infos = client.scheduler_info(n_workers=-1)["workers"]
-    limits = [int(info.get("memory_limit") or 0) for address, info in infos.items()
-              if workers is None or address in workers]
+    limits = [limit for address, limit in memory_limits(client).items() if workers is None or address in workers]
     limits = [limit for limit in limits if limit > 0]
     if not limits:
         return

@@ -86,9 +86,14 @@ def _split_var(distribution: Distribution | None, operands: list[_Operand], rhs_
                                 f"statement (its indices are {', '.join(rhs_vars)})")
         return distribution.var
     cut = {}
-    for op in operands:
-        if isinstance(op.value, PartitionedTensor) and op.value.mode is not None and op.value.parts > 1:
-            cut.setdefault(op.indices[op.value.mode], []).append(op.name)
+    # Operands cut into several blocks decide; a one-block partition only when none is.
+    for several in (True, False):
+        for op in operands:
+            value = op.value
+            if isinstance(value, PartitionedTensor) and value.mode is not None and (value.parts > 1) == several:
+                cut.setdefault(op.indices[value.mode], []).append(op.name)
+        if cut:
+            break
     if not cut:
         raise ScheduleError("nothing says how to distribute the statement: partition an operand "
                             "(coiter.distributed.partition) or pass schedule=ct.Schedule().distribute(i, parts)")
@@ -120,6 +125,9 @@ def _bounds(var: str, distribution: Distribution | None, operands: list[_Operand
     what = f"index {var}"
     if distribution is not None and distribution.parts is not None:
         parts = check_parts(distribution.parts, extent, what)
+    elif any(isinstance(op.value, PartitionedTensor) and op.value.mode is not None
+             and op.indices[op.value.mode] == var for op in operands):
+        parts = 1  # the operands' own partition: one block
     else:
         parts = max(1, min(len(worker_addresses(client, workers)), extent))
     balance = distribution.balance if distribution is not None else "nnz"
@@ -280,7 +288,7 @@ def evaluate(statement: str, *, schedule=None, out_format=None, dtype=None, clie
 
     if not summed:
         futures = [client.submit(run_block, statement, state, out_dtype, local_schedule, names,
-                                 *[inputs[op.name][b] for op in ops], **where(b)) for b in range(parts)]
+                                 *[inputs[op.name][b] for op in ops], **where(b), pure=False) for b in range(parts)]
         result = PartitionedTensor(futures, lhs_vars.index(var), bounds, result_shape, out_dtype, out_fmt, client,
                                    result_name, placement)
     else:
@@ -289,10 +297,10 @@ def evaluate(statement: str, *, schedule=None, out_format=None, dtype=None, clie
             total = None
             for b in range(parts):
                 total = client.submit(run_block_into, total, op_name, statement, state, out_dtype, local_schedule,
-                                      names, *[inputs[op.name][b] for op in ops], **where(b))
+                                      names, *[inputs[op.name][b] for op in ops], **where(b), pure=False)
         else:
             partials = [client.submit(run_block, statement, state, out_dtype, local_schedule, names,
-                                      *[inputs[op.name][b] for op in ops], **where(b)) for b in range(parts)]
+                                      *[inputs[op.name][b] for op in ops], **where(b), pure=False) for b in range(parts)]
             total = combine_tree(client, partials, op_name, out_fmt)
         result = PartitionedTensor([total], None, None, result_shape, out_dtype, out_fmt, client, result_name)
     return result.compute() if gather else result

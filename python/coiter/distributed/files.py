@@ -83,7 +83,7 @@ def read(path, mode: int = 0, parts: int | None = None, balance: str = "nnz", bo
     described = client.submit(_describe, path, kind, pure=False).result()
     if described is None:  # read whole: gzip, npz, dense Matrix Market, empty FROSTT
         whole = client.submit(read_whole, path, format, shape, dtype, pure=False)
-        whole_shape, whole_dtype, fmt_state = client.submit(_kind_of, whole).result()
+        whole_shape, whole_dtype, fmt_state = client.submit(_kind_of, whole, pure=False).result()
         whole_format = as_format(format_from_state(fmt_state), len(whole_shape))
         return partition_future(client, whole, whole_shape, whole_dtype, whole_format, mode, parts, balance, bounds,
                                 workers, name)
@@ -97,8 +97,8 @@ def read(path, mode: int = 0, parts: int | None = None, balance: str = "nnz", bo
     targets = round_robin(client, count, workers)
     restrict = {"allow_other_workers": workers is None}
     piece_futures = [client.submit(_read_piece, path, kind, header, first_line, data_start, order, cuts[k], cuts[k + 1], dtype,
-                                   workers=[targets[k]], **restrict) for k in range(count)]
-    summaries = client.gather([client.submit(_summary, piece) for piece in piece_futures])
+                                   workers=[targets[k]], **restrict, pure=False) for k in range(count)]
+    summaries = client.gather([client.submit(_summary, piece, pure=False) for piece in piece_futures])
     shape = _file_shape(path, kind, header, summaries, shape, order)
     if not -order <= mode < order:
         raise ShapeError(f"mode {mode} is not a mode of the order-{order} tensor in {path}")
@@ -115,13 +115,13 @@ def read(path, mode: int = 0, parts: int | None = None, balance: str = "nnz", bo
         else:
             bounds = _balanced(client, piece_futures, mode, extent, parts, balance, fmt, values_dtype)
     block_targets = round_robin(client, len(bounds) - 1, workers)
-    splits = [client.submit(_split_piece, piece, mode, bounds) for piece in piece_futures]
+    splits = [client.submit(_split_piece, piece, mode, bounds, pure=False) for piece in piece_futures]
     state = format_state(fmt)
     blocks = []
     for b, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
-        parts_of_block = [client.submit(operator.getitem, split, b) for split in splits]
+        parts_of_block = [client.submit(operator.getitem, split, b, pure=False) for split in splits]
         blocks.append(client.submit(_assemble_block, path, state, block_shape(shape, mode, lo, hi), mode, lo, name,
-                                    *parts_of_block, workers=[block_targets[b]], **restrict))
+                                    *parts_of_block, workers=[block_targets[b]], **restrict, pure=False))
     return PartitionedTensor(blocks, mode, bounds, shape, values_dtype, fmt, client, name, block_targets)
 
 
@@ -273,9 +273,9 @@ def _balanced(client: Client, pieces, mode: int, extent: int, parts: int, balanc
     workers (only the bounds come back)."""
     width = max(1, -(-extent // _MAX_BINS))
     bins = -(-extent // width)
-    level = [client.submit(_piece_counts, piece, mode, width, bins) for piece in pieces]
+    level = [client.submit(_piece_counts, piece, mode, width, bins, pure=False) for piece in pieces]
     while len(level) > 1:
-        paired = [client.submit(np.add, level[k], level[k + 1]) for k in range(0, len(level) - 1, 2)]
+        paired = [client.submit(np.add, level[k], level[k + 1], pure=False) for k in range(0, len(level) - 1, 2)]
         level = paired + ([level[-1]] if len(level) % 2 else [])
     if balance == "nnz":
         per_entry, per_row = 1, 0
@@ -283,7 +283,7 @@ def _balanced(client: Client, pieces, mode: int, extent: int, parts: int, balanc
         index = np.int64 if extent > np.iinfo(np.int32).max else np.int32
         per_entry, per_row = entry_bytes(fmt, dtype, index)
         per_row = per_row if fmt.mode_order[0] == mode else 0
-    return client.submit(_weights_bounds, level[0], width, extent, parts, per_entry, per_row).result()
+    return client.submit(_weights_bounds, level[0], width, extent, parts, per_entry, per_row, pure=False).result()
 
 
 def _split_piece(piece, mode: int, bounds: Sequence[int]) -> list:

@@ -100,12 +100,12 @@ def partition_future(client: Client, whole: Future, shape: Sequence[int], dtype,
     else:
         check_balance(balance)
         parts = _default_parts(client, parts, extent, workers, what)
-        bounds = client.submit(balanced_bounds, whole, mode, parts, balance).result()
+        bounds = client.submit(balanced_bounds, whole, mode, parts, balance, pure=False).result()
     targets = round_robin(client, len(bounds) - 1, workers)
     futures = []
     for b, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
-        cut = client.submit(cut_block, whole, mode, lo, hi)
-        futures.append(client.submit(_hold, cut, workers=[targets[b]], allow_other_workers=workers is None))
+        cut = client.submit(cut_block, whole, mode, lo, hi, pure=False)
+        futures.append(client.submit(_hold, cut, workers=[targets[b]], allow_other_workers=workers is None, pure=False))
     return PartitionedTensor(futures, mode, bounds, shape, dtype, fmt, client, name, targets)
 
 
