@@ -22,8 +22,8 @@ single-process one:
 
 Kernels: SpMV `y(i) = A(i,j) x(j)`, SpMM `Y(i,k) = A(i,j) X(j,k)` (16 columns), SpGEMM
 `C(i,j) = A(i,k) B(k,j)` (B = A), TTM `A(i,j,k) = B(i,j,l) C(k,l)` (SuperTaco's shape scaled
-down; no Dask peer: pydata's tensordot of sparse blocks is not what users run). Results go to
-benchmarks/results/distributed.json and .md.
+down, the result in `ssd` as SuperTaco's; no Dask peer: pydata's tensordot of sparse blocks
+is not what users run). Results go to benchmarks/results/distributed.json and .md.
 """
 from __future__ import annotations
 
@@ -58,18 +58,22 @@ def _tensor(shape, nnz, seed):
     return ct.from_coords(coords, rng.random(len(flat)), shape, format="csf")
 
 
-def _local(statement, threads, **operands):
+def _local(statement, threads, out_format=None, **operands):
     def call():
         ct.set_num_threads(threads)
-        return ct.evaluate(statement, **operands)
+        return ct.evaluate(statement, out_format=out_format, **operands)
     return call
 
 
-def _dist(statement, gather, **operands):
+def _dist(statement, gather, out_format=None, **operands):
     def call():
-        result = ct.distributed.evaluate(statement, gather=gather, **operands)
+        result = ct.distributed.evaluate(statement, gather=gather, out_format=out_format, **operands)
         return result if gather else result.persist()
     return call
+
+
+# TTM's result in SuperTaco's sparse format (its inferred format is dense: C has no zeros).
+_TTM_FORMAT = "ssd"
 
 
 def _dask(expression, gather):
@@ -133,17 +137,20 @@ def _cases(client, workers, data, with_dask):
     A3 = dist.partition(g, parts=workers, name="A", client=client).persist()
     Bs = dist.put(g, client=client, name="B")
     spgemm = "C(i,j) = A(i,k) * B(k,j)"
-    cases["SpGEMM"] = (g.nnz, {"dist": _dist(spgemm, False, A=A3, B=Bs), "dist+gather": _dist(spgemm, True, A=A3, B=Bs)})
+    cases["SpGEMM"] = (g.nnz, {"dist": _dist(spgemm, False, A=A3, B=Bs),
+                               "dist+gather": _dist(spgemm, True, A=A3, B=Bs)})
     T = dist.partition(t, parts=workers, name="B", client=client).persist()
     ttm = "A(i,j,k) = B(i,j,l) * C(k,l)"
-    cases["TTM"] = (t.nnz, {"dist": _dist(ttm, False, B=T, C=cs), "dist+gather": _dist(ttm, True, B=T, C=cs)})
+    cases["TTM"] = (t.nnz, {"dist": _dist(ttm, False, _TTM_FORMAT, B=T, C=cs),
+                            "dist+gather": _dist(ttm, True, _TTM_FORMAT, B=T, C=cs)})
     for name, statement, operands in (("SpMV", spmv, {"A": m, "x": x}), ("SpMM", spmm, {"A": spmm_matrix, "X": X}),
                                       ("SpGEMM", spgemm, {"A": g, "B": g}), ("TTM", ttm, {"B": t, "C": c})):
         peers = cases[name][1]
         local = {k: (ct.asarray(v) if sp.issparse(v) else v) for k, v in operands.items()}
-        peers["coiter 1t"] = _local(statement, 1, **local)
+        out_format = _TTM_FORMAT if name == "TTM" else None
+        peers["coiter 1t"] = _local(statement, 1, out_format, **local)
         if workers > 1:
-            peers[f"coiter {workers}t"] = _local(statement, workers, **local)
+            peers[f"coiter {workers}t"] = _local(statement, workers, out_format, **local)
         if name != "TTM":
             a, b = operands["A"], operands.get("x", operands.get("X", operands.get("B")))
             peers["scipy"] = (lambda a=a, b=b: a @ b)
@@ -155,7 +162,9 @@ def _cases(client, workers, data, with_dask):
             ad = _persisted(da.from_array(sparse.GCXS.from_scipy_sparse(matrix), chunks=chunks, asarray=False))
             od = _persisted(da.from_array(sparse.GCXS.from_scipy_sparse(other) if sp.issparse(other) else other,
                                           chunks=-1, asarray=False))
-            product = (lambda ad=ad, od=od: ad @ od)
+
+            def product(ad=ad, od=od):
+                return ad @ od
             cases[name][1]["dask-pydata"] = _dask(product, False)
             cases[name][1]["dask-pydata+gather"] = _dask(product, True)
     return cases
@@ -181,7 +190,7 @@ def run(args):
     try:
         for workers in args.workers:
             start = time.perf_counter()
-            with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+            with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                               memory_limit=0) as cluster, Client(cluster) as client:
                 client.wait_for_workers(workers)
                 cases = _cases(client, workers, data, not args.no_dask)
@@ -248,10 +257,11 @@ def markdown(rows, env):
             return f"{value * 1e3:.2f}" if isinstance(value, float) else ("failed" if value else "–")
         lines.append(f"| {row['kernel']} | {row['nnz']:,} | {w} | {ms('dist')} | {ms('dist+gather')} | "
                      f"{ms('coiter 1t')} | {ms(f'coiter {w}t') if w > 1 else '–'} | {ms('scipy')} | "
-                     f"{ms('dask-pydata')} | {ms('dask-pydata+gather')} | {_ratio(s.get('dist'), s.get('coiter 1t'))} | "
+                     f"{ms('dask-pydata')} | {ms('dask-pydata+gather')} | "
+                     f"{_ratio(s.get('dist'), s.get('coiter 1t'))} | "
                      f"{_ratio(s.get('dask-pydata'), s.get('dist'))} |")
     lines += ["", "Strong scaling (dist with 1 worker ÷ dist with W workers):", "",
-              "| kernel | " + " | ".join(f"{w} workers" for w in sorted({r['workers'] for r in rows})) + " |",
+              "| kernel | " + " | ".join(f"W = {w}" for w in sorted({r['workers'] for r in rows})) + " |",
               "|---|" + "---|" * len({r['workers'] for r in rows})]
     for kernel in dict.fromkeys(r["kernel"] for r in rows):
         by_workers = {r["workers"]: r["seconds"].get("dist") for r in rows if r["kernel"] == kernel}

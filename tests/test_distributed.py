@@ -27,7 +27,7 @@ def client():
     work to one, two or three of them); the kernel disk cache is conftest's private one, which
     the workers inherit through the environment."""
     from dask.distributed import Client, LocalCluster
-    cluster = LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=True, dashboard_address=None,
+    cluster = LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=True, dashboard_address=":0",
                            memory_limit="2GiB")
     with Client(cluster) as c:
         c.wait_for_workers(WORKERS)
@@ -37,7 +37,8 @@ def client():
 
 @pytest.fixture
 def addresses(client):
-    return sorted(client.scheduler_info(n_workers=-1)["workers"])
+    # (Not client.scheduler_info(): its periodic refresh may empty the worker list it returns.)
+    return sorted(client.run(os.getpid))
 
 
 def _sparse(shape, density, fmt, seed):
@@ -64,9 +65,9 @@ def _kernels():
                                                          "B": _sparse((60, 40), 0.1, "csr", s + 1)}, "A", None),
         "ttm": ("A(i,j,k) = B(i,j,l) * C(k,l)", lambda s: {"B": _sparse((20, 12, 10), 0.05, "csf", s),
                                                            "C": _dense((6, 10), s)}, "B", "ijl,kl->ijk"),
-        "mttkrp": ("A(i,j) = B(i,k,l) * C(k,j) * D(l,j)", lambda s: {"B": _sparse((20, 12, 10), 0.05, "csf", s),
-                                                                     "C": _dense((12, 4), s),
-                                                                     "D": _dense((10, 4), s + 1)}, "B", "ikl,kj,lj->ij"),
+        "mttkrp": ("A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
+                   lambda s: {"B": _sparse((20, 12, 10), 0.05, "csf", s), "C": _dense((12, 4), s),
+                              "D": _dense((10, 4), s + 1)}, "B", "ikl,kj,lj->ij"),
     }
 
 
@@ -393,7 +394,7 @@ def test_a_tensor_too_large_for_a_worker_is_refused_before_sending():
     from dask.distributed import Client, LocalCluster
     off = {f"distributed.worker.memory.{k}": False for k in ("target", "spill", "pause", "terminate")}
     with dask.config.set(off), LocalCluster(n_workers=1, processes=False, memory_limit="32MiB",
-                                            dashboard_address=None, worker_dashboard_address=None) as cluster, \
+                                            dashboard_address=":0", worker_dashboard_address=":0") as cluster, \
             Client(cluster) as small:
         big = np.zeros(5_000_000)                                  # 40 MB, never written to
         with pytest.raises(ct.ShapeError, match="memory limit"):
@@ -434,7 +435,7 @@ def test_a_worker_killed_in_the_middle_of_a_run(tmp_path):
     x = _dense(300, 21)
     marks = str(tmp_path)
     parts = 6
-    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0") as cluster, \
             Client(cluster) as c:
         c.wait_for_workers(2)
         A = ct.distributed.partition(a, parts=parts, client=c).persist()

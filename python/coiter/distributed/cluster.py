@@ -41,9 +41,16 @@ def resolve_client(client: Client | None) -> Client:
                          "client=") from None
 
 
+def _workers_info(client: Client) -> dict:
+    """Address -> information of every worker, asked of the scheduler. (Not through
+    ``client.scheduler_info()``: the client's periodic refresh, which asks for no workers, may
+    replace the answer it returns between its request and its return.)"""
+    return client.sync(client.scheduler.identity, n_workers=-1)["workers"]
+
+
 def worker_addresses(client: Client, workers: Sequence[str] | None = None) -> list[str]:
     """The addresses of the workers to use: ``workers`` (checked), else all, in a fixed order."""
-    known = sorted(client.scheduler_info(n_workers=-1)["workers"])
+    known = sorted(_workers_info(client))
     if not known:
         raise RuntimeError("the Dask cluster has no workers (yet): wait with client.wait_for_workers(n)")
     if workers is None:
@@ -79,8 +86,7 @@ def memory_limits(client: Client) -> dict[str, int]:
     asked = _limits.get(address)
     now = time.monotonic()
     if asked is None or now - asked[0] > _LIMITS_KEPT_SECONDS:
-        infos = client.scheduler_info(n_workers=-1)["workers"]
-        asked = (now, {w: int(info.get("memory_limit") or 0) for w, info in infos.items()})
+        asked = (now, {w: int(info.get("memory_limit") or 0) for w, info in _workers_info(client).items()})
         _limits[address] = asked
     return asked[1]
 

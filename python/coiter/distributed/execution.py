@@ -21,7 +21,7 @@ from distributed import Client, Future
 
 from ..compiler import as_tensor
 from ..errors import ScheduleError, ShapeError
-from ..formats import Format, as_format, is_all_dense
+from ..formats import Format, is_all_dense
 from ..notation import accesses, check_extents
 from ..parser import parse
 from ..tensor import Tensor, format_from_state, format_state
@@ -300,7 +300,8 @@ def evaluate(statement: str, *, schedule=None, out_format=None, dtype=None, clie
                                       names, *[inputs[op.name][b] for op in ops], **where(b), pure=False)
         else:
             partials = [client.submit(run_block, statement, state, out_dtype, local_schedule, names,
-                                      *[inputs[op.name][b] for op in ops], **where(b), pure=False) for b in range(parts)]
+                                      *[inputs[op.name][b] for op in ops], **where(b), pure=False)
+                        for b in range(parts)]
             total = combine_tree(client, partials, op_name, out_fmt)
         result = PartitionedTensor([total], None, None, result_shape, out_dtype, out_fmt, client, result_name)
     return result.compute() if gather else result

@@ -96,8 +96,9 @@ def read(path, mode: int = 0, parts: int | None = None, balance: str = "nnz", bo
     cuts = [data_start + (data_end - data_start) * k // count for k in range(count + 1)]
     targets = round_robin(client, count, workers)
     restrict = {"allow_other_workers": workers is None}
-    piece_futures = [client.submit(_read_piece, path, kind, header, first_line, data_start, order, cuts[k], cuts[k + 1], dtype,
-                                   workers=[targets[k]], **restrict, pure=False) for k in range(count)]
+    piece_futures = [client.submit(_read_piece, path, kind, header, first_line, data_start, order, cuts[k],
+                                   cuts[k + 1], dtype, workers=[targets[k]], **restrict, pure=False)
+                     for k in range(count)]
     summaries = client.gather([client.submit(_summary, piece, pure=False) for piece in piece_futures])
     shape = _file_shape(path, kind, header, summaries, shape, order)
     if not -order <= mode < order:

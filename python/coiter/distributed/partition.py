@@ -8,7 +8,7 @@ from distributed import Client, Future
 from ..compiler import as_tensor
 from ..errors import ShapeError
 from ..tensor import Tensor
-from .blocks import block_shape, cut_block, cut_blocks
+from .blocks import cut_block, cut_blocks
 from .bounds import balanced_bounds, check_balance, check_bounds, check_parts
 from .cluster import _hold, check_fits, place, resolve_client, round_robin, tensor_nbytes, worker_addresses
 from .partitioned import PartitionedTensor

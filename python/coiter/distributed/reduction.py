@@ -37,7 +37,8 @@ def combine_tree(client: Client, partials: Sequence[Future], op: str, fmt: Forma
     level = list(partials)
     state = format_state(fmt)
     while len(level) > 1:
-        paired = [client.submit(combine, level[k], level[k + 1], op, state, pure=False) for k in range(0, len(level) - 1, 2)]
+        paired = [client.submit(combine, level[k], level[k + 1], op, state, pure=False)
+                  for k in range(0, len(level) - 1, 2)]
         if len(level) % 2:
             paired.append(level[-1])
         level = paired
