@@ -26,16 +26,20 @@ CHILD = textwrap.dedent(
     if case == "dense":  # a dense product: no sparse level, loops of a plain matmul
         n = 1600
         A, B = rng.random((n, n)), rng.random((n, n))
-        kern = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "dd", "B": "dd", "C": "dd"}, engine=engine)
+        formats = {"A": "dd", "B": "dd", "C": "dd"}
+        kern = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats=formats, engine=engine)
         run = lambda: kern(A=A, B=B)
         small = lambda: kern(A=np.eye(2), B=np.ones((2, 2))).to_numpy()
     else:  # SpGEMM, a sparse result assembled row by row (in chunks on 2 threads)
         n, per_row = 30000, 150
         rows = np.repeat(np.arange(n), per_row)
-        A = sp.csr_array((rng.random(rows.size), (rows, rng.integers(0, n, rows.size))), shape=(n, n))
-        kern = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"}, engine=engine)
+        cols = rng.integers(0, n, rows.size)
+        A = sp.csr_array((rng.random(rows.size), (rows, cols)), shape=(n, n))
+        formats = {"A": "csr", "B": "csr", "C": "csr"}
+        kern = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats=formats, engine=engine)
         run = lambda: kern(A=A, B=A)
-        small = lambda: kern(A=sp.eye_array(2, format="csr"), B=sp.eye_array(2, format="csr")).to_numpy()
+        eye = sp.eye_array(2, format="csr")
+        small = lambda: kern(A=eye, B=eye).to_numpy()
     y = ct.asarray(np.arange(5.0), name="y")
     print(json.dumps({"ready": time.time()}), flush=True)
     try:
@@ -54,8 +58,12 @@ CHILD = textwrap.dedent(
     [("dense", "llvm", 1), ("dense", "c", 2), ("spgemm", "llvm", 2), ("spgemm", "c", 1)],
 )
 def test_ctrl_c_stops_a_long_kernel(case, engine, threads):
-    child = subprocess.Popen([sys.executable, "-c", CHILD, case, engine, str(threads)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, case, engine, str(threads)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         ready = json.loads(child.stdout.readline())
         assert "ready" in ready, child.stderr.read()
@@ -83,4 +91,6 @@ def test_kernels_check_in_outer_loops_only():
     c = kern.source("c")
     assert c.count("*coiter_rt_interrupt_flag != 0") == 2  # the row loop, and after it
     row_loop = c.index("for (int64_t i = 0")
-    assert row_loop < c.index("coiter_rt_interrupt_flag != 0", row_loop) < c.index("for (int64_t pA2")
+    assert (
+        row_loop < c.index("coiter_rt_interrupt_flag != 0", row_loop) < c.index("for (int64_t pA2")
+    )

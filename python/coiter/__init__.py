@@ -104,3 +104,13 @@ __all__ = [
     "ShapeError",
     "SignatureError",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # ct.distributed is imported when first used: it needs dask.distributed, which
+    # `import coiter` must not (docs/distributed.md).
+    if name == "distributed":
+        import importlib
+
+        return importlib.import_module(".distributed", __name__)
+    raise AttributeError(f"module 'coiter' has no attribute {name!r}")

@@ -177,6 +177,31 @@ class Schedule:
             _name(strategy, "assemble"),
         )
 
+    def distribute(
+        self,
+        i: Var,
+        parts: int | None = None,
+        reduce: str | None = None,
+        balance: str | None = None,
+    ) -> Schedule:
+        """Split loop ``i`` into ``parts`` contiguous blocks, one Dask task each
+        (``coiter.distributed.evaluate``; docs/distributed.md). Operands indexed by ``i`` are
+        partitioned conformally, the others replicated. ``parts`` defaults to the partition of
+        the operands already partitioned along ``i``, else one block per worker. When ``i`` is
+        summed, ``reduce`` says how the blocks' partial results combine: ``"tree"`` (the
+        default: partials computed in parallel, added pairwise) or ``"serial"`` (each block adds
+        into the previous block's sum: one partial in memory, no parallelism). ``balance``
+        (``"nnz"``, the default, ``"bytes"`` or ``"coords"``) places the cuts of operands that
+        are partitioned on the fly. Local kernels (``ct.compile``, ``ct.evaluate``) refuse it."""
+        args = [_name(i, "distribute")]
+        if parts is not None:
+            args.append(_integer(parts, "distribute"))
+        if reduce is not None:
+            args.append(_name(reduce, "distribute"))
+        if balance is not None:
+            args.append(_name(balance, "distribute"))
+        return self._with("distribute", *args)
+
     # -- text form ----------------------------------------------------------------------------
     @classmethod
     def parse(cls, text: str) -> Schedule:
@@ -211,15 +236,22 @@ def schedule_text(schedule: Schedule | str | None) -> str:
     """The canonical text of a schedule given as a Schedule, its text, or None."""
     if schedule is None:
         return ""
-    if isinstance(schedule, Schedule):
-        return _unicode(str(schedule), "schedule")
     if isinstance(schedule, str):
         if schedule.strip() == "auto":
             raise ScheduleError(
                 "schedule='auto' needs the autoscheduler, which this version of coiter "
                 "does not have yet; pass a ct.Schedule or None (the default schedule)"
             )
-        return str(Schedule.parse(schedule))
-    raise TypeError(
-        f"schedule must be a ct.Schedule, its text or None, not {type(schedule).__name__}"
-    )
+        schedule = Schedule.parse(schedule)
+    if not isinstance(schedule, Schedule):
+        raise TypeError(
+            f"schedule must be a ct.Schedule, its text or None, not {type(schedule).__name__}"
+        )
+    for name, args in schedule._commands:
+        if name == "distribute":
+            # Distribution places blocks of the loop on Dask workers: no single kernel does that.
+            raise ScheduleError(
+                f"distribute({','.join(_text(a) for a in args)}): a distributed loop runs on a "
+                "Dask cluster; use coiter.distributed.evaluate (docs/distributed.md)"
+            )
+    return _unicode(str(schedule), "schedule")
