@@ -17,6 +17,7 @@ Every coiter column is what the user writes, lazy tensor included (building the 
 finding its kernel in the cache, the call). Results go to benchmarks/results/arrays.json and
 arrays.md; ratios are SciPy's (or pydata's) median time over coiter's (> 1: coiter faster).
 """
+
 import argparse
 import sys
 import time
@@ -87,7 +88,7 @@ def _comparable(value):
     """A peer's result as a NumPy vector or a SciPy CSR matrix (never a dense matrix)."""
     if isinstance(value, ct.Tensor):
         return value.to_scipy("csr") if value.ndim == 2 else value.to_numpy()
-    if hasattr(value, "to_scipy_sparse"):   # pydata/sparse
+    if hasattr(value, "to_scipy_sparse"):  # pydata/sparse
         return sp.csr_array(value.to_scipy_sparse())
     return sp.csr_array(value) if sp.issparse(value) else np.asarray(value)
 
@@ -127,26 +128,42 @@ def _run_all(rows, n, per_row, structures, threads, seed, budget, pydata):
             for name, peers in cases(m, m2, spd, pydata).items():
                 warmup, reference = {}, None
                 for peer, fn in peers.items():
-                    time_once(fn)                           # first call: compiles coiter's kernel
+                    time_once(fn)  # first call: compiles coiter's kernel
                     got = _comparable(fn())
                     if reference is None:
                         reference = got
                     elif not _agree(got, reference):
-                        raise AssertionError(f"{peer} disagrees with {next(iter(peers))} on {name} ({structure})")
+                        raise AssertionError(
+                            f"{peer} disagrees with {next(iter(peers))} on {name} ({structure})"
+                        )
                     warmup[peer] = time_once(fn)
-                policy = RepeatPolicy(min_repeats=5, max_repeats=200, budget_s=budget, cap_s=10 * budget)
+                policy = RepeatPolicy(
+                    min_repeats=5, max_repeats=200, budget_s=budget, cap_s=10 * budget
+                )
                 timings = measure_interleaved(peers, policy, warmup)
-                row = {"structure": structure, "n": n, "nnz": int(m.nnz), "threads": count, "case": name,
-                       "seconds": {p: t.median if not isinstance(t, Exception) else repr(t)
-                                   for p, t in timings.items()},
-                       "iqr": {p: t.iqr for p, t in timings.items() if not isinstance(t, Exception)}}
+                row = {
+                    "structure": structure,
+                    "n": n,
+                    "nnz": int(m.nnz),
+                    "threads": count,
+                    "case": name,
+                    "seconds": {
+                        p: t.median if not isinstance(t, Exception) else repr(t)
+                        for p, t in timings.items()
+                    },
+                    "iqr": {p: t.iqr for p, t in timings.items() if not isinstance(t, Exception)},
+                }
                 rows.append(row)
                 print(_line(row), flush=True)
 
 
 def _ratio(row, peer):
     s = row["seconds"]
-    if peer not in s or not isinstance(s.get(peer), float) or not isinstance(s.get("coiter"), float):
+    if (
+        peer not in s
+        or not isinstance(s.get(peer), float)
+        or not isinstance(s.get("coiter"), float)
+    ):
         return None
     return s[peer] / s["coiter"]
 
@@ -156,7 +173,11 @@ def _line(row):
     parts = [f"{row['structure']:>11} threads={row['threads']} {row['case']:<20}"]
     for peer in ("coiter", "scipy", "pydata"):
         if peer in s:
-            parts.append(f"{peer} {s[peer] * 1e3:9.3f} ms" if isinstance(s[peer], float) else f"{peer} failed")
+            parts.append(
+                f"{peer} {s[peer] * 1e3:9.3f} ms"
+                if isinstance(s[peer], float)
+                else f"{peer} failed"
+            )
     for peer in ("scipy", "pydata"):
         ratio = _ratio(row, peer)
         if ratio is not None:
@@ -165,51 +186,86 @@ def _line(row):
 
 
 def markdown(rows, env):
-    lines = ["# Array interface: coiter against SciPy and pydata/sparse", "",
-             f"`python -m benchmarks.arrays {env.get('arguments', '')}`".replace(" `", "`"), "",
-             f"Run {env.get('date', '')} on {env['processor']}, {env['cpus']} CPUs, load average at the "
-             f"end {tuple(round(x, 2) for x in env['load_average_at_end'])}; NumPy {env['numpy']}, SciPy "
-             f"{env['scipy']}, pydata/sparse {env.get('sparse', 'not installed')}. Median milliseconds per "
-             "call, peers interleaved, results checked against each other first; ratio > 1: coiter faster.", "",
-             "| structure | nnz | threads | case | coiter (ms) | SciPy (ms) | pydata (ms) | SciPy ÷ coiter | pydata ÷ coiter |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Array interface: coiter against SciPy and pydata/sparse",
+        "",
+        f"`python -m benchmarks.arrays {env.get('arguments', '')}`".replace(" `", "`"),
+        "",
+        f"Run {env.get('date', '')} on {env['processor']}, {env['cpus']} CPUs, "
+        f"load average at the end {tuple(round(x, 2) for x in env['load_average_at_end'])}; "
+        f"NumPy {env['numpy']}, SciPy {env['scipy']}, "
+        f"pydata/sparse {env.get('sparse', 'not installed')}. Median milliseconds per call, "
+        "peers interleaved, results checked against each other first; "
+        "ratio > 1: coiter faster.",
+        "",
+        "| structure | nnz | threads | case | coiter (ms) | SciPy (ms) | pydata (ms) "
+        "| SciPy ÷ coiter | pydata ÷ coiter |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for row in rows:
-        s = row["seconds"]
-
-        def ms(peer):
-            value = s.get(peer)
-            return f"{value * 1e3:.3f}" if isinstance(value, float) else ("failed" if value else "–")
-
-        def ratio(peer):
-            r = _ratio(row, peer)
-            return f"{r:.2f}" if r is not None else "–"
-        lines.append(f"| {row['structure']} | {row['nnz']:,} | {row['threads']} | {row['case']} | {ms('coiter')} | "
-                     f"{ms('scipy')} | {ms('pydata')} | {ratio('scipy')} | {ratio('pydata')} |")
+        ms = {
+            peer: _milliseconds(row["seconds"].get(peer)) for peer in ("coiter", "scipy", "pydata")
+        }
+        ratio = {peer: _ratio_text(_ratio(row, peer)) for peer in ("scipy", "pydata")}
+        lines.append(
+            f"| {row['structure']} | {row['nnz']:,} | {row['threads']} | {row['case']} "
+            f"| {ms['coiter']} | {ms['scipy']} | {ms['pydata']} "
+            f"| {ratio['scipy']} | {ratio['pydata']} |"
+        )
     return "\n".join(lines) + "\n"
+
+
+def _milliseconds(value):
+    """A peer's time for the table: milliseconds, "failed" or "–" (not run)."""
+    return f"{value * 1e3:.3f}" if isinstance(value, float) else ("failed" if value else "–")
+
+
+def _ratio_text(r):
+    return f"{r:.2f}" if r is not None else "–"
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=200_000)
     parser.add_argument("--per-row", type=float, default=10.0)
-    parser.add_argument("--structures", nargs="+", default=["banded", "power_law"], choices=sorted(GENERATORS))
+    parser.add_argument(
+        "--structures", nargs="+", default=["banded", "power_law"], choices=sorted(GENERATORS)
+    )
     parser.add_argument("--threads", nargs="+", type=int, default=[ct.get_num_threads()])
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--budget", type=float, default=1.0, help="seconds of timed calls per peer and case")
+    parser.add_argument(
+        "--budget", type=float, default=1.0, help="seconds of timed calls per peer and case"
+    )
     parser.add_argument("--output", default=str(RESULTS / "arrays"))
-    parser.add_argument("--no-pydata", action="store_true", help="leave pydata/sparse out (its first "
-                        "calls compile with numba for seconds)")
+    parser.add_argument(
+        "--no-pydata",
+        action="store_true",
+        help="leave pydata/sparse out (its first calls compile with numba for seconds)",
+    )
     args = parser.parse_args(argv)
-    rows = run(args.n, args.per_row, args.structures, args.threads, args.seed, args.budget,
-               with_pydata=not args.no_pydata)
+    rows = run(
+        args.n,
+        args.per_row,
+        args.structures,
+        args.threads,
+        args.seed,
+        args.budget,
+        with_pydata=not args.no_pydata,
+    )
     try:
         import sparse
+
         peer_version = sparse.__version__
     except ImportError:
         peer_version = "not installed"
-    env = environment(build=build_info(), n=args.n, per_row=args.per_row, sparse=peer_version,
-                      arguments=" ".join(argv if argv is not None else sys.argv[1:]),
-                      date=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    env = environment(
+        build=build_info(),
+        n=args.n,
+        per_row=args.per_row,
+        sparse=peer_version,
+        arguments=" ".join(argv if argv is not None else sys.argv[1:]),
+        date=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    )
     out = Path(args.output)
     write_results(out.with_suffix(".json"), {"environment": env, "rows": rows})
     out.with_suffix(".md").write_text(markdown(rows, env))

@@ -6,6 +6,7 @@ to the group of the peer listed first, SciPy before coiter: coiter is the system
 and does not get the benefit of the doubt). Every peer outside the reference group is a
 mismatch, reported as a failure with its largest error, and not timed.
 """
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,8 +26,12 @@ class Verdict:
     detail: str = ""
 
     def as_dict(self):
-        return {"ok": self.ok, "reference": self.reference,
-                "max_abs_error": self.max_abs_error, "detail": self.detail}
+        return {
+            "ok": self.ok,
+            "reference": self.reference,
+            "max_abs_error": self.max_abs_error,
+            "detail": self.detail,
+        }
 
 
 def _as_2d(result):
@@ -48,8 +53,7 @@ def difference(a, b):
         a = sp.csr_array(a) if sp.issparse(a) else sp.csr_array(np.asarray(a))
         b = sp.csr_array(b) if sp.issparse(b) else sp.csr_array(np.asarray(b))
         delta = abs(a - b)
-        return (float(delta.max()) if delta.nnz else 0.0,
-                float(abs(a).max()) if a.nnz else 0.0, "")
+        return (float(delta.max()) if delta.nnz else 0.0, float(abs(a).max()) if a.nnz else 0.0, "")
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         return np.inf, 0.0, "non-finite values"
     scale = float(np.max(np.abs(a))) if a.size else 0.0
@@ -65,11 +69,11 @@ def cross_check(results, dense_reference=None):
     """Verdicts for ``results`` (peer name -> comparable result, in priority order).
 
     Returns peer name -> Verdict, and the name of the reference."""
-    candidates = ([(DENSE_REFERENCE, dense_reference)] if dense_reference is not None else [])
+    candidates = [(DENSE_REFERENCE, dense_reference)] if dense_reference is not None else []
     candidates += list(results.items())
-    groups = []                   # [representative name, its result, {member: agree() result}]
+    groups = []  # [representative name, its result, {member: agree() result}]
     for name, result in candidates:
-        for representative, value, members in groups:
+        for _representative, value, members in groups:
             outcome = agree(value, result)
             if outcome[0]:
                 members[name] = outcome
@@ -79,13 +83,16 @@ def cross_check(results, dense_reference=None):
     if dense_reference is not None:
         reference_group = groups[0]
     else:
-        reference_group = max(groups, key=lambda group: len(group[2]))   # first on ties
+        reference_group = max(groups, key=lambda group: len(group[2]))  # first on ties
     reference_name, reference_value, members = reference_group
     verdicts = {}
     for name, result in results.items():
         ok, error, detail = members[name] if name in members else agree(reference_value, result)
         ok = ok and name in members
-        verdicts[name] = Verdict(ok, reference_name, None if np.isinf(error) else error,
-                                 detail or ("" if ok else f"differs from {reference_name} "
-                                            f"by up to {error:.3g}"))
+        verdicts[name] = Verdict(
+            ok,
+            reference_name,
+            None if np.isinf(error) else error,
+            detail or ("" if ok else f"differs from {reference_name} by up to {error:.3g}"),
+        )
     return verdicts, reference_name

@@ -14,6 +14,7 @@ overhead of a cached kernel next to SciPy's ``A @ x``.
   and again without clearing.
 - TACO cannot be installed here; its ~130 ms for this kernel is quoted, not measured.
 """
+
 import os
 import tempfile
 
@@ -64,8 +65,11 @@ def coiter_cold(samples, scratch):
             os.environ.pop("COITER_CACHE_DIR", None)
         else:
             os.environ["COITER_CACHE_DIR"] = saved
-    return {"timing": Timing.of(runs[1:]).as_dict(), "first_in_process_s": runs[0],
-            "problems": problems}
+    return {
+        "timing": Timing.of(runs[1:]).as_dict(),
+        "first_in_process_s": runs[0],
+        "problems": problems,
+    }
 
 
 def coiter_warm_memory(samples):
@@ -87,11 +91,12 @@ def coiter_fresh_process(processes, scratch):
     for process in range(processes + 1):
         report = run_json(["-c", code], env)
         if process == 0:
-            continue      # this one filled the disk cache
+            continue  # this one filled the disk cache
         cache = report["cache"]
         if cache["disk_hits"] != 1 or cache["compiles"] != 0:
-            problems.append(f"process {process}: {cache['compiles']} compiles, "
-                            f"{cache['disk_hits']} disk hits")
+            problems.append(
+                f"process {process}: {cache['compiles']} compiles, {cache['disk_hits']} disk hits"
+            )
         runs.append(report["seconds"])
     return {"timing": Timing.of(runs).as_dict(), "problems": problems}
 
@@ -99,15 +104,19 @@ def coiter_fresh_process(processes, scratch):
 def tensora_latency(samples):
     import tensora
     from tensora.compile._porcelain import cachable_tensor_method
+
     formats = {"A": "ds", "x": "d", "y": "d"}
     cold = []
     for _ in range(samples + 1):
         cachable_tensor_method.cache_clear()
         cold.append(time_call(lambda: tensora.tensor_method(EXPRESSION, formats))[0])
-    warm = [time_call(lambda: tensora.tensor_method(EXPRESSION, formats))[0]
-            for _ in range(samples)]
-    return {"cold": {"timing": Timing.of(cold[1:]).as_dict(), "first_in_process_s": cold[0]},
-            "warm_memory": {"timing": Timing.of(warm).as_dict()}}
+    warm = [
+        time_call(lambda: tensora.tensor_method(EXPRESSION, formats))[0] for _ in range(samples)
+    ]
+    return {
+        "cold": {"timing": Timing.of(cold[1:]).as_dict(), "first_in_process_s": cold[0]},
+        "warm_memory": {"timing": Timing.of(warm).as_dict()},
+    }
 
 
 def call_overhead(number, repeat):
@@ -121,24 +130,34 @@ def call_overhead(number, repeat):
     assert np.allclose(np.asarray(kern(A=A, x=X)), M @ x)
 
     def per_call(fn):
-        return [time_call(lambda: [fn() for _ in range(number)])[0] / number
-                for _ in range(repeat)]
-    return {"coiter": Timing.of(per_call(lambda: kern(A=A, x=X))).as_dict(),
-            "coiter_numpy_x": Timing.of(per_call(lambda: kern(A=A, x=x))).as_dict(),
-            "coiter_scipy_a": Timing.of(per_call(lambda: kern(A=M, x=x))).as_dict(),
-            "scipy": Timing.of(per_call(lambda: M @ x)).as_dict(), "shape": [4, 4]}
+        return [time_call(lambda: [fn() for _ in range(number)])[0] / number for _ in range(repeat)]
+
+    return {
+        "coiter": Timing.of(per_call(lambda: kern(A=A, x=X))).as_dict(),
+        "coiter_numpy_x": Timing.of(per_call(lambda: kern(A=A, x=x))).as_dict(),
+        "coiter_scipy_a": Timing.of(per_call(lambda: kern(A=M, x=x))).as_dict(),
+        "scipy": Timing.of(per_call(lambda: M @ x)).as_dict(),
+        "shape": [4, 4],
+    }
 
 
 def measure(samples, processes, number, repeat, log=print):
     """Every measurement of this module; a failing one is recorded with its error."""
-    result = {"expression": EXPRESSION, "formats": FORMATS, "engine": ct.compiler.default_engine(),
-              "taco_quoted_s": TACO_QUOTED_S, "errors": {}}
+    result = {
+        "expression": EXPRESSION,
+        "formats": FORMATS,
+        "engine": ct.compiler.default_engine(),
+        "taco_quoted_s": TACO_QUOTED_S,
+        "errors": {},
+    }
     with tempfile.TemporaryDirectory(prefix="coiter-bench-compile-") as scratch:
-        steps = {"coiter_cold": lambda: coiter_cold(samples, scratch),
-                 "coiter_warm_memory": lambda: coiter_warm_memory(samples),
-                 "coiter_fresh_process_disk": lambda: coiter_fresh_process(processes, scratch),
-                 "tensora": lambda: tensora_latency(samples),
-                 "call_overhead": lambda: call_overhead(number, repeat)}
+        steps = {
+            "coiter_cold": lambda: coiter_cold(samples, scratch),
+            "coiter_warm_memory": lambda: coiter_warm_memory(samples),
+            "coiter_fresh_process_disk": lambda: coiter_fresh_process(processes, scratch),
+            "tensora": lambda: tensora_latency(samples),
+            "call_overhead": lambda: call_overhead(number, repeat),
+        }
         for name, step in steps.items():
             log(f"  compile latency: {name} ...")
             try:

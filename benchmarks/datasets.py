@@ -20,6 +20,7 @@ the run's ``--seed``. A generated matrix is canonical CSR (sorted, no duplicates
 values and int32 indices. Duplicated coordinates are summed, so a generator aims at the
 target count with one correction pass, and the actual count is reported.
 """
+
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ import scipy.sparse as sp
 @dataclass(frozen=True)
 class MatrixSpec:
     """A square matrix of the SpMV set: its name, domain, size and structure class."""
+
     name: str
     domain: str
     n: int
@@ -42,8 +44,13 @@ class MatrixSpec:
         """The same structure with ``factor`` times fewer rows and nonzeros (same row length)."""
         if factor == 1:
             return self
-        return MatrixSpec(f"{self.name}/{factor}", self.domain, max(8, self.n // factor),
-                          max(8, self.nnz // factor), self.structure)
+        return MatrixSpec(
+            f"{self.name}/{factor}",
+            self.domain,
+            max(8, self.n // factor),
+            max(8, self.nnz // factor),
+            self.structure,
+        )
 
 
 # peers.md §5.1 (the TACO paper's Table 1), with the structure class each matrix is known for.
@@ -68,6 +75,7 @@ SPMV_BY_NAME = {spec.name: spec for spec in SPMV_SET}
 @dataclass(frozen=True)
 class TensorSpec:
     """A FROSTT 3-tensor: name, dimensions and nonzero count."""
+
     name: str
     dims: tuple
     nnz: int
@@ -90,33 +98,45 @@ FROSTT_BY_NAME = {spec.name: spec for spec in FROSTT_SET}
 @dataclass
 class MatrixData:
     """A matrix the kernels run on, and where it came from."""
+
     name: str
     structure: str
-    source: str                      # "generated like <name>" or the file's path
+    source: str  # "generated like <name>" or the file's path
     matrix: sp.csr_array = field(repr=False)
     target_nnz: int | None = None
 
     def describe(self):
         n_rows, n_cols = self.matrix.shape
-        return {"name": self.name, "structure": self.structure, "source": self.source,
-                "shape": [n_rows, n_cols], "nnz": int(self.matrix.nnz),
-                "target_nnz": self.target_nnz}
+        return {
+            "name": self.name,
+            "structure": self.structure,
+            "source": self.source,
+            "shape": [n_rows, n_cols],
+            "nnz": int(self.matrix.nnz),
+            "target_nnz": self.target_nnz,
+        }
 
 
 @dataclass
 class TensorData:
     """A 3-tensor in coordinates sorted lexicographically (CSF order), and its origin."""
+
     name: str
     source: str
     shape: tuple
-    coords: np.ndarray = field(repr=False)   # (nnz, 3) int64
+    coords: np.ndarray = field(repr=False)  # (nnz, 3) int64
     values: np.ndarray = field(repr=False)
     target_nnz: int | None = None
 
     def describe(self):
-        return {"name": self.name, "structure": "frostt-like", "source": self.source,
-                "shape": list(self.shape), "nnz": int(self.values.size),
-                "target_nnz": self.target_nnz}
+        return {
+            "name": self.name,
+            "structure": "frostt-like",
+            "source": self.source,
+            "shape": list(self.shape),
+            "nnz": int(self.values.size),
+            "target_nnz": self.target_nnz,
+        }
 
 
 def rng_for(name, seed):
@@ -125,11 +145,12 @@ def rng_for(name, seed):
 
 
 def _csr(rows, cols, n, rng):
-    values = rng.random(rows.size) + 0.5       # away from zero: no cancellation in checks
+    values = rng.random(rows.size) + 0.5  # away from zero: no cancellation in checks
     matrix = sp.coo_array((values, (rows, cols)), shape=(n, n)).tocsr()
     matrix.sum_duplicates()
-    return sp.csr_array((matrix.data, matrix.indices.astype(np.int32),
-                         matrix.indptr.astype(np.int32)), shape=(n, n))
+    return sp.csr_array(
+        (matrix.data, matrix.indices.astype(np.int32), matrix.indptr.astype(np.int32)), shape=(n, n)
+    )
 
 
 def _row_of_each_entry(lengths):
@@ -188,12 +209,17 @@ def power_law(n, per_row, rng):
 
 def hypersparse(n, per_row, rng):
     count = max(1, int(n * per_row))
-    occupied = rng.choice(n, max(1, count // 3), replace=False)   # about 3 entries a row
+    occupied = rng.choice(n, max(1, count // 3), replace=False)  # about 3 entries a row
     return _csr(rng.choice(occupied, count), rng.integers(0, n, count), n, rng)
 
 
-GENERATORS = {"banded": banded, "block": block, "uniform": uniform, "power_law": power_law,
-              "hypersparse": hypersparse}
+GENERATORS = {
+    "banded": banded,
+    "block": block,
+    "uniform": uniform,
+    "power_law": power_law,
+    "hypersparse": hypersparse,
+}
 
 
 def generate_matrix(spec, seed):
@@ -205,8 +231,9 @@ def generate_matrix(spec, seed):
     matrix = generator(spec.n, per_row, rng)
     if matrix.nnz < 0.99 * spec.nnz:
         matrix = generator(spec.n, per_row * spec.nnz / max(1, matrix.nnz), rng)
-    return MatrixData(spec.name, spec.structure, f"generated like {spec.name.split('/')[0]}",
-                      matrix, spec.nnz)
+    return MatrixData(
+        spec.name, spec.structure, f"generated like {spec.name.split('/')[0]}", matrix, spec.nnz
+    )
 
 
 def generate_tensor(spec, seed):
@@ -214,16 +241,22 @@ def generate_tensor(spec, seed):
     drawn with a heavy-tailed popularity (FROSTT tensors have popular entities), duplicates
     dropped, sorted lexicographically."""
     rng = rng_for(spec.name, seed)
-    count = int(spec.nnz * 1.05)   # a few coordinates collide and are dropped
+    count = int(spec.nnz * 1.05)  # a few coordinates collide and are dropped
     columns = []
     for dim in spec.dims:
         weight = rng.pareto(2.0, dim) + 1.0
         columns.append(rng.choice(dim, count, p=weight / weight.sum()))
-    linear = np.unique(np.ravel_multi_index(columns, spec.dims))[:spec.nnz]
+    linear = np.unique(np.ravel_multi_index(columns, spec.dims))[: spec.nnz]
     coords = np.stack(np.unravel_index(linear, spec.dims), axis=1).astype(np.int64)
     values = rng.random(coords.shape[0]) + 0.5
-    return TensorData(spec.name, f"generated like {spec.name.split('/')[0]} (FROSTT)",
-                      tuple(spec.dims), coords, values, spec.nnz)
+    return TensorData(
+        spec.name,
+        f"generated like {spec.name.split('/')[0]} (FROSTT)",
+        tuple(spec.dims),
+        coords,
+        values,
+        spec.nnz,
+    )
 
 
 def read_mtx_folder(folder):

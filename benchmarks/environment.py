@@ -1,5 +1,6 @@
 """What every benchmark records about the machine and the build it measured, and how it
 writes its results."""
+
 import json
 import os
 import platform
@@ -16,10 +17,16 @@ import coiter as ct
 def environment(**extra):
     """Versions, CPU and load of this run, plus ``extra`` entries."""
     return {
-        "python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
-        "coiter": ct.__version__, "machine": platform.machine(), "processor": cpu_model(),
-        "cpus": os.cpu_count(), "platform": platform.platform(),
-        "load_average_at_end": os.getloadavg(), **extra,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "coiter": ct.__version__,
+        "machine": platform.machine(),
+        "processor": cpu_model(),
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "load_average_at_end": os.getloadavg(),
+        **extra,
     }
 
 
@@ -28,22 +35,30 @@ def build_info():
     installed in editable mode, possibly from another worktree than these benchmarks),
     whether its src/ or python/ had local changes, when the compiled core was built, and
     the commit of the benchmark code."""
-    root = Path(ct.__file__).resolve().parents[2]          # <root>/python/coiter/__init__.py
+    root = Path(ct.__file__).resolve().parents[2]  # <root>/python/coiter/__init__.py
     info = {"core_module": getattr(ct._core, "__file__", None), "checkout": str(root)}
     try:
-        info["core_built"] = time.strftime("%Y-%m-%dT%H:%M:%S%z",
-                                           time.localtime(os.path.getmtime(info["core_module"])))
+        info["core_built"] = time.strftime(
+            "%Y-%m-%dT%H:%M:%S%z", time.localtime(os.path.getmtime(info["core_module"]))
+        )
     except (OSError, TypeError):
         pass
     try:
+
         def git(*args):
-            return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
-                                  check=True).stdout.strip()
+            return subprocess.run(
+                ["git", *args], cwd=root, capture_output=True, text=True, check=True
+            ).stdout.strip()
+
         info["commit"] = git("rev-parse", "HEAD")
         info["local_changes"] = bool(git("status", "--porcelain", "--", "src", "python"))
         info["benchmarks_commit"] = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent,
-            capture_output=True, text=True, check=True).stdout.strip()
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         pass
     return info

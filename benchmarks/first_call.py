@@ -11,11 +11,12 @@ kernels. It calls once more and checks that both calls agree (the steady-state r
 checked against the other libraries already), and reports ``ct.cache_info()``: the compile
 must be one disk hit, and nothing may be compiled; the first call may load another variant
 of the kernel from the disk (a result of more than 2³¹ positions, rows times columns, gets
-64-bit indices), which is part of what it costs. The process runs coiter on the given thread count (the run's largest: coiter's
-default is every core).
+64-bit indices), which is part of what it costs. The process runs coiter on the given thread
+count (the run's largest: coiter's default is every core).
 
 Run as ``python -m benchmarks.first_call FOLDER`` it is that child.
 """
+
 import json
 import subprocess
 import sys
@@ -40,8 +41,12 @@ CASE_FILE = "case.json"
 def _save_operands(operands, folder):
     for name, operand in operands.items():
         if isinstance(operand, TensorData):
-            np.savez(folder / f"{name}.tensor.npz", coords=operand.coords,
-                     values=operand.values, shape=np.array(operand.shape))
+            np.savez(
+                folder / f"{name}.tensor.npz",
+                coords=operand.coords,
+                values=operand.values,
+                shape=np.array(operand.shape),
+            )
         elif sp.issparse(operand):
             sp.save_npz(folder / f"{name}.sparse.npz", operand, compressed=False)
         else:
@@ -54,8 +59,13 @@ def _load_operands(folder):
         name, kind = path.name.split(".", 1)
         if kind == "tensor.npz":
             with np.load(path) as saved:
-                operands[name] = TensorData(name, str(path), tuple(saved["shape"].tolist()),
-                                            saved["coords"], saved["values"])
+                operands[name] = TensorData(
+                    name,
+                    str(path),
+                    tuple(saved["shape"].tolist()),
+                    saved["coords"],
+                    saved["values"],
+                )
         elif kind == "sparse.npz":
             operands[name] = sp.load_npz(path)
         elif kind == "npy":
@@ -80,18 +90,27 @@ def measure(kernel, operands, threads):
             report = run_json(["-m", "benchmarks.first_call", str(folder)])
         except subprocess.CalledProcessError as error:
             last_lines = " ".join(error.stderr.strip().splitlines()[-3:])
-            return {"error": f"the fresh process failed ({error.returncode}): {last_lines}",
-                    "threads": threads}
+            return {
+                "error": f"the fresh process failed ({error.returncode}): {last_lines}",
+                "threads": threads,
+            }
     problems = []
     compile_cache, call_cache = report["compile_cache"], report["call_cache"]
     if compile_cache["disk_hits"] != 1 or compile_cache["compiles"] or call_cache["compiles"]:
-        problems.append(f"the kernel did not come from the disk cache alone: ct.compile "
-                        f"{compile_cache}, first call {call_cache}")
+        problems.append(
+            f"the kernel did not come from the disk cache alone: ct.compile "
+            f"{compile_cache}, first call {call_cache}"
+        )
     if not report["calls_agree"]:
         problems.append(f"the first call's result differs from the second's: {report['detail']}")
-    return {"first_call_s": report["first_call_s"], "compile_s": report["compile_s"],
-            "variants_loaded_by_first_call": call_cache["disk_hits"],
-            "operands": report["operands"], "threads": threads, "problems": problems}
+    return {
+        "first_call_s": report["first_call_s"],
+        "compile_s": report["compile_s"],
+        "variants_loaded_by_first_call": call_cache["disk_hits"],
+        "operands": report["operands"],
+        "threads": threads,
+        "problems": problems,
+    }
 
 
 def child(folder):
@@ -102,13 +121,21 @@ def child(folder):
     arguments = peer.arguments(kernel, _load_operands(folder))
     ct.set_num_threads(case["threads"])
     compile_cache, (compile_s, kern) = _counting_cache(
-        lambda: time_call(lambda: peer.compile(kernel)))
+        lambda: time_call(lambda: peer.compile(kernel))
+    )
     call_cache, (first_call_s, first) = _counting_cache(
-        lambda: time_call(lambda: kern(**arguments)))
+        lambda: time_call(lambda: kern(**arguments))
+    )
     same, _, detail = agree(peer.comparable(first), peer.comparable(kern(**arguments)))
-    return {"compile_s": compile_s, "first_call_s": first_call_s, "compile_cache": compile_cache,
-            "call_cache": call_cache, "calls_agree": bool(same), "detail": detail,
-            "operands": peer.label}
+    return {
+        "compile_s": compile_s,
+        "first_call_s": first_call_s,
+        "compile_cache": compile_cache,
+        "call_cache": call_cache,
+        "calls_agree": bool(same),
+        "detail": detail,
+        "operands": peer.label,
+    }
 
 
 def _counting_cache(step):

@@ -1,6 +1,7 @@
 """A new Python process, as a script that runs once starts: nothing imported, nothing
 compiled in memory, only what is on disk. It imports the benchmarks from this checkout and
 reports one JSON object on its last line of output."""
+
 import json
 import os
 import subprocess
@@ -15,7 +16,11 @@ def run_json(arguments, env=None):
     set on top of this process's. Raises ``subprocess.CalledProcessError`` (with its
     standard error) when the process fails."""
     path = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")]))
-    out = subprocess.run([sys.executable, *arguments],
-                         env={**os.environ, **(env or {}), "PYTHONPATH": path},
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, *arguments],
+        env={**os.environ, **(env or {}), "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])

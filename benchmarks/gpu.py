@@ -11,6 +11,7 @@ device's copy bandwidth (a device-to-device copy of 1 GiB, bytes read plus writt
 the bytes SpMV must move at least: the matrix's values, column indices and row pointers, x once
 and y once.
 """
+
 import argparse
 import json
 import os
@@ -41,6 +42,7 @@ def cupy_gpu_seconds(call, repeats=20):
     """Median GPU time of a CuPy call (cupyx.profiler.benchmark: CUDA events around it, which
     include every kernel the call launches)."""
     from cupyx.profiler import benchmark
+
     return float(np.median(benchmark(call, n_repeat=repeats, n_warmup=3).gpu_times[0]))
 
 
@@ -51,6 +53,7 @@ def copy_bandwidth(cp):
     def run():
         b[...] = a
         cp.cuda.Device().synchronize()
+
     return 2 * a.nbytes / median_of(run, repeats=20, warmup=3).median
 
 
@@ -58,7 +61,9 @@ def matrices(rows, per_row, rng):
     """A uniform matrix (per_row random columns per row) and a skewed one (row lengths from a
     power law, same total), both CSR float64 with int32 indices."""
     nnz = rows * per_row
-    uniform = sp.random(rows, rows, density=per_row / rows, format="csr", random_state=rng, dtype=np.float64)
+    uniform = sp.random(
+        rows, rows, density=per_row / rows, format="csr", random_state=rng, dtype=np.float64
+    )
     lengths = np.minimum(rng.zipf(1.8, rows), rows // 4).astype(np.int64)
     lengths = np.maximum(1, (lengths * (nnz / lengths.sum())).astype(np.int64))
     indptr = np.concatenate([[0], np.cumsum(lengths)])
@@ -76,17 +81,18 @@ def matrices(rows, per_row, rng):
 SPMV_SCHEDULES = {
     "default (4 nonzeros per thread)": None,
     "warp per row": "parallelize(i,gpu_warp,no_races);parallelize(j,gpu_thread,parallel_reduction)",
-    "8 nonzeros per thread": "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,8);parallelize(fp0,gpu_thread,atomics)",
+    "8 nonzeros per thread": "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,8);"
+    "parallelize(fp0,gpu_thread,atomics)",
     "TACO's published schedule": "fuse(i,j,f);pos(f,fpos,A(i,j));split(fpos,block,fpos1,2048);"
-                                 "split(fpos1,warp,fpos2,256);split(fpos2,thread,thr_nz,8);"
-                                 "reorder(block,warp,thread,thr_nz);parallelize(block,gpu_block,no_races);"
-                                 "parallelize(warp,gpu_warp,ignore_races);parallelize(thread,gpu_thread,atomics)",
+    "split(fpos1,warp,fpos2,256);split(fpos2,thread,thr_nz,8);"
+    "reorder(block,warp,thread,thr_nz);parallelize(block,gpu_block,no_races);"
+    "parallelize(warp,gpu_warp,ignore_races);parallelize(thread,gpu_thread,atomics)",
 }
 SPMM_SCHEDULES = {
     "default (32 nonzeros per warp)": None,
     "warp per row": "parallelize(i,gpu_warp,no_races);parallelize(j,gpu_thread,no_races)",
-    "8 nonzeros per warp": "fuse(i,k,f);pos(f,fp,A(i,k));split(fp,fp0,fp1,8);parallelize(fp0,gpu_warp,atomics);"
-                           "parallelize(j,gpu_thread,no_races)",
+    "8 nonzeros per warp": "fuse(i,k,f);pos(f,fp,A(i,k));split(fp,fp0,fp1,8);"
+    "parallelize(fp0,gpu_warp,atomics);parallelize(j,gpu_thread,no_races)",
 }
 
 
@@ -98,10 +104,12 @@ POLICY = RepeatPolicy(min_repeats=10, max_repeats=30, budget_s=0.5, cap_s=10.0)
 def compare(ours, theirs, synchronize):
     """Whole-call and GPU times of coiter's call ``ours`` and CuPy's ``theirs`` (each returns
     its result; ``synchronize`` waits for CuPy's), after checking that they agree."""
+
     def theirs_synchronized():
         result = theirs()
         synchronize()
         return result
+
     seconds = {}
     for name, fn in (("coiter", ours), ("cusparse", theirs_synchronized)):
         start = time.perf_counter()
@@ -111,22 +119,39 @@ def compare(ours, theirs, synchronize):
             expected = result.to_numpy()
         else:
             np.testing.assert_allclose(expected, result.get(), rtol=1e-10, atol=1e-10)
-    timed = measure_interleaved({"coiter": ours, "cusparse": theirs_synchronized}, POLICY, seconds,
-                                warmup_rounds=3)
+    timed = measure_interleaved(
+        {"coiter": ours, "cusparse": theirs_synchronized}, POLICY, seconds, warmup_rounds=3
+    )
     t_ours, t_theirs = timed["coiter"].median, timed["cusparse"].median
     g_ours, g_theirs = gpu_seconds(ours), cupy_gpu_seconds(theirs)
-    return {"coiter_ms": 1e3 * t_ours, "cusparse_ms": 1e3 * t_theirs, "speedup_vs_cusparse": t_theirs / t_ours,
-            "coiter_gpu_ms": 1e3 * g_ours, "cusparse_gpu_ms": 1e3 * g_theirs, "gpu_speedup": g_theirs / g_ours}
+    return {
+        "coiter_ms": 1e3 * t_ours,
+        "cusparse_ms": 1e3 * t_theirs,
+        "speedup_vs_cusparse": t_theirs / t_ours,
+        "coiter_gpu_ms": 1e3 * g_ours,
+        "cusparse_gpu_ms": 1e3 * g_theirs,
+        "gpu_speedup": g_theirs / g_ours,
+    }
 
 
 def spmv_case(cp, cpsp, name, A, bandwidth, label="default", schedule=None):
     n = A.shape[1]
     x = np.random.default_rng(1).standard_normal(n)
-    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, schedule=schedule,
-                      target="cuda")
+    kern = ct.compile(
+        "y(i) = A(i,j) * x(j)",
+        formats={"A": "csr", "x": "d", "y": "d"},
+        schedule=schedule,
+        target="cuda",
+    )
     dA, dx = ct.asarray(A).to("cuda"), ct.asarray(x).to("cuda")
     gA, gx = cpsp.csr_matrix(A), cp.asarray(x)
-    case = {"kernel": "SpMV", "schedule": label, "matrix": name, "rows": A.shape[0], "nnz": int(A.nnz)}
+    case = {
+        "kernel": "SpMV",
+        "schedule": label,
+        "matrix": name,
+        "rows": A.shape[0],
+        "nnz": int(A.nnz),
+    }
     case.update(compare(lambda: kern(A=dA, x=dx), lambda: gA @ gx, cp.cuda.Device().synchronize))
     moved = A.nnz * (8 + 4) + (A.shape[0] + 1) * 4 + n * 8 + A.shape[0] * 8
     case["coiter_bandwidth_share"] = moved / (case["coiter_gpu_ms"] / 1e3) / bandwidth
@@ -135,12 +160,21 @@ def spmv_case(cp, cpsp, name, A, bandwidth, label="default", schedule=None):
 
 def spmm_case(cp, cpsp, name, A, cols, label="default", schedule=None):
     B = np.random.default_rng(2).standard_normal((A.shape[1], cols))
-    kern = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "dd", "C": "dd"}, schedule=schedule,
-                      target="cuda")
+    kern = ct.compile(
+        "C(i,j) = A(i,k) * B(k,j)",
+        formats={"A": "csr", "B": "dd", "C": "dd"},
+        schedule=schedule,
+        target="cuda",
+    )
     dA, dB = ct.asarray(A).to("cuda"), ct.asarray(B).to("cuda")
     gA, gB = cpsp.csr_matrix(A), cp.asarray(B)
-    case = {"kernel": f"SpMM ({cols} columns)", "schedule": label, "matrix": name, "rows": A.shape[0],
-            "nnz": int(A.nnz)}
+    case = {
+        "kernel": f"SpMM ({cols} columns)",
+        "schedule": label,
+        "matrix": name,
+        "rows": A.shape[0],
+        "nnz": int(A.nnz),
+    }
     case.update(compare(lambda: kern(A=dA, B=dB), lambda: gA @ gB, cp.cuda.Device().synchronize))
     return case
 
@@ -148,15 +182,23 @@ def spmm_case(cp, cpsp, name, A, cols, label="default", schedule=None):
 def compile_latency():
     """Seconds to compile a GPU kernel cold (empty cache) and to get it from the disk cache in
     a fresh process."""
-    code = ("import time, coiter as ct; t = time.perf_counter();"
-            "ct.compile('y(i) = A(i,j) * x(j)', formats={'A':'csr','x':'d','y':'d'}, target='cuda');"
-            "print(time.perf_counter() - t)")
+    code = (
+        "import time, coiter as ct; t = time.perf_counter();"
+        "ct.compile('y(i) = A(i,j) * x(j)', formats={'A':'csr','x':'d','y':'d'}, target='cuda');"
+        "print(time.perf_counter() - t)"
+    )
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, COITER_CACHE_DIR=cache)
-        cold = float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                                    check=True).stdout)
-        warm = float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                                    check=True).stdout)
+        cold = float(
+            subprocess.run(
+                [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+            ).stdout
+        )
+        warm = float(
+            subprocess.run(
+                [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+            ).stdout
+        )
     return {"cold_s": cold, "disk_cache_s": warm}
 
 
@@ -170,11 +212,15 @@ def main():
     args = parser.parse_args()
     import cupy as cp
     import cupyx.scipy.sparse as cpsp
+
     rng = np.random.default_rng(0)
     status = ct.cuda.status()
     bandwidth = copy_bandwidth(cp)
     report = {"device": status, "copy_bandwidth_GBps": bandwidth / 1e9, "cases": []}
-    print(f"{status['name']} ({status['arch']}), copy bandwidth {bandwidth / 1e9:.0f} GB/s", flush=True)
+    print(
+        f"{status['name']} ({status['arch']}), copy bandwidth {bandwidth / 1e9:.0f} GB/s",
+        flush=True,
+    )
     for name, A in matrices(args.rows, args.per_row, rng).items():
         for label, schedule in SPMV_SCHEDULES.items():
             case = spmv_case(cp, cpsp, name, A, bandwidth, label, schedule)

@@ -7,6 +7,7 @@ expression strings use the TACO syntax that coiter and tensora share. Operands a
 sparse arrays in the kernel's input format, NumPy arrays, or a ``TensorData`` (3-tensors);
 each peer converts them to its own types before anything is timed.
 """
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,7 +19,7 @@ from .datasets import MatrixData, TensorData
 
 SPMM_COLUMNS = (32, 128)
 SDDMM_RANK = 32
-TENSOR_RANK = 16          # columns of the factor matrices of MTTKRP and TTM
+TENSOR_RANK = 16  # columns of the factor matrices of MTTKRP and TTM
 
 
 @dataclass(frozen=True)
@@ -29,14 +30,15 @@ class Kernel:
     coiter and tensora share (``ds`` = CSR, ``ds:1,0`` = CSC, ``sss`` = CSF, ``d`` dense);
     COO is coiter's ``coo``. ``einsum`` is the same computation as NumPy subscripts, for the
     dense reference. ``on``: "matrix" or "tensor" data sets."""
+
     name: str
     title: str
     expression: str
     formats: dict
     einsum: str
     on: str
-    input_format: str = "csr"     # the SciPy format of the sparse matrix operands
-    adds: bool = False            # the operands are added (the einsum gives only the shapes)
+    input_format: str = "csr"  # the SciPy format of the sparse matrix operands
+    adds: bool = False  # the operands are added (the einsum gives only the shapes)
     # The CSR result's rows may come out unsorted (coiter is asked for an unordered
     # compressed level), as SciPy's SpGEMM returns them.
     unsorted_rows: bool = False
@@ -64,14 +66,26 @@ class Kernel:
 
 
 def _spmv(fmt, letters):
-    return Kernel(f"spmv_{fmt}", f"SpMV, {fmt.upper()} A", "y(i) = A(i,j) * x(j)",
-                  {"A": letters, "x": "d", "y": "d"}, "ij,j->i", "matrix", fmt)
+    return Kernel(
+        f"spmv_{fmt}",
+        f"SpMV, {fmt.upper()} A",
+        "y(i) = A(i,j) * x(j)",
+        {"A": letters, "x": "d", "y": "d"},
+        "ij,j->i",
+        "matrix",
+        fmt,
+    )
 
 
 def _spmm(columns):
-    return Kernel(f"spmm_{columns}", f"SpMM, {columns} dense columns",
-                  "Y(i,k) = A(i,j) * X(j,k)", {"A": "ds", "X": "dd", "Y": "dd"},
-                  "ij,jk->ik", "matrix")
+    return Kernel(
+        f"spmm_{columns}",
+        f"SpMM, {columns} dense columns",
+        "Y(i,k) = A(i,j) * X(j,k)",
+        {"A": "ds", "X": "dd", "Y": "dd"},
+        "ij,jk->ik",
+        "matrix",
+    )
 
 
 def _patterned(family, title, operands, operator):
@@ -81,32 +95,87 @@ def _patterned(family, title, operands, operator):
     einsum = ",".join("ij" for _ in operands) + "->ij"
     formats = {name: "ds" for name in (*operands, "C")}
     partners = len(operands) - 1
-    return [Kernel(f"{family}_{pattern}", f"{title} ({patterns.WORDS[pattern][partners - 1]})",
-                   expression, formats, einsum, "matrix", adds=operator == "+", pattern=pattern,
-                   family_title=title)
-            for pattern in patterns.PATTERNS]
+    return [
+        Kernel(
+            f"{family}_{pattern}",
+            f"{title} ({patterns.WORDS[pattern][partners - 1]})",
+            expression,
+            formats,
+            einsum,
+            "matrix",
+            adds=operator == "+",
+            pattern=pattern,
+            family_title=title,
+        )
+        for pattern in patterns.PATTERNS
+    ]
 
 
 KERNELS = [
-    _spmv("csr", "ds"), _spmv("csc", "ds:1,0"), _spmv("coo", "coo"),
+    _spmv("csr", "ds"),
+    _spmv("csc", "ds:1,0"),
+    _spmv("coo", "coo"),
     *(_spmm(columns) for columns in SPMM_COLUMNS),
-    Kernel("spgemm_aa", "SpGEMM A·A", "C(i,j) = A(i,k) * B(k,j)",
-           {"A": "ds", "B": "ds", "C": "ds"}, "ik,kj->ij", "matrix"),
-    Kernel("spgemm_aat", "SpGEMM A·Aᵀ", "C(i,j) = A(i,k) * B(k,j)",
-           {"A": "ds", "B": "ds", "C": "ds"}, "ik,kj->ij", "matrix"),
-    Kernel("spgemm_unsorted", "SpGEMM A·A, rows left unsorted", "C(i,j) = A(i,k) * B(k,j)",
-           {"A": "ds", "B": "ds", "C": "ds"}, "ik,kj->ij", "matrix", unsorted_rows=True),
+    Kernel(
+        "spgemm_aa",
+        "SpGEMM A·A",
+        "C(i,j) = A(i,k) * B(k,j)",
+        {"A": "ds", "B": "ds", "C": "ds"},
+        "ik,kj->ij",
+        "matrix",
+    ),
+    Kernel(
+        "spgemm_aat",
+        "SpGEMM A·Aᵀ",
+        "C(i,j) = A(i,k) * B(k,j)",
+        {"A": "ds", "B": "ds", "C": "ds"},
+        "ik,kj->ij",
+        "matrix",
+    ),
+    Kernel(
+        "spgemm_unsorted",
+        "SpGEMM A·A, rows left unsorted",
+        "C(i,j) = A(i,k) * B(k,j)",
+        {"A": "ds", "B": "ds", "C": "ds"},
+        "ik,kj->ij",
+        "matrix",
+        unsorted_rows=True,
+    ),
     *_patterned("spadd2", "SpAdd A+B", "AB", "+"),
     *_patterned("spadd3", "SpAdd A+B+D, fused", "ABD", "+"),
-    Kernel("sddmm", f"SDDMM, rank {SDDMM_RANK}", "C(i,j) = A(i,j) * U(i,k) * V(j,k)",
-           {"A": "ds", "U": "dd", "V": "dd", "C": "ds"}, "ij,ik,jk->ij", "matrix"),
+    Kernel(
+        "sddmm",
+        f"SDDMM, rank {SDDMM_RANK}",
+        "C(i,j) = A(i,j) * U(i,k) * V(j,k)",
+        {"A": "ds", "U": "dd", "V": "dd", "C": "ds"},
+        "ij,ik,jk->ij",
+        "matrix",
+    ),
     *_patterned("multiply", "elementwise A∘B", "AB", "*"),
-    Kernel("mttkrp", f"MTTKRP, rank {TENSOR_RANK}", "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
-           {"B": "sss", "C": "dd", "D": "dd", "A": "dd"}, "ikl,kj,lj->ij", "tensor"),
-    Kernel("ttv", "TTV (mode 3)", "A(i,j) = B(i,j,k) * c(k)",
-           {"B": "sss", "c": "d", "A": "ds"}, "ijk,k->ij", "tensor"),
-    Kernel("ttm", f"TTM (mode 3), rank {TENSOR_RANK}", "A(i,j,k) = B(i,j,l) * C(k,l)",
-           {"B": "sss", "C": "dd", "A": "ssd"}, "ijl,kl->ijk", "tensor"),
+    Kernel(
+        "mttkrp",
+        f"MTTKRP, rank {TENSOR_RANK}",
+        "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
+        {"B": "sss", "C": "dd", "D": "dd", "A": "dd"},
+        "ikl,kj,lj->ij",
+        "tensor",
+    ),
+    Kernel(
+        "ttv",
+        "TTV (mode 3)",
+        "A(i,j) = B(i,j,k) * c(k)",
+        {"B": "sss", "c": "d", "A": "ds"},
+        "ijk,k->ij",
+        "tensor",
+    ),
+    Kernel(
+        "ttm",
+        f"TTM (mode 3), rank {TENSOR_RANK}",
+        "A(i,j,k) = B(i,j,l) * C(k,l)",
+        {"B": "sss", "C": "dd", "A": "ssd"},
+        "ijl,kl->ijk",
+        "tensor",
+    ),
 ]
 KERNELS_BY_NAME = {kernel.name: kernel for kernel in KERNELS}
 
@@ -116,8 +185,10 @@ def select(names):
     its patterns."""
     unknown = set(names) - set(KERNELS_BY_NAME) - {kernel.family for kernel in KERNELS}
     if unknown:
-        raise ValueError(f"unknown kernels {sorted(unknown)}; known: {list(KERNELS_BY_NAME)} "
-                         f"(or a family: {sorted({k.family for k in KERNELS if k.pattern})})")
+        raise ValueError(
+            f"unknown kernels {sorted(unknown)}; known: {list(KERNELS_BY_NAME)} "
+            f"(or a family: {sorted({k.family for k in KERNELS if k.pattern})})"
+        )
     return [kernel for kernel in KERNELS if kernel.name in names or kernel.family in names]
 
 
@@ -126,8 +197,11 @@ def make_operands(kernel, data, rng):
     if kernel.on == "tensor":
         assert isinstance(data, TensorData)
         n_i, n_j, n_k = data.shape
-        dense = {"mttkrp": {"C": (n_j, TENSOR_RANK), "D": (n_k, TENSOR_RANK)},
-                 "ttv": {"c": (n_k,)}, "ttm": {"C": (TENSOR_RANK, n_k)}}[kernel.name]
+        dense = {
+            "mttkrp": {"C": (n_j, TENSOR_RANK), "D": (n_k, TENSOR_RANK)},
+            "ttv": {"c": (n_k,)},
+            "ttm": {"C": (TENSOR_RANK, n_k)},
+        }[kernel.name]
         return {"B": data, **{name: rng.random(shape) for name, shape in dense.items()}}
     assert isinstance(data, MatrixData)
     A = data.matrix
@@ -148,8 +222,11 @@ def make_operands(kernel, data, rng):
         others = [name for name in kernel.inputs if name != "A"]
         return {"A": A, **dict(zip(others, patterns.partners(kernel.pattern, A, len(others), rng)))}
     if kernel.name == "sddmm":
-        return {"A": A, "U": rng.random((n_rows, SDDMM_RANK)),
-                "V": rng.random((n_cols, SDDMM_RANK))}
+        return {
+            "A": A,
+            "U": rng.random((n_rows, SDDMM_RANK)),
+            "V": rng.random((n_cols, SDDMM_RANK)),
+        }
     raise KeyError(kernel.name)
 
 

@@ -5,10 +5,11 @@ natural spelling costs).
 The suite's tables give each peer a time budget per case, which on a shared machine resolves
 differences of about ±10 %: CSR SpMV, bound by memory on both sides, reads 0.93× one run and
 1.02× the next. Here coiter and SciPy (or another peer) alternate call by call, many times, on one
-operand set; each pair's ratio (the other's time ÷ coiter's) is kept, and the median ratio is reported with a
-bootstrap 95 % confidence interval, narrow enough to tell 1.00 from 0.97. Each peer goes
-first in every other pair. Both results are checked against each other first. One thread;
-matrices only."""
+operand set; each pair's ratio (the other's time ÷ coiter's) is kept, and the median ratio is
+reported with a bootstrap 95 % confidence interval, narrow enough to tell 1.00 from 0.97. Each
+peer goes first in every other pair. Both results are checked against each other first. One
+thread; matrices only."""
+
 import numpy as np
 
 import coiter as ct
@@ -37,8 +38,10 @@ def compare(kernel, data, pairs, rng, against="scipy"):
     _, s = time_call(calls["other"])
     same, error, detail = agree(other.comparable(s), coiter.comparable(c))
     if not same:
-        raise AssertionError(f"{kernel.name} on {data.name}: coiter and {against} disagree "
-                             f"(max error {error}) {detail}")
+        raise AssertionError(
+            f"{kernel.name} on {data.name}: coiter and {against} disagree "
+            f"(max error {error}) {detail}"
+        )
     del c, s
     for _ in range(WARMUP_PAIRS):
         time_once(calls["coiter"])
@@ -47,15 +50,23 @@ def compare(kernel, data, pairs, rng, against="scipy"):
     for pair in range(pairs):
         # Each goes first in every other pair, so that what the first call leaves in the caches
         # (or takes from them) favours neither.
-        for name in (("coiter", "other") if pair % 2 == 0 else ("other", "coiter")):
+        for name in ("coiter", "other") if pair % 2 == 0 else ("other", "coiter"):
             seconds[name].append(time_once(calls[name]))
     ratios = np.array(seconds["other"]) / np.array(seconds["coiter"])
     boot = np.median(rng.choice(ratios, (BOOTSTRAP_SAMPLES, len(ratios))), axis=1)
-    return {"kernel": kernel.name, "title": kernel.title, "data": data.name, "nnz": int(data.matrix.nnz),
-            "against": against, "pairs": pairs, "coiter_s": float(np.median(seconds["coiter"])),
-            "scipy_s": float(np.median(seconds["other"])),  # (the key older results use)
-            "ratio": float(np.median(ratios)),
-            "ratio_low": float(np.percentile(boot, 2.5)), "ratio_high": float(np.percentile(boot, 97.5))}
+    return {
+        "kernel": kernel.name,
+        "title": kernel.title,
+        "data": data.name,
+        "nnz": int(data.matrix.nnz),
+        "against": against,
+        "pairs": pairs,
+        "coiter_s": float(np.median(seconds["coiter"])),
+        "scipy_s": float(np.median(seconds["other"])),  # (the key older results use)
+        "ratio": float(np.median(ratios)),
+        "ratio_low": float(np.percentile(boot, 2.5)),
+        "ratio_high": float(np.percentile(boot, 97.5)),
+    }
 
 
 def measure(datasets, kernels, pairs, seed, log=print, against=("scipy",)):
@@ -69,8 +80,11 @@ def measure(datasets, kernels, pairs, seed, log=print, against=("scipy",)):
             for kernel in kernels:
                 for other in against:
                     record = compare(kernel, data, pairs, np.random.default_rng(seed), other)
-                    log(f"  paired {kernel.name} on {data.name}, {other} ÷ coiter: {record['ratio']:.3f}× "
-                        f"({record['ratio_low']:.3f}–{record['ratio_high']:.3f})")
+                    log(
+                        f"  paired {kernel.name} on {data.name}, {other} ÷ coiter: "
+                        f"{record['ratio']:.3f}× "
+                        f"({record['ratio_low']:.3f}–{record['ratio_high']:.3f})"
+                    )
                     records.append(record)
         return records
     finally:
@@ -80,11 +94,16 @@ def measure(datasets, kernels, pairs, seed, log=print, against=("scipy",)):
 def markdown_lines(records):
     if not records:
         return []
-    lines = [f"| paired, 1 thread ({records[0]['pairs']} alternating calls each) | data | nonzeros | coiter "
-             "| against | its time | its time ÷ coiter's, median of pairs | 95 % interval |",
-             "|---|---|--:|--:|---|--:|--:|--:|"]
+    lines = [
+        f"| paired, 1 thread ({records[0]['pairs']} alternating calls each) "
+        "| data | nonzeros | coiter "
+        "| against | its time | its time ÷ coiter's, median of pairs | 95 % interval |",
+        "|---|---|--:|--:|---|--:|--:|--:|",
+    ]
     for r in records:
-        lines.append(f"| {r['title']} | {r['data']} | {r['nnz']:,} | {r['coiter_s'] * 1e3:.3g} ms "
-                     f"| {r.get('against', 'scipy')} | {r['scipy_s'] * 1e3:.3g} ms | {r['ratio']:.3f}× "
-                     f"| {r['ratio_low']:.3f}–{r['ratio_high']:.3f} |")
+        lines.append(
+            f"| {r['title']} | {r['data']} | {r['nnz']:,} | {r['coiter_s'] * 1e3:.3g} ms "
+            f"| {r.get('against', 'scipy')} | {r['scipy_s'] * 1e3:.3g} ms | {r['ratio']:.3f}× "
+            f"| {r['ratio_low']:.3f}–{r['ratio_high']:.3f} |"
+        )
     return lines

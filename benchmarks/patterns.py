@@ -16,15 +16,18 @@ pattern flatters whichever implementation suits it, so each kernel runs on four:
 Values lie in [0.5, 1.5), as the generated matrices' do, so nothing cancels in the checks.
 Every partner is canonical CSR with int32 indices, like the data sets.
 """
+
 import numpy as np
 import scipy.sparse as sp
 
 PATTERNS = ("identical", "half", "disjoint", "transpose")
 # How the kernel tables name each pattern, by the number of partners (B, or B and D).
-WORDS = {"identical": ("identical", "identical"),
-         "half": ("half-overlapping", "half-overlapping"),
-         "disjoint": ("disjoint", "disjoint"),
-         "transpose": ("B = Aᵀ", "B = Aᵀ, D with Aᵀ's pattern")}
+WORDS = {
+    "identical": ("identical", "identical"),
+    "half": ("half-overlapping", "half-overlapping"),
+    "disjoint": ("disjoint", "disjoint"),
+    "transpose": ("B = Aᵀ", "B = Aᵀ, D with Aᵀ's pattern"),
+}
 
 # Disjoint partners: the first round moves each entry up to this many columns either way;
 # each round doubles the reach for the entries still landing on a taken column.
@@ -40,15 +43,17 @@ def _csr(rows, cols, values, shape):
     """Canonical CSR (duplicates summed, rows sorted) with int32 indices."""
     matrix = sp.coo_array((values, (rows, cols)), shape=shape).tocsr()
     matrix.sum_duplicates()
-    return sp.csr_array((matrix.data, matrix.indices.astype(np.int32),
-                         matrix.indptr.astype(np.int32)), shape=shape)
+    return sp.csr_array(
+        (matrix.data, matrix.indices.astype(np.int32), matrix.indptr.astype(np.int32)), shape=shape
+    )
 
 
 def with_new_values(matrix, rng):
     """``matrix``'s pattern with other values, in index arrays of its own (operands that
     share arrays could be told apart from those that merely agree)."""
-    return sp.csr_array((_values(matrix.nnz, rng), matrix.indices.copy(), matrix.indptr.copy()),
-                        shape=matrix.shape)
+    return sp.csr_array(
+        (_values(matrix.nnz, rng), matrix.indices.copy(), matrix.indptr.copy()), shape=matrix.shape
+    )
 
 
 def half_overlapping(matrix, rng):
@@ -120,8 +125,10 @@ def transposed(matrix):
     """Aᵀ as canonical CSR with int32 indices (A's values)."""
     result = matrix.T.tocsr()
     result.sum_duplicates()
-    return sp.csr_array((result.data, result.indices.astype(np.int32),
-                         result.indptr.astype(np.int32)), shape=result.shape)
+    return sp.csr_array(
+        (result.data, result.indices.astype(np.int32), result.indptr.astype(np.int32)),
+        shape=result.shape,
+    )
 
 
 def partners(pattern, matrix, count, rng):

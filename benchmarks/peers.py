@@ -7,6 +7,7 @@ the cross-check (``comparable``), and sets its thread count where it can. A kern
 cannot compute raises ``Unsupported`` with the reason, which the report shows; nothing is
 left out silently.
 """
+
 import importlib.metadata
 import os
 import sys
@@ -42,8 +43,9 @@ def _gigabytes(n_bytes):
 
 def _refuse_if_large(n_bytes, what):
     if n_bytes > MEMORY_LIMIT_BYTES:
-        raise Unsupported(f"{what} would take {_gigabytes(n_bytes)} "
-                          f"(limit {_gigabytes(MEMORY_LIMIT_BYTES)})")
+        raise Unsupported(
+            f"{what} would take {_gigabytes(n_bytes)} (limit {_gigabytes(MEMORY_LIMIT_BYTES)})"
+        )
 
 
 def _coo_nd(coords, values, shape):
@@ -54,8 +56,9 @@ def _coo_nd(coords, values, shape):
 class Peer:
     """Base: ``name`` (for ``--peers`` and the JSON), ``label`` (the table's column),
     ``available``, ``reason`` (why not), ``version``."""
+
     name = ""
-    package = ""               # the distribution whose version is reported
+    package = ""  # the distribution whose version is reported
 
     @property
     def label(self):
@@ -67,7 +70,11 @@ class Peer:
             self.available, self.reason = True, None
             self.version = importlib.metadata.version(self.package)
         except Exception as error:  # an import failure makes the peer unavailable, with why
-            self.available, self.reason, self.version = False, f"{type(error).__name__}: {error}", None
+            self.available, self.reason, self.version = (
+                False,
+                f"{type(error).__name__}: {error}",
+                None,
+            )
 
     def _load(self):
         """Import the library (raises when it cannot)."""
@@ -84,7 +91,9 @@ class Peer:
 
     def prepare(self, kernel, operands):
         """A zero-argument callable computing ``kernel`` on ``operands`` (converted here)."""
-        method = getattr(self, f"_{kernel.name}", None) or getattr(self, f"_{kernel.name.split('_')[0]}", None)
+        method = getattr(self, f"_{kernel.name}", None) or getattr(
+            self, f"_{kernel.name.split('_')[0]}", None
+        )
         if method is None:
             raise Unsupported(self.unsupported_reason(kernel))
         return method(kernel, operands)
@@ -101,15 +110,20 @@ class Peer:
         return self.comparable(self.prepare(kernel, operands)())
 
     def describe(self):
-        return {"label": self.label, "available": self.available, "reason": self.reason,
-                "version": self.version,
-                "threads_settable": self.available and self.can_set_threads()}
+        return {
+            "label": self.label,
+            "available": self.available,
+            "reason": self.reason,
+            "version": self.version,
+            "threads_settable": self.available and self.can_set_threads(),
+        }
 
 
 class CoiterPeer(Peer):
     """coiter: ``ct.compile`` of the kernel's expression for its formats, called with
     coiter tensors wrapped once, before timing (zero copy for canonical CSR/CSC and NumPy
     arrays). The compile is part of ``prepare`` (compile latency is measured on its own)."""
+
     name, package = "coiter", "coiter"
 
     def can_set_threads(self):
@@ -143,7 +157,7 @@ class CoiterPeer(Peer):
     def _tensor(operand):
         if isinstance(operand, TensorData):
             return ct.from_coords(operand.coords, operand.values, operand.shape, format="csf")
-        return ct.asarray(operand)        # zero copy for canonical CSR/CSC and NumPy arrays
+        return ct.asarray(operand)  # zero copy for canonical CSR/CSC and NumPy arrays
 
     def comparable(self, result):
         if all(letter == "d" for letter in str(result.format).split(":")[0]):
@@ -159,18 +173,22 @@ class CoiterScipyOperandsPeer(CoiterPeer):
     the compiled kernel on every call (``kern(A=scipy_matrix, x=numpy_array)``), so each
     timed call also wraps and validates them (canonical CSR/CSC and NumPy are read in place;
     COO is packed into coiter's COO). Matrix kernels only."""
+
     name = "coiter-scipy"
     label = "coiter (SciPy operands)"
 
     def arguments(self, kernel, operands):
         if kernel.on == "tensor":
-            raise Unsupported("matrix kernels only: a 3-tensor's one SciPy form is n-D COO, "
-                              "which a call would pack into CSF every time")
+            raise Unsupported(
+                "matrix kernels only: a 3-tensor's one SciPy form is n-D COO, "
+                "which a call would pack into CSF every time"
+            )
         return dict(operands)
 
 
 class ScipyPeer(Peer):
     """scipy.sparse: its operators on CSR/CSC/COO arrays (single-threaded C++)."""
+
     name, package = "scipy", "scipy"
 
     def _spmv(self, kernel, ops):
@@ -191,7 +209,7 @@ class ScipyPeer(Peer):
 
     def _spadd3(self, kernel, ops):
         A, B, D = ops["A"], ops["B"], ops["D"]
-        return lambda: A + B + D          # two binary additions: SciPy cannot fuse
+        return lambda: A + B + D  # two binary additions: SciPy cannot fuse
 
     def _multiply(self, kernel, ops):
         A, B = ops["A"], ops["B"]
@@ -202,15 +220,17 @@ class ScipyPeer(Peer):
         # at A's coordinates (A.multiply(U @ V.T) would form a dense n x n matrix).
         A, U, V = ops["A"], ops["U"], ops["V"]
         rows = np.repeat(np.arange(A.shape[0], dtype=A.indices.dtype), np.diff(A.indptr))
-        chunk = max(1, (64 << 20) // (8 * U.shape[1]))   # bound the gathered temporaries
+        chunk = max(1, (64 << 20) // (8 * U.shape[1]))  # bound the gathered temporaries
 
         def sddmm():
             values = np.empty_like(A.data)
             for start in range(0, A.nnz, chunk):
                 stop = min(A.nnz, start + chunk)
                 values[start:stop] = A.data[start:stop] * np.einsum(
-                    "ik,ik->i", U[rows[start:stop]], V[A.indices[start:stop]])
+                    "ik,ik->i", U[rows[start:stop]], V[A.indices[start:stop]]
+                )
             return sp.csr_array((values, A.indices, A.indptr), shape=A.shape)
+
         return sddmm
 
     def _tensor(self, ops):
@@ -229,24 +249,33 @@ class ScipyPeer(Peer):
 
     def unsupported_reason(self, kernel):
         if kernel.name == "mttkrp":
-            return ("SciPy has no MTTKRP (n-D COO offers tensordot, but the Khatri-Rao "
-                    "product it needs would be a dense K·L x R matrix)")
+            return (
+                "SciPy has no MTTKRP (n-D COO offers tensordot, but the Khatri-Rao "
+                "product it needs would be a dense K·L x R matrix)"
+            )
         return super().unsupported_reason(kernel)
 
 
 class PydataSparsePeer(Peer):
     """pydata/sparse (Numba backend): GCXS for CSR/CSC, COO otherwise; ``@``, ``+``, ``*``
     and ``sparse.einsum``."""
+
     name, package = "sparse", "sparse"
 
     def _load(self):
         import sparse
+
         self.sparse = sparse
 
     def _array(self, operand):
         if isinstance(operand, TensorData):
-            return self.sparse.COO(operand.coords.T, operand.values, shape=operand.shape,
-                                   has_duplicates=False, sorted=True)
+            return self.sparse.COO(
+                operand.coords.T,
+                operand.values,
+                shape=operand.shape,
+                has_duplicates=False,
+                sorted=True,
+            )
         if sp.issparse(operand) and operand.format in ("csr", "csc"):
             return self.sparse.GCXS.from_scipy_sparse(operand)
         if sp.issparse(operand):
@@ -279,9 +308,11 @@ class PydataSparsePeer(Peer):
         # sparse.einsum broadcasts the operands into their "minimal outer product" first:
         # one stored entry per (nonzero, rank) pair.
         if stored_entries > EINSUM_ENTRY_LIMIT:
-            raise Unsupported(f"skipped: sparse.einsum would first build an outer product of "
-                              f"{stored_entries:,} entries (about 1 µs each; limit "
-                              f"{EINSUM_ENTRY_LIMIT:,})")
+            raise Unsupported(
+                f"skipped: sparse.einsum would first build an outer product of "
+                f"{stored_entries:,} entries (about 1 µs each; limit "
+                f"{EINSUM_ENTRY_LIMIT:,})"
+            )
         arrays = self._arrays(kernel, ops)
         return lambda: self.sparse.einsum(kernel.einsum, *arrays)
 
@@ -312,23 +343,28 @@ class TensoraPeer(Peer):
     are built with its ``taco_structure_to_cffi`` from the arrays directly (its public
     constructors walk a Python tree per stored entry, minutes for a million nonzeros); the
     result is read back through ``taco_indices``/``taco_vals``."""
+
     name, package = "tensora", "tensora"
 
     def _load(self):
         import tensora
         from tensora.compile._cffi_ownership import taco_structure_to_cffi
+
         self.tensora, self._to_cffi = tensora, taco_structure_to_cffi
 
     def prepare(self, kernel, operands):
         if kernel.input_format == "coo":
-            raise Unsupported("tensora has only dense and compressed levels (no singleton "
-                              "level, so no COO)")
+            raise Unsupported(
+                "tensora has only dense and compressed levels (no singleton level, so no COO)"
+            )
         if kernel.input_format == "csc":
             steps = operands["A"].shape[0] * operands["A"].shape[1]
             if steps > TENSORA_DENSE_STEP_LIMIT:
-                raise Unsupported(f"skipped: tensora's CSC SpMV loops densely over the rows "
-                                  f"of every column ({steps:,} steps; limit "
-                                  f"{TENSORA_DENSE_STEP_LIMIT:,})")
+                raise Unsupported(
+                    f"skipped: tensora's CSC SpMV loops densely over the rows "
+                    f"of every column ({steps:,} steps; limit "
+                    f"{TENSORA_DENSE_STEP_LIMIT:,})"
+                )
         formats = {name: fmt.replace("ds:1,0", "d1s0") for name, fmt in kernel.formats.items()}
         try:
             method = self.tensora.tensor_method(kernel.expression, formats)
@@ -351,8 +387,15 @@ class TensoraPeer(Peer):
         else:
             indices, values = [[] for _ in operand.shape], operand.ravel()
             dims, modes, order = operand.shape, (0,) * operand.ndim, tuple(range(operand.ndim))
-        return self.tensora.Tensor(self._to_cffi(indices, values.tolist(), mode_types=modes,
-                                                 dimensions=tuple(dims), mode_ordering=order))
+        return self.tensora.Tensor(
+            self._to_cffi(
+                indices,
+                values.tolist(),
+                mode_types=modes,
+                dimensions=tuple(dims),
+                mode_ordering=order,
+            )
+        )
 
     def comparable(self, result):
         """Walk the levels into coordinates (vectorized): a dense level multiplies the
@@ -370,7 +413,9 @@ class TensoraPeer(Peer):
                 counts = pos[positions + 1] - pos[positions]
                 coords = [np.repeat(c, counts) for c in coords]
                 starts = np.repeat(pos[positions], counts)
-                positions = starts + np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+                positions = (
+                    starts + np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+                )
                 coords.append(crd[positions])
         values = np.asarray(result.taco_vals)[positions]
         by_mode = np.stack([coords[order.index(m)] for m in range(len(dims))], axis=1)
@@ -383,6 +428,7 @@ class TensoraPeer(Peer):
 
 class MklPeer(Peer):
     """Intel MKL's sparse BLAS through ``sparse_dot_mkl`` (CSR/CSC products only)."""
+
     name, package = "mkl", "sparse_dot_mkl"
 
     def _load(self):
@@ -393,6 +439,7 @@ class MklPeer(Peer):
             if found:
                 os.environ["MKL_RT"] = str(found[0])
         import sparse_dot_mkl
+
         self.mkl = sparse_dot_mkl
 
     def can_set_threads(self):
@@ -415,8 +462,10 @@ class MklPeer(Peer):
     def unsupported_reason(self, kernel):
         if kernel.on == "tensor":
             return "MKL's sparse BLAS has no tensor kernels"
-        return (f"sparse_dot_mkl exposes only sparse products and solvers, no "
-                f"{kernel.family_title or kernel.title}")
+        return (
+            f"sparse_dot_mkl exposes only sparse products and solvers, no "
+            f"{kernel.family_title or kernel.title}"
+        )
 
 
 ALL_PEERS = [CoiterPeer, CoiterScipyOperandsPeer, ScipyPeer, PydataSparsePeer, TensoraPeer, MklPeer]
@@ -430,6 +479,7 @@ def make_peers(names=None):
     peers = [cls() for cls in ALL_PEERS if names is None or cls.name in names]
     unknown = set(names or ()) - {peer.name for peer in peers}
     if unknown:
-        raise ValueError(f"unknown peers {sorted(unknown)}; known: "
-                         f"{[cls.name for cls in ALL_PEERS]}")
+        raise ValueError(
+            f"unknown peers {sorted(unknown)}; known: {[cls.name for cls in ALL_PEERS]}"
+        )
     return peers

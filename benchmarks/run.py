@@ -9,6 +9,7 @@ peer (checked, then timed) on every data set, each kernel's first call in a fres
 Modes (``quick`` is meant to finish in under 5 minutes on 2 busy cores, ``full`` in under
 45; ``smoke`` is the tiny configuration the tests run end to end):
 """
+
 import argparse
 import os
 import sys
@@ -19,8 +20,15 @@ from pathlib import Path
 import coiter as ct
 
 from . import compile_latency, packing, paired, report, scaling, stream
-from .datasets import (FROSTT_BY_NAME, SPMV_BY_NAME, SPMV_SET, FROSTT_SET, generate_matrix,
-                       generate_tensor, read_mtx_folder)
+from .datasets import (
+    FROSTT_BY_NAME,
+    FROSTT_SET,
+    SPMV_BY_NAME,
+    SPMV_SET,
+    generate_matrix,
+    generate_tensor,
+    read_mtx_folder,
+)
 from .environment import build_info, environment, write_results
 from .kernels import KERNELS, select
 from .peers import make_peers
@@ -34,45 +42,70 @@ SECTIONS = (*DEFAULT_SECTIONS, "paired")
 
 @dataclass(frozen=True)
 class Mode:
-    matrices: tuple          # (name, scale) pairs from SPMV_SET
-    tensors: tuple           # (name, scale) pairs from FROSTT_SET
+    matrices: tuple  # (name, scale) pairs from SPMV_SET
+    tensors: tuple  # (name, scale) pairs from FROSTT_SET
     policy: RepeatPolicy
     compile_samples: int
     compile_processes: int
     call_number: int
     packing_nnz: int
-    stream_elements: int | None   # None: four times the last-level cache per array
-    paired_calls: int             # alternating calls of each peer in the paired section
-    sections: tuple               # what runs when --sections is not given
+    stream_elements: int | None  # None: four times the last-level cache per array
+    paired_calls: int  # alternating calls of each peer in the paired section
+    sections: tuple  # what runs when --sections is not given
 
 
 MODES = {
     # One matrix per structure class, scaled to a few hundred thousand nonzeros.
-    "quick": Mode(matrices=(("bcsstk17", 1), ("rma10", 8), ("mac_econ_fwd500", 4),
-                            ("webbase-1M", 8), ("hypersparse-1M", 8)),
-                  tensors=(("nell-2", 8), ("vast-2015-mc1-3d", 16)),
-                  policy=RepeatPolicy(min_repeats=3, max_repeats=9, budget_s=0.1, cap_s=0.5),
-                  compile_samples=10, compile_processes=5, call_number=1000,
-                  packing_nnz=1_000_000, stream_elements=None, paired_calls=100,
-                  sections=DEFAULT_SECTIONS),
+    "quick": Mode(
+        matrices=(
+            ("bcsstk17", 1),
+            ("rma10", 8),
+            ("mac_econ_fwd500", 4),
+            ("webbase-1M", 8),
+            ("hypersparse-1M", 8),
+        ),
+        tensors=(("nell-2", 8), ("vast-2015-mc1-3d", 16)),
+        policy=RepeatPolicy(min_repeats=3, max_repeats=9, budget_s=0.1, cap_s=0.5),
+        compile_samples=10,
+        compile_processes=5,
+        call_number=1000,
+        packing_nnz=1_000_000,
+        stream_elements=None,
+        paired_calls=100,
+        sections=DEFAULT_SECTIONS,
+    ),
     # The whole SpMV set at its real sizes; FROSTT-like tensors at a quarter of each mode.
-    "full": Mode(matrices=tuple((spec.name, 1) for spec in SPMV_SET),
-                 tensors=tuple((spec.name, 4) for spec in FROSTT_SET),
-                 policy=RepeatPolicy(min_repeats=5, max_repeats=25, budget_s=1.0, cap_s=6.0),
-                 compile_samples=25, compile_processes=15, call_number=2000,
-                 packing_nnz=10_000_000, stream_elements=None, paired_calls=400,
-                 sections=DEFAULT_SECTIONS),
+    "full": Mode(
+        matrices=tuple((spec.name, 1) for spec in SPMV_SET),
+        tensors=tuple((spec.name, 4) for spec in FROSTT_SET),
+        policy=RepeatPolicy(min_repeats=5, max_repeats=25, budget_s=1.0, cap_s=6.0),
+        compile_samples=25,
+        compile_processes=15,
+        call_number=2000,
+        packing_nnz=10_000_000,
+        stream_elements=None,
+        paired_calls=400,
+        sections=DEFAULT_SECTIONS,
+    ),
     # Tiny: every code path once, for the tests; the first calls (a process each) only
     # when named in --sections.
-    "smoke": Mode(matrices=(("bcsstk17", 64), ("webbase-1M", 2048)),
-                  tensors=(("nell-2", 32),),
-                  policy=RepeatPolicy(min_repeats=1, max_repeats=2, budget_s=0.01, cap_s=0.1),
-                  compile_samples=2, compile_processes=1, call_number=10,
-                  packing_nnz=10_000, stream_elements=1_000_000, paired_calls=3,
-                  sections=tuple(s for s in DEFAULT_SECTIONS if s != "first_call")),
+    "smoke": Mode(
+        matrices=(("bcsstk17", 64), ("webbase-1M", 2048)),
+        tensors=(("nell-2", 32),),
+        policy=RepeatPolicy(min_repeats=1, max_repeats=2, budget_s=0.01, cap_s=0.1),
+        compile_samples=2,
+        compile_processes=1,
+        call_number=10,
+        packing_nnz=10_000,
+        stream_elements=1_000_000,
+        paired_calls=3,
+        sections=tuple(s for s in DEFAULT_SECTIONS if s != "first_call"),
+    ),
 }
-__doc__ += "".join(f"\n- ``{name}``: {len(mode.matrices)} matrices, {len(mode.tensors)} tensors"
-                   for name, mode in MODES.items())
+__doc__ += "".join(
+    f"\n- ``{name}``: {len(mode.matrices)} matrices, {len(mode.tensors)} tensors"
+    for name, mode in MODES.items()
+)
 
 
 def all_cores():
@@ -80,41 +113,79 @@ def all_cores():
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks", description=__doc__.split("\n\n")[0]
+    )
     size = parser.add_mutually_exclusive_group()
-    size.add_argument("--quick", action="store_const", const="quick", dest="mode",
-                      help="one matrix per structure class, scaled down (< 5 min)")
-    size.add_argument("--smoke", action="store_const", const="smoke", dest="mode",
-                      help="tiny data, one or two calls each (for tests)")
+    size.add_argument(
+        "--quick",
+        action="store_const",
+        const="quick",
+        dest="mode",
+        help="one matrix per structure class, scaled down (< 5 min)",
+    )
+    size.add_argument(
+        "--smoke",
+        action="store_const",
+        const="smoke",
+        dest="mode",
+        help="tiny data, one or two calls each (for tests)",
+    )
     parser.set_defaults(mode="full")
-    parser.add_argument("--mtx", type=Path, action="append", default=[],
-                        help="also run on every .mtx matrix under this folder (repeatable)")
-    parser.add_argument("--matrices", help="comma-separated subset of the mode's generated matrices "
-                        "(their names without the scale: bcsstk17,cant); no tensors then")
-    parser.add_argument("--pairs", type=int, help="alternating calls per peer in the paired section "
-                        "(default: 400 in full mode, 100 in quick)")
-    parser.add_argument("--only-mtx", action="store_true",
-                        help="run on the --mtx matrices only (no generated matrices)")
-    parser.add_argument("--kernels", help=f"comma-separated subset of {[k.name for k in KERNELS]}; "
-                        "a family name (spadd2, spadd3, multiply) stands for all its patterns")
-    parser.add_argument("--peers", help="comma-separated subset of "
-                        "coiter,coiter-scipy,scipy,sparse,tensora,mkl")
-    parser.add_argument("--threads", type=int, nargs="+",
-                        help=f"thread counts (default 1 and all cores: 1 {all_cores()})")
-    parser.add_argument("--sections",
-                        help=f"comma-separated subset of {','.join(SECTIONS)} (default: "
-                             f"{','.join(DEFAULT_SECTIONS)}; smoke mode leaves out first_call, "
-                             "which starts a process per kernel and data set and needs kernels; "
-                             "paired: coiter and SciPy alternating many times on one thread, with a "
-                             "confidence interval on the ratio; its kernels are --kernels, default spmv_csr; "
-                             "--peers coiter-scipy pairs coiter's calls on tensors with its calls on the "
-                             "SciPy matrices instead)")
+    parser.add_argument(
+        "--mtx",
+        type=Path,
+        action="append",
+        default=[],
+        help="also run on every .mtx matrix under this folder (repeatable)",
+    )
+    parser.add_argument(
+        "--matrices",
+        help="comma-separated subset of the mode's generated matrices "
+        "(their names without the scale: bcsstk17,cant); no tensors then",
+    )
+    parser.add_argument(
+        "--pairs",
+        type=int,
+        help="alternating calls per peer in the paired section "
+        "(default: 400 in full mode, 100 in quick)",
+    )
+    parser.add_argument(
+        "--only-mtx",
+        action="store_true",
+        help="run on the --mtx matrices only (no generated matrices)",
+    )
+    parser.add_argument(
+        "--kernels",
+        help=f"comma-separated subset of {[k.name for k in KERNELS]}; "
+        "a family name (spadd2, spadd3, multiply) stands for all its patterns",
+    )
+    parser.add_argument(
+        "--peers", help="comma-separated subset of coiter,coiter-scipy,scipy,sparse,tensora,mkl"
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        nargs="+",
+        help=f"thread counts (default 1 and all cores: 1 {all_cores()})",
+    )
+    parser.add_argument(
+        "--sections",
+        help=f"comma-separated subset of {','.join(SECTIONS)} (default: "
+        f"{','.join(DEFAULT_SECTIONS)}; smoke mode leaves out first_call, "
+        "which starts a process per kernel and data set and needs kernels; "
+        "paired: coiter and SciPy alternating many times on one thread, with a "
+        "confidence interval on the ratio; its kernels are --kernels, default spmv_csr; "
+        "--peers coiter-scipy pairs coiter's calls on tensors with its calls on the "
+        "SciPy matrices instead)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output-dir", type=Path, default=RESULTS)
     parser.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
     args = parser.parse_args(argv)
-    args.sections = (set(args.sections.split(",")) if args.sections
-                     else set(MODES[args.mode].sections))
+    args.sections = (
+        set(args.sections.split(",")) if args.sections else set(MODES[args.mode].sections)
+    )
     if args.sections - set(SECTIONS):
         parser.error(f"unknown sections {sorted(args.sections - set(SECTIONS))}")
     if "first_call" in args.sections and "kernels" not in args.sections:
@@ -126,14 +197,28 @@ def datasets_for(args, mode):
     chosen = args.matrices.split(",") if args.matrices else None
     unknown = sorted(set(chosen or ()) - {name for name, _ in mode.matrices})
     if unknown:
-        raise SystemExit(f"--matrices: {unknown} are not among {[name for name, _ in mode.matrices]}")
-    matrices = [] if args.only_mtx else [
-        generate_matrix(SPMV_BY_NAME[name].scaled(scale), args.seed) for name, scale in mode.matrices
-        if chosen is None or name in chosen]
+        raise SystemExit(
+            f"--matrices: {unknown} are not among {[name for name, _ in mode.matrices]}"
+        )
+    matrices = (
+        []
+        if args.only_mtx
+        else [
+            generate_matrix(SPMV_BY_NAME[name].scaled(scale), args.seed)
+            for name, scale in mode.matrices
+            if chosen is None or name in chosen
+        ]
+    )
     for folder in args.mtx:
         matrices.extend(read_mtx_folder(folder))
-    tensors = [] if args.only_mtx or chosen else [
-        generate_tensor(FROSTT_BY_NAME[name].scaled(scale), args.seed) for name, scale in mode.tensors]
+    tensors = (
+        []
+        if args.only_mtx or chosen
+        else [
+            generate_tensor(FROSTT_BY_NAME[name].scaled(scale), args.seed)
+            for name, scale in mode.tensors
+        ]
+    )
     return matrices + tensors
 
 
@@ -153,14 +238,22 @@ def _run(args):
     peers = make_peers(args.peers.split(",") if args.peers else None)
     started = time.perf_counter()
     log = lambda text: print(text, flush=True)  # noqa: E731
-    log(f"coiter benchmarks, mode {args.mode}, threads {threads}, peers: "
-        + ", ".join(f"{p.name} ({p.version})" if p.available else f"{p.name} (unavailable: {p.reason})"
-                    for p in peers))
+    log(
+        f"coiter benchmarks, mode {args.mode}, threads {threads}, peers: "
+        + ", ".join(
+            f"{p.name} ({p.version})" if p.available else f"{p.name} (unavailable: {p.reason})"
+            for p in peers
+        )
+    )
 
-    result = {"mode": args.mode, "seed": args.seed, "threads": threads,
-              "peers": {peer.name: peer.describe() for peer in peers},
-              "repeat_policy": vars(mode.policy),
-              "coiter_threads_settable": hasattr(ct, "set_num_threads")}
+    result = {
+        "mode": args.mode,
+        "seed": args.seed,
+        "threads": threads,
+        "peers": {peer.name: peer.describe() for peer in peers},
+        "repeat_policy": vars(mode.policy),
+        "coiter_threads_settable": hasattr(ct, "set_num_threads"),
+    }
     bandwidth = None
     if "stream" in sections:
         log("STREAM triad ...")
@@ -170,8 +263,17 @@ def _run(args):
     data = datasets_for(args, mode) if sections & {"kernels", "paired"} else []
     if "kernels" in sections:
         result["datasets"] = [d.describe() for d in data]
-        result["kernels"] = run_suite(data, kernels, peers, threads, mode.policy, args.seed,
-                                      bandwidth, log, first_call="first_call" in sections)
+        result["kernels"] = run_suite(
+            data,
+            kernels,
+            peers,
+            threads,
+            mode.policy,
+            args.seed,
+            bandwidth,
+            log,
+            first_call="first_call" in sections,
+        )
     if "scaling" in sections and len(threads) > 1:
         result["scaling"] = scaling.measure(args.mode, threads, mode.policy, args.seed, log)
     if "paired" in sections:
@@ -180,15 +282,19 @@ def _run(args):
         # Paired with the peers named in --peers that it can be paired with (default SciPy).
         named = args.peers.split(",") if args.peers else ["scipy"]
         against = tuple(name for name in named if name in paired.AGAINST) or ("scipy",)
-        result["paired"] = paired.measure(data, chosen, args.pairs or mode.paired_calls, args.seed, log, against)
+        result["paired"] = paired.measure(
+            data, chosen, args.pairs or mode.paired_calls, args.seed, log, against
+        )
     if "compile" in sections:
         log("compile latency ...")
-        result["compile"] = compile_latency.measure(mode.compile_samples, mode.compile_processes,
-                                                    mode.call_number, 7, log)
+        result["compile"] = compile_latency.measure(
+            mode.compile_samples, mode.compile_processes, mode.call_number, 7, log
+        )
     if "packing" in sections:
         log("packing ...")
-        result["packing"] = packing.measure(mode.packing_nnz, max(16, mode.packing_nnz // 10),
-                                            5, mode.call_number, args.seed)
+        result["packing"] = packing.measure(
+            mode.packing_nnz, max(16, mode.packing_nnz // 10), 5, mode.call_number, args.seed
+        )
     result["wall_s"] = time.perf_counter() - started
     result["environment"] = environment(engine=ct.compiler.default_engine())
     result["build"] = build_info()
@@ -199,7 +305,9 @@ def _run(args):
     markdown = report.markdown(result)
     (out / f"{args.mode}.md").write_text(markdown)
     if not args.no_plots:
-        report.plot(result, out / f"{args.mode}_speedup.png", out / f"{args.mode}_spmv_bandwidth.png")
+        report.plot(
+            result, out / f"{args.mode}_speedup.png", out / f"{args.mode}_spmv_bandwidth.png"
+        )
     log(f"\n{markdown}\nwritten to {out} in {result['wall_s']:.0f} s")
     failures = report.failures(result)
     for failure in failures:

@@ -4,6 +4,7 @@ targets: SpMV on a banded matrix of ~10 M nonzeros, SpGEMM and SpAdd with CSR re
 assembled in parallel, and SpMV on a power-law matrix under two schedules).
 
 Results are checked against SciPy before timing."""
+
 import numpy as np
 
 import coiter as ct
@@ -14,8 +15,20 @@ from .timing import measure_interleaved, time_call
 # (case name, expression, formats, matrix builder name, schedule or None for the default)
 CASES = [
     ("spmv banded", "y(i) = A(i,j) * x(j)", {"A": "csr"}, "banded", None),
-    ("spgemm uniform A·A", "C(i,j) = A(i,k) * B(k,j)", {"A": "csr", "B": "csr", "C": "csr"}, "uniform", None),
-    ("spadd uniform A+B", "C(i,j) = A(i,j) + B(i,j)", {"A": "csr", "B": "csr", "C": "csr"}, "uniform", None),
+    (
+        "spgemm uniform A·A",
+        "C(i,j) = A(i,k) * B(k,j)",
+        {"A": "csr", "B": "csr", "C": "csr"},
+        "uniform",
+        None,
+    ),
+    (
+        "spadd uniform A+B",
+        "C(i,j) = A(i,j) + B(i,j)",
+        {"A": "csr", "B": "csr", "C": "csr"},
+        "uniform",
+        None,
+    ),
 ]
 # SpMV on power-law matrices under three schedules: rows split into contiguous equal blocks
 # (one per thread, TACO's CPU schedule), the default (dynamic row chunks), and the pos split
@@ -25,12 +38,19 @@ CASES = [
 SPMV_SCHEDULES = [
     ("rows in static blocks", "split(i,i0,i1,256);parallelize(i0,cpu_thread,no_races,static)"),
     ("default (dynamic row chunks)", None),
-    ("pos split (equal nonzeros)", "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,16384);"
-                                   "parallelize(fp0,cpu_thread,atomics)"),
+    (
+        "pos split (equal nonzeros)",
+        "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,16384);parallelize(fp0,cpu_thread,atomics)",
+    ),
 ]
-for _kind, _label in (("power_law", "power-law"), ("power_law_sorted", "power-law, rows by length")):
-    CASES += [(f"spmv {_label}, {name}", "y(i) = A(i,j) * x(j)", {"A": "csr"}, _kind, schedule)
-              for name, schedule in SPMV_SCHEDULES]
+for _kind, _label in (
+    ("power_law", "power-law"),
+    ("power_law_sorted", "power-law, rows by length"),
+):
+    CASES += [
+        (f"spmv {_label}, {name}", "y(i) = A(i,j) * x(j)", {"A": "csr"}, _kind, schedule)
+        for name, schedule in SPMV_SCHEDULES
+    ]
 
 # Rows and nonzeros per row of each case's matrix, by mode: "quick" stays small; "full" is
 # the issue's size (banded SpMV ~10 M nonzeros).
@@ -47,7 +67,12 @@ def power_law_sorted(n, per_row, rng):
     return matrix[np.argsort(-np.diff(matrix.indptr), kind="stable")]
 
 
-BUILDERS = {"banded": banded, "uniform": uniform, "power_law": power_law, "power_law_sorted": power_law_sorted}
+BUILDERS = {
+    "banded": banded,
+    "uniform": uniform,
+    "power_law": power_law,
+    "power_law_sorted": power_law_sorted,
+}
 
 
 def _operands(name, kind, sizes, seed):
@@ -72,6 +97,11 @@ def _check(result, expected):
         raise AssertionError(f"coiter's result differs from SciPy's by {difference:g}")
 
 
+def _kernel_call(kernel, operands):
+    """The call to time: ``kernel`` on ``operands``."""
+    return lambda: kernel(**operands)
+
+
 def measure(mode, threads, policy, seed, log=print):
     sizes = SIZES[mode]
     previous = ct.get_num_threads()
@@ -81,14 +111,21 @@ def measure(mode, threads, policy, seed, log=print):
             log(f"scaling: {name} ...")
             operands, expected = _operands(name, kind, sizes, seed)
             kernel = ct.compile(expression, formats=formats, schedule=schedule)
-            row = {"case": name, "schedule": schedule or "default", "matrix": kind,
-                   "nnz": int(operands["A"].nnz), "seconds": {}}
+            row = {
+                "case": name,
+                "schedule": schedule or "default",
+                "matrix": kind,
+                "nnz": int(operands["A"].nnz),
+                "seconds": {},
+            }
             for count in threads:
                 ct.set_num_threads(count)
-                warmup, result = time_call(lambda: kernel(**operands))
+                call = _kernel_call(kernel, operands)
+                warmup, result = time_call(call)
                 _check(result, expected)
-                timing = measure_interleaved({"coiter": lambda: kernel(**operands)}, policy,
-                                             {"coiter": warmup}, warmup_rounds=1)["coiter"]
+                timing = measure_interleaved(
+                    {"coiter": call}, policy, {"coiter": warmup}, warmup_rounds=1
+                )["coiter"]
                 row["seconds"][count] = timing.as_dict()
             base = row["seconds"][threads[0]]["median"]
             row["speedup"] = {count: base / t["median"] for count, t in row["seconds"].items()}
@@ -102,8 +139,12 @@ def markdown_lines(rows):
     if not rows:
         return []
     counts = list(rows[0]["seconds"])
-    lines = ["| scaling (coiter, same run) | nonzeros | " + " | ".join(f"{c} thread(s)" for c in counts)
-             + " | speedup |", "|---|--:|" + "--:|" * len(counts) + "--:|"]
+    lines = [
+        "| scaling (coiter, same run) | nonzeros | "
+        + " | ".join(f"{c} thread(s)" for c in counts)
+        + " | speedup |",
+        "|---|--:|" + "--:|" * len(counts) + "--:|",
+    ]
     for r in rows:
         times = " | ".join(f"{r['seconds'][c]['median'] * 1e3:.2f} ms" for c in counts)
         lines.append(f"| {r['case']} | {r['nnz']:,} | {times} | {r['speedup'][counts[-1]]:.2f}× |")

@@ -9,8 +9,8 @@ Every result is checked against SciPy's before timing; calls are interleaved
 
     python -m benchmarks.stored_formats [--size N] [--output-dir DIR]
 """
+
 import argparse
-import json
 import pathlib
 import sys
 
@@ -35,7 +35,9 @@ def banded(n, half_width, rng):
 def block_sparse(n, block, blocks_per_row, rng):
     """An n×n matrix of dense block×block blocks, ``blocks_per_row`` random ones per block row."""
     rows = n // block
-    cols = np.sort(np.stack([rng.choice(rows, blocks_per_row, replace=False) for _ in range(rows)]), axis=1)
+    cols = np.sort(
+        np.stack([rng.choice(rows, blocks_per_row, replace=False) for _ in range(rows)]), axis=1
+    )
     indptr = np.arange(0, rows * blocks_per_row + 1, blocks_per_row)
     data = rng.standard_normal((rows * blocks_per_row, block, block))
     return sp.bsr_array((data, cols.ravel(), indptr), shape=(n, n))
@@ -52,6 +54,11 @@ def spmv_kernel(fmt):
     return ct.compile("y(i) = A(i,j) * x(j)", formats={"A": fmt, "x": "d", "y": "d"})
 
 
+def _spmv_calls(kernel, A, x, scipy_matrix, scipy_x):
+    """The SpMV calls to time: coiter's kernel on ``A`` and SciPy's product."""
+    return {"coiter": lambda: kernel(A=A, x=x), "scipy": lambda: scipy_matrix @ scipy_x}
+
+
 def compare(label, contenders, reference):
     """Checks every contender against ``reference``, times them interleaved, returns a row."""
     warmup = {}
@@ -62,7 +69,7 @@ def compare(label, contenders, reference):
             raise AssertionError(f"{label}: {name} disagrees with SciPy")
         warmup[name] = seconds
     timings = measure_interleaved(contenders, POLICY, warmup, warmup_rounds=2)
-    for name, t in timings.items():
+    for t in timings.values():
         if isinstance(t, Exception):
             raise t
     return {name: t.as_dict() | {"runs": None} for name, t in timings.items()}
@@ -78,16 +85,30 @@ def run(size, seed=0):
     def record(label, peer_name, timings):
         coiter_s = timings["coiter"]["median"]
         peer_s = timings[peer_name]["median"]
-        rows.append({"case": label, "peer": peer_name, "coiter_s": coiter_s, "peer_s": peer_s,
-                     "speedup": peer_s / coiter_s, "timings": timings})
-        print(f"{label:<34} coiter {coiter_s * 1e3:8.3f} ms   {peer_name} {peer_s * 1e3:8.3f} ms   "
-              f"{peer_s / coiter_s:5.2f}x", flush=True)
+        rows.append(
+            {
+                "case": label,
+                "peer": peer_name,
+                "coiter_s": coiter_s,
+                "peer_s": peer_s,
+                "speedup": peer_s / coiter_s,
+                "timings": timings,
+            }
+        )
+        print(
+            f"{label:<34} coiter {coiter_s * 1e3:8.3f} ms   {peer_name} {peer_s * 1e3:8.3f} ms   "
+            f"{peer_s / coiter_s:5.2f}x",
+            flush=True,
+        )
 
     dia = banded(size, 3, rng)
     A = ct.asarray(dia)
     kern = spmv_kernel(A.format)
-    record(f"DIA SpMV ({size}, 7 diagonals)", "scipy",
-           compare("dia", {"coiter": lambda: kern(A=A, x=xt), "scipy": lambda: dia @ x}, dia @ x))
+    record(
+        f"DIA SpMV ({size}, 7 diagonals)",
+        "scipy",
+        compare("dia", {"coiter": lambda: kern(A=A, x=xt), "scipy": lambda: dia @ x}, dia @ x),
+    )
 
     n = size - size % 12
     xb = x[:n]
@@ -96,16 +117,28 @@ def run(size, seed=0):
         bsr = block_sparse(n, b, max(1, 24 // b), rng)
         A = ct.asarray(bsr)
         kern = spmv_kernel(A.format)
-        record(f"BCSR {b}x{b} SpMV ({n}, {bsr.nnz} nnz)", "scipy",
-               compare(f"bcsr{b}", {"coiter": lambda: kern(A=A, x=xbt), "scipy": lambda: bsr @ xb}, bsr @ xb))
+        record(
+            f"BCSR {b}x{b} SpMV ({n}, {bsr.nnz} nnz)",
+            "scipy",
+            compare(f"bcsr{b}", _spmv_calls(kern, A, xbt, bsr, xb), bsr @ xb),
+        )
 
     csr = regular_rows(size, 8, rng)
     ell = ct.asarray(csr, format="ell")
     csr_t = ct.asarray(csr)
     kern_ell, kern_csr = spmv_kernel(ell.format), spmv_kernel(csr_t.format)
-    record(f"ELL SpMV ({size}, 8 per row)", "coiter-csr",
-           compare("ell", {"coiter": lambda: kern_ell(A=ell, x=xt), "coiter-csr": lambda: kern_csr(A=csr_t, x=xt)},
-                   csr @ x))
+    record(
+        f"ELL SpMV ({size}, 8 per row)",
+        "coiter-csr",
+        compare(
+            "ell",
+            {
+                "coiter": lambda: kern_ell(A=ell, x=xt),
+                "coiter-csr": lambda: kern_csr(A=csr_t, x=xt),
+            },
+            csr @ x,
+        ),
+    )
     return rows
 
 
@@ -118,7 +151,9 @@ def main(argv=None):
     rows = run(args.size, args.seed)
     out = pathlib.Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    write_results(out / "stored-formats-1-thread.json", environment(threads=1, size=args.size, cases=rows))
+    write_results(
+        out / "stored-formats-1-thread.json", environment(threads=1, size=args.size, cases=rows)
+    )
     return 0
 
 

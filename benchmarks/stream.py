@@ -8,6 +8,7 @@ level cache, the arrays are first touched by the threads that use them, bandwidt
 same convention as the SpMV byte count), and the best of the repetitions is the limit (the
 median is recorded too).
 """
+
 import ctypes
 import os
 import statistics
@@ -52,8 +53,22 @@ def _build(directory):
     source, library = Path(directory, "triad.c"), Path(directory, "triad.so")
     source.write_text(TRIAD_C)
     compiler = os.environ.get("CC", "cc")
-    subprocess.run([compiler, "-O3", "-march=native", "-fopenmp", "-shared", "-fPIC",
-                    str(source), "-o", str(library)], check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            compiler,
+            "-O3",
+            "-march=native",
+            "-fopenmp",
+            "-shared",
+            "-fPIC",
+            str(source),
+            "-o",
+            str(library),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return ctypes.CDLL(str(library))
 
 
@@ -72,19 +87,38 @@ def probe(thread_counts, repetitions=10, elements=None):
         a, b, c = (np.empty(elements) for _ in range(3))
         times = np.zeros(repetitions)
         pointer = ctypes.POINTER(ctypes.c_double)
-        library.triad.argtypes = [pointer, pointer, pointer, ctypes.c_long, ctypes.c_int,
-                                  ctypes.c_int, pointer]
+        library.triad.argtypes = [
+            pointer,
+            pointer,
+            pointer,
+            ctypes.c_long,
+            ctypes.c_int,
+            ctypes.c_int,
+            pointer,
+        ]
         by_threads = {}
         for threads in thread_counts:
-            library.triad(*(x.ctypes.data_as(pointer) for x in (a, b, c)), elements, threads,
-                          repetitions, times.ctypes.data_as(pointer))
+            library.triad(
+                *(x.ctypes.data_as(pointer) for x in (a, b, c)),
+                elements,
+                threads,
+                repetitions,
+                times.ctypes.data_as(pointer),
+            )
             if not np.all(a == 7.0):
                 return {"error": "the triad probe computed a wrong result"}
-            runs = times.tolist()[1:]          # the first repetition warms up
+            runs = times.tolist()[1:]  # the first repetition warms up
             n_bytes = 24 * elements
-            by_threads[threads] = {"best_gbs": n_bytes / min(runs) / 1e9,
-                                   "median_gbs": n_bytes / statistics.median(runs) / 1e9,
-                                   "runs_s": runs}
-    return {"method": "STREAM triad a = b + 3 c, C with OpenMP, -O3 -march=native",
-            "last_level_cache_bytes": last_level_cache_bytes(), "elements": elements, "array_bytes": 8 * elements, "bytes_per_element": 24,
-            "by_threads": by_threads}
+            by_threads[threads] = {
+                "best_gbs": n_bytes / min(runs) / 1e9,
+                "median_gbs": n_bytes / statistics.median(runs) / 1e9,
+                "runs_s": runs,
+            }
+    return {
+        "method": "STREAM triad a = b + 3 c, C with OpenMP, -O3 -march=native",
+        "last_level_cache_bytes": last_level_cache_bytes(),
+        "elements": elements,
+        "array_bytes": 8 * elements,
+        "bytes_per_element": 24,
+        "by_threads": by_threads,
+    }

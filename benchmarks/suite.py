@@ -10,6 +10,7 @@ Each further thread count (all cores) times again only the peers that can change
 thread count; a single-threaded peer is not re-timed, and the row says so, so that no
 number is presented as parallel when it is not.
 """
+
 import gc
 import time
 import traceback
@@ -32,8 +33,9 @@ def _error_text(error):
     return f"{type(error).__name__}: {error}"
 
 
-def run_case(kernel, data, peers, thread_counts, policy, rng, bandwidth=None, log=print,
-             first_call=False):
+def run_case(
+    kernel, data, peers, thread_counts, policy, rng, bandwidth=None, log=print, first_call=False
+):
     """Records (one per thread count) for ``kernel`` on ``data``; with ``first_call``, the
     last row (the most threads) also holds the first call in a fresh process
     (``first_call``)."""
@@ -56,8 +58,11 @@ def run_case(kernel, data, peers, thread_counts, policy, rng, bandwidth=None, lo
             peer_records[peer.name] = {"status": "unsupported", "reason": str(reason)}
             continue
         except Exception as error:  # a peer failing is recorded with its exception text
-            peer_records[peer.name] = {"status": "error", "reason": _error_text(error),
-                                       "traceback": traceback.format_exc()}
+            peer_records[peer.name] = {
+                "status": "error",
+                "reason": _error_text(error),
+                "traceback": traceback.format_exc(),
+            }
             log(f"    {peer.name} FAILED: {_error_text(error)}")
             continue
         prepared[peer.name] = call
@@ -80,8 +85,11 @@ def run_case(kernel, data, peers, thread_counts, policy, rng, bandwidth=None, lo
     spmv_bytes = kernels_module.spmv_bytes(operands) if kernel.name.startswith("spmv") else None
     rows = []
     for row, threads in enumerate(thread_counts):
-        timed = {name: call for name, call in prepared.items()
-                 if row == 0 or by_name[name].can_set_threads()}
+        timed = {
+            name: call
+            for name, call in prepared.items()
+            if row == 0 or by_name[name].can_set_threads()
+        }
         if row > 0 and not timed:
             continue
         for name in timed:
@@ -104,17 +112,29 @@ def run_case(kernel, data, peers, thread_counts, policy, rng, bandwidth=None, lo
                         if bandwidth and threads in bandwidth:
                             cell["stream_fraction"] = cell["gbs"] / bandwidth[threads]
             elif row > 0 and record["status"] == "ok":
-                cell = {"status": "single-threaded",
-                        "reason": f"{name} cannot change its thread count; see the 1-thread row"}
+                cell = {
+                    "status": "single-threaded",
+                    "reason": f"{name} cannot change its thread count; see the 1-thread row",
+                }
             cells[name] = cell
-        rows.append({"kernel": kernel.name, "title": kernel.title, "expression": kernel.expression,
-                     "data": data.name, "threads": threads, "spmv_bytes": spmv_bytes,
-                     "reference": reference_name,
-                     "peers": cells})
+        rows.append(
+            {
+                "kernel": kernel.name,
+                "title": kernel.title,
+                "expression": kernel.expression,
+                "data": data.name,
+                "threads": threads,
+                "spmv_bytes": spmv_bytes,
+                "reference": reference_name,
+                "peers": cells,
+            }
+        )
     for peer in peers:
         if peer.available and peer.can_set_threads():
             peer.set_threads(thread_counts[0])
-    if first_call and any(peer_records.get(name, {}).get("status") == "ok" for name in COITER_PEERS):
+    if first_call and any(
+        peer_records.get(name, {}).get("status") == "ok" for name in COITER_PEERS
+    ):
         record = first_call_module.measure(kernel, operands, thread_counts[-1])
         if "error" in record:
             log(f"    first call FAILED: {record['error']}")
@@ -128,27 +148,42 @@ def run_case(kernel, data, peers, thread_counts, policy, rng, bandwidth=None, lo
     return rows
 
 
-def run_suite(datasets, kernels, peers, thread_counts, policy, seed, bandwidth=None, log=print,
-              first_call=False):
+def run_suite(
+    datasets,
+    kernels,
+    peers,
+    thread_counts,
+    policy,
+    seed,
+    bandwidth=None,
+    log=print,
+    first_call=False,
+):
     """All records, kernel by kernel on each data set."""
     records = []
     for data in datasets:
         on = "tensor" if hasattr(data, "coords") else "matrix"
         described = data.describe()
-        log(f"{data.name}: {described['shape']}, {described['nnz']:,} nonzeros ({described['source']})")
+        log(
+            f"{data.name}: {described['shape']}, {described['nnz']:,} nonzeros "
+            f"({described['source']})"
+        )
         for kernel in kernels:
             if kernel.on != on:
                 continue
             start = time.perf_counter()
             rng = rng_for(f"{data.name}:{kernel.name}", seed)
-            rows = run_case(kernel, data, peers, thread_counts, policy, rng, bandwidth, log,
-                            first_call)
+            rows = run_case(
+                kernel, data, peers, thread_counts, policy, rng, bandwidth, log, first_call
+            )
             for row in rows:
                 row["data_info"] = described
             records.extend(rows)
-            log(f"  {kernel.name:18s} {time.perf_counter() - start:6.1f} s  "
+            log(
+                f"  {kernel.name:18s} {time.perf_counter() - start:6.1f} s  "
                 + "  ".join(f"{name}={_short(cell)}" for name, cell in rows[0]["peers"].items())
-                + _short_first_call(rows[-1].get("first_call")))
+                + _short_first_call(rows[-1].get("first_call"))
+            )
     return records
 
 

@@ -5,6 +5,7 @@ turn, repeatedly), so that a change in the machine's load touches all of them al
 shared machine that matters more than the number of repeats. Each call's result is freed
 outside the clock.
 """
+
 import gc
 import statistics
 import time
@@ -14,18 +15,18 @@ from dataclasses import asdict, dataclass
 @dataclass
 class Timing:
     """Seconds per call: the median of ``runs``, and their spread."""
+
     median: float
     minimum: float
     maximum: float
-    iqr: float             # interquartile range: the spread that ignores single outliers
+    iqr: float  # interquartile range: the spread that ignores single outliers
     runs: list
 
     @classmethod
     def of(cls, runs):
         runs = list(runs)
         quartiles = statistics.quantiles(runs, n=4) if len(runs) > 1 else [runs[0]] * 3
-        return cls(statistics.median(runs), min(runs), max(runs),
-                   quartiles[2] - quartiles[0], runs)
+        return cls(statistics.median(runs), min(runs), max(runs), quartiles[2] - quartiles[0], runs)
 
     @property
     def relative_spread(self):
@@ -55,6 +56,7 @@ class RepeatPolicy:
     fill ``budget_s``, at least ``min_repeats`` and at most ``max_repeats``; but a call so
     slow that ``min_repeats`` of them would pass ``cap_s`` gets only what fits in ``cap_s``
     (at least one), so that one slow peer does not stretch the whole run."""
+
     min_repeats: int
     max_repeats: int
     budget_s: float
@@ -105,5 +107,6 @@ def median_of(fn, repeats, warmup=1):
     """Timing of ``repeats`` calls of ``fn`` after ``warmup`` untimed calls."""
     for _ in range(warmup):
         fn()
-    return measure_interleaved({"fn": fn}, RepeatPolicy(repeats, repeats, 0.0, float("inf")),
-                               {"fn": 1.0})["fn"]
+    return measure_interleaved(
+        {"fn": fn}, RepeatPolicy(repeats, repeats, 0.0, float("inf")), {"fn": 1.0}
+    )["fn"]

@@ -5,6 +5,7 @@ Run it with `bash scripts/demo.sh` (sets the machine up first) or, inside the vi
 environment, `python examples/demo.py`. Every result is checked against SciPy/NumPy, and
 each kernel is timed next to the SciPy/NumPy code that computes the same thing.
 """
+
 import statistics
 import tempfile
 import time
@@ -21,11 +22,13 @@ def section(title):
 
 
 def show_levels(name, tensor):
-    print(f"{name}: shape={tensor.shape} dtype={tensor.dtype} format={tensor.format} "
-          f"nnz={tensor.nnz}")
+    print(
+        f"{name}: shape={tensor.shape} dtype={tensor.dtype} format={tensor.format} nnz={tensor.nnz}"
+    )
     for k, level in enumerate(tensor.levels):
-        arrays = ", ".join(f"{key}={np.array2string(a, threshold=12)}"
-                           for key, a in level.arrays.items())
+        arrays = ", ".join(
+            f"{key}={np.array2string(a, threshold=12)}" for key, a in level.arrays.items()
+        )
         print(f"  level {k}: {level.type}" + (f"  {arrays}" if arrays else ""))
     print(f"  values = {np.array2string(tensor.values, precision=2, threshold=12)}")
 
@@ -46,9 +49,14 @@ assert len(ct.bcsr((2, 2)).levels) == 4 and ct.bcsr((2, 2)).order == 2
 section("Tensors from SciPy and NumPy (zero copy)")
 A = ct.asarray(M)  # canonical SciPy CSR -> CSR tensor, sharing SciPy's arrays
 show_levels("A", A)
-print("shares memory with SciPy: values", np.shares_memory(A.values, M.data),
-      " crd", np.shares_memory(A.levels[1].crd, M.indices),
-      " pos", np.shares_memory(A.levels[1].pos, M.indptr))
+print(
+    "shares memory with SciPy: values",
+    np.shares_memory(A.values, M.data),
+    " crd",
+    np.shares_memory(A.levels[1].crd, M.indices),
+    " pos",
+    np.shares_memory(A.levels[1].pos, M.indptr),
+)
 assert A.format == csr and A.shape == M.shape and A.nnz == M.nnz
 assert np.shares_memory(A.values, M.data) and np.shares_memory(A.levels[1].crd, M.indices)
 assert np.array_equal(A.levels[1].pos, M.indptr) and np.array_equal(A.levels[1].crd, M.indices)
@@ -74,16 +82,17 @@ for target in ["csc", "coo", "dia", "ell", ct.bcsr((2, 2))]:
         # DIA stores whole diagonals, zeros included, and counts them as SciPy does; the
         # formats converted from it below keep those explicit zeros as stored entries.
         assert T.nnz == M.todia().nnz
-        print(f"  (DIA nnz counts the zeros on its diagonals, as SciPy's todia() does: "
-              f"{M.todia().nnz})")
+        print(
+            f"  (DIA nnz counts the zeros on its diagonals, as SciPy's todia() does: "
+            f"{M.todia().nnz})"
+        )
 csc_T = A.asformat("csc")
 assert csc_T.format == csc
 S = csc_T.to_scipy()
 assert S.format == "csc" and np.array_equal(S.toarray(), reference)
 assert np.array_equal(csc_T.levels[1].pos, M.tocsc().indptr)
 coo_coords, coo_values = A.asformat("coo").coords()
-assert np.array_equal(sp.coo_array((coo_values, coo_coords.T), shape=M.shape).toarray(),
-                      reference)
+assert np.array_equal(sp.coo_array((coo_values, coo_coords.T), shape=M.shape).toarray(), reference)
 print("each format holds the same matrix as SciPy: ok")
 
 section("A hashed level (unordered, locate + insert)")
@@ -104,6 +113,7 @@ with tempfile.TemporaryDirectory() as tmp:
     print("read back:", B)
     assert B.shape == M.shape and np.allclose(B.to_numpy(), reference)
     import scipy.io
+
     assert np.allclose(scipy.io.mmread(path).toarray(), reference)  # SciPy reads our file
     ct.write(Path(tmp) / "A.npz", A)
     C = ct.read(Path(tmp) / "A.npz")
@@ -134,8 +144,11 @@ def show_source(kern, max_lines=None):
     else:
         header = next(n for n, line in enumerate(lines) if line.startswith("int32_t "))
         body = next(n for n, line in enumerate(lines) if line.lstrip().startswith("for ("))
-        shown = lines[header:header + 1] + [f"  ... ({body - header - 1} lines: arguments, "
-                                            "allocations)"] + lines[body:body + max_lines]
+        shown = (
+            lines[header : header + 1]
+            + [f"  ... ({body - header - 1} lines: arguments, allocations)"]
+            + lines[body : body + max_lines]
+        )
     for line in shown:
         print("    " + line)
     if len(lines) > len(shown):
@@ -145,8 +158,10 @@ def show_source(kern, max_lines=None):
 def compare(label, kern_fn, ref_fn, error):
     ours, theirs = per_call(kern_fn), per_call(ref_fn)
     print(f"max abs error vs {label}: {error:.2e}")
-    print(f"time per call: coiter {ours * 1e3:.2f} ms, {label} {theirs * 1e3:.2f} ms "
-          f"(ratio {ours / theirs:.2f})")
+    print(
+        f"time per call: coiter {ours * 1e3:.2f} ms, {label} {theirs * 1e3:.2f} ms "
+        f"(ratio {ours / theirs:.2f})"
+    )
 
 
 def canonical(csr):
@@ -164,16 +179,21 @@ def same_csr(ours, ref):
 
 
 section("Compiling SpMV: y(i) = A(i,j) * x(j)")
-print(f"kernels are compiled with the {ct.compiler.default_engine()} engine; "
-      "ct.cache_info() counts compiles and cache hits")
+print(
+    f"kernels are compiled with the {ct.compiler.default_engine()} engine; "
+    "ct.cache_info() counts compiles and cache hits"
+)
 n = 100_000
 Ms = sp.random_array((n, n), density=1e-4, format="csr", random_state=rng)  # 1 M nonzeros
 xs = rng.standard_normal(n)
 start = time.perf_counter()
-spmv = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"},
-                  dtype=np.float64)
-print(f"ct.compile: {(time.perf_counter() - start) * 1e3:.1f} ms "
-      "(from the disk cache when an earlier run compiled it)")
+spmv = ct.compile(
+    "y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, dtype=np.float64
+)
+print(
+    f"ct.compile: {(time.perf_counter() - start) * 1e3:.1f} ms "
+    "(from the disk cache when an earlier run compiled it)"
+)
 print("concrete index notation:", spmv.concrete)
 show_source(spmv)
 As, Xs = ct.asarray(Ms), ct.asarray(xs)
@@ -187,7 +207,7 @@ print("compiling it again hits the in-memory cache:", ct.cache_info())
 assert np.allclose(np.asarray(again(A=As, x=Xs)), np.asarray(y))
 
 # The same kernel from index notation on tensors: y[i] = A[i, j] * x[j].
-i, j, k, l = ct.indices("i j k l")
+i, j = ct.indices("i j")
 y2 = ct.zeros((n,), "dense")
 y2[i] = As[i, j] * Xs[j]
 assert np.allclose(np.asarray(y2), Ms @ xs)
@@ -202,20 +222,24 @@ print("concrete index notation:", spgemm.concrete)
 show_source(spgemm, max_lines=45)
 Pt, Qt = ct.asarray(P), ct.asarray(Q)
 C = spgemm(A=Pt, B=Qt)
-print(f"A, B: {m:,} x {m:,}, {P.nnz:,} and {Q.nnz:,} nonzeros -> C: {C.format}, "
-      f"{C.nnz:,} nonzeros (SciPy: {canonical(P @ Q).nnz:,})")
+print(
+    f"A, B: {m:,} x {m:,}, {P.nnz:,} and {Q.nnz:,} nonzeros -> C: {C.format}, "
+    f"{C.nnz:,} nonzeros (SciPy: {canonical(P @ Q).nnz:,})"
+)
 err = same_csr(C, P @ Q)
 compare("SciPy A @ B", lambda: spgemm(A=Pt, B=Qt), lambda: P @ Q, err)
-print("(coiter's CSR result has sorted rows; SciPy's A @ B leaves each row's column indices "
-      "unsorted)")
+print(
+    "(coiter's CSR result has sorted rows; SciPy's A @ B leaves each row's column indices unsorted)"
+)
 
 section("SDDMM: A(i,j) = B(i,j) * C(i,k) * D(k,j)")
 rows, cols, rank = 20_000, 10_000, 32
 S = sp.random_array((rows, cols), density=1e-3, format="csr", random_state=rng)
 U = rng.standard_normal((rows, rank))
 V = rng.standard_normal((rank, cols))
-sddmm = ct.compile("A(i,j) = B(i,j) * C(i,k) * D(k,j)",
-                   formats={"B": "csr", "C": "dd", "D": "dd", "A": "csr"})
+sddmm = ct.compile(
+    "A(i,j) = B(i,j) * C(i,k) * D(k,j)", formats={"B": "csr", "C": "dd", "D": "dd", "A": "csr"}
+)
 print("concrete index notation:", sddmm.concrete)
 show_source(sddmm, max_lines=12)
 St, Ut, Vt = ct.asarray(S), ct.asarray(U), ct.asarray(V)
@@ -238,16 +262,19 @@ shape3, rank = (200, 300, 400), 16
 T = ct.random(shape3, density=0.005, format="csf", seed=7)  # 120,000 nonzeros
 Ck = rng.standard_normal((shape3[1], rank))
 Dl = rng.standard_normal((shape3[2], rank))
-mttkrp = ct.compile("A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
-                    formats={"B": "csf", "C": "dd", "D": "dd", "A": "dd"})
+mttkrp = ct.compile(
+    "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)", formats={"B": "csf", "C": "dd", "D": "dd", "A": "dd"}
+)
 print("concrete index notation:", mttkrp.concrete)
 show_source(mttkrp, max_lines=20)
 Ct, Dt = ct.asarray(Ck), ct.asarray(Dl)
 out = mttkrp(B=T, C=Ct, D=Dt)
 coords, values = T.coords()
 # SciPy/NumPy: the mode-1 unfolding of B (I x K*L, sparse) times the Khatri-Rao product of C, D.
-unfolded = sp.csr_array((values, (coords[:, 0], coords[:, 1] * shape3[2] + coords[:, 2])),
-                        shape=(shape3[0], shape3[1] * shape3[2]))
+unfolded = sp.csr_array(
+    (values, (coords[:, 0], coords[:, 1] * shape3[2] + coords[:, 2])),
+    shape=(shape3[0], shape3[1] * shape3[2]),
+)
 
 
 def mttkrp_scipy():
@@ -258,13 +285,21 @@ def mttkrp_scipy():
 ref = mttkrp_scipy()
 dense_ref = np.einsum("ikl,kj,lj->ij", T.to_numpy(), Ck, Dl)
 assert np.allclose(ref, dense_ref) and np.allclose(np.asarray(out), ref)
-print(f"B: {shape3[0]} x {shape3[1]} x {shape3[2]} ({T.format}), {T.nnz:,} nonzeros; "
-      f"C, D dense with j = {rank}")
-compare("SciPy (unfolding @ Khatri-Rao)", lambda: mttkrp(B=T, C=Ct, D=Dt), mttkrp_scipy,
-        float(np.max(np.abs(np.asarray(out) - ref))))
+print(
+    f"B: {shape3[0]} x {shape3[1]} x {shape3[2]} ({T.format}), {T.nnz:,} nonzeros; "
+    f"C, D dense with j = {rank}"
+)
+compare(
+    "SciPy (unfolding @ Khatri-Rao)",
+    lambda: mttkrp(B=T, C=Ct, D=Dt),
+    mttkrp_scipy,
+    float(np.max(np.abs(np.asarray(out) - ref))),
+)
 
 info = ct.cache_info()
-print(f"\nkernel cache: {info['compiles']} compiled, {info['disk_hits']} loaded from disk, "
-      f"{info['hits']} in-memory hits, {info['compile_seconds'] * 1e3:.0f} ms building code")
+print(
+    f"\nkernel cache: {info['compiles']} compiled, {info['disk_hits']} loaded from disk, "
+    f"{info['hits']} in-memory hits, {info['compile_seconds'] * 1e3:.0f} ms building code"
+)
 
 print("\nAll demo checks passed.")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Set up (idempotent, see scripts/setup.sh), then run the test suite: pytest, then the C++ unit
-# tests of the engines (tests/cpp, built with CMake in build/cpp-tests; COITER_SKIP_CPP_TESTS=1
-# skips them). Extra arguments go to pytest:
+# Set up (idempotent, see scripts/setup.sh), then run the test suite: the Python checks (ruff's
+# lint and format check, mypy, stubtest of the core's stub; docs/testing.md), pytest, then the
+# C++ unit tests of the engines (tests/cpp, built with CMake in build/cpp-tests;
+# COITER_SKIP_CPP_TESTS=1 skips them). Any finding fails the run. Extra arguments go to pytest:
 #   bash scripts/test.sh -m slow   |   bash scripts/test.sh -k formats -x
 # With --sanitize first, the suite runs instead against a build of the C++ core with
 # AddressSanitizer + UBSan (.venv-sanitize, build/sanitize; see scripts/sanitize.sh):
@@ -16,6 +17,12 @@ fi
 cd "$ROOT"
 PY="$ROOT/.venv/bin/python"
 export PATH="$ROOT/.venv/bin:$PATH"   # the cmake, ctest and ninja that setup.sh installed
+echo "[test] ruff check, ruff format --check, mypy, stubtest of python/coiter/_core.pyi"
+"$PY" -m ruff check "$ROOT"
+"$PY" -m ruff format --check "$ROOT"
+"$PY" -m mypy   # the files and options are pyproject.toml's [tool.mypy]
+MYPYPATH="$ROOT/python" "$PY" -m mypy.stubtest coiter._core \
+    --allowlist "$ROOT/scripts/stubtest_allowlist.txt"
 echo "[test] python -m pytest -q $*"
 "$PY" -m pytest -q "$@"
 if [[ "${COITER_SKIP_CPP_TESTS:-0}" != "1" ]]; then

@@ -1,6 +1,7 @@
 """Shared helpers for the compiler test suites (test_compiler_expressions.py,
 test_compiler_properties.py): operand formats, random operands, and the checks every
 computed result must pass (values against NumPy, dtype, canonical sparse structure)."""
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -27,8 +28,9 @@ OUT_FORMATS_BY_ORDER = {
 UNASSEMBLED_OUT_FORMATS = ["sds:2,0,1", "sds"]
 
 
-def random_array(rng, shape, density=0.4, dtype=np.float64, positive=False, integers=False,
-                 empty_slices=True):
+def random_array(
+    rng, shape, density=0.4, dtype=np.float64, positive=False, integers=False, empty_slices=True
+):
     """A random array with about ``density`` nonzeros. With ``empty_slices`` (and enough
     extent) index 1 of the first mode and index 2 of the last are emptied, so the sparse
     operands have empty rows and columns."""
@@ -104,8 +106,9 @@ def assert_canonical(result):
     assert coords.shape == (result.nnz, result.ndim), (coords.shape, result.nnz)
     for m, extent in enumerate(result.shape):
         if len(coords):
-            assert coords[:, m].min() >= 0 and coords[:, m].max() < extent, \
+            assert coords[:, m].min() >= 0 and coords[:, m].max() < extent, (
                 f"mode {m} coordinate out of range"
+            )
     rows = [tuple(int(c) for c in row) for row in coords[:, list(fmt.mode_order)]]
     assert len(set(rows)) == len(rows), f"duplicate coordinates in a {fmt} result: {rows}"
     hashed = any(level.name == "hashed" for level in fmt.levels)
@@ -119,14 +122,21 @@ def assert_canonical(result):
         assert fresh.has_canonical_format, f"{s.format} result is not canonical"
     # Repacking the dense values into the same format gives the same levels, when the
     # result stores no explicit zeros and its layout is deterministic.
-    if not hashed and result.size and np.count_nonzero(values) == len(values) and result.size <= 10**6:
+    if (
+        not hashed
+        and result.size
+        and np.count_nonzero(values) == len(values)
+        and result.size <= 10**6
+    ):
         again = ct.asarray(result.to_numpy(), format=fmt)
         for a, b in zip(result.levels, again.levels):
             for name in ("pos", "crd"):
                 if getattr(a, name, None) is not None:
-                    np.testing.assert_array_equal(np.asarray(getattr(a, name)),
-                                                  np.asarray(getattr(b, name)),
-                                                  err_msg=f"{name} differs from a fresh pack")
+                    np.testing.assert_array_equal(
+                        np.asarray(getattr(a, name)),
+                        np.asarray(getattr(b, name)),
+                        err_msg=f"{name} differs from a fresh pack",
+                    )
 
 
 # -- random index expressions -------------------------------------------------------------------
@@ -139,9 +149,13 @@ VARIABLES = "ijkl"
 NAMES = "ABCDEFGH"
 LITERALS = ["2", "0.5", "3", "1.5"]
 # Result formats drawn for an explicit out_format (None: inferred).
-PROBLEM_OUT_FORMATS = {0: [None], 1: [None, "dense", "s", "h"],
-                       2: [None, "dense", "csr", "csc", "dcsr", "dcsc", "coo", "sd", "dh"],
-                       3: [None, "dense", "csf", "coo", "dsd"], 4: [None, "dense", "csf", "coo"]}
+PROBLEM_OUT_FORMATS = {
+    0: [None],
+    1: [None, "dense", "s", "h"],
+    2: [None, "dense", "csr", "csc", "dcsr", "dcsc", "coo", "sd", "dh"],
+    3: [None, "dense", "csf", "coo", "dsd"],
+    4: [None, "dense", "csf", "coo"],
+}
 
 
 class HypothesisChoices:
@@ -149,6 +163,7 @@ class HypothesisChoices:
 
     def __init__(self, draw):
         from hypothesis import strategies as st
+
         self.draw, self.st = draw, st
 
     def integer(self, low, high):
@@ -164,8 +179,13 @@ class HypothesisChoices:
         return self.draw(self.st.booleans())
 
     def distinct_sorted(self, low, high, count):
-        return sorted(self.draw(self.st.lists(self.st.integers(low, high), min_size=count,
-                                              max_size=count, unique=True)))
+        return sorted(
+            self.draw(
+                self.st.lists(
+                    self.st.integers(low, high), min_size=count, max_size=count, unique=True
+                )
+            )
+        )
 
 
 class RandomChoices:
@@ -189,17 +209,19 @@ class RandomChoices:
         return bool(self.rng.integers(2))
 
     def distinct_sorted(self, low, high, count):
-        return sorted(int(v) for v in self.rng.choice(np.arange(low, high + 1), count, replace=False))
+        return sorted(
+            int(v) for v in self.rng.choice(np.arange(low, high + 1), count, replace=False)
+        )
 
 
 class Term:
     """``sign * literal * [reduce(var, ] A(..) * B(..) ... [)]``; no accesses: a literal."""
 
     def __init__(self, accesses, literal, sign, reduction=None):
-        self.accesses = accesses          # [(name, indices)]
-        self.literal = literal            # text or None
-        self.sign = sign                  # +1 / -1
-        self.reduction = reduction        # (op, var) or None
+        self.accesses = accesses  # [(name, indices)]
+        self.literal = literal  # text or None
+        self.sign = sign  # +1 / -1
+        self.reduction = reduction  # (op, var) or None
 
     @property
     def variables(self):
@@ -226,8 +248,9 @@ class Problem:
         rhs = ""
         for n, term in enumerate(self.terms):
             if n == 0:
-                rhs = ("-" if term.sign < 0 else "") + (f"({term.text()})" if term.sign < 0
-                                                        else term.text())
+                rhs = ("-" if term.sign < 0 else "") + (
+                    f"({term.text()})" if term.sign < 0 else term.text()
+                )
             else:
                 rhs += (" - " if term.sign < 0 else " + ") + term.text()
         lhs = f"R({','.join(self.result)})" if self.result else "R"
@@ -252,7 +275,9 @@ class Problem:
                 # inside the reduction when only this term uses it (max(i, sum_l A(i,l))),
                 # around it when other terms use it too (sum_i (... + max(j, C(i,j)))).
                 op, var = term.reduction
-                elsewhere = {v for other in self.terms if other is not term for v in other.variables}
+                elsewhere = {
+                    v for other in self.terms if other is not term for v in other.variables
+                }
                 summed = sorted((term.variables - set(self.result) - {var}) & elsewhere)
                 keep = keep + summed + [var]
             if term.accesses:
@@ -261,31 +286,43 @@ class Problem:
             else:
                 value = np.asarray(1.0)
             if term.reduction:
-                value = (np.max if term.reduction[0] == "max" else
-                         np.min if term.reduction[0] == "min" else np.sum)(value, axis=-1)
+                value = (
+                    np.max
+                    if term.reduction[0] == "max"
+                    else np.min
+                    if term.reduction[0] == "min"
+                    else np.sum
+                )(value, axis=-1)
                 keep = keep[:-1]
                 if summed:
                     value = value.sum(axis=tuple(range(len(keep) - len(summed), len(keep))))
-                    keep = keep[:len(keep) - len(summed)]
+                    keep = keep[: len(keep) - len(summed)]
             if term.literal:
                 value = float(term.literal) * value
             value = term.sign * value
             # Broadcast over the result indices the term does not use.
-            value = np.expand_dims(value, tuple(m for m, v in enumerate(self.result) if v not in keep)) \
-                if len(keep) < len(self.result) else value
+            value = (
+                np.expand_dims(value, tuple(m for m, v in enumerate(self.result) if v not in keep))
+                if len(keep) < len(self.result)
+                else value
+            )
             total = total + np.broadcast_to(value, shape)
         return total
 
     def tensors(self):
         """The operands as coiter tensors in their formats."""
-        return {n: (ct.asarray(a) if a.ndim == 0 else ct.asarray(a, format=self.formats[n]))
-                for n, a in self.arrays.items()}
+        return {
+            n: (ct.asarray(a) if a.ndim == 0 else ct.asarray(a, format=self.formats[n]))
+            for n, a in self.arrays.items()
+        }
 
     def __repr__(self):
         formats = {n: str(f) for n, f in self.formats.items()}
         shapes = {n: a.shape for n, a in self.arrays.items()}
-        return (f"Problem({self.statement()!r}, formats={formats}, shapes={shapes}, "
-                f"out_format={self.out_format!r})")
+        return (
+            f"Problem({self.statement()!r}, formats={formats}, shapes={shapes}, "
+            f"out_format={self.out_format!r})"
+        )
 
 
 def build_problem(choices, max_accesses=4, max_extent=5):
@@ -323,20 +360,30 @@ def build_problem(choices, max_accesses=4, max_extent=5):
     bare_literal = len(access_terms) < len(terms)
     for v in used:
         holders = [t for t in terms if v in t.variables]
-        if v not in result and not (len(holders) == 1 or (len(holders) == len(access_terms)
-                                                            and not bare_literal)):
+        if v not in result and not (
+            len(holders) == 1 or (len(holders) == len(access_terms) and not bare_literal)
+        ):
             result.append(v)
     # Optional explicit reduction over an index local to one term (max and min need a
     # nonempty range: draw_data keeps their extent >= 1).
-    local = [(t, v) for t in access_terms for v in sorted(t.variables)
-             if v not in result and sum(v in u.variables for u in terms) == 1]
+    local = [
+        (t, v)
+        for t in access_terms
+        for v in sorted(t.variables)
+        if v not in result and sum(v in u.variables for u in terms) == 1
+    ]
     if local and choices.boolean():
         term, var = choices.pick(local)
         term.reduction = (choices.pick(["sum", "max", "min"]), var)
 
-    formats = {name: choices.pick(FORMATS_BY_ORDER[len(indices)])
-               for term in access_terms for name, indices in term.accesses}
-    problem = Problem({}, terms, result, formats, {}, choices.pick(PROBLEM_OUT_FORMATS[len(result)]))
+    formats = {
+        name: choices.pick(FORMATS_BY_ORDER[len(indices)])
+        for term in access_terms
+        for name, indices in term.accesses
+    }
+    problem = Problem(
+        {}, terms, result, formats, {}, choices.pick(PROBLEM_OUT_FORMATS[len(result)])
+    )
     draw_data(choices, problem, max_extent)
     return problem
 
@@ -375,11 +422,13 @@ def build_schedule(choices, problem, bound_slack=None):
     races = choices.pick(["no_races", "atomics", "temporary", "parallel_reduction"])
     chunks = choices.pick(["dynamic", "static", "dynamic:2", "static:3"])
     bound = problem.extents[v] + size if bound_slack is None else bound_slack + size
-    return choices.pick([
-        f"split({v},{v}0,{v}1,{size})",
-        f"divide({v},{v}0,{v}1,{size})",
-        f"split({v},{v}0,{v}1,{size});parallelize({v}0,cpu_thread,{races},{chunks})",
-        f"parallelize({v},cpu_thread,{races},{chunks})",
-        f"split({v},{v}0,{v}1,{size + 1});split({v}1,{v}10,{v}11,2)",
-        f"bound({v},{v}b,{bound},max_constraint)",
-    ])
+    return choices.pick(
+        [
+            f"split({v},{v}0,{v}1,{size})",
+            f"divide({v},{v}0,{v}1,{size})",
+            f"split({v},{v}0,{v}1,{size});parallelize({v}0,cpu_thread,{races},{chunks})",
+            f"parallelize({v},cpu_thread,{races},{chunks})",
+            f"split({v},{v}0,{v}1,{size + 1});split({v}1,{v}10,{v}11,2)",
+            f"bound({v},{v}b,{bound},max_constraint)",
+        ]
+    )

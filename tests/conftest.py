@@ -5,10 +5,19 @@ import coiter as ct
 
 # Every format of API.md §1 that can store a matrix, by a readable id.
 MATRIX_FORMATS = {
-    "dense": "dense", "csr": "csr", "csc": "csc", "dcsr": "dcsr", "dcsc": "dcsc",
-    "coo": "coo", "csf": "csf", "dia": "dia", "ell": "ell", "bcsr22": ct.bcsr((2, 2)),
-    "hashed": "dh", "hashed_outer": "hs", "unordered": ct.Format(
-        [ct.dense, ct.compressed(ordered=False)]),
+    "dense": "dense",
+    "csr": "csr",
+    "csc": "csc",
+    "dcsr": "dcsr",
+    "dcsc": "dcsc",
+    "coo": "coo",
+    "csf": "csf",
+    "dia": "dia",
+    "ell": "ell",
+    "bcsr22": ct.bcsr((2, 2)),
+    "hashed": "dh",
+    "hashed_outer": "hs",
+    "unordered": ct.Format([ct.dense, ct.compressed(ordered=False)]),
 }
 
 
@@ -21,8 +30,15 @@ def matrix_format(request):
 def thesis_matrix():
     """The 4x6 matrix of taco-core.md §1.7 (row 2 empty)."""
     dense = np.zeros((4, 6))
-    for (i, j), v in {(0, 0): 5, (0, 1): 1, (1, 0): 7, (1, 1): 3, (3, 0): 8, (3, 3): 4,
-                      (3, 4): 9}.items():
+    for (i, j), v in {
+        (0, 0): 5,
+        (0, 1): 1,
+        (1, 0): 7,
+        (1, 1): 3,
+        (3, 0): 8,
+        (3, 3): 4,
+        (3, 4): 9,
+    }.items():
         dense[i, j] = v
     return dense
 
@@ -31,6 +47,7 @@ def thesis_matrix():
 def private_kernel_cache(tmp_path_factory):
     """Kernels compiled by the tests go to a private disk cache, not the user's."""
     import os
+
     previous = os.environ.get("COITER_CACHE_DIR")
     os.environ["COITER_CACHE_DIR"] = str(tmp_path_factory.mktemp("kernel-cache"))
     yield

@@ -23,6 +23,7 @@ A case passes with a correct result or a typed coiter error (API.md §7); any ot
 fails it, and so does a crash or a hang: the cases run in child processes (see
 ``run_batch``), which print each case's number before running it.
 """
+
 import copy
 import faulthandler
 import gzip
@@ -37,16 +38,22 @@ import numpy as np
 import scipy.sparse as sp
 
 import coiter as ct
-from compiler_cases import (ENGINES, RandomChoices, assert_values, build_problem, build_schedule,
-                            draw_data)
+from compiler_cases import (
+    ENGINES,
+    RandomChoices,
+    assert_values,
+    build_problem,
+    build_schedule,
+    draw_data,
+)
 
 CATEGORIES = ("kernel", "corrupt", "expr", "schedule", "file")
 # Share of each category in a run of N cases (test_fuzz.py).
 SHARES = {"kernel": 0.35, "corrupt": 0.15, "expr": 0.2, "schedule": 0.1, "file": 0.2}
-KERNEL_POOL = 96          # statements of the kernel category (slow run)
-SMOKE_KERNEL_POOL = 6     # ... of the smoke run, which must stay fast
+KERNEL_POOL = 96  # statements of the kernel category (slow run)
+SMOKE_KERNEL_POOL = 6  # ... of the smoke run, which must stay fast
 MAX_EXTENT = 6
-CASE_SECONDS = 300        # a case running longer is a hang (compiles under ASan are slow)
+CASE_SECONDS = 300  # a case running longer is a hang (compiles under ASan are slow)
 
 
 def case_rng(category, number):
@@ -59,6 +66,7 @@ class Refused(Exception):
 
 # -- kernels ------------------------------------------------------------------------------------
 
+
 def fuzz_schedule(choices, problem):
     """Commands beyond build_schedule's, some of which break a precondition (reorder into an
     order a format cannot iterate, pos over a dense level, precompute of a non-subexpression):
@@ -66,25 +74,29 @@ def fuzz_schedule(choices, problem):
     loops = problem.variables
     v = choices.pick(loops)
     size = choices.integer(1, 4)
-    access = choices.pick([f"{n}({','.join(idx)})" for n, idx in problem.accesses if idx] or ["Q(i)"])
+    access = choices.pick(
+        [f"{n}({','.join(idx)})" for n, idx in problem.accesses if idx] or ["Q(i)"]
+    )
     term = choices.pick([t.text() for t in problem.terms if t.accesses])
     other = choices.pick(loops)
-    return choices.pick([
-        f"reorder({','.join(choices.permutation(loops))})",
-        f"split({v},{v}0,{v}1,{size});unroll({v}1,{size})",
-        f"split({v},{v}0,{v}1,4);parallelize({v}1,cpu_vector,no_races)",
-        f"pos({v},{v}p,{access})",
-        f"pos({v},{v}p,{access});split({v}p,{v}p0,{v}p1,{size})",
-        f"fuse({v},{other},f)",
-        f"fuse({v},{other},f);pos(f,fp,{access});split(fp,fp0,fp1,{size + 2})",
-        f"precompute({term},[{v}],[{v}w])",
-        f"precompute({term},[{v}],[{v}w],hashed)",
-        f"precompute({term},[{v}],[{v}w],compressed)",
-        f"reorder({','.join(choices.permutation(loops))});precompute({term},{v},{v})",
-        "assemble(R,append)",
-        "assemble(R,insert)",
-        f"bound({v},{v}b,{MAX_EXTENT},max_exact)",
-    ])
+    return choices.pick(
+        [
+            f"reorder({','.join(choices.permutation(loops))})",
+            f"split({v},{v}0,{v}1,{size});unroll({v}1,{size})",
+            f"split({v},{v}0,{v}1,4);parallelize({v}1,cpu_vector,no_races)",
+            f"pos({v},{v}p,{access})",
+            f"pos({v},{v}p,{access});split({v}p,{v}p0,{v}p1,{size})",
+            f"fuse({v},{other},f)",
+            f"fuse({v},{other},f);pos(f,fp,{access});split(fp,fp0,fp1,{size + 2})",
+            f"precompute({term},[{v}],[{v}w])",
+            f"precompute({term},[{v}],[{v}w],hashed)",
+            f"precompute({term},[{v}],[{v}w],compressed)",
+            f"reorder({','.join(choices.permutation(loops))});precompute({term},{v},{v})",
+            "assemble(R,append)",
+            "assemble(R,insert)",
+            f"bound({v},{v}b,{MAX_EXTENT},max_exact)",
+        ]
+    )
 
 
 _POOL = {}
@@ -97,9 +109,13 @@ def kernel_structure(index):
         choices = RandomChoices(rng)
         problem = build_problem(choices, max_accesses=4, max_extent=MAX_EXTENT)
         kind = choices.pick(["none", "none", "legal", "any"])
-        schedule = (None if kind == "none" or not problem.variables else
-                    build_schedule(choices, problem, bound_slack=MAX_EXTENT) if kind == "legal"
-                    else fuzz_schedule(choices, problem))
+        schedule = (
+            None
+            if kind == "none" or not problem.variables
+            else build_schedule(choices, problem, bound_slack=MAX_EXTENT)
+            if kind == "legal"
+            else fuzz_schedule(choices, problem)
+        )
         _POOL[index] = (problem, schedule)
     return _POOL[index]
 
@@ -117,8 +133,13 @@ def kernel_case(number, pool=KERNEL_POOL):
     outcomes = []
     for engine in ENGINES:
         try:
-            result = ct.evaluate(statement, out_format=problem.out_format, engine=engine,
-                                 schedule=schedule, **problem.tensors())
+            result = ct.evaluate(
+                statement,
+                out_format=problem.out_format,
+                engine=engine,
+                schedule=schedule,
+                **problem.tensors(),
+            )
         except ct.ScheduleError as error:
             # Only a schedule may be refused, and by both engines alike: preconditions do not
             # depend on the engine.
@@ -147,15 +168,16 @@ def kernel_case(number, pool=KERNEL_POOL):
 
 # -- corrupted operands -------------------------------------------------------------------------
 
+
 def _canonical_csr(pos, crd, values, shape):
     """A SciPy CSR of the arrays when they form a valid canonical CSR matrix, else None."""
     pos, crd = np.asarray(pos), np.asarray(crd)
     if len(pos) != shape[0] + 1 or pos[0] != 0 or np.any(np.diff(pos) < 0) or pos[-1] > len(crd):
         return None
-    if pos[-1] and (crd[:pos[-1]].min() < 0 or crd[:pos[-1]].max() >= shape[1]):
+    if pos[-1] and (crd[: pos[-1]].min() < 0 or crd[: pos[-1]].max() >= shape[1]):
         return None
     for r in range(shape[0]):
-        if np.any(np.diff(crd[pos[r]:pos[r + 1]]) <= 0):
+        if np.any(np.diff(crd[pos[r] : pos[r + 1]]) <= 0):
             return None
     n = int(pos[-1])
     return sp.csr_array((np.array(values[:n]), np.array(crd[:n]), np.array(pos)), shape=shape)
@@ -165,8 +187,9 @@ def corrupt_case(number):
     rng = case_rng("corrupt", number)
     c = RandomChoices(rng)
     shape = (c.integer(1, 12), c.integer(1, 12))
-    M0 = sp.random_array(shape, density=c.pick([0.1, 0.3, 0.7]), format="csr",
-                         random_state=int(rng.integers(2**31)))
+    M0 = sp.random_array(
+        shape, density=c.pick([0.1, 0.3, 0.7]), format="csr", random_state=int(rng.integers(2**31))
+    )
     x = rng.random(shape[1])
     engine = c.pick(ENGINES)
     lie = c.boolean()
@@ -182,31 +205,69 @@ def corrupt_case(number):
         levels = [lv for lv in T.levels]
         choice = c.integer(0, len(levels) - 1)
         level = levels[choice]
-        arrays = {name: getattr(level, name) for name in ("pos", "crd") if getattr(level, name, None) is not None}
+        arrays = {
+            name: getattr(level, name)
+            for name in ("pos", "crd")
+            if getattr(level, name, None) is not None
+        }
         if not arrays:
             level = levels[-1]
-            arrays = {name: getattr(level, name) for name in ("pos", "crd") if getattr(level, name, None) is not None}
+            arrays = {
+                name: getattr(level, name)
+                for name in ("pos", "crd")
+                if getattr(level, name, None) is not None
+            }
     name = c.pick(sorted(arrays))
     array = arrays[name]
     extent = max(shape)
     if len(array):
         at = c.integer(0, len(array) - 1)
         old = int(array[at])
-        mutation = c.pick(["value", "value", "swap", "shrink"] if lie else ["value", "value", "swap"])
+        mutation = c.pick(
+            ["value", "value", "swap", "shrink"] if lie else ["value", "value", "swap"]
+        )
         if mutation == "swap" and len(array) > 1:
             other = c.integer(0, len(array) - 1)
             array[at], array[other] = array[other], array[at]
         elif mutation == "shrink" and lie and name == "crd":
-            M.indices = M.indices[:c.integer(0, len(M.indices))]
+            M.indices = M.indices[: c.integer(0, len(M.indices))]
         else:
             info = np.iinfo(array.dtype)
-            array[at] = c.pick([-1, -2, info.min, info.max, extent, extent - 1, 0, len(array),
-                                10**9 if info.max > 10**9 else info.max, old + 1, old - 1,
-                                c.integer(0, extent)])
-    use = c.pick(["spmv", "spmv", "add", "multiply", "spgemm", "einsum", "kernel", "to_numpy",
-                  "asformat", "coords", "element"])
-    context = (f"corrupt {number}: {'lying scipy' if lie else fmt} {name} changed, use {use}, "
-               f"engine {engine}")
+            array[at] = c.pick(
+                [
+                    -1,
+                    -2,
+                    info.min,
+                    info.max,
+                    extent,
+                    extent - 1,
+                    0,
+                    len(array),
+                    10**9 if info.max > 10**9 else info.max,
+                    old + 1,
+                    old - 1,
+                    c.integer(0, extent),
+                ]
+            )
+    use = c.pick(
+        [
+            "spmv",
+            "spmv",
+            "add",
+            "multiply",
+            "spgemm",
+            "einsum",
+            "kernel",
+            "to_numpy",
+            "asformat",
+            "coords",
+            "element",
+        ]
+    )
+    context = (
+        f"corrupt {number}: {'lying scipy' if lie else fmt} {name} changed, use {use}, "
+        f"engine {engine}"
+    )
     try:
         if use == "spmv":
             got = ct.evaluate("y(i) = A(i,j) * x(j)", A=T, x=x, engine=engine).to_numpy()
@@ -215,11 +276,15 @@ def corrupt_case(number):
         elif use == "multiply":
             got = ct.evaluate("C(i,j) = A(i,j) * B(i,j)", A=T, B=M0, engine=engine).to_numpy()
         elif use == "spgemm":
-            got = ct.evaluate("C(i,k) = A(i,j) * B(j,k)", A=T, B=M0.T.tocsr(), engine=engine).to_numpy()
+            got = ct.evaluate(
+                "C(i,k) = A(i,j) * B(j,k)", A=T, B=M0.T.tocsr(), engine=engine
+            ).to_numpy()
         elif use == "einsum":
             got = ct.einsum("ij,j->i", T, x).to_numpy()
         elif use == "kernel":
-            kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": fmt, "x": "d", "y": "d"}, engine=engine)
+            kern = ct.compile(
+                "y(i) = A(i,j) * x(j)", formats={"A": fmt, "x": "d", "y": "d"}, engine=engine
+            )
             got = kern(A=T, x=x).to_numpy()
         elif use == "to_numpy":
             got = (ct.asarray(T) if lie else T).to_numpy()
@@ -250,9 +315,14 @@ def corrupt_case(number):
     if valid is None:
         return "computed (invalid arrays)"
     dense = valid.toarray()
-    want = {"spmv": lambda: dense @ x, "add": lambda: dense + M0.toarray(),
-            "multiply": lambda: dense * M0.toarray(), "spgemm": lambda: dense @ M0.T.toarray(),
-            "einsum": lambda: dense @ x, "kernel": lambda: dense @ x}.get(use, lambda: dense)()
+    want = {
+        "spmv": lambda: dense @ x,
+        "add": lambda: dense + M0.toarray(),
+        "multiply": lambda: dense * M0.toarray(),
+        "spgemm": lambda: dense @ M0.T.toarray(),
+        "einsum": lambda: dense @ x,
+        "kernel": lambda: dense @ x,
+    }.get(use, lambda: dense)()
     if use == "element":
         want = dense[r, col]
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-12, err_msg=context)
@@ -270,21 +340,96 @@ def _bound_tensors():
     if _BOUND is None:
         rng = np.random.default_rng(7)
         A = sp.random_array((4, 4), density=0.5, format="csr", random_state=1)
-        _BOUND = {"A": A, "B": rng.random((4, 4)), "C": ct.asarray(A, format="dcsr"),
-                  "x": rng.random(4), "y": ct.asarray(rng.random(4) * (rng.random(4) < 0.5), format="s"),
-                  "s": np.float64(2.5), "T": ct.asarray(rng.random((4, 4, 4)), format="csf")}
+        _BOUND = {
+            "A": A,
+            "B": rng.random((4, 4)),
+            "C": ct.asarray(A, format="dcsr"),
+            "x": rng.random(4),
+            "y": ct.asarray(rng.random(4) * (rng.random(4) < 0.5), format="s"),
+            "s": np.float64(2.5),
+            "T": ct.asarray(rng.random((4, 4, 4)), format="csf"),
+        }
     return _BOUND
 
 
-_TOKENS = ["A", "B", "C", "x", "y", "s", "T", "R", "z", "sum", "max", "min", "i", "j", "k", "l",
-           "(", ")", ",", "=", "+=", "+", "-", "*", "/", " ", "  ", "2", "0.5", "1e308", "1e999",
-           "9" * 25, "1j", ".5", "3.", "1e", "0x1f", "_", "A(i,j)", "x(j)", "(i)", "(i,j)",
-           "()", "\t", "\n", "٣", "\u00e9", "\u200b", "\ud800", "\udcff", "\x00", "\U0001f600",
-           "$", "#", "[", "]", ";", ":", "'", '"', "\\", "ß", "ﬁ", "Ａ"]
-_VALID = ["R(i) = A(i,j) * x(j)", "R(i,j) = A(i,j) + B(i,j)", "R = sum(i, x(i) * x(i))",
-          "R(i) = max(j, A(i,j))", "R(i,j) = A(i,k) * C(k,j)", "R(i) = 2 * y(i) - x(i) / 3",
-          "R(i,j) = T(i,j,k) * x(k)", "R(i) = -(A(i,j) * x(j)) + s", "R(i) = min(j, B(i,j) * A(i,j))",
-          "R(i,j) = A(i,j) * B(i,j) * 0.5"]
+_TOKENS = [
+    "A",
+    "B",
+    "C",
+    "x",
+    "y",
+    "s",
+    "T",
+    "R",
+    "z",
+    "sum",
+    "max",
+    "min",
+    "i",
+    "j",
+    "k",
+    "l",
+    "(",
+    ")",
+    ",",
+    "=",
+    "+=",
+    "+",
+    "-",
+    "*",
+    "/",
+    " ",
+    "  ",
+    "2",
+    "0.5",
+    "1e308",
+    "1e999",
+    "9" * 25,
+    "1j",
+    ".5",
+    "3.",
+    "1e",
+    "0x1f",
+    "_",
+    "A(i,j)",
+    "x(j)",
+    "(i)",
+    "(i,j)",
+    "()",
+    "\t",
+    "\n",
+    "٣",
+    "\u00e9",
+    "\u200b",
+    "\ud800",
+    "\udcff",
+    "\x00",
+    "\U0001f600",
+    "$",
+    "#",
+    "[",
+    "]",
+    ";",
+    ":",
+    "'",
+    '"',
+    "\\",
+    "ß",
+    "ﬁ",
+    "Ａ",
+]
+_VALID = [
+    "R(i) = A(i,j) * x(j)",
+    "R(i,j) = A(i,j) + B(i,j)",
+    "R = sum(i, x(i) * x(i))",
+    "R(i) = max(j, A(i,j))",
+    "R(i,j) = A(i,k) * C(k,j)",
+    "R(i) = 2 * y(i) - x(i) / 3",
+    "R(i,j) = T(i,j,k) * x(k)",
+    "R(i) = -(A(i,j) * x(j)) + s",
+    "R(i) = min(j, B(i,j) * A(i,j))",
+    "R(i,j) = A(i,j) * B(i,j) * 0.5",
+]
 
 
 def random_statement(c):
@@ -322,7 +467,8 @@ def random_statement(c):
         return "R(i) = " + " * ".join(["x(i)"] * n)
     # random bytes, decoded as a user reading a file with errors="surrogateescape" would
     return bytes(int(b) for b in c.rng.integers(0, 256, c.integer(0, 40))).decode(
-        "utf-8", errors="surrogateescape")
+        "utf-8", errors="surrogateescape"
+    )
 
 
 def expr_case(number):
@@ -352,24 +498,97 @@ _SCHEDULE_KERNELS = {
     "C(i,j) = A(i,j) * D(i,k) * E(k,j)": {"A": "csr", "D": "dense", "E": "dense", "C": "csr"},
     "y(i) = A(i,j) * x(j) + z(i)": {"A": "coo"},
 }
-_COMMANDS = ["split", "divide", "pos", "fuse", "precompute", "bound", "unroll", "parallelize",
-             "reorder", "assemble", "splat", ""]
-_ARGS = ["i", "j", "k", "i0", "i1", "j0", "j1", "f", "fp", "jp", "iw", "jw", "q", "0", "1", "2",
-         "3", "7", "-1", "4294967297", "99999999999999999999999", "A(i,j)", "B(k,j)", "x(j)",
-         "A(i,j)*x(j)", "[j]", "[jw]", "[i,j]", "[]", "cpu_thread", "cpu_vector", "gpu_thread",
-         "no_races", "atomics", "temporary", "parallel_reduction", "ignore_races", "static",
-         "dynamic:2", "dynamic:0", "static:-1", "max_exact", "max_constraint", "hashed",
-         "compressed", "dense", "C", "append", "insert", "", " ", "(", ")", ",", ";", "\u00e9",
-         "\x00", "\ud800"]
+_COMMANDS = [
+    "split",
+    "divide",
+    "pos",
+    "fuse",
+    "precompute",
+    "bound",
+    "unroll",
+    "parallelize",
+    "reorder",
+    "assemble",
+    "splat",
+    "",
+]
+_ARGS = [
+    "i",
+    "j",
+    "k",
+    "i0",
+    "i1",
+    "j0",
+    "j1",
+    "f",
+    "fp",
+    "jp",
+    "iw",
+    "jw",
+    "q",
+    "0",
+    "1",
+    "2",
+    "3",
+    "7",
+    "-1",
+    "4294967297",
+    "99999999999999999999999",
+    "A(i,j)",
+    "B(k,j)",
+    "x(j)",
+    "A(i,j)*x(j)",
+    "[j]",
+    "[jw]",
+    "[i,j]",
+    "[]",
+    "cpu_thread",
+    "cpu_vector",
+    "gpu_thread",
+    "no_races",
+    "atomics",
+    "temporary",
+    "parallel_reduction",
+    "ignore_races",
+    "static",
+    "dynamic:2",
+    "dynamic:0",
+    "static:-1",
+    "max_exact",
+    "max_constraint",
+    "hashed",
+    "compressed",
+    "dense",
+    "C",
+    "append",
+    "insert",
+    "",
+    " ",
+    "(",
+    ")",
+    ",",
+    ";",
+    "\u00e9",
+    "\x00",
+    "\ud800",
+]
 
 
 def random_schedule_text(c):
     if c.integer(0, 4) == 0:
-        return "".join(c.pick(_ARGS + ["(", ")", ";", ",", "[", "]", "\n"]) for _ in range(c.integer(0, 20)))
+        return "".join(
+            c.pick(_ARGS + ["(", ")", ";", ",", "[", "]", "\n"]) for _ in range(c.integer(0, 20))
+        )
     if c.integer(0, 6) == 0:
         n = c.pick([100, 2000, 50000])
-        return c.pick(["split(" + "[" * n + "i" + "]" * n + ",i0,i1,2)", "split(i,i0,i1,2);" * n,
-                       "(" * n, "reorder(" + ",".join(["i"] * n) + ")"])
+        return c.pick(
+            [
+                "split(" + "[" * n + "i" + "]" * n + ",i0,i1,2)",
+                "split(i,i0,i1,2);" * n,
+                "(" * n,
+                "reorder(" + ",".join(["i"] * n) + ")",
+            ]
+        )
     commands = []
     for _ in range(c.integer(1, 3)):
         args = ",".join(c.pick(_ARGS) for _ in range(c.integer(0, 5)))
@@ -380,10 +599,36 @@ def random_schedule_text(c):
 def schedule_case(number):
     c = RandomChoices(case_rng("schedule", number))
     if c.integer(0, 4) == 0:  # the builder: bad argument types are TypeErrors (API.md §5)
-        method = c.pick(["split", "divide", "pos", "fuse", "precompute", "bound", "unroll",
-                         "parallelize", "reorder", "assemble"])
-        values = ["i", "i0", 3, -1, 2.5, None, True, "", " ", ct.IndexVar("j"), ["j"], 10**30,
-                  "A(i,j)", b"i"]
+        method = c.pick(
+            [
+                "split",
+                "divide",
+                "pos",
+                "fuse",
+                "precompute",
+                "bound",
+                "unroll",
+                "parallelize",
+                "reorder",
+                "assemble",
+            ]
+        )
+        values = [
+            "i",
+            "i0",
+            3,
+            -1,
+            2.5,
+            None,
+            True,
+            "",
+            " ",
+            ct.IndexVar("j"),
+            ["j"],
+            10**30,
+            "A(i,j)",
+            b"i",
+        ]
         args = [c.pick(values) for _ in range(c.integer(0, 5))]
         try:
             getattr(ct.Schedule(), method)(*args)
@@ -407,29 +652,43 @@ def schedule_case(number):
     n = 7
     dense = {name: rng.random((n, n)) * (rng.random((n, n)) < 0.4) for name in "ABDE"}
     vectors = {name: rng.random(n) for name in "xz"}
-    operands = {name: ct.asarray(dense[name], format=formats.get(name, "dense"))
-                for name in "ABDE" if f"{name}(" in statement}
+    operands = {
+        name: ct.asarray(dense[name], format=formats.get(name, "dense"))
+        for name in "ABDE"
+        if f"{name}(" in statement
+    }
     operands.update({name: vectors[name] for name in "xz" if f"{name}(" in statement})
     try:
         result = kernel(**operands).to_numpy()
     except ct.ShapeError:
         return "refused"  # a bound() promise that these operands break, checked at the call
     A, B, D, E, x, z = (dense["A"], dense["B"], dense["D"], dense["E"], vectors["x"], vectors["z"])
-    expected = {"y(i) = A(i,j) * x(j)": lambda: A @ x, "C(i,j) = A(i,k) * B(k,j)": lambda: A @ B,
-                "C(i,k) = A(i,j) * D(j,k)": lambda: A @ D,
-                "C(i,j) = A(i,j) * D(i,k) * E(k,j)": lambda: A * (D @ E),
-                "y(i) = A(i,j) * x(j) + z(i)": lambda: A @ x + z}[statement]()
-    np.testing.assert_allclose(result, expected, rtol=1e-12, atol=1e-12,
-                               err_msg=f"schedule {text!r} on {statement}, engine {engine}")
+    expected = {
+        "y(i) = A(i,j) * x(j)": lambda: A @ x,
+        "C(i,j) = A(i,k) * B(k,j)": lambda: A @ B,
+        "C(i,k) = A(i,j) * D(j,k)": lambda: A @ D,
+        "C(i,j) = A(i,j) * D(i,k) * E(k,j)": lambda: A * (D @ E),
+        "y(i) = A(i,j) * x(j) + z(i)": lambda: A @ x + z,
+    }[statement]()
+    np.testing.assert_allclose(
+        result,
+        expected,
+        rtol=1e-12,
+        atol=1e-12,
+        err_msg=f"schedule {text!r} on {statement}, engine {engine}",
+    )
     return "computed"
 
 
 # -- files --------------------------------------------------------------------------------------
 
+
 def _valid_file(c, directory):
     """(path, bytes, original tensor) of a valid file of a random kind."""
     rng = c.rng
-    kind = c.pick(["mtx", "mtx-sym", "mtx-array", "mtx-pattern", "mtx-complex", "mtx-int", "tns", "npz"])
+    kind = c.pick(
+        ["mtx", "mtx-sym", "mtx-array", "mtx-pattern", "mtx-complex", "mtx-int", "tns", "npz"]
+    )
     gz = kind != "npz" and c.boolean()
     shape = (c.integer(1, 6), c.integer(1, 6))
     dense = rng.integers(-3, 4, shape) * (rng.random(shape) < 0.5)
@@ -444,8 +703,10 @@ def _valid_file(c, directory):
     path = os.path.join(directory, "case." + kind.split("-")[0] + (".gz" if gz else ""))
     if kind == "mtx-pattern":
         rows, cols = np.nonzero(dense)
-        text = (f"%%MatrixMarket matrix coordinate pattern general\n% a comment\n{shape[0]} {shape[1]} "
-                f"{len(rows)}\n" + "".join(f"{r + 1} {k + 1}\n" for r, k in zip(rows, cols)))
+        text = (
+            f"%%MatrixMarket matrix coordinate pattern general\n% a comment\n{shape[0]} {shape[1]} "
+            f"{len(rows)}\n" + "".join(f"{r + 1} {k + 1}\n" for r, k in zip(rows, cols))
+        )
         data = text.encode()
         original = (dense != 0).astype(np.float64)
         if gz:
@@ -458,7 +719,10 @@ def _valid_file(c, directory):
         elif kind == "mtx-array":
             tensor = ct.asarray(dense.astype(np.float64))
         elif kind == "npz":
-            tensor = ct.asarray(dense.astype(np.float64), format=c.pick(["csr", "csc", "coo", "dcsr", "dense", "dh"]))
+            tensor = ct.asarray(
+                dense.astype(np.float64),
+                format=c.pick(["csr", "csc", "coo", "dcsr", "dense", "dh"]),
+            )
         else:
             tensor = ct.asarray(dense.astype(np.float64), format="coo")
         ct.write(path, tensor, **({"symmetry": "symmetric"} if kind == "mtx-sym" else {}))
@@ -482,14 +746,32 @@ def _mutate_bytes(c, data):
         elif op == "insert":
             data[at:at] = bytes(int(b) for b in c.rng.integers(0, 256, c.integer(1, 8)))
         elif op == "delete":
-            del data[at:at + c.integer(1, 16)]
+            del data[at : at + c.integer(1, 16)]
         elif op == "dup":
             end = min(len(data), at + c.integer(1, 64))
             data[at:at] = data[at:end]
         else:
-            data[at:at] = c.pick([b"\n", b" ", b"-1", b"0", b"99999999999999999999", b"1e999", b"nan",
-                                  b"%", b"#", b"\xff\xfe", b"\x00", b" 1 1 1\n", b"\r\n", "\u00e9".encode(),
-                                  b"inf", b"2**63", b"9223372036854775808"])
+            data[at:at] = c.pick(
+                [
+                    b"\n",
+                    b" ",
+                    b"-1",
+                    b"0",
+                    b"99999999999999999999",
+                    b"1e999",
+                    b"nan",
+                    b"%",
+                    b"#",
+                    b"\xff\xfe",
+                    b"\x00",
+                    b" 1 1 1\n",
+                    b"\r\n",
+                    "\u00e9".encode(),
+                    b"inf",
+                    b"2**63",
+                    b"9223372036854775808",
+                ]
+            )
     return bytes(data)
 
 
@@ -500,31 +782,58 @@ def _mutate_npz(c, path, data):
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         members = {name: archive.read(name) for name in archive.namelist()}
     victim = c.pick(sorted(members))
-    hostile = c.pick(["object", "huge", "wrongtype", "scalar", "drop", "garbage", "negative",
-                      "fortran", "big-endian", "extra"])
+    hostile = c.pick(
+        [
+            "object",
+            "huge",
+            "wrongtype",
+            "scalar",
+            "drop",
+            "garbage",
+            "negative",
+            "fortran",
+            "big-endian",
+            "extra",
+        ]
+    )
     if hostile == "drop":
         del members[victim]
     elif hostile == "garbage":
         members[victim] = _mutate_bytes(c, members[victim])
     elif hostile == "huge":  # a header declaring far more data than the member holds
-        header = {"descr": "<i8", "fortran_order": False, "shape": (c.pick([2**20, 2**31, 2**40, 2**62]),)}
+        header = {
+            "descr": "<i8",
+            "fortran_order": False,
+            "shape": (c.pick([2**20, 2**31, 2**40, 2**62]),),
+        }
         members[victim] = _npy_with_header(header, b"\0" * 64)
     elif hostile == "extra":
         members["level9.array.crd.npy"] = _npy(np.arange(3))
     else:
         array = np.load(io.BytesIO(members[victim]), allow_pickle=False)
-        array = {"object": lambda a: np.array([1, "x", None], dtype=object),
-                 "wrongtype": lambda a: np.asarray(a).astype(np.float32) if np.asarray(a).dtype.kind != "U"
-                 else np.arange(2),
-                 "scalar": lambda a: np.array(3),
-                 "negative": lambda a: -np.abs(np.asarray(a, dtype=np.int64)) - 1
-                 if np.asarray(a).dtype.kind in "iu" else np.array("x"),
-                 "fortran": lambda a: np.asfortranarray(np.atleast_2d(a)),
-                 "big-endian": lambda a: a.astype(a.dtype.newbyteorder(">")) if a.dtype.kind in "iuf" else a,
-                 }[hostile](array)
+        array = {
+            "object": lambda a: np.array([1, "x", None], dtype=object),
+            "wrongtype": lambda a: (
+                np.asarray(a).astype(np.float32)
+                if np.asarray(a).dtype.kind != "U"
+                else np.arange(2)
+            ),
+            "scalar": lambda a: np.array(3),
+            "negative": lambda a: (
+                -np.abs(np.asarray(a, dtype=np.int64)) - 1
+                if np.asarray(a).dtype.kind in "iu"
+                else np.array("x")
+            ),
+            "fortran": lambda a: np.asfortranarray(np.atleast_2d(a)),
+            "big-endian": lambda a: (
+                a.astype(a.dtype.newbyteorder(">")) if a.dtype.kind in "iuf" else a
+            ),
+        }[hostile](array)
         members[victim] = _npy(array)
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", c.pick([zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])) as archive:
+    with zipfile.ZipFile(
+        buffer, "w", c.pick([zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
+    ) as archive:
         for name, content in members.items():
             archive.writestr(name, content)
     return buffer.getvalue()
@@ -573,8 +882,13 @@ def file_case(number):
     return "read"
 
 
-CASES = {"kernel": kernel_case, "corrupt": corrupt_case, "expr": expr_case,
-         "schedule": schedule_case, "file": file_case}
+CASES = {
+    "kernel": kernel_case,
+    "corrupt": corrupt_case,
+    "expr": expr_case,
+    "schedule": schedule_case,
+    "file": file_case,
+}
 
 
 def run_case(category, number, pool=KERNEL_POOL):
@@ -584,6 +898,7 @@ def run_case(category, number, pool=KERNEL_POOL):
 
 
 # -- child processes ----------------------------------------------------------------------------
+
 
 def child_main(category, start, count, pool):
     """Run cases start..start+count-1, printing a JSON line before and after each."""

@@ -1,21 +1,36 @@
 """NumPy indexing of tensors against NumPy on dense copies (pydata/sparse's test_slicing, SciPy's
 test_getelement/test_slicing): integers, slices with any step, None, ..., one integer or boolean
 array, on every mode and every format; iteration and len."""
+
 import numpy as np
 import pytest
 
 import coiter as ct
 from coiter.formats import is_all_dense
+from test_arrays_operators import make
 
 pytestmark = pytest.mark.usefixtures("forget_kernels_afterwards")
 
-from test_arrays_operators import make
-
-KEYS_2D = [1, -1, slice(1, 4), slice(None, None, -1), slice(4, 0, -2), (slice(None), 2),
-           (slice(None), [0, 3, 0, 1]), ([5, 1, 1],), (2, slice(1, None, 2)), (None, 3),
-           (Ellipsis, 1), (slice(None), None, slice(2, 3)), (-2, -3), (slice(7, 9),),
-           (np.array([True, False, True, False, True, False]),), (slice(None), np.array([3, -1])),
-           (Ellipsis,), ()]
+KEYS_2D = [
+    1,
+    -1,
+    slice(1, 4),
+    slice(None, None, -1),
+    slice(4, 0, -2),
+    (slice(None), 2),
+    (slice(None), [0, 3, 0, 1]),
+    ([5, 1, 1],),
+    (2, slice(1, None, 2)),
+    (None, 3),
+    (Ellipsis, 1),
+    (slice(None), None, slice(2, 3)),
+    (-2, -3),
+    (slice(7, 9),),
+    (np.array([True, False, True, False, True, False]),),
+    (slice(None), np.array([3, -1])),
+    (Ellipsis,),
+    (),
+]
 
 
 @pytest.mark.parametrize("fmt", ["dense", "csr", "csc", "coo", "dcsr", "dh", "dia", "ell", "bcsr"])
@@ -34,9 +49,19 @@ def test_matrix_indexing(fmt, key):
 
 
 @pytest.mark.parametrize("fmt", ["dense", "csf", "coo"])
-@pytest.mark.parametrize("key", [0, (1, 2), (slice(None), 1, slice(None)), (Ellipsis, [3, 0]),
-                                 (None, 1, None), (slice(0, 2), slice(None, None, -1), 3),
-                                 ([2, 0, 2], slice(1, 3))], ids=repr)
+@pytest.mark.parametrize(
+    "key",
+    [
+        0,
+        (1, 2),
+        (slice(None), 1, slice(None)),
+        (Ellipsis, [3, 0]),
+        (None, 1, None),
+        (slice(0, 2), slice(None, None, -1), 3),
+        ([2, 0, 2], slice(1, 3)),
+    ],
+    ids=repr,
+)
 def test_tensor_indexing(fmt, key):
     t, d = make((3, 4, 5), 0.3, fmt, seed=2)
     np.testing.assert_array_equal(t[key].to_numpy(), d[key])
@@ -44,8 +69,8 @@ def test_tensor_indexing(fmt, key):
 
 def test_indexing_results_keep_the_format_or_take_the_default():
     t, d = make((6, 4), 0.5, "csc", seed=1)
-    assert t[1:3].format == ct.as_format("csc", 2)   # the order is kept
-    assert t[2].format == ct.as_format("s", 1)       # a row: a compressed vector
+    assert t[1:3].format == ct.as_format("csc", 2)  # the order is kept
+    assert t[2].format == ct.as_format("s", 1)  # a row: a compressed vector
     c, _ = make((6, 4), 0.5, "coo", seed=1)
     assert c[None, 1:3].format == ct.as_format("coo", 3)
 
@@ -87,6 +112,7 @@ def test_csr_row_reads_touch_only_their_rows(monkeypatch):
 
     def no_scan(self):
         raise AssertionError("indexing listed every entry")
+
     monkeypatch.setattr(ct.Tensor, "coords", no_scan)
     np.testing.assert_array_equal(t[7].to_numpy(), d[7])
     np.testing.assert_array_equal(t[3:9, ::2].to_numpy(), d[3:9, ::2])

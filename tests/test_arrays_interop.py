@@ -1,6 +1,7 @@
 """Tensors with the libraries around them: pickle and copy (multiprocessing, joblib, Dask),
 SciPy's linear algebra with coiter doing the products, SciPy sparse types in and out,
 pydata/sparse, pandas sparse frames and Dask arrays."""
+
 import copy
 import pickle
 
@@ -10,7 +11,6 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import coiter as ct
-
 from conftest import MATRIX_FORMATS
 from test_arrays_operators import make
 
@@ -20,8 +20,11 @@ pytestmark = pytest.mark.usefixtures("forget_kernels_afterwards")
 @pytest.mark.parametrize("fmt", sorted(MATRIX_FORMATS))
 @pytest.mark.parametrize("dtype", [np.float64, np.int32, np.complex64, np.bool_])
 def test_pickle_and_deepcopy_round_trip(fmt, dtype):
-    t = ct.asarray(ct.random((6, 8), 0.3, "coo", dtype=dtype, seed=1).to_numpy(),
-                   format=MATRIX_FORMATS[fmt], name="A")
+    t = ct.asarray(
+        ct.random((6, 8), 0.3, "coo", dtype=dtype, seed=1).to_numpy(),
+        format=MATRIX_FORMATS[fmt],
+        name="A",
+    )
     for back in (pickle.loads(pickle.dumps(t)), copy.deepcopy(t), copy.copy(t)):
         assert back.format == t.format and back.dtype == t.dtype and back.name == "A"
         assert back.index_dtype == t.index_dtype
@@ -37,8 +40,9 @@ def test_pickle_of_a_lazy_result_computes_it():
 
 
 def test_tensors_cross_process_boundaries():
-    from concurrent.futures import ProcessPoolExecutor
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     a, da = make((20, 20), 0.2, "csr", seed=1)
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
         result = pool.submit(_row_sums, a).result()
@@ -68,8 +72,9 @@ def test_scipy_solvers_run_on_tensors():
     np.testing.assert_allclose(np.sort(w), np.sort(spla.eigsh(m, k=3, return_eigenvectors=False)))
     r = sp.random(120, 80, density=0.05, random_state=2, format="csr")
     s = spla.svds(ct.asarray(r), k=3, return_singular_vectors=False, random_state=0)
-    np.testing.assert_allclose(np.sort(s), np.sort(spla.svds(r, k=3, return_singular_vectors=False,
-                                                            random_state=0)))
+    np.testing.assert_allclose(
+        np.sort(s), np.sort(spla.svds(r, k=3, return_singular_vectors=False, random_state=0))
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
@@ -130,7 +135,9 @@ def test_pydata_sparse_both_ways():
     np.testing.assert_array_equal(ct.asarray(a.T.to_pydata("gcxs")).to_numpy(), da.T)
     cube = sparse.random((3, 4, 5), density=0.3, random_state=1)
     np.testing.assert_array_equal(ct.asarray(cube).to_numpy(), cube.todense())
-    np.testing.assert_array_equal(ct.asarray(cube, format="csf").to_pydata().todense(), cube.todense())
+    np.testing.assert_array_equal(
+        ct.asarray(cube, format="csf").to_pydata().todense(), cube.todense()
+    )
     with pytest.raises(ct.FormatError, match="fill value"):
         ct.asarray(sparse.COO.from_numpy(np.ones((2, 2)), fill_value=1.0))
 
@@ -162,7 +169,9 @@ def test_dask_arrays_of_tensors():
     np.testing.assert_allclose(doubled.to_numpy(), 2 * da)
     np.testing.assert_allclose(np.asarray(x[5:25, 3:9].compute().to_numpy()), da[5:25, 3:9])
     # the processes scheduler pickles the tensors
-    np.testing.assert_allclose(np.asarray((x.T @ np.ones(40)).compute(scheduler="sync")), da.T @ np.ones(40))
+    np.testing.assert_allclose(
+        np.asarray((x.T @ np.ones(40)).compute(scheduler="sync")), da.T @ np.ones(40)
+    )
 
 
 def test_threadpoolctl_sees_and_limits_coiters_pool():

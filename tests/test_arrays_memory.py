@@ -3,6 +3,7 @@ would need 8 TB) the product's peak memory stays under twice the operands' memor
 
 Measured in a fresh process by the kernel's peak resident set (Linux: VmHWM, reset through
 /proc/self/clear_refs after the operands are built, so building them does not count)."""
+
 import json
 import subprocess
 import sys
@@ -45,7 +46,9 @@ _SCRIPT = textwrap.dedent("""
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self (Linux)")
 def test_matvec_on_a_million_rows_stays_within_twice_the_operands():
-    done = subprocess.run([sys.executable, "-c", _SCRIPT], capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", _SCRIPT], capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr
     m = json.loads(done.stdout.strip().splitlines()[-1])
     assert m["correct"]

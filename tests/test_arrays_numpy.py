@@ -2,21 +2,37 @@
 pydata/sparse's test_array_function and test_elemwise: each function against NumPy on dense
 copies, across formats and dtypes; sparse where the function keeps zeros; and a clear error
 instead of a dense copy beyond ``ct.config.max_dense_bytes``."""
+
 import logging
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import coiter as ct
 from coiter.formats import is_all_dense
+from test_arrays_operators import check, make
 
 pytestmark = pytest.mark.usefixtures("forget_kernels_afterwards")
 
-from test_arrays_operators import check, make
-
-ZERO_KEEPING = [np.sqrt, np.abs, np.negative, np.sin, np.tanh, np.expm1, np.log1p, np.sign,
-                np.square, np.conjugate, np.ceil, np.floor, np.rint, np.isnan, np.isinf]
+ZERO_KEEPING = [
+    np.sqrt,
+    np.abs,
+    np.negative,
+    np.sin,
+    np.tanh,
+    np.expm1,
+    np.log1p,
+    np.sign,
+    np.square,
+    np.conjugate,
+    np.ceil,
+    np.floor,
+    np.rint,
+    np.isnan,
+    np.isinf,
+]
 ZERO_CHANGING = [np.exp, np.cos, np.isfinite, np.logical_not, np.reciprocal]
 
 
@@ -30,15 +46,37 @@ def test_unary_ufuncs(fmt, ufunc):
     check(result, expected, sparse=None if fmt == "dense" else ufunc in ZERO_KEEPING)
 
 
-BINARY = [np.add, np.subtract, np.multiply, np.true_divide, np.maximum, np.minimum, np.hypot,
-          np.power, np.equal, np.not_equal, np.greater, np.logical_and, np.logical_or, np.arctan2,
-          np.copysign, np.floor_divide]
+BINARY = [
+    np.add,
+    np.subtract,
+    np.multiply,
+    np.true_divide,
+    np.maximum,
+    np.minimum,
+    np.hypot,
+    np.power,
+    np.equal,
+    np.not_equal,
+    np.greater,
+    np.logical_and,
+    np.logical_or,
+    np.arctan2,
+    np.copysign,
+    np.floor_divide,
+]
 # Left out: what NumPy itself does not define (ordering and real functions of complex numbers)
 # or raises for (negative integer powers).
-BINARY_CASES = [(dtype, ufunc) for dtype in (np.float64, np.int64, np.complex128) for ufunc in BINARY
-                if not (dtype == np.complex128 and ufunc in (np.maximum, np.minimum, np.hypot, np.greater,
-                                                             np.arctan2, np.copysign, np.floor_divide))
-                and not (dtype == np.int64 and ufunc is np.power)]
+BINARY_CASES = [
+    (dtype, ufunc)
+    for dtype in (np.float64, np.int64, np.complex128)
+    for ufunc in BINARY
+    if not (
+        dtype == np.complex128
+        and ufunc
+        in (np.maximum, np.minimum, np.hypot, np.greater, np.arctan2, np.copysign, np.floor_divide)
+    )
+    and not (dtype == np.int64 and ufunc is np.power)
+]
 
 
 @pytest.mark.parametrize("fmt", ["dense", "csr", "coo"])
@@ -65,8 +103,14 @@ def test_ufuncs_keep_zeros_sparse_as_scipy():
 def test_ndarray_on_the_left_dispatches_to_tensors():
     a, da = make((4, 4), 0.5, "csr", seed=3)
     d = np.arange(16.0).reshape(4, 4)
-    for result, expected in [(d + a, d + da), (d * a, d * da), (d @ a, d @ da), (d - a, d - da),
-                             (d / (a + 1), d / (da + 1)), (np.ones(4) @ a, np.ones(4) @ da)]:
+    for result, expected in [
+        (d + a, d + da),
+        (d * a, d * da),
+        (d @ a, d @ da),
+        (d - a, d - da),
+        (d / (a + 1), d / (da + 1)),
+        (np.ones(4) @ a, np.ones(4) @ da),
+    ]:
         assert isinstance(result, ct.Tensor)
         check(result, expected)
 
@@ -140,8 +184,11 @@ _OPS = st.sampled_from(["add", "sub", "mul", "matvec_free_sum", "neg", "scale", 
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 10_000), fmt=st.sampled_from(["csr", "csc", "coo", "dense"]),
-       ops=st.lists(_OPS, min_size=1, max_size=5))
+@given(
+    seed=st.integers(0, 10_000),
+    fmt=st.sampled_from(["csr", "csc", "coo", "dense"]),
+    ops=st.lists(_OPS, min_size=1, max_size=5),
+)
 def test_random_operator_chains_match_numpy(seed, fmt, ops):
     """Chains of fused operators on random square matrices equal NumPy's, whatever the chain."""
     rng = np.random.default_rng(seed)

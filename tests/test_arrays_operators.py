@@ -2,6 +2,7 @@
 manner of pydata/sparse's test_elemwise/test_coo and SciPy's sparse array tests: every format
 that stores a matrix, several dtypes, results compared elementwise and their formats checked
 against what SciPy returns (sparse or dense)."""
+
 import operator
 
 import numpy as np
@@ -20,8 +21,18 @@ def make(shape, density, fmt, dtype=np.float64, seed=0):
     t = ct.random(shape, density, "coo", dtype=dtype, seed=seed)
     dense = t.to_numpy()
     if dtype != np.bool_:
-        dense = dense - (dense.real > 0.7 if np.iscomplexobj(dense) else dense > 7 if
-                         np.issubdtype(dtype, np.integer) else dense > 0.7) * dense * 2
+        dense = (
+            dense
+            - (
+                dense.real > 0.7
+                if np.iscomplexobj(dense)
+                else dense > 7
+                if np.issubdtype(dtype, np.integer)
+                else dense > 0.7
+            )
+            * dense
+            * 2
+        )
     fmt = ct.bcsr((2, 2)) if fmt == "bcsr" else fmt
     return ct.asarray(dense, format=fmt), dense
 
@@ -58,14 +69,14 @@ def test_binary_operators_match_numpy_and_stay_sparse(fmt, dtype, op):
 def test_operators_with_dense_arrays_and_scalars(fmt):
     a, da = make((5, 4), 0.4, fmt)
     d = np.arange(20.0).reshape(5, 4) - 7
-    check(a + d, da + d, sparse=False)         # SciPy: sparse + dense is dense
+    check(a + d, da + d, sparse=False)  # SciPy: sparse + dense is dense
     check(d - a, d - da, sparse=False)
-    check(a * d, da * d, sparse=True)          # SciPy: sparse.multiply(dense) is sparse
+    check(a * d, da * d, sparse=True)  # SciPy: sparse.multiply(dense) is sparse
     check(2.5 * a, 2.5 * da, sparse=True)
     check(a * 2, da * 2, sparse=True)
     check(-a, -da, sparse=True)
     check(+a, da)
-    check(a + 1, da + 1, sparse=False)         # a nonzero fill: dense
+    check(a + 1, da + 1, sparse=False)  # a nonzero fill: dense
     check(a - 0, da, sparse=True)
     check(a / 4, da / 4, sparse=True)
 
@@ -76,9 +87,9 @@ def test_broadcasting_follows_numpy():
     column = np.arange(1.0, 6.0).reshape(5, 1)
     check(a * row, da * row, sparse=True)
     check(a + column, da + column, sparse=False)
-    check(a / column, da / column, sparse=True)          # row normalization
+    check(a / column, da / column, sparse=True)  # row normalization
     s, ds = make((1, 4), 1.0, "csr", seed=3)
-    check(a * s, da * ds, sparse=True)                   # a sparse operand of extent 1
+    check(a * s, da * ds, sparse=True)  # a sparse operand of extent 1
     with pytest.raises(ct.ShapeError, match="broadcast"):
         a + np.ones(3)
 
@@ -111,14 +122,14 @@ def test_matmul_and_dot(fmt, dtype):
     x = np.arange(5).astype(dtype)
     z = np.arange(6).astype(dtype)
     sparse = fmt != "dense"
-    check(a @ x, da @ x, sparse=False)             # SciPy: sparse @ dense vector is dense
+    check(a @ x, da @ x, sparse=False)  # SciPy: sparse @ dense vector is dense
     check(z @ a, z @ da, sparse=False)
-    check(a @ b, da @ db, sparse=sparse)           # sparse @ sparse stays sparse
+    check(a @ b, da @ db, sparse=sparse)  # sparse @ sparse stays sparse
     check(a @ db, da @ db, sparse=False)
     check(a.dot(b), da.dot(db))
     check(a.T @ z, da.T @ z)
     v = ct.asarray(x)
-    check(v @ v, x @ x)                            # 1-D @ 1-D: a 0-d tensor
+    check(v @ v, x @ x)  # 1-D @ 1-D: a 0-d tensor
     with pytest.raises(ct.ShapeError, match="matmul"):
         a @ a
     with pytest.raises(ValueError, match="scalar"):
@@ -145,7 +156,9 @@ def test_reductions(fmt, method, axis, keepdims):
     check(result, np.asarray(getattr(da, method)(axis=axis, keepdims=keepdims)))
 
 
-@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.int32, np.uint16, np.float32, np.complex64])
+@pytest.mark.parametrize(
+    "dtype", [np.bool_, np.int8, np.int32, np.uint16, np.float32, np.complex64]
+)
 def test_sum_promotes_like_numpy(dtype):
     a, da = make((4, 6), 0.5, "csr", dtype, seed=2)
     check(a.sum(), np.asarray(da.sum()))
@@ -209,19 +222,20 @@ def test_astype_conj_abs_and_powers(fmt, dtype):
     check(a.astype(np.complex128), da.astype(np.complex128))
     check(a.conj(), da.conj())
     check(abs(a), np.abs(da), sparse=fmt != "dense")
-    check(a ** 2, da ** 2, sparse=fmt != "dense")
+    check(a**2, da**2, sparse=fmt != "dense")
     if dtype in (np.float64, np.complex128):
         with np.errstate(all="ignore"):
-            check(a ** 0, da ** 0, sparse=False)   # 0**0 is 1: dense
-            check(a ** -1.0, da ** -1.0)           # inf where zero
+            check(a**0, da**0, sparse=False)  # 0**0 is 1: dense
+            check(a**-1.0, da**-1.0)  # inf where zero
     check(a.real, np.asarray(da.real))
     check(a.imag, np.asarray(da.imag))
     assert a.astype(dtype, copy=False) is a
 
 
 @pytest.mark.parametrize("fmt", ["dense", "csr", "csc", "coo"])
-@pytest.mark.parametrize("op", [operator.eq, operator.ne, operator.lt, operator.le, operator.gt,
-                                operator.ge])
+@pytest.mark.parametrize(
+    "op", [operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge]
+)
 def test_comparisons_are_elementwise(fmt, op):
     a, da = make((5, 6), 0.4, fmt, seed=1)
     b, db = make((5, 6), 0.4, fmt, seed=2)
@@ -287,14 +301,14 @@ def test_contractions_are_not_nested_into_contractions():
     y = product @ x
     check(y, (da @ db) @ x)
     assert "nnz=" in repr(product)  # computed by its own kernel, then read
-    masked = (a @ b) * a                              # an elementwise use is fused (masked SpGEMM)
+    masked = (a @ b) * a  # an elementwise use is fused (masked SpGEMM)
     check(masked, (da @ db) * da, sparse=True)
 
 
 def test_long_chains_do_not_exceed_the_compilers_depth():
     a, da = make((10, 10), 0.3, "csr", seed=1)
     t, expected = a, da
-    for k in range(150):
+    for _ in range(150):
         t = t + a * 0.5
         expected = expected + da * 0.5
     check(t, expected)
@@ -340,16 +354,16 @@ def test_operator_results_compile_and_take_schedules_like_definitions():
     a, da = make((40, 30), 0.2, "csr", seed=1)
     x = np.linspace(0, 1, 30)
     y = a @ x
-    kern = ct.compile(y)            # the definition the operator built, bound to its tensors
+    kern = ct.compile(y)  # the definition the operator built, bound to its tensors
     np.testing.assert_allclose(kern().to_numpy(), da @ x)
-    s = ct.Schedule.parse("split(i0, io, ii, 8)")   # i0, i1, ...: the names repr shows
+    s = ct.Schedule.parse("split(i0, io, ii, 8)")  # i0, i1, ...: the names repr shows
     z = (a * 2) @ x
     assert "out(i0) = t0(i0,i1) * 2 * t1(i1)" in repr(z)
     z.schedule(s)
     check(z, (da * 2) @ x)
     i, j = ct.indices("i j")
     w = a @ x
-    w[i] = a[i, j] * a[i, j] * ct.asarray(x)[j]    # a new definition replaces the operator's
+    w[i] = a[i, j] * a[i, j] * ct.asarray(x)[j]  # a new definition replaces the operator's
     check(w, (da * da) @ x)
 
 
@@ -365,8 +379,12 @@ def test_operands_of_different_formats(fa, fb):
     check(a - b.T.T, da - db)
 
 
-@pytest.mark.parametrize("ta", [np.bool_, np.int8, np.uint8, np.int32, np.float32, np.float64, np.complex64])
-@pytest.mark.parametrize("tb", [np.bool_, np.int8, np.uint8, np.int32, np.float32, np.float64, np.complex64])
+@pytest.mark.parametrize(
+    "ta", [np.bool_, np.int8, np.uint8, np.int32, np.float32, np.float64, np.complex64]
+)
+@pytest.mark.parametrize(
+    "tb", [np.bool_, np.int8, np.uint8, np.int32, np.float32, np.float64, np.complex64]
+)
 def test_mixed_dtypes_promote_as_numpy(ta, tb):
     a, da = make((4, 5), 0.5, "csr", ta, seed=1)
     b, db = make((4, 5), 0.5, "csr", tb, seed=2)
@@ -389,11 +407,13 @@ def test_unsupported_operands_raise_type_errors():
 
 def test_operators_from_many_threads():
     from concurrent.futures import ThreadPoolExecutor
+
     a, da = make((40, 40), 0.1, "csr", seed=1)
     x = np.linspace(0, 1, 40)
 
     def work(k):
         return ((a * k + a.T) @ x).to_numpy()
+
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(work, range(40)))
     for k, got in enumerate(results):
@@ -405,6 +425,7 @@ def test_a_fused_expression_that_does_not_compile_falls_back_to_steps(monkeypatc
     kernels of their own and the operator's own expression is compiled over them."""
     from coiter import operators
     from coiter.notation import accesses
+
     a, da = make((20, 20), 0.2, "csr", seed=1)
     b, db = make((20, 20), 0.2, "csr", seed=2)
     real = operators._choose
@@ -415,6 +436,7 @@ def test_a_fused_expression_that_does_not_compile_falls_back_to_steps(monkeypatc
             refused.append(str(assignment))
             raise ct.CompileError("cannot iterate this (test)")
         return real(assignment, refs, operands, tensor)
+
     monkeypatch.setattr(operators, "_choose", choose)
     total = a + b
     product = total * b.T

@@ -2,6 +2,7 @@
 formats × both engines (C and LLVM), compared with NumPy on the dense arrays; sparse results
 must also be canonical (sorted, no duplicates). Plus dtypes, empty / hypersparse / 1x1 / zero-size
 operands, explicit result formats, index notation, einsum, compiled kernels and errors."""
+
 import re
 import time
 
@@ -10,8 +11,16 @@ import pytest
 import scipy.sparse as sp
 
 import coiter as ct
-from compiler_cases import (ENGINES, FORMATS_BY_ORDER, OUT_FORMATS_BY_ORDER, UNASSEMBLED_OUT_FORMATS, assert_canonical,
-                            assert_values, operand, random_array)
+from compiler_cases import (
+    ENGINES,
+    FORMATS_BY_ORDER,
+    OUT_FORMATS_BY_ORDER,
+    UNASSEMBLED_OUT_FORMATS,
+    assert_canonical,
+    assert_values,
+    operand,
+    random_array,
+)
 
 EXTENTS = {"i": 7, "j": 5, "k": 6, "l": 4}
 
@@ -46,140 +55,322 @@ class Case:
         out = [tuple(fs[(k + p) % len(fs)] for p, fs in enumerate(lists)) for k in range(n)]
         if sum(len(fs) > 1 for fs in lists) > 1:
             for same in SAME_FORMATS:
-                out.append(tuple(same.get(len(self.operands[nm][0]), fs[0]) if same.get(
-                    len(self.operands[nm][0])) in fs else fs[0] for nm, fs in zip(names, lists)))
+                out.append(
+                    tuple(
+                        same.get(len(self.operands[nm][0]), fs[0])
+                        if same.get(len(self.operands[nm][0])) in fs
+                        else fs[0]
+                        for nm, fs in zip(names, lists)
+                    )
+                )
         return [dict(zip(names, c)) for c in dict.fromkeys(out)]
 
 
 # Formats given to every operand at once (by order), on top of the cyclic shifts.
-SAME_FORMATS = [{1: "s", 2: "csr", 3: "csf"}, {1: "s", 2: "coo", 3: "coo"},
-                {1: "h", 2: "dh", 3: "sds:2,0,1"}]
+SAME_FORMATS = [
+    {1: "s", 2: "csr", 3: "csf"},
+    {1: "s", 2: "coo", 3: "coo"},
+    {1: "h", 2: "dh", 3: "sds:2,0,1"},
+]
 
 
 CASES = [
     # matrix-vector
-    Case("spmv", "y(i) = A(i,j) * x(j)", {"A": ("ij", "any"), "x": ("j", "any")},
-         lambda d: d["A"] @ d["x"]),
-    Case("spmv_transposed", "y(j) = A(i,j) * x(i)", {"A": ("ij", "any"), "x": ("i", "any")},
-         lambda d: d["A"].T @ d["x"]),
-    Case("spmspv", "y(i) = A(i,j) * x(j)", {"A": ("ij", "any"), "x": ("j", "sparse")},
-         lambda d: d["A"] @ d["x"]),
-    Case("spmv_two_terms", "y(i) = A(i,j) * x(j) + B(i,j) * z(j)",
-         {"A": ("ij", "any"), "x": ("j", "dense"), "B": ("ij", "any"), "z": ("j", "any")},
-         lambda d: d["A"] @ d["x"] + d["B"] @ d["z"]),
-    Case("residual", "r(i) = b(i) - A(i,j) * x(j)",
-         {"b": ("i", "any"), "A": ("ij", "any"), "x": ("j", "any")},
-         lambda d: d["b"] - d["A"] @ d["x"]),
-    Case("gemv_alpha_beta", "y(i) = alpha * A(j,i) * x(j) + beta * z(i)",
-         {"alpha": ("", "dense"), "A": ("ji", "any"), "x": ("j", "any"), "beta": ("", "dense"),
-          "z": ("i", "any")},
-         lambda d: d["alpha"] * (d["A"].T @ d["x"]) + d["beta"] * d["z"]),
-    Case("gemv_literals", "y(i) = 2 * A(j,i) * x(j) + 0.5 * z(i)",
-         {"A": ("ji", "any"), "x": ("j", "any"), "z": ("i", "any")},
-         lambda d: 2 * (d["A"].T @ d["x"]) + 0.5 * d["z"]),
+    Case(
+        "spmv",
+        "y(i) = A(i,j) * x(j)",
+        {"A": ("ij", "any"), "x": ("j", "any")},
+        lambda d: d["A"] @ d["x"],
+    ),
+    Case(
+        "spmv_transposed",
+        "y(j) = A(i,j) * x(i)",
+        {"A": ("ij", "any"), "x": ("i", "any")},
+        lambda d: d["A"].T @ d["x"],
+    ),
+    Case(
+        "spmspv",
+        "y(i) = A(i,j) * x(j)",
+        {"A": ("ij", "any"), "x": ("j", "sparse")},
+        lambda d: d["A"] @ d["x"],
+    ),
+    Case(
+        "spmv_two_terms",
+        "y(i) = A(i,j) * x(j) + B(i,j) * z(j)",
+        {"A": ("ij", "any"), "x": ("j", "dense"), "B": ("ij", "any"), "z": ("j", "any")},
+        lambda d: d["A"] @ d["x"] + d["B"] @ d["z"],
+    ),
+    Case(
+        "residual",
+        "r(i) = b(i) - A(i,j) * x(j)",
+        {"b": ("i", "any"), "A": ("ij", "any"), "x": ("j", "any")},
+        lambda d: d["b"] - d["A"] @ d["x"],
+    ),
+    Case(
+        "gemv_alpha_beta",
+        "y(i) = alpha * A(j,i) * x(j) + beta * z(i)",
+        {
+            "alpha": ("", "dense"),
+            "A": ("ji", "any"),
+            "x": ("j", "any"),
+            "beta": ("", "dense"),
+            "z": ("i", "any"),
+        },
+        lambda d: d["alpha"] * (d["A"].T @ d["x"]) + d["beta"] * d["z"],
+    ),
+    Case(
+        "gemv_literals",
+        "y(i) = 2 * A(j,i) * x(j) + 0.5 * z(i)",
+        {"A": ("ji", "any"), "x": ("j", "any"), "z": ("i", "any")},
+        lambda d: 2 * (d["A"].T @ d["x"]) + 0.5 * d["z"],
+    ),
     # matrix-matrix
-    Case("spmm_dense_rhs", "C(i,j) = A(i,k) * B(k,j)", {"A": ("ik", "any"), "B": ("kj", "dense")},
-         lambda d: d["A"] @ d["B"]),
-    Case("spmm_dense_lhs", "C(i,j) = B(i,k) * A(k,j)", {"B": ("ik", "dense"), "A": ("kj", "any")},
-         lambda d: d["B"] @ d["A"]),
-    Case("spgemm", "C(i,j) = A(i,k) * B(k,j)", {"A": ("ik", "any"), "B": ("kj", "any")},
-         lambda d: d["A"] @ d["B"]),
-    Case("spgemm_plus", "C(i,j) = A(i,k) * B(k,j) + D(i,j)",
-         {"A": ("ik", "any"), "B": ("kj", "any"), "D": ("ij", "any")},
-         lambda d: d["A"] @ d["B"] + d["D"]),
-    Case("spgemm_transposed_operand", "C(i,j) = A(k,i) * B(k,j)",
-         {"A": ("ki", "any"), "B": ("kj", "any")}, lambda d: d["A"].T @ d["B"]),
+    Case(
+        "spmm_dense_rhs",
+        "C(i,j) = A(i,k) * B(k,j)",
+        {"A": ("ik", "any"), "B": ("kj", "dense")},
+        lambda d: d["A"] @ d["B"],
+    ),
+    Case(
+        "spmm_dense_lhs",
+        "C(i,j) = B(i,k) * A(k,j)",
+        {"B": ("ik", "dense"), "A": ("kj", "any")},
+        lambda d: d["B"] @ d["A"],
+    ),
+    Case(
+        "spgemm",
+        "C(i,j) = A(i,k) * B(k,j)",
+        {"A": ("ik", "any"), "B": ("kj", "any")},
+        lambda d: d["A"] @ d["B"],
+    ),
+    Case(
+        "spgemm_plus",
+        "C(i,j) = A(i,k) * B(k,j) + D(i,j)",
+        {"A": ("ik", "any"), "B": ("kj", "any"), "D": ("ij", "any")},
+        lambda d: d["A"] @ d["B"] + d["D"],
+    ),
+    Case(
+        "spgemm_transposed_operand",
+        "C(i,j) = A(k,i) * B(k,j)",
+        {"A": ("ki", "any"), "B": ("kj", "any")},
+        lambda d: d["A"].T @ d["B"],
+    ),
     # elementwise
-    Case("add2", "C(i,j) = A(i,j) + B(i,j)", {"A": ("ij", "any"), "B": ("ij", "any")},
-         lambda d: d["A"] + d["B"]),
-    Case("add3", "C(i,j) = A(i,j) + B(i,j) + D(i,j)",
-         {"A": ("ij", "any"), "B": ("ij", "any"), "D": ("ij", "any")},
-         lambda d: d["A"] + d["B"] + d["D"]),
-    Case("sub", "C(i,j) = A(i,j) - B(i,j)", {"A": ("ij", "any"), "B": ("ij", "any")},
-         lambda d: d["A"] - d["B"]),
-    Case("mul", "C(i,j) = A(i,j) * B(i,j)", {"A": ("ij", "any"), "B": ("ij", "any")},
-         lambda d: d["A"] * d["B"]),
-    Case("mul3", "C(i,j) = A(i,j) * B(i,j) * D(i,j)",
-         {"A": ("ij", "any"), "B": ("ij", "any"), "D": ("ij", "any")},
-         lambda d: d["A"] * d["B"] * d["D"]),
-    Case("add_then_mul", "C(i,j) = (A(i,j) + B(i,j)) * D(i,j)",
-         {"A": ("ij", "any"), "B": ("ij", "any"), "D": ("ij", "any")},
-         lambda d: (d["A"] + d["B"]) * d["D"]),
-    Case("mul_then_add", "C(i,j) = A(i,j) * B(i,j) + D(i,j)",
-         {"A": ("ij", "any"), "B": ("ij", "any"), "D": ("ij", "any")},
-         lambda d: d["A"] * d["B"] + d["D"]),
-    Case("mul_transposed", "C(i,j) = A(i,j) * B(j,i)", {"A": ("ij", "any"), "B": ("ji", "any")},
-         lambda d: d["A"] * d["B"].T),
-    Case("add_transposed", "C(i,j) = A(i,j) + B(j,i)", {"A": ("ij", "any"), "B": ("ji", "any")},
-         lambda d: d["A"] + d["B"].T),
+    Case(
+        "add2",
+        "C(i,j) = A(i,j) + B(i,j)",
+        {"A": ("ij", "any"), "B": ("ij", "any")},
+        lambda d: d["A"] + d["B"],
+    ),
+    Case(
+        "add3",
+        "C(i,j) = A(i,j) + B(i,j) + D(i,j)",
+        {"A": ("ij", "any"), "B": ("ij", "any"), "D": ("ij", "any")},
+        lambda d: d["A"] + d["B"] + d["D"],
+    ),
+    Case(
+        "sub",
+        "C(i,j) = A(i,j) - B(i,j)",
+        {"A": ("ij", "any"), "B": ("ij", "any")},
+        lambda d: d["A"] - d["B"],
+    ),
+    Case(
+        "mul",
+        "C(i,j) = A(i,j) * B(i,j)",
+        {"A": ("ij", "any"), "B": ("ij", "any")},
+        lambda d: d["A"] * d["B"],
+    ),
+    Case(
+        "mul3",
+        "C(i,j) = A(i,j) * B(i,j) * D(i,j)",
+        {"A": ("ij", "any"), "B": ("ij", "any"), "D": ("ij", "any")},
+        lambda d: d["A"] * d["B"] * d["D"],
+    ),
+    Case(
+        "add_then_mul",
+        "C(i,j) = (A(i,j) + B(i,j)) * D(i,j)",
+        {"A": ("ij", "any"), "B": ("ij", "any"), "D": ("ij", "any")},
+        lambda d: (d["A"] + d["B"]) * d["D"],
+    ),
+    Case(
+        "mul_then_add",
+        "C(i,j) = A(i,j) * B(i,j) + D(i,j)",
+        {"A": ("ij", "any"), "B": ("ij", "any"), "D": ("ij", "any")},
+        lambda d: d["A"] * d["B"] + d["D"],
+    ),
+    Case(
+        "mul_transposed",
+        "C(i,j) = A(i,j) * B(j,i)",
+        {"A": ("ij", "any"), "B": ("ji", "any")},
+        lambda d: d["A"] * d["B"].T,
+    ),
+    Case(
+        "add_transposed",
+        "C(i,j) = A(i,j) + B(j,i)",
+        {"A": ("ij", "any"), "B": ("ji", "any")},
+        lambda d: d["A"] + d["B"].T,
+    ),
     Case("transpose", "C(i,j) = A(j,i)", {"A": ("ji", "any")}, lambda d: d["A"].T),
     Case("copy", "C(i,j) = A(i,j)", {"A": ("ij", "any")}, lambda d: d["A"]),
     Case("negate", "C(i,j) = -A(i,j)", {"A": ("ij", "any")}, lambda d: -d["A"]),
-    Case("negate_sum", "C(i,j) = -(A(i,j) + B(i,j))", {"A": ("ij", "any"), "B": ("ij", "any")},
-         lambda d: -(d["A"] + d["B"])),
-    Case("divide_dense", "C(i,j) = A(i,j) / D(i,j)", {"A": ("ij", "any"), "D": ("ij", "positive")},
-         lambda d: d["A"] / d["D"]),
-    Case("divide_vector", "z(i) = x(i) / b(i)", {"x": ("i", "any"), "b": ("i", "positive")},
-         lambda d: d["x"] / d["b"]),
+    Case(
+        "negate_sum",
+        "C(i,j) = -(A(i,j) + B(i,j))",
+        {"A": ("ij", "any"), "B": ("ij", "any")},
+        lambda d: -(d["A"] + d["B"]),
+    ),
+    Case(
+        "divide_dense",
+        "C(i,j) = A(i,j) / D(i,j)",
+        {"A": ("ij", "any"), "D": ("ij", "positive")},
+        lambda d: d["A"] / d["D"],
+    ),
+    Case(
+        "divide_vector",
+        "z(i) = x(i) / b(i)",
+        {"x": ("i", "any"), "b": ("i", "positive")},
+        lambda d: d["x"] / d["b"],
+    ),
     # broadcast and scaling
-    Case("broadcast_add_row", "C(i,j) = A(i,j) + b(j)", {"A": ("ij", "any"), "b": ("j", "any")},
-         lambda d: d["A"] + d["b"][None, :]),
-    Case("broadcast_mul_col", "C(i,j) = A(i,j) * b(i)", {"A": ("ij", "any"), "b": ("i", "any")},
-         lambda d: d["A"] * d["b"][:, None]),
-    Case("broadcast_sub_col", "C(i,j) = A(i,j) - b(i)", {"A": ("ij", "any"), "b": ("i", "any")},
-         lambda d: d["A"] - d["b"][:, None]),
+    Case(
+        "broadcast_add_row",
+        "C(i,j) = A(i,j) + b(j)",
+        {"A": ("ij", "any"), "b": ("j", "any")},
+        lambda d: d["A"] + d["b"][None, :],
+    ),
+    Case(
+        "broadcast_mul_col",
+        "C(i,j) = A(i,j) * b(i)",
+        {"A": ("ij", "any"), "b": ("i", "any")},
+        lambda d: d["A"] * d["b"][:, None],
+    ),
+    Case(
+        "broadcast_sub_col",
+        "C(i,j) = A(i,j) - b(i)",
+        {"A": ("ij", "any"), "b": ("i", "any")},
+        lambda d: d["A"] - d["b"][:, None],
+    ),
     Case("scale_literal", "C(i,j) = 2.5 * A(i,j)", {"A": ("ij", "any")}, lambda d: 2.5 * d["A"]),
-    Case("scale_int_literal_right", "C(i,j) = A(i,j) * 3", {"A": ("ij", "any")},
-         lambda d: d["A"] * 3),
-    Case("scale_alpha", "C(i,j) = alpha * A(i,j)", {"alpha": ("", "dense"), "A": ("ij", "any")},
-         lambda d: d["alpha"] * d["A"]),
-    Case("scaled_add", "C(i,j) = alpha * A(i,j) + 0.5 * B(i,j)",
-         {"alpha": ("", "dense"), "A": ("ij", "any"), "B": ("ij", "any")},
-         lambda d: d["alpha"] * d["A"] + 0.5 * d["B"]),
-    Case("outer", "C(i,j) = x(i) * y(j)", {"x": ("i", "any"), "y": ("j", "any")},
-         lambda d: np.outer(d["x"], d["y"])),
+    Case(
+        "scale_int_literal_right", "C(i,j) = A(i,j) * 3", {"A": ("ij", "any")}, lambda d: d["A"] * 3
+    ),
+    Case(
+        "scale_alpha",
+        "C(i,j) = alpha * A(i,j)",
+        {"alpha": ("", "dense"), "A": ("ij", "any")},
+        lambda d: d["alpha"] * d["A"],
+    ),
+    Case(
+        "scaled_add",
+        "C(i,j) = alpha * A(i,j) + 0.5 * B(i,j)",
+        {"alpha": ("", "dense"), "A": ("ij", "any"), "B": ("ij", "any")},
+        lambda d: d["alpha"] * d["A"] + 0.5 * d["B"],
+    ),
+    Case(
+        "outer",
+        "C(i,j) = x(i) * y(j)",
+        {"x": ("i", "any"), "y": ("j", "any")},
+        lambda d: np.outer(d["x"], d["y"]),
+    ),
     # vectors and scalars
-    Case("vector_add", "z(i) = x(i) + y(i)", {"x": ("i", "any"), "y": ("i", "any")},
-         lambda d: d["x"] + d["y"]),
-    Case("vector_mul", "z(i) = x(i) * y(i)", {"x": ("i", "any"), "y": ("i", "any")},
-         lambda d: d["x"] * d["y"]),
-    Case("inner", "s = x(i) * y(i)", {"x": ("i", "any"), "y": ("i", "any")},
-         lambda d: np.dot(d["x"], d["y"])),
-    Case("frobenius_inner", "s() = A(i,j) * B(i,j)", {"A": ("ij", "any"), "B": ("ij", "any")},
-         lambda d: np.sum(d["A"] * d["B"])),
+    Case(
+        "vector_add",
+        "z(i) = x(i) + y(i)",
+        {"x": ("i", "any"), "y": ("i", "any")},
+        lambda d: d["x"] + d["y"],
+    ),
+    Case(
+        "vector_mul",
+        "z(i) = x(i) * y(i)",
+        {"x": ("i", "any"), "y": ("i", "any")},
+        lambda d: d["x"] * d["y"],
+    ),
+    Case(
+        "inner",
+        "s = x(i) * y(i)",
+        {"x": ("i", "any"), "y": ("i", "any")},
+        lambda d: np.dot(d["x"], d["y"]),
+    ),
+    Case(
+        "frobenius_inner",
+        "s() = A(i,j) * B(i,j)",
+        {"A": ("ij", "any"), "B": ("ij", "any")},
+        lambda d: np.sum(d["A"] * d["B"]),
+    ),
     Case("sum_all", "s = A(i,j)", {"A": ("ij", "any")}, lambda d: np.sum(d["A"])),
-    Case("bilinear", "s = x(i) * A(i,j) * y(j)",
-         {"x": ("i", "any"), "A": ("ij", "any"), "y": ("j", "any")},
-         lambda d: d["x"] @ d["A"] @ d["y"]),
+    Case(
+        "bilinear",
+        "s = x(i) * A(i,j) * y(j)",
+        {"x": ("i", "any"), "A": ("ij", "any"), "y": ("j", "any")},
+        lambda d: d["x"] @ d["A"] @ d["y"],
+    ),
     # reductions
-    Case("row_sum_explicit", "y(i) = sum(j, A(i,j))", {"A": ("ij", "any")},
-         lambda d: d["A"].sum(axis=1)),
+    Case(
+        "row_sum_explicit",
+        "y(i) = sum(j, A(i,j))",
+        {"A": ("ij", "any")},
+        lambda d: d["A"].sum(axis=1),
+    ),
     Case("row_max", "y(i) = max(j, A(i,j))", {"A": ("ij", "any")}, lambda d: d["A"].max(axis=1)),
     Case("col_min", "y(j) = min(i, A(i,j))", {"A": ("ij", "any")}, lambda d: d["A"].min(axis=0)),
-    Case("row_max_of_product", "y(i) = max(j, A(i,j) * x(j))",
-         {"A": ("ij", "any"), "x": ("j", "any")}, lambda d: (d["A"] * d["x"][None, :]).max(axis=1)),
+    Case(
+        "row_max_of_product",
+        "y(i) = max(j, A(i,j) * x(j))",
+        {"A": ("ij", "any"), "x": ("j", "any")},
+        lambda d: (d["A"] * d["x"][None, :]).max(axis=1),
+    ),
     # sampled and tensor kernels
-    Case("sddmm", "A(i,j) = B(i,j) * C(i,k) * D(k,j)",
-         {"B": ("ij", "any"), "C": ("ik", "any"), "D": ("kj", "any")},
-         lambda d: d["B"] * (d["C"] @ d["D"])),
-    Case("sddmm_dense_factors", "A(i,j) = B(i,j) * C(i,k) * D(k,j)",
-         {"B": ("ij", "any"), "C": ("ik", "dense"), "D": ("kj", "dense")},
-         lambda d: d["B"] * (d["C"] @ d["D"])),
-    Case("mttkrp", "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
-         {"B": ("ikl", "any"), "C": ("kj", "any"), "D": ("lj", "any")},
-         lambda d: E("ikl,kj,lj->ij", d["B"], d["C"], d["D"])),
-    Case("ttv", "A(i,j) = B(i,j,k) * c(k)", {"B": ("ijk", "any"), "c": ("k", "any")},
-         lambda d: E("ijk,k->ij", d["B"], d["c"])),
-    Case("ttm", "A(i,j,l) = B(i,j,k) * C(l,k)", {"B": ("ijk", "any"), "C": ("lk", "any")},
-         lambda d: E("ijk,lk->ijl", d["B"], d["C"])),
-    Case("tensor3_add", "A(i,j,k) = B(i,j,k) + C(i,j,k)", {"B": ("ijk", "any"), "C": ("ijk", "any")},
-         lambda d: d["B"] + d["C"]),
-    Case("tensor3_mul", "A(i,j,k) = B(i,j,k) * C(i,j,k)", {"B": ("ijk", "any"), "C": ("ijk", "any")},
-         lambda d: d["B"] * d["C"]),
-    Case("tensor3_inner", "s = B(i,j,k) * C(i,j,k)", {"B": ("ijk", "any"), "C": ("ijk", "any")},
-         lambda d: np.sum(d["B"] * d["C"])),
-    Case("tensor3_mode_sum", "A(i,k) = B(i,j,k)", {"B": ("ijk", "any")},
-         lambda d: d["B"].sum(axis=1)),
+    Case(
+        "sddmm",
+        "A(i,j) = B(i,j) * C(i,k) * D(k,j)",
+        {"B": ("ij", "any"), "C": ("ik", "any"), "D": ("kj", "any")},
+        lambda d: d["B"] * (d["C"] @ d["D"]),
+    ),
+    Case(
+        "sddmm_dense_factors",
+        "A(i,j) = B(i,j) * C(i,k) * D(k,j)",
+        {"B": ("ij", "any"), "C": ("ik", "dense"), "D": ("kj", "dense")},
+        lambda d: d["B"] * (d["C"] @ d["D"]),
+    ),
+    Case(
+        "mttkrp",
+        "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
+        {"B": ("ikl", "any"), "C": ("kj", "any"), "D": ("lj", "any")},
+        lambda d: E("ikl,kj,lj->ij", d["B"], d["C"], d["D"]),
+    ),
+    Case(
+        "ttv",
+        "A(i,j) = B(i,j,k) * c(k)",
+        {"B": ("ijk", "any"), "c": ("k", "any")},
+        lambda d: E("ijk,k->ij", d["B"], d["c"]),
+    ),
+    Case(
+        "ttm",
+        "A(i,j,l) = B(i,j,k) * C(l,k)",
+        {"B": ("ijk", "any"), "C": ("lk", "any")},
+        lambda d: E("ijk,lk->ijl", d["B"], d["C"]),
+    ),
+    Case(
+        "tensor3_add",
+        "A(i,j,k) = B(i,j,k) + C(i,j,k)",
+        {"B": ("ijk", "any"), "C": ("ijk", "any")},
+        lambda d: d["B"] + d["C"],
+    ),
+    Case(
+        "tensor3_mul",
+        "A(i,j,k) = B(i,j,k) * C(i,j,k)",
+        {"B": ("ijk", "any"), "C": ("ijk", "any")},
+        lambda d: d["B"] * d["C"],
+    ),
+    Case(
+        "tensor3_inner",
+        "s = B(i,j,k) * C(i,j,k)",
+        {"B": ("ijk", "any"), "C": ("ijk", "any")},
+        lambda d: np.sum(d["B"] * d["C"]),
+    ),
+    Case(
+        "tensor3_mode_sum", "A(i,k) = B(i,j,k)", {"B": ("ijk", "any")}, lambda d: d["B"].sum(axis=1)
+    ),
 ]
 
 
@@ -207,8 +398,11 @@ def lhs_order(statement):
     return len(lhs.split(",")) if "(" in lhs and "()" not in lhs else 0
 
 
-PARAMS = [pytest.param(case, combo, id=f"{case.name}[{_combo_id(combo)}]")
-          for case in CASES for combo in case.combos()]
+PARAMS = [
+    pytest.param(case, combo, id=f"{case.name}[{_combo_id(combo)}]")
+    for case in CASES
+    for combo in case.combos()
+]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -227,15 +421,34 @@ def test_suite_size():
 
 # -- explicit result formats --------------------------------------------------------------------
 
-OUT_CASES = ["spmv", "spgemm", "add2", "mul", "sub", "sddmm", "scale_literal", "transpose",
-             "broadcast_mul_col", "outer", "tensor3_add", "ttm", "vector_add", "row_max"]
+OUT_CASES = [
+    "spmv",
+    "spgemm",
+    "add2",
+    "mul",
+    "sub",
+    "sddmm",
+    "scale_literal",
+    "transpose",
+    "broadcast_mul_col",
+    "outer",
+    "tensor3_add",
+    "ttm",
+    "vector_add",
+    "row_max",
+]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("case,out_format", [
-    pytest.param(case, fmt, id=f"{case.name}->{fmt}")
-    for case in CASES if case.name in OUT_CASES
-    for fmt in OUT_FORMATS_BY_ORDER[lhs_order(case.statement)]])
+@pytest.mark.parametrize(
+    "case,out_format",
+    [
+        pytest.param(case, fmt, id=f"{case.name}->{fmt}")
+        for case in CASES
+        if case.name in OUT_CASES
+        for fmt in OUT_FORMATS_BY_ORDER[lhs_order(case.statement)]
+    ],
+)
 def test_explicit_out_format(case, out_format, engine):
     data = make_data(case, seed=3)
     combo = case.combos()[1]
@@ -278,14 +491,20 @@ INFERRED = [
     ("C(i,j) = A(i,j) + D(i,j)", {"A": "csr", "D": "dense"}, "dense", ADD),
     ("C(i,j) = A(i,k) * D(k,j)", {"A": "csr", "D": "dense"}, "dense", None),
     ("A(i,j) = B(i,j,k) * c(k)", {"B": "csf", "c": "dense"}, "dense", None),
-    ("A(i,j) = B(i,k,l) * C(k,j) * D(l,j)", {"B": "csf", "C": "dense", "D": "dense"}, "dense", None),
+    (
+        "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
+        {"B": "csf", "C": "dense", "D": "dense"},
+        "dense",
+        None,
+    ),
     ("A(i,j,k) = B(i,j,k) * C(i,j,k)", {"B": "csf", "C": "csf"}, "csf", None),
 ]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("statement,formats,expected_format,ref", INFERRED,
-                         ids=[f"{s}|{f}" for s, f, _, _ in INFERRED])
+@pytest.mark.parametrize(
+    "statement,formats,expected_format,ref", INFERRED, ids=[f"{s}|{f}" for s, f, _, _ in INFERRED]
+)
 def test_inferred_format(statement, formats, expected_format, ref, engine):
     """ref None: the right side is a single product (an einsum of the operands)."""
     rng = np.random.default_rng(7)
@@ -299,8 +518,11 @@ def test_inferred_format(statement, formats, expected_format, ref, engine):
     result = ct.evaluate(statement, engine=engine, **tensors)
     assert result.format == ct.as_format(expected_format, lhs_order(statement))
     if ref is None:
-        spec = ",".join(parsed[n] for n in formats) + "->" + \
-            statement.split("(")[1].split(")")[0].replace(",", "")
+        spec = (
+            ",".join(parsed[n] for n in formats)
+            + "->"
+            + statement.split("(")[1].split(")")[0].replace(",", "")
+        )
         expected = np.einsum(spec, *[data[n] for n in formats])
     else:
         expected = ref(*[data[n] for n in formats])
@@ -309,15 +531,26 @@ def test_inferred_format(statement, formats, expected_format, ref, engine):
 
 # -- dtypes -------------------------------------------------------------------------------------
 
-DTYPE_CASES = ["spmv", "spgemm", "add2", "sub", "mul", "sddmm", "scale_int_literal_right",
-               "inner", "ttv", "negate", "row_max"]
+DTYPE_CASES = [
+    "spmv",
+    "spgemm",
+    "add2",
+    "sub",
+    "mul",
+    "sddmm",
+    "scale_int_literal_right",
+    "inner",
+    "ttv",
+    "negate",
+    "row_max",
+]
 DTYPE_FORMATS = [("csr", "dense"), ("coo", "dcsc"), ("dcsr", "csr")]
 
 
 def _typed_combos(case):
     for a, b in DTYPE_FORMATS:
         combo = {}
-        for n, (indices, role) in case.operands.items():
+        for n in case.operands:
             fmts = case.formats_for(n)
             want = a if not combo else b
             combo[n] = want if want in fmts else fmts[len(combo) % len(fmts)]
@@ -325,12 +558,17 @@ def _typed_combos(case):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("case,combo,dtype", [
-    pytest.param(case, combo, dtype, id=f"{case.name}[{_combo_id(combo)}]-{dtype}")
-    for case in CASES if case.name in DTYPE_CASES
-    for dtype in ["int64", "complex128", "float32", "int32"]
-    # the narrow types on one format combination, the wide ones on all
-    for combo in list(_typed_combos(case))[:3 if dtype in ("int64", "complex128") else 1]])
+@pytest.mark.parametrize(
+    "case,combo,dtype",
+    [
+        pytest.param(case, combo, dtype, id=f"{case.name}[{_combo_id(combo)}]-{dtype}")
+        for case in CASES
+        if case.name in DTYPE_CASES
+        for dtype in ["int64", "complex128", "float32", "int32"]
+        # the narrow types on one format combination, the wide ones on all
+        for combo in list(_typed_combos(case))[: 3 if dtype in ("int64", "complex128") else 1]
+    ],
+)
 def test_dtypes(case, combo, dtype, engine):
     if case.name == "row_max" and np.dtype(dtype).kind == "c":
         combo = None  # max of complex values has no order: a TypeError (checked below)
@@ -347,22 +585,38 @@ def test_dtypes(case, combo, dtype, engine):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("statement,ref", [
-    ("C(i,j) = A(i,j) * B(i,j)", lambda a, b: a * b),
-    ("C(i,j) = A(i,j) + B(i,j)", lambda a, b: a + b),
-    ("C(i,j) = A(i,k) * B(k,j)", lambda a, b: a @ b.T.T),
-    ("C(i,j) = A(i,j) / B(i,j)", None),
-], ids=["mul", "add", "matmul", "div"])
-@pytest.mark.parametrize("types", [("int32", "float64"), ("float32", "float64"), ("int64", "float32"),
-                                   ("int32", "int64"), ("float64", "complex128"),
-                                   ("int8", "int16"), ("bool", "int32")],
-                         ids=lambda t: "*".join(t))
+@pytest.mark.parametrize(
+    "statement,ref",
+    [
+        ("C(i,j) = A(i,j) * B(i,j)", lambda a, b: a * b),
+        ("C(i,j) = A(i,j) + B(i,j)", lambda a, b: a + b),
+        ("C(i,j) = A(i,k) * B(k,j)", lambda a, b: a @ b.T.T),
+        ("C(i,j) = A(i,j) / B(i,j)", None),
+    ],
+    ids=["mul", "add", "matmul", "div"],
+)
+@pytest.mark.parametrize(
+    "types",
+    [
+        ("int32", "float64"),
+        ("float32", "float64"),
+        ("int64", "float32"),
+        ("int32", "int64"),
+        ("float64", "complex128"),
+        ("int8", "int16"),
+        ("bool", "int32"),
+    ],
+    ids=lambda t: "*".join(t),
+)
 def test_type_promotion(statement, ref, types, engine):
     rng = np.random.default_rng(1)
     a = random_array(rng, (6, 6), dtype=types[0])
     if ref is None:  # division: dense positive denominator, true division
-        b = random_array(rng, (6, 6), positive=True, dtype="float64").astype(types[1]) \
-            if np.dtype(types[1]).kind in "fc" else rng.integers(1, 5, (6, 6)).astype(types[1])
+        b = (
+            random_array(rng, (6, 6), positive=True, dtype="float64").astype(types[1])
+            if np.dtype(types[1]).kind in "fc"
+            else rng.integers(1, 5, (6, 6)).astype(types[1])
+        )
         ref = lambda x, y: x / y  # noqa: E731
         fb = "dense"
     else:
@@ -385,16 +639,40 @@ def test_scalar_literal_keeps_float32():
 
 # -- shapes: empty, zero-size, 1x1, hypersparse --------------------------------------------------
 
-SHAPE_CASES = ["spmv", "spmv_transposed", "spgemm", "add2", "mul", "sub", "sddmm", "transpose",
-               "scale_literal", "broadcast_add_row", "frobenius_inner", "row_max", "col_min",
-               "residual", "spmm_dense_rhs", "outer", "mttkrp", "ttv", "tensor3_add"]
+SHAPE_CASES = [
+    "spmv",
+    "spmv_transposed",
+    "spgemm",
+    "add2",
+    "mul",
+    "sub",
+    "sddmm",
+    "transpose",
+    "scale_literal",
+    "broadcast_add_row",
+    "frobenius_inner",
+    "row_max",
+    "col_min",
+    "residual",
+    "spmm_dense_rhs",
+    "outer",
+    "mttkrp",
+    "ttv",
+    "tensor3_add",
+]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("extents", [
-    {"i": 0, "j": 5, "k": 4, "l": 3}, {"i": 6, "j": 0, "k": 4, "l": 3},
-    {"i": 5, "j": 4, "k": 0, "l": 3}, {"i": 1, "j": 1, "k": 1, "l": 1},
-], ids=["i0", "j0", "k0", "all1"])
+@pytest.mark.parametrize(
+    "extents",
+    [
+        {"i": 0, "j": 5, "k": 4, "l": 3},
+        {"i": 6, "j": 0, "k": 4, "l": 3},
+        {"i": 5, "j": 4, "k": 0, "l": 3},
+        {"i": 1, "j": 1, "k": 1, "l": 1},
+    ],
+    ids=["i0", "j0", "k0", "all1"],
+)
 @pytest.mark.parametrize("case", [c for c in CASES if c.name in SHAPE_CASES], ids=lambda c: c.name)
 def test_degenerate_shapes(case, extents, engine):
     if case.name in ("row_max", "col_min"):
@@ -405,8 +683,11 @@ def test_degenerate_shapes(case, extents, engine):
     data = {}
     for name, (indices, role) in case.operands.items():
         shape = [extents[c] for c in indices]
-        data[name] = random_array(rng, shape, density=0.7, positive=role == "positive") \
-            if indices else np.asarray(1.5)
+        data[name] = (
+            random_array(rng, shape, density=0.7, positive=role == "positive")
+            if indices
+            else np.asarray(1.5)
+        )
     for combo in case.combos()[:3]:
         tensors = {name: operand(data[name], combo[name]) for name in case.operands}
         result = ct.evaluate(case.statement, engine=engine, **tensors)
@@ -420,8 +701,11 @@ def test_all_zero_operands(case, engine):
     data = {}
     for name, (indices, role) in case.operands.items():
         shape = [EXTENTS[c] for c in indices]
-        data[name] = (np.ones(shape) + 1 if role == "positive" else np.zeros(shape)) \
-            if indices else np.asarray(1.5)
+        data[name] = (
+            (np.ones(shape) + 1 if role == "positive" else np.zeros(shape))
+            if indices
+            else np.asarray(1.5)
+        )
     for combo in case.combos()[:3]:
         tensors = {name: operand(data[name], combo[name]) for name in case.operands}
         result = ct.evaluate(case.statement, engine=engine, **tensors)
@@ -450,21 +734,27 @@ def _assert_sparse_equal(result, expected):
     coords, values = result.coords()
     got = sp.coo_array((values, (coords[:, 0], coords[:, 1])), shape=expected.shape).tocsr()
     diff = (got - expected.tocsr()).tocoo()
-    assert diff.nnz == 0 or np.max(np.abs(diff.data)) <= 1e-12 * max(1.0, np.abs(expected.data).max()), \
-        f"result differs from SciPy in {diff.nnz} entries"
+    assert diff.nnz == 0 or np.max(np.abs(diff.data)) <= 1e-12 * max(
+        1.0, np.abs(expected.data).max()
+    ), f"result differs from SciPy in {diff.nnz} entries"
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("formats", [("dcsr", "dcsr"), ("coo", "coo"), ("dcsc", "dcsr")],
-                         ids="-".join)
-@pytest.mark.parametrize("statement,ref", [
-    ("C(i,j) = A(i,j) + B(i,j)", lambda a, b: a + b),
-    ("C(i,j) = A(i,j) - B(i,j)", lambda a, b: a - b),
-    ("C(i,j) = A(i,j) * B(i,j)", lambda a, b: a.multiply(b)),
-    ("C(i,j) = A(i,k) * B(k,j)", lambda a, b: a @ b),
-    ("C(i,j) = A(j,i)", lambda a, b: a.T),
-    ("C(i,j) = 2.5 * A(i,j) + B(i,j)", lambda a, b: 2.5 * a + b),
-], ids=["add", "sub", "mul", "spgemm", "transpose", "axpy"])
+@pytest.mark.parametrize(
+    "formats", [("dcsr", "dcsr"), ("coo", "coo"), ("dcsc", "dcsr")], ids="-".join
+)
+@pytest.mark.parametrize(
+    "statement,ref",
+    [
+        ("C(i,j) = A(i,j) + B(i,j)", lambda a, b: a + b),
+        ("C(i,j) = A(i,j) - B(i,j)", lambda a, b: a - b),
+        ("C(i,j) = A(i,j) * B(i,j)", lambda a, b: a.multiply(b)),
+        ("C(i,j) = A(i,k) * B(k,j)", lambda a, b: a @ b),
+        ("C(i,j) = A(j,i)", lambda a, b: a.T),
+        ("C(i,j) = 2.5 * A(i,j) + B(i,j)", lambda a, b: 2.5 * a + b),
+    ],
+    ids=["add", "sub", "mul", "spgemm", "transpose", "axpy"],
+)
 def test_hypersparse(statement, ref, formats, engine):
     a, b = _hypersparse(0), _hypersparse(1)
     a = (a + sp.coo_array(([4.0], ([3], [7])), shape=(N, N))).tocoo()  # A(3,7)·B(7,·) meet
@@ -490,13 +780,17 @@ def test_hypersparse_inferred_format_and_spmv(engine):
     coords, values = y.coords()
     expected = a.tocsr() @ sp.csc_array(([2.0, 3.0], ([7, N - 1], [0, 0])), shape=(N, 1))
     expected = sp.coo_array(expected)
-    assert sorted(zip(coords[:, 0].tolist(), values.tolist())) == \
-        sorted(zip(expected.row.tolist(), expected.data.tolist()))
+    assert sorted(zip(coords[:, 0].tolist(), values.tolist())) == sorted(
+        zip(expected.row.tolist(), expected.data.tolist())
+    )
 
 
 @pytest.mark.parametrize("columns", ["spread", "clustered"])
-@pytest.mark.parametrize("schedule", [None, "reorder(i,k,j);precompute(A(i,k)*B(k,j),[j],[jw],hashed)"],
-                         ids=["dense-workspace", "hashed-workspace"])
+@pytest.mark.parametrize(
+    "schedule",
+    [None, "reorder(i,k,j);precompute(A(i,k)*B(k,j),[j],[jw],hashed)"],
+    ids=["dense-workspace", "hashed-workspace"],
+)
 @pytest.mark.parametrize("engine", ENGINES)
 def test_spgemm_rows_of_every_length_come_out_sorted(schedule, engine, columns):
     # Row r of the result is the union of B's rows r and r + n, whose columns interleave, so
@@ -513,20 +807,39 @@ def test_spgemm_rows_of_every_length_come_out_sorted(schedule, engine, columns):
         picked = rng.choice(pool, size=size, replace=False)
         return np.sort(np.append(picked, cols - 1) if far and columns == "clustered" else picked)
 
-    rows_of_b = [row(r // 2 + r % 2, True) for r in range(n)] + [row(r // 2, False) for r in range(n)]
-    B = sp.csr_array((np.ones(sum(map(len, rows_of_b))), np.concatenate(rows_of_b),
-                      np.concatenate([[0], np.cumsum(list(map(len, rows_of_b)))])), shape=(2 * n, cols))
+    rows_of_b = [row(r // 2 + r % 2, True) for r in range(n)] + [
+        row(r // 2, False) for r in range(n)
+    ]
+    B = sp.csr_array(
+        (
+            np.ones(sum(map(len, rows_of_b))),
+            np.concatenate(rows_of_b),
+            np.concatenate([[0], np.cumsum(list(map(len, rows_of_b)))]),
+        ),
+        shape=(2 * n, cols),
+    )
     B.sum_duplicates()
-    A = sp.csr_array((np.ones(2 * n), np.stack([np.arange(n), np.arange(n) + n], axis=1).ravel(),
-                      np.arange(0, 2 * n + 1, 2)), shape=(n, 2 * n))
-    kern = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"},
-                      schedule=schedule, engine=engine)
+    A = sp.csr_array(
+        (
+            np.ones(2 * n),
+            np.stack([np.arange(n), np.arange(n) + n], axis=1).ravel(),
+            np.arange(0, 2 * n + 1, 2),
+        ),
+        shape=(n, 2 * n),
+    )
+    kern = ct.compile(
+        "C(i,j) = A(i,k) * B(k,j)",
+        formats={"A": "csr", "B": "csr", "C": "csr"},
+        schedule=schedule,
+        engine=engine,
+    )
     result = kern(A=ct.asarray(A), B=ct.asarray(B))
     assert_canonical(result)
     _assert_sparse_equal(result, sp.csr_array(A @ B))
 
 
 # -- index notation, einsum, compiled kernels ---------------------------------------------------
+
 
 @pytest.mark.parametrize("fmt", ["dense", "csr", "csc", "coo", "dcsr", "dh"])
 def test_index_notation(fmt):
@@ -556,18 +869,21 @@ def test_index_notation(fmt):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("subscripts,shapes,formats", [
-    ("ij,j->i", [(6, 5), (5,)], ["csr", "dense"]),
-    ("ij,jk->ik", [(6, 5), (5, 4)], ["csr", "csc"]),
-    ("ij,ij->ij", [(6, 5), (6, 5)], ["coo", "dcsr"]),
-    ("ij,ij", [(6, 5), (6, 5)], ["csr", "csr"]),
-    ("ij->ji", [(6, 5)], ["csr"]),
-    ("ii->i", [(5, 5)], ["csr"]),
-    ("ii", [(5, 5)], ["coo"]),
-    ("ijk,jl,kl->il", [(4, 5, 3), (5, 2), (3, 2)], ["csf", "dense", "dense"]),
-    ("...j,j->...", [(6, 5), (5,)], ["dcsc", "s"]),
-    ("i,j->ij", [(6,), (5,)], ["s", "dense"]),
-])
+@pytest.mark.parametrize(
+    "subscripts,shapes,formats",
+    [
+        ("ij,j->i", [(6, 5), (5,)], ["csr", "dense"]),
+        ("ij,jk->ik", [(6, 5), (5, 4)], ["csr", "csc"]),
+        ("ij,ij->ij", [(6, 5), (6, 5)], ["coo", "dcsr"]),
+        ("ij,ij", [(6, 5), (6, 5)], ["csr", "csr"]),
+        ("ij->ji", [(6, 5)], ["csr"]),
+        ("ii->i", [(5, 5)], ["csr"]),
+        ("ii", [(5, 5)], ["coo"]),
+        ("ijk,jl,kl->il", [(4, 5, 3), (5, 2), (3, 2)], ["csf", "dense", "dense"]),
+        ("...j,j->...", [(6, 5), (5,)], ["dcsc", "s"]),
+        ("i,j->ij", [(6,), (5,)], ["s", "dense"]),
+    ],
+)
 def test_einsum(subscripts, shapes, formats, engine):
     rng = np.random.default_rng(9)
     arrays = [random_array(rng, s, density=0.5, empty_slices=False) for s in shapes]
@@ -576,14 +892,28 @@ def test_einsum(subscripts, shapes, formats, engine):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("statement,formats,ref", [
-    ("y(i) = A(i,j) * x(j)", {"A": "csr", "x": "d", "y": "d"}, lambda d: d["A"] @ d["x"]),
-    ("y(i) = A(i,j) * x(j)", {"A": "csc", "x": "s", "y": "d"}, lambda d: d["A"] @ d["x"]),
-    ("C(i,j) = A(i,k) * B(k,j)", {"A": "csr", "B": "csr", "C": "csr"}, lambda d: d["A"] @ d["B"]),
-    ("C(i,j) = A(i,k) * B(k,j)", {"A": "dcsr", "B": "csc", "C": "dcsc"},
-     lambda d: d["A"] @ d["B"]),
-    ("C(i,j) = A(i,j) + B(i,j)", {"A": "coo", "B": "csr", "C": "coo"}, lambda d: d["A"] + d["B"]),
-])
+@pytest.mark.parametrize(
+    "statement,formats,ref",
+    [
+        ("y(i) = A(i,j) * x(j)", {"A": "csr", "x": "d", "y": "d"}, lambda d: d["A"] @ d["x"]),
+        ("y(i) = A(i,j) * x(j)", {"A": "csc", "x": "s", "y": "d"}, lambda d: d["A"] @ d["x"]),
+        (
+            "C(i,j) = A(i,k) * B(k,j)",
+            {"A": "csr", "B": "csr", "C": "csr"},
+            lambda d: d["A"] @ d["B"],
+        ),
+        (
+            "C(i,j) = A(i,k) * B(k,j)",
+            {"A": "dcsr", "B": "csc", "C": "dcsc"},
+            lambda d: d["A"] @ d["B"],
+        ),
+        (
+            "C(i,j) = A(i,j) + B(i,j)",
+            {"A": "coo", "B": "csr", "C": "coo"},
+            lambda d: d["A"] + d["B"],
+        ),
+    ],
+)
 def test_compiled_kernel(statement, formats, ref, engine):
     kern = ct.compile(statement, formats=formats, dtype=np.float64, engine=engine)
     rng = np.random.default_rng(12)
@@ -601,6 +931,7 @@ def test_compiled_kernel(statement, formats, ref, engine):
 
 
 # -- errors -------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_mismatched_extents_raise_shape_error(engine):
@@ -648,16 +979,19 @@ def test_wrong_number_of_indices_raises_shape_error(engine):
         y[i, j] = a[i, j]
 
 
-@pytest.mark.parametrize("text,column", [
-    ("y(i) = A(i,j) * ", 17),
-    ("y(i) = A(i,j) $ x(j)", 15),
-    ("y(i) = A(i,j) * x(j))", 21),
-    ("y(i) = A(i,j * x(j)", 14),
-    ("(i) = A(i)", 1),
-    ("y(i) A(i)", 6),
-    ("y(i) = A(i,2)", 12),
-    ("y(i) = A(i) + A(i,j)", 15),
-])
+@pytest.mark.parametrize(
+    "text,column",
+    [
+        ("y(i) = A(i,j) * ", 17),
+        ("y(i) = A(i,j) $ x(j)", 15),
+        ("y(i) = A(i,j) * x(j))", 21),
+        ("y(i) = A(i,j * x(j)", 14),
+        ("(i) = A(i)", 1),
+        ("y(i) A(i)", 6),
+        ("y(i) = A(i,2)", 12),
+        ("y(i) = A(i) + A(i,j)", 15),
+    ],
+)
 def test_bad_strings_raise_parse_error(text, column):
     with pytest.raises(ct.ParseError) as info:
         ct.evaluate(text, A=np.ones((2, 2)), x=np.ones(2))
@@ -669,15 +1003,24 @@ def test_bad_strings_raise_parse_error(text, column):
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_kernel_signature_errors(engine):
-    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"},
-                      dtypes={"A": np.float64, "x": np.float64, "y": np.float64}, engine=engine)
+    kern = ct.compile(
+        "y(i) = A(i,j) * x(j)",
+        formats={"A": "csr", "x": "d", "y": "d"},
+        dtypes={"A": np.float64, "x": np.float64, "y": np.float64},
+        engine=engine,
+    )
     a = random_array(np.random.default_rng(0), (4, 3))
     x = np.ones(3)
     np.testing.assert_allclose(kern(A=ct.asarray(a, format="csr"), x=x).to_numpy(), a @ x)
-    for bad in [ct.asarray(a, format="csc"), ct.asarray(a, format="coo"), ct.asarray(a),
-                ct.asarray(a, format="dcsr"), ct.asarray(a.astype(np.float32), format="csr"),
-                ct.asarray(a.astype(np.int64), format="csr"),
-                ct.asarray(np.ones((4, 3, 2)), format="csf")]:
+    for bad in [
+        ct.asarray(a, format="csc"),
+        ct.asarray(a, format="coo"),
+        ct.asarray(a),
+        ct.asarray(a, format="dcsr"),
+        ct.asarray(a.astype(np.float32), format="csr"),
+        ct.asarray(a.astype(np.int64), format="csr"),
+        ct.asarray(np.ones((4, 3, 2)), format="csf"),
+    ]:
         with pytest.raises(ct.SignatureError) as info:
             kern(A=bad, x=x)
         assert isinstance(info.value, TypeError)
@@ -689,17 +1032,21 @@ def test_kernel_signature_errors(engine):
 
 # -- hostile statements (found by tests/test_fuzz.py): typed errors, promptly --------------------
 
-@pytest.mark.parametrize("text,column,message", [
-    # The column is that of the token where the nesting passes the limit: the 102nd "(",
-    # "-" or "sum", the "+" after the 101st term.
-    ("y(i) = " + "(" * 150 + "x(i)" + ")" * 150, 109, "nests deeper than 100"),
-    ("y(i) = " + "-" * 5000 + "x(i)", 109, "nests deeper than 100"),
-    ("y = " + "sum(i," * 500 + "x(i)" + ")" * 500, 611, "nests deeper than 100"),
-    ("y(i) = " + " + ".join(["x(i)"] * 20000), 713, "nests deeper than 100"),
-    ("y(i) = 99999999999999999999 * x(i)", 8, "does not fit in int64"),
-    ("y(i) = x(i) * y(i)", 15, "cannot also be an input"),
-    ("y(i) += x(i)", 6, "nothing to accumulate"),
-])
+
+@pytest.mark.parametrize(
+    "text,column,message",
+    [
+        # The column is that of the token where the nesting passes the limit: the 102nd "(",
+        # "-" or "sum", the "+" after the 101st term.
+        ("y(i) = " + "(" * 150 + "x(i)" + ")" * 150, 109, "nests deeper than 100"),
+        ("y(i) = " + "-" * 5000 + "x(i)", 109, "nests deeper than 100"),
+        ("y = " + "sum(i," * 500 + "x(i)" + ")" * 500, 611, "nests deeper than 100"),
+        ("y(i) = " + " + ".join(["x(i)"] * 20000), 713, "nests deeper than 100"),
+        ("y(i) = 99999999999999999999 * x(i)", 8, "does not fit in int64"),
+        ("y(i) = x(i) * y(i)", 15, "cannot also be an input"),
+        ("y(i) += x(i)", 6, "nothing to accumulate"),
+    ],
+)
 def test_hostile_statements_raise_parse_error(text, column, message):
     # Before: RecursionError (nesting), a TypeError from the bindings (the literal), a
     # KeyError (the result used as an input) and a plain ValueError ('+=').
@@ -724,12 +1071,16 @@ def test_unions_of_too_many_sparse_operands_are_refused():
     names = "abcdefghijkl"
     vectors = {n: ct.asarray(np.eye(1, 12, k).ravel(), format="s") for k, n in enumerate(names)}
     with pytest.raises(ct.CompileError, match="more than 1024 points"):
-        ct.compile("y(i) = " + " + ".join(f"{n}(i)" for n in names),
-                   formats={**{n: "s" for n in names}, "y": "d"})
+        ct.compile(
+            "y(i) = " + " + ".join(f"{n}(i)" for n in names),
+            formats={**{n: "s" for n in names}, "y": "d"},
+        )
     # Six (63 points) still compile and add up.
     six = "y(i) = " + " + ".join(f"{n}(i)" for n in names[:6])
-    np.testing.assert_allclose(ct.evaluate(six, **{n: vectors[n] for n in names[:6]}).to_numpy(),
-                               np.r_[np.ones(6), np.zeros(6)])
+    np.testing.assert_allclose(
+        ct.evaluate(six, **{n: vectors[n] for n in names[:6]}).to_numpy(),
+        np.r_[np.ones(6), np.zeros(6)],
+    )
 
 
 def test_deep_operator_expressions_raise_compile_error():

@@ -4,14 +4,22 @@ reductions, a random subset of the indices as the result), random operand format
 (zero-size and unit extents included) and densities. ``ct.evaluate`` on both engines must equal
 NumPy on the dense arrays (API.md §3: unstored entries are exact zeros; implicit sums bind to
 the smallest product term holding every use of the index)."""
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import coiter as ct
-from compiler_cases import (ENGINES, HypothesisChoices, Problem, Term, assert_values, build_problem,
-                            build_schedule)
+from compiler_cases import (
+    ENGINES,
+    HypothesisChoices,
+    Problem,
+    Term,
+    assert_values,
+    build_problem,
+    build_schedule,
+)
 
 
 @st.composite
@@ -23,8 +31,9 @@ def check(problem):
     statement = problem.statement()
     expected = problem.reference()
     for engine in ENGINES:
-        result = ct.evaluate(statement, out_format=problem.out_format, engine=engine,
-                             **problem.tensors())
+        result = ct.evaluate(
+            statement, out_format=problem.out_format, engine=engine, **problem.tensors()
+        )
         if problem.out_format is not None:
             assert result.format == ct.as_format(problem.out_format, len(problem.result))
         assert_values(result, expected, rtol=1e-12, dtype=np.float64)
@@ -47,22 +56,43 @@ def test_reference_itself():
     """The NumPy reference of the generator agrees with hand-written formulas."""
     rng = np.random.default_rng(0)
     a, x, z = rng.random((3, 4)), rng.random(4), rng.random(3)
-    p = Problem({"i": 3, "j": 4}, [Term([("A", ("i", "j")), ("x", ("j",))], "2", 1),
-                                   Term([("z", ("i",))], None, -1), Term([], "3", 1)],
-                ["i"], {}, {"A": a, "x": x, "z": z}, None)
+    p = Problem(
+        {"i": 3, "j": 4},
+        [
+            Term([("A", ("i", "j")), ("x", ("j",))], "2", 1),
+            Term([("z", ("i",))], None, -1),
+            Term([], "3", 1),
+        ],
+        ["i"],
+        {},
+        {"A": a, "x": x, "z": z},
+        None,
+    )
     assert p.statement() == "R(i) = 2 * A(i,j) * x(j) - z(i) + 3"
     np.testing.assert_allclose(p.reference(), 2 * a @ x - z + 3)
-    q = Problem({"i": 3, "j": 4}, [Term([("A", ("i", "j"))], None, -1, ("max", "j"))],
-                ["i"], {}, {"A": a}, None)
+    q = Problem(
+        {"i": 3, "j": 4},
+        [Term([("A", ("i", "j"))], None, -1, ("max", "j"))],
+        ["i"],
+        {},
+        {"A": a},
+        None,
+    )
     assert q.statement() == "R(i) = -(max(j, A(i,j)))"
     np.testing.assert_allclose(q.reference(), -a.max(axis=1))
-    r = Problem({"i": 3, "j": 4}, [Term([("A", ("i", "j"))], None, 1),
-                                   Term([("x", ("j",))], None, 1)],
-                ["j", "i"], {}, {"A": a, "x": x}, None)
+    r = Problem(
+        {"i": 3, "j": 4},
+        [Term([("A", ("i", "j"))], None, 1), Term([("x", ("j",))], None, 1)],
+        ["j", "i"],
+        {},
+        {"A": a, "x": x},
+        None,
+    )
     np.testing.assert_allclose(r.reference(), a.T + x[:, None])
 
 
 # -- random legal schedules (docs/schedules.md): a schedule never changes the result --------------
+
 
 @st.composite
 def schedules(draw, problem):
@@ -80,8 +110,13 @@ def test_random_legal_schedules_preserve_results(data, problem):
     try:
         for engine in ENGINES:
             try:
-                result = ct.evaluate(statement, out_format=problem.out_format, engine=engine,
-                                     schedule=schedule, **problem.tensors())
+                result = ct.evaluate(
+                    statement,
+                    out_format=problem.out_format,
+                    engine=engine,
+                    schedule=schedule,
+                    **problem.tensors(),
+                )
             except ct.ScheduleError:
                 assume(False)  # an illegal schedule for this statement: refused, never wrong
             assert_values(result, expected, rtol=1e-12, dtype=np.float64)

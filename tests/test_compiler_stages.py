@@ -1,5 +1,6 @@
 """Compiler stages against the thesis (reference/taco-core.md §2.5, §3.5, §6, §10): concretize,
 iteration lattices, and the structure of the generated loops."""
+
 import re
 
 import numpy as np
@@ -57,20 +58,26 @@ def test_max_reduction_keeps_its_temporary_because_results_start_at_zero():
 def test_loop_order_and_workspace_for_spgemm_by_rows():
     kern = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"})
     # The default schedule assembles the rows in parallel.
-    assert kern.concrete == ("∀i (∀j C(i,j) = w0(j) where ∀k ∀j w0(j) += A(i,k) * B(k,j)) "
-                             "| i: parallel(cpu_thread,no_races,dynamic)")
+    assert kern.concrete == (
+        "∀i (∀j C(i,j) = w0(j) where ∀k ∀j w0(j) += A(i,k) * B(k,j)) "
+        "| i: parallel(cpu_thread,no_races,dynamic)"
+    )
 
 
 def test_loop_order_follows_a_column_major_operand():
     kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csc", "x": "d", "y": "d"})
     # The default schedule reduces over the parallel columns into per-thread copies of y.
-    assert kern.concrete == "∀j ∀i y(i) += A(i,j) * x(j) | j: parallel(cpu_thread,temporary,dynamic)"
+    assert (
+        kern.concrete == "∀j ∀i y(i) += A(i,j) * x(j) | j: parallel(cpu_thread,temporary,dynamic)"
+    )
 
 
 def test_row_reductions_accumulate_in_a_scalar():
     kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"})
-    assert kern.concrete == ("∀i (y(i) += acc0() where ∀j acc0() += A(i,j) * x(j)) "
-                             "| i: parallel(cpu_thread,no_races,dynamic)")
+    assert kern.concrete == (
+        "∀i (y(i) += acc0() where ∀j acc0() += A(i,j) * x(j)) "
+        "| i: parallel(cpu_thread,no_races,dynamic)"
+    )
 
 
 # -- iteration lattices (§2.5) --------------------------------------------------------------------
@@ -86,11 +93,16 @@ def test_lattice_intersection_of_compressed_segments():
 
 
 def test_lattice_union_of_compressed_segments():
-    assert vector_lattice(lambda t: add(t["b"], t["c"]), {"b": "s", "c": "s"}) == "[b1, c1] > [b1] > [c1]"
+    assert (
+        vector_lattice(lambda t: add(t["b"], t["c"]), {"b": "s", "c": "s"})
+        == "[b1, c1] > [b1] > [c1]"
+    )
 
 
 def test_lattice_union_inside_intersection():
-    lattice = vector_lattice(lambda t: mul(add(t["b"], t["c"]), t["d"]), {"b": "s", "c": "s", "d": "s"})
+    lattice = vector_lattice(
+        lambda t: mul(add(t["b"], t["c"]), t["d"]), {"b": "s", "c": "s", "d": "s"}
+    )
     assert lattice == "[b1, c1, d1] > [b1, d1] > [c1, d1]"
 
 
@@ -100,7 +112,10 @@ def test_lattice_dense_operand_is_located_and_collapses_to_one_loop():
 
 def test_lattice_union_with_a_dense_operand_keeps_only_points_with_the_full_dimension():
     # Subset optimization: the dimension is full, so points without it are unreachable.
-    assert vector_lattice(lambda t: add(t["b"], t["c"]), {"b": "s", "c": "d"}) == "[U_i, b1 | c1] > [U_i | c1]"
+    assert (
+        vector_lattice(lambda t: add(t["b"], t["c"]), {"b": "s", "c": "d"})
+        == "[U_i, b1 | c1] > [U_i | c1]"
+    )
 
 
 def test_lattice_hashed_operand_in_an_intersection_is_located():
@@ -111,13 +126,18 @@ def test_lattice_hashed_operand_in_an_intersection_under_a_union_keeps_the_drain
     # b + c*d*h: the ordered c, d drive their intersection and h is located there. Were the
     # dimension added beside them, the points where c or d has run out but b has not (the
     # drain of b) would be lost (found by the property test).
-    lattice = vector_lattice(lambda t: add(t["b"], mul(mul(t["c"], t["d"]), t["h"])),
-                             {"b": "s", "c": "s", "d": "s", "h": "h"})
+    lattice = vector_lattice(
+        lambda t: add(t["b"], mul(mul(t["c"], t["d"]), t["h"])),
+        {"b": "s", "c": "s", "d": "s", "h": "h"},
+    )
     assert lattice == "[b1, c1, d1 | h1] > [c1, d1 | h1] > [b1]"
 
 
 def test_lattice_union_with_hashed_operand_iterates_the_dimension():
-    assert vector_lattice(lambda t: add(t["b"], t["h"]), {"b": "s", "h": "h"}) == "[U_i, b1 | h1] > [U_i | h1]"
+    assert (
+        vector_lattice(lambda t: add(t["b"], t["h"]), {"b": "s", "h": "h"})
+        == "[U_i, b1 | h1] > [U_i | h1]"
+    )
 
 
 # -- generated loops (§6, §10 "codegen structure") ------------------------------------------------
@@ -140,16 +160,23 @@ def test_coordinates_are_checked_where_they_are_loaded():
     # ones by an unsigned minimum with the last coordinate) and what the clamp moved it by is
     # or-ed into a flag (ir/guard_coordinates.hpp); the flag of a parallel body is reported
     # as the body ends, the function's before it returns.
-    clamp = "coiter_min_u32((uint32_t)A2_crd[pA2], (uint32_t)coiter_max_i64(coiter_min_i64(A_dim1 - 1, 2147483647), 0))"
+    clamp = (
+        "coiter_min_u32((uint32_t)A2_crd[pA2], "
+        "(uint32_t)coiter_max_i64(coiter_min_i64(A_dim1 - 1, 2147483647), 0))"
+    )
     src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}).source("c")
-    assert (f"invalid_coordinate_0 = invalid_coordinate_0 | (((uint32_t)A2_crd[pA2] - {clamp}) | "
-            "(uint32_t)(A_dim1 < 1));") in src
+    assert (
+        f"invalid_coordinate_0 = invalid_coordinate_0 | (((uint32_t)A2_crd[pA2] - {clamp}) | "
+        "(uint32_t)(A_dim1 < 1));"
+    ) in src
     assert f"int64_t j = (int64_t)(int32_t){clamp};" in src
     assert src.count("coordinate_violations[0] += 1;") == 2
     assert src.count("if (invalid_coordinate") == 2 and "invalid_coordinate_0 != 0" in src
     # Hashed levels store empty buckets as -1: their coordinates lie in [-1, extent).
     src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "dh", "x": "d", "y": "d"}).source("c")
-    assert "(uint64_t)((int64_t)A2_crd[pA2] + 1) >= (uint64_t)(A_dim1 + 1) ? -1 : A2_crd[pA2]" in src
+    assert (
+        "(uint64_t)((int64_t)A2_crd[pA2] + 1) >= (uint64_t)(A_dim1 + 1) ? -1 : A2_crd[pA2]" in src
+    )
     assert "| (uint32_t)((uint64_t)((int64_t)A2_crd[pA2] + 1) >= (uint64_t)(A_dim1 + 1));" in src
     # Kernels that load no coordinate have no flag.
     src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "dense", "x": "d", "y": "d"}).source("c")
@@ -159,23 +186,38 @@ def test_coordinates_are_checked_where_they_are_loaded():
 def test_coordinates_that_never_become_addresses_are_flagged_but_not_clamped():
     # A union's coordinates only reach the result's crd array and the merge's comparisons
     # (whose truth values decide the count of stored entries): checked, not clamped.
-    src = ct.compile("C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}).source("c")
-    assert "int64_t jA_0 = (int64_t)A2_crd[pA2];" in src and "int64_t jB_0 = (int64_t)B2_crd[pB2];" in src
-    assert "invalid_coordinate = invalid_coordinate | (((uint32_t)B2_crd[pB2] - coiter_min_u32(" in src
+    src = ct.compile(
+        "C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}
+    ).source("c")
+    assert (
+        "int64_t jA_0 = (int64_t)A2_crd[pA2];" in src
+        and "int64_t jB_0 = (int64_t)B2_crd[pB2];" in src
+    )
+    assert (
+        "invalid_coordinate = invalid_coordinate | (((uint32_t)B2_crd[pB2] - coiter_min_u32(" in src
+    )
     assert "int64_t j = coiter_min_i64(jA_0, jB_0);" in src
     assert "(int32_t)coiter_min_u32" not in src
     # A coordinate that indexes a dense result row is clamped.
-    src = ct.compile("C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "dense"}).source("c")
-    assert "(int32_t)coiter_min_u32((uint32_t)A2_crd[pA2]" in src and "(int32_t)coiter_min_u32((uint32_t)B2_crd[pB2]" in src
+    src = ct.compile(
+        "C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "dense"}
+    ).source("c")
+    assert (
+        "(int32_t)coiter_min_u32((uint32_t)A2_crd[pA2]" in src
+        and "(int32_t)coiter_min_u32((uint32_t)B2_crd[pB2]" in src
+    )
 
 
 def test_llvm_engine_selects_floats_without_a_branch():
     # A merge selects each operand's value by whether it is at the coordinate; x86 without
     # AVX-512 would branch on a select of doubles, so they are selected as integers (through an
     # empty asm the optimizer keeps), and selects are marked unpredictable.
-    ir = ct.compile("C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}).source("llvm")
-    assert re.search(r"select i1 %[\w.]+, i64 %[\w.]+, i64 0, !unpredictable", ir) or \
-        re.search(r"select i1 %[\w.]+, i64 0, i64 %[\w.]+, !unpredictable", ir)
+    ir = ct.compile(
+        "C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}
+    ).source("llvm")
+    assert re.search(r"select i1 %[\w.]+, i64 %[\w.]+, i64 0, !unpredictable", ir) or re.search(
+        r"select i1 %[\w.]+, i64 0, i64 %[\w.]+, !unpredictable", ir
+    )
     assert 'asm "", "=r,0"' in ir
     # The barrier touches no memory, so the coordinates a merge step compares are loaded once.
     barrier = re.search(r'call i64 asm "", "=r,0"\(i64 %[\w.]+\) #(\d+)', ir)
@@ -184,8 +226,9 @@ def test_llvm_engine_selects_floats_without_a_branch():
 
 
 def test_llvm_engine_vectorizes_sums_into_scalar_accumulators():
-    # The row's sum may be reassociated (API.md: a result may differ by floating-point reassociation), so
-    # the loop adds into several vector accumulators instead of one chain of scalar adds.
+    # The row's sum may be reassociated (API.md: a result may differ by floating-point
+    # reassociation), so the loop adds into several vector accumulators instead of one chain of
+    # scalar adds.
     ir = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}).source("llvm")
     assert re.search(r"fadd reassoc contract <\d+ x double>", ir)
     assert "llvm.vector.reduce.fadd" in ir
@@ -195,12 +238,20 @@ def test_llvm_engine_vectorizes_sums_into_scalar_accumulators():
 
 
 def test_spgemm_prefetches_the_rows_of_b_its_loop_over_a_reaches_next():
-    src = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"}).source("c")
+    src = ct.compile(
+        "C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"}
+    ).source("c")
     # The row of B four entries of A ahead (its start read through A's coordinate, checked
     # like every coordinate a kernel loads), and that row's start eight ahead.
-    assert ("int64_t pB2_ahead = (int64_t)B2_pos[(int64_t)(int32_t)coiter_min_u32((uint32_t)A2_crd[pA2 + 4], "
-            "(uint32_t)coiter_max_i64(coiter_min_i64(A_dim1 - 1, 2147483647), 0))];") in src
-    assert "__builtin_prefetch(&B2_crd[pB2_ahead]);" in src and "__builtin_prefetch(&B_vals[pB2_ahead]);" in src
+    assert (
+        "int64_t pB2_ahead = (int64_t)B2_pos[(int64_t)(int32_t)coiter_min_u32("
+        "(uint32_t)A2_crd[pA2 + 4], "
+        "(uint32_t)coiter_max_i64(coiter_min_i64(A_dim1 - 1, 2147483647), 0))];"
+    ) in src
+    assert (
+        "__builtin_prefetch(&B2_crd[pB2_ahead]);" in src
+        and "__builtin_prefetch(&B_vals[pB2_ahead]);" in src
+    )
     assert "__builtin_prefetch(&B2_pos[(int64_t)A2_crd[pA2 + 8]]);" in src
     # Only while the entries ahead are in A's row.
     assert "if (pA2 + 4 < pA2_end) {" in src and "pA2 < pA2_end; pA2++" in src
@@ -210,7 +261,9 @@ def test_spgemm_prefetches_the_rows_of_b_its_loop_over_a_reaches_next():
 
 
 def test_intersection_appends_without_a_branch_on_whether_the_rows_meet():
-    src = ct.compile("C(i,j) = A(i,j) * B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}).source("c")
+    src = ct.compile(
+        "C(i,j) = A(i,j) * B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}
+    ).source("c")
     assert loops(src) == (1, 2)
     # The product is written at every step and kept only where both rows hold the column.
     assert "C_vals[C2_count] = A_vals[pA2] * B_vals[pB2];" in src
@@ -219,19 +272,29 @@ def test_intersection_appends_without_a_branch_on_whether_the_rows_meet():
 
 
 def test_an_intersection_of_rows_whose_ranges_do_not_meet_is_skipped():
-    src = ct.compile("C(i,j) = A(i,j) * B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}).source("c")
-    skip = src[src.index("if (pA2 < pA2_end && pB2 < pB2_end) {"):src.index("while (pA2 < pA2_end")]
+    src = ct.compile(
+        "C(i,j) = A(i,j) * B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}
+    ).source("c")
+    skip = src[
+        src.index("if (pA2 < pA2_end && pB2 < pB2_end) {") : src.index("while (pA2 < pA2_end")
+    ]
     assert "A2_crd[pA2]" in skip and "B2_crd[pB2_end - 1]" in skip and "pA2 = pA2_end;" in skip
     # A union visits every entry: nothing to skip.
-    src = ct.compile("C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}).source("c")
+    src = ct.compile(
+        "C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}
+    ).source("c")
     assert "pA2 = pA2_end;" not in src
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_intersections_of_disjoint_and_touching_ranges(engine):
     # Rows whose column ranges are apart, touch at one column, or nest.
-    A = sp.csr_array(np.array([[1.0, 2.0, 0, 0, 0], [0, 3.0, 4.0, 0, 0], [5.0, 0, 0, 0, 6.0], [0, 0, 7.0, 0, 0]]))
-    B = sp.csr_array(np.array([[0, 0, 0, 8.0, 9.0], [0, 0, 1.0, 2.0, 0], [0, 3.0, 4.0, 0, 0], [0, 0, 0, 5.0, 0]]))
+    A = sp.csr_array(
+        np.array([[1.0, 2.0, 0, 0, 0], [0, 3.0, 4.0, 0, 0], [5.0, 0, 0, 0, 6.0], [0, 0, 7.0, 0, 0]])
+    )
+    B = sp.csr_array(
+        np.array([[0, 0, 0, 8.0, 9.0], [0, 0, 1.0, 2.0, 0], [0, 3.0, 4.0, 0, 0], [0, 0, 0, 5.0, 0]])
+    )
     got = ct.evaluate("C(i,j) = A(i,j) * B(i,j)", A=A, B=B, engine=engine)
     np.testing.assert_array_equal(got.to_numpy(), (A.multiply(B)).toarray())
     assert got.nnz == 1
@@ -240,12 +303,16 @@ def test_intersections_of_disjoint_and_touching_ranges(engine):
 def test_merges_run_in_lockstep_while_the_rows_agree():
     # Rows of the same pattern are walked in lockstep (positions only count up); the merge
     # takes over from the first column where they differ.
-    src = ct.compile("C(i,j) = A(i,j) + B(i,j) + D(i,j)",
-                     formats={"A": "csr", "B": "csr", "D": "csr", "C": "csr"}).source("c")
-    lockstep = ("while (pA2 < pA2_end && pB2 < pB2_end && pD2 < pD2_end && (int64_t)B2_crd[pB2] == "
-                "(int64_t)A2_crd[pA2] && (int64_t)D2_crd[pD2] == (int64_t)A2_crd[pA2]) {")
+    src = ct.compile(
+        "C(i,j) = A(i,j) + B(i,j) + D(i,j)",
+        formats={"A": "csr", "B": "csr", "D": "csr", "C": "csr"},
+    ).source("c")
+    lockstep = (
+        "while (pA2 < pA2_end && pB2 < pB2_end && pD2 < pD2_end && (int64_t)B2_crd[pB2] == "
+        "(int64_t)A2_crd[pA2] && (int64_t)D2_crd[pD2] == (int64_t)A2_crd[pA2]) {"
+    )
     assert lockstep in src
-    body = src[src.index(lockstep):src.index("while", src.index(lockstep) + 1)]
+    body = src[src.index(lockstep) : src.index("while", src.index(lockstep) + 1)]
     assert "C_vals[C2_count] = A_vals[pA2] + B_vals[pB2] + D_vals[pD2];" in body
     assert "pA2++;\n      pB2++;\n      pD2++;" in body
     # Not where positions cannot be compared this way (a dense operand's dimension).
@@ -258,15 +325,21 @@ def test_merges_run_in_lockstep_while_the_rows_agree():
 def test_intersection_keeps_only_entries_both_operands_store(engine, result):
     # Where only A stores an entry (inf, nan) the product is computed and discarded; where
     # both do and it is zero, it is not stored (as SciPy's A.multiply(B)).
-    A = sp.csr_array(np.array([[np.inf, 2.0, 0.0, 3.0], [np.nan, 0.0, 5.0, 0.0], [1.0, 0.0, 0.0, 4.0]]))
+    A = sp.csr_array(
+        np.array([[np.inf, 2.0, 0.0, 3.0], [np.nan, 0.0, 5.0, 0.0], [1.0, 0.0, 0.0, 4.0]])
+    )
     B = sp.csr_array(np.array([[0.0, 3.0, 1.0, 0.0], [0.0, 7.0, 2.0, 0.0], [0.0, 0.0, 0.0, 0.0]]))
     A2 = A.copy()
     A2.data[A2.data == 3.0] = 0.0  # an explicit zero that meets B nowhere
     B2 = B.copy()
     B2.data[B2.data == 2.0] = 0.0  # an explicit zero that meets A's 5: a zero product
-    kern = ct.compile("C(i,j) = A(i,j) * B(i,j)", formats={"A": "csr", "B": "csr", "C": result}, engine=engine)
+    kern = ct.compile(
+        "C(i,j) = A(i,j) * B(i,j)", formats={"A": "csr", "B": "csr", "C": result}, engine=engine
+    )
     C = kern(A=ct.asarray(A2), B=ct.asarray(B2))
-    np.testing.assert_array_equal(C.to_numpy(), np.array([[0, 6.0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]))
+    np.testing.assert_array_equal(
+        C.to_numpy(), np.array([[0, 6.0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]])
+    )
     assert C.nnz == 1
 
 
@@ -299,16 +372,21 @@ def test_a_sum_merge_selects_its_operands_instead_of_branching():
     src = ct.compile("a(i) = b(i) + c(i)", formats={"a": "s", "b": "s", "c": "s"}).source("c")
     assert "(ib_0 == i ? b_vals[pb1] : 0.0) + (ic_0 == i ? c_vals[pc1] : 0.0)" in src
     assert "else if" not in src
-    src3 = ct.compile("a(i) = b(i) - c(i) + d(i)", formats={"a": "s", "b": "s", "c": "s", "d": "s"}).source("c")
+    src3 = ct.compile(
+        "a(i) = b(i) - c(i) + d(i)", formats={"a": "s", "b": "s", "c": "s", "d": "s"}
+    ).source("c")
     assert "else if" not in src3
 
 
-@pytest.mark.parametrize("expression", ["a(i) = (b(i) + c(i)) * d(i)", "a(i) = b(i) * c(i) + d(i)",
-                                        "a(i) = b(i) / c(i)"])
+@pytest.mark.parametrize(
+    "expression", ["a(i) = (b(i) + c(i)) * d(i)", "a(i) = b(i) * c(i) + d(i)", "a(i) = b(i) / c(i)"]
+)
 def test_a_merge_where_zero_annihilates_keeps_its_branches(expression):
     # b * 0 would be computed (NaN for an infinite b) where the region has no entry.
     formats = {"a": "s", "b": "s", "c": "s", "d": "s"}
-    src = ct.compile(expression, formats={k: v for k, v in formats.items() if k + "(" in expression}).source("c")
+    src = ct.compile(
+        expression, formats={k: v for k, v in formats.items() if k + "(" in expression}
+    ).source("c")
     assert " ? b_vals" not in src
 
 
@@ -321,9 +399,11 @@ def test_selected_merges_keep_infinities_and_nans_where_numpy_has_them(engine):
     B, C, D = (ct.asarray(sp.csr_matrix(v.reshape(1, -1))) for v in (b, c, d))
     with np.errstate(invalid="ignore"):
         product = np.where((d != 0) & ((b != 0) | (c != 0)), (b + c) * d, 0.0)
-    for expression, expected in [("A(k,i) = B(k,i) + C(k,i)", b + c),
-                                 ("A(k,i) = B(k,i) - C(k,i) + D(k,i)", b - c + d),
-                                 ("A(k,i) = (B(k,i) + C(k,i)) * D(k,i)", product)]:
+    for expression, expected in [
+        ("A(k,i) = B(k,i) + C(k,i)", b + c),
+        ("A(k,i) = B(k,i) - C(k,i) + D(k,i)", b - c + d),
+        ("A(k,i) = (B(k,i) + C(k,i)) * D(k,i)", product),
+    ]:
         got = ct.evaluate(expression, B=B, C=C, D=D, out_format="csr", engine=engine).to_numpy()[0]
         np.testing.assert_array_equal(got, expected, err_msg=expression)
 
@@ -333,11 +413,19 @@ def test_coo_spmv_is_a_single_loop():
     # One loop over the entries; COO's rows repeat, so the default schedule gives each thread
     # its own copy of y, and the other two loops add the copies up after it.
     assert loops(src) == (3, 0)
-    assert re.search(r"for \(int64_t pA1 = .*A1_pos\[0\]; pA1 < .*A1_pos\[1\]; pA1\+\+\) \{\n"
-                     r"    uint32_t invalid_coordinate_0 = 0;\n"
-                     r"    invalid_coordinate_0 = invalid_coordinate_0 \| .*A1_crd\[pA1\] - coiter_min_u32.*A_dim0 - 1.*;\n"
-                     r"    int64_t i = .*A1_crd\[pA1\].*;", src)
-    assert re.search(r"for \(int64_t q = 0; q < y_size; q\+\+\) \{\n\s+for \(int64_t thread = 0; thread < nthreads", src)
+    assert re.search(
+        r"for \(int64_t pA1 = .*A1_pos\[0\]; pA1 < .*A1_pos\[1\]; pA1\+\+\) \{\n"
+        r"    uint32_t invalid_coordinate_0 = 0;\n"
+        r"    invalid_coordinate_0 = invalid_coordinate_0 \| "
+        r".*A1_crd\[pA1\] - coiter_min_u32.*A_dim0 - 1.*;\n"
+        r"    int64_t i = .*A1_crd\[pA1\].*;",
+        src,
+    )
+    assert re.search(
+        r"for \(int64_t q = 0; q < y_size; q\+\+\) \{\n"
+        r"\s+for \(int64_t thread = 0; thread < nthreads",
+        src,
+    )
 
 
 def test_dcsr_spmv_is_nested_position_loops():
@@ -359,7 +447,9 @@ def test_llvm_knows_operands_and_results_do_not_overlap():
     # runtime overlap checks and A's value is read once per nonzero.
     if not _core.with_llvm:
         pytest.skip("this build has no LLVM engine")
-    ir = ct.compile("Y(i,j) = A(i,k) * X(k,j)", formats={"A": "csr", "X": "dense", "Y": "dense"}).source("llvm")
+    ir = ct.compile(
+        "Y(i,j) = A(i,k) * X(k,j)", formats={"A": "csr", "X": "dense", "Y": "dense"}
+    ).source("llvm")
     assert "!alias.scope" in ir and "!noalias" in ir
     assert "vector.body" in ir and "vector.memcheck" not in ir
 
@@ -367,8 +457,12 @@ def test_llvm_knows_operands_and_results_do_not_overlap():
 def test_a_private_copy_that_may_be_the_result_gets_no_alias_scope():
     # With one thread the `temporary` strategy's private copy is the result itself: both keep
     # LLVM's default (may alias), and the kernel stays right.
-    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"}, engine="llvm" if _core.with_llvm else "c",
-                      schedule="fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,3);parallelize(fp0,cpu_thread,temporary)")
+    kern = ct.compile(
+        "y(i) = A(i,j) * x(j)",
+        formats={"A": "csr"},
+        engine="llvm" if _core.with_llvm else "c",
+        schedule="fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,3);parallelize(fp0,cpu_thread,temporary)",
+    )
     A = sp.random(30, 20, density=0.3, format="csr", random_state=3)
     x = np.arange(20.0)
     previous = ct.get_num_threads()
@@ -379,11 +473,15 @@ def test_a_private_copy_that_may_be_the_result_gets_no_alias_scope():
     finally:
         ct.set_num_threads(previous)
     if _core.with_llvm:
-        stores = [line for line in kern.source("llvm").splitlines() if line.lstrip().startswith("store double")]
+        stores = [
+            line
+            for line in kern.source("llvm").splitlines()
+            if line.lstrip().startswith("store double")
+        ]
         assert stores and not any("alias.scope" in line for line in stores)
 
 
-# -- lazy evaluation and the [] front end ------------------------------------------------------------
+# -- lazy evaluation and the [] front end ----------------------------------------------------------
 def test_assignment_is_lazy_and_recomputed_on_reassignment():
     i, j = ct.indices("i j")
     A = ct.asarray(sp.random(8, 9, density=0.3, format="csr", random_state=0), name="A")
@@ -429,7 +527,9 @@ def test_scalar_result_with_explicit_sum():
 
 def test_spgemm_sorts_its_workspace_only_for_an_ordered_result():
     unordered = ct.Format([ct.dense, ct.compressed(ordered=False)])
-    sorted_src = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"}).source("c")
+    sorted_src = ct.compile(
+        "C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"}
+    ).source("c")
     kern = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": unordered})
     assert "coiter_rt_sort_coordinates(" in sorted_src
     assert "coiter_rt_sort_coordinates(" not in kern.source("c")
@@ -455,12 +555,16 @@ def test_workspace_rows_are_sorted_by_bitmap_by_comparison_and_by_radix(fmt, eng
         cols += [base, base + 1 + (k % 7)]
     C = ct.from_coords(np.array([rows, cols]).T, rng.random(len(rows)), (300, n), format="csr")
     B_dense = np.zeros((3, 300))
-    B_dense[0, :100] = 1.0                                  # 200 columns within ~1000: bitmap
-    B_dense[1, 100:130] = 2.0                               # 60 columns anywhere: comparisons
-    B_dense[2, 100:300] = rng.random(200)                   # 400 columns anywhere: radix sort
+    B_dense[0, :100] = 1.0  # 200 columns within ~1000: bitmap
+    B_dense[1, 100:130] = 2.0  # 60 columns anywhere: comparisons
+    B_dense[2, 100:300] = rng.random(200)  # 400 columns anywhere: radix sort
     schedule = f"reorder(i,k,j);precompute(B(i,k)*C(k,j),[j],[jw],{fmt})"
-    kern = ct.compile("A(i,j) = B(i,k) * C(k,j)", formats={"B": "csr", "C": "csr", "A": "csr"},
-                      schedule=schedule, engine=engine)
+    kern = ct.compile(
+        "A(i,j) = B(i,k) * C(k,j)",
+        formats={"B": "csr", "C": "csr", "A": "csr"},
+        schedule=schedule,
+        engine=engine,
+    )
     coords, values = kern(B=ct.asarray(B_dense, format="csr"), C=C).coords()
     coords = np.asarray(coords)
     expected = {}

@@ -1,4 +1,5 @@
 """Corners of the user contract (API.md), each checked against NumPy or SciPy."""
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -7,18 +8,23 @@ import coiter as ct
 
 
 # -- an index with two extents (API.md §3) ---------------------------------------------------------
-@pytest.mark.parametrize("subscripts, shapes, index, extents", [
-    ("aab", [(2, 3, 4)], "a", (2, 3)),           # within one operand
-    ("ii->", [(2, 3)], "i", (2, 3)),
-    ("ij,jk->ik", [(2, 3), (4, 5)], "j", (3, 4)),  # across operands
-    ("ii,i->i", [(3, 3), (4,)], "i", (3, 4)),      # a diagonal, then another operand
-])
+@pytest.mark.parametrize(
+    "subscripts, shapes, index, extents",
+    [
+        ("aab", [(2, 3, 4)], "a", (2, 3)),  # within one operand
+        ("ii->", [(2, 3)], "i", (2, 3)),
+        ("ij,jk->ik", [(2, 3), (4, 5)], "j", (3, 4)),  # across operands
+        ("ii,i->i", [(3, 3), (4,)], "i", (3, 4)),  # a diagonal, then another operand
+    ],
+)
 def test_einsum_rejects_an_index_with_two_extents(subscripts, shapes, index, extents):
     rng = np.random.default_rng(0)
     arrays = [rng.random(s) for s in shapes]
     with pytest.raises(ValueError):
         np.einsum(subscripts, *arrays)
-    with pytest.raises(ct.ShapeError, match=rf"index '{index}'.*extent {extents[0]}.*extent {extents[1]}"):
+    with pytest.raises(
+        ct.ShapeError, match=rf"index '{index}'.*extent {extents[0]}.*extent {extents[1]}"
+    ):
         ct.einsum(subscripts, *arrays)
 
 
@@ -33,9 +39,16 @@ def test_notation_rejects_an_index_with_two_extents():
         y[j] = A[i, i, j]
 
 
-@pytest.mark.parametrize("subscripts, shape", [
-    ("ii->", (4, 4)), ("ii->i", (4, 4)), ("ii", (4, 4)), ("iij->j", (3, 3, 5)), ("iji->j", (3, 5, 3)),
-])
+@pytest.mark.parametrize(
+    "subscripts, shape",
+    [
+        ("ii->", (4, 4)),
+        ("ii->i", (4, 4)),
+        ("ii", (4, 4)),
+        ("iij->j", (3, 3, 5)),
+        ("iji->j", (3, 5, 3)),
+    ],
+)
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
 def test_repeated_indices_with_one_extent_match_numpy(subscripts, shape, sparse):
     rng = np.random.default_rng(2)
@@ -46,10 +59,12 @@ def test_repeated_indices_with_one_extent_match_numpy(subscripts, shape, sparse)
 
 def test_notation_with_a_repeated_index_matches_numpy():
     x = np.random.default_rng(3).random((3, 3, 5))
-    np.testing.assert_allclose(np.asarray(ct.evaluate("y(j) = A(i,i,j)", A=x)), np.einsum("iij->j", x))
+    np.testing.assert_allclose(
+        np.asarray(ct.evaluate("y(j) = A(i,i,j)", A=x)), np.einsum("iij->j", x)
+    )
 
 
-# -- the dense-size limit applies to inferred formats only (API.md §3, rule 3) -----------------------
+# -- the dense-size limit applies to inferred formats only (API.md §3, rule 3) ---------------------
 @pytest.fixture
 def small_dense_limit(monkeypatch):
     """A 4x4 float64 result (128 bytes) is just over this limit."""
@@ -67,10 +82,12 @@ def test_an_explicit_dense_result_is_not_limited(small_dense_limit, out_format):
     a = np.arange(16.0).reshape(4, 4)
     c = ct.evaluate("C(i,j) = A(i,j) + B(i,j)", A=a, B=a, out_format=out_format)
     np.testing.assert_array_equal(np.asarray(c), 2 * a)
-    np.testing.assert_array_equal(np.asarray(ct.einsum("ij,jk->ik", a, a, out_format=out_format)), a @ a)
+    np.testing.assert_array_equal(
+        np.asarray(ct.einsum("ij,jk->ik", a, a, out_format=out_format)), a @ a
+    )
 
 
-# -- SciPy COO keeps its index width (API.md §2) -----------------------------------------------------
+# -- SciPy COO keeps its index width (API.md §2) ---------------------------------------------------
 def _coo(cls, row_dtype, col_dtype):
     """A non-canonical (unsorted, one duplicate) 4x5 COO matrix with the given index dtypes."""
     row = np.array([3, 0, 2, 0, 3])
@@ -81,10 +98,15 @@ def _coo(cls, row_dtype, col_dtype):
 
 
 @pytest.mark.parametrize("cls", [sp.coo_array, sp.coo_matrix])
-@pytest.mark.parametrize("row_dtype, col_dtype, expected", [
-    (np.int32, np.int32, np.int32), (np.int64, np.int64, np.int64),
-    (np.int32, np.int64, np.int64), (np.int64, np.int32, np.int64),
-])
+@pytest.mark.parametrize(
+    "row_dtype, col_dtype, expected",
+    [
+        (np.int32, np.int32, np.int32),
+        (np.int64, np.int64, np.int64),
+        (np.int32, np.int64, np.int64),
+        (np.int64, np.int32, np.int64),
+    ],
+)
 def test_scipy_coo_keeps_its_index_width(cls, row_dtype, col_dtype, expected):
     coo = _coo(cls, row_dtype, col_dtype)
     assert (coo.row.dtype, coo.col.dtype) == (row_dtype, col_dtype)
@@ -98,8 +120,12 @@ def test_scipy_coo_keeps_its_index_width(cls, row_dtype, col_dtype, expected):
 
 def test_non_canonical_scipy_csr_keeps_its_index_width():
     # Unsorted columns: converted through coordinates, where csr_matrix.tocoo() narrows to int32.
-    csr = sp.csr_matrix(sp.csr_array((np.arange(1.0, 4.0), np.array([2, 0, 1], np.int64),
-                                      np.array([0, 2, 2, 3], np.int64)), shape=(3, 3)))
+    csr = sp.csr_matrix(
+        sp.csr_array(
+            (np.arange(1.0, 4.0), np.array([2, 0, 1], np.int64), np.array([0, 2, 2, 3], np.int64)),
+            shape=(3, 3),
+        )
+    )
     assert csr.indices.dtype == np.int64 and not csr.has_sorted_indices
     t = ct.asarray(csr)
     assert t.index_dtype == np.int64
@@ -107,7 +133,7 @@ def test_non_canonical_scipy_csr_keeps_its_index_width():
     np.testing.assert_array_equal(t.to_numpy(), csr.toarray())
 
 
-# -- compiled definitions (API.md §3, §4) ------------------------------------------------------------
+# -- compiled definitions (API.md §3, §4) ----------------------------------------------------------
 @pytest.fixture
 def spmv():
     """``y[i] = A[i, j] * x[j]`` assigned, not computed, with its SciPy/NumPy reference."""
@@ -127,7 +153,10 @@ def test_evaluating_a_compiled_definition_does_not_compile_it_again(spmv):
     np.testing.assert_allclose(np.asarray(y), expected)
     after = ct.cache_info()
     assert (after["compiles"], after["hits"], after["misses"]) == (
-        before["compiles"], before["hits"], before["misses"])
+        before["compiles"],
+        before["hits"],
+        before["misses"],
+    )
     kern()  # the kernel still recomputes y
     np.testing.assert_allclose(np.asarray(y), expected)
 
@@ -147,46 +176,68 @@ def test_an_assignment_without_definition_cannot_be_compiled():
         ct.compile(ct.zeros((3,), name="y"))
 
 
-# -- where an implicit sum binds (API.md §3) ---------------------------------------------------------
+# -- where an implicit sum binds (API.md §3) -------------------------------------------------------
 # (statement, [] form, NumPy reference): the sum binds to the smallest term holding every use of
 # the summed index. Each reference differs from the sum taken around the whole expression.
 BINDINGS = [
-    ("a(i) = b(i) * (c(i) + d(j,i))",
-     lambda t, i, j, k: t["b"][i] * (t["c"][i] + t["d"][j, i]),
-     lambda v: v["b"] * (v["c"] + v["d"].sum(0))),
-    ("a(i) = b(i) + e(i,j)",
-     lambda t, i, j, k: t["b"][i] + t["e"][i, j],
-     lambda v: v["b"] + v["e"].sum(1)),
-    ("a(i) = e(i,j) * f(j) + c(i)",
-     lambda t, i, j, k: t["e"][i, j] * t["f"][j] + t["c"][i],
-     lambda v: v["e"] @ v["f"] + v["c"]),
-    ("a(i) = b(i) * (c(i) * (b(i) - e(i,j)) + c(i))",  # nested parentheses
-     lambda t, i, j, k: t["b"][i] * (t["c"][i] * (t["b"][i] - t["e"][i, j]) + t["c"][i]),
-     lambda v: v["b"] * (v["c"] * (v["b"] - v["e"].sum(1)) + v["c"])),
-    ("a(i) = (e(i,j) + c(i)) * f(j)",  # j in two factors: the sum covers the product
-     lambda t, i, j, k: (t["e"][i, j] + t["c"][i]) * t["f"][j],
-     lambda v: ((v["e"] + v["c"][:, None]) * v["f"]).sum(1)),
-    ("a(i) = b(i) / (c(i) + e(i,j))",  # a denominator
-     lambda t, i, j, k: t["b"][i] / (t["c"][i] + t["e"][i, j]),
-     lambda v: v["b"] / (v["c"] + v["e"].sum(1))),
-    ("a(i) = b(i) * -(c(i) - d(j,i))",
-     lambda t, i, j, k: t["b"][i] * -(t["c"][i] - t["d"][j, i]),
-     lambda v: v["b"] * -(v["c"] - v["d"].sum(0))),
-    ("a(i) = b(i) * max(k, e(i,k) + g(k,j))",  # inside an explicit reduction
-     lambda t, i, j, k: t["b"][i] * ct.max(k, t["e"][i, k] + t["g"][k, j]),
-     lambda v: v["b"] * (v["e"] + v["g"].sum(1)).max(1)),
+    (
+        "a(i) = b(i) * (c(i) + d(j,i))",
+        lambda t, i, j, k: t["b"][i] * (t["c"][i] + t["d"][j, i]),
+        lambda v: v["b"] * (v["c"] + v["d"].sum(0)),
+    ),
+    (
+        "a(i) = b(i) + e(i,j)",
+        lambda t, i, j, k: t["b"][i] + t["e"][i, j],
+        lambda v: v["b"] + v["e"].sum(1),
+    ),
+    (
+        "a(i) = e(i,j) * f(j) + c(i)",
+        lambda t, i, j, k: t["e"][i, j] * t["f"][j] + t["c"][i],
+        lambda v: v["e"] @ v["f"] + v["c"],
+    ),
+    (
+        "a(i) = b(i) * (c(i) * (b(i) - e(i,j)) + c(i))",  # nested parentheses
+        lambda t, i, j, k: t["b"][i] * (t["c"][i] * (t["b"][i] - t["e"][i, j]) + t["c"][i]),
+        lambda v: v["b"] * (v["c"] * (v["b"] - v["e"].sum(1)) + v["c"]),
+    ),
+    (
+        "a(i) = (e(i,j) + c(i)) * f(j)",  # j in two factors: the sum covers the product
+        lambda t, i, j, k: (t["e"][i, j] + t["c"][i]) * t["f"][j],
+        lambda v: ((v["e"] + v["c"][:, None]) * v["f"]).sum(1),
+    ),
+    (
+        "a(i) = b(i) / (c(i) + e(i,j))",  # a denominator
+        lambda t, i, j, k: t["b"][i] / (t["c"][i] + t["e"][i, j]),
+        lambda v: v["b"] / (v["c"] + v["e"].sum(1)),
+    ),
+    (
+        "a(i) = b(i) * -(c(i) - d(j,i))",
+        lambda t, i, j, k: t["b"][i] * -(t["c"][i] - t["d"][j, i]),
+        lambda v: v["b"] * -(v["c"] - v["d"].sum(0)),
+    ),
+    (
+        "a(i) = b(i) * max(k, e(i,k) + g(k,j))",  # inside an explicit reduction
+        lambda t, i, j, k: t["b"][i] * ct.max(k, t["e"][i, k] + t["g"][k, j]),
+        lambda v: v["b"] * (v["e"] + v["g"].sum(1)).max(1),
+    ),
 ]
 
 
 def _binding_operands(matrix_format):
     rng = np.random.default_rng(5)
-    n, m = 6, 6   # e(i,k) and g(k,j) share the extent of k with i and j
-    values = {"b": rng.random(n) + 1, "c": rng.random(n) + 1, "f": rng.random(m),
-              "d": rng.random((m, n)) * (rng.random((m, n)) < 0.5),
-              "e": rng.random((n, m)) * (rng.random((n, m)) < 0.5),
-              "g": rng.random((m, m)) * (rng.random((m, m)) < 0.5)}
-    tensors = {k: ct.asarray(v, format=matrix_format if v.ndim == 2 else None, name=k)
-               for k, v in values.items()}
+    n, m = 6, 6  # e(i,k) and g(k,j) share the extent of k with i and j
+    values = {
+        "b": rng.random(n) + 1,
+        "c": rng.random(n) + 1,
+        "f": rng.random(m),
+        "d": rng.random((m, n)) * (rng.random((m, n)) < 0.5),
+        "e": rng.random((n, m)) * (rng.random((n, m)) < 0.5),
+        "g": rng.random((m, m)) * (rng.random((m, m)) < 0.5),
+    }
+    tensors = {
+        k: ct.asarray(v, format=matrix_format if v.ndim == 2 else None, name=k)
+        for k, v in values.items()
+    }
     return values, tensors
 
 

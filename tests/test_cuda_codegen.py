@@ -1,6 +1,7 @@
 """target="cuda" without a GPU (API.md §6): schedules with GPU units, the CUDA C++ the printer
 makes of them, NVRTC compiling it to machine code for an H100/H200 (sm_90), and the errors a
 machine without a GPU gives. The same kernels run on a GPU in test_cuda_device.py."""
+
 import os
 import subprocess
 import sys
@@ -11,7 +12,9 @@ import pytest
 import coiter as ct
 
 status = ct.cuda.status()
-needs_nvrtc = pytest.mark.skipif(status["nvrtc"] is None, reason=f"NVRTC is not installed: {status['nvrtc_problem']}")
+needs_nvrtc = pytest.mark.skipif(
+    status["nvrtc"] is None, reason=f"NVRTC is not installed: {status['nvrtc_problem']}"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -42,12 +45,14 @@ EXPRESSIONS = [
 
 @needs_nvrtc
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32])
-@pytest.mark.parametrize("expr,formats", EXPRESSIONS, ids=[f"{e} {sorted(f.items())}" for e, f in EXPRESSIONS])
+@pytest.mark.parametrize(
+    "expr,formats", EXPRESSIONS, ids=[f"{e} {sorted(f.items())}" for e, f in EXPRESSIONS]
+)
 def test_default_gpu_schedules_compile(expr, formats, dtype):
     kern = ct.compile(expr, formats=formats, dtype=dtype, target="cuda")
     source = kern.source()
     assert source == kern.source("cuda")
-    assert '__global__' in source and "gpu_" in kern.concrete
+    assert "__global__" in source and "gpu_" in kern.concrete
     assert kern.stages["cuda"] == source
 
 
@@ -80,24 +85,40 @@ def test_spmv_gpu_schedules_compile(schedule):
 @needs_nvrtc
 def test_spmm_schedules_compile():
     formats = {"A": "csr", "B": "dd", "C": "dd"}
-    for schedule in ["parallelize(i,gpu_warp,no_races);parallelize(j,gpu_thread,no_races)",
-                     "fuse(i,k,f);pos(f,fp,A(i,k));split(fp,fp0,fp1,8);parallelize(fp0,gpu_warp,atomics);"
-                     "parallelize(j,gpu_thread,no_races)",
-                     "reorder(k,j);parallelize(i,gpu_block,no_races);parallelize(j,gpu_thread,no_races)"]:
-        assert "__global__" in ct.compile("C(i,j) = A(i,k) * B(k,j)", formats=formats, schedule=schedule,
-                                          target="cuda").source()
+    for schedule in [
+        "parallelize(i,gpu_warp,no_races);parallelize(j,gpu_thread,no_races)",
+        "fuse(i,k,f);pos(f,fp,A(i,k));split(fp,fp0,fp1,8);parallelize(fp0,gpu_warp,atomics);"
+        "parallelize(j,gpu_thread,no_races)",
+        "reorder(k,j);parallelize(i,gpu_block,no_races);parallelize(j,gpu_thread,no_races)",
+    ]:
+        assert (
+            "__global__"
+            in ct.compile(
+                "C(i,j) = A(i,k) * B(k,j)", formats=formats, schedule=schedule, target="cuda"
+            ).source()
+        )
 
 
 @needs_nvrtc
 def test_warp_reduction_golden():
     """The warp-per-row SpMV as printed: a warp-stride loop over rows, a lane-stride loop over
     the row's nonzeros, a butterfly sum, and the store by lane 0 only."""
-    kern = ct.compile(SPMV[0], formats=SPMV[1], target="cuda",
-                      schedule="parallelize(i,gpu_warp,no_races);parallelize(j,gpu_thread,parallel_reduction)")
+    kern = ct.compile(
+        SPMV[0],
+        formats=SPMV[1],
+        target="cuda",
+        schedule="parallelize(i,gpu_warp,no_races);parallelize(j,gpu_thread,parallel_reduction)",
+    )
     src = kern.source()
-    assert "for (int64_t i = i_begin + (int64_t)(((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5); " \
-           "i < i_end; i += (int64_t)(((int64_t)gridDim.x * blockDim.x) >> 5)) {" in src
-    assert "pA2 = pA2_begin + (int64_t)(int64_t)(threadIdx.x & 31); pA2 < pA2_end; pA2 += (int64_t)32)" in src
+    assert (
+        "for (int64_t i = i_begin + "
+        "(int64_t)(((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5); "
+        "i < i_end; i += (int64_t)(((int64_t)gridDim.x * blockDim.x) >> 5)) {"
+    ) in src
+    assert (
+        "pA2 = pA2_begin + (int64_t)(int64_t)(threadIdx.x & 31); pA2 < pA2_end; pA2 += (int64_t)32)"
+        in src
+    )
     assert "acc0 = coiter_warp_add_float64(acc0);" in src
     assert "__shfl_xor_sync(0xffffffffu, (double)v, offset)" in src
     lane0 = src.index("if ((threadIdx.x & 31) == 0) {")
@@ -106,14 +127,27 @@ def test_warp_reduction_golden():
 
 @needs_nvrtc
 def test_block_reduction_and_atomics_golden():
-    src = ct.compile(SPMV[0], formats=SPMV[1], target="cuda",
-                     schedule="parallelize(i,gpu_block,no_races);parallelize(j,gpu_thread,parallel_reduction)").source()
-    assert "i = i_begin + (int64_t)(int64_t)blockIdx.x; i < i_end; i += (int64_t)(int64_t)gridDim.x" in src
-    assert "acc0 = coiter_block_add_float64(acc0);" in src and "__shared__ double partial[32];" in src
+    src = ct.compile(
+        SPMV[0],
+        formats=SPMV[1],
+        target="cuda",
+        schedule="parallelize(i,gpu_block,no_races);parallelize(j,gpu_thread,parallel_reduction)",
+    ).source()
+    assert (
+        "i = i_begin + (int64_t)(int64_t)blockIdx.x; i < i_end; i += (int64_t)(int64_t)gridDim.x"
+        in src
+    )
+    assert (
+        "acc0 = coiter_block_add_float64(acc0);" in src and "__shared__ double partial[32];" in src
+    )
     assert "if (threadIdx.x == 0) {" in src
-    src = ct.compile(SPMV[0], formats=SPMV[1], target="cuda",
-                     schedule="fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,8);"
-                              "parallelize(fp0,gpu_thread,atomics)").source()
+    src = ct.compile(
+        SPMV[0],
+        formats=SPMV[1],
+        target="cuda",
+        schedule="fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,8);"
+        "parallelize(fp0,gpu_thread,atomics)",
+    ).source()
     assert "coiter_atomic_add_float64((double*)&y_vals[i]" in src and "__activemask()" in src
 
 
@@ -121,7 +155,9 @@ def test_gpu_units_need_the_cuda_target():
     with pytest.raises(ct.ScheduleError, match="needs target='cuda'"):
         ct.compile(SPMV[0], formats=SPMV[1], schedule="parallelize(i,gpu_thread,no_races)")
     with pytest.raises(ct.ScheduleError, match="runs on the CPU"):
-        ct.compile(SPMV[0], formats=SPMV[1], schedule="parallelize(i,cpu_thread,no_races)", target="cuda")
+        ct.compile(
+            SPMV[0], formats=SPMV[1], schedule="parallelize(i,cpu_thread,no_races)", target="cuda"
+        )
 
 
 @needs_nvrtc
@@ -143,7 +179,9 @@ def test_illegal_gpu_schedules_are_schedule_errors():
 @needs_nvrtc
 def test_host_only_operations_are_refused_by_name():
     with pytest.raises(ct.CompileError, match="host"):
-        ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"}, target="cuda")
+        ct.compile(
+            "C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"}, target="cuda"
+        )
     with pytest.raises(ct.CompileError, match="complex"):
         ct.compile(SPMV[0], formats=SPMV[1], dtype=np.complex128, target="cuda")
 
@@ -174,21 +212,28 @@ def test_gpu_kernels_are_cached_by_architecture(monkeypatch):
 @needs_nvrtc
 def test_nvrtc_compiles_ptx_that_ptxas_accepts(tmp_path):
     """The printed CUDA, compiled to PTX by NVRTC, assembles with the toolkit's ptxas."""
-    ptxas = next((p for p in ("/usr/local/cuda/bin/ptxas", "/usr/local/bin/ptxas") if os.path.exists(p)), None)
+    ptxas = next(
+        (p for p in ("/usr/local/cuda/bin/ptxas", "/usr/local/bin/ptxas") if os.path.exists(p)),
+        None,
+    )
     if ptxas is None:
         pytest.skip("ptxas is not installed")
     version = subprocess.run([ptxas, "--version"], capture_output=True, text=True).stdout
     ptxas_release = tuple(int(n) for n in version.split("release ")[1].split(",")[0].split("."))
     nvrtc_release = tuple(int(n) for n in status["nvrtc"].split("."))
     if nvrtc_release > ptxas_release:
-        pytest.skip(f"NVRTC {status['nvrtc']} writes PTX newer than ptxas {ptxas_release} reads "
-                    "(the test extra pins NVRTC to the CI toolkit's 13.0)")
+        pytest.skip(
+            f"NVRTC {status['nvrtc']} writes PTX newer than ptxas {ptxas_release} reads "
+            "(the test extra pins NVRTC to the CI toolkit's 13.0)"
+        )
     for expr, formats in EXPRESSIONS[:8]:
         source = ct.compile(expr, formats=formats, target="cuda").source()
         ptx = ct._core.cuda_compile(source, "compute_90")
         path = tmp_path / "kernel.ptx"
         path.write_bytes(ptx.rstrip(b"\0"))
-        subprocess.run([ptxas, "-arch=sm_90", str(path), "-o", str(tmp_path / "kernel.cubin")], check=True)
+        subprocess.run(
+            [ptxas, "-arch=sm_90", str(path), "-o", str(tmp_path / "kernel.cubin")], check=True
+        )
 
 
 def test_running_without_a_gpu_says_what_is_missing():
@@ -213,5 +258,7 @@ def test_cpu_tensors_report_their_device():
 def test_status_without_a_gpu_names_the_problem():
     code = "import coiter as ct; s = ct.cuda.status(); print(s['available'], bool(s['problem']))"
     env = dict(os.environ, COITER_CUDA_DRIVER_LIBRARY="/nonexistent/libcuda.so.1")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout
     assert out.split() == ["False", "True"]

@@ -1,4 +1,5 @@
 """Level types and formats: properties, capabilities, parsing, names, equality, printing."""
+
 import pytest
 
 import coiter as ct
@@ -20,8 +21,14 @@ CAPABILITIES = {
     "range": dict(locate=True, insert=False, append=False, coordinate_iterate=True),
     "offset": dict(locate=False, insert=False, append=False, position_iterate=True),
 }
-LEVELS = {"dense": ct.dense, "compressed": ct.compressed, "singleton": ct.singleton,
-          "hashed": ct.hashed, "range": ct.range, "offset": ct.offset}
+LEVELS = {
+    "dense": ct.dense,
+    "compressed": ct.compressed,
+    "singleton": ct.singleton,
+    "hashed": ct.hashed,
+    "range": ct.range,
+    "offset": ct.offset,
+}
 
 
 @pytest.mark.parametrize("name", sorted(LEVELS))
@@ -48,11 +55,22 @@ def test_configurable_properties():
         ct.hashed(buckets=0)
 
 
-@pytest.mark.parametrize("name,order,text", [
-    ("csr", 2, "ds"), ("csc", 2, "ds:1,0"), ("dcsr", 2, "ss"), ("dcsc", 2, "ss:1,0"),
-    ("coo", 1, "s"), ("coo", 2, "uq"), ("coo", 4, "uccq"), ("csf", 3, "sss"),
-    ("dense", 3, "ddd"), ("dia", 2, "dia"), ("ell", 2, "ell"),
-])
+@pytest.mark.parametrize(
+    "name,order,text",
+    [
+        ("csr", 2, "ds"),
+        ("csc", 2, "ds:1,0"),
+        ("dcsr", 2, "ss"),
+        ("dcsc", 2, "ss:1,0"),
+        ("coo", 1, "s"),
+        ("coo", 2, "uq"),
+        ("coo", 4, "uccq"),
+        ("csf", 3, "sss"),
+        ("dense", 3, "ddd"),
+        ("dia", 2, "dia"),
+        ("ell", 2, "ell"),
+    ],
+)
 def test_named_formats(name, order, text):
     fmt = ct.as_format(name, order)
     assert str(fmt) == text
@@ -76,8 +94,12 @@ def test_blocked_and_diagonal_formats_have_more_levels_than_modes():
     b = ct.bcsr((2, 3))
     assert b.order == 2 and len(b.levels) == 4
     assert b.block_shape == (2, 3)
-    assert b.level_map == [("block", 0, 2), ("block", 1, 3), ("within_block", 0, 2),
-                           ("within_block", 1, 3)]
+    assert b.level_map == [
+        ("block", 0, 2),
+        ("block", 1, 3),
+        ("within_block", 0, 2),
+        ("within_block", 1, 3),
+    ]
     assert str(b) == "bcsr((2, 3))" and ct.as_format("bcsr((2, 3))", 2) == b
     assert b != ct.bcsr((3, 2))
     dia = ct.as_format("dia", 2)
@@ -88,10 +110,17 @@ def test_blocked_and_diagonal_formats_have_more_levels_than_modes():
     assert not ell.levels[2].compact
 
 
-@pytest.mark.parametrize("bad,match", [
-    ("dx", "character 'x' at column 2"), ("", "empty"), ("ds:1,1", "not a permutation"),
-    ("ds:0", "mode order"), ("ds:a,b", "bad mode order"), ("bcsr", "block shape"),
-])
+@pytest.mark.parametrize(
+    "bad,match",
+    [
+        ("dx", "character 'x' at column 2"),
+        ("", "empty"),
+        ("ds:1,1", "not a permutation"),
+        ("ds:0", "mode order"),
+        ("ds:a,b", "bad mode order"),
+        ("bcsr", "block shape"),
+    ],
+)
 def test_bad_format_strings(bad, match):
     with pytest.raises(ct.FormatError, match=match):
         ct.as_format(bad, 2)

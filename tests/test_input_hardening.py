@@ -6,6 +6,7 @@ The dangerous calls run in child interpreters, so a segfault, an abort or a hang
 tests (as a signal exit or a timeout) instead of taking the test run down with it. To keep
 the file fast, each group of cases shares one child, which reports every case's outcome.
 """
+
 import json
 import os
 import subprocess
@@ -49,16 +50,28 @@ _CASE_RUNNER = textwrap.dedent("""
 def run_child(script, stdin, env=None):
     """The JSON last printed by ``script`` run in a new interpreter, which must exit
     normally: not killed by a signal, not stopped by the timeout."""
-    done = subprocess.run([sys.executable, "-c", script], input=stdin, capture_output=True,
-                          text=True, timeout=CHILD_TIMEOUT, env=env)
-    assert done.returncode == 0, (f"child exited with {done.returncode} (negative: killed by "
-                                  f"signal {-done.returncode})\n{done.stderr[-3000:]}")
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=CHILD_TIMEOUT,
+        env=env,
+    )
+    assert done.returncode == 0, (
+        f"child exited with {done.returncode} (negative: killed by "
+        f"signal {-done.returncode})\n{done.stderr[-3000:]}"
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def mtx(size_line, *entries):
-    return ("%%MatrixMarket matrix coordinate real general\n" + size_line + "\n" +
-            "".join(line + "\n" for line in entries))
+    return (
+        "%%MatrixMarket matrix coordinate real general\n"
+        + size_line
+        + "\n"
+        + "".join(line + "\n" for line in entries)
+    )
 
 
 HUGE_MTX = mtx(f"{HUGE} {HUGE} 2", "1 1 1.0", "5 7 2.0")
@@ -67,10 +80,10 @@ HUGE_TNS = f"{HUGE} 3 2 2.0\n1 1 1 1.0\n"
 
 @dataclass(frozen=True)
 class Case:
-    file: str           # name of the file the statements read ("" for none)
-    text: str           # its contents
-    statements: str     # run in the child; `path` is the file's path
-    error: str          # the coiter error expected, or "" for none
+    file: str  # name of the file the statements read ("" for none)
+    text: str  # its contents
+    statements: str  # run in the child; `path` is the file's path
+    error: str  # the coiter error expected, or "" for none
     fragments: tuple = ()  # text the error message must hold ("{path}" is the file's path)
 
 
@@ -78,61 +91,114 @@ class Case:
 # CSR needs a pos array of 2**62 + 1 entries, as dense 2**124 values.
 CONVERSION_CASES = {
     "mtx-huge-coo-to-csr": Case(
-        "m.mtx", HUGE_MTX, """
+        "m.mtx",
+        HUGE_MTX,
+        """
 T = ct.read(path, format="coo")
 assert T.nnz == 2 and T[4, 6] == 2.0
 T.asformat("csr")
-""", "ShapeError", (f"level 1 (compressed) of a ds tensor of shape ({HUGE}, {HUGE}): "
-                    "array 'pos' would need",)),
+""",
+        "ShapeError",
+        (f"level 1 (compressed) of a ds tensor of shape ({HUGE}, {HUGE}): array 'pos' would need",),
+    ),
     "mtx-huge-coo-to-csc": Case(
-        "m.mtx", HUGE_MTX, "ct.read(path, format='coo').asformat('csc')", "ShapeError",
-        ("of a ds:1,0 tensor", "array 'pos'")),
+        "m.mtx",
+        HUGE_MTX,
+        "ct.read(path, format='coo').asformat('csc')",
+        "ShapeError",
+        ("of a ds:1,0 tensor", "array 'pos'"),
+    ),
     "mtx-huge-coo-to-dense": Case(
-        "m.mtx", HUGE_MTX, "ct.read(path, format='coo').asformat('dense')", "ShapeError",
-        (f"level 1 (dense) of a dd tensor of shape ({HUGE}, {HUGE}): the number of "
-         f"positions, {HUGE} x {HUGE}, overflows 64 bits",)),
+        "m.mtx",
+        HUGE_MTX,
+        "ct.read(path, format='coo').asformat('dense')",
+        "ShapeError",
+        (
+            f"level 1 (dense) of a dd tensor of shape ({HUGE}, {HUGE}): the number of "
+            f"positions, {HUGE} x {HUGE}, overflows 64 bits",
+        ),
+    ),
     "mtx-huge-to-numpy": Case(
-        "m.mtx", HUGE_MTX, "ct.read(path, format='coo').to_numpy()", "ShapeError",
-        (f"to_numpy of the tensor of shape ({HUGE}, {HUGE}) would need more than 2**63 "
-         "elements",)),
+        "m.mtx",
+        HUGE_MTX,
+        "ct.read(path, format='coo').to_numpy()",
+        "ShapeError",
+        (f"to_numpy of the tensor of shape ({HUGE}, {HUGE}) would need more than 2**63 elements",),
+    ),
     "mtx-huge-to-scipy-csr": Case(
-        "m.mtx", HUGE_MTX, "ct.read(path, format='coo').to_scipy('csr')", "ShapeError",
-        ("array 'pos'",)),
+        "m.mtx",
+        HUGE_MTX,
+        "ct.read(path, format='coo').to_scipy('csr')",
+        "ShapeError",
+        ("array 'pos'",),
+    ),
     "mtx-huge-kernel-result-csr": Case(
-        "m.mtx", HUGE_MTX, """
+        "m.mtx",
+        HUGE_MTX,
+        """
 A = ct.read(path, format="coo")
 kern = ct.compile("C(i,j) = A(i,j) * B(i,j)", formats={"A": "coo", "B": "coo", "C": "csr"})
 kern(A=A, B=A)
-""", "ShapeError", ("result C: array 'pos' of level 1 would need",)),
+""",
+        "ShapeError",
+        ("result C: array 'pos' of level 1 would need",),
+    ),
     "mtx-huge-sparse-formats-work": Case(
-        "m.mtx", HUGE_MTX, """
+        "m.mtx",
+        HUGE_MTX,
+        """
 T = ct.read(path, format="dcsr")
 assert T.nnz == 2 and T.shape == (2**62, 2**62) and T[4, 6] == 2.0
 coo = T.to_scipy("coo")
 assert list(coo.row) == [0, 4] and list(coo.col) == [0, 6]
-""", ""),
+""",
+        "",
+    ),
     "tns-huge-to-csf-works": Case(
-        "t.tns", HUGE_TNS, """
+        "t.tns",
+        HUGE_TNS,
+        """
 csf = ct.read(path).asformat("csf")
 assert csf.shape == (2**62, 3, 2) and csf.nnz == 2 and csf[2**62 - 1, 2, 1] == 2.0
-""", ""),
+""",
+        "",
+    ),
     "tns-huge-to-dss": Case(
-        "t.tns", HUGE_TNS, "ct.read(path).asformat('dss')", "ShapeError",
-        (f"level 1 (compressed) of a dss tensor of shape ({HUGE}, 3, 2): array 'pos'",)),
+        "t.tns",
+        HUGE_TNS,
+        "ct.read(path).asformat('dss')",
+        "ShapeError",
+        (f"level 1 (compressed) of a dss tensor of shape ({HUGE}, 3, 2): array 'pos'",),
+    ),
     "tns-huge-to-dense": Case(
-        "t.tns", HUGE_TNS, "ct.read(path).asformat('dense')", "ShapeError",
-        (f"level 1 (dense) of a ddd tensor of shape ({HUGE}, 3, 2)", "overflows 64 bits")),
+        "t.tns",
+        HUGE_TNS,
+        "ct.read(path).asformat('dense')",
+        "ShapeError",
+        (f"level 1 (dense) of a ddd tensor of shape ({HUGE}, 3, 2)", "overflows 64 bits"),
+    ),
     "tns-huge-to-hashed-rows": Case(
-        "t.tns", HUGE_TNS, "ct.read(path).asformat('dhs')", "ShapeError",
-        ("level 1 (hashed) of a dhs tensor", "overflows 64 bits")),
+        "t.tns",
+        HUGE_TNS,
+        "ct.read(path).asformat('dhs')",
+        "ShapeError",
+        ("level 1 (hashed) of a dhs tensor", "overflows 64 bits"),
+    ),
     "zeros-huge": Case(
-        "", "", f"ct.zeros(({HUGE}, 8))", "ShapeError",
-        (f"zeros of shape ({HUGE}, 8) would need more than 2**63 elements",)),
-    "zeros-tera": Case(
-        "", "", f"ct.zeros(({TERA},))", "ShapeError", ("8.0 TiB",)),
+        "",
+        "",
+        f"ct.zeros(({HUGE}, 8))",
+        "ShapeError",
+        (f"zeros of shape ({HUGE}, 8) would need more than 2**63 elements",),
+    ),
+    "zeros-tera": Case("", "", f"ct.zeros(({TERA},))", "ShapeError", ("8.0 TiB",)),
     "zeros-beyond-int64": Case(
-        "", "", "ct.zeros((2**64,), 'coo')", "ShapeError",
-        ("mode 0: extent 18446744073709551616 is not an integer in [0, 2**63)",)),
+        "",
+        "",
+        "ct.zeros((2**64,), 'coo')",
+        "ShapeError",
+        ("mode 0: extent 18446744073709551616 is not an integer in [0, 2**63)",),
+    ),
 }
 
 # Files declaring huge sizes, read into their default format (CSR for Matrix Market): the
@@ -140,75 +206,159 @@ assert csf.shape == (2**62, 3, 2) and csf.nnz == 2 and csf[2**62 - 1, 2, 1] == 2
 # memory bound stops it.
 FILE_CASES = {
     "mtx-huge-read-as-csr": Case(
-        "m.mtx", HUGE_MTX, "ct.read(path)", "ShapeError",
-        ("{path}: level 1 (compressed) of a ds tensor of shape "
-         f"({HUGE}, {HUGE}): array 'pos' would need {HUGE + 1} int64 elements (32.0 EiB), "
-         "more than this machine's memory", 'format="coo" stores only the file\'s entries')),
+        "m.mtx",
+        HUGE_MTX,
+        "ct.read(path)",
+        "ShapeError",
+        (
+            "{path}: level 1 (compressed) of a ds tensor of shape "
+            f"({HUGE}, {HUGE}): array 'pos' would need {HUGE + 1} int64 elements (32.0 EiB), "
+            "more than this machine's memory",
+            'format="coo" stores only the file\'s entries',
+        ),
+    ),
     "mtx-tera-rows-read-as-csr": Case(
-        "m.mtx", mtx(f"{TERA} 3 1", "1 1 1.0"), "ct.read(path)", "ShapeError",
-        (f"{TERA + 1} int64 elements (8.0 TiB)",)),
+        "m.mtx",
+        mtx(f"{TERA} 3 1", "1 1 1.0"),
+        "ct.read(path)",
+        "ShapeError",
+        (f"{TERA + 1} int64 elements (8.0 TiB)",),
+    ),
     "tns-huge-read-as-dss": Case(
-        "t.tns", HUGE_TNS, "ct.read(path, format='dss')", "ShapeError",
-        ("{path}: level 1 (compressed)", "array 'pos'")),
+        "t.tns",
+        HUGE_TNS,
+        "ct.read(path, format='dss')",
+        "ShapeError",
+        ("{path}: level 1 (compressed)", "array 'pos'"),
+    ),
     # Sizes and counts that lie. A declared count of 2**62 must not be allocated up front
     # (the child's address space is capped).
     "mtx-negative-size": Case(
-        "m.mtx", mtx("-3 3 1", "1 1 1.0"), "ct.read(path)", "ParseError",
-        ("{path}, line 2: bad size line '-3 3 1'",)),
+        "m.mtx",
+        mtx("-3 3 1", "1 1 1.0"),
+        "ct.read(path)",
+        "ParseError",
+        ("{path}, line 2: bad size line '-3 3 1'",),
+    ),
     "mtx-fractional-size": Case(
-        "m.mtx", mtx("3 3.5 1", "1 1 1.0"), "ct.read(path)", "ParseError",
-        ("{path}, line 2: bad size line",)),
+        "m.mtx",
+        mtx("3 3.5 1", "1 1 1.0"),
+        "ct.read(path)",
+        "ParseError",
+        ("{path}, line 2: bad size line",),
+    ),
     "mtx-float-count": Case(
-        "m.mtx", mtx("3 3 1e2", "1 1 1.0"), "ct.read(path)", "ParseError",
-        ("{path}, line 2: bad size line",)),
+        "m.mtx",
+        mtx("3 3 1e2", "1 1 1.0"),
+        "ct.read(path)",
+        "ParseError",
+        ("{path}, line 2: bad size line",),
+    ),
     "mtx-count-beyond-int64": Case(
-        "m.mtx", mtx(f"3 3 {2**63}", "1 1 1.0"), "ct.read(path)", "ParseError",
-        ("{path}, line 2: bad size line",)),
+        "m.mtx",
+        mtx(f"3 3 {2**63}", "1 1 1.0"),
+        "ct.read(path)",
+        "ParseError",
+        ("{path}, line 2: bad size line",),
+    ),
     "mtx-zero-columns-with-an-entry": Case(
-        "m.mtx", mtx("3 0 1", "1 1 1.0"), "ct.read(path)", "ParseError",
-        ("{path}, line 3: column coordinate 1 is outside 1..0",)),
+        "m.mtx",
+        mtx("3 0 1", "1 1 1.0"),
+        "ct.read(path)",
+        "ParseError",
+        ("{path}, line 3: column coordinate 1 is outside 1..0",),
+    ),
     "mtx-fewer-entries-than-declared": Case(
-        "m.mtx", mtx("3 3 3", "1 1 1.0", "2 2 2.0"), "ct.read(path)", "ParseError",
-        ("declares 3 entries but the file ends after 2",)),
+        "m.mtx",
+        mtx("3 3 3", "1 1 1.0", "2 2 2.0"),
+        "ct.read(path)",
+        "ParseError",
+        ("declares 3 entries but the file ends after 2",),
+    ),
     "mtx-more-entries-than-declared": Case(
-        "m.mtx", mtx("3 3 1", "1 1 1.0", "2 2 2.0"), "ct.read(path)", "ParseError",
-        ("{path}, line 4: entry 2 is beyond the 1 entries",)),
+        "m.mtx",
+        mtx("3 3 1", "1 1 1.0", "2 2 2.0"),
+        "ct.read(path)",
+        "ParseError",
+        ("{path}, line 4: entry 2 is beyond the 1 entries",),
+    ),
     "mtx-declares-2**62-entries": Case(
-        "m.mtx", mtx(f"3 3 {HUGE}", "1 1 1.0", "2 2 2.0"), "ct.read(path)", "ParseError",
-        (f"declares {HUGE} entries but the file ends after 2",)),
+        "m.mtx",
+        mtx(f"3 3 {HUGE}", "1 1 1.0", "2 2 2.0"),
+        "ct.read(path)",
+        "ParseError",
+        (f"declares {HUGE} entries but the file ends after 2",),
+    ),
     "mtx-row-outside-size": Case(
-        "m.mtx", mtx("3 3 2", "1 1 1.0", "4 1 2.0"), "ct.read(path)", "ParseError",
-        ("{path}, line 4: row coordinate 4 is outside 1..3",)),
+        "m.mtx",
+        mtx("3 3 2", "1 1 1.0", "4 1 2.0"),
+        "ct.read(path)",
+        "ParseError",
+        ("{path}, line 4: row coordinate 4 is outside 1..3",),
+    ),
     "mtx-row-zero": Case(
-        "m.mtx", mtx("3 3 1", "0 1 1.0"), "ct.read(path)", "ParseError",
-        ("{path}, line 3: row coordinate 0 is outside 1..3",)),
+        "m.mtx",
+        mtx("3 3 1", "0 1 1.0"),
+        "ct.read(path)",
+        "ParseError",
+        ("{path}, line 3: row coordinate 0 is outside 1..3",),
+    ),
     "mtx-array-layout-huge": Case(
-        "a.mtx", f"%%MatrixMarket matrix array real general\n{HUGE} {HUGE}\n1.0\n2.0\n",
-        "ct.read(path)", "ParseError", (f"declares {HUGE * HUGE} entries",)),
+        "a.mtx",
+        f"%%MatrixMarket matrix array real general\n{HUGE} {HUGE}\n1.0\n2.0\n",
+        "ct.read(path)",
+        "ParseError",
+        (f"declares {HUGE * HUGE} entries",),
+    ),
     "tns-coordinate-zero": Case(
-        "t.tns", "1 1 1.0\n0 1 1.0\n", "ct.read(path)", "ParseError",
-        ("{path}, line 2: mode 1 coordinate 0 is below 1",)),
+        "t.tns",
+        "1 1 1.0\n0 1 1.0\n",
+        "ct.read(path)",
+        "ParseError",
+        ("{path}, line 2: mode 1 coordinate 0 is below 1",),
+    ),
     "tns-coordinate-negative": Case(
-        "t.tns", "1 1 1.0\n-5 1 1.0\n", "ct.read(path)", "ParseError",
-        ("{path}, line 2: mode 1 coordinate -5 is below 1",)),
+        "t.tns",
+        "1 1 1.0\n-5 1 1.0\n",
+        "ct.read(path)",
+        "ParseError",
+        ("{path}, line 2: mode 1 coordinate -5 is below 1",),
+    ),
     "tns-coordinate-beyond-int64": Case(
-        "t.tns", f"1 1 1.0\n{2**63} 1 1.0\n", "ct.read(path)", "ParseError",
-        ("{path}, line 2: field 1", "outside the int64 range")),
+        "t.tns",
+        f"1 1 1.0\n{2**63} 1 1.0\n",
+        "ct.read(path)",
+        "ParseError",
+        ("{path}, line 2: field 1", "outside the int64 range"),
+    ),
     "tns-coordinate-fractional": Case(
-        "t.tns", "1 1 1.0\n1.5 1 1.0\n", "ct.read(path)", "ParseError",
-        ("{path}, line 2: field 1 (mode 1 coordinate) '1.5' is not an integer",)),
+        "t.tns",
+        "1 1 1.0\n1.5 1 1.0\n",
+        "ct.read(path)",
+        "ParseError",
+        ("{path}, line 2: field 1 (mode 1 coordinate) '1.5' is not an integer",),
+    ),
     "tns-coordinate-outside-given-shape": Case(
-        "t.tns", f"1 1 1.0\n{HUGE} 2 2.0\n", "ct.read(path, shape=(4, 4))", "ShapeError",
-        (f"{{path}}, line 2: mode 1 coordinate {HUGE} is outside shape=(4, 4)",)),
+        "t.tns",
+        f"1 1 1.0\n{HUGE} 2 2.0\n",
+        "ct.read(path, shape=(4, 4))",
+        "ShapeError",
+        (f"{{path}}, line 2: mode 1 coordinate {HUGE} is outside shape=(4, 4)",),
+    ),
     "npz-shape-disagrees-with-arrays": Case(
-        "t.npz", "", f"""
+        "t.npz",
+        "",
+        f"""
 ct.save(path, ct.asarray(np.eye(3)))
 entries = dict(np.load(path))
 entries["shape"] = np.array([{HUGE}, {HUGE}])
 with open(path, "wb") as stream:
     np.savez(stream, **entries)
 ct.load(path)
-""", "FormatError", ("{path}: level 0 (dense)", f"does not match the dimension {HUGE}")),
+""",
+        "FormatError",
+        ("{path}: level 0 (dense)", f"does not match the dimension {HUGE}"),
+    ),
 }
 
 CASES = {**CONVERSION_CASES, **FILE_CASES}
@@ -305,7 +455,7 @@ def _sparse_terabyte(path, _):
 
 
 def _truncated(path, good):
-    path.write_bytes(good[:len(good) // 2])
+    path.write_bytes(good[: len(good) // 2])
 
 
 def _garbage(path, _):
@@ -347,8 +497,7 @@ def cache_records(tmp_path_factory):
 
 
 @pytest.mark.parametrize("plant_id", list(PLANTS))
-def test_a_cache_entry_that_is_not_an_entry_is_discarded_and_recompiled(cache_records,
-                                                                        plant_id):
+def test_a_cache_entry_that_is_not_an_entry_is_discarded_and_recompiled(cache_records, plant_id):
     record, entry, good = cache_records[plant_id]
     _, reason = PLANTS[plant_id]
     assert record["result"] == [1.0, 2.0, 3.0]

@@ -1,4 +1,5 @@
 """File I/O: Matrix Market, FROSTT and coiter .npz round trips, variants and errors."""
+
 import gzip
 import io
 import time
@@ -59,8 +60,7 @@ def test_package_exports_the_io_functions():
 
 # -- Matrix Market -------------------------------------------------------------------------
 
-MTX_DTYPES = ["float64", "float32", "int64", "int32", "uint8", "complex128", "complex64",
-              "bool"]
+MTX_DTYPES = ["float64", "float32", "int64", "int32", "uint8", "complex128", "complex64", "bool"]
 FIELD_OF = {"f": "real", "i": "integer", "u": "integer", "b": "integer", "c": "complex"}
 
 
@@ -79,8 +79,12 @@ class TestMatrixMarketRoundTrip:
         np.testing.assert_array_equal(back.to_numpy(), dense)
 
     def test_default_dtypes_and_formats(self, tmp_path):
-        for dtype, read_as in [("float32", "float64"), ("int8", "int64"), ("bool", "int64"),
-                               ("complex64", "complex128")]:
+        for dtype, read_as in [
+            ("float32", "float64"),
+            ("int8", "int64"),
+            ("bool", "int64"),
+            ("complex64", "complex128"),
+        ]:
             ct.write(tmp_path / "m.mtx", ct.asarray(sample_matrix(dtype), format="csr"))
             back = ct.read(tmp_path / "m.mtx")
             assert back.dtype == np.dtype(read_as)
@@ -91,8 +95,9 @@ class TestMatrixMarketRoundTrip:
         assert ct.read(tmp_path / "d.mtx", format="csc").format == ct.as_format("csc", 2)
 
     def test_special_floats_survive_exactly(self, tmp_path):
-        values = np.array([np.inf, -np.inf, np.nan, -0.0, 5e-324, 1.7976931348623157e308,
-                           0.1, 1 / 3])
+        values = np.array(
+            [np.inf, -np.inf, np.nan, -0.0, 5e-324, 1.7976931348623157e308, 0.1, 1 / 3]
+        )
         coords = np.column_stack([np.arange(8), np.arange(8) % 3])
         t = ct.from_coords(coords, values, (8, 3), format="csr")
         ct.write(tmp_path / "s.mtx", t)
@@ -102,10 +107,14 @@ class TestMatrixMarketRoundTrip:
         assert np.array_equal(back.coords()[0], t.coords()[0])
 
     def test_complex_infinities(self, tmp_path):
-        write_text(tmp_path, "c.mtx", "%%MatrixMarket matrix coordinate complex general\n"
-                   "1 2 2\n1 1 1.5 inf\n1 2 -inf 0\n")
-        np.testing.assert_array_equal(ct.read(tmp_path / "c.mtx").to_numpy(),
-                                      [[complex(1.5, np.inf), complex(-np.inf, 0)]])
+        write_text(
+            tmp_path,
+            "c.mtx",
+            "%%MatrixMarket matrix coordinate complex general\n1 2 2\n1 1 1.5 inf\n1 2 -inf 0\n",
+        )
+        np.testing.assert_array_equal(
+            ct.read(tmp_path / "c.mtx").to_numpy(), [[complex(1.5, np.inf), complex(-np.inf, 0)]]
+        )
 
     def test_gzip(self, tmp_path):
         dense = sample_matrix("float64")
@@ -119,8 +128,9 @@ class TestMatrixMarketRoundTrip:
             dense = sample_matrix("float64", 9, 4)
             ct.write(tmp_path / "m.mtx", ct.asarray(dense, format=fmt))
             theirs = scipy.io.mmread(tmp_path / "m.mtx")
-            np.testing.assert_array_equal(theirs.toarray() if sp.issparse(theirs) else theirs,
-                                          dense)
+            np.testing.assert_array_equal(
+                theirs.toarray() if sp.issparse(theirs) else theirs, dense
+            )
 
     def test_symmetric_writing(self, tmp_path):
         half = sample_matrix("float64", 6, 6)
@@ -154,36 +164,65 @@ class TestMatrixMarketRoundTrip:
 
 
 SYMMETRIC_CASES = {
-    "symmetric": ("%%MatrixMarket matrix coordinate real symmetric\n% lower triangle\n"
-                  "3 3 4\n1 1 2.0\n2 1 -1.5\n3 1 4\n3 3 7\n",
-                  [[2, -1.5, 4], [-1.5, 0, 0], [4, 0, 7]]),
-    "skew": ("%%MatrixMarket matrix coordinate integer skew-symmetric\n3 3 2\n2 1 5\n3 2 -7\n",
-             [[0, -5, 0], [5, 0, 7], [0, -7, 0]]),
-    "hermitian": ("%%MatrixMarket matrix coordinate complex hermitian\n2 2 3\n1 1 1 0\n"
-                  "2 1 2 3\n2 2 4 0\n", [[1, 2 - 3j], [2 + 3j, 4]]),
-    "pattern": ("%%MatrixMarket matrix coordinate pattern general\n2 3 3\n1 1\n1 3\n2 2\n",
-                [[1, 0, 1], [0, 1, 0]]),
-    "pattern symmetric": ("%%MatrixMarket matrix coordinate pattern symmetric\n2 2 2\n1 1\n"
-                          "2 1\n", [[1, 1], [1, 0]]),
-    "array": ("%%MatrixMarket matrix array real general\n% column-major\n2 3\n1\n4\n2\n5\n"
-              "3\n0\n", [[1, 2, 3], [4, 5, 0]]),
-    "array symmetric": ("%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n4\n5\n6\n",
-                        [[1, 2, 3], [2, 4, 5], [3, 5, 6]]),
-    "array skew": ("%%MatrixMarket matrix array real skew-symmetric\n3 3\n1\n2\n3\n",
-                   [[0, -1, -2], [1, 0, -3], [2, 3, 0]]),
-    "array complex": ("%%MatrixMarket matrix array complex general\n1 2\n1 -1\n0 2.5\n",
-                      [[1 - 1j, 2.5j]]),
-    "array hermitian": ("%%MatrixMarket matrix array complex hermitian\n2 2\n1 0\n2 1\n3 0\n",
-                        [[1, 2 - 1j], [2 + 1j, 3]]),
-    "double and upper-case words": ("%%MatrixMarket MATRIX Coordinate DOUBLE General\n"
-                                    "1 1 1\n1 1 3\n", [[3.0]]),
-    "comments and blank lines": ("%%MatrixMarket matrix coordinate real general\n%\n\n"
-                                 "% another\n  \n2 2 2\n\n1 1 1\n\n"
-                                 "2 2 2\n\n", [[1, 0], [0, 2]]),
-    "empty": ("%%MatrixMarket matrix coordinate real general\n% nothing\n4 5 0\n",
-              np.zeros((4, 5))),
-    "duplicates are summed": ("%%MatrixMarket matrix coordinate real general\n1 2 3\n"
-                              "1 1 1\n1 2 2\n1 1 4\n", [[5, 2]]),
+    "symmetric": (
+        "%%MatrixMarket matrix coordinate real symmetric\n% lower triangle\n"
+        "3 3 4\n1 1 2.0\n2 1 -1.5\n3 1 4\n3 3 7\n",
+        [[2, -1.5, 4], [-1.5, 0, 0], [4, 0, 7]],
+    ),
+    "skew": (
+        "%%MatrixMarket matrix coordinate integer skew-symmetric\n3 3 2\n2 1 5\n3 2 -7\n",
+        [[0, -5, 0], [5, 0, 7], [0, -7, 0]],
+    ),
+    "hermitian": (
+        "%%MatrixMarket matrix coordinate complex hermitian\n2 2 3\n1 1 1 0\n2 1 2 3\n2 2 4 0\n",
+        [[1, 2 - 3j], [2 + 3j, 4]],
+    ),
+    "pattern": (
+        "%%MatrixMarket matrix coordinate pattern general\n2 3 3\n1 1\n1 3\n2 2\n",
+        [[1, 0, 1], [0, 1, 0]],
+    ),
+    "pattern symmetric": (
+        "%%MatrixMarket matrix coordinate pattern symmetric\n2 2 2\n1 1\n2 1\n",
+        [[1, 1], [1, 0]],
+    ),
+    "array": (
+        "%%MatrixMarket matrix array real general\n% column-major\n2 3\n1\n4\n2\n5\n3\n0\n",
+        [[1, 2, 3], [4, 5, 0]],
+    ),
+    "array symmetric": (
+        "%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n4\n5\n6\n",
+        [[1, 2, 3], [2, 4, 5], [3, 5, 6]],
+    ),
+    "array skew": (
+        "%%MatrixMarket matrix array real skew-symmetric\n3 3\n1\n2\n3\n",
+        [[0, -1, -2], [1, 0, -3], [2, 3, 0]],
+    ),
+    "array complex": (
+        "%%MatrixMarket matrix array complex general\n1 2\n1 -1\n0 2.5\n",
+        [[1 - 1j, 2.5j]],
+    ),
+    "array hermitian": (
+        "%%MatrixMarket matrix array complex hermitian\n2 2\n1 0\n2 1\n3 0\n",
+        [[1, 2 - 1j], [2 + 1j, 3]],
+    ),
+    "double and upper-case words": (
+        "%%MatrixMarket MATRIX Coordinate DOUBLE General\n1 1 1\n1 1 3\n",
+        [[3.0]],
+    ),
+    "comments and blank lines": (
+        "%%MatrixMarket matrix coordinate real general\n%\n\n"
+        "% another\n  \n2 2 2\n\n1 1 1\n\n"
+        "2 2 2\n\n",
+        [[1, 0], [0, 2]],
+    ),
+    "empty": (
+        "%%MatrixMarket matrix coordinate real general\n% nothing\n4 5 0\n",
+        np.zeros((4, 5)),
+    ),
+    "duplicates are summed": (
+        "%%MatrixMarket matrix coordinate real general\n1 2 3\n1 1 1\n1 2 2\n1 1 4\n",
+        [[5, 2]],
+    ),
     "crlf": ("%%MatrixMarket matrix coordinate real general\r\n1 2 1\r\n1 2 9\r\n", [[0, 9]]),
 }
 
@@ -197,20 +236,29 @@ class TestMatrixMarketVariants:
         result = ct.read(path)
         np.testing.assert_array_equal(result.to_numpy(), np.array(expected))
         theirs = scipy.io.mmread(path)
-        np.testing.assert_array_equal(result.to_numpy(),
-                                      theirs.toarray() if sp.issparse(theirs) else theirs)
+        np.testing.assert_array_equal(
+            result.to_numpy(), theirs.toarray() if sp.issparse(theirs) else theirs
+        )
 
     def test_comments_among_the_entries(self, tmp_path):
         # Beyond SciPy, which rejects them: comment lines between entries, and text after
         # % on a data line, are comments too.
-        path = write_text(tmp_path, "m.mtx", "%%MatrixMarket matrix coordinate real general\n"
-                          "2 2 2 % size\n2 1 3.5 % an entry\n% between\n1 2 1\n")
+        path = write_text(
+            tmp_path,
+            "m.mtx",
+            "%%MatrixMarket matrix coordinate real general\n"
+            "2 2 2 % size\n2 1 3.5 % an entry\n% between\n1 2 1\n",
+        )
         np.testing.assert_array_equal(ct.read(path).to_numpy(), [[0, 1], [3.5, 0]])
 
     def test_field_dtypes(self, tmp_path):
-        for case, dtype in [("symmetric", np.float64), ("skew", np.int64),
-                            ("hermitian", np.complex128), ("pattern", np.float64),
-                            ("array", np.float64)]:
+        for case, dtype in [
+            ("symmetric", np.float64),
+            ("skew", np.int64),
+            ("hermitian", np.complex128),
+            ("pattern", np.float64),
+            ("array", np.float64),
+        ]:
             write_text(tmp_path, "m.mtx", SYMMETRIC_CASES[case][0])
             assert ct.read(tmp_path / "m.mtx").dtype == dtype
 
@@ -221,25 +269,35 @@ class TestMatrixMarketVariants:
         np.testing.assert_array_equal(result.to_numpy(), [[1, 0, 1], [0, 1, 0]])
 
     def test_dtype_conversions_must_be_exact(self, tmp_path):
-        path = write_text(tmp_path, "m.mtx", "%%MatrixMarket matrix coordinate real general\n"
-                          "1 2 2\n1 1 1.5\n1 2 2\n")
+        path = write_text(
+            tmp_path,
+            "m.mtx",
+            "%%MatrixMarket matrix coordinate real general\n1 2 2\n1 1 1.5\n1 2 2\n",
+        )
         assert ct.read(path, dtype=np.float32).dtype == np.float32
         with pytest.raises(ValueError, match="int32"):
             ct.read(path, dtype=np.int32)
-        whole = write_text(tmp_path, "w.mtx", "%%MatrixMarket matrix coordinate real general\n"
-                           "1 2 2\n1 1 3.0\n1 2 -2\n")
+        whole = write_text(
+            tmp_path,
+            "w.mtx",
+            "%%MatrixMarket matrix coordinate real general\n1 2 2\n1 1 3.0\n1 2 -2\n",
+        )
         np.testing.assert_array_equal(ct.read(whole, dtype=np.int8).to_numpy(), [[3, -2]])
         with pytest.raises(ValueError, match="uint8"):
             ct.read(whole, dtype=np.uint8)
         with pytest.raises(ValueError, match="imaginary"):
-            ct.read(write_text(tmp_path, "h.mtx", SYMMETRIC_CASES["hermitian"][0]),
-                    dtype=np.float64)
+            ct.read(
+                write_text(tmp_path, "h.mtx", SYMMETRIC_CASES["hermitian"][0]), dtype=np.float64
+            )
         with pytest.raises(TypeError):
             ct.read(path, dtype=np.float16)
 
     def test_uint64_beyond_int64(self, tmp_path):
-        path = write_text(tmp_path, "u.mtx", "%%MatrixMarket matrix coordinate integer general"
-                          "\n1 1 1\n1 1 18446744073709551615\n")
+        path = write_text(
+            tmp_path,
+            "u.mtx",
+            "%%MatrixMarket matrix coordinate integer general\n1 1 1\n1 1 18446744073709551615\n",
+        )
         assert ct.read(path, dtype=np.uint64)[0, 0] == 2**64 - 1
         with pytest.raises(ct.ParseError, match="line 3"):
             ct.read(path)
@@ -265,19 +323,20 @@ class TestScipyCrossCheck:
         result = ct.read(tmp_path / "a.mtx")
         assert result.dtype == np.dtype(dtype)
         np.testing.assert_array_equal(result.to_numpy(), a.toarray())
-        np.testing.assert_array_equal(result.to_numpy(),
-                                      scipy.io.mmread(tmp_path / "a.mtx").toarray())
+        np.testing.assert_array_equal(
+            result.to_numpy(), scipy.io.mmread(tmp_path / "a.mtx").toarray()
+        )
 
     def test_mmwrite_symmetric_pattern_and_dense(self, tmp_path):
         a = sp.random_array((20, 20), density=0.2, format="coo", rng=4)
         symmetric = (a + a.T).tocoo()
         scipy.io.mmwrite(tmp_path / "s.mtx", symmetric, symmetry="symmetric")
         assert "symmetric" in (tmp_path / "s.mtx").read_text().splitlines()[0]
-        np.testing.assert_array_equal(ct.read(tmp_path / "s.mtx").to_numpy(),
-                                      symmetric.toarray())
+        np.testing.assert_array_equal(ct.read(tmp_path / "s.mtx").to_numpy(), symmetric.toarray())
         scipy.io.mmwrite(tmp_path / "p.mtx", a, field="pattern")
-        np.testing.assert_array_equal(ct.read(tmp_path / "p.mtx").to_numpy(),
-                                      (a.toarray() != 0).astype(float))
+        np.testing.assert_array_equal(
+            ct.read(tmp_path / "p.mtx").to_numpy(), (a.toarray() != 0).astype(float)
+        )
         dense = np.arange(12.0).reshape(3, 4)
         scipy.io.mmwrite(tmp_path / "d.mtx", dense)
         np.testing.assert_array_equal(ct.read(tmp_path / "d.mtx").to_numpy(), dense)
@@ -301,54 +360,121 @@ MTX_ERRORS = {
     "unknown field": ("%%MatrixMarket matrix coordinate bogus general\n", 1, "bogus"),
     "unknown symmetry": ("%%MatrixMarket matrix coordinate real diagonal\n", 1, "diagonal"),
     "pattern array": ("%%MatrixMarket matrix array pattern general\n2 2\n", 1, "pattern"),
-    "size line with two numbers": ("%%MatrixMarket matrix coordinate real general\n%\n\n"
-                                   "% c\n2 2\n", 5, "size line"),
-    "size line not numeric": ("%%MatrixMarket matrix coordinate real general\n%\n%\n%\n"
-                              "2 x 1\n", 5, "size line"),
-    "negative size": ("%%MatrixMarket matrix coordinate real general\n%\n%\n%\n-2 2 1\n",
-                      5, "size line"),
-    "array size line with three numbers": ("%%MatrixMarket matrix array real general\n%\n%\n"
-                                           "%\n2 2 4\n", 5, "size line"),
-    "no size line": ("%%MatrixMarket matrix coordinate real general\n% only\n% comments\n"
-                     "%\n%\n", 5, "size line"),
-    "non-square symmetric": ("%%MatrixMarket matrix coordinate real symmetric\n%\n%\n%\n"
-                             "2 3 1\n", 5, "square"),
-    "too few fields": ("%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n"
-                       "% c\n2 2\n3 3 3\n", 5, "expected 3 fields"),
-    "too many fields": ("%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n\n"
-                        "2 2 2 2\n3 3 3\n", 5, "found 4"),
-    "pattern with a value": ("%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 1\n"
-                             "2 2\n3 3 1.0\n", 5, "expected 2 fields"),
-    "complex without imaginary part": ("%%MatrixMarket matrix coordinate complex general\n"
-                                       "3 3 3\n1 1 1 0\n2 2 2 0\n3 3 3\n", 5, "fields"),
-    "non-numeric value": ("%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n"
-                          "2 2 2\n3 3 abc\n", 5, "'abc'"),
-    "non-integer coordinate": ("%%MatrixMarket matrix coordinate real general\n3 3 3\n"
-                               "1 1 1\n2 2 2\n3.5 3 3\n", 5, "row"),
-    "real value in an integer matrix": ("%%MatrixMarket matrix coordinate integer general\n"
-                                        "3 3 3\n1 1 1\n2 2 2\n3 3 3.5\n", 5, "integer"),
-    "row zero": ("%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 2\n"
-                 "0 3 3\n", 5, "row coordinate 0 is outside 1..3"),
-    "column too large": ("%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n"
-                         "% c\n2 4 2\n3 3 3\n", 5, "column coordinate 4 is outside 1..3"),
-    "row beyond the size of a symmetric matrix": ("%%MatrixMarket matrix coordinate real "
-                                                  "symmetric\n2 2 3\n1 1 1\n2 1 1\n3 1 1\n",
-                                                  5, "row coordinate 3"),
-    "fewer entries": ("%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 1\n2 2 2\n"
-                      "3 3 3\n", 5, "declares 4 entries but the file ends after 3"),
-    "fewer entries, trailing comments": ("%%MatrixMarket matrix coordinate real general\n"
-                                         "3 3 3\n1 1 1\n2 2 2\n% end\n", 5, "declares 3"),
-    "more entries": ("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1\n\n"
-                     "2 2 2\n3 3 3\n", 6, "beyond the 2 entries"),
-    "entries in an empty matrix": ("%%MatrixMarket matrix coordinate real general\n%\n%\n"
-                                   "3 3 0\n1 1 1\n", 5, "beyond the 0 entries"),
-    "array with too many values": ("%%MatrixMarket matrix array real general\n2 1\n1\n2\n"
-                                   "3\n", 5, "beyond the 2 entries"),
-    "array with too few values": ("%%MatrixMarket matrix array real symmetric\n2 2\n1\n2\n"
-                                  "% c\n", 5, "declares 3 entries"),
-    "nonzero diagonal in a skew matrix": ("%%MatrixMarket matrix coordinate real "
-                                          "skew-symmetric\n3 3 3\n2 1 1\n3 1 2\n3 3 3\n",
-                                          5, "diagonal"),
+    "size line with two numbers": (
+        "%%MatrixMarket matrix coordinate real general\n%\n\n% c\n2 2\n",
+        5,
+        "size line",
+    ),
+    "size line not numeric": (
+        "%%MatrixMarket matrix coordinate real general\n%\n%\n%\n2 x 1\n",
+        5,
+        "size line",
+    ),
+    "negative size": (
+        "%%MatrixMarket matrix coordinate real general\n%\n%\n%\n-2 2 1\n",
+        5,
+        "size line",
+    ),
+    "array size line with three numbers": (
+        "%%MatrixMarket matrix array real general\n%\n%\n%\n2 2 4\n",
+        5,
+        "size line",
+    ),
+    "no size line": (
+        "%%MatrixMarket matrix coordinate real general\n% only\n% comments\n%\n%\n",
+        5,
+        "size line",
+    ),
+    "non-square symmetric": (
+        "%%MatrixMarket matrix coordinate real symmetric\n%\n%\n%\n2 3 1\n",
+        5,
+        "square",
+    ),
+    "too few fields": (
+        "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n% c\n2 2\n3 3 3\n",
+        5,
+        "expected 3 fields",
+    ),
+    "too many fields": (
+        "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n\n2 2 2 2\n3 3 3\n",
+        5,
+        "found 4",
+    ),
+    "pattern with a value": (
+        "%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 1\n2 2\n3 3 1.0\n",
+        5,
+        "expected 2 fields",
+    ),
+    "complex without imaginary part": (
+        "%%MatrixMarket matrix coordinate complex general\n3 3 3\n1 1 1 0\n2 2 2 0\n3 3 3\n",
+        5,
+        "fields",
+    ),
+    "non-numeric value": (
+        "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 2\n3 3 abc\n",
+        5,
+        "'abc'",
+    ),
+    "non-integer coordinate": (
+        "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 2\n3.5 3 3\n",
+        5,
+        "row",
+    ),
+    "real value in an integer matrix": (
+        "%%MatrixMarket matrix coordinate integer general\n3 3 3\n1 1 1\n2 2 2\n3 3 3.5\n",
+        5,
+        "integer",
+    ),
+    "row zero": (
+        "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 2\n0 3 3\n",
+        5,
+        "row coordinate 0 is outside 1..3",
+    ),
+    "column too large": (
+        "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n% c\n2 4 2\n3 3 3\n",
+        5,
+        "column coordinate 4 is outside 1..3",
+    ),
+    "row beyond the size of a symmetric matrix": (
+        "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 1\n2 1 1\n3 1 1\n",
+        5,
+        "row coordinate 3",
+    ),
+    "fewer entries": (
+        "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 1\n2 2 2\n3 3 3\n",
+        5,
+        "declares 4 entries but the file ends after 3",
+    ),
+    "fewer entries, trailing comments": (
+        "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 2\n% end\n",
+        5,
+        "declares 3",
+    ),
+    "more entries": (
+        "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1\n\n2 2 2\n3 3 3\n",
+        6,
+        "beyond the 2 entries",
+    ),
+    "entries in an empty matrix": (
+        "%%MatrixMarket matrix coordinate real general\n%\n%\n3 3 0\n1 1 1\n",
+        5,
+        "beyond the 0 entries",
+    ),
+    "array with too many values": (
+        "%%MatrixMarket matrix array real general\n2 1\n1\n2\n3\n",
+        5,
+        "beyond the 2 entries",
+    ),
+    "array with too few values": (
+        "%%MatrixMarket matrix array real symmetric\n2 2\n1\n2\n% c\n",
+        5,
+        "declares 3 entries",
+    ),
+    "nonzero diagonal in a skew matrix": (
+        "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 3\n2 1 1\n3 1 2\n3 3 3\n",
+        5,
+        "diagonal",
+    ),
 }
 
 
@@ -380,12 +506,16 @@ class TestMatrixMarketErrors:
 
 # -- FROSTT --------------------------------------------------------------------------------
 
+
 def sample_tensor(shape, density=0.3, seed=0, dtype=np.float64):
     dense = np.zeros(shape, dtype=dtype)
     rng = np.random.default_rng(seed)
     mask = rng.random(shape) < density
-    dense[mask] = sample_matrix(dtype, mask.sum(), 1, seed).ravel() if np.dtype(
-        dtype).kind != "f" else rng.standard_normal(mask.sum())
+    dense[mask] = (
+        sample_matrix(dtype, mask.sum(), 1, seed).ravel()
+        if np.dtype(dtype).kind != "f"
+        else rng.standard_normal(mask.sum())
+    )
     # Reach the last coordinate in every mode so the inferred shape is the full shape.
     dense[tuple(e - 1 for e in shape)] = 1
     return dense
@@ -410,8 +540,11 @@ class TestFrostt:
         assert (tmp_path / "t.tns").read_text() == "1 3 2 2.5\n"
 
     def test_shape_and_comments(self, tmp_path):
-        path = write_text(tmp_path, "t.tns", "# a FROSTT tensor\n\n1 1 1 1.0\n"
-                          "# more\n2 3 1 -2e3   # note\n  1 1 2 4\n")
+        path = write_text(
+            tmp_path,
+            "t.tns",
+            "# a FROSTT tensor\n\n1 1 1 1.0\n# more\n2 3 1 -2e3   # note\n  1 1 2 4\n",
+        )
         expected = np.zeros((2, 3, 2))
         expected[0, 0, 0], expected[1, 2, 0], expected[0, 0, 1] = 1, -2000, 4
         np.testing.assert_array_equal(ct.read(path).to_numpy(), expected)
@@ -448,14 +581,17 @@ class TestFrostt:
         with pytest.raises(ct.ShapeError):
             ct.write(tmp_path / "t.tns", ct.asarray(np.float64(1.0)))
 
-    @pytest.mark.parametrize("text,fragment", [
-        ("1 1 1.0\n2 2 2.0\n# c\n\n3 3\n", "expected 3 fields"),
-        ("1 1 1.0\n2 2 2.0\n\n# c\n3 3 3 3.0\n", "found 4"),
-        ("1 1 1.0\n2 2 2.0\n\n\n3 x 3.0\n", "mode 2 coordinate"),
-        ("1 1 1.0\n2 2 2.0\n#\n#\n3 3 three\n", "'three'"),
-        ("1 1 1.0\n2 2 2.0\n\n\n0 3 3.0\n", "mode 1 coordinate 0 is below 1"),
-        ("#\n#\n\n\n7\n", "at least one coordinate"),
-    ])
+    @pytest.mark.parametrize(
+        "text,fragment",
+        [
+            ("1 1 1.0\n2 2 2.0\n# c\n\n3 3\n", "expected 3 fields"),
+            ("1 1 1.0\n2 2 2.0\n\n# c\n3 3 3 3.0\n", "found 4"),
+            ("1 1 1.0\n2 2 2.0\n\n\n3 x 3.0\n", "mode 2 coordinate"),
+            ("1 1 1.0\n2 2 2.0\n#\n#\n3 3 three\n", "'three'"),
+            ("1 1 1.0\n2 2 2.0\n\n\n0 3 3.0\n", "mode 1 coordinate 0 is below 1"),
+            ("#\n#\n\n\n7\n", "at least one coordinate"),
+        ],
+    )
     def test_parse_errors_name_the_line(self, tmp_path, text, fragment):
         path = write_text(tmp_path, "bad.tns", text)
         with pytest.raises(ct.ParseError, match="line 5") as caught:
@@ -467,11 +603,17 @@ class TestFrostt:
 # -- coiter .npz ----------------------------------------------------------------------------
 
 NPZ_FORMATS = {
-    "dense": ((6, 4), "dense"), "csr": ((6, 4), "csr"), "csc": ((6, 4), "csc"),
-    "dcsr": ((6, 4), "dcsr"), "coo3": ((4, 3, 5), "coo"), "csf3": ((4, 3, 5), "csf"),
+    "dense": ((6, 4), "dense"),
+    "csr": ((6, 4), "csr"),
+    "csc": ((6, 4), "csc"),
+    "dcsr": ((6, 4), "dcsr"),
+    "coo3": ((4, 3, 5), "coo"),
+    "csf3": ((4, 3, 5), "csf"),
     "hashed": ((20,), ct.Format([ct.hashed])),
     "hashed buckets": ((20,), ct.Format([ct.hashed(buckets=7)])),
-    "dh": ((6, 4), "dh"), "dia": ((6, 4), "dia"), "ell": ((6, 4), "ell"),
+    "dh": ((6, 4), "dh"),
+    "dia": ((6, 4), "dia"),
+    "ell": ((6, 4), "ell"),
     "bcsr": ((6, 9), ct.bcsr((2, 3))),
     "unordered": ((6, 4), ct.Format([ct.dense, ct.compressed(ordered=False)])),
     "mode order": ((4, 3, 5), "sds:2,0,1"),
@@ -499,8 +641,9 @@ class TestNpz:
         assert_same_storage(ct.load(tmp_path / "u.npz"), tensor)
 
     def test_duplicates_and_explicit_zeros_are_kept(self, tmp_path):
-        tensor = ct.from_coords([[0, 1], [0, 1], [2, 0]], [1.0, 2.0, 0.0], (3, 2),
-                                sum_duplicates=False)
+        tensor = ct.from_coords(
+            [[0, 1], [0, 1], [2, 0]], [1.0, 2.0, 0.0], (3, 2), sum_duplicates=False
+        )
         ct.save(tmp_path / "t.npz", tensor)
         assert_same_storage(ct.load(tmp_path / "t.npz"), tensor)
 
@@ -537,9 +680,13 @@ class TestNpz:
         (tmp_path / "array.npy").rename(tmp_path / "array.npz")
         (tmp_path / "text.npz").write_text("not a zip file")
         (tmp_path / "empty.npz").write_bytes(b"")
-        for name, fragment in [("plain", "not a coiter"), ("scipy", "scipy.sparse.load_npz"),
-                               ("array", ".npy"), ("text", "not a coiter"),
-                               ("empty", "not a coiter")]:
+        for name, fragment in [
+            ("plain", "not a coiter"),
+            ("scipy", "scipy.sparse.load_npz"),
+            ("array", ".npy"),
+            ("text", "not a coiter"),
+            ("empty", "not a coiter"),
+        ]:
             with pytest.raises(ct.ParseError, match=fragment):
                 ct.load(tmp_path / f"{name}.npz")
         with pytest.raises(FileNotFoundError):
@@ -564,8 +711,7 @@ class TestNpz:
         np.savez(tmp_path / "missing.npz", **missing)
         with pytest.raises(ct.FormatError):
             ct.load(tmp_path / "missing.npz")
-        np.savez(tmp_path / "nofmt.npz", **{k: v for k, v in entries.items()
-                                            if k != "format.name"})
+        np.savez(tmp_path / "nofmt.npz", **{k: v for k, v in entries.items() if k != "format.name"})
         with pytest.raises(ct.ParseError, match="format.name"):
             ct.load(tmp_path / "nofmt.npz")
         bad_crd = dict(entries, **{"level1.array.crd": entries["level1.array.crd"] + 100})
@@ -586,8 +732,10 @@ class TestNpz:
 def test_millions_of_entries_load_in_seconds(tmp_path):
     rng = np.random.default_rng(0)
     n = 2_000_000
-    a = sp.coo_array((rng.random(n), (rng.integers(0, 10**5, n), rng.integers(0, 10**5, n))),
-                     shape=(10**5, 10**5))
+    a = sp.coo_array(
+        (rng.random(n), (rng.integers(0, 10**5, n), rng.integers(0, 10**5, n))),
+        shape=(10**5, 10**5),
+    )
     scipy.io.mmwrite(tmp_path / "big.mtx", a)
     start = time.perf_counter()
     result = ct.read(tmp_path / "big.mtx")
@@ -609,7 +757,7 @@ class TestDamagedFiles:
     def test_damaged_gzip(self, tmp_path, damage):
         path, data = self.mtx_gz(tmp_path)
         if damage == "truncated":
-            data = data[:len(data) // 2]
+            data = data[: len(data) // 2]
         elif damage == "deflate":
             data = data[:12] + bytes(b ^ 0x55 for b in data[12:30]) + data[30:]
         elif damage == "crc":
@@ -637,7 +785,8 @@ class TestDamagedFiles:
     def test_npz_entry_declaring_terabytes(self, tmp_path):
         header = io.BytesIO()
         np.lib.format.write_array_header_1_0(
-            header, {"descr": "<i8", "fortran_order": False, "shape": (2**40,)})
+            header, {"descr": "<i8", "fortran_order": False, "shape": (2**40,)}
+        )
         path = self.npz(tmp_path, **{"values.npy": header.getvalue() + bytes(64)})
         with pytest.raises(ct.ParseError, match="'values' declares shape"):
             ct.read(path)
@@ -649,17 +798,20 @@ class TestDamagedFiles:
         # record) now points far beyond the file.
         record = data.rindex(b"PK\x01\x02", 0, data.rindex(b"PK\x05\x06"))
         first = data.index(b"PK\x01\x02")
-        data[first + 42:first + 46] = (2**31).to_bytes(4, "little")
+        data[first + 42 : first + 46] = (2**31).to_bytes(4, "little")
         assert record >= first
         path.write_bytes(bytes(data))
         with pytest.raises(ct.ParseError, match="t.npz"):
             ct.read(path)
 
-    @pytest.mark.parametrize("entry,array,message", [
-        ("shape.npy", np.ones((2, 2), dtype=np.int64), "shape entry"),
-        ("values.npy", np.array(["a", "b"]), "unsupported dtype"),
-        ("values.npy", np.array([1, "x"], dtype=object), "Python objects"),
-    ])
+    @pytest.mark.parametrize(
+        "entry,array,message",
+        [
+            ("shape.npy", np.ones((2, 2), dtype=np.int64), "shape entry"),
+            ("values.npy", np.array(["a", "b"]), "unsupported dtype"),
+            ("values.npy", np.array([1, "x"], dtype=object), "Python objects"),
+        ],
+    )
     def test_npz_entries_of_the_wrong_kind(self, tmp_path, entry, array, message):
         stream = io.BytesIO()
         np.lib.format.write_array(stream, array, allow_pickle=True)

@@ -1,5 +1,6 @@
 """The signature cache (API.md §4): memory hits modulo renaming, disk hits from another
 process, corrupt entries recompiled, one compilation for concurrent requests."""
+
 import os
 import subprocess
 import sys
@@ -46,12 +47,17 @@ def test_different_formats_do_not_share_a_kernel(cache_dir):
 
 
 def run_in_new_process(cache_dir):
-    code = ("import coiter as ct, json\n"
-            "ct.compile('y(i) = A(i,j) * x(j)', formats={'A': 'csr', 'x': 'd', 'y': 'd'})\n"
-            "print(json.dumps(ct.cache_info()))\n")
+    code = (
+        "import coiter as ct, json\n"
+        "ct.compile('y(i) = A(i,j) * x(j)', formats={'A': 'csr', 'x': 'd', 'y': 'd'})\n"
+        "print(json.dumps(ct.cache_info()))\n"
+    )
     env = dict(os.environ, COITER_CACHE_DIR=str(cache_dir))
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
     import json
+
     return json.loads(out.stdout)
 
 
@@ -96,8 +102,12 @@ def test_concurrent_compiles_of_one_signature_compile_once(cache_dir):
 
     def work():
         try:
-            kernels.append(ct.compile("q(i) = B(i,j) * w(j) + c(i)",
-                                      formats={"B": "dcsr", "w": "d", "c": "d", "q": "d"}))
+            kernels.append(
+                ct.compile(
+                    "q(i) = B(i,j) * w(j) + c(i)",
+                    formats={"B": "dcsr", "w": "d", "c": "d", "q": "d"},
+                )
+            )
         except Exception as error:  # noqa: BLE001 - reported by the assertion below
             errors.append(error)
 
@@ -138,6 +148,7 @@ def test_cache_keys_identify_the_build_not_only_the_version():
     # A rebuilt development copy keeps its version; its binary's size and time tell it apart,
     # so kernels compiled by an older build are never loaded from disk.
     import os
+
     build = _core.compiler_build_id().split(";")
     assert build[0] == ct.__version__
     assert int(build[1]) == os.stat(_core.__file__).st_size
@@ -153,18 +164,26 @@ def test_evaluate_remembers_its_kernel_per_statement_formats_and_options(cache_d
     statement = "C(i,j) = A(i,j) + B(i,j)"
     np.testing.assert_allclose(ct.evaluate(statement, A=a, B=b).to_numpy(), (a + b).toarray())
     before = ct.cache_info()
-    c = sp.random(40, 30, density=0.5, format="csr", random_state=rng)   # other data, same signature
+    c = sp.random(40, 30, density=0.5, format="csr", random_state=rng)  # other data, same signature
     np.testing.assert_allclose(ct.evaluate(statement, A=a, B=c).to_numpy(), (a + c).toarray())
     after = ct.cache_info()
-    assert (after["hits"], after["misses"], after["compiles"]) == (before["hits"], before["misses"], before["compiles"])
+    assert (after["hits"], after["misses"], after["compiles"]) == (
+        before["hits"],
+        before["misses"],
+        before["compiles"],
+    )
     # Another operand format, result format or dtype is another kernel.
     for given in ({"B": c.tocsc()}, {"out_format": "dense"}, {"dtype": np.float32}):
         before = ct.cache_info()
         options = {k: v for k, v in given.items() if k in ("out_format", "dtype")}
         operands = dict({"A": a, "B": c}, **{k: v for k, v in given.items() if k == "B"})
         result = ct.evaluate(statement, **options, **operands)
-        np.testing.assert_allclose(np.asarray(result.to_numpy(), dtype=np.float64), (a + c).toarray(), rtol=1e-6)
-        assert ct.cache_info()["misses"] + ct.cache_info()["hits"] > before["misses"] + before["hits"], given
+        np.testing.assert_allclose(
+            np.asarray(result.to_numpy(), dtype=np.float64), (a + c).toarray(), rtol=1e-6
+        )
+        assert (
+            ct.cache_info()["misses"] + ct.cache_info()["hits"] > before["misses"] + before["hits"]
+        ), given
     # ct.clear_cache forgets it too.
     ct.clear_cache()
     before = ct.cache_info()

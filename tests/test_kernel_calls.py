@@ -1,5 +1,6 @@
 """Calling compiled kernels (API.md §4): inputs by name, signature checks, index widths,
 and reusing an assembled result structure with out=."""
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -20,7 +21,9 @@ def matrix(m, n, seed, density=0.2):
 
 def test_out_reuses_the_assembled_structure(engine):
     A, B = matrix(30, 40, 1), matrix(30, 40, 2)
-    kern = ct.compile("C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}, engine=engine)
+    kern = ct.compile(
+        "C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}, engine=engine
+    )
     C = kern(A=ct.asarray(A), B=ct.asarray(B))
     pos, crd = C.levels[1].pos, C.levels[1].crd
     A2 = A.copy()
@@ -32,7 +35,9 @@ def test_out_reuses_the_assembled_structure(engine):
 
 def test_out_with_a_different_pattern_is_refused_not_misread(engine):
     A, B = matrix(30, 40, 1), matrix(30, 40, 2)
-    kern = ct.compile("C(i,j) = A(i,j) * B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}, engine=engine)
+    kern = ct.compile(
+        "C(i,j) = A(i,j) * B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}, engine=engine
+    )
     C = kern(A=ct.asarray(A), B=ct.asarray(B))
     with pytest.raises(ct.FormatError, match="structure"):
         kern(A=ct.asarray(matrix(30, 40, 9, density=0.5)), B=ct.asarray(B), out=C)
@@ -40,7 +45,9 @@ def test_out_with_a_different_pattern_is_refused_not_misread(engine):
 
 def test_spgemm_out_reuse(engine):
     A, B = matrix(20, 30, 3), matrix(30, 25, 4)
-    kern = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"}, engine=engine)
+    kern = ct.compile(
+        "C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"}, engine=engine
+    )
     C = kern(A=ct.asarray(A), B=ct.asarray(B))
     B2 = B.copy()
     B2.data += 1.0
@@ -50,9 +57,13 @@ def test_spgemm_out_reuse(engine):
 
 def test_each_index_width_gets_its_own_kernel(engine):
     A = matrix(10, 12, 5)
-    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine)
+    kern = ct.compile(
+        "y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine
+    )
     A32 = ct.asarray(A)
-    A64 = ct.asarray(sp.csr_array((A.data, A.indices.astype(np.int64), A.indptr.astype(np.int64)), shape=A.shape))
+    A64 = ct.asarray(
+        sp.csr_array((A.data, A.indices.astype(np.int64), A.indptr.astype(np.int64)), shape=A.shape)
+    )
     assert A32.index_dtype == np.int32 and A64.index_dtype == np.int64
     x = np.arange(12.0)
     np.testing.assert_allclose(kern(A=A32, x=x).values, A @ x)
@@ -60,25 +71,33 @@ def test_each_index_width_gets_its_own_kernel(engine):
 
 
 def test_wrong_format_is_a_signature_error(engine):
-    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine)
+    kern = ct.compile(
+        "y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine
+    )
     with pytest.raises(ct.SignatureError, match="format"):
         kern(A=ct.asarray(matrix(5, 5, 1).tocsc()), x=np.ones(5))
 
 
 def test_wrong_dtype_is_a_signature_error(engine):
-    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine)
+    kern = ct.compile(
+        "y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine
+    )
     with pytest.raises(ct.SignatureError, match="dtype"):
         kern(A=ct.asarray(matrix(5, 5, 1)), x=np.ones(5, dtype=np.float32))
 
 
 def test_disagreeing_extents_are_a_shape_error(engine):
-    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine)
+    kern = ct.compile(
+        "y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine
+    )
     with pytest.raises(ct.ShapeError, match="'j'"):
         kern(A=ct.asarray(matrix(5, 6, 1)), x=np.ones(7))
 
 
 def test_missing_and_unknown_inputs(engine):
-    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine)
+    kern = ct.compile(
+        "y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine
+    )
     with pytest.raises(TypeError, match="missing"):
         kern(A=ct.asarray(matrix(5, 6, 1)))
     with pytest.raises(TypeError, match="unknown"):
@@ -87,7 +106,9 @@ def test_missing_and_unknown_inputs(engine):
 
 def test_numpy_and_scipy_inputs_are_wrapped(engine):
     A = matrix(6, 7, 2)
-    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine)
+    kern = ct.compile(
+        "y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine
+    )
     np.testing.assert_allclose(kern(A=A, x=np.ones(7)).values, A @ np.ones(7))
 
 
@@ -96,7 +117,9 @@ def test_numpy_and_scipy_inputs_are_wrapped(engine):
 def test_canonical_scipy_inputs_are_read_in_place(engine, kind, cls):
     A = cls(matrix(6, 7, 4)).asformat(kind)
     x = np.arange(7.0)
-    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": kind, "x": "d", "y": "d"}, engine=engine)
+    kern = ct.compile(
+        "y(i) = A(i,j) * x(j)", formats={"A": kind, "x": "d", "y": "d"}, engine=engine
+    )
     np.testing.assert_allclose(kern(A=A, x=x).values, A @ x)
     At = ct.asarray(A)
     assert np.shares_memory(At.values, A.data) and np.shares_memory(At.levels[1].crd, A.indices)
@@ -106,7 +129,9 @@ def test_canonical_scipy_inputs_are_read_in_place(engine, kind, cls):
 
 def test_scipy_inputs_that_need_converting_take_the_general_path(engine):
     dense = matrix(6, 7, 5).toarray()
-    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine)
+    kern = ct.compile(
+        "y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine
+    )
     x = np.arange(7.0)
     unsorted = sp.csr_array(dense)
     unsorted.indices[:] = unsorted.indices.copy()  # same entries, each row reversed below
@@ -116,8 +141,10 @@ def test_scipy_inputs_that_need_converting_take_the_general_path(engine):
         unsorted.data[lo:hi] = unsorted.data[lo:hi][::-1].copy()
     unsorted.has_sorted_indices = False
     canonical = sp.csr_array(dense)  # below: each entry stored twice, halved
-    duplicated = sp.csr_array((np.repeat(canonical.data / 2, 2), np.repeat(canonical.indices, 2),
-                               2 * canonical.indptr), shape=dense.shape)
+    duplicated = sp.csr_array(
+        (np.repeat(canonical.data / 2, 2), np.repeat(canonical.indices, 2), 2 * canonical.indptr),
+        shape=dense.shape,
+    )
     duplicated.has_canonical_format = False
     mixed = sp.csr_array(dense)
     mixed.indptr = mixed.indptr.astype(np.int64)
@@ -133,7 +160,9 @@ def test_numpy_inputs_that_need_converting_take_the_general_path(engine):
     # Contiguous native arrays are read in place; anything else is converted as asarray does.
     A = matrix(6, 7, 2)
     At = ct.asarray(A)
-    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine)
+    kern = ct.compile(
+        "y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine
+    )
     x = np.arange(14.0)
     expected = A @ x[::2]
     for given in [x[::2], x[::2].copy(), x[::2].astype(">f8"), list(x[::2])]:
@@ -160,7 +189,9 @@ def test_out_reuse_is_refused_for_dense_blocks_under_compressed_levels(engine):
 
 
 def test_an_operand_of_the_wrong_order_is_refused_before_its_shape_is_read(engine):
-    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "dense", "x": "d", "y": "d"}, engine=engine)
+    kern = ct.compile(
+        "y(i) = A(i,j) * x(j)", formats={"A": "dense", "x": "d", "y": "d"}, engine=engine
+    )
     with pytest.raises(ct.SignatureError, match="format"):
         kern(A=ct.asarray(np.ones(5)), x=np.ones(5))
 
@@ -169,12 +200,31 @@ def test_an_operand_of_the_wrong_order_is_refused_before_its_shape_is_read(engin
 # (lower_result_overwrite.cpp). Memory a previous result left dirty exposes a wrong choice:
 # small results reuse malloc's freed blocks, large ones (>= 1 MiB) the result pool's mappings.
 DENSE_RESULT_CASES = [  # expression, formats, the same on NumPy arrays
-    ("y(i) = A(i,j) * x(j)", {"A": "csr", "x": "d", "y": "d"}, lambda t: t["A"] @ t["x"]),  # every row
-    ("y(i) = A(i,j) * x(j) + z(i)", {"A": "csr", "x": "d", "z": "d", "y": "d"},
-     lambda t: t["A"] @ t["x"] + t["z"]),
-    ("y(i) = A(i,j) * x(j)", {"A": "dcsr", "x": "d", "y": "d"}, lambda t: t["A"] @ t["x"]),  # stored rows
-    ("y(i) = A(i,j) * x(j)", {"A": "csc", "x": "d", "y": "d"}, lambda t: t["A"] @ t["x"]),   # by columns
-    ("y(i) = b(i) * z(i)", {"b": "s", "z": "d", "y": "d"}, lambda t: t["b"] * t["z"]),      # b's entries
+    (
+        "y(i) = A(i,j) * x(j)",
+        {"A": "csr", "x": "d", "y": "d"},
+        lambda t: t["A"] @ t["x"],
+    ),  # every row
+    (
+        "y(i) = A(i,j) * x(j) + z(i)",
+        {"A": "csr", "x": "d", "z": "d", "y": "d"},
+        lambda t: t["A"] @ t["x"] + t["z"],
+    ),
+    (
+        "y(i) = A(i,j) * x(j)",
+        {"A": "dcsr", "x": "d", "y": "d"},
+        lambda t: t["A"] @ t["x"],
+    ),  # stored rows
+    (
+        "y(i) = A(i,j) * x(j)",
+        {"A": "csc", "x": "d", "y": "d"},
+        lambda t: t["A"] @ t["x"],
+    ),  # by columns
+    (
+        "y(i) = b(i) * z(i)",
+        {"b": "s", "z": "d", "y": "d"},
+        lambda t: t["b"] * t["z"],
+    ),  # b's entries
     ("y(i) = b(i) + c(i)", {"b": "s", "c": "s", "y": "d"}, lambda t: t["b"] + t["c"]),
     ("C(i,j) = A(i,j) + B(i,j)", {"A": "csr", "B": "dd", "C": "dd"}, lambda t: t["A"] + t["B"]),
     # bodies that simplify to zero store nothing, so nothing overwrites the result
@@ -184,19 +234,38 @@ DENSE_RESULT_CASES = [  # expression, formats, the same on NumPy arrays
 
 
 @pytest.mark.parametrize("n", [60, 300_000], ids=["malloc", "mapping"])
-@pytest.mark.parametrize("expr,formats,numpy", DENSE_RESULT_CASES,
-                         ids=[f"{e} {'-'.join(f.values())}" for e, f, _ in DENSE_RESULT_CASES])
-def test_dense_results_are_right_in_memory_a_previous_result_left_dirty(engine, expr, formats, numpy, n):
+@pytest.mark.parametrize(
+    "expr,formats,numpy",
+    DENSE_RESULT_CASES,
+    ids=[f"{e} {'-'.join(f.values())}" for e, f, _ in DENSE_RESULT_CASES],
+)
+def test_dense_results_are_right_in_memory_a_previous_result_left_dirty(
+    engine, expr, formats, numpy, n
+):
     rng = np.random.default_rng(5)
     matrix_result = "C" in formats
     rows, cols = (2, n // 2) if matrix_result else (n, 40)  # the result has n entries
-    sparse_vector = lambda: sp.random(1, n, density=0.05, random_state=rng).toarray()[0]
-    dense = {"A": sp.random(rows, cols, density=0.3 if matrix_result else 0.02, random_state=rng).toarray(),
-             "B": rng.random((rows, cols)), "x": rng.random(cols), "z": rng.random(n),
-             "b": sparse_vector(), "c": sparse_vector()}
+
+    def sparse_vector():
+        return sp.random(1, n, density=0.05, random_state=rng).toarray()[0]
+
+    dense = {
+        "A": sp.random(
+            rows, cols, density=0.3 if matrix_result else 0.02, random_state=rng
+        ).toarray(),
+        "B": rng.random((rows, cols)),
+        "x": rng.random(cols),
+        "z": rng.random(n),
+        "b": sparse_vector(),
+        "c": sparse_vector(),
+    }
     assert (dense["A"] == 0).all(axis=1).any() or matrix_result  # some rows are empty
     kern = ct.compile(expr, formats=formats, engine=engine)
-    operands = {name: ct.asarray(dense[name], format=f) for name, f in formats.items() if name not in ("y", "C")}
+    operands = {
+        name: ct.asarray(dense[name], format=f)
+        for name, f in formats.items()
+        if name not in ("y", "C")
+    }
     for _ in range(3):
         result = kern(**operands)
         np.testing.assert_allclose(result.to_numpy(), numpy(dense), rtol=1e-12, atol=1e-12)

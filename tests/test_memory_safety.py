@@ -5,6 +5,7 @@ Each scenario runs in a child process, since a failure here is a crash of the in
 A child runs every case of one scenario in turn, printing one line per case; the test reads
 the lines back, so a crash names the case that caused it.
 """
+
 import subprocess
 import sys
 import textwrap
@@ -43,30 +44,39 @@ for name, code in CASES:
 
 # Still usable: a correct result after all that.
 M = M0.copy()
-np.testing.assert_allclose(ct.evaluate("y(i) = A(i,j) * x(j)", A=M, x=x, engine=ENGINE).to_numpy(), M @ x)
+np.testing.assert_allclose(ct.evaluate("y(i) = A(i,j) * x(j)", A=M, x=x, engine=ENGINE).to_numpy(),
+                           M @ x)
 print("usable", flush=True)
 """
 
 
 def run_cases(cases, engine="llvm", timeout=240):
     source = f"CASES = {cases!r}\n" + textwrap.dedent(CHILD.format(engine=engine))
-    r = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=timeout)
+    r = subprocess.run(
+        [sys.executable, "-c", source], capture_output=True, text=True, timeout=timeout
+    )
     lines = dict(line.split(": ", 1) for line in r.stdout.splitlines() if ": " in line)
     done = [name for name, _ in cases if name in lines]
-    assert r.returncode == 0, (f"child died (status {r.returncode}) after {done[-1:] or 'no case'}: "
-                               f"{r.stderr[-2000:]}")
+    assert r.returncode == 0, (
+        f"child died (status {r.returncode}) after {done[-1:] or 'no case'}: {r.stderr[-2000:]}"
+    )
     assert "usable" in r.stdout
     return lines
 
 
 USES = {
     "spmv": 'ct.evaluate("y(i) = A(i,j) * x(j)", A=T, x=x, engine=ENGINE).to_numpy()',
-    "spgemm": 'ct.evaluate("C(i,j) = A(i,k) * B(k,j)", A=T, B=ct.asarray(M0.T.tocsr(), format=FMT), engine=ENGINE).to_numpy()',
+    "spgemm": (
+        'ct.evaluate("C(i,j) = A(i,k) * B(k,j)", A=T, B=ct.asarray(M0.T.tocsr(), format=FMT), '
+        "engine=ENGINE).to_numpy()"
+    ),
     "add_scipy": 'ct.evaluate("C(i,j) = A(i,j) + B(i,j)", A=T, B=M0, engine=ENGINE).to_numpy()',
     "multiply": 'ct.evaluate("C(i,j) = A(i,j) * B(i,j)", A=T, B=M0, engine=ENGINE).to_numpy()',
     "einsum": 'ct.einsum("ij,j->i", T, x).to_numpy()',
-    "kernel": ('ct.compile("y(i) = A(i,j) * x(j)", formats={"A": FMT, "x": "d", "y": "d"}, engine=ENGINE)'
-               '(A=T, x=x)'),
+    "kernel": (
+        'ct.compile("y(i) = A(i,j) * x(j)", formats={"A": FMT, "x": "d", "y": "d"}, engine=ENGINE)'
+        "(A=T, x=x)"
+    ),
     "lazy": "y = ct.zeros((50,), 'dense'); y[i] = T[i, j] * ct.asarray(x)[j]; np.asarray(y)",
     "to_numpy": "T.to_numpy()",
     "asformat": "T.asformat('csc').to_numpy()",
@@ -87,11 +97,33 @@ MUTATIONS = {
 
 # Which mutations each format can undergo (COO's rows and DCSR's rows are the first crd).
 FORMAT_MUTATIONS = {
-    "csr": ["crd_huge", "crd_negative", "crd_int32_max", "crd_extent", "pos_last_huge", "pos_middle_negative",
-            "pos_middle_huge"],
-    "coo": ["crd_huge", "crd_negative", "crd_int32_max", "crd_extent", "row_crd_huge", "pos_last_huge"],
-    "dcsr": ["crd_huge", "crd_negative", "crd_int32_max", "crd_extent", "row_crd_huge", "pos_last_huge",
-             "pos_middle_negative", "pos_middle_huge"],
+    "csr": [
+        "crd_huge",
+        "crd_negative",
+        "crd_int32_max",
+        "crd_extent",
+        "pos_last_huge",
+        "pos_middle_negative",
+        "pos_middle_huge",
+    ],
+    "coo": [
+        "crd_huge",
+        "crd_negative",
+        "crd_int32_max",
+        "crd_extent",
+        "row_crd_huge",
+        "pos_last_huge",
+    ],
+    "dcsr": [
+        "crd_huge",
+        "crd_negative",
+        "crd_int32_max",
+        "crd_extent",
+        "row_crd_huge",
+        "pos_last_huge",
+        "pos_middle_negative",
+        "pos_middle_huge",
+    ],
     "dh": ["crd_huge", "crd_int32_max", "crd_extent"],
 }
 
@@ -128,8 +160,9 @@ def test_negative_middle_coordinate_names_the_entry():
     # A negative coordinate used to read x[-2] silently (a wrong result, no error).
     cases = [("csr", "FMT = 'csr'\nM, T = fresh(FMT)\nT.levels[1].crd[7] = -2\n" + USES["spmv"])]
     lines = run_cases(cases)
-    assert lines["csr"] == ("FormatError: tensor A: level 1 (compressed) of a ds tensor: crd[7] = -2 is outside "
-                            "[0, 40)")
+    assert lines["csr"] == (
+        "FormatError: tensor A: level 1 (compressed) of a ds tensor: crd[7] = -2 is outside [0, 40)"
+    )
 
 
 # SciPy matrices whose arrays lie (changed after SciPy built them), through every entry point.
@@ -145,10 +178,15 @@ SCIPY_ENTRIES = {
     "asarray": "ct.asarray(M).to_numpy()",
     "evaluate": 'ct.evaluate("y(i) = A(i,j) * x(j)", A=M, x=x, engine=ENGINE).to_numpy()',
     "einsum": 'ct.einsum("ij,j->i", M, x).to_numpy()',
-    "kernel": ('ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=ENGINE)'
-               '(A=M, x=x)'),
-    "spgemm": 'ct.evaluate("C(i,j) = A(i,k) * B(k,j)", A=M, B=M0.T.tocsr(), engine=ENGINE).to_numpy()',
-    "after_wrapping": "T = ct.asarray(M); T.to_numpy(); {lie}; " + 'ct.evaluate("y(i) = A(i,j) * x(j)", A=T, x=x).to_numpy()',
+    "kernel": (
+        'ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, '
+        "engine=ENGINE)(A=M, x=x)"
+    ),
+    "spgemm": (
+        'ct.evaluate("C(i,j) = A(i,k) * B(k,j)", A=M, B=M0.T.tocsr(), engine=ENGINE).to_numpy()'
+    ),
+    "after_wrapping": "T = ct.asarray(M); T.to_numpy(); {lie}; "
+    + 'ct.evaluate("y(i) = A(i,j) * x(j)", A=T, x=x).to_numpy()',
 }
 
 
@@ -172,8 +210,11 @@ def test_changed_scipy_coo_is_refused():
     # A canonical SciPy COO is read in place; its coordinates are checked as kernels load them.
     cases = []
     for axis, value in [(0, 10**9), (0, -1), (1, 10**9), (1, -4)]:
-        code = (f"M = M0.tocoo(copy=True); M.has_canonical_format\nM.coords[{axis}][5] = {value}\n"
-                + USES["spmv"].replace("A=T", "A=M") + "\n")
+        code = (
+            f"M = M0.tocoo(copy=True); M.has_canonical_format\nM.coords[{axis}][5] = {value}\n"
+            + USES["spmv"].replace("A=T", "A=M")
+            + "\n"
+        )
         cases.append((f"coo/{axis}/{value}", code))
     lines = run_cases(cases)
     assert_all_refused(lines, cases)
@@ -190,3 +231,32 @@ def test_out_reuse_with_changed_operand_is_refused():
     """)
     lines = run_cases([("out", code)])
     assert lines["out"].startswith("FormatError: tensor A:"), lines["out"]
+
+
+@pytest.mark.parametrize("engine", ["llvm", "c"])
+@pytest.mark.parametrize("index_dtype", ["int32", "int64"])
+def test_row_checked_before_its_loop(engine, index_dtype):
+    # CSR SpMV's row loop checks the row's largest coordinate first and then runs unclamped
+    # (ir/guard_coordinates.cpp, checkedBeforeLoop). A coordinate at the last column is in
+    # range; one at the extent, in the last row only, sends that row down the guarded loop,
+    # which reports it, whatever the rows before it held.
+    import numpy as np
+    import scipy.sparse as sp
+
+    import coiter as ct
+
+    n = 300
+    M = sp.random_array((n, n), density=0.05, format="csr", random_state=7, dtype=np.float64)
+    M.indices = M.indices.astype(index_dtype)
+    M.indptr = M.indptr.astype(index_dtype)
+    M.indices[M.indptr[n - 2]] = n - 1  # the last column: in range
+    M.sort_indices()
+    x = np.arange(n, dtype=np.float64)
+    A = ct.asarray(M, name="A")
+    y = ct.evaluate("y(i) = A(i,j) * x(j)", A=A, x=x, engine=engine)
+    np.testing.assert_allclose(y.to_numpy(), M @ x)
+    assert A.levels[1].crd.dtype == index_dtype
+    bad = int(M.indptr[n - 1])
+    A.levels[1].crd[bad] = n  # the last row, after the check at wrapping
+    with pytest.raises(ct.FormatError, match=rf"crd\[{bad}\] = {n} is outside \[0, {n}\)"):
+        ct.evaluate("y(i) = A(i,j) * x(j)", A=A, x=x, engine=engine)

@@ -1,6 +1,7 @@
 """Parallel CPU execution (issue: scheduling language and parallel CPU): parallel loops with
 every race strategy, parallel assembly of sparse results, and runs with 1, 2 and 7 threads
 that agree with the serial kernel (exactly for integer dtypes)."""
+
 import threading
 
 import numpy as np
@@ -48,31 +49,55 @@ def assert_same_csr(result, expected):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.int64])
-@pytest.mark.parametrize("schedule", [
-    "parallelize(i,cpu_thread,no_races)",
-    "parallelize(i,cpu_thread,no_races,static)",
-    "parallelize(i,cpu_thread,no_races,dynamic:3)",
-    "split(i,i0,i1,5);parallelize(i0,cpu_thread,no_races)",
-])
+@pytest.mark.parametrize(
+    "schedule",
+    [
+        "parallelize(i,cpu_thread,no_races)",
+        "parallelize(i,cpu_thread,no_races,static)",
+        "parallelize(i,cpu_thread,no_races,dynamic:3)",
+        "split(i,i0,i1,5);parallelize(i0,cpu_thread,no_races)",
+    ],
+)
 def test_parallel_assembly_of_spgemm_spadd_sddmm_and_products(schedule, dtype, threads, engine):
     B, C = csr(157, 91, 0.06, 1, dtype), csr(91, 113, 0.06, 2, dtype)
     D, E = csr(157, 91, 0.05, 3, dtype), csr(157, 91, 0.05, 4, dtype)
     fmt = {"B": "csr", "C": "csr", "A": "csr", "D": "csr", "E": "csr"}
-    spgemm = ct.compile("A(i,j) = B(i,k) * C(k,j)", formats=fmt, dtype=dtype, schedule=schedule, engine=engine)
+    spgemm = ct.compile(
+        "A(i,j) = B(i,k) * C(k,j)", formats=fmt, dtype=dtype, schedule=schedule, engine=engine
+    )
     assert_same_csr(spgemm(B=ct.asarray(B), C=ct.asarray(C)), B @ C)
-    spadd = ct.compile("A(i,j) = B(i,j) + D(i,j) + E(i,j)", formats=fmt, dtype=dtype, schedule=schedule, engine=engine)
+    spadd = ct.compile(
+        "A(i,j) = B(i,j) + D(i,j) + E(i,j)",
+        formats=fmt,
+        dtype=dtype,
+        schedule=schedule,
+        engine=engine,
+    )
     assert_same_csr(spadd(B=ct.asarray(B), D=ct.asarray(D), E=ct.asarray(E)), B + D + E)
-    product = ct.compile("A(i,j) = B(i,j) * D(i,j)", formats=fmt, dtype=dtype, schedule=schedule, engine=engine)
+    product = ct.compile(
+        "A(i,j) = B(i,j) * D(i,j)", formats=fmt, dtype=dtype, schedule=schedule, engine=engine
+    )
     assert_same_csr(product(B=ct.asarray(B), D=ct.asarray(D)), B.multiply(D))
     rng = np.random.default_rng(5)
     X, Y = rng.integers(-3, 4, (157, 6)).astype(dtype), rng.integers(-3, 4, (6, 91)).astype(dtype)
-    sddmm = ct.compile("A(i,j) = B(i,j) * X(i,k) * Y(k,j)", formats=dict(fmt, X="dense", Y="dense"), dtype=dtype,
-                       schedule=schedule, engine=engine)
+    sddmm = ct.compile(
+        "A(i,j) = B(i,j) * X(i,k) * Y(k,j)",
+        formats=dict(fmt, X="dense", Y="dense"),
+        dtype=dtype,
+        schedule=schedule,
+        engine=engine,
+    )
     result = sddmm(B=ct.asarray(B), X=X, Y=Y)
-    np.testing.assert_allclose(result.to_numpy(), B.multiply(X @ Y).toarray(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        result.to_numpy(), B.multiply(X @ Y).toarray(), rtol=1e-12, atol=1e-12
+    )
     # Sums that cancel to rounding noise are kept like any nonzero: compare with the serial kernel.
-    serial = ct.compile("A(i,j) = B(i,j) * X(i,k) * Y(k,j)", formats=dict(fmt, X="dense", Y="dense"), dtype=dtype,
-                        engine=engine)
+    serial = ct.compile(
+        "A(i,j) = B(i,j) * X(i,k) * Y(k,j)",
+        formats=dict(fmt, X="dense", Y="dense"),
+        dtype=dtype,
+        engine=engine,
+    )
     assert_same_csr(result, serial(B=ct.asarray(B), X=X, Y=Y).to_scipy())
 
 
@@ -84,7 +109,9 @@ def test_large_results_grow_far_past_their_first_guess(threads, engine):
     rng = np.random.default_rng(9)
     col = sp.csr_matrix(rng.uniform(1, 2, (n, 1)))
     row = sp.csr_matrix(rng.uniform(1, 2, (1, n)))
-    kern = ct.compile("A(i,j) = B(i,k) * C(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"}, engine=engine)
+    kern = ct.compile(
+        "A(i,j) = B(i,k) * C(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"}, engine=engine
+    )
     for _ in range(3):  # later calls reuse the recycled mappings of earlier results
         result = kern(B=ct.asarray(col), C=ct.asarray(row))
         assert_same_csr(result, col @ row)
@@ -97,8 +124,10 @@ def test_repeated_calls_write_no_fresh_memory_from_the_third_on(threads, engine)
     # alive together) no call maps fresh memory, on one thread or several.
     a, b = csr(3000, 3000, 0.006, 1), csr(3000, 3000, 0.006, 2)
     expected = a @ b
-    assert expected.nnz * 8 > 4 << 20     # mapped arrays (1 MiB and up), grown past the guess
-    kern = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"}, engine=engine)
+    assert expected.nnz * 8 > 4 << 20  # mapped arrays (1 MiB and up), grown past the guess
+    kern = ct.compile(
+        "C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"}, engine=engine
+    )
     fresh = []
     result = None
     for _ in range(6):
@@ -111,8 +140,11 @@ def test_repeated_calls_write_no_fresh_memory_from_the_third_on(threads, engine)
 
 def test_parallel_assembly_with_empty_rows_and_more_chunks_than_rows(threads):
     B = sp.csr_matrix(np.diag([0, 1.0, 0, 0, 2.0]))
-    kern = ct.compile("A(i,j) = B(i,j) * C(i,j)", formats={"B": "csr", "C": "csr", "A": "csr"},
-                      schedule="parallelize(i,cpu_thread,no_races,dynamic:1)")
+    kern = ct.compile(
+        "A(i,j) = B(i,j) * C(i,j)",
+        formats={"B": "csr", "C": "csr", "A": "csr"},
+        schedule="parallelize(i,cpu_thread,no_races,dynamic:1)",
+    )
     assert_same_csr(kern(B=ct.asarray(B), C=ct.asarray(B)), B.multiply(B))
     empty = sp.csr_matrix((0, 5))
     assert kern(B=ct.asarray(empty), C=ct.asarray(empty)).shape == (0, 5)
@@ -120,8 +152,11 @@ def test_parallel_assembly_with_empty_rows_and_more_chunks_than_rows(threads):
 
 def test_cancelled_entries_are_dropped_in_parallel_as_serially(threads):
     B = csr(60, 40, 0.1, 6)
-    kern = ct.compile("A(i,j) = B(i,j) - C(i,j)", formats={"B": "csr", "C": "csr", "A": "csr"},
-                      schedule="parallelize(i,cpu_thread,no_races)")
+    kern = ct.compile(
+        "A(i,j) = B(i,j) - C(i,j)",
+        formats={"B": "csr", "C": "csr", "A": "csr"},
+        schedule="parallelize(i,cpu_thread,no_races)",
+    )
     result = kern(B=ct.asarray(B), C=ct.asarray(B))
     assert result.nnz == 0
 
@@ -133,14 +168,24 @@ def test_race_strategies_on_a_reduction(races, dtype, threads, engine):
     if np.issubdtype(dtype, np.complexfloating):
         A = A + 1j * A
     x = (np.arange(211) % 5 - 2).astype(dtype)
-    kern = ct.compile("y(j) = A(i,j) * x(i)", formats={"A": "csr"}, dtype=dtype,
-                      schedule=f"parallelize(i,cpu_thread,{races})", engine=engine)
+    kern = ct.compile(
+        "y(j) = A(i,j) * x(i)",
+        formats={"A": "csr"},
+        dtype=dtype,
+        schedule=f"parallelize(i,cpu_thread,{races})",
+        engine=engine,
+    )
     y = np.asarray(kern(A=ct.asarray(A), x=x))
     if races == "ignore_races" and threads > 1:
         return  # races are the user's promise there are none; the values may differ
     np.testing.assert_allclose(y, A.T @ x, rtol=1e-12)
-    total = ct.compile("s = A(i,j)", formats={"A": "csr"}, dtype=dtype,
-                       schedule=f"parallelize(i,cpu_thread,{races})", engine=engine)
+    total = ct.compile(
+        "s = A(i,j)",
+        formats={"A": "csr"},
+        dtype=dtype,
+        schedule=f"parallelize(i,cpu_thread,{races})",
+        engine=engine,
+    )
     if races != "ignore_races" or threads == 1:
         np.testing.assert_allclose(complex(np.asarray(total(A=ct.asarray(A)))), A.sum(), rtol=1e-12)
 
@@ -149,28 +194,43 @@ def test_dense_results_in_parallel_agree_exactly_for_integers(threads, engine):
     rng = np.random.default_rng(9)
     A = csr(300, 200, 0.05, 9, np.int64)
     B = rng.integers(-5, 5, (200, 17))
-    for schedule in ["parallelize(i,cpu_thread,no_races)", "split(i,i0,i1,32);parallelize(i0,cpu_thread,no_races)",
-                     "parallelize(i,cpu_thread,no_races,static:7)"]:
-        kern = ct.compile("C(i,k) = A(i,j) * B(j,k)", formats={"A": "csr", "B": "dense", "C": "dense"},
-                          dtype=np.int64, schedule=schedule, engine=engine)
+    for schedule in [
+        "parallelize(i,cpu_thread,no_races)",
+        "split(i,i0,i1,32);parallelize(i0,cpu_thread,no_races)",
+        "parallelize(i,cpu_thread,no_races,static:7)",
+    ]:
+        kern = ct.compile(
+            "C(i,k) = A(i,j) * B(j,k)",
+            formats={"A": "csr", "B": "dense", "C": "dense"},
+            dtype=np.int64,
+            schedule=schedule,
+            engine=engine,
+        )
         np.testing.assert_array_equal(np.asarray(kern(A=ct.asarray(A), B=B)), A @ B)
 
 
 def test_parallel_c_source_has_an_openmp_loop():
-    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"},
-                      schedule="split(i,i0,i1,16);parallelize(i0,cpu_thread,no_races)")
+    kern = ct.compile(
+        "y(i) = A(i,j) * x(j)",
+        formats={"A": "csr"},
+        schedule="split(i,i0,i1,16);parallelize(i0,cpu_thread,no_races)",
+    )
     assert "#pragma omp parallel for schedule(dynamic, i0_chunk)" in kern.source("c")
 
 
 def test_atomic_c_source():
-    kern = ct.compile("y(j) = A(i,j) * x(i)", formats={"A": "csr"}, schedule="parallelize(i,cpu_thread,atomics)")
+    kern = ct.compile(
+        "y(j) = A(i,j) * x(i)", formats={"A": "csr"}, schedule="parallelize(i,cpu_thread,atomics)"
+    )
     assert "#pragma omp atomic" in kern.source("c")
 
 
 def test_kernels_run_concurrently_from_python_threads():
     A = csr(2000, 1500, 0.01, 10)
     x = np.random.default_rng(10).random(1500)
-    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"}, schedule="parallelize(i,cpu_thread,no_races)")
+    kern = ct.compile(
+        "y(i) = A(i,j) * x(j)", formats={"A": "csr"}, schedule="parallelize(i,cpu_thread,no_races)"
+    )
     At = ct.asarray(A)
     results, errors = [], []
 
@@ -191,31 +251,77 @@ def test_kernels_run_concurrently_from_python_threads():
         np.testing.assert_allclose(r, A @ x)
 
 
-@pytest.mark.parametrize("stmt,formats,schedule,message", [
-    ("y(j) = A(i,j) * x(i)", {"A": "csr"}, "parallelize(i,cpu_thread,no_races)", "not indexed by i"),
-    ("y(j) = A(i,j) * x(i)", {"A": "csr"}, "split(i,i0,i1,4);parallelize(i1,cpu_vector,atomics)", "vectorized"),
-    ("A(i,j) = B(i,j) * C(i,j)", {"B": "csr", "C": "csr", "A": "dcsr"}, "parallelize(i,cpu_thread,no_races)",
-     "assembled in parallel only"),
-    ("A(i,j) = B(i,j) * C(i,j)", {"B": "csr", "C": "csr", "A": "csr"}, "parallelize(j,cpu_thread,no_races)",
-     "coiterates|appends"),
-    ("y(j) = A(i,j) * x(i)", {"A": "csr", "y": "s"}, "parallelize(i,cpu_thread,atomics)", "shared by its iterations"),
-    ("A(i,j) = B(i,k) * C(k,j)", {"B": "csr", "C": "csr", "A": "dense"},
-     "reorder(i,k,j);parallelize(k,cpu_thread,no_races)", "not indexed by k"),
-])
+@pytest.mark.parametrize(
+    "stmt,formats,schedule,message",
+    [
+        (
+            "y(j) = A(i,j) * x(i)",
+            {"A": "csr"},
+            "parallelize(i,cpu_thread,no_races)",
+            "not indexed by i",
+        ),
+        (
+            "y(j) = A(i,j) * x(i)",
+            {"A": "csr"},
+            "split(i,i0,i1,4);parallelize(i1,cpu_vector,atomics)",
+            "vectorized",
+        ),
+        (
+            "A(i,j) = B(i,j) * C(i,j)",
+            {"B": "csr", "C": "csr", "A": "dcsr"},
+            "parallelize(i,cpu_thread,no_races)",
+            "assembled in parallel only",
+        ),
+        (
+            "A(i,j) = B(i,j) * C(i,j)",
+            {"B": "csr", "C": "csr", "A": "csr"},
+            "parallelize(j,cpu_thread,no_races)",
+            "coiterates|appends",
+        ),
+        (
+            "y(j) = A(i,j) * x(i)",
+            {"A": "csr", "y": "s"},
+            "parallelize(i,cpu_thread,atomics)",
+            "shared by its iterations",
+        ),
+        (
+            "A(i,j) = B(i,k) * C(k,j)",
+            {"B": "csr", "C": "csr", "A": "dense"},
+            "reorder(i,k,j);parallelize(k,cpu_thread,no_races)",
+            "not indexed by k",
+        ),
+    ],
+)
 def test_parallel_preconditions(stmt, formats, schedule, message):
     with pytest.raises(ct.ScheduleError, match=message):
         ct.compile(stmt, formats=formats, schedule=schedule)
 
 
-# -- the default schedule ----------------------------------------------------------------------------
+# -- the default schedule --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("stmt,formats,tag", [
-    ("y(i) = A(i,j) * x(j)", {"A": "csr"}, "i: parallel(cpu_thread,no_races,dynamic)"),
-    ("y(i) = A(i,j) * x(j)", {"A": "csc"}, "j: parallel(cpu_thread,temporary,dynamic)"),
-    ("s = A(i,j) * B(i,j)", {"A": "csr", "B": "csr"}, "i: parallel(cpu_thread,temporary,dynamic)"),
-    ("C(i,j) = A(i,k) * B(k,j)", {"A": "csr", "B": "csr", "C": "csr"}, "i: parallel(cpu_thread,no_races,dynamic)"),
-    ("C(i,j) = A(k,i) * B(k,j)", {"A": "csr", "B": "dense", "C": "dense"}, "k: parallel(cpu_thread,atomics,dynamic)"),
-])
+
+@pytest.mark.parametrize(
+    "stmt,formats,tag",
+    [
+        ("y(i) = A(i,j) * x(j)", {"A": "csr"}, "i: parallel(cpu_thread,no_races,dynamic)"),
+        ("y(i) = A(i,j) * x(j)", {"A": "csc"}, "j: parallel(cpu_thread,temporary,dynamic)"),
+        (
+            "s = A(i,j) * B(i,j)",
+            {"A": "csr", "B": "csr"},
+            "i: parallel(cpu_thread,temporary,dynamic)",
+        ),
+        (
+            "C(i,j) = A(i,k) * B(k,j)",
+            {"A": "csr", "B": "csr", "C": "csr"},
+            "i: parallel(cpu_thread,no_races,dynamic)",
+        ),
+        (
+            "C(i,j) = A(k,i) * B(k,j)",
+            {"A": "csr", "B": "dense", "C": "dense"},
+            "k: parallel(cpu_thread,atomics,dynamic)",
+        ),
+    ],
+)
 def test_the_default_schedule_parallelizes_the_outer_loop(stmt, formats, tag, threads):
     kern = ct.compile(stmt, formats=formats)
     assert kern.concrete.endswith(tag)

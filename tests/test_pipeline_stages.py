@@ -1,6 +1,7 @@
 """The compiler's stages as `kern.stages` shows them (docs/compiler.md, "Compiled kernels"),
 and golden text of the IR printer (src/ir/ir_printer.hpp) for SpMV and SpAdd: a change to what
 lowering builds for them shows here, line by line."""
+
 import re
 
 import numpy as np
@@ -8,8 +9,14 @@ import scipy.sparse as sp
 
 import coiter as ct
 
-STAGES = ["index notation", "concrete index notation", "scheduled", "iteration lattices", "lowered IR",
-          "after IR passes"]
+STAGES = [
+    "index notation",
+    "concrete index notation",
+    "scheduled",
+    "iteration lattices",
+    "lowered IR",
+    "after IR passes",
+]
 
 
 def lowered(expression, formats):

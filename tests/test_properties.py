@@ -1,5 +1,6 @@
 """Property tests: random tensors in random formats; asformat chains and round trips must
 preserve the tensor exactly."""
+
 import numpy as np
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
@@ -13,9 +14,11 @@ DTYPES = ["bool", "int8", "int32", "uint16", "int64", "float32", "float64", "com
 def formats_for(order):
     letters = st.lists(st.sampled_from("dsh"), min_size=order, max_size=order).map("".join)
     permuted = st.tuples(letters, st.permutations(range(order))).map(
-        lambda lp: f"{lp[0]}:{','.join(map(str, lp[1]))}")
-    named = ["dense", "coo", "csf"] + (["csr", "csc", "dcsr", "dcsc", "dia", "ell"]
-                                       if order == 2 else [])
+        lambda lp: f"{lp[0]}:{','.join(map(str, lp[1]))}"
+    )
+    named = ["dense", "coo", "csf"] + (
+        ["csr", "csc", "dcsr", "dcsc", "dia", "ell"] if order == 2 else []
+    )
     options = [letters, permuted, st.sampled_from(named)]
     if order == 2:
         options.append(st.sampled_from([(1, 1), (1, 2), (2, 1)]).map(ct.bcsr))
@@ -71,9 +74,15 @@ def test_asformat_chains_preserve_the_tensor(data, array):
 
 
 @settings(max_examples=60, deadline=None)
-@given(m=st.integers(0, 40), n=st.integers(0, 40), density=st.sampled_from([0, 0.01, 0.2]),
-       kind=st.sampled_from(["csr", "csc", "coo"]), index=st.sampled_from([np.int32, np.int64]),
-       seed=st.integers(0, 1000), target=formats_for(2))
+@given(
+    m=st.integers(0, 40),
+    n=st.integers(0, 40),
+    density=st.sampled_from([0, 0.01, 0.2]),
+    kind=st.sampled_from(["csr", "csc", "coo"]),
+    index=st.sampled_from([np.int32, np.int64]),
+    seed=st.integers(0, 1000),
+    target=formats_for(2),
+)
 def test_scipy_round_trip(m, n, density, kind, index, seed, target):
     a = sp.random_array((m, n), density=density, format=kind, rng=seed)
     if kind == "coo":
@@ -90,8 +99,7 @@ def test_scipy_round_trip(m, n, density, kind, index, seed, target):
 
 
 @settings(max_examples=60, deadline=None)
-@given(data=st.data(), order=st.integers(1, 4), nnz=st.integers(0, 30),
-       seed=st.integers(0, 1000))
+@given(data=st.data(), order=st.integers(1, 4), nnz=st.integers(0, 30), seed=st.integers(0, 1000))
 def test_from_coords_with_duplicates_sums_like_numpy(data, order, nnz, seed):
     rng = np.random.default_rng(seed)
     shape = tuple(int(e) for e in rng.integers(1, 5, order))

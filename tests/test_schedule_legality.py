@@ -2,6 +2,7 @@
 command that cannot apply is refused by the schedule stage with a ct.ScheduleError naming the
 command and the failed condition. ct.schedule_problem asks the same question without
 compiling: it returns the reason (or None), and no kernel is lowered, compiled or cached."""
+
 import numpy as np
 import pytest
 
@@ -17,90 +18,293 @@ MTTKRP_FORMATS = {"B": "csf", "C": "dense", "D": "dense", "A": "dense"}
 # (statement, formats, schedule, target, reason): one case per refused condition.
 REFUSED = [
     # -- applying a command ------------------------------------------------------------------
-    (SPMV, {"A": "csr"}, "split(q,q0,q1,4)", "cpu", r"split\(q,q0,q1,4\): unknown index variable 'q'"),
-    (SPMV, {"A": "csr"}, "split(i,i0,i1,4);reorder(i1,i0)", "cpu", r"reorder\(i1,i0\): .*cannot move outside it"),
+    (
+        SPMV,
+        {"A": "csr"},
+        "split(q,q0,q1,4)",
+        "cpu",
+        r"split\(q,q0,q1,4\): unknown index variable 'q'",
+    ),
+    (
+        SPMV,
+        {"A": "csr"},
+        "split(i,i0,i1,4);reorder(i1,i0)",
+        "cpu",
+        r"reorder\(i1,i0\): .*cannot move outside it",
+    ),
     (SPMV, {"A": "csr"}, "unroll(i,4)", "cpu", r"unroll\(i,4\): loop 'i' has no fixed size"),
     (SPMV, {"A": "csr"}, "parallelize(i,gpu_thread,no_races)", "cpu", "needs target='cuda'"),
     (SPMV, {"A": "csr"}, "split(i,i0", "cpu", "schedule"),  # malformed text
-    ("y(i) = A(i,j) * x(j) + z(i)", {"A": "csr"}, "reorder(j,i)", "cpu", r"reorder\(j,i\): .*not directly nested"),
-    (SPGEMM, CSR3, "reorder(i,k,j);precompute(B(i,k)+C(k,j),[j],[j])", "cpu", "not a subexpression"),
-    ("y(i) = sum(k, B(i,k) + c(i))", {"B": "dense"}, "precompute(B(i,k),[i],[i])", "cpu", "does not distribute"),
-    ("A(i) = B(i) * C(i)", {}, "split(i,i0,i1,4);precompute(B(i)*C(i),i1,i1w,hashed)", "cpu",
-     "a workspace over a derived loop .* is a dense array"),
-    (SPMV, {"A": "csr"}, "pos(j,jp,B(i,j))", "cpu", r"pos\(j,jp,B\(i,j\)\): .*not an operand access"),
-    (SPMV, {"A": "csr"}, "fuse(j,i,f)", "cpu", r"fuse\(j,i,f\): loop 'i' is not directly inside loop 'j'"),
+    (
+        "y(i) = A(i,j) * x(j) + z(i)",
+        {"A": "csr"},
+        "reorder(j,i)",
+        "cpu",
+        r"reorder\(j,i\): .*not directly nested",
+    ),
+    (
+        SPGEMM,
+        CSR3,
+        "reorder(i,k,j);precompute(B(i,k)+C(k,j),[j],[j])",
+        "cpu",
+        "not a subexpression",
+    ),
+    (
+        "y(i) = sum(k, B(i,k) + c(i))",
+        {"B": "dense"},
+        "precompute(B(i,k),[i],[i])",
+        "cpu",
+        "does not distribute",
+    ),
+    (
+        "A(i) = B(i) * C(i)",
+        {},
+        "split(i,i0,i1,4);precompute(B(i)*C(i),i1,i1w,hashed)",
+        "cpu",
+        "a workspace over a derived loop .* is a dense array",
+    ),
+    (
+        SPMV,
+        {"A": "csr"},
+        "pos(j,jp,B(i,j))",
+        "cpu",
+        r"pos\(j,jp,B\(i,j\)\): .*not an operand access",
+    ),
+    (
+        SPMV,
+        {"A": "csr"},
+        "fuse(j,i,f)",
+        "cpu",
+        r"fuse\(j,i,f\): loop 'i' is not directly inside loop 'j'",
+    ),
     # -- loop order ------------------------------------------------------------------------------
-    (SPMV, {"A": "csr"}, "reorder(j,i)", "cpu", r"loop order: A\(i,j\) would be traversed out of order"),
-    (SPGEMM, CSR3, "reorder(i,k,j);assemble(A,append)", "cpu",
-     "level 2 of the result A would be appended to once per value of the index 'k'"),
-    (SDDMM, {"B": "csr", "C": "dense", "D": "dense", "A": "csr"},
-     "split(i,i0,i1,16);pos(j,jp,B(i,j));split(jp,jp0,jp1,8);reorder(i0,i1,jp0,k,jp1)", "cpu",
-     "level 2 of the result A would be appended to once per value of the index 'k'"),
-    ("A(i,k) = B(i,k) * C(i,j) * D(j,k)", {"B": "csr", "C": "dense", "D": "dense", "A": "dense"},
-     "split(j,ju,t,32);bound(ju,jb,4,MaxExact);reorder(i,t,jb,k)", "cpu",
-     "'t' iterates inside one block of 'jb'"),
+    (
+        SPMV,
+        {"A": "csr"},
+        "reorder(j,i)",
+        "cpu",
+        r"loop order: A\(i,j\) would be traversed out of order",
+    ),
+    (
+        SPGEMM,
+        CSR3,
+        "reorder(i,k,j);assemble(A,append)",
+        "cpu",
+        "level 2 of the result A would be appended to once per value of the index 'k'",
+    ),
+    (
+        SDDMM,
+        {"B": "csr", "C": "dense", "D": "dense", "A": "csr"},
+        "split(i,i0,i1,16);pos(j,jp,B(i,j));split(jp,jp0,jp1,8);reorder(i0,i1,jp0,k,jp1)",
+        "cpu",
+        "level 2 of the result A would be appended to once per value of the index 'k'",
+    ),
+    (
+        "A(i,k) = B(i,k) * C(i,j) * D(j,k)",
+        {"B": "csr", "C": "dense", "D": "dense", "A": "dense"},
+        "split(j,ju,t,32);bound(ju,jb,4,MaxExact);reorder(i,t,jb,k)",
+        "cpu",
+        "'t' iterates inside one block of 'jb'",
+    ),
     # -- loops restricted to a block --------------------------------------------------------------
-    (SPGEMM, CSR3, "reorder(i,k,j);precompute(B(i,k)*C(k,j),[j],[jw]);split(j,j0,j1,4)", "cpu",
-     "loop 'j1' iterates the workspace ws0 .*cannot be restricted to a block"),
+    (
+        SPGEMM,
+        CSR3,
+        "reorder(i,k,j);precompute(B(i,k)*C(k,j),[j],[jw]);split(j,j0,j1,4)",
+        "cpu",
+        "loop 'j1' iterates the workspace ws0 .*cannot be restricted to a block",
+    ),
     (SPMV, {"A": "dh"}, "split(j,j0,j1,4)", "cpu", "loop 'j1' iterates A2, an unordered level"),
     # -- pos and fuse ---------------------------------------------------------------------------
-    (SPMV, {"A": "csr"}, "pos(i,ip,A(i,j))", "cpu", r"pos\(i,ip,A\(i,j\)\): level 1 of A is not compressed"),
+    (
+        SPMV,
+        {"A": "csr"},
+        "pos(i,ip,A(i,j))",
+        "cpu",
+        r"pos\(i,ip,A\(i,j\)\): level 1 of A is not compressed",
+    ),
     (SPMV, {"A": "dense"}, "fuse(i,j,f);pos(f,fp,A(i,j))", "cpu", "stored like CSR"),
-    ("y(i) = A(i,j) * x(j) + B(i,j) * x(j)", {"A": "csr", "B": "csr"}, "fuse(i,j,f);pos(f,fp,A(i,j))", "cpu",
-     "the statement is not zero where it is"),
-    ("y(i) = A(i,j) * B(i,j)", {"A": "csr", "B": "csr"}, "fuse(i,j,f);pos(f,fp,A(i,j))", "cpu",
-     "B is sparse over 'j' and cannot be located at A's positions"),
-    ("y(i) = B(i,j,k) * c(k)", {"B": "csf"}, "fuse(j,k,jk);fuse(i,jk,f);pos(f,fp,B(i,j,k))", "cpu",
-     "positions of more than two fused loops are not supported"),
-    ("y(i) = B(i,j,k) * c(k)", {"B": "csf"}, "pos(k,kp,B(i,j,k));reorder(kp,j)", "cpu",
-     "the levels of B above the loop's are not iterated by the loops around it"),
+    (
+        "y(i) = A(i,j) * x(j) + B(i,j) * x(j)",
+        {"A": "csr", "B": "csr"},
+        "fuse(i,j,f);pos(f,fp,A(i,j))",
+        "cpu",
+        "the statement is not zero where it is",
+    ),
+    (
+        "y(i) = A(i,j) * B(i,j)",
+        {"A": "csr", "B": "csr"},
+        "fuse(i,j,f);pos(f,fp,A(i,j))",
+        "cpu",
+        "B is sparse over 'j' and cannot be located at A's positions",
+    ),
+    (
+        "y(i) = B(i,j,k) * c(k)",
+        {"B": "csf"},
+        "fuse(j,k,jk);fuse(i,jk,f);pos(f,fp,B(i,j,k))",
+        "cpu",
+        "positions of more than two fused loops are not supported",
+    ),
+    (
+        "y(i) = B(i,j,k) * c(k)",
+        {"B": "csf"},
+        "pos(k,kp,B(i,j,k));reorder(kp,j)",
+        "cpu",
+        "the levels of B above the loop's are not iterated by the loops around it",
+    ),
     (SPMV, {"A": "csr"}, "fuse(i,j,f)", "cpu", "iterate its positions with pos"),
-    ("C(i,j) = A(i,j) * 2", {"A": "dense", "C": "csr"}, "fuse(i,j,f)", "cpu",
-     "a fused loop cannot append to the sparse result C"),
-    ("C(i,j) = A(i,j) * D(i,j)", {"A": "csr", "D": "dense", "C": "csr"}, "fuse(i,j,f);pos(f,fp,A(i,j))", "cpu",
-     "a loop over the positions of fused loops cannot append to the sparse result C"),
-    ("C(i,j) = A(i,j) * D(i,j)", {"A": "du", "D": "dense", "C": "csr"}, "pos(j,jp,A(i,j))", "cpu",
-     "appends an entry of the sparse result C per position of A, whose level 2 is not unique"),
+    (
+        "C(i,j) = A(i,j) * 2",
+        {"A": "dense", "C": "csr"},
+        "fuse(i,j,f)",
+        "cpu",
+        "a fused loop cannot append to the sparse result C",
+    ),
+    (
+        "C(i,j) = A(i,j) * D(i,j)",
+        {"A": "csr", "D": "dense", "C": "csr"},
+        "fuse(i,j,f);pos(f,fp,A(i,j))",
+        "cpu",
+        "a loop over the positions of fused loops cannot append to the sparse result C",
+    ),
+    (
+        "C(i,j) = A(i,j) * D(i,j)",
+        {"A": "du", "D": "dense", "C": "csr"},
+        "pos(j,jp,A(i,j))",
+        "cpu",
+        "appends an entry of the sparse result C per position of A, whose level 2 is not unique",
+    ),
     # -- workspaces -------------------------------------------------------------------------------
-    (SPGEMM, CSR3, "reorder(i,k,j);precompute(B(i,k)*C(k,j),[j],[jw],compressed)", "cpu",
-     "a compressed workspace is appended in coordinate order, so the loop over 'jw' must be the outermost"),
-    (MTTKRP, MTTKRP_FORMATS, "reorder(i,k,l,j);precompute(B(i,k,l)*D(l,j),j,j,hashed);parallelize(i,cpu_thread,no_races)",
-     "cpu", "a hashed workspace cannot be inside a parallel loop"),
+    (
+        SPGEMM,
+        CSR3,
+        "reorder(i,k,j);precompute(B(i,k)*C(k,j),[j],[jw],compressed)",
+        "cpu",
+        "a compressed workspace is appended in coordinate order, "
+        "so the loop over 'jw' must be the outermost",
+    ),
+    (
+        MTTKRP,
+        MTTKRP_FORMATS,
+        "reorder(i,k,l,j);precompute(B(i,k,l)*D(l,j),j,j,hashed);parallelize(i,cpu_thread,no_races)",
+        "cpu",
+        "a hashed workspace cannot be inside a parallel loop",
+    ),
     # -- parallel loops ---------------------------------------------------------------------------
-    ("a(i) = b(i) + c(i)", {"b": "s", "c": "s", "a": "d"}, "parallelize(i,cpu_thread,no_races)", "cpu",
-     r"parallelize\(i,cpu_thread,no_races\): the loop coiterates several operands"),
-    ("a(i) = b(i) + c(i)", {"b": "s", "c": "s", "a": "d"}, "parallelize(i,cpu_vector,no_races)", "cpu",
-     "coiterates several operands"),
-    ("C(i,k) = A(i,j) * B(j,k)", {"A": "csr", "B": "dense", "C": "dense"},
-     "parallelize(i,cpu_thread,no_races);parallelize(k,cpu_thread,no_races)", "cpu",
-     "nested inside another parallel loop"),
-    ("A(i,j) = B(i,j) * C(i,j)", {"B": "dcsr", "C": "dcsr", "A": "dcsr"}, "parallelize(i,cpu_thread,no_races)", "cpu",
-     "the sparse result A .* is assembled in parallel only by the loop over its first, dense level"),
-    ("C(i,j) = A(i,j) * D(i,j)", {"A": "csr", "D": "dense", "C": "csr"}, "parallelize(j,cpu_thread,no_races)", "cpu",
-     "the loop appends entries to the sparse result C"),
-    (MTTKRP, MTTKRP_FORMATS, "reorder(i,k,l,j);precompute(B(i,k,l)*D(l,j),j,j);parallelize(l,cpu_thread,atomics)",
-     "cpu", "updates the temporary ws0, which is shared by its iterations"),
-    (SPMV, {"A": "csr"}, "parallelize(j,cpu_thread,no_races)", "cpu",
-     r"iterations update the same entries of y \(it is not indexed by j\)"),
-    (SPMV, {"A": "coo"}, "parallelize(i,cpu_thread,no_races)", "cpu", "non-unique level, whose coordinates repeat"),
-    ("y(j) = A(i,j) * x(i)", {"A": "csr"}, "parallelize(i,cpu_vector,atomics)", "cpu",
-     "a vectorized loop cannot reduce into it"),
+    (
+        "a(i) = b(i) + c(i)",
+        {"b": "s", "c": "s", "a": "d"},
+        "parallelize(i,cpu_thread,no_races)",
+        "cpu",
+        r"parallelize\(i,cpu_thread,no_races\): the loop coiterates several operands",
+    ),
+    (
+        "a(i) = b(i) + c(i)",
+        {"b": "s", "c": "s", "a": "d"},
+        "parallelize(i,cpu_vector,no_races)",
+        "cpu",
+        "coiterates several operands",
+    ),
+    (
+        "C(i,k) = A(i,j) * B(j,k)",
+        {"A": "csr", "B": "dense", "C": "dense"},
+        "parallelize(i,cpu_thread,no_races);parallelize(k,cpu_thread,no_races)",
+        "cpu",
+        "nested inside another parallel loop",
+    ),
+    (
+        "A(i,j) = B(i,j) * C(i,j)",
+        {"B": "dcsr", "C": "dcsr", "A": "dcsr"},
+        "parallelize(i,cpu_thread,no_races)",
+        "cpu",
+        "the sparse result A .* is assembled in parallel only by the loop over its first, "
+        "dense level",
+    ),
+    (
+        "C(i,j) = A(i,j) * D(i,j)",
+        {"A": "csr", "D": "dense", "C": "csr"},
+        "parallelize(j,cpu_thread,no_races)",
+        "cpu",
+        "the loop appends entries to the sparse result C",
+    ),
+    (
+        MTTKRP,
+        MTTKRP_FORMATS,
+        "reorder(i,k,l,j);precompute(B(i,k,l)*D(l,j),j,j);parallelize(l,cpu_thread,atomics)",
+        "cpu",
+        "updates the temporary ws0, which is shared by its iterations",
+    ),
+    (
+        SPMV,
+        {"A": "csr"},
+        "parallelize(j,cpu_thread,no_races)",
+        "cpu",
+        r"iterations update the same entries of y \(it is not indexed by j\)",
+    ),
+    (
+        SPMV,
+        {"A": "coo"},
+        "parallelize(i,cpu_thread,no_races)",
+        "cpu",
+        "non-unique level, whose coordinates repeat",
+    ),
+    (
+        "y(j) = A(i,j) * x(i)",
+        {"A": "csr"},
+        "parallelize(i,cpu_vector,atomics)",
+        "cpu",
+        "a vectorized loop cannot reduce into it",
+    ),
     # -- GPU loops (target="cuda": judged without a GPU) -------------------------------------------
-    ("C(i,k) = A(i,j) * B(j,k)", {"A": "csr", "B": "dense", "C": "dense"},
-     "parallelize(i,gpu_thread,no_races);parallelize(k,gpu_block,no_races)", "cuda", "GPU loops nest as gpu_block"),
-    ("y(i) = A(i,j) * x(j) + z(i)", {"A": "csr"}, "parallelize(i,gpu_block,no_races);parallelize(j,gpu_thread,atomics)",
-     "cuda", "updates the temporary t0, which is shared by its iterations; choose parallel_reduction"),
+    (
+        "C(i,k) = A(i,j) * B(j,k)",
+        {"A": "csr", "B": "dense", "C": "dense"},
+        "parallelize(i,gpu_thread,no_races);parallelize(k,gpu_block,no_races)",
+        "cuda",
+        "GPU loops nest as gpu_block",
+    ),
+    (
+        "y(i) = A(i,j) * x(j) + z(i)",
+        {"A": "csr"},
+        "parallelize(i,gpu_block,no_races);parallelize(j,gpu_thread,atomics)",
+        "cuda",
+        "updates the temporary t0, which is shared by its iterations; choose parallel_reduction",
+    ),
     (SPMV, {"A": "csr"}, "parallelize(j,gpu_thread,temporary)", "cuda", "on a GPU, choose atomics"),
 ]
 
 LEGAL = [
-    ("y(j) = A(i,j) * x(i)", {"A": "csr", "y": "dense"}, "parallelize(i,cpu_thread,atomics)", "cpu"),
+    (
+        "y(j) = A(i,j) * x(i)",
+        {"A": "csr", "y": "dense"},
+        "parallelize(i,cpu_thread,atomics)",
+        "cpu",
+    ),
     (SPMV, {"A": "csr"}, "split(i,i0,i1,32);parallelize(i0,cpu_thread,no_races)", "cpu"),
-    (SPMV, {"A": "csr"}, "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,64);parallelize(fp0,cpu_thread,atomics)", "cpu"),
-    (SPGEMM, CSR3, "reorder(i,k,j);precompute(B(i,k)*C(k,j),j,j);parallelize(i,cpu_thread,no_races)", "cpu"),
-    ("C(i,k) = A(i,j) * B(j,k)", {"A": "csr", "B": "dense", "C": "dense"}, "parallelize(k,cpu_vector,ignore_races)",
-     "cpu"),
-    (SPMV, {"A": "csr"}, "parallelize(i,gpu_block,no_races);parallelize(j,gpu_thread,parallel_reduction)", "cuda"),
+    (
+        SPMV,
+        {"A": "csr"},
+        "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,64);parallelize(fp0,cpu_thread,atomics)",
+        "cpu",
+    ),
+    (
+        SPGEMM,
+        CSR3,
+        "reorder(i,k,j);precompute(B(i,k)*C(k,j),j,j);parallelize(i,cpu_thread,no_races)",
+        "cpu",
+    ),
+    (
+        "C(i,k) = A(i,j) * B(j,k)",
+        {"A": "csr", "B": "dense", "C": "dense"},
+        "parallelize(k,cpu_vector,ignore_races)",
+        "cpu",
+    ),
+    (
+        SPMV,
+        {"A": "csr"},
+        "parallelize(i,gpu_block,no_races);parallelize(j,gpu_thread,parallel_reduction)",
+        "cuda",
+    ),
 ]
 
 
@@ -108,7 +312,9 @@ def _case_id(case):
     return f"{case[0]} | {case[2]}"
 
 
-@pytest.mark.parametrize("stmt,formats,schedule,target,reason", REFUSED, ids=[_case_id(c) for c in REFUSED])
+@pytest.mark.parametrize(
+    "stmt,formats,schedule,target,reason", REFUSED, ids=[_case_id(c) for c in REFUSED]
+)
 def test_refused_before_compiling(stmt, formats, schedule, target, reason):
     before = ct.cache_info()
     problem = ct.schedule_problem(stmt, schedule, formats=formats, target=target)
@@ -129,7 +335,10 @@ def test_refused_before_compiling(stmt, formats, schedule, target, reason):
 @pytest.mark.parametrize("stmt,formats,schedule,target", LEGAL, ids=[_case_id(c) for c in LEGAL])
 def test_legal_schedules_have_no_problem(stmt, formats, schedule, target):
     assert ct.schedule_problem(stmt, schedule, formats=formats, target=target) is None
-    assert ct.schedule_problem(stmt, ct.Schedule.parse(schedule), formats=formats, target=target) is None
+    assert (
+        ct.schedule_problem(stmt, ct.Schedule.parse(schedule), formats=formats, target=target)
+        is None
+    )
 
 
 def test_a_definition_is_judged_with_its_tensors_formats():
@@ -149,8 +358,15 @@ def test_every_legal_answer_compiles_and_computes():
     rng = np.random.default_rng(3)
     A = rng.random((9, 7)) * (rng.random((9, 7)) < 0.4)
     x = rng.random(7)
-    for schedule in ["split(i,i0,i1,4)", "split(j,j0,j1,3)", "pos(j,jp,A(i,j))", "fuse(i,j,f);pos(f,fp,A(i,j))",
-                     "parallelize(i,cpu_vector,no_races)", "reorder(j,i)", "parallelize(j,cpu_thread,atomics)"]:
+    for schedule in [
+        "split(i,i0,i1,4)",
+        "split(j,j0,j1,3)",
+        "pos(j,jp,A(i,j))",
+        "fuse(i,j,f);pos(f,fp,A(i,j))",
+        "parallelize(i,cpu_vector,no_races)",
+        "reorder(j,i)",
+        "parallelize(j,cpu_thread,atomics)",
+    ]:
         problem = ct.schedule_problem(SPMV, schedule, formats={"A": "csr"})
         if problem is not None:
             with pytest.raises(ct.ScheduleError):

@@ -10,21 +10,21 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 
 # Bottom to top. A folder may include its own headers and those of folders listed before it.
 LAYERS = [
-    "util",      # errors, text, subprocesses, the target
-    "memory",    # dtypes, buffers, allocation limits
-    "ir",        # the imperative IR and its passes (plain data below every stage)
-    "format",    # level types (their capabilities return IR) and formats
-    "storage",   # tensors' arrays: packing, unpacking, validation
-    "runtime",   # what compiled kernels call: threads, result memory, sorting, CUDA driver
+    "util",  # errors, text, subprocesses, the target
+    "memory",  # dtypes, buffers, allocation limits
+    "ir",  # the imperative IR and its passes (plain data below every stage)
+    "format",  # level types (their capabilities return IR) and formats
+    "storage",  # tensors' arrays: packing, unpacking, validation
+    "runtime",  # what compiled kernels call: threads, result memory, sorting, CUDA driver
     "notation",  # index notation
-    "cin",       # concrete index notation: concretize, loop order, workspaces
+    "cin",  # concrete index notation: concretize, loop order, workspaces
     "schedule",  # scheduling commands and default schedules
-    "lattice",   # iteration lattices
-    "lower",     # lowering to IR
-    "codegen",   # C, CUDA and LLVM printers of the IR
-    "jit",       # engines, signatures, the disk cache
-    "call",      # running a kernel on tensors: arguments, results, chunked assembly
-    "driver",    # the compiler driver: every stage in order, the kernel cache
+    "lattice",  # iteration lattices
+    "lower",  # lowering to IR
+    "codegen",  # C, CUDA and LLVM printers of the IR
+    "jit",  # engines, signatures, the disk cache
+    "call",  # running a kernel on tensors: arguments, results, chunked assembly
+    "driver",  # the compiler driver: every stage in order, the kernel cache
     "bindings",  # the Python module
 ]
 
@@ -43,7 +43,8 @@ def test_includes_go_down():
         layer = path.relative_to(SRC).parts[0]
         for target in INCLUDE.findall(path.read_text()):
             if target in rank and rank[target] > rank[layer]:
-                upward.append(f"{path.relative_to(SRC)} includes {target}/ (layer {target} is above {layer})")
+                where = path.relative_to(SRC)
+                upward.append(f"{where} includes {target}/ (layer {target} is above {layer})")
     assert not upward, "\n".join(upward)
 
 

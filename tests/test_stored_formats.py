@@ -1,5 +1,6 @@
 """DIA, ELL and BCSR tensors as operands of any expression (API.md §1: indexed by their
 logical modes), on both engines, against np.einsum on dense copies."""
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -15,8 +16,16 @@ def engine(request):
 
 
 # Block shapes 1x1, square and not, so blocks meet rows and columns in every way.
-FORMATS = ["dia", "ell", ct.bcsr((1, 1)), ct.bcsr((2, 2)), ct.bcsr((3, 2)), ct.bcsr((2, 3)), ct.bcsr((3, 3)),
-           ct.bcsr((6, 4))]
+FORMATS = [
+    "dia",
+    "ell",
+    ct.bcsr((1, 1)),
+    ct.bcsr((2, 2)),
+    ct.bcsr((3, 2)),
+    ct.bcsr((2, 3)),
+    ct.bcsr((3, 3)),
+    ct.bcsr((6, 4)),
+]
 N, M, K = 12, 12, 5
 
 
@@ -47,13 +56,21 @@ CASES = [
     ("y(i) = A(i,j) * x(j)", {"x": X}, lambda a: np.einsum("ij,j->i", a, X)),
     ("y(j) = A(i,j) * x(i)", {"x": XT}, lambda a: np.einsum("ij,i->j", a, XT)),
     ("Y(i,k) = A(i,j) * B(j,k)", {"B": W}, lambda a: np.einsum("ij,jk->ik", a, W)),
-    ("Y(i,j) = A(i,j) * C(i,k) * E(k,j)", {"C": U, "E": V}, lambda a: np.einsum("ij,ik,kj->ij", a, U, V)),
+    (
+        "Y(i,j) = A(i,j) * C(i,k) * E(k,j)",
+        {"C": U, "E": V},
+        lambda a: np.einsum("ij,ik,kj->ij", a, U, V),
+    ),
     ("Y(i,j) = A(i,j) * B(i,j)", {"B": D}, lambda a: a * D),
     ("Y(i,j) = A(i,j) + B(i,j)", {"B": D}, lambda a: a + D),
     ("Y(i,j) = A(i,j) + B(i,j)", {"B": (B_DENSE, "csr")}, lambda a: a + B_DENSE),
     ("Y(i,j) = A(i,j) * B(i,j)", {"B": (B_DENSE, "csr")}, lambda a: a * B_DENSE),
     ("Y(i,j) = A(i,j) - 2 * B(i,j)", {"B": (B_DENSE, "csr")}, lambda a: a - 2 * B_DENSE),
-    ("Y(i,j) = A(i,j) + B(i,j) * C(i,j)", {"B": (B_DENSE, "csr"), "C": D}, lambda a: a + B_DENSE * D),
+    (
+        "Y(i,j) = A(i,j) + B(i,j) * C(i,j)",
+        {"B": (B_DENSE, "csr"), "C": D},
+        lambda a: a + B_DENSE * D,
+    ),
     ("Y(i,j) = A(i,j) * A(i,j)", {}, lambda a: a * a),
     ("Y(i,j) = A(i,j) + A(j,i)", {}, lambda a: a + a.T),
     ("s = A(i,j) * x(j)", {"x": X}, lambda a: np.einsum("ij,j->", a, X)),
@@ -68,13 +85,20 @@ def operand(value):
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=str)
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c[0] + "".join(
-    f" {n}:{v[1] if isinstance(v, tuple) else 'dense'}" for n, v in c[1].items()))
+@pytest.mark.parametrize(
+    "case",
+    CASES,
+    ids=lambda c: (
+        c[0] + "".join(f" {n}:{v[1] if isinstance(v, tuple) else 'dense'}" for n, v in c[1].items())
+    ),
+)
 def test_stored_format_operand(case, fmt, engine):
     statement, extras, reference = case
     a = ct.asarray(A_DENSE, format=fmt)
     assert a.format == ct.as_format(fmt, 2)
-    result = ct.evaluate(statement, engine=engine, A=a, **{n: operand(v) for n, v in extras.items()})
+    result = ct.evaluate(
+        statement, engine=engine, A=a, **{n: operand(v) for n, v in extras.items()}
+    )
     np.testing.assert_allclose(np.asarray(result), reference(A_DENSE), rtol=1e-12, atol=1e-12)
 
 
@@ -83,7 +107,9 @@ def test_compiled_kernel_reads_the_format_in_place(fmt, engine):
     """A kernel compiled for the format itself (no conversion): SpMV with SciPy's own DIA and
     BSR arrays as well as coiter tensors."""
     a = ct.asarray(A_DENSE, format=fmt)
-    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": a.format, "x": "d", "y": "d"}, engine=engine)
+    kern = ct.compile(
+        "y(i) = A(i,j) * x(j)", formats={"A": a.format, "x": "d", "y": "d"}, engine=engine
+    )
     np.testing.assert_allclose(np.asarray(kern(A=a, x=X)), A_DENSE @ X, rtol=1e-12)
     assert "A_" in kern.concrete  # the level's own variable (diagonal, slot or block) is a loop
 
@@ -108,8 +134,12 @@ def test_dia_with_far_diagonals(engine):
         x = np.arange(shape[1], dtype=float) + 1
         y = ct.evaluate("y(i) = A(i,j) * x(j)", engine=engine, A=ct.asarray(a, format="dia"), x=x)
         np.testing.assert_allclose(np.asarray(y), a @ x)
-        yt = ct.evaluate("y(j) = A(i,j) * x(i)", engine=engine, A=ct.asarray(a, format="dia"),
-                         x=np.ones(shape[0]))
+        yt = ct.evaluate(
+            "y(j) = A(i,j) * x(i)",
+            engine=engine,
+            A=ct.asarray(a, format="dia"),
+            x=np.ones(shape[0]),
+        )
         np.testing.assert_allclose(np.asarray(yt), a.sum(axis=0))
 
 

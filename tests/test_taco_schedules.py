@@ -6,6 +6,7 @@ race strategy the innermost GPU loop asked for (the block loop's iterations shar
 edges, whose updates TACO makes atomic in the thread loop); gpu_warp and gpu_thread loops run
 serially inside it. Sizes are TACO's test sizes scaled down, with extents the blocks do not
 divide. docs/schedules.md lists what runs and what is refused, with the reason."""
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -31,8 +32,12 @@ def _sparse(shape, density, seed):
 # Each kernel: (statement, formats, operands, NumPy subscripts of np.einsum for the result).
 def spmv(result="dense"):
     A = sp.random(102, 103, density=0.3, format="csr", random_state=1)
-    return ("y(i) = A(i,j) * x(j)", {"A": "csr", "y": result}, {"A": A, "x": _rng(1).random(103)},
-            ("ij,j->i", ["A", "x"]))
+    return (
+        "y(i) = A(i,j) * x(j)",
+        {"A": "csr", "y": result},
+        {"A": A, "x": _rng(1).random(103)},
+        ("ij,j->i", ["A", "x"]),
+    )
 
 
 def spmv_dcsr():
@@ -42,8 +47,12 @@ def spmv_dcsr():
 
 def spmm(result="dense"):
     A = sp.random(102, 103, density=0.3, format="csr", random_state=2)
-    return ("C(i,k) = A(i,j) * B(j,k)", {"A": "csr", "B": "dense", "C": result},
-            {"A": A, "B": _rng(2).random((103, 70))}, ("ij,jk->ik", ["A", "B"]))
+    return (
+        "C(i,k) = A(i,j) * B(j,k)",
+        {"A": "csr", "B": "dense", "C": result},
+        {"A": A, "B": _rng(2).random((103, 70))},
+        ("ij,jk->ik", ["A", "B"]),
+    )
 
 
 def spmm_dcsr():
@@ -54,45 +63,76 @@ def spmm_dcsr():
 def spmspv():
     A = sp.random(102, 103, density=0.3, format="csc", random_state=3)
     x = sp.random(1, 103, density=0.3, random_state=4).toarray().ravel()
-    return ("y(i) = A(i,j) * x(j)", {"A": "csc", "x": "s", "y": "dense"}, {"A": A, "x": x},
-            ("ij,j->i", ["A", "x"]))
+    return (
+        "y(i) = A(i,j) * x(j)",
+        {"A": "csc", "x": "s", "y": "dense"},
+        {"A": A, "x": x},
+        ("ij,j->i", ["A", "x"]),
+    )
 
 
 def sddmm(result="dense", inner=33):
     B = sp.random(102, 105, density=0.3, format="csr", random_state=5)
     rng = _rng(5)
-    return ("A(i,k) = B(i,k) * C(i,j) * D(j,k)", {"B": "csr", "C": "dense", "D": "dense", "A": result},
-            {"B": B, "C": rng.random((102, inner)), "D": rng.random((inner, 105))}, ("ik,ij,jk->ik", ["B", "C", "D"]))
+    return (
+        "A(i,k) = B(i,k) * C(i,j) * D(j,k)",
+        {"B": "csr", "C": "dense", "D": "dense", "A": result},
+        {"B": B, "C": rng.random((102, inner)), "D": rng.random((inner, 105))},
+        ("ik,ij,jk->ik", ["B", "C", "D"]),
+    )
 
 
 def ttv(result="dense"):
-    return ("A(i,j) = B(i,j,k) * c(k)", {"B": "dss", "c": "dense", "A": result},
-            {"B": _sparse((25, 26, 27), 0.3, 6), "c": _rng(6).random(27)}, ("ijk,k->ij", ["B", "c"]))
+    return (
+        "A(i,j) = B(i,j,k) * c(k)",
+        {"B": "dss", "c": "dense", "A": result},
+        {"B": _sparse((25, 26, 27), 0.3, 6), "c": _rng(6).random(27)},
+        ("ijk,k->ij", ["B", "c"]),
+    )
 
 
 def ttm(result="dense"):
-    return ("A(i,j,l) = B(i,j,k) * C(k,l)", {"B": "dss", "C": "dense", "A": result},
-            {"B": _sparse((25, 26, 27), 0.1, 7), "C": _rng(7).random((27, 30))}, ("ijk,kl->ijl", ["B", "C"]))
+    return (
+        "A(i,j,l) = B(i,j,k) * C(k,l)",
+        {"B": "dss", "C": "dense", "A": result},
+        {"B": _sparse((25, 26, 27), 0.1, 7), "C": _rng(7).random((27, 30))},
+        ("ijk,kl->ijl", ["B", "C"]),
+    )
 
 
 def mttkrp(statement="A(i,j) = B(i,k,l) * C(k,j) * D(l,j)"):
     rng = _rng(8)
-    return (statement, {"B": "dss", "C": "dense", "D": "dense", "A": "dense"},
-            {"B": _sparse((51, 52, 61), 0.1, 8), "C": rng.random((52, 35)), "D": rng.random((61, 35))},
-            ("ikl,kj,lj->ij", ["B", "C", "D"]))
+    return (
+        statement,
+        {"B": "dss", "C": "dense", "D": "dense", "A": "dense"},
+        {"B": _sparse((51, 52, 61), 0.1, 8), "C": rng.random((52, 35)), "D": rng.random((61, 35))},
+        ("ikl,kj,lj->ij", ["B", "C", "D"]),
+    )
 
 
 def mttkrp4():
     rng = _rng(9)
-    return ("A(i,j) = B(i,k,l,m) * C(k,j) * D(l,j) * E(m,j)",
-            {"B": "dsss", "C": "dense", "D": "dense", "E": "dense", "A": "dense"},
-            {"B": _sparse((21, 12, 13, 14), 0.1, 9), "C": rng.random((12, 9)), "D": rng.random((13, 9)),
-             "E": rng.random((14, 9))}, ("iklm,kj,lj,mj->ij", ["B", "C", "D", "E"]))
+    return (
+        "A(i,j) = B(i,k,l,m) * C(k,j) * D(l,j) * E(m,j)",
+        {"B": "dsss", "C": "dense", "D": "dense", "E": "dense", "A": "dense"},
+        {
+            "B": _sparse((21, 12, 13, 14), 0.1, 9),
+            "C": rng.random((12, 9)),
+            "D": rng.random((13, 9)),
+            "E": rng.random((14, 9)),
+        },
+        ("iklm,kj,lj,mj->ij", ["B", "C", "D", "E"]),
+    )
 
 
 def vec_mul(n):
     rng = _rng(10)
-    return "A(i) = B(i) * C(i)", {}, {"B": rng.random(n), "C": rng.random(n)}, ("i,i->i", ["B", "C"])
+    return (
+        "A(i) = B(i) * C(i)",
+        {},
+        {"B": rng.random(n), "C": rng.random(n)},
+        ("i,i->i", ["B", "C"]),
+    )
 
 
 def add4():
@@ -109,16 +149,23 @@ def add2():
 
 def multireduce():
     rng = _rng(13)
-    return ("A(i,j) = B(i,j,k,l) * C(k,l,m) * D(m,n)", {},
-            {"B": rng.random((6, 5, 4, 3)), "C": rng.random((4, 3, 7)), "D": rng.random((7, 8))},
-            ("ijkl,klm,mn->ij", ["B", "C", "D"]))
+    return (
+        "A(i,j) = B(i,j,k,l) * C(k,l,m) * D(m,n)",
+        {},
+        {"B": rng.random((6, 5, 4, 3)), "C": rng.random((4, 3, 7)), "D": rng.random((7, 8))},
+        ("ijkl,klm,mn->ij", ["B", "C", "D"]),
+    )
 
 
 def tspv():
     rng = _rng(14)
     c = sp.random(1, 9, density=0.5, random_state=14).toarray().ravel()
-    return ("A(i,j) = B(i,j,k,l) * c(l) * c(k)", {"c": "s"}, {"B": rng.random((6, 7, 9, 9)), "c": c},
-            ("ijkl,l,k->ij", ["B", "c", "c"]))
+    return (
+        "A(i,j) = B(i,j,k,l) * c(l) * c(k)",
+        {"c": "s"},
+        {"B": rng.random((6, 7, 9, 9)), "c": c},
+        ("ijkl,l,k->ij", ["B", "c", "c"]),
+    )
 
 
 def _expected(ops, ref, stmt):
@@ -150,34 +197,58 @@ CPU = {
     # test_spmvCPU_temp
     "spmv_atomics": (spmv, "parallelize(i,CPUThread,Atomics)"),
     # example_spmvCPU_splitpos
-    "spmv_splitpos": (spmv, "fuse(i,j,k);pos(k,kpos,A(i,j));split(kpos,kpos0,kpos1,16);"
-                            "parallelize(kpos0,CPUThread,Atomics)"),
+    "spmv_splitpos": (
+        spmv,
+        "fuse(i,j,k);pos(k,kpos,A(i,j));split(kpos,kpos0,kpos1,16);"
+        "parallelize(kpos0,CPUThread,Atomics)",
+    ),
     # scheduleSpMMCPU: cpu_vector on k, a loop of runtime length
-    "spmm": (spmm, "split(i,i0,i1,16);pos(j,jpos,A(i,j));split(jpos,jpos0,jpos1,8);reorder(i0,i1,jpos0,k,jpos1);"
-                   "parallelize(i0,CPUThread,NoRaces);parallelize(k,CPUVector,IgnoreRaces)"),
+    "spmm": (
+        spmm,
+        "split(i,i0,i1,16);pos(j,jpos,A(i,j));split(jpos,jpos0,jpos1,8);reorder(i0,i1,jpos0,k,jpos1);"
+        "parallelize(i0,CPUThread,NoRaces);parallelize(k,CPUVector,IgnoreRaces)",
+    ),
     # scheduleSpMMCPUNoVec
-    "spmm_novec": (spmm, "split(i,i0,i1,16);pos(j,jpos,A(i,j));split(jpos,jpos0,jpos1,8);"
-                         "reorder(i0,i1,jpos0,k,jpos1);parallelize(i0,CPUThread,NoRaces)"),
+    "spmm_novec": (
+        spmm,
+        "split(i,i0,i1,16);pos(j,jpos,A(i,j));split(jpos,jpos0,jpos1,8);"
+        "reorder(i0,i1,jpos0,k,jpos1);parallelize(i0,CPUThread,NoRaces)",
+    ),
     # scheduleSpMSpVCPU
-    "spmspv": (spmspv, "reorder(j,i);pos(j,jpos,x(j));split(jpos,jpos0,jpos1,16);"
-                       "parallelize(jpos0,CPUThread,Atomics)"),
+    "spmspv": (
+        spmspv,
+        "reorder(j,i);pos(j,jpos,x(j));split(jpos,jpos0,jpos1,16);"
+        "parallelize(jpos0,CPUThread,Atomics)",
+    ),
     # scheduleSDDMMCPU (the reduction over j lies between the two loops over B's positions)
-    "sddmm": (sddmm, "split(i,i0,i1,16);pos(k,kpos,B(i,k));split(kpos,kpos0,kpos1,8);"
-                     "reorder(i0,i1,kpos0,j,kpos1);parallelize(i0,CPUThread,NoRaces);"
-                     "parallelize(kpos1,CPUVector,ParallelReduction)"),
+    "sddmm": (
+        sddmm,
+        "split(i,i0,i1,16);pos(k,kpos,B(i,k));split(kpos,kpos0,kpos1,8);"
+        "reorder(i0,i1,kpos0,j,kpos1);parallelize(i0,CPUThread,NoRaces);"
+        "parallelize(kpos1,CPUVector,ParallelReduction)",
+    ),
     # scheduleTTVCPU: pos over a fused loop with the reduction over k inside
-    "ttv": (ttv, "fuse(i,j,f);pos(f,fpos,B(i,j,k));split(fpos,chunk,fpos2,16);reorder(chunk,fpos2,k);"
-                 "parallelize(chunk,CPUThread,NoRaces)"),
+    "ttv": (
+        ttv,
+        "fuse(i,j,f);pos(f,fpos,B(i,j,k));split(fpos,chunk,fpos2,16);reorder(chunk,fpos2,k);"
+        "parallelize(chunk,CPUThread,NoRaces)",
+    ),
     # scheduleTTMCPU
-    "ttm": (ttm, "fuse(i,j,f);pos(f,fpos,B(i,j,k));split(fpos,chunk,fpos2,16);pos(k,kpos,B(i,j,k));"
-                 "split(kpos,kpos1,kpos2,8);reorder(chunk,fpos2,kpos1,l,kpos2);"
-                 "parallelize(chunk,CPUThread,NoRaces);parallelize(kpos2,CPUVector,ParallelReduction)"),
+    "ttm": (
+        ttm,
+        "fuse(i,j,f);pos(f,fpos,B(i,j,k));split(fpos,chunk,fpos2,16);pos(k,kpos,B(i,j,k));"
+        "split(kpos,kpos1,kpos2,8);reorder(chunk,fpos2,kpos1,l,kpos2);"
+        "parallelize(chunk,CPUThread,NoRaces);parallelize(kpos2,CPUVector,ParallelReduction)",
+    ),
     # scheduleMTTKRPCPU
     "mttkrp": (mttkrp, "split(i,i1,i2,16);reorder(i1,i2,k,l,j);parallelize(i1,CPUThread,NoRaces)"),
     # scheduleMTTKRPPrecomputedCPU
     "mttkrp_precomputed": (mttkrp, "split(i,i1,i2,16);parallelize(i1,CPUThread,NoRaces)"),
     # scheduleMTTKRP4CPU
-    "mttkrp4": (mttkrp4, "split(i,i1,i2,16);reorder(i1,i2,k,l,m,j);parallelize(i1,CPUThread,NoRaces)"),
+    "mttkrp4": (
+        mttkrp4,
+        "split(i,i1,i2,16);reorder(i1,i2,k,l,m,j);parallelize(i1,CPUThread,NoRaces)",
+    ),
     # exampleScheduleSPMVCPURowTiling, exampleScheduleSPMVPosIteration
     "spmv_row_tiling": (spmv, "split(i,i1,i2,4)"),
     "spmv_pos_iteration": (spmv, "fuse(i,j,f);pos(f,p,A(i,j))"),
@@ -188,96 +259,143 @@ CPU = {
 DEFAULTS = {
     "spmv": (spmv, "split(i,i0,i1,32);reorder(i0,i1,j);parallelize(i0,CPUThread,NoRaces)"),
     # (The web tool's MTTKRP multiplies by D before C, so that B*D is a subexpression.)
-    "mttkrp": (lambda: mttkrp("A(i,j) = B(i,k,l) * D(l,j) * C(k,j)"),
-               "reorder(i,k,l,j);precompute(B(i,k,l)*D(l,j),j,j);split(i,i0,i1,32);"
-                       "parallelize(i0,CPUThread,NoRaces)"),
+    "mttkrp": (
+        lambda: mttkrp("A(i,j) = B(i,k,l) * D(l,j) * C(k,j)"),
+        "reorder(i,k,l,j);precompute(B(i,k,l)*D(l,j),j,j);split(i,i0,i1,32);"
+        "parallelize(i0,CPUThread,NoRaces)",
+    ),
     # GPU SpMV on CPU threads: nonzero tiles of 3584 per block, 224 per warp, 7 per thread, each
     # thread's products precomputed into a workspace over its split's inner loop and unrolled.
-    "gpu_spmv": (spmv, "fuse(i,j,f);pos(f,fpos,A(i,j));split(fpos,block,fpos1,3584);split(fpos1,warp,fpos2,224);"
-                       "split(fpos2,thread,thr_nz,7);reorder(block,warp,thread,thr_nz);"
-                       "precompute(A(i,j)*x(j),thr_nz,thr_nz_pre);unroll(thr_nz_pre,7);"
-                       "parallelize(block,CPUThread,Atomics)"),
+    "gpu_spmv": (
+        spmv,
+        "fuse(i,j,f);pos(f,fpos,A(i,j));split(fpos,block,fpos1,3584);split(fpos1,warp,fpos2,224);"
+        "split(fpos2,thread,thr_nz,7);reorder(block,warp,thread,thr_nz);"
+        "precompute(A(i,j)*x(j),thr_nz,thr_nz_pre);unroll(thr_nz_pre,7);"
+        "parallelize(block,CPUThread,Atomics)",
+    ),
 }
 
 # -- TACO's workspace tests (tests-workspaces.cpp): precompute over split loops ------------------
 
 WORKSPACES = {
-    "tile_vecElemMul_NoTail": (lambda: vec_mul(16), "bound(i,i_bounded,16,MaxExact);split(i_bounded,i0,i1,4);"
-                                                    "precompute(B(i)*C(i),i1,i1)"),
-    "tile_vecElemMul_Tail1": (lambda: vec_mul(16), "bound(i,i_bounded,16,MaxExact);split(i_bounded,i0,i1,5);"
-                                                   "precompute(B(i)*C(i),i1,i1)"),
-    "tile_vecElemMul_Tail2": (lambda: vec_mul(17), "bound(i,i_bounded,17,MaxExact);split(i_bounded,i0,i1,4);"
-                                                   "precompute(B(i)*C(i),i1,i1)"),
+    "tile_vecElemMul_NoTail": (
+        lambda: vec_mul(16),
+        "bound(i,i_bounded,16,MaxExact);split(i_bounded,i0,i1,4);precompute(B(i)*C(i),i1,i1)",
+    ),
+    "tile_vecElemMul_Tail1": (
+        lambda: vec_mul(16),
+        "bound(i,i_bounded,16,MaxExact);split(i_bounded,i0,i1,5);precompute(B(i)*C(i),i1,i1)",
+    ),
+    "tile_vecElemMul_Tail2": (
+        lambda: vec_mul(17),
+        "bound(i,i_bounded,17,MaxExact);split(i_bounded,i0,i1,4);precompute(B(i)*C(i),i1,i1)",
+    ),
     "precompute2D_add": (add2, "precompute(B(i,j)+C(i,j),[i,j],[i,j])"),
-    "precompute4D_add": (add4, "precompute(B(i,j,k,l)+C(i,j,k,l),[i,j,k,l],[i,j,k,l]);"
-                               "precompute(ws0(i,j,k,l)+D(i,j,k,l),[i,j,k,l],[i,j,k,l])"),
-    "precompute4D_multireduce": (multireduce, "precompute(B(i,j,k,l)*C(k,l,m),[i,j,m],[i,j,m]);"
-                                              "precompute(ws0(i,j,m)*D(m,n),[i,j],[i,j])"),
+    "precompute4D_add": (
+        add4,
+        "precompute(B(i,j,k,l)+C(i,j,k,l),[i,j,k,l],[i,j,k,l]);"
+        "precompute(ws0(i,j,k,l)+D(i,j,k,l),[i,j,k,l],[i,j,k,l])",
+    ),
+    "precompute4D_multireduce": (
+        multireduce,
+        "precompute(B(i,j,k,l)*C(k,l,m),[i,j,m],[i,j,m]);precompute(ws0(i,j,m)*D(m,n),[i,j],[i,j])",
+    ),
     "precompute3D_TspV": (tspv, "precompute(B(i,j,k,l)*c(l),[i,j,k],[i,j,k])"),
-    "precompute3D_multipleWS": (tspv, "precompute(B(i,j,k,l)*c(l),[i,j,k],[i,j,k]);"
-                                      "precompute(ws0(i,j,k)*c(k),[i,j],[i,j])"),
+    "precompute3D_multipleWS": (
+        tspv,
+        "precompute(B(i,j,k,l)*c(l),[i,j,k],[i,j,k]);precompute(ws0(i,j,k)*c(k),[i,j],[i,j])",
+    ),
     "precompute3D_renamedIVars_TspV": (tspv, "precompute(B(i,j,k,l)*c(l),[i,j,k],[iw,jw,kw])"),
     # The same tiling with divide, and with a renamed workspace loop.
     "tile_divide": (lambda: vec_mul(17), "divide(i,i0,i1,3);precompute(B(i)*C(i),i1,i1)"),
-    "tile_renamed": (lambda: vec_mul(17), "split(i,i0,i1,4);precompute(B(i)*C(i),i1,i1w);unroll(i1w,4)"),
+    "tile_renamed": (
+        lambda: vec_mul(17),
+        "split(i,i0,i1,4);precompute(B(i)*C(i),i1,i1w);unroll(i1w,4)",
+    ),
 }
 
 # -- TACO's GPU schedules (tests-scheduling-eval.cpp), on CPU threads ------------------------------
 
 GPU_ON_CPU = {
     # scheduleSpMVGPU
-    "spmv": (spmv, "fuse(i,j,f);pos(f,fpos,A(i,j));split(fpos,block,fpos1,2048);split(fpos1,warp,fpos2,256);"
-                   "split(fpos2,thread,thread_nz,8);reorder(block,warp,thread,thread_nz);"
-                   "precompute(A(i,j)*x(j),thread_nz,thread_nz_pre);unroll(thread_nz_pre,8);"
-                   "parallelize(block,CPUThread,Atomics)"),
+    "spmv": (
+        spmv,
+        "fuse(i,j,f);pos(f,fpos,A(i,j));split(fpos,block,fpos1,2048);split(fpos1,warp,fpos2,256);"
+        "split(fpos2,thread,thread_nz,8);reorder(block,warp,thread,thread_nz);"
+        "precompute(A(i,j)*x(j),thread_nz,thread_nz_pre);unroll(thread_nz_pre,8);"
+        "parallelize(block,CPUThread,Atomics)",
+    ),
     # scheduleSpMVThreadPerRowGPU
     "spmv_thread_per_row": (spmv, "split(i,block,thread,256);parallelize(block,CPUThread,NoRaces)"),
     # scheduleSpMVSplitPosGPU
-    "spmv_split_pos": (spmv, "fuse(i,j,f);pos(f,fpos,A(i,j));split(fpos,block,fpos1,2048);"
-                             "split(fpos1,warp,fpos2,256);split(fpos2,thread,thread_nz,8);"
-                             "reorder(block,warp,thread,thread_nz);parallelize(block,CPUThread,Atomics)"),
+    "spmv_split_pos": (
+        spmv,
+        "fuse(i,j,f);pos(f,fpos,A(i,j));split(fpos,block,fpos1,2048);"
+        "split(fpos1,warp,fpos2,256);split(fpos2,thread,thread_nz,8);"
+        "reorder(block,warp,thread,thread_nz);parallelize(block,CPUThread,Atomics)",
+    ),
     # scheduleSpMMRowsGPU
-    "spmm_rows": (spmm, "split(i,block,i1,32);split(i1,warp,warp_row,4);split(k,thread,thread_col,32);"
-                        "reorder(block,warp,warp_row,thread,thread_col,j);parallelize(block,CPUThread,NoRaces)"),
+    "spmm_rows": (
+        spmm,
+        "split(i,block,i1,32);split(i1,warp,warp_row,4);split(k,thread,thread_col,32);"
+        "reorder(block,warp,warp_row,thread,thread_col,j);parallelize(block,CPUThread,NoRaces)",
+    ),
     # scheduleSpMMNZRowsGPU (spmmDCSRGPU: A is DCSR)
-    "spmm_nz_rows": (spmm_dcsr, "pos(i,ip,A(i,j));split(ip,block,ip1,32);split(ip1,warp,warp_row,4);"
-                                "split(k,thread,thread_col,32);reorder(block,warp,warp_row,thread,thread_col,j);"
-                                "parallelize(block,CPUThread,NoRaces)"),
+    "spmm_nz_rows": (
+        spmm_dcsr,
+        "pos(i,ip,A(i,j));split(ip,block,ip1,32);split(ip1,warp,warp_row,4);"
+        "split(k,thread,thread_col,32);reorder(block,warp,warp_row,thread,thread_col,j);"
+        "parallelize(block,CPUThread,NoRaces)",
+    ),
 }
 
 
-# -- TACO schedules coiter refuses, with the reason (docs/schedules.md, "TACO's schedules") ---------
+# -- TACO schedules coiter refuses, with the reason (docs/schedules.md, "TACO's schedules") -----
 
 REFUSED = {
     # scheduleTTVGPU, scheduleTTMGPU, scheduleMTTKRPGPU fuse three loops before pos.
-    "gpu_ttv": (ttv, "fuse(j,k,jk);fuse(i,jk,f);pos(f,fpos,B(i,j,k));split(fpos,block,fpos1,2048);"
-                     "split(fpos1,warp,fpos2,256);split(fpos2,thread,thread_nz,8);reorder(block,warp,thread,thread_nz);"
-                     "precompute(B(i,j,k)*c(k),thread_nz,thread_nz_pre);unroll(thread_nz_pre,8);"
-                     "parallelize(block,CPUThread,Atomics)",
-                "positions of more than two fused loops are not supported"),
+    "gpu_ttv": (
+        ttv,
+        "fuse(j,k,jk);fuse(i,jk,f);pos(f,fpos,B(i,j,k));split(fpos,block,fpos1,2048);"
+        "split(fpos1,warp,fpos2,256);split(fpos2,thread,thread_nz,8);reorder(block,warp,thread,thread_nz);"
+        "precompute(B(i,j,k)*c(k),thread_nz,thread_nz_pre);unroll(thread_nz_pre,8);"
+        "parallelize(block,CPUThread,Atomics)",
+        "positions of more than two fused loops are not supported",
+    ),
     # scheduleSDDMMGPU, scheduleSpMMGPU, scheduleSpMSpVGPU, scheduleSpMVRowsGPU iterate a split's
     # inner loop outside its outer loop.
-    "gpu_sddmm": (lambda: sddmm(inner=128),
-                  "reorder(i,k,j);fuse(i,k,f);pos(f,fpos,B(i,k));split(fpos,block,fpos1,2048);"
-                  "split(fpos1,warp,nnz,256);split(j,dense_val_unbounded,thread,32);"
-                  "bound(dense_val_unbounded,dense_val,4,MaxExact);reorder(block,warp,nnz,thread,dense_val);"
-                  "unroll(dense_val,4);parallelize(block,CPUThread,Atomics)",
-                  "'thread' iterates inside one block of 'dense_val'"),
-    "gpu_spmv_rows": (spmv, "split(i,block,block_row,256);split(block_row,warp_row,warp,8);pos(j,jpos,A(i,j));"
-                            "split(jpos,thread_nz,thread,32);reorder(block,warp,warp_row,thread,thread_nz);"
-                            "parallelize(block,CPUThread,NoRaces)",
-                      "'warp' iterates inside one block of 'warp_row'"),
+    "gpu_sddmm": (
+        lambda: sddmm(inner=128),
+        "reorder(i,k,j);fuse(i,k,f);pos(f,fpos,B(i,k));split(fpos,block,fpos1,2048);"
+        "split(fpos1,warp,nnz,256);split(j,dense_val_unbounded,thread,32);"
+        "bound(dense_val_unbounded,dense_val,4,MaxExact);reorder(block,warp,nnz,thread,dense_val);"
+        "unroll(dense_val,4);parallelize(block,CPUThread,Atomics)",
+        "'thread' iterates inside one block of 'dense_val'",
+    ),
+    "gpu_spmv_rows": (
+        spmv,
+        "split(i,block,block_row,256);split(block_row,warp_row,warp,8);pos(j,jpos,A(i,j));"
+        "split(jpos,thread_nz,thread,32);reorder(block,warp,warp_row,thread,thread_nz);"
+        "parallelize(block,CPUThread,NoRaces)",
+        "'warp' iterates inside one block of 'warp_row'",
+    ),
     # scheduleSDDMMCPU with TACO's CSR result: the vectorized loop over B's positions appends
     # to it (and the reduction loop j around that loop would append each entry once per j).
-    "sddmm_csr": (lambda: sddmm(result="csr"),
-                  "split(i,i0,i1,16);pos(k,kpos,B(i,k));split(kpos,kpos0,kpos1,8);reorder(i0,i1,kpos0,j,kpos1);"
-                  "parallelize(i0,CPUThread,NoRaces);parallelize(kpos1,CPUVector,ParallelReduction)",
-                  "parallelize\\(kpos1,cpu_vector,parallel_reduction\\): the loop appends entries to the sparse result A"),
+    "sddmm_csr": (
+        lambda: sddmm(result="csr"),
+        "split(i,i0,i1,16);pos(k,kpos,B(i,k));split(kpos,kpos0,kpos1,8);reorder(i0,i1,kpos0,j,kpos1);"
+        "parallelize(i0,CPUThread,NoRaces);parallelize(kpos1,CPUVector,ParallelReduction)",
+        r"parallelize\(kpos1,cpu_vector,parallel_reduction\): "
+        "the loop appends entries to the sparse result A",
+    ),
     # scheduleTTVCPU with TACO's {dense, sparse} result.
-    "ttv_ds": (lambda: ttv(result="ds"),
-               "fuse(i,j,f);pos(f,fpos,B(i,j,k));split(fpos,chunk,fpos2,16);reorder(chunk,fpos2,k);"
-               "parallelize(chunk,CPUThread,NoRaces)",
-               "the sparse result A \\(format ds\\) is assembled in parallel only by the loop over its first"),
+    "ttv_ds": (
+        lambda: ttv(result="ds"),
+        "fuse(i,j,f);pos(f,fpos,B(i,j,k));split(fpos,chunk,fpos2,16);reorder(chunk,fpos2,k);"
+        "parallelize(chunk,CPUThread,NoRaces)",
+        r"the sparse result A \(format ds\) is assembled in parallel "
+        "only by the loop over its first",
+    ),
 }
 
 

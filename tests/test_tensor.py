@@ -1,12 +1,26 @@
 """Tensors: creation, zero copy, conversions, element reads, dtypes, index widths, errors."""
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import coiter as ct
 
-ALL_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-              "uint64", "float32", "float64", "complex64", "complex128"]
+ALL_DTYPES = [
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]
 
 
 def scipy_matrix(m=30, n=20, density=0.2, seed=0, fmt="csr", dtype=np.float64):
@@ -31,8 +45,11 @@ class TestZeroCopy:
         t = ct.asarray(a, copy=False)
         assert str(t.format) == {"csr": "ds", "csc": "ds:1,0"}[kind]
         assert t.index_dtype == index
-        for mine, theirs in [(t.values, a.data), (t.levels[1].pos, a.indptr),
-                             (t.levels[1].crd, a.indices)]:
+        for mine, theirs in [
+            (t.values, a.data),
+            (t.levels[1].pos, a.indptr),
+            (t.levels[1].crd, a.indices),
+        ]:
             assert np.shares_memory(mine, theirs)
         np.testing.assert_array_equal(t.to_numpy(), a.toarray())
         copied = ct.asarray(a, copy=True)
@@ -48,7 +65,9 @@ class TestZeroCopy:
         assert a.has_canonical_format
         t = ct.asarray(a)
         assert str(t.format) == "uq" and t.index_dtype == index
-        assert np.shares_memory(t.levels[0].crd, a.coords[0]) and np.shares_memory(t.levels[1].crd, a.coords[1])
+        assert np.shares_memory(t.levels[0].crd, a.coords[0]) and np.shares_memory(
+            t.levels[1].crd, a.coords[1]
+        )
         np.testing.assert_array_equal(t.to_numpy(), a.toarray())
         x = np.arange(a.shape[1], dtype=np.float64)
         np.testing.assert_allclose(ct.evaluate("y(i) = A(i,j) * x(j)", A=a, x=x).to_numpy(), a @ x)
@@ -90,8 +109,9 @@ class TestNonCanonicalScipy:
             ct.asarray(sp.csr_array((data, indices, indptr), shape=(3, 3)), copy=False)
 
     def test_coo_with_duplicates(self):
-        a = sp.coo_array((np.array([1.0, 2.0, 3.0]), (np.array([1, 0, 1]), np.array([1, 0, 1]))),
-                         shape=(2, 2))
+        a = sp.coo_array(
+            (np.array([1.0, 2.0, 3.0]), (np.array([1, 0, 1]), np.array([1, 0, 1]))), shape=(2, 2)
+        )
         t = ct.asarray(a)
         assert t.nnz == 2 and t[1, 1] == 4.0
         np.testing.assert_array_equal(t.to_numpy(), a.toarray())
@@ -117,6 +137,7 @@ class TestConversions:
 
     def test_asformat_between_every_pair(self, thesis_matrix):
         from conftest import MATRIX_FORMATS
+
         tensors = {k: ct.asarray(thesis_matrix, format=f) for k, f in MATRIX_FORMATS.items()}
         for source in tensors.values():
             for target in MATRIX_FORMATS.values():
@@ -243,11 +264,15 @@ class TestErrors:
         bad_crd = dict(arrays=[{}, {"pos": np.array([0, 1, 2]), "crd": np.array([0, 9])}])
         bad_pos = dict(arrays=[{}, {"pos": np.array([0, 2, 1]), "crd": np.array([0, 1])}])
         unsorted = dict(arrays=[{}, {"pos": np.array([0, 2, 2]), "crd": np.array([1, 0])}])
-        for case, match in [(bad_crd, "outside"), (bad_pos, "non-decreasing"),
-                            (unsorted, "strictly increasing")]:
+        for case, match in [
+            (bad_crd, "outside"),
+            (bad_pos, "non-decreasing"),
+            (unsorted, "strictly increasing"),
+        ]:
             with pytest.raises(ct.FormatError, match=match):
-                ct.Tensor._from_level_arrays("csr", (2, 3), np.int32, case["arrays"],
-                                             [{"size": 2}, {}], np.ones(2))
+                ct.Tensor._from_level_arrays(
+                    "csr", (2, 3), np.int32, case["arrays"], [{"size": 2}, {}], np.ones(2)
+                )
 
     @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
     @pytest.mark.parametrize("at", [1, 255, 256, 257, 700, 999])
@@ -264,8 +289,14 @@ class TestErrors:
         pos = pos.astype(index_dtype)
 
         def build(p, c):
-            return ct.Tensor._from_level_arrays("csr", (rows, cols), index_dtype, [{}, {"pos": p, "crd": c}],
-                                                [{"size": rows}, {}], np.ones(len(c)))
+            return ct.Tensor._from_level_arrays(
+                "csr",
+                (rows, cols),
+                index_dtype,
+                [{}, {"pos": p, "crd": c}],
+                [{"size": rows}, {}],
+                np.ones(len(c)),
+            )
 
         assert build(pos, crd).nnz == len(crd)  # the unmodified arrays pass
         out_of_range = crd.copy()
@@ -276,10 +307,15 @@ class TestErrors:
         if pos[segment] < at:  # inside a row: make it equal to the entry before
             repeated = crd.copy()
             repeated[at] = repeated[at - 1]
-            with pytest.raises(ct.FormatError, match=rf"segment {segment} is not strictly increasing at crd\[{at}\]"):
+            with pytest.raises(
+                ct.FormatError,
+                match=rf"segment {segment} is not strictly increasing at crd\[{at}\]",
+            ):
                 build(pos, repeated)
         descending_pos = pos.copy()
-        descending_pos[at % rows + 1] = descending_pos[at % rows] - 1 if descending_pos[at % rows] > 0 else 0
+        descending_pos[at % rows + 1] = (
+            descending_pos[at % rows] - 1 if descending_pos[at % rows] > 0 else 0
+        )
         if np.any(np.diff(descending_pos) < 0):
             with pytest.raises(ct.FormatError, match="non-decreasing"):
                 build(descending_pos, crd)
@@ -288,8 +324,14 @@ class TestErrors:
         # The range check compares at the index width: an extent beyond int32 clamps, not wraps.
         crd = np.append(np.arange(300), 2**31 - 1).astype(np.int32)
         pos = np.array([0, len(crd)], dtype=np.int32)
-        t = ct.Tensor._from_level_arrays("csr", (1, 2**33), np.int32, [{}, {"pos": pos, "crd": crd}],
-                                         [{"size": 1}, {}], np.ones(len(crd)))
+        t = ct.Tensor._from_level_arrays(
+            "csr",
+            (1, 2**33),
+            np.int32,
+            [{}, {"pos": pos, "crd": crd}],
+            [{"size": 1}, {}],
+            np.ones(len(crd)),
+        )
         assert t.nnz == len(crd)
 
     def test_scipy_with_out_of_range_indices_is_rejected_before_reading(self):

@@ -1,7 +1,7 @@
 """The worked examples of the thesis (taco-core.md §1.7), packed into every format listed
 there, compared array by array."""
+
 import numpy as np
-import pytest
 
 import coiter as ct
 
@@ -45,8 +45,10 @@ class TestMatrix:
 
     def test_coo(self, thesis_matrix):
         t = self.pack(thesis_matrix, "coo")
-        assert arrays(t) == [{"pos": [0, 7], "crd": [0, 0, 1, 1, 3, 3, 3]},
-                             {"crd": [0, 1, 0, 1, 0, 3, 4]}]
+        assert arrays(t) == [
+            {"pos": [0, 7], "crd": [0, 0, 1, 1, 3, 3, 3]},
+            {"crd": [0, 1, 0, 1, 0, 3, 4]},
+        ]
         assert t.values.tolist() == [5, 1, 7, 3, 8, 4, 9]
         assert t.format == ct.Format([ct.compressed(unique=False), ct.singleton])
 
@@ -63,13 +65,17 @@ class TestMatrix:
 
     def test_dcsr_stores_only_nonempty_rows(self, thesis_matrix):
         t = self.pack(thesis_matrix, "dcsr")
-        assert arrays(t) == [{"pos": [0, 3], "crd": [0, 1, 3]},
-                             {"pos": [0, 2, 4, 7], "crd": [0, 1, 0, 1, 0, 3, 4]}]
+        assert arrays(t) == [
+            {"pos": [0, 3], "crd": [0, 1, 3]},
+            {"pos": [0, 2, 4, 7], "crd": [0, 1, 0, 1, 0, 3, 4]},
+        ]
 
     def test_dcsc(self, thesis_matrix):
         t = self.pack(thesis_matrix, "dcsc")
-        assert arrays(t) == [{"pos": [0, 4], "crd": [0, 1, 3, 4]},
-                             {"pos": [0, 3, 5, 6, 7], "crd": [0, 1, 3, 0, 1, 3, 3]}]
+        assert arrays(t) == [
+            {"pos": [0, 4], "crd": [0, 1, 3, 4]},
+            {"pos": [0, 3, 5, 6, 7], "crd": [0, 1, 3, 0, 1, 3, 3]},
+        ]
 
     def test_dia(self, thesis_matrix):
         t = self.pack(thesis_matrix, "dia")
@@ -101,8 +107,9 @@ class TestMatrix:
 
 
 class TestOrder3:
-    coords = np.array([[0, 0, 0], [0, 0, 1], [0, 2, 1], [2, 0, 1], [2, 2, 0], [2, 2, 1],
-                       [2, 3, 0], [2, 3, 1]])
+    coords = np.array(
+        [[0, 0, 0], [0, 0, 1], [0, 2, 1], [2, 0, 1], [2, 2, 0], [2, 2, 1], [2, 3, 0], [2, 3, 1]]
+    )
     values = np.array([1, 7, 5, 2, 4, 8, 3, 9], dtype=np.int64)
 
     def pack(self, fmt):
@@ -110,23 +117,26 @@ class TestOrder3:
 
     def test_coo(self):
         t = self.pack("coo")
-        assert arrays(t) == [{"pos": [0, 8], "crd": [0, 0, 0, 2, 2, 2, 2, 2]},
-                             {"crd": [0, 0, 2, 0, 2, 2, 3, 3]},
-                             {"crd": [0, 1, 1, 1, 0, 1, 0, 1]}]
+        assert arrays(t) == [
+            {"pos": [0, 8], "crd": [0, 0, 0, 2, 2, 2, 2, 2]},
+            {"crd": [0, 0, 2, 0, 2, 2, 3, 3]},
+            {"crd": [0, 1, 1, 1, 0, 1, 0, 1]},
+        ]
         assert t.values.tolist() == [1, 7, 5, 2, 4, 8, 3, 9]
 
     def test_csf(self):
         t = self.pack("csf")
-        assert arrays(t) == [{"pos": [0, 2], "crd": [0, 2]},
-                             {"pos": [0, 2, 5], "crd": [0, 2, 0, 2, 3]},
-                             {"pos": [0, 2, 3, 4, 6, 8], "crd": [0, 1, 1, 1, 0, 1, 0, 1]}]
+        assert arrays(t) == [
+            {"pos": [0, 2], "crd": [0, 2]},
+            {"pos": [0, 2, 5], "crd": [0, 2, 0, 2, 3]},
+            {"pos": [0, 2, 3, 4, 6, 8], "crd": [0, 1, 1, 1, 0, 1, 0, 1]},
+        ]
         assert t.values.tolist() == [1, 7, 5, 2, 4, 8, 3, 9]
 
     def test_mode_generic(self):
         # A sparse set of dense blocks: compressed (non-unique), singleton, dense(2).
         t = self.pack(ct.Format([ct.compressed(unique=False), ct.singleton, ct.dense]))
-        assert arrays(t) == [{"pos": [0, 5], "crd": [0, 0, 2, 2, 2]},
-                             {"crd": [0, 2, 0, 2, 3]}, {}]
+        assert arrays(t) == [{"pos": [0, 5], "crd": [0, 0, 2, 2, 2]}, {"crd": [0, 2, 0, 2, 3]}, {}]
         assert t.levels[2].size == 2
         assert t.values.tolist() == [1, 7, 0, 5, 0, 2, 4, 8, 3, 9]
 

@@ -4,20 +4,114 @@ This package provides per-level tensor formats (API.md §1), tensors that wrap N
 SciPy data without copying (§2), index notation (§3) compiled into fused kernels (§4), and
 file I/O. See README.md and docs/.
 """
-from . import _core, cuda
+
+from . import (
+    _core,
+    cuda,
+    tensor,
+    tensor_methods,
+    threads,  # noqa: F401 - makes coiter's thread pool visible to threadpoolctl
+)
 from ._core import get_num_threads, set_num_threads
-from .compiler import Kernel, cache_info, clear_cache, compile, schedule_problem
-from .creation import asarray, from_coords, random, zeros
-from .errors import (CoiterError, CompileError, DeviceError, FormatError, ParseError,
-                     ScheduleError, ShapeError, SignatureError)
-from .formats import (Format, LevelType, as_format, bcsr, compressed, dense, hashed, offset,
-                      range, singleton)
+from .compiler import Kernel, compile, schedule_problem
+from .config import config
+from .conversion import asarray
+from .creation import from_coords, random, zeros
+from .errors import (
+    CoiterError,
+    CompileError,
+    DeviceError,
+    FormatError,
+    ParseError,
+    ScheduleError,
+    ShapeError,
+    SignatureError,
+)
 from .evaluate import einsum, evaluate
-from .format_inference import config
+from .formats import (
+    Format,
+    LevelType,
+    as_format,
+    bcsr,
+    compressed,
+    dense,
+    hashed,
+    offset,
+    range,
+    singleton,
+)
 from .io import load, read, save, write
+from .kernel_cache import cache_info, clear_cache
 from .notation import IndexVar, indices, max, min, sum
 from .schedule import Schedule
 from .tensor import Level, Tensor
-from . import threads  # noqa: F401 - makes coiter's thread pool visible to threadpoolctl
+
+# Tensor's methods that need the compiler and the array operators (docs/architecture.md,
+# "Python layering").
+tensor.install_methods(tensor_methods)
 
 __version__ = _core.__version__
+
+__all__ = [
+    # formats (API.md §1)
+    "Format",
+    "LevelType",
+    "as_format",
+    "bcsr",
+    "compressed",
+    "dense",
+    "hashed",
+    "offset",
+    "range",
+    "singleton",
+    # tensors (§2)
+    "Tensor",
+    "Level",
+    "asarray",
+    "from_coords",
+    "random",
+    "zeros",
+    "read",
+    "write",
+    "save",
+    "load",
+    # index notation (§3)
+    "IndexVar",
+    "indices",
+    "sum",
+    "max",
+    "min",
+    "evaluate",
+    "einsum",
+    "config",
+    # compilation and kernels (§4)
+    "compile",
+    "Kernel",
+    "cache_info",
+    "clear_cache",
+    "get_num_threads",
+    "set_num_threads",
+    # schedules (§5) and targets (§6)
+    "Schedule",
+    "schedule_problem",
+    "cuda",
+    # errors (§7)
+    "CoiterError",
+    "CompileError",
+    "DeviceError",
+    "FormatError",
+    "ParseError",
+    "ScheduleError",
+    "ShapeError",
+    "SignatureError",
+]
+
+
+def __getattr__(name: str) -> object:
+    # ct.distributed is imported when first used: it needs dask.distributed, which
+    # `import coiter` must not (docs/distributed.md).
+    if name == "distributed":
+        import importlib
+
+        return importlib.import_module(".distributed", __name__)
+    raise AttributeError(f"module 'coiter' has no attribute {name!r}")

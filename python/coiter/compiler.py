@@ -1,17 +1,37 @@
 """Compiling index notation into kernels and calling them (API.md §4)."""
+
+from __future__ import annotations
+
 import itertools
 import logging
 import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
+from numpy.typing import DTypeLike
 
-from . import _core
+from . import _core, cuda_libraries
+from .conversion import as_tensor
 from .dtypes import value_dtype
 from .errors import CompileError, ScheduleError, ShapeError, SignatureError
-from .formats import Format, as_format, compressed, is_all_dense
-from .scipy_interop import SCIPY_IN_PLACE, from_scipy
+from .formats import Format, FormatLike, as_format, compressed, is_all_dense
+from .notation import (
+    Access,
+    Assignment,
+    Binary,
+    IndexExpr,
+    Literal,
+    Negate,
+    Reduction,
+    accesses,
+    map_tensors,
+)
+from .parser import Parsed, parse
+from .schedule import Schedule
+from .schedule import schedule_text as text_of
+from .scipy_interop import SCIPY_IN_PLACE
 from .tensor import Tensor
-from .notation import Access, Assignment, Binary, Literal, Negate, Reduction, accesses, map_tensors
 
 logger = logging.getLogger("coiter")
 
@@ -19,70 +39,62 @@ _INT32_MAX = np.iinfo(np.int32).max
 _INT64 = np.dtype(np.int64)
 # What a kernel call may read in place without asarray's Python (see as_tensor).
 _IN_PLACE_OPERANDS = (Tensor, np.ndarray) + SCIPY_IN_PLACE
+# Whether default_engine said that kernels are compiled with the C compiler (said once).
+_warned_about_c_engine = False
 
 
-def default_engine():
+def default_engine() -> str:
     """The engine kernels use by default: LLVM when this build has it, else C (logged)."""
+    global _warned_about_c_engine
     if _core.with_llvm:
         return "llvm"
-    if not default_engine.warned:
-        logger.warning("coiter was built without LLVM: kernels are compiled with the system C "
-                       "compiler (slower to compile, same results)")
-        default_engine.warned = True
+    if not _warned_about_c_engine:
+        logger.warning(
+            "coiter was built without LLVM: kernels are compiled with the system C "
+            "compiler (slower to compile, same results)"
+        )
+        _warned_about_c_engine = True
     return "c"
-
-
-default_engine.warned = False
 
 
 class TensorSpec:
     """What a kernel knows of one tensor: name, format and dtype (index width per call)."""
 
-    def __init__(self, name, format, dtype):
+    def __init__(self, name: str, format: Format, dtype: DTypeLike) -> None:
         self.name, self.format, self.dtype = name, format, np.dtype(dtype)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"TensorSpec({self.name!r}, {self.format}, {self.dtype})"
 
 
-def _core_expr(expr, var_of):
+def core_expression(expr: IndexExpr, var_of: Callable[[Any], _core.TensorVar]) -> _core.Expr:
+    """``expr`` as the core's expression; ``var_of`` gives the core's variable of an access's
+    tensor."""
     if isinstance(expr, Access):
         return _core.access(var_of(expr.tensor), [v.name for v in expr.indices])
     if isinstance(expr, Literal):
         return _core.literal(expr.value)
     if isinstance(expr, Negate):
-        return _core.negate(_core_expr(expr.a, var_of))
+        return _core.negate(core_expression(expr.a, var_of))
     if isinstance(expr, Binary):
-        return _core.binary(expr.op, _core_expr(expr.a, var_of), _core_expr(expr.b, var_of))
+        return _core.binary(
+            expr.op, core_expression(expr.a, var_of), core_expression(expr.b, var_of)
+        )
     if isinstance(expr, Reduction):
-        return _core.reduce(expr.op, expr.var.name, _core_expr(expr.body, var_of))
+        return _core.reduce(expr.op, expr.var.name, core_expression(expr.body, var_of))
     raise TypeError(f"not an index expression: {expr!r}")
 
 
-def _core_statement(assignment, var_of):
-    """The core's statement of ``assignment`` (over TensorSpecs); ``var_of(spec)`` gives the
-    core's tensor of each."""
-    lhs = _core_expr(assignment.lhs, var_of)
-    return _core.assignment(lhs, _core_expr(assignment.rhs, var_of), assignment.accumulate)
+def core_statement(
+    assignment: Assignment, var_of: Callable[[Any], _core.TensorVar]
+) -> _core.Assignment:
+    """``assignment`` (over TensorSpecs) as the core's statement; ``var_of`` gives the core's
+    variable of each tensor."""
+    lhs = core_expression(assignment.lhs, var_of)
+    return _core.assignment(lhs, core_expression(assignment.rhs, var_of), assignment.accumulate)
 
 
-def as_tensor(value, name=None):
-    """``value`` if it is a coiter tensor, else ``ct.asarray(value, name=name)``: an operand
-    of the kernel call being made (nothing runs between this and the call)."""
-    if isinstance(value, Tensor):
-        return value
-    if type(value) is np.ndarray:
-        try:  # read in place, as asarray would, without its Python
-            return Tensor(_core.wrap_dense(value), name)
-        except SignatureError:
-            pass  # it needs converting: asarray does it, or says why it cannot
-    elif isinstance(value, SCIPY_IN_PLACE):
-        return from_scipy(value, name=name, for_kernel_call=True)  # what asarray calls
-    from .creation import asarray
-    return asarray(value, name=name)
-
-
-def _assembled_spec(spec):
+def _assembled_spec(spec: TensorSpec) -> TensorSpec:
     """``spec``, or a copy whose hashed levels are compressed (see Kernel)."""
     levels = list(spec.format.levels)
     if spec.format.name is not None or not any(level.name == "hashed" for level in levels):
@@ -91,7 +103,7 @@ def _assembled_spec(spec):
     return TensorSpec(spec.name, Format(built, list(spec.format.mode_order)), spec.dtype)
 
 
-def _has_index_arrays(fmt):
+def _has_index_arrays(fmt: Format) -> bool:
     return any(level.name != "dense" for level in fmt.levels)
 
 
@@ -104,46 +116,68 @@ class Kernel:
     the index width of its sparse inputs (int32 or int64); each width is compiled once.
     """
 
-    def __init__(self, assignment, specs, result_spec, *, index_dtype=None, engine=None,
-                 schedule="", target="cpu", bound=None, result_tensor=None):
-        self._assignment = assignment      # accesses refer to TensorSpec objects
-        self._specs = specs                # name -> TensorSpec (inputs)
+    def __init__(
+        self,
+        assignment: Assignment,
+        specs: dict[str, TensorSpec],
+        result_spec: TensorSpec,
+        *,
+        index_dtype: DTypeLike | None = None,
+        engine: str | None = None,
+        schedule: str = "",
+        target: str = "cpu",
+        bound: dict[str, Any] | None = None,
+        result_tensor: Tensor | None = None,
+    ) -> None:
+        self._assignment = assignment  # accesses refer to TensorSpec objects
+        self._specs = specs  # name -> TensorSpec (inputs)
         self._result = result_spec
         # Hashed result levels take random inserts, but their bucket count must be known
         # before the first insert: the kernel assembles compressed levels instead and the
         # result is packed into the hashed format afterwards (same entries).
         self._built = _assembled_spec(result_spec)
         if self._built is not result_spec:
-            self._assignment = Assignment(Access(self._built, assignment.lhs.indices), assignment.rhs,
-                                          assignment.accumulate)
+            self._assignment = Assignment(
+                Access(self._built, assignment.lhs.indices), assignment.rhs, assignment.accumulate
+            )
         self._index_dtype = None if index_dtype is None else np.dtype(index_dtype)
         if target not in ("cpu", "cuda"):
             raise CompileError(f"unknown target {target!r} (expected 'cpu' or 'cuda')")
         if target == "cuda":
-            from . import cuda
-            cuda.prepare()
+            cuda_libraries.prepare()
         self._engine = engine or ("cuda" if target == "cuda" else default_engine())
         self._schedule = schedule
         self._target = target
         self._bound = bound or {}
         self._result_tensor = result_tensor
-        self._variants = {}
+        self._variants: dict[tuple[bool, tuple[Any, ...], bool], _core.CompiledKernel] = {}
         order = [a.tensor for a in accesses(assignment.rhs)]
         self.inputs = list(dict.fromkeys(spec.name for spec in order))
         # Where each result extent comes from: (input name, mode), or None.
-        self._result_modes = []
+        self._result_modes: list[tuple[str, int] | None] = []
         for v in assignment.lhs.indices:
-            source = next(((a.tensor.name, a.indices.index(v)) for a in accesses(assignment.rhs)
-                           if v in a.indices), None)
+            source = next(
+                (
+                    (a.tensor.name, a.indices.index(v))
+                    for a in accesses(assignment.rhs)
+                    if v in a.indices
+                ),
+                None,
+            )
             self._result_modes.append(source)
         self._input_set = frozenset(self.inputs)
-        self._sparse_inputs = tuple(name for name in self.inputs
-                                    if _has_index_arrays(self._specs[name].format))
-        self._variant(self._index_dtype == np.int64, (np.dtype(np.int32),) * len(self._sparse_inputs)
-                      if self._index_dtype is None else ())
+        self._sparse_inputs = tuple(
+            name for name in self.inputs if _has_index_arrays(self._specs[name].format)
+        )
+        self._variant(
+            self._index_dtype == np.int64,
+            (np.dtype(np.int32),) * len(self._sparse_inputs) if self._index_dtype is None else (),
+        )
 
     # -- compilation ---------------------------------------------------------------------
-    def _variant(self, wide, widths, assemble=True):
+    def _variant(
+        self, wide: bool, widths: tuple[Any, ...], assemble: bool = True
+    ) -> _core.CompiledKernel:
         """The compiled kernel for a result index width and the sparse inputs' widths;
         ``assemble=False``: the compute-only kernel that fills a given result structure."""
         key = (wide, widths, assemble)
@@ -156,18 +190,27 @@ class Kernel:
             default = self._index_dtype.name if self._index_dtype is not None else "int32"
             index_of = {name: np.dtype(w).name for name, w in zip(self._sparse_inputs, widths)}
             result_index = "int64" if wide else "int32"
-            cache = {}
+            cache: dict[str, _core.TensorVar] = {}
 
-            def var_of(spec):
+            def var_of(spec: TensorSpec) -> _core.TensorVar:
                 if spec.name not in cache:
-                    index = result_index if spec is self._built else index_of.get(spec.name, default)
-                    cache[spec.name] = _core.TensorVar(spec.name, spec.format, spec.dtype.name, index)
+                    index = (
+                        result_index if spec is self._built else index_of.get(spec.name, default)
+                    )
+                    cache[spec.name] = _core.TensorVar(
+                        spec.name, spec.format, spec.dtype.name, index
+                    )
                 return cache[spec.name]
 
-            statement = _core_statement(self._assignment, var_of)
+            statement = core_statement(self._assignment, var_of)
             try:
-                core = _core.compile(statement, engine=self._engine, schedule=self._schedule,
-                                     target=self._target, assemble=assemble)
+                core = _core.compile(
+                    statement,
+                    engine=self._engine,
+                    schedule=self._schedule,
+                    target=self._target,
+                    assemble=assemble,
+                )
             finally:
                 _log_cache_warnings()
             self._variants[key] = core
@@ -177,11 +220,11 @@ class Kernel:
         return core
 
     @property
-    def concrete(self):
+    def concrete(self) -> str:
         """The concrete index notation of the kernel, as text."""
         return self._core.concrete
 
-    def source(self, language=None):
+    def source(self, language: str | None = None) -> str:
         """The generated code: ``"c"`` (readable C), ``"llvm"`` (LLVM IR) or, for
         ``target="cuda"``, ``"cuda"`` (CUDA C++). By default the target's own language."""
         if language is None:
@@ -189,7 +232,7 @@ class Kernel:
         return self._core.source(language)
 
     @property
-    def stages(self):
+    def stages(self) -> dict[str, str]:
         """What each stage of the compiler made of the statement, as text, in pipeline order:
         a dict from stage name to text with the keys ``"index notation"``, ``"concrete index
         notation"``, ``"scheduled"``, ``"iteration lattices"``, ``"lowered IR"``, ``"after IR
@@ -201,7 +244,7 @@ class Kernel:
         return stages
 
     # -- calls ---------------------------------------------------------------------------
-    def __call__(self, out=None, **tensors):
+    def __call__(self, out: Tensor | None = None, **tensors: Any) -> Tensor:
         """Run the kernel on the inputs given by name and return the result tensor.
 
         Inputs may be coiter tensors (read without copying) or anything ``ct.asarray``
@@ -223,12 +266,12 @@ class Kernel:
             return self._finish(storage)
         return self._call(out, tensors)
 
-    def _finish(self, storage):
+    def _finish(self, storage: _core.TensorStorage) -> Tensor:
         """The result tensor, packed into its hashed format when the kernel built another."""
         result = Tensor(storage, self._result.name)
         return result if self._built is self._result else result.asformat(self._result.format)
 
-    def _call(self, out, tensors):
+    def _call(self, out: Tensor | None, tensors: dict[str, Any]) -> Tensor:
         if not tensors.keys() <= self._input_set:
             unknown = sorted(set(tensors) - self._input_set)
             raise TypeError(f"unknown kernel inputs {unknown}; the inputs are {self.inputs}")
@@ -239,7 +282,9 @@ class Kernel:
                 t = self._bound.get(name)
                 if t is None:
                     missing = [n for n in self.inputs if n not in tensors and n not in self._bound]
-                    raise TypeError(f"missing kernel inputs {missing}; the inputs are {self.inputs}")
+                    raise TypeError(
+                        f"missing kernel inputs {missing}; the inputs are {self.inputs}"
+                    )
             operands[name] = as_tensor(t, name)
         shape = self._result_shape(operands, out)
         # Specialize on the index width of the sparse inputs (each width is its own kernel).
@@ -252,11 +297,19 @@ class Kernel:
         if not wide and shape and math.prod(shape) > _INT32_MAX:
             wide = True
         target = out if out is not None else self._result_tensor
-        if target is not None and (target.format != self._result.format or target.dtype != self._result.dtype):
-            raise SignatureError(f"out: the kernel computes a {self._result.format} tensor of "
-                                 f"{self._result.dtype}, but out is {target.format} of {target.dtype}")
+        if target is not None and (
+            target.format != self._result.format or target.dtype != self._result.dtype
+        ):
+            raise SignatureError(
+                f"out: the kernel computes a {self._result.format} tensor of "
+                f"{self._result.dtype}, but out is {target.format} of {target.dtype}"
+            )
         structure = None
-        if out is not None and _has_index_arrays(self._result.format) and self._built is self._result:
+        if (
+            out is not None
+            and _has_index_arrays(self._result.format)
+            and self._built is self._result
+        ):
             # Reuse out's assembled structure: a compute-only kernel fills in new values.
             wide = out.index_dtype == _INT64
             structure = out._storage
@@ -264,11 +317,11 @@ class Kernel:
         storage = core.run([operands[name]._storage for name in self._abi_inputs], shape, structure)
         result = self._finish(storage)
         if target is not None:
-            target._set_storage(result._data)
+            target._set_storage(result._storage)
             return target
         return result
 
-    def _result_shape(self, operands, out):
+    def _result_shape(self, operands: Mapping[str, Tensor], out: Tensor | None) -> list[int]:
         if out is not None:
             return list(out.shape)
         if self._result_tensor is not None:
@@ -276,8 +329,10 @@ class Kernel:
         shape = []
         for m, source in enumerate(self._result_modes):
             if source is None:
-                raise ShapeError(f"the extent of mode {m} of the result {self._result.name} is not "
-                                 "determined by any input; pass out=")
+                raise ShapeError(
+                    f"the extent of mode {m} of the result {self._result.name} is not "
+                    "determined by any input; pass out="
+                )
             name, mode = source
             shape.append(operands[name]._data.shape[mode])
         return shape
@@ -285,19 +340,26 @@ class Kernel:
 
 # At most this many combinations of operand mode orders are tried when no loop order fits.
 _MAX_TRIALS = 256
+# What a compilation attempt gives (with_reordered_operands returns it).
+K = TypeVar("K")
 
 
-def _reordered(fmt):
+def _reordered(fmt: Format) -> list[Format]:
     """Formats with the same levels and every other mode order (for DIA, ELL and BCSR, whose
     levels follow the rows: CSR and CSC)."""
     if fmt.name is not None:
         return [as_format(name, 2) for name in ("csr", "csc")]
     order = list(fmt.mode_order)
-    return [Format(list(fmt.levels), list(p)) for p in itertools.permutations(range(len(order)))
-            if list(p) != order]
+    return [
+        Format(list(fmt.levels), list(p))
+        for p in itertools.permutations(range(len(order)))
+        if list(p) != order
+    ]
 
 
-def loop_order_formats(assignment, operands, result_format):
+def loop_order_formats(
+    assignment: Assignment, operands: Mapping[str, Tensor], result_format: Format
+) -> dict[str, Format]:
     """For each sparse operand (by name), its levels in the mode order that follows one loop
     order: the result's indices in its storage order, then the summed indices. The first
     conversion with_reordered_operands tries; it fits most statements at once."""
@@ -308,7 +370,12 @@ def loop_order_formats(assignment, operands, result_format):
     preferred = {}
     for a in accesses(assignment.rhs):
         tensor = operands.get(a.tensor.name)
-        if tensor is None or tensor.ndim < 2 or is_all_dense(tensor.format) or tensor.format.name is not None:
+        if (
+            tensor is None
+            or tensor.ndim < 2
+            or is_all_dense(tensor.format)
+            or tensor.format.name is not None
+        ):
             continue
         modes = sorted(range(len(a.indices)), key=lambda m: order.index(a.indices[m]))
         fmt = Format(list(tensor.format.levels), modes)
@@ -317,7 +384,12 @@ def loop_order_formats(assignment, operands, result_format):
     return preferred
 
 
-def with_reordered_operands(operands, attempt, error, preferred=None):
+def with_reordered_operands(
+    operands: Mapping[str, Tensor],
+    attempt: Callable[[dict[str, Format]], K],
+    error: CompileError,
+    preferred: dict[str, Format] | None = None,
+) -> tuple[K, dict[str, Tensor]]:
     """When no loop order traverses every operand in its storage order (e.g. A(k,i) * B(k,j)
     with both in CSR and a CSR result), convert sparse operands to other mode orders
     (transpositions, O(nnz) each), as a user expects the expression to just work.
@@ -327,7 +399,7 @@ def with_reordered_operands(operands, attempt, error, preferred=None):
     tried first; the conversions are logged. Returns ``(kernel, converted tensors by name)``."""
     sparse = [name for name, t in operands.items() if t.ndim >= 2 and not is_all_dense(t.format)]
 
-    def candidates():
+    def candidates() -> Iterator[dict[str, Format]]:
         # The conversion that follows one loop order for all operands, then the fewest
         # conversions first: every subset of operands of each size, with every combination
         # of other mode orders for them.
@@ -344,13 +416,19 @@ def with_reordered_operands(operands, attempt, error, preferred=None):
         except CompileError:
             continue
         for name, fmt in overrides.items():
-            logger.info("coiter: converting %s from %s to %s so every operand is traversed in storage "
-                        "order (%s)", name, operands[name].format, fmt, error)
+            logger.info(
+                "coiter: converting %s from %s to %s so every operand is traversed in storage "
+                "order (%s)",
+                name,
+                operands[name].format,
+                fmt,
+                error,
+            )
         return kernel, {name: operands[name].asformat(fmt) for name, fmt in overrides.items()}
     raise error
 
 
-def _unique_names(tensors):
+def _unique_names(tensors: Sequence[Any]) -> dict[int, str]:
     """Input names: each tensor's name, else t0, t1, ... in order of appearance."""
     names, used = {}, set()
     for k, t in enumerate(tensors):
@@ -363,7 +441,11 @@ def _unique_names(tensors):
     return names
 
 
-def specs_for_tensors(assignment, result_name, formats=None):
+def specs_for_tensors(
+    assignment: Assignment,
+    result_name: str,
+    formats: Mapping[str, Format] | None = None,
+) -> tuple[Assignment, dict[str, TensorSpec], TensorSpec, dict[str, Tensor]]:
     """Rewrite an assignment over Tensor objects into one over TensorSpecs; returns
     ``(assignment, specs, result_spec, bound)``. ``formats`` overrides inputs' formats by name."""
     tensors = list({id(a.tensor): a.tensor for a in accesses(assignment.rhs)}.values())
@@ -372,26 +454,50 @@ def specs_for_tensors(assignment, result_name, formats=None):
     if result_name in names.values():
         result_name = f"{result_name}_result"
     formats = formats or {}
-    specs = {id(t): TensorSpec(names[id(t)], formats.get(names[id(t)], t.format), t.dtype) for t in tensors}
+    specs = {
+        id(t): TensorSpec(names[id(t)], formats.get(names[id(t)], t.format), t.dtype)
+        for t in tensors
+    }
     result_spec = TensorSpec(result_name, result.format, result.dtype)
 
-    rewritten = Assignment(Access(result_spec, assignment.lhs.indices),
-                           map_tensors(assignment.rhs, lambda t: specs[id(t)]), assignment.accumulate)
+    rewritten = Assignment(
+        Access(result_spec, assignment.lhs.indices),
+        map_tensors(assignment.rhs, lambda t: specs[id(t)]),
+        assignment.accumulate,
+    )
     bound = {names[id(t)]: t for t in tensors}
     return rewritten, {s.name: s for s in specs.values()}, result_spec, bound
 
 
-def _compile_definition(tensor, index_dtype, schedule_text, target, engine):
+def _compile_definition(
+    tensor: Tensor,
+    index_dtype: DTypeLike | None,
+    schedule_text: str,
+    target: str,
+    engine: str | None,
+) -> Kernel:
     """The kernel of the definition last assigned to ``tensor``, bound to its tensors."""
     definition = tensor._definition
     if definition is None:
-        raise ValueError(f"{tensor._label()} has no definition to compile; assign one with "
-                         "y[i] = ... first")
+        raise ValueError(
+            f"{tensor._label()} has no definition to compile; assign one with y[i] = ... first"
+        )
 
-    def attempt(formats):
-        assignment, specs, result_spec, bound = specs_for_tensors(definition, tensor.name or "out", formats)
-        return Kernel(assignment, specs, result_spec, index_dtype=index_dtype, engine=engine,
-                      schedule=schedule_text, target=target, bound=bound, result_tensor=tensor)
+    def attempt(formats: dict[str, Format]) -> Kernel:
+        assignment, specs, result_spec, bound = specs_for_tensors(
+            definition, tensor.name or "out", formats
+        )
+        return Kernel(
+            assignment,
+            specs,
+            result_spec,
+            index_dtype=index_dtype,
+            engine=engine,
+            schedule=schedule_text,
+            target=target,
+            bound=bound,
+            result_tensor=tensor,
+        )
 
     try:
         return attempt({})
@@ -403,8 +509,16 @@ def _compile_definition(tensor, index_dtype, schedule_text, target, engine):
         return kernel
 
 
-def compile(stmt, formats=None, dtype=np.float64, dtypes=None, index_dtype=None, schedule=None,
-            target="cpu", engine=None):
+def compile(
+    stmt: str | Tensor | Parsed,
+    formats: Mapping[str, FormatLike] | None = None,
+    dtype: DTypeLike = np.float64,
+    dtypes: Mapping[str, DTypeLike] | None = None,
+    index_dtype: DTypeLike | None = None,
+    schedule: Schedule | str | None = None,
+    target: str = "cpu",
+    engine: str | None = None,
+) -> Kernel:
     """Compile a statement into a :class:`Kernel`.
 
     ``stmt`` is an expression string (``"y(i) = A(i,j) * x(j)"``), a parsed statement
@@ -413,8 +527,6 @@ def compile(stmt, formats=None, dtype=np.float64, dtypes=None, index_dtype=None,
     definition's tensors: ``kern()`` recomputes ``y``; it is also the kernel that computes
     ``y`` when its data is needed, so the definition is not compiled again).
     """
-    from .schedule import schedule_text as text_of
-    from .tensor import Tensor
     if schedule is None and isinstance(stmt, Tensor):
         schedule = stmt._schedule
     schedule_text = text_of(schedule)
@@ -422,14 +534,25 @@ def compile(stmt, formats=None, dtype=np.float64, dtypes=None, index_dtype=None,
         stmt._kernel = _compile_definition(stmt, index_dtype, schedule_text, target, engine)
         return stmt._kernel
     typed, inputs, result_spec = _typed_statement(stmt, formats, dtype, dtypes)
-    return Kernel(typed, inputs, result_spec, index_dtype=index_dtype, engine=engine,
-                  schedule=schedule_text, target=target)
+    return Kernel(
+        typed,
+        inputs,
+        result_spec,
+        index_dtype=index_dtype,
+        engine=engine,
+        schedule=schedule_text,
+        target=target,
+    )
 
 
-def _typed_statement(stmt, formats, dtype, dtypes):
-    """``ct.compile``'s statement (a string or a parsed statement) over TensorSpecs:
+def _typed_statement(
+    stmt: str | Parsed,
+    formats: Mapping[str, FormatLike] | None,
+    dtype: DTypeLike,
+    dtypes: Mapping[str, DTypeLike] | None,
+) -> tuple[Assignment, dict[str, TensorSpec], TensorSpec]:
+    """``compile``'s statement (a string or a parsed statement) over TensorSpecs:
     ``(assignment, inputs by name, result spec)``."""
-    from .parser import parse
     assignment, refs = parse(stmt) if isinstance(stmt, str) else stmt
     formats = dict(formats or {})
     dtypes = dict(dtypes or {})
@@ -454,60 +577,59 @@ def _typed_statement(stmt, formats, dtype, dtypes):
     return typed, inputs, result_spec
 
 
-def schedule_problem(stmt, schedule, formats=None, dtype=np.float64, dtypes=None, target="cpu"):
+def schedule_problem(
+    stmt: str | Tensor | Parsed,
+    schedule: Schedule | str,
+    formats: Mapping[str, FormatLike] | None = None,
+    dtype: DTypeLike = np.float64,
+    dtypes: Mapping[str, DTypeLike] | None = None,
+    target: str = "cpu",
+) -> str | None:
     """Why ``schedule`` is illegal for ``stmt``, or ``None`` when it is legal: the reason
-    ``ct.compile`` with this schedule would raise as ``ct.ScheduleError``, naming the command
+    :func:`compile` with this schedule would raise as ``ScheduleError``, naming the command
     and the failed condition. Decided without lowering or compiling anything (no kernel is
     built or cached), so a search over schedules can ask it of every candidate.
 
-    ``stmt``, ``formats``, ``dtype``, ``dtypes`` and ``target`` are as in :func:`compile`;
-    ``stmt`` may also be a tensor with a definition (``y[i] = ...``), whose tensors' formats
-    count. ``schedule`` is a :class:`Schedule` or its text.
+    ``stmt``, ``formats``, ``dtype``, ``dtypes`` and ``target`` are as for :func:`compile`;
+    for a tensor with a definition (``y[i] = ...``), ``formats`` overrides its tensors'
+    formats by name. ``schedule`` is a :class:`Schedule` or its text (malformed text is a
+    reason too).
     """
-    from .schedule import schedule_text as text_of
     try:
         text = text_of(schedule)
     except ScheduleError as error:
         return str(error)
     if isinstance(stmt, Tensor):
-        if stmt._definition is None:
+        definition = stmt._definition
+        if definition is None:
             raise ValueError(f"{stmt._label()} has no definition; assign one with y[i] = ... first")
-        _, _, _, tensors = specs_for_tensors(stmt._definition, stmt.name or "out")
+        _, _, _, tensors = specs_for_tensors(definition, stmt.name or "out")
         unknown = sorted(set(formats or {}) - set(tensors))
         if unknown:
-            raise ValueError(f"formats: the definition has no tensor named {unknown[0]!r} (its tensors are "
-                             f"{', '.join(sorted(tensors))})")
-        formats = {name: as_format(fmt, tensors[name].ndim) for name, fmt in (formats or {}).items()}
-        typed, _, result_spec, _ = specs_for_tensors(stmt._definition, stmt.name or "out", formats)
+            raise ValueError(
+                f"formats: the definition has no tensor named {unknown[0]!r} (its tensors are "
+                f"{', '.join(sorted(tensors))})"
+            )
+        chosen = {name: as_format(fmt, tensors[name].ndim) for name, fmt in (formats or {}).items()}
+        typed, _, result_spec, _ = specs_for_tensors(definition, stmt.name or "out", chosen)
     else:
         typed, _, result_spec = _typed_statement(stmt, formats, dtype, dtypes)
+    # The result as the kernel would build it (see Kernel: hashed levels are compressed).
     built = _assembled_spec(result_spec)
     if built is not result_spec:
         typed = Assignment(Access(built, typed.lhs.indices), typed.rhs, typed.accumulate)
-    tensors = {}
+    variables: dict[str, _core.TensorVar] = {}
 
-    def var_of(spec):
-        if spec.name not in tensors:
-            tensors[spec.name] = _core.TensorVar(spec.name, spec.format, spec.dtype.name, "int32")
-        return tensors[spec.name]
+    def var_of(spec: TensorSpec) -> _core.TensorVar:
+        if spec.name not in variables:
+            variables[spec.name] = _core.TensorVar(spec.name, spec.format, spec.dtype.name, "int32")
+        return variables[spec.name]
 
-    problem = _core.schedule_problem(_core_statement(typed, var_of), text, target=target)
+    problem = _core.schedule_problem(core_statement(typed, var_of), text, target=target)
     return problem or None
 
 
-def _log_cache_warnings():
+def _log_cache_warnings() -> None:
     """Log the core's reports of discarded disk cache entries (the core does not log)."""
     for message in _core.take_cache_warnings():
         logger.warning("coiter: %s", message)
-
-
-def cache_info():
-    """Kernel cache statistics: hits, misses, disk_hits, compiles, compile_seconds, entries."""
-    return _core.cache_info()
-
-
-def clear_cache(disk=False):
-    """Forget compiled kernels held in memory (and on disk with ``disk=True``)."""
-    from .evaluate import forget_chosen_kernels
-    forget_chosen_kernels()
-    _core.clear_cache(disk)

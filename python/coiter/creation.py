@@ -1,86 +1,53 @@
-"""Creating tensors: from NumPy, SciPy, Python data, coordinates or at random (API.md §2)."""
+"""Creating tensors from data (API.md §2): dense arrays and Python data, coordinates, zeros,
+random entries. ``ct.asarray``, which takes any object, dispatches here (conversion.py)."""
+
 import math
+from collections.abc import Iterable
+from typing import Any, cast
 
 import numpy as np
-import scipy.sparse as sp
+from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from . import _core
 from .dtypes import value_dtype
 from .errors import ShapeError
-from .formats import as_format, is_all_dense
-from .scipy_interop import from_scipy
+from .formats import Format, FormatLike, as_format, is_all_dense
+from .shapes import ShapeLike
 from .tensor import Tensor, pack
 
 
-def asarray(obj, format=None, dtype=None, copy=None, name=None):
-    """Convert ``obj`` to a :class:`Tensor`.
-
-    Parameters
-    ----------
-    obj : numpy.ndarray, scipy sparse array or matrix (any format), pydata/sparse COO or GCXS,
-        pandas DataFrame or Series (sparse ones keep their sparsity), scalar, nested list or
-        Tensor
-    format : Format, str or None
-        Target format; by default NumPy input becomes dense and SciPy input keeps its own
-        format (csr, csc, coo, bcsr for bsr, dia).
-    dtype : dtype or None
-        Value dtype; by default the input's.
-    copy : bool or None
-        ``True`` always copies; ``False`` raises ``ValueError`` when a copy is needed;
-        ``None`` copies only when needed. C-contiguous NumPy arrays into dense tensors and
-        canonical SciPy CSR/CSC/BSR into their own format are wrapped without copying.
-    name : str or None
-        The tensor's name, used in error messages and as a kernel input name.
-    """
-    if isinstance(obj, Tensor):
-        return _convert_tensor(obj, format, dtype, copy, name)
-    if sp.issparse(obj):
-        return from_scipy(obj, format, dtype, copy, name)
-    from .interop_pandas import from_pandas, is_pandas
-    from .interop_pydata import from_pydata, is_pydata
-    if is_pydata(obj):
-        if copy is False:
-            raise ValueError("copy=False: a pydata/sparse array is converted, not wrapped")
-        return from_pydata(obj, format, dtype, name)
-    if is_pandas(obj):
-        return from_pandas(obj, format, dtype, copy, name)
-    return _from_dense(obj, format, dtype, copy, name)
-
-
-def _convert_tensor(tensor, format, dtype, copy, name):
-    fmt = tensor.format if format is None else as_format(format, tensor.ndim)
-    dtype = tensor.dtype if dtype is None else value_dtype(dtype)
-    same = fmt == tensor.format and dtype == tensor.dtype
-    if same and not copy:
-        return tensor if name is None or name == tensor.name else Tensor(tensor._storage, name)
-    if copy is False:
-        raise ValueError(f"copy=False, but converting {tensor.format}/{tensor.dtype} to "
-                         f"{fmt}/{dtype} needs a copy")
-    result = tensor.asformat(fmt)
-    if result is tensor:
-        result = tensor.copy()
-    if dtype != tensor.dtype:
-        coords, values = result.coords()
-        result = from_coords(coords, values.astype(dtype), tensor.shape, fmt)
-    result.name = name or tensor.name
-    return result
-
-
-def _from_dense(obj, format, dtype, copy, name):
+def from_dense(
+    obj: ArrayLike,
+    format: FormatLike | None,
+    dtype: DTypeLike | None,
+    copy: bool | None,
+    name: str | None,
+) -> Tensor:
+    """A tensor holding a NumPy array, or what ``np.asarray`` makes of ``obj`` (nested lists,
+    scalars); the arguments are ``ct.asarray``'s."""
     source = obj if isinstance(obj, np.ndarray) else np.asarray(obj)
     what = f"tensor {name!r}" if name else "input array"
     target_dtype = value_dtype(source.dtype if dtype is None else dtype, what)
     fmt = as_format("dense" if format is None else format, source.ndim)
     if is_all_dense(fmt):
         array = source
-        needs_copy = (array.dtype != target_dtype or not array.flags.c_contiguous
-                      or not array.dtype.isnative or array is not obj)
+        needs_copy = (
+            array.dtype != target_dtype
+            or not array.flags.c_contiguous
+            or not array.dtype.isnative
+            or array is not obj
+        )
         if copy is False and needs_copy:
-            raise ValueError(f"copy=False, but {what} must be copied (dtype {array.dtype} "
-                             f"to {target_dtype}, or not C-contiguous)")
-        array = np.array(array, dtype=target_dtype, order="C", copy=True) if (
-            copy or needs_copy) else array
-        return _wrap_dense(array, fmt, name)
+            raise ValueError(
+                f"copy=False, but {what} must be copied (dtype {array.dtype} "
+                f"to {target_dtype}, or not C-contiguous)"
+            )
+        array = (
+            np.array(array, dtype=target_dtype, order="C", copy=True)
+            if (copy or needs_copy)
+            else array
+        )
+        return wrap_dense(array, fmt, name)
     if copy is False:
         raise ValueError(f"copy=False, but storing {what} in format {fmt} needs a copy")
     array = source.astype(target_dtype, copy=False)
@@ -88,13 +55,20 @@ def _from_dense(obj, format, dtype, copy, name):
     return pack(fmt, array.shape, coords, array[coords], True, name)
 
 
-def _wrap_dense(array, fmt, name):
+def wrap_dense(array: NDArray[Any], fmt: Format, name: str | None) -> Tensor:
     # `array` is C-contiguous, native and of a supported dtype (the caller converted it).
     return Tensor(_core.wrap_dense(array, fmt), name)
 
 
-def from_coords(coords, values, shape, format="coo", sum_duplicates=True, dtype=None,
-                name=None):
+def from_coords(
+    coords: ArrayLike,
+    values: ArrayLike,
+    shape: ShapeLike,
+    format: FormatLike = "coo",
+    sum_duplicates: bool = True,
+    dtype: DTypeLike | None = None,
+    name: str | None = None,
+) -> Tensor:
     """A tensor from coordinates.
 
     Parameters
@@ -108,14 +82,16 @@ def from_coords(coords, values, shape, format="coo", sum_duplicates=True, dtype=
         Sum entries with equal coordinates (default). When False, duplicates are kept if
         the format can hold them (COO) and rejected otherwise.
     """
-    shape = _checked_shape(shape)
+    shape = checked_shape(shape)
     order = len(shape)
     coords = np.asarray(coords)
     if coords.size == 0:
         coords = coords.reshape(0, order)
     if coords.ndim != 2 or coords.shape[1] != order:
-        raise ShapeError(f"coords must have shape (nnz, {order}) for a tensor of shape "
-                         f"{shape}, got {coords.shape}")
+        raise ShapeError(
+            f"coords must have shape (nnz, {order}) for a tensor of shape "
+            f"{shape}, got {coords.shape}"
+        )
     if not np.issubdtype(coords.dtype, np.integer):
         raise TypeError(f"coords must be integers, not {coords.dtype}")
     values = np.asarray(values)
@@ -128,25 +104,37 @@ def from_coords(coords, values, shape, format="coo", sum_duplicates=True, dtype=
     return pack(fmt, shape, [coords[:, m] for m in range(order)], values, sum_duplicates, name)
 
 
-def zeros(shape, format="dense", dtype=np.float64, name=None):
+def zeros(
+    shape: ShapeLike,
+    format: FormatLike = "dense",
+    dtype: DTypeLike = np.float64,
+    name: str | None = None,
+) -> Tensor:
     """A tensor of zeros; sparse formats store nothing."""
-    shape = _checked_shape(shape)
+    shape = checked_shape(shape)
     dtype = value_dtype(dtype)
     fmt = as_format(format, len(shape))
     if is_all_dense(fmt):
         _core.check_dense_array(shape, dtype.name, f"zeros of shape {shape}")
-        return _wrap_dense(np.zeros(shape, dtype=dtype), fmt, name)
+        return wrap_dense(np.zeros(shape, dtype=dtype), fmt, name)
     empty = np.zeros(0, dtype=np.int32)
     return pack(fmt, shape, [empty] * len(shape), np.zeros(0, dtype=dtype), True, name)
 
 
-def random(shape, density, format="csr", dtype=np.float64, seed=None, name=None):
+def random(
+    shape: ShapeLike,
+    density: float,
+    format: FormatLike = "csr",
+    dtype: DTypeLike = np.float64,
+    seed: int | np.random.SeedSequence | None = None,
+    name: str | None = None,
+) -> Tensor:
     """A tensor with ``round(density * size)`` nonzeros at distinct random coordinates.
 
     Values are uniform in [0, 1) for floating dtypes (real and imaginary parts for complex),
     integers in 1..9 for integer dtypes, and True for bool.
     """
-    shape = _checked_shape(shape)
+    shape = checked_shape(shape)
     if not 0.0 <= float(density) <= 1.0:
         raise ValueError(f"density must lie in [0, 1], got {density}")
     dtype = value_dtype(dtype)
@@ -155,11 +143,17 @@ def random(shape, density, format="csr", dtype=np.float64, seed=None, name=None)
     nnz = int(round(float(density) * size))
     flat = _distinct_sample(rng, size, nnz)
     coords = np.unravel_index(flat, shape) if shape else ()
-    return pack(as_format(format, len(shape)), shape, list(coords),
-                 _random_values(rng, nnz, dtype), True, name)
+    return pack(
+        as_format(format, len(shape)),
+        shape,
+        list(coords),
+        _random_values(rng, nnz, dtype),
+        True,
+        name,
+    )
 
 
-def _distinct_sample(rng, population, count):
+def _distinct_sample(rng: np.random.Generator, population: int, count: int) -> NDArray[np.int64]:
     """``count`` distinct integers below ``population``, sorted."""
     if count > population // 2:
         return np.sort(rng.permutation(population)[:count])
@@ -170,7 +164,7 @@ def _distinct_sample(rng, population, count):
     return chosen
 
 
-def _random_values(rng, count, dtype):
+def _random_values(rng: np.random.Generator, count: int, dtype: np.dtype[Any]) -> NDArray[Any]:
     if dtype.kind == "b":
         return np.ones(count, dtype=dtype)
     if dtype.kind in "iu":
@@ -180,9 +174,13 @@ def _random_values(rng, count, dtype):
     return rng.random(count).astype(dtype)
 
 
-def _checked_shape(shape):
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    for m, extent in enumerate(shape):
+def checked_shape(shape: ShapeLike) -> tuple[int, ...]:
+    """``shape`` (an extent or a sequence of them) as a tuple of ints, or ShapeError."""
+    # (not an extent: a sequence, or anything else that iterates, its items checked below)
+    extents = (
+        (shape,) if isinstance(shape, (int, np.integer)) else tuple(cast(Iterable[Any], shape))
+    )
+    for m, extent in enumerate(extents):
         if not isinstance(extent, (int, np.integer)) or not 0 <= extent < 2**63:
             raise ShapeError(f"mode {m}: extent {extent!r} is not an integer in [0, 2**63)")
-    return tuple(int(e) for e in shape)
+    return tuple(int(e) for e in extents)

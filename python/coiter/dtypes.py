@@ -1,13 +1,32 @@
 """Value and index dtypes coiter supports (API.md §2)."""
-import numpy as np
 
-VALUE_DTYPES = tuple(np.dtype(name) for name in (
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float32", "float64", "complex64", "complex128"))
+from typing import Any
+
+import numpy as np
+from numpy.typing import DTypeLike
+
+VALUE_DTYPES = tuple(
+    np.dtype(name)
+    for name in (
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    )
+)
 INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 
-def value_dtype(dtype, what="tensor"):
+def value_dtype(dtype: DTypeLike, what: str = "tensor") -> np.dtype[Any]:
     """The NumPy dtype for ``dtype``, or ``TypeError`` naming ``what`` if unsupported."""
     try:
         resolved = np.dtype(dtype)
@@ -18,4 +37,3 @@ def value_dtype(dtype, what="tensor"):
         supported = ", ".join(str(d) for d in VALUE_DTYPES)
         raise TypeError(f"{what}: unsupported dtype {resolved}; supported are {supported}")
     return native
-

@@ -1,6 +1,6 @@
 """Elementwise functions of tensors computed on the stored entries: NumPy ufuncs, comparisons,
 ``abs``, ``astype``, ``**``, and the divisions whose 0/0 the compiler's kernels do not give
-(operators.py).
+(operators.py calls them).
 
 A function ``f`` of tensors is applied to the values at the union of the sparse operands'
 stored coordinates (dense operands are read there); everywhere else every sparse operand is
@@ -9,36 +9,27 @@ the result is sparse (SciPy's rule: ``np.sqrt``, ``np.multiply``, ``A != B`` sta
 otherwise it is dense, within ``ct.config.max_dense_bytes`` (``np.exp(A)``, ``A == B``,
 ``A / 0``), else ``ct.ShapeError``: never a silent densification beyond the limit.
 """
+
 import math
 
 import numpy as np
 
+from .conversion import as_operand
+from .creation import wrap_dense
 from .dtypes import value_dtype
-from .format_inference import check_dense_size
+from .format_inference import check_dense_size, default_sparse_format
 from .formats import as_format, is_all_dense
+from .shapes import broadcast_shape
+from .tensor import Tensor, canonical, pack
 
 
 def _is_tensor(x):
-    from .tensor import Tensor
     return isinstance(x, Tensor)
-
-
-def canonical(tensor):
-    """``tensor`` computed, with duplicate coordinates summed (a non-unique COO repacked), so
-    a function of its values is a function of its elements."""
-    if tensor.format.holds_duplicates():
-        from .tensor import pack
-        coords, values = tensor.coords()
-        return pack(tensor.format, tensor.shape, [coords[:, m] for m in range(tensor.ndim)], values,
-                    True, tensor.name)
-    tensor.evaluate()
-    return tensor
 
 
 def binary(fn, a, b):
     """``fn(a, b)`` for the binary operators Python maps here (NotImplemented for operands that
     are neither tensors, arrays nor scalars)."""
-    from .operators import as_operand
     a, b = as_operand(a), as_operand(b)
     if a is NotImplemented or b is NotImplemented:
         return NotImplemented
@@ -50,12 +41,10 @@ def _checked_dtype(dtype, fn):
     return value_dtype(dtype, f"the result of {name}")
 
 
-def elementwise(fn, *operands):
-    """``fn(*operands)`` elementwise with NumPy broadcasting; operands are tensors or scalars
+def elementwise(fn, *inputs):
+    """``fn(*inputs)`` elementwise with NumPy broadcasting; inputs are tensors or scalars
     (at least one tensor). See the module's docstring for the result's format."""
-    from .creation import _wrap_dense
-    from .operators import broadcast_shape
-    operands = [canonical(x) if _is_tensor(x) else x for x in operands]
+    operands = [canonical(x) if _is_tensor(x) else x for x in inputs]
     tensors = [x for x in operands if _is_tensor(x)]
     shape = broadcast_shape([t.shape for t in tensors])
     order = len(shape)
@@ -65,7 +54,9 @@ def elementwise(fn, *operands):
         with np.errstate(all="ignore"):
             result = np.asarray(fn(*[np.asarray(x) if _is_tensor(x) else x for x in operands]))
         _checked_dtype(result.dtype, fn)
-        return _wrap_dense(np.array(result, order="C", copy=None), as_format("dense", result.ndim), None)
+        return wrap_dense(
+            np.array(result, order="C", copy=None), as_format("dense", result.ndim), None
+        )
     # The fill: every sparse operand zero, dense operands as they are (kept at their own shape,
     # which broadcasts to the result's: a dense row vector costs its own size only).
     fill_args = []
@@ -91,19 +82,27 @@ def elementwise(fn, *operands):
         values = np.asarray(fn(*args))
     dtype = _checked_dtype(np.result_type(values, fill), fn)
     if not np.any(fill):  # zero everywhere off the stored entries: a sparse result
-        from .operators import default_sparse_format
-        from .tensor import pack
         keep = values != 0
         like = sparse[0].format if sparse[0].shape == shape else None
         bits = 64 if any(t.index_dtype == np.int64 for t in sparse) else 32
-        return pack(default_sparse_format(order, like), shape, [c[keep] for c in index],
-                    values[keep].astype(dtype, copy=False), True, index_bits=bits)
-    check_dense_size(shape, dtype, f"of {getattr(fn, '__name__', 'the function')} (nonzero where the "
-                     "sparse operands are zero)")
+        return pack(
+            default_sparse_format(order, like),
+            shape,
+            [c[keep] for c in index],
+            values[keep].astype(dtype, copy=False),
+            True,
+            index_bits=bits,
+        )
+    check_dense_size(
+        shape,
+        dtype,
+        f"of {getattr(fn, '__name__', 'the function')} (nonzero where the "
+        "sparse operands are zero)",
+    )
     result = np.empty(shape, dtype=dtype)
     result[...] = fill
     result[index] = values
-    return _wrap_dense(result, as_format("dense", order), None)
+    return wrap_dense(result, as_format("dense", order), None)
 
 
 def _broadcast_entries(tensor, shape):
@@ -129,7 +128,11 @@ def _keys(coords, shape):
     """Row-major linear positions of ``coords`` (sortable keys), or None when they overflow."""
     if math.prod(shape) >= 2**63:
         return None
-    return np.ravel_multi_index(tuple(coords.T), shape) if coords.size else np.zeros(len(coords), np.int64)
+    return (
+        np.ravel_multi_index(tuple(coords.T), shape)
+        if coords.size
+        else np.zeros(len(coords), np.int64)
+    )
 
 
 def _union(coord_lists, shape):
@@ -141,7 +144,9 @@ def _union(coord_lists, shape):
     if keys is None:
         return np.unique(joined, axis=0)
     unique = np.unique(keys)
-    return np.stack(np.unravel_index(unique, shape), axis=1) if len(shape) else joined[:len(unique)]
+    return (
+        np.stack(np.unravel_index(unique, shape), axis=1) if len(shape) else joined[: len(unique)]
+    )
 
 
 def _aligned(tensor, shape, coords):
@@ -176,10 +181,7 @@ def nonzero(tensor):
 def where(condition, x=None, y=None):
     """``np.where``: one argument gives ``nonzero``; three choose elementwise."""
     if x is None and y is None:
-        from .operators import as_operand
         return nonzero(as_operand(condition))
     if x is None or y is None:
         raise ValueError("where: give both x and y, or neither")
-    from .operators import as_operand
     return elementwise(np.where, *(as_operand(v) for v in (condition, x, y)))
-

@@ -35,13 +35,25 @@ class DeviceError(CoiterError, RuntimeError):
     missing, device memory exhausted, a failed launch)."""
 
 
+class OutOfRange(ShapeError, IndexError):
+    """An index outside a mode's extent: an IndexError as NumPy raises (so iteration by
+    ``T[k]`` stops), and a ShapeError as coiter's element reads always raised."""
+
+
 class ParseError(CoiterError, ValueError):
     """A malformed expression string or file.
 
     ``column`` (expression strings) or ``line`` (files) locate the error when known.
     """
 
-    def __init__(self, message, *, line=None, column=None, path=None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        line: int | None = None,
+        column: int | None = None,
+        path: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.line = line
         self.column = column

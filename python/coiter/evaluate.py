@@ -1,18 +1,28 @@
 """One-call evaluation: ``ct.evaluate("y(i) = A(i,j) * x(j)", A=A, x=x)`` and ``ct.einsum``."""
+
+from __future__ import annotations
+
 import functools
 import logging
 from collections import OrderedDict
+from collections.abc import Hashable, Mapping
+from typing import Any, TypeAlias
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from . import _core
-from .compiler import (_core_expr, as_tensor, compile as compile_kernel, loop_order_formats,
-                       with_reordered_operands)
+from .compiler import Kernel, core_expression, loop_order_formats, with_reordered_operands
+from .compiler import compile as compile_kernel
+from .conversion import as_tensor
+from .creation import from_coords
+from .errors import CompileError, ParseError, ShapeError
 from .format_inference import check_dense_size, infer_result_format
-from .errors import CompileError, ParseError
-from .formats import as_format, is_all_dense
+from .formats import Format, FormatLike, as_format, is_all_dense
 from .notation import Access, Assignment, IndexVar, accesses, check_extents, map_tensors
-from .parser import TensorRef, parse
+from .parser import Parsed, TensorRef, parse
+from .schedule import Schedule
+from .tensor import Tensor
 
 logger = logging.getLogger("coiter")
 
@@ -21,53 +31,82 @@ logger = logging.getLogger("coiter")
 # result's format and dtype and building the compiler's expression cost several times the call
 # of a small kernel (SpAdd of two 1,000-row CSR matrices: 0.9 ms a call of ct.evaluate against
 # 0.08 ms a call of the kernel, SciPy 0.2 ms); the compiler's own cache still holds the kernels.
-# Least recently used first; cleared with the compiler's (ct.clear_cache).
+# Least recently used first; cleared with the compiler's (ct.clear_cache, kernel_cache.py).
 _CHOSEN_KERNELS_KEPT = 256
-_chosen_kernels = OrderedDict()
+# (kernel, result format, result dtype, None or the operands to pass instead: see choose_kernel)
+Choice: TypeAlias = tuple[Kernel, Format, np.dtype[Any], dict[str, Tensor] | None]
+_chosen_kernels: OrderedDict[Hashable, Choice] = OrderedDict()
 
 
 @functools.lru_cache(maxsize=_CHOSEN_KERNELS_KEPT)
-def _parsed(statement):
+def _parsed(statement: str) -> Parsed:
     """``parse(statement)``, once per text (the result is only read)."""
     return parse(statement)
 
 
-def forget_chosen_kernels():
-    """Empty ct.evaluate's table of kernels, and the array operators' (ct.clear_cache calls it)."""
-    from .operators import forget_kernels
+def forget_chosen_kernels() -> None:
+    """Empty ct.evaluate's table of kernels (ct.clear_cache calls it)."""
     _chosen_kernels.clear()
-    forget_kernels()
 
 
-def _choice_key(statement, operands, out_format, dtype, engine, schedule, target="cpu"):
+def _choice_key(
+    statement: str,
+    operands: Mapping[str, Tensor],
+    out_format: FormatLike | None,
+    dtype: DTypeLike | None,
+    engine: str | None,
+    schedule: Schedule | str | None,
+    target: str = "cpu",
+) -> Hashable:
     """What decides ct.evaluate's kernel (unhashable when an option is, such as an
     out_format given as a list of levels: such calls are not remembered)."""
     operand_key = tuple((name, t.format, t.dtype) for name, t in operands.items())
     schedule_key = schedule if schedule is None or isinstance(schedule, str) else str(schedule)
-    return (statement, operand_key, out_format, None if dtype is None else np.dtype(dtype), engine, schedule_key,
-            target)
+    return (
+        statement,
+        operand_key,
+        out_format,
+        None if dtype is None else np.dtype(dtype),
+        engine,
+        schedule_key,
+        target,
+    )
 
 
-
-def _computable(tensor):
+def _computable(tensor: Tensor) -> Tensor:
     """The tensor in a format the compiler iterates: DIA, ELL and BCSR (levels with derived
     coordinates) are converted to CSR, and the conversion is logged."""
     if tensor.format.name is None:
         return tensor
-    logger.info("coiter: converting %s from %s to csr for the kernel (the compiler does not iterate "
-                "%s levels yet)", tensor.name or "an operand", tensor.format, tensor.format.name)
+    logger.info(
+        "coiter: converting %s from %s to csr for the kernel (the compiler does not iterate "
+        "%s levels yet)",
+        tensor.name or "an operand",
+        tensor.format,
+        tensor.format.name,
+    )
     return tensor.asformat("csr")
 
 
-def _result_dtype(assignment, tensors):
+def _result_dtype(assignment: Assignment, tensors: Mapping[str, Tensor]) -> np.dtype[Any]:
     """NumPy's result type of the right side, computed by the compiler's promotion rules."""
-    def var_of(tensor):
+
+    def var_of(tensor: TensorRef) -> _core.TensorVar:
         t = tensors[tensor.name]
         return _core.TensorVar(tensor.name, t.format, t.dtype.name, "int64")
-    return np.dtype(_core_expr(assignment.rhs, var_of).dtype)
+
+    return np.dtype(core_expression(assignment.rhs, var_of).dtype)
 
 
-def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None, target="cpu", **tensors):
+def evaluate(
+    statement: str,
+    out_format: FormatLike | None = None,
+    dtype: DTypeLike | None = None,
+    engine: str | None = None,
+    schedule: Schedule | str | None = None,
+    target: str = "cpu",
+    **tensors: Any,
+) -> Tensor:
     """Compute ``statement`` (a string such as ``"y(i) = A(i,j) * x(j)"``) on the tensors
     given by name (coiter tensors, NumPy arrays or SciPy sparse matrices) and return the
     result as a new tensor. The result format is inferred when ``out_format`` is None.
@@ -75,17 +114,22 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
     assignment, refs = _parsed(statement) if isinstance(statement, str) else parse(statement)
     result_name = assignment.lhs.tensor.name
     if assignment.accumulate:
-        column = statement.index("+=") + 1
-        raise ParseError(f"ct.evaluate computes a new result, so it has nothing to accumulate into "
-                         f"('+=' at column {column} in {statement!r}): write 'r(i) = y(i) + ...' with "
-                         "the old tensor y as an input and a new result name", column=column)
+        at = statement.index("+=") + 1
+        raise ParseError(
+            f"ct.evaluate computes a new result, so it has nothing to accumulate into "
+            f"('+=' at column {at} in {statement!r}): write 'r(i) = y(i) + ...' with "
+            "the old tensor y as an input and a new result name",
+            column=at,
+        )
     column = refs[result_name].column
     if column is not None:
         # The result is a new tensor: a right side naming it would read a tensor that does
         # not exist yet (ct.compile, whose results can be passed in, allows it).
-        raise ParseError(f"the result {result_name} of ct.evaluate is new and cannot also be an "
-                         f"input (column {column} in {statement!r}); give the result another name",
-                         column=column)
+        raise ParseError(
+            f"the result {result_name} of ct.evaluate is new and cannot also be an "
+            f"input (column {column} in {statement!r}); give the result another name",
+            column=column,
+        )
     names = [name for name in refs if name != result_name]
     missing = [n for n in names if n not in tensors]
     if missing:
@@ -93,17 +137,21 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
     operands = {name: as_tensor(tensors[name], name) for name in names}
     for name, ref in refs.items():
         if name != result_name and operands[name].ndim != ref.order:
-            from .errors import ShapeError
-            raise ShapeError(f"tensor {name} has {operands[name].ndim} modes but is indexed with "
-                             f"{ref.order} indices in {statement!r}")
+            raise ShapeError(
+                f"tensor {name} has {operands[name].ndim} modes but is indexed with "
+                f"{ref.order} indices in {statement!r}"
+            )
     check_extents(accesses(assignment.rhs), lambda ref: operands[ref.name].shape)
     key = _choice_key(statement, operands, out_format, dtype, engine, schedule, target)
+    chosen: Choice | None
     try:
         chosen = _chosen_kernels.get(key)
     except TypeError:
         key = chosen = None
     if chosen is None:
-        chosen = _choose_kernel(assignment, refs, operands, out_format, dtype, engine, schedule, target)
+        chosen = choose_kernel(
+            assignment, refs, operands, out_format, dtype, engine, schedule, target
+        )
         if key is not None and chosen[3] is None:
             _chosen_kernels[key] = chosen
             if len(_chosen_kernels) > _CHOSEN_KERNELS_KEPT:
@@ -122,7 +170,16 @@ def evaluate(statement, out_format=None, dtype=None, engine=None, schedule=None,
     return result
 
 
-def _choose_kernel(assignment, refs, operands, out_format, dtype, engine, schedule, target="cpu"):
+def choose_kernel(
+    assignment: Assignment,
+    refs: dict[str, TensorRef],
+    operands: Mapping[str, Tensor],
+    out_format: FormatLike | None,
+    dtype: DTypeLike | None,
+    engine: str | None,
+    schedule: Schedule | str | None,
+    target: str = "cpu",
+) -> Choice:
     """(kernel, result format, result dtype, None or the operands to pass instead: some
     converted to another mode order, repeated ones under names of their own)."""
     result_name = assignment.lhs.tensor.name
@@ -130,8 +187,9 @@ def _choose_kernel(assignment, refs, operands, out_format, dtype, engine, schedu
     result_dtype = rhs_dtype if dtype is None else np.dtype(dtype)
     order = len(assignment.lhs.indices)
     if out_format is None:
-        fmt = infer_result_format(assignment.lhs.indices, assignment.rhs,
-                                  lambda ref: operands[ref.name].format)
+        fmt = infer_result_format(
+            assignment.lhs.indices, assignment.rhs, lambda ref: operands[ref.name].format
+        )
     else:
         fmt = as_format(out_format, order)
     formats = {name: t.format for name, t in operands.items()}
@@ -139,22 +197,34 @@ def _choose_kernel(assignment, refs, operands, out_format, dtype, engine, schedu
     dtypes = {name: t.dtype for name, t in operands.items()}
     dtypes[result_name] = result_dtype
     try:
-        kernel = compile_kernel((assignment, refs), formats=formats, dtypes=dtypes, engine=engine,
-                                schedule=schedule, target=target)
+        kernel = compile_kernel(
+            (assignment, refs),
+            formats=formats,
+            dtypes=dtypes,
+            engine=engine,
+            schedule=schedule,
+            target=target,
+        )
         return kernel, fmt, result_dtype, None
     except CompileError as error:
         # (Not remembered: which operands are converted, and how, depends on their data.)
-        kernel, replaced = _compile_with_reordered_operands((assignment, refs), operands, formats, dtypes,
-                                                            engine, schedule, error, target)
+        kernel, replaced = _compile_with_reordered_operands(
+            (assignment, refs), operands, formats, dtypes, engine, schedule, error, target
+        )
         return kernel, fmt, result_dtype, replaced
 
 
-def _split_repeated(assignment, operands):
+def _split_repeated(
+    assignment: Assignment,
+    operands: Mapping[str, Tensor],
+) -> tuple[Parsed, dict[str, Tensor]]:
     """The statement with every repeated operand read under its own name (A, A_1, ...), so
     each access can be given its own storage order."""
-    seen, refs, given = {}, {}, {}
+    seen: dict[str, int] = {}
+    refs: dict[str, TensorRef] = {}
+    given: dict[str, Tensor] = {}
 
-    def rename(ref):
+    def rename(ref: TensorRef) -> TensorRef:
         n = seen.get(ref.name, 0)
         seen[ref.name] = n + 1
         name = ref.name if n == 0 else f"{ref.name}_{n}"
@@ -168,24 +238,41 @@ def _split_repeated(assignment, operands):
     return (Assignment(assignment.lhs, rhs, assignment.accumulate), refs), given
 
 
-def _compile_with_reordered_operands(parsed, operands, formats, dtypes, engine, schedule, error, target="cpu"):
+def _compile_with_reordered_operands(
+    parsed: Parsed,
+    operands: Mapping[str, Tensor],
+    formats: Mapping[str, Format],
+    dtypes: Mapping[str, np.dtype[Any]],
+    engine: str | None,
+    schedule: Schedule | str | None,
+    error: CompileError,
+    target: str = "cpu",
+) -> tuple[Kernel, dict[str, Tensor]]:
     """Compile with operands converted to other mode orders (see
     ``compiler.with_reordered_operands``), each access of a repeated operand on its own."""
     parsed, operands = _split_repeated(parsed[0], operands)
     result_name = parsed[0].lhs.tensor.name
-    formats = dict({n: t.format for n, t in operands.items()}, **{result_name: formats[result_name]})
+    formats = dict(
+        {n: t.format for n, t in operands.items()}, **{result_name: formats[result_name]}
+    )
     dtypes = dict({n: t.dtype for n, t in operands.items()}, **{result_name: dtypes[result_name]})
 
-    def attempt(overrides):
-        return compile_kernel(parsed, formats=dict(formats, **overrides), dtypes=dtypes, engine=engine,
-                              schedule=schedule, target=target)
+    def attempt(overrides: dict[str, Format]) -> Kernel:
+        return compile_kernel(
+            parsed,
+            formats=dict(formats, **overrides),
+            dtypes=dtypes,
+            engine=engine,
+            schedule=schedule,
+            target=target,
+        )
 
     preferred = loop_order_formats(parsed[0], operands, formats[result_name])
     kernel, converted = with_reordered_operands(operands, attempt, error, preferred)
     return kernel, dict(operands, **converted)
 
 
-def _subscripts(spec, operands):
+def _subscripts(spec: str, operands: list[Tensor]) -> tuple[list[str], str]:
     """Expand NumPy einsum subscripts into (input index lists, output index list)."""
     spec = spec.replace(" ", "")
     if "->" in spec:
@@ -203,34 +290,38 @@ def _subscripts(spec, operands):
         if "..." in text:
             rank = op.ndim - (len(text) - 3)
             if rank < 0:
-                raise ValueError(f"einsum: subscripts {text!r} have more indices than operand dimensions")
+                raise ValueError(
+                    f"einsum: subscripts {text!r} have more indices than operand dimensions"
+                )
             ellipsis_rank = max(ellipsis_rank, rank)
-            text = text.replace("...", "".join(free[ellipsis_rank - rank:ellipsis_rank]))
+            text = text.replace("...", "".join(free[ellipsis_rank - rank : ellipsis_rank]))
         if len(text) != op.ndim:
-            from .errors import ShapeError
-            raise ShapeError(f"einsum: subscripts {text!r} for an operand with {op.ndim} dimensions")
+            raise ShapeError(
+                f"einsum: subscripts {text!r} for an operand with {op.ndim} dimensions"
+            )
         expanded.append(text)
     ellipsis = "".join(free[:ellipsis_rank])
     if output_text is None:
-        counts = {}
+        counts: dict[str, int] = {}
         for c in "".join(expanded):
             counts[c] = counts.get(c, 0) + 1
-        output = ellipsis + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ellipsis))
+        output = ellipsis + "".join(
+            sorted(c for c, n in counts.items() if n == 1 and c not in ellipsis)
+        )
     else:
         output = output_text.replace("...", ellipsis)
     return expanded, output
 
 
-def _diagonal(tensor, subscripts):
+def _diagonal(tensor: Tensor, subscripts: str) -> tuple[Tensor, str]:
     """Take the generalized diagonal of an operand whose subscripts repeat an index, so
     every operand has distinct indices; returns (tensor, subscripts)."""
-    from .creation import from_coords
     if len(set(subscripts)) == len(subscripts):
         return tensor, subscripts
     unique = "".join(dict.fromkeys(subscripts))
     coords, values = tensor.coords()
     keep = np.ones(len(values), dtype=bool)
-    first = {}
+    first: dict[str, int] = {}
     for m, c in enumerate(subscripts):
         if c in first:
             keep &= coords[:, m] == coords[:, first[c]]
@@ -238,12 +329,22 @@ def _diagonal(tensor, subscripts):
             first[c] = m
     columns = coords[keep][:, [first[c] for c in unique]]
     shape = tuple(tensor.shape[first[c]] for c in unique)
-    fmt = "dense" if all(level.name == "dense" for level in tensor.format.levels) else "s" * len(unique)
+    fmt = (
+        "dense"
+        if all(level.name == "dense" for level in tensor.format.levels)
+        else "s" * len(unique)
+    )
     diag = from_coords(columns, values[keep], shape, format=as_format(fmt, len(unique)))
     return diag, unique
 
 
-def einsum(subscripts, *operands, out_format=None, dtype=None, engine=None):
+def einsum(
+    subscripts: str,
+    *operands: Any,
+    out_format: FormatLike | None = None,
+    dtype: DTypeLike | None = None,
+    engine: str | None = None,
+) -> Tensor:
     """NumPy's ``einsum`` over dense and sparse operands, computed by one fused kernel.
 
     Supports ``->`` omitted (implicit output), ``...``, repeated indices within an operand
@@ -255,10 +356,15 @@ def einsum(subscripts, *operands, out_format=None, dtype=None, engine=None):
     # Before diagonals are taken: a subscript repeated within an operand, as across operands,
     # must range over equal extents (NumPy raises too).
     shapes = {f"operand {k}": tensor.shape for k, tensor in enumerate(tensors)}
-    check_extents([Access(TensorRef(label, len(text)), [IndexVar(c) for c in text])
-                   for label, text in zip(shapes, inputs)], lambda ref: shapes[ref.name])
+    check_extents(
+        [
+            Access(TensorRef(label, len(text)), [IndexVar(c) for c in text])
+            for label, text in zip(shapes, inputs)
+        ],
+        lambda ref: shapes[ref.name],
+    )
     terms = []
-    given = {}
+    given: dict[str, Any] = {}
     for name, tensor, text in zip(names, tensors, inputs):
         tensor, text = _diagonal(tensor, text)
         given[name] = tensor

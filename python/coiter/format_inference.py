@@ -1,43 +1,25 @@
 """The result format coiter infers when none is given (API.md §3, "Inferred result format")."""
+
 import math
 
 import numpy as np
 
+from .config import config
 from .errors import ShapeError
-from .formats import as_format
+from .formats import Format, as_format
 from .notation import Access, Binary, Literal, Negate, Reduction, accesses
-
-
-class _Config:
-    """Global settings (``ct.config``)."""
-
-    max_dense_bytes = 4 << 30
-
-
-config = _Config()
 
 
 def _is_sparse(fmt):
     return any(level.name != "dense" for level in fmt.levels)
 
 
-def _assemblable(fmt):
-    """Whether the compiler can build a result in this format: dense levels, then compressed,
-    singleton or hashed levels, then dense levels (DIA, ELL and BCSR results are not
-    assembled yet, nor a compressed level below a dense one below a compressed one)."""
-    if fmt.name is not None:
-        return False
-    if any(level.name not in ("dense", "compressed", "singleton", "hashed") for level in fmt.levels):
-        return False
-    seen_sparse = dense_below_sparse = False
-    for level in fmt.levels:
-        if level.name == "dense":
-            dense_below_sparse = seen_sparse
-        elif dense_below_sparse:
-            return False
-        else:
-            seen_sparse = True
-    return True
+def assemblable(fmt: Format) -> bool:
+    """Whether a kernel can compute a result in this format. The core decides from each level
+    type's assembly (``Format.result_assembly_problem``; docs/architecture.md): dense levels
+    located, compressed and singleton levels appended, hashed ones inserted; not DIA, ELL or
+    BCSR, nor a compressed level below a dense one below a compressed one."""
+    return fmt.result_assembly_problem is None
 
 
 def _terms(expr):
@@ -75,17 +57,22 @@ def infer_result_format(result_indices, rhs, format_of):
     if not sparse and factors is not None and sparse_ops:
         access_factors = [f for f in factors if isinstance(f, Access)]
         summed = {v for f in access_factors for v in f.indices} - result_set
-        dense_vars = {v for f in access_factors if not _is_sparse(format_of(f.tensor)) for v in f.indices}
+        dense_vars = {
+            v for f in access_factors if not _is_sparse(format_of(f.tensor)) for v in f.indices
+        }
         carriers = [a for a in sparse_ops if result_set <= set(a.indices)]
-        sparse = bool(carriers) and summed <= dense_vars and not any(
-            summed & set(a.indices) for a in sparse_ops)
+        sparse = (
+            bool(carriers)
+            and summed <= dense_vars
+            and not any(summed & set(a.indices) for a in sparse_ops)
+        )
     if order == 0 or not sparse:
         return as_format("dense", order)
     carrying = [a for a in sparse_ops if result_set & set(a.indices)]
     formats = {format_of(a.tensor) for a in carrying}
     if len(formats) == 1:
         (fmt,) = formats
-        if fmt.order == order and _assemblable(fmt):
+        if fmt.order == order and assemblable(fmt):
             return fmt
     if order == 1:
         return as_format("s", 1)
@@ -107,6 +94,21 @@ def check_dense_size(shape, dtype, name):
     """Raise ShapeError when an inferred dense result would exceed ``ct.config.max_dense_bytes``."""
     nbytes = math.prod(shape) * np.dtype(dtype).itemsize
     if nbytes > config.max_dense_bytes:
-        raise ShapeError(f"the dense result {name} of shape {tuple(shape)} would need {nbytes} bytes, "
-                         f"more than ct.config.max_dense_bytes ({config.max_dense_bytes}); pass "
-                         "out_format= with a sparse format, or out_format=\"dense\" to compute it anyway")
+        raise ShapeError(
+            f"the dense result {name} of shape {tuple(shape)} would need {nbytes} bytes, "
+            f"more than ct.config.max_dense_bytes ({config.max_dense_bytes}); pass "
+            'out_format= with a sparse format, or out_format="dense" to compute it anyway'
+        )
+
+
+def default_sparse_format(order, like=None):
+    """A sparse format of ``order`` modes for a result built from entries: ``like`` when it has
+    that order and can be assembled, else COO when ``like`` is COO, compressed for a vector, CSR
+    for a matrix, CSF beyond."""
+    if like is not None and like.order == order and assemblable(like):
+        return like
+    if order == 0:
+        return as_format("dense", 0)
+    if like is not None and like == as_format("coo", like.order) and order >= 2:
+        return as_format("coo", order)
+    return as_format({1: "s", 2: "csr"}.get(order, "csf"), order)

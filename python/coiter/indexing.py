@@ -7,22 +7,22 @@ format when the order is unchanged, else the default sparse format of the new or
 matrix, compressed for a vector): O(nnz) in general, O(entries of the selected rows) when the
 first index selects rows of a CSR-like tensor (dense first level over mode 0).
 """
+
+from typing import Any
+
 import numpy as np
 
-from .errors import ShapeError
+from .conversion import asarray
+from .errors import OutOfRange
+from .format_inference import default_sparse_format
 from .formats import is_all_dense
-
-
-class OutOfRange(ShapeError, IndexError):
-    """An index outside a mode's extent: an IndexError as NumPy raises (so iteration by
-    ``T[k]`` stops), and a ShapeError as coiter's element reads always raised."""
+from .tensor import canonical, pack
 
 
 def getitem(tensor, key):
     key = key if isinstance(key, tuple) else (key,)
     modes = _expand(key, tensor.shape)
     if is_all_dense(tensor.format):
-        from .creation import asarray
         result = np.asarray(tensor)[tuple(k for _, k in modes)]
         return result if np.ndim(result) == 0 else asarray(result)
     return _sparse(tensor, modes)
@@ -39,10 +39,11 @@ def _expand(key, shape):
         raise IndexError(f"too many indices: the tensor has {ndim} modes but {used} were indexed")
     if Ellipsis in [k for k in key if not isinstance(k, np.ndarray)]:
         at = next(n for n, k in enumerate(key) if k is Ellipsis)
-        key = key[:at] + (slice(None),) * (ndim - used) + key[at + 1:]
+        key = key[:at] + (slice(None),) * (ndim - used) + key[at + 1 :]
     else:
         key = key + (slice(None),) * (ndim - used)
-    modes, mode = [], 0
+    modes: list[tuple[int | None, Any]] = []
+    mode = 0
     arrays = 0
     for k in key:
         if k is None:
@@ -59,32 +60,38 @@ def _expand(key, shape):
             array = np.asarray(k)
             if array.dtype == bool:
                 if array.shape != (extent,):
-                    raise IndexError(f"boolean index of shape {array.shape} for mode {mode} of extent {extent}")
+                    raise IndexError(
+                        f"boolean index of shape {array.shape} for mode {mode} of extent {extent}"
+                    )
                 array = np.flatnonzero(array)
             if array.ndim != 1 or (array.size and not np.issubdtype(array.dtype, np.integer)):
-                raise IndexError(f"only integers, slices, None, ... and 1-D integer or boolean arrays "
-                                 f"index a tensor; got {k!r}")
+                raise IndexError(
+                    f"only integers, slices, None, ... and 1-D integer or boolean arrays "
+                    f"index a tensor; got {k!r}"
+                )
             array = array.astype(np.int64)
             if array.size and (array.min() < -extent or array.max() >= extent):
-                raise OutOfRange(f"an index in {k!r} is out of range for mode {mode} (extent {extent})")
+                raise OutOfRange(
+                    f"an index in {k!r} is out of range for mode {mode} (extent {extent})"
+                )
             k = array % extent if extent else array
             arrays += 1
         modes.append((mode, k))
         mode += 1
     if arrays > 1:
-        raise IndexError("coiter tensors take one array index at a time (as pydata/sparse); index "
-                         "one mode, then the other")
+        raise IndexError(
+            "coiter tensors take one array index at a time (as pydata/sparse); index "
+            "one mode, then the other"
+        )
     return modes
 
 
 def _sparse(tensor, modes):
-    from .elementwise import canonical
-    from .operators import default_sparse_format
-    from .tensor import pack
     tensor = canonical(tensor)
     coords, values, first_done = _entries(tensor, modes)
     keep = np.ones(len(values), dtype=bool)
-    columns, shape = [], []
+    columns: list[Any] = []
+    shape: list[int] = []
     for mode, k in modes:
         if mode is None:
             columns.append(None)
@@ -122,11 +129,17 @@ def _sparse(tensor, modes):
             columns[n] = order[np.repeat(left, counts) + offsets]
             values = values[entry]
     columns = [np.zeros(len(values), dtype=np.int64) if c is None else c for c in columns]
-    shape = tuple(shape)
     if not shape:
         return values.sum() if len(values) else tensor.dtype.type(0)
     bits = 64 if tensor.index_dtype == np.int64 else 32
-    return pack(default_sparse_format(len(shape), tensor.format), shape, columns, values, True, index_bits=bits)
+    return pack(
+        default_sparse_format(len(shape), tensor.format),
+        shape,
+        columns,
+        values,
+        True,
+        index_bits=bits,
+    )
 
 
 def _entries(tensor, modes):
@@ -135,8 +148,13 @@ def _entries(tensor, modes):
     compressed level (CSR, CSR-like tensors) gives only the rows the first index selects."""
     fmt = tensor.format
     first = next(k for mode, k in modes if mode == 0) if tensor.ndim else None
-    rows_first = (fmt.name is None and tensor.ndim == 2 and tuple(fmt.mode_order) == (0, 1)
-                  and fmt.levels[0].name == "dense" and fmt.levels[1].name == "compressed")
+    rows_first = (
+        fmt.name is None
+        and tensor.ndim == 2
+        and tuple(fmt.mode_order) == (0, 1)
+        and fmt.levels[0].name == "dense"
+        and fmt.levels[1].name == "compressed"
+    )
     if rows_first and isinstance(first, (int, slice)):
         if isinstance(first, int):
             start, stop = first, first + 1
@@ -146,7 +164,7 @@ def _entries(tensor, modes):
             stop = max(stop, start)
         level = tensor.levels[1]
         lo, hi = int(level.pos[start]), int(level.pos[stop])
-        rows = np.repeat(np.arange(start, stop), np.diff(level.pos[start:stop + 1]))
+        rows = np.repeat(np.arange(start, stop), np.diff(level.pos[start : stop + 1]))
         coords = np.stack([rows, level.crd[lo:hi]], axis=1).astype(np.int64)
         return coords, tensor.values[lo:hi], isinstance(first, int)
     coords, values = tensor.coords()

@@ -2,9 +2,11 @@
 ``gmres``, ``eigsh``, ``svds`` given a tensor) call ``T.matvec``, ``T.rmatvec``, ``T.matmat``
 and ``T.rmatmat``, which compute ``T @ x`` and ``T.conj().T @ x`` with coiter's kernels and
 return NumPy arrays, as LinearOperator expects."""
+
 import numpy as np
 
 from .errors import ShapeError
+from .evaluate import evaluate
 
 
 def _operand(tensor, x, rows, what):
@@ -20,17 +22,22 @@ def _operand(tensor, x, rows, what):
 # The products as statements: ct.evaluate remembers the kernel it chose for each statement and
 # operand formats, so a solver's calls cost the kernel call and a table lookup (the lazy
 # operators would also build an expression each time: about 0.1 ms more per call).
-_PRODUCTS = {(False, 1): "y(i) = A(i,j) * x(j)", (False, 2): "y(i,k) = A(i,j) * x(j,k)",
-             (True, 1): "y(j) = A(i,j) * x(i)", (True, 2): "y(j,k) = A(i,j) * x(i,k)"}
+_PRODUCTS = {
+    (False, 1): "y(i) = A(i,j) * x(j)",
+    (False, 2): "y(i,k) = A(i,j) * x(j,k)",
+    (True, 1): "y(j) = A(i,j) * x(i)",
+    (True, 2): "y(j,k) = A(i,j) * x(i,k)",
+}
 
 
 def _apply(matrix, x, transposed=False):
-    from .evaluate import evaluate
     column = x.ndim == 2 and x.shape[1] == 1  # LinearOperator's column vectors
     operand = x.reshape(-1) if column else x
-    y = evaluate(_PRODUCTS[transposed, operand.ndim], A=matrix.evaluate(), x=operand,
-                 out_format="dense")
-    y = np.asarray(y)
+    y = np.asarray(
+        evaluate(
+            _PRODUCTS[transposed, operand.ndim], A=matrix.evaluate(), x=operand, out_format="dense"
+        )
+    )
     return y.reshape(-1, 1) if column else y
 
 

@@ -1,11 +1,16 @@
 """Index notation in Python (API.md §3): index variables, expressions built with operators,
 reductions, and assignments. Expressions are plain Python trees; they become the C++ AST
 (``_core``) when compiled, where types are promoted and shapes checked."""
+
+from __future__ import annotations
+
 import numbers
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from .errors import ShapeError
+from .errors import CompileError, ShapeError
 
 
 class IndexVar:
@@ -13,111 +18,119 @@ class IndexVar:
 
     __slots__ = ("name",)
 
-    def __init__(self, name):
+    def __init__(self, name: str) -> None:
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"an index variable needs an identifier name, got {name!r}")
         self.name = name
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"IndexVar({self.name!r})"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.name
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, IndexVar) and other.name == self.name
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(("IndexVar", self.name))
 
 
-def indices(names):
+def indices(names: str) -> tuple[IndexVar, ...]:
     """Index variables from a space- or comma-separated string: ``ct.indices("i j k")``."""
     parts = names.replace(",", " ").split()
     return tuple(IndexVar(p) for p in parts) if len(parts) != 1 else (IndexVar(parts[0]),)
 
 
-def _wrap(value):
+def _wrap(value: object) -> IndexExpr:
     if isinstance(value, IndexExpr):
         return value
     if isinstance(value, (bool, np.bool_)):
         return Literal(bool(value))
-    if isinstance(value, numbers.Number) and np.ndim(value) == 0:
-        if isinstance(value, np.generic):
-            value = value.item()
-        return Literal(value)
-    raise TypeError(f"cannot use {type(value).__name__} {value!r} in an index expression; wrap "
-                    "arrays with ct.asarray and index them, e.g. A[i, j]")
+    # (numbers.Number, which NumPy's scalars register with, is outside NumPy's annotations)
+    if isinstance(value, numbers.Number) and np.ndim(value) == 0:  # type: ignore[arg-type]
+        scalar: Any = value.item() if isinstance(value, np.generic) else value
+        return Literal(scalar)
+    raise TypeError(
+        f"cannot use {type(value).__name__} {value!r} in an index expression; wrap "
+        "arrays with ct.asarray and index them, e.g. A[i, j]"
+    )
 
 
 class IndexExpr:
     """An index-notation expression; combine with ``+ - * /`` and unary ``-``."""
 
-    def __add__(self, other):
+    def __add__(self, other: object) -> Binary:
         return Binary("add", self, _wrap(other))
 
-    def __radd__(self, other):
+    def __radd__(self, other: object) -> Binary:
         return Binary("add", _wrap(other), self)
 
-    def __sub__(self, other):
+    def __sub__(self, other: object) -> Binary:
         return Binary("sub", self, _wrap(other))
 
-    def __rsub__(self, other):
+    def __rsub__(self, other: object) -> Binary:
         return Binary("sub", _wrap(other), self)
 
-    def __mul__(self, other):
+    def __mul__(self, other: object) -> Binary:
         return Binary("mul", self, _wrap(other))
 
-    def __rmul__(self, other):
+    def __rmul__(self, other: object) -> Binary:
         return Binary("mul", _wrap(other), self)
 
-    def __truediv__(self, other):
+    def __truediv__(self, other: object) -> Binary:
         return Binary("div", self, _wrap(other))
 
-    def __rtruediv__(self, other):
+    def __rtruediv__(self, other: object) -> Binary:
         return Binary("div", _wrap(other), self)
 
-    def __neg__(self):
+    def __neg__(self) -> Negate:
         return Negate(self)
 
-    def __pos__(self):
+    def __pos__(self) -> IndexExpr:
         return self
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         raise TypeError("an index expression has no truth value (assign it to a tensor instead)")
 
-    def __str__(self):
+    def _text(self, precedence: int) -> str:
+        """The expression as text, parenthesized when its operator binds less tightly than
+        ``precedence`` (each kind of expression writes its own)."""
+        raise NotImplementedError
+
+    def __str__(self) -> str:
         return self._text(0)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<IndexExpr {self}>"
 
 
 class Access(IndexExpr):
-    """``tensor[i, j]``: a tensor indexed by index variables."""
+    """``tensor[i, j]``: a tensor indexed by index variables. ``tensor`` is a coiter tensor, or
+    what stands for one while compiling (a parsed name, a kernel's tensor description)."""
 
-    def __init__(self, tensor, indices):
+    def __init__(self, tensor: Any, indices: Sequence[IndexVar]) -> None:
         self.tensor = tensor
         self.indices = tuple(indices)
 
-    def _text(self, precedence):
+    def _text(self, precedence: int) -> str:
         name = getattr(self.tensor, "name", None) or "?"
         return f"{name}({','.join(v.name for v in self.indices)})"
 
 
 class Literal(IndexExpr):
-    def __init__(self, value):
+    def __init__(self, value: complex) -> None:
         self.value = value
 
-    def _text(self, precedence):
+    def _text(self, precedence: int) -> str:
         return repr(self.value)
 
 
 class Negate(IndexExpr):
-    def __init__(self, a):
+    def __init__(self, a: IndexExpr) -> None:
         self.a = a
 
-    def _text(self, precedence):
+    def _text(self, precedence: int) -> str:
         return "-" + self.a._text(4)
 
 
@@ -125,10 +138,10 @@ _SYMBOLS = {"add": ("+", 1), "sub": ("-", 1), "mul": ("*", 2), "div": ("/", 2)}
 
 
 class Binary(IndexExpr):
-    def __init__(self, op, a, b):
+    def __init__(self, op: str, a: IndexExpr, b: IndexExpr) -> None:
         self.op, self.a, self.b = op, a, b
 
-    def _text(self, precedence):
+    def _text(self, precedence: int) -> str:
         symbol, p = _SYMBOLS[self.op]
         text = f"{self.a._text(p)} {symbol} {self.b._text(p + 1)}"
         return f"({text})" if p < precedence else text
@@ -137,15 +150,15 @@ class Binary(IndexExpr):
 class Reduction(IndexExpr):
     """``ct.sum(i, expr)``, ``ct.max(i, expr)``, ``ct.min(i, expr)``."""
 
-    def __init__(self, op, var, body):
+    def __init__(self, op: str, var: IndexVar, body: IndexExpr) -> None:
         self.op, self.var, self.body = op, var, body
 
-    def _text(self, precedence):
+    def _text(self, precedence: int) -> str:
         name = {"add": "sum"}.get(self.op, self.op)
         return f"{name}({self.var.name}, {self.body._text(0)})"
 
 
-def _reduction(op, var, expr):
+def _reduction(op: str, var: IndexVar | str, expr: object) -> Reduction:
     if isinstance(var, str):
         var = IndexVar(var)
     if not isinstance(var, IndexVar):
@@ -153,17 +166,17 @@ def _reduction(op, var, expr):
     return Reduction(op, var, _wrap(expr))
 
 
-def sum(var, expr):  # noqa: A001 - the API name (ct.sum)
+def sum(var: IndexVar | str, expr: object) -> Reduction:  # noqa: A001 - the API name (ct.sum)
     """``ct.sum(i, expr)``: the sum of ``expr`` over ``i``."""
     return _reduction("add", var, expr)
 
 
-def max(var, expr):  # noqa: A001
+def max(var: IndexVar | str, expr: object) -> Reduction:  # noqa: A001
     """``ct.max(i, expr)``: the maximum over ``i`` (unstored entries count as zeros)."""
     return _reduction("max", var, expr)
 
 
-def min(var, expr):  # noqa: A001
+def min(var: IndexVar | str, expr: object) -> Reduction:  # noqa: A001
     """``ct.min(i, expr)``: the minimum over ``i`` (unstored entries count as zeros)."""
     return _reduction("min", var, expr)
 
@@ -171,10 +184,10 @@ def min(var, expr):  # noqa: A001
 class Assignment:
     """``lhs = rhs`` (or ``lhs op= rhs``), the definition of a result tensor."""
 
-    def __init__(self, lhs, rhs, accumulate=None):
+    def __init__(self, lhs: Access, rhs: IndexExpr, accumulate: str | None = None) -> None:
         self.lhs, self.rhs, self.accumulate = lhs, rhs, accumulate
 
-    def __str__(self):
+    def __str__(self) -> str:
         op = "+=" if self.accumulate == "add" else "="
         return f"{self.lhs} {op} {self.rhs}"
 
@@ -185,23 +198,32 @@ class Assignment:
 MAX_DEPTH = 100
 
 
-def check_depth(expr, what):
+def check_depth(expr: IndexExpr, what: str) -> None:
     """CompileError when ``expr`` nests deeper than MAX_DEPTH; iterative, so any depth."""
-    from .errors import CompileError
-    stack, deepest = [(expr, 1)], 0
+    stack: list[tuple[IndexExpr, int]] = [(expr, 1)]
+    deepest = 0
     while stack:
         node, depth = stack.pop()
         deepest = depth if depth > deepest else deepest
         if deepest > MAX_DEPTH:
-            raise CompileError(f"{what}: the expression nests deeper than {MAX_DEPTH} levels "
-                               "(operators, signs and reductions); split it into several "
-                               "assignments")
-        children = ((node.a, node.b) if isinstance(node, Binary) else (node.a,) if isinstance(node, Negate)
-                    else (node.body,) if isinstance(node, Reduction) else ())
+            raise CompileError(
+                f"{what}: the expression nests deeper than {MAX_DEPTH} levels "
+                "(operators, signs and reductions); split it into several "
+                "assignments"
+            )
+        children: tuple[IndexExpr, ...] = (
+            (node.a, node.b)
+            if isinstance(node, Binary)
+            else (node.a,)
+            if isinstance(node, Negate)
+            else (node.body,)
+            if isinstance(node, Reduction)
+            else ()
+        )
         stack.extend((child, depth + 1) for child in children)
 
 
-def accesses(expr):
+def accesses(expr: IndexExpr) -> list[Access]:
     """Every Access in ``expr``, left to right."""
     if isinstance(expr, Access):
         return [expr]
@@ -214,7 +236,7 @@ def accesses(expr):
     return []
 
 
-def map_tensors(expr, fn):
+def map_tensors(expr: IndexExpr, fn: Callable[[Any], Any]) -> IndexExpr:
     """``expr`` with the tensor of every access replaced by ``fn(tensor)``."""
     if isinstance(expr, Access):
         return Access(fn(expr.tensor), expr.indices)
@@ -227,10 +249,12 @@ def map_tensors(expr, fn):
     return expr
 
 
-def check_extents(access_list, shape_of):
+def check_extents(
+    access_list: Sequence[Access], shape_of: Callable[[Any], Sequence[int] | None]
+) -> None:
     """Raise ShapeError when an index variable ranges over modes of different extents;
     ``shape_of(tensor)`` gives a tensor's shape (None to skip it)."""
-    seen = {}
+    seen: dict[str, tuple[int, str, int]] = {}
     for a in access_list:
         shape = shape_of(a.tensor)
         if shape is None:
@@ -242,11 +266,13 @@ def check_extents(access_list, shape_of):
                 seen[v.name] = (extent, name, mode)
             elif seen[v.name][0] != extent:
                 first, first_name, first_mode = seen[v.name]
-                raise ShapeError(f"index {v.name!r} ranges over mode {first_mode} of {first_name} "
-                                 f"(extent {first}) and mode {mode} of {name} (extent {extent})")
+                raise ShapeError(
+                    f"index {v.name!r} ranges over mode {first_mode} of {first_name} "
+                    f"(extent {first}) and mode {mode} of {name} (extent {extent})"
+                )
 
 
-def index_key(key, ndim, label):
+def index_key(key: object, ndim: int, label: str) -> tuple[IndexVar, ...] | None:
     """The index variables of ``T[key]``, or None when ``key`` holds no index variable."""
     key = key if isinstance(key, tuple) else (key,)
     if key == () and ndim == 0:

@@ -8,15 +8,22 @@ gets NumPy arrays (``np.asarray`` of each tensor) when every tensor fits in
 ``ct.config.max_dense_bytes``, and raises ``ct.ShapeError`` otherwise; the densification is
 logged at INFO level, so it is never silent.
 """
+
 import logging
 import math
 
 import numpy as np
+import scipy.sparse as sp
 
 from . import elementwise as ew
 from . import operators as ops
+from .config import config
+from .conversion import as_operand
 from .errors import ShapeError
-from .format_inference import config
+from .evaluate import einsum
+from .formats import is_all_dense
+from .shaping import concatenate, stack
+from .tensor import Tensor
 
 logger = logging.getLogger("coiter")
 
@@ -24,9 +31,9 @@ _OPERATOR_UFUNCS = {np.add: "add", np.subtract: "sub", np.multiply: "mul", np.tr
 
 
 def _known(value):
-    from .tensor import Tensor
-    import scipy.sparse as sp
-    return isinstance(value, (Tensor, np.ndarray, np.generic, int, float, complex, bool, list)) or sp.issparse(value)
+    return isinstance(
+        value, (Tensor, np.ndarray, np.generic, int, float, complex, bool, list)
+    ) or sp.issparse(value)
 
 
 def array_ufunc(ufunc, method, inputs, kwargs):
@@ -39,12 +46,14 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         axis, keepdims = kwargs.pop("axis", 0), kwargs.pop("keepdims", False)
         if name is None or len(inputs) != 1 or kwargs:
             return NotImplemented
-        return ops.reduce(name, ops.as_operand(inputs[0]), axis, keepdims, dtype if name == "add" else None)
+        return ops.reduce(
+            name, as_operand(inputs[0]), axis, keepdims, dtype if name == "add" else None
+        )
     if kwargs:
         return NotImplemented
     if method != "__call__" or ufunc.nout != 1:
         return NotImplemented
-    operands = [ops.as_operand(x) for x in inputs]
+    operands = [as_operand(x) for x in inputs]
     if any(x is NotImplemented for x in operands):
         return NotImplemented
     if ufunc is np.matmul:
@@ -63,87 +72,86 @@ def array_ufunc(ufunc, method, inputs, kwargs):
 # -- __array_function__ -----------------------------------------------------------------------
 def _sum(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     _no_out(out, kwargs, "sum")
-    return ops.reduce("add", ops.as_operand(a), axis, keepdims, dtype)
+    return ops.reduce("add", as_operand(a), axis, keepdims, dtype)
 
 
 def _max(a, axis=None, out=None, keepdims=False, **kwargs):
     _no_out(out, kwargs, "max")
-    return ops.reduce("max", ops.as_operand(a), axis, keepdims)
+    return ops.reduce("max", as_operand(a), axis, keepdims)
 
 
 def _min(a, axis=None, out=None, keepdims=False, **kwargs):
     _no_out(out, kwargs, "min")
-    return ops.reduce("min", ops.as_operand(a), axis, keepdims)
+    return ops.reduce("min", as_operand(a), axis, keepdims)
 
 
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     _no_out(out, kwargs, "mean")
-    return ops.mean(ops.as_operand(a), axis, keepdims, dtype)
+    return ops.mean(as_operand(a), axis, keepdims, dtype)
 
 
 def _no_out(out, kwargs, name):
     if out is not None or kwargs:
-        raise TypeError(f"np.{name} of a coiter tensor: unsupported arguments "
-                        f"{['out'] * (out is not None) + sorted(kwargs)}")
+        raise TypeError(
+            f"np.{name} of a coiter tensor: unsupported arguments "
+            f"{['out'] * (out is not None) + sorted(kwargs)}"
+        )
 
 
 def _einsum(subscripts, *operands, out=None, dtype=None, optimize=False, **kwargs):
-    from .evaluate import einsum
     _no_out(out, kwargs, "einsum")
     return einsum(subscripts, *operands, dtype=dtype)
 
 
 def _transpose(a, axes=None):
-    return ops.transpose(ops.as_operand(a), axes)
+    return ops.transpose(as_operand(a), axes)
 
 
 def _reshape(a, shape=None, order="C", **kwargs):
     shape = kwargs.pop("newshape", shape)
     if order != "C" or kwargs:
         raise TypeError("np.reshape of a coiter tensor: only order='C'")
-    return ops.reshape(ops.as_operand(a), shape)
+    return ops.reshape(as_operand(a), shape)
 
 
 def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
-    from .shaping import concatenate
     _no_out(out, {}, "concatenate")
     result = concatenate(arrays, axis)
     return result if dtype is None else result.astype(dtype)
 
 
 def _stack(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
-    from .shaping import stack
     _no_out(out, {}, "stack")
     result = stack(arrays, axis)
     return result if dtype is None else result.astype(dtype)
 
 
 def _copy(a, order="K", subok=False):
-    return ops.as_operand(a).copy()
+    return as_operand(a).copy()
 
 
 def _real(a):
-    return ops.as_operand(a).real
+    return as_operand(a).real
 
 
 def _imag(a):
-    return ops.as_operand(a).imag
+    return as_operand(a).imag
 
 
 def _round(a, decimals=0, out=None):
     _no_out(out, {}, "round")
-    return ew.elementwise(lambda v: np.round(v, decimals), ops.as_operand(a))
+    return ew.elementwise(lambda v: np.round(v, decimals), as_operand(a))
 
 
 def _clip(a, a_min=None, a_max=None, out=None, **kwargs):
     _no_out(out, {k: v for k, v in kwargs.items() if k not in ("min", "max")}, "clip")
     low = kwargs.get("min", a_min)
     high = kwargs.get("max", a_max)
-    return ew.elementwise(lambda v: np.clip(v, low, high), ops.as_operand(a))
+    return ew.elementwise(lambda v: np.clip(v, low, high), as_operand(a))
 
 
 def _count_nonzero(a, axis=None, *, keepdims=False):
-    a = ops.as_operand(a)
+    a = as_operand(a)
     if axis is None and not keepdims:
         return a.count_nonzero()
     return ops.reduce("add", (a != 0).astype(np.int64), axis, keepdims)
@@ -154,7 +162,7 @@ def _where(condition, x=None, y=None):
 
 
 def _nonzero(a):
-    return ew.nonzero(ops.as_operand(a))
+    return ew.nonzero(as_operand(a))
 
 
 def _matmul(a, b, **kwargs):
@@ -162,22 +170,38 @@ def _matmul(a, b, **kwargs):
 
 
 _FUNCTIONS = {
-    np.einsum: _einsum, np.tensordot: lambda a, b, axes=2: ops.tensordot(a, b, axes),
+    np.einsum: _einsum,
+    np.tensordot: lambda a, b, axes=2: ops.tensordot(a, b, axes),
     np.dot: lambda a, b, out=None: ops.dot(a, b) if out is None else _no_out(out, {}, "dot"),
-    np.sum: _sum, np.max: _max, np.min: _min, np.amax: _max, np.amin: _min, np.mean: _mean,
-    np.transpose: _transpose, np.reshape: _reshape, np.concatenate: _concatenate, np.stack: _stack,
-    np.where: _where, np.nonzero: _nonzero, np.copy: _copy, np.real: _real, np.imag: _imag,
-    np.squeeze: lambda a, axis=None: ops.as_operand(a).squeeze(axis),
-    np.round: _round, np.around: _round, np.clip: _clip, np.count_nonzero: _count_nonzero,
-    np.shape: lambda a: ops.as_operand(a).shape, np.ndim: lambda a: ops.as_operand(a).ndim,
-    np.size: lambda a, axis=None: ops.as_operand(a).size if axis is None else ops.as_operand(a).shape[axis],
+    np.sum: _sum,
+    np.max: _max,
+    np.min: _min,
+    np.amax: _max,
+    np.amin: _min,
+    np.mean: _mean,
+    np.transpose: _transpose,
+    np.reshape: _reshape,
+    np.concatenate: _concatenate,
+    np.stack: _stack,
+    np.where: _where,
+    np.nonzero: _nonzero,
+    np.copy: _copy,
+    np.real: _real,
+    np.imag: _imag,
+    np.squeeze: lambda a, axis=None: as_operand(a).squeeze(axis),
+    np.round: _round,
+    np.around: _round,
+    np.clip: _clip,
+    np.count_nonzero: _count_nonzero,
+    np.shape: lambda a: as_operand(a).shape,
+    np.ndim: lambda a: as_operand(a).ndim,
+    np.size: lambda a, axis=None: as_operand(a).size if axis is None else as_operand(a).shape[axis],
     np.result_type: None,  # (not dispatched: listed so a reader knows it was considered)
 }
 _FUNCTIONS.pop(np.result_type)
 
 
 def array_function(func, types, args, kwargs):
-    from .tensor import Tensor
     implementation = _FUNCTIONS.get(func)
     if implementation is not None:
         return implementation(*args, **kwargs)
@@ -192,17 +216,22 @@ def array_function(func, types, args, kwargs):
 def _densified(value, name):
     """``value`` with every tensor in it (also inside lists and tuples) as a NumPy array, or
     ShapeError when one would exceed ct.config.max_dense_bytes."""
-    from .formats import is_all_dense
-    from .tensor import Tensor
     if isinstance(value, Tensor):
         nbytes = math.prod(value.shape) * value.dtype.itemsize
         if nbytes > config.max_dense_bytes:
-            raise ShapeError(f"np.{name} has no sparse implementation in coiter, and the dense copy of "
-                             f"the {value.shape} tensor would need {nbytes} bytes, more than "
-                             f"ct.config.max_dense_bytes ({config.max_dense_bytes})")
+            raise ShapeError(
+                f"np.{name} has no sparse implementation in coiter, and the dense copy of "
+                f"the {value.shape} tensor would need {nbytes} bytes, more than "
+                f"ct.config.max_dense_bytes ({config.max_dense_bytes})"
+            )
         if not is_all_dense(value.format):
-            logger.info("coiter: np.%s has no sparse implementation; computing it on a dense copy "
-                        "of a %s tensor of shape %s", name, value.format, value.shape)
+            logger.info(
+                "coiter: np.%s has no sparse implementation; computing it on a dense copy "
+                "of a %s tensor of shape %s",
+                name,
+                value.format,
+                value.shape,
+            )
         return value.to_numpy()
     if isinstance(value, (list, tuple)):
         return type(value)(_densified(v, name) for v in value)

@@ -5,7 +5,7 @@ Every operator builds the same expression trees as ``y[i] = A[i, j] * x[j]`` (no
 returns a *lazy* tensor: its shape, dtype and format are known at once, its data is computed when
 first needed. A lazy operand of a later operator is inlined into the later expression instead of
 being computed, so ``(A + B) @ x`` is one kernel, ``y(i) = sum(j, (A(i,j) + B(i,j)) * x(j))``.
-The kernel is chosen as ``ct.evaluate`` chooses one (evaluate._choose_kernel: operand conversions,
+The kernel is chosen as ``ct.evaluate`` chooses one (evaluate.choose_kernel: operand conversions,
 mode reorderings) and remembered by the expression's structure, so a repeated ``A @ x`` costs a
 table lookup and the kernel call.
 
@@ -14,25 +14,39 @@ every step were computed), which is what SciPy gives: csr + csr is csr, csr @ de
 dense result larger than ``ct.config.max_dense_bytes`` raises ``ShapeError`` when the operator
 is applied, before anything is computed.
 """
+
 import itertools
 import math
-import numbers
 from collections import OrderedDict
+from collections.abc import Hashable, Sequence
+from typing import Any, cast
 
 import numpy as np
 
-import scipy.sparse as sp
-
 from . import _core
-from .compiler import _core_expr, as_tensor
-from .creation import _wrap_dense, asarray
+from .compiler import core_expression
+from .conversion import as_operand
+from .creation import wrap_dense
+from .elementwise import elementwise
 from .errors import CompileError, ShapeError
-from .evaluate import _choose_kernel
-from .format_inference import check_dense_size, infer_result_format
-from .formats import as_format, is_all_dense
-from .notation import (MAX_DEPTH, Access, Assignment, Binary, IndexVar, Literal, Negate, Reduction,
-                       accesses, map_tensors)
+from .evaluate import choose_kernel
+from .format_inference import check_dense_size, default_sparse_format, infer_result_format
+from .formats import Format, as_format, is_all_dense
+from .notation import (
+    MAX_DEPTH,
+    Access,
+    Assignment,
+    Binary,
+    IndexExpr,
+    IndexVar,
+    Literal,
+    Negate,
+    Reduction,
+    accesses,
+    map_tensors,
+)
 from .parser import TensorRef
+from .shapes import broadcast_shape, normalize_axes
 from .tensor import Tensor, pack
 
 # Inlining stops when the fused expression would nest deeper than this: the operand is computed
@@ -94,7 +108,7 @@ class LazyDefinition:
         """The definition as readable index notation: operands by name (t0, t1, ... when
         unnamed), index variables i0, i1, ... in order of appearance (``assignment``'s)."""
         definition = self.assignment(None)
-        tensors = {}
+        tensors: dict[int, str] = {}
 
         def tensor_name(t):
             return tensors.setdefault(id(t), t.name or f"t{len(tensors)}")
@@ -112,6 +126,7 @@ class LazyDefinition:
             symbol, p = {"add": ("+", 1), "sub": ("-", 1), "mul": ("*", 2), "div": ("/", 2)}[e.op]
             text = f"{show(e.a, p)} {symbol} {show(e.b, p + 1)}"
             return f"({text})" if p < precedence else text
+
         head = f"out({','.join(v.name for v in definition.lhs.indices)})"
         return f"{head} = {show(definition.rhs)}"
 
@@ -119,7 +134,7 @@ class LazyDefinition:
         """The definition as an assignment to ``tensor`` (what ct.compile(tensor) compiles),
         its index variables named i0, i1, ... as ``text`` shows them, so a schedule given to
         ``ct.compile(tensor, schedule=...)`` or ``tensor.schedule(...)`` can name them."""
-        names = {}
+        names: dict[str, IndexVar] = {}
 
         def var(v):
             if v.name not in names:
@@ -138,6 +153,7 @@ class LazyDefinition:
                 bound = var(e.var)
                 return Reduction(e.op, bound, walk(e.body))
             return e
+
         lhs = [var(v) for v in self.variables]
         return Assignment(Access(tensor, lhs), walk(self.rhs))
 
@@ -175,23 +191,6 @@ def _bound_variables(expr):
     return set()
 
 
-# -- operands ------------------------------------------------------------------------------
-def as_operand(value):
-    """A Tensor for a tensor-like operand, the Python scalar for a scalar, NotImplemented for
-    anything else (so Python tries the other operand's method)."""
-    if isinstance(value, Tensor):
-        return value
-    if isinstance(value, (bool, np.bool_, numbers.Number)) and np.ndim(value) == 0:
-        return value.item() if isinstance(value, np.generic) else value
-    if isinstance(value, np.ndarray):
-        if value.ndim == 0:
-            return value.item()
-        return as_tensor(value)  # wrapped in place when it can be, without asarray's Python
-    if isinstance(value, (list, tuple)) or sp.issparse(value):
-        return asarray(value)
-    return NotImplemented
-
-
 def expression(operand, variables, contracting=False):
     """The index expression of ``operand`` indexed by ``variables``: a lazy tensor's own
     expression (inlined, so the operators fuse), an access of a computed tensor, a literal.
@@ -201,9 +200,13 @@ def expression(operand, variables, contracting=False):
     loop nest can cost far more than the two products (``(A @ B) @ x``)."""
     if not isinstance(operand, Tensor):
         return Literal(operand)
-    lazy = operand._lazy if operand._pending else None
-    if (lazy is not None and lazy.depth <= _INLINE_DEPTH and lazy.sparse_accesses <= _INLINE_SPARSE_ACCESSES
-            and not (contracting and lazy.sums)):
+    lazy = cast("LazyDefinition | None", operand._lazy) if operand._pending else None  # (ours)
+    if (
+        lazy is not None
+        and lazy.depth <= _INLINE_DEPTH
+        and lazy.sparse_accesses <= _INLINE_SPARSE_ACCESSES
+        and not (contracting and lazy.sums)
+    ):
         rhs = _summed(lazy.rhs, lazy.variables)
         mapping = dict(zip(lazy.variables, variables))
         for var in _bound_variables(rhs):
@@ -217,7 +220,11 @@ def expression(operand, variables, contracting=False):
 def _summed(expr, result_variables):
     """``expr`` with every index that is not a result index and not bound by a reduction
     summed explicitly, so the expression means the same wherever it is inlined."""
-    free = {v for a in accesses(expr) for v in a.indices} - _bound_variables(expr) - set(result_variables)
+    free = (
+        {v for a in accesses(expr) for v in a.indices}
+        - _bound_variables(expr)
+        - set(result_variables)
+    )
     for var in sorted(free, key=lambda v: v.name):
         expr = Reduction("add", var, expr)
     return expr
@@ -226,12 +233,13 @@ def _summed(expr, result_variables):
 # -- building lazy results -----------------------------------------------------------------
 def _promoted_dtype(rhs):
     """The dtype the compiler computes ``rhs`` in (its NumPy promotion rules)."""
-    names = {}
+    names: dict[int, str] = {}
 
     def var_of(tensor):
         name = names.setdefault(id(tensor), f"t{len(names)}")
         return _core.TensorVar(name, tensor.format, tensor.dtype.name, "int64")
-    return np.dtype(_core_expr(rhs, var_of).dtype)
+
+    return np.dtype(core_expression(rhs, var_of).dtype)
 
 
 def lazy(shape, variables, rhs, step_rhs, format=None, dtype=None):
@@ -247,7 +255,10 @@ def lazy(shape, variables, rhs, step_rhs, format=None, dtype=None):
         key = (text, tuple((t.format, t.dtype) for t in tensors))
         inferred = _recall(_inferred, key)
         if inferred is None:
-            inferred = (_promoted_dtype(step_rhs), infer_result_format(variables, step_rhs, lambda t: t.format))
+            inferred = (
+                _promoted_dtype(step_rhs),
+                infer_result_format(variables, step_rhs, lambda t: t.format),
+            )
             _remember(_inferred, key, inferred)
         dtype = inferred[0] if dtype is None else dtype
         if format is None:
@@ -264,8 +275,8 @@ def lazy(shape, variables, rhs, step_rhs, format=None, dtype=None):
 # dtypes: the inferred result format and dtype, and the chosen kernel (the compiler's own cache
 # holds the compiled code; these skip the Python that finds it). Least recently used first.
 _KERNELS_KEPT = 256
-_kernels = OrderedDict()
-_inferred = OrderedDict()
+_kernels: OrderedDict[Hashable, tuple[Any, Any]] = OrderedDict()
+_inferred: OrderedDict[Hashable, tuple[np.dtype[Any], Format]] = OrderedDict()
 
 
 def _recall(table, key):
@@ -312,7 +323,9 @@ def _run(tensor, rhs):
         names = {id(t): f"t{k}" for k, t in enumerate(tensors)}
         out = TensorRef("out", len(variables))
         refs = {"out": out, **{f"t{k}": TensorRef(f"t{k}", t.ndim) for k, t in enumerate(tensors)}}
-        assignment = Assignment(Access(out, variables), map_tensors(rhs, lambda t: refs[names[id(t)]]))
+        assignment = Assignment(
+            Access(out, variables), map_tensors(rhs, lambda t: refs[names[id(t)]])
+        )
         chosen = _choose(assignment, refs, operands, tensor)
         if chosen[1] is None:  # remembered unless operands were converted (that depends on data)
             _remember(_kernels, key, chosen)
@@ -324,8 +337,9 @@ def _run(tensor, rhs):
 
 
 def _choose(assignment, refs, operands, tensor):
-    kernel, _, _, replaced = _choose_kernel(assignment, refs, operands, tensor.format, tensor.dtype,
-                                            None, None)
+    kernel, _, _, replaced = choose_kernel(
+        assignment, refs, operands, tensor.format, tensor.dtype, None, None
+    )
     return kernel, replaced
 
 
@@ -334,7 +348,9 @@ def signature(rhs, variables):
     variables x0, x1, ... in order of appearance, and the tensors in that order. Equal texts
     over tensors of equal formats and dtypes are the same computation up to renaming (kernels
     and inferred formats are remembered by it)."""
-    tensors, ids, numbers_of = [], {}, {}
+    tensors: list[Tensor] = []
+    ids: dict[int, str] = {}
+    numbers_of: dict[str, str] = {}
 
     def name(v):
         n = numbers_of.get(v.name)
@@ -359,11 +375,10 @@ def signature(rhs, variables):
         if isinstance(e, Binary):
             return f"{e.op}({text(e.a)},{text(e.b)})"
         return f"{e.op}[{name(e.var)}]({text(e.body)})"
+
     head = ",".join(name(v) for v in variables)
     body = text(rhs)
     return f"({head})={body}", tensors
-
-
 
 
 def forget_kernels():
@@ -371,18 +386,7 @@ def forget_kernels():
     _inferred.clear()
 
 
-# -- shapes -------------------------------------------------------------------------------------
-def broadcast_shape(shapes, what="operands"):
-    shapes = [tuple(s) for s in shapes]
-    if all(s == shapes[0] for s in shapes):  # the common case, without NumPy's general rules
-        return shapes[0]
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        raise ShapeError(f"{what} could not be broadcast together with shapes "
-                         f"{' '.join(str(tuple(s)) for s in shapes)}") from None
-
-
+# -- broadcasting ------------------------------------------------------------------------------
 def broadcast_variables(tensor, shape, variables):
     """``(tensor, its variables)`` for ``tensor`` broadcast to ``shape`` (whose modes are
     ``variables``): leading modes it lacks are not indexed, and its modes of extent 1 that
@@ -394,22 +398,6 @@ def broadcast_variables(tensor, shape, variables):
         tensor = tensor.reshape(tuple(e for m, e in enumerate(tensor.shape) if m not in ones))
         own = [v for m, v in enumerate(own) if m not in ones]
     return tensor, own
-
-
-def normalize_axes(axis, ndim, what="axis"):
-    """``axis`` (None, an int or a sequence) as a sorted tuple of non-negative modes."""
-    if axis is None:
-        return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    result = []
-    for a in axes:
-        if not isinstance(a, (int, np.integer)) or not -ndim <= a < ndim:
-            raise np.exceptions.AxisError(f"{what} {a!r} is out of bounds for a tensor of dimension {ndim}")
-        a = int(a) % ndim if ndim else 0
-        if a in result:
-            raise ValueError(f"repeated {what} {a}")
-        result.append(a)
-    return tuple(sorted(result))
 
 
 # -- elementwise arithmetic ---------------------------------------------------------------------
@@ -424,8 +412,10 @@ def _step(operand, variables):
 def _keeps_zeros(op, a, b):
     """Whether ``a op b`` is zero wherever its sparse operands are unstored (SciPy's rule for a
     sparse result): false for a sparse operand plus a nonzero scalar."""
+
     def zero(x):
         return (not _is_tensor(x) and x == 0) or (_is_tensor(x) and not is_all_dense(x.format))
+
     if op in ("add", "sub"):
         return zero(a) and zero(b)
     return True  # products (unstored zeros annihilate, API.md §3); division is checked apart
@@ -436,10 +426,11 @@ def arithmetic(op, a, b):
     a, b = as_operand(a), as_operand(b)
     if a is NotImplemented or b is NotImplemented:
         return NotImplemented
-    if (op == "div" and not _division_is_exact(a, b)) or any(not _is_tensor(x) and x == 0 for x in (a, b)):
+    if (op == "div" and not _division_is_exact(a, b)) or any(
+        not _is_tensor(x) and x == 0 for x in (a, b)
+    ):
         # A literal zero goes to NumPy on the values too: the compiler leaves a dense result
         # of `A(i,j) * 0` or `0 / A(i,j)` unwritten (reported with the arrays branch).
-        from .elementwise import elementwise
         return elementwise(_NUMPY_OPS[op], a, b)
     shapes = [t.shape for t in (a, b) if _is_tensor(t)]
     shape = broadcast_shape(shapes)
@@ -505,7 +496,10 @@ def _part_and_step(tensor, variables, contracting=False):
 
 
 def _contraction(a, b, a_vars, b_vars, out_vars, shape):
-    (left, a_step), (right, b_step) = _part_and_step(a, a_vars, True), _part_and_step(b, b_vars, True)
+    (left, a_step), (right, b_step) = (
+        _part_and_step(a, a_vars, True),
+        _part_and_step(b, b_vars, True),
+    )
     step = Binary("mul", a_step, b_step)
     # (A + B) @ x: the product is distributed over the sum when the other factor is dense,
     # sum(j, A(i,j) x(j)) + sum(k, B(i,k) x(k)): two streaming passes over the operands' rows
@@ -520,6 +514,7 @@ def _contraction(a, b, a_vars, b_vars, out_vars, shape):
         for v in summed:
             body = Reduction("add", renamed[v], body)
         return body
+
     if is_all_dense(b.format) and _is_sum(left):
         parts = _distribute(left, lambda term: own_sum(Binary("mul", term, right)))
     elif is_all_dense(a.format) and _is_sum(right):
@@ -532,8 +527,11 @@ def _contraction(a, b, a_vars, b_vars, out_vars, shape):
 
 
 def _is_sum(expr):
-    return isinstance(expr, Binary) and expr.op in ("add", "sub") or (
-        isinstance(expr, Negate) and _is_sum(expr.a))
+    return (
+        isinstance(expr, Binary)
+        and expr.op in ("add", "sub")
+        or (isinstance(expr, Negate) and _is_sum(expr.a))
+    )
 
 
 def _distribute(expr, product):
@@ -556,8 +554,10 @@ def matmul(a, b):
     k = a.shape[-1]
     kb = b.shape[0] if b.ndim == 1 else b.shape[-2]
     if k != kb:
-        raise ShapeError(f"matmul: mode {a.ndim - 1} of the first operand (extent {k}) does not match "
-                         f"mode {max(b.ndim - 2, 0)} of the second (extent {kb}); shapes {a.shape} and {b.shape}")
+        raise ShapeError(
+            f"matmul: mode {a.ndim - 1} of the first operand (extent {k}) does not match "
+            f"mode {max(b.ndim - 2, 0)} of the second (extent {kb}); shapes {a.shape} and {b.shape}"
+        )
     a_batch = a.shape[:-2]
     b_batch = b.shape[:-2] if b.ndim >= 2 else ()
     batch = broadcast_shape([a_batch, b_batch], "matmul batch modes")
@@ -565,8 +565,16 @@ def matmul(a, b):
     (kv,) = fresh(1)
     i_vars = fresh(1) if a.ndim >= 2 else []
     j_vars = fresh(1) if b.ndim >= 2 else []
-    a_target = (tuple(batch) + a.shape[-2:], list(batch_vars) + i_vars + [kv]) if a.ndim >= 2 else ((k,), [kv])
-    b_target = (tuple(batch) + b.shape[-2:], list(batch_vars) + [kv] + j_vars) if b.ndim >= 2 else ((k,), [kv])
+    a_target = (
+        (tuple(batch) + a.shape[-2:], list(batch_vars) + i_vars + [kv])
+        if a.ndim >= 2
+        else ((k,), [kv])
+    )
+    b_target = (
+        (tuple(batch) + b.shape[-2:], list(batch_vars) + [kv] + j_vars)
+        if b.ndim >= 2
+        else ((k,), [kv])
+    )
     shape = tuple(batch) + ((a.shape[-2],) if i_vars else ()) + ((b.shape[-1],) if j_vars else ())
     a, a_own = broadcast_variables(a, *a_target)
     b, b_own = broadcast_variables(b, *b_target)
@@ -579,6 +587,8 @@ def tensordot(a, b, axes=2):
     a, b = as_operand(a), as_operand(b)
     if not (_is_tensor(a) and _is_tensor(b)):
         return arithmetic("mul", a, b)
+    a_axes: list[Any]
+    b_axes: list[Any]
     if isinstance(axes, (int, np.integer)):
         if axes < 0 or axes > min(a.ndim, b.ndim):
             raise ValueError(f"tensordot: axes={axes} for operands of {a.ndim} and {b.ndim} modes")
@@ -591,14 +601,19 @@ def tensordot(a, b, axes=2):
         b_axes = [int(x) % b.ndim for x in b_axes]
     for x, y in zip(a_axes, b_axes):
         if a.shape[x] != b.shape[y]:
-            raise ShapeError(f"tensordot: mode {x} of the first operand (extent {a.shape[x]}) does not "
-                             f"match mode {y} of the second (extent {b.shape[y]})")
+            raise ShapeError(
+                f"tensordot: mode {x} of the first operand (extent {a.shape[x]}) does not "
+                f"match mode {y} of the second (extent {b.shape[y]})"
+            )
     a_vars, b_vars = fresh(a.ndim), fresh(b.ndim)
     for x, y in zip(a_axes, b_axes):
         b_vars[y] = a_vars[x]
-    out = [v for m, v in enumerate(a_vars) if m not in a_axes] + [v for m, v in enumerate(b_vars) if m not in b_axes]
+    out = [v for m, v in enumerate(a_vars) if m not in a_axes] + [
+        v for m, v in enumerate(b_vars) if m not in b_axes
+    ]
     shape = tuple(a.shape[m] for m in range(a.ndim) if m not in a_axes) + tuple(
-        b.shape[m] for m in range(b.ndim) if m not in b_axes)
+        b.shape[m] for m in range(b.ndim) if m not in b_axes
+    )
     return _contraction(a, b, a_vars, b_vars, out, shape)
 
 
@@ -626,10 +641,12 @@ def reduce(op, tensor, axis=None, keepdims=False, dtype=None):
     if dtype is not None:
         tensor = tensor.astype(dtype)
     elif op == "add" and tensor.dtype.kind in _SUM_DTYPES and tensor.dtype.itemsize < 8:
-        tensor = tensor.astype(_SUM_DTYPES[tensor.dtype.kind])  # NumPy sums small integers in 64 bits
+        tensor = tensor.astype(
+            _SUM_DTYPES[tensor.dtype.kind]
+        )  # NumPy sums small integers in 64 bits
     variables = fresh(tensor.ndim)
     body = expression(tensor, variables, contracting=True)
-    step = Access(tensor, variables)
+    step: IndexExpr = Access(tensor, variables)
     for m in reversed(axes):
         body = Reduction(op, variables[m], body)
         step = Reduction(op, variables[m], step)
@@ -656,8 +673,11 @@ def transpose(tensor, axes=None):
     with a mode order is transposed without copying, its levels read in another mode order (a
     CSR matrix's transpose is CSC, as in SciPy); otherwise a lazy expression."""
     ndim = tensor.ndim
-    perm = tuple(range(ndim))[::-1] if axes is None else tuple(
-        int(a) % ndim if -ndim <= int(a) < ndim else -1 for a in axes)
+    perm = (
+        tuple(range(ndim))[::-1]
+        if axes is None
+        else tuple(int(a) % ndim if -ndim <= int(a) < ndim else -1 for a in axes)
+    )
     if sorted(perm) != list(range(ndim)):
         raise ValueError(f"axes {axes!r} are not a permutation of the {ndim} modes")
     if perm == tuple(range(ndim)):
@@ -667,7 +687,6 @@ def transpose(tensor, axes=None):
     fmt = tensor.format
     permuted = None
     if fmt.name is None:
-        from .formats import Format
         permuted = Format(list(fmt.levels), [inverse[m] for m in fmt.mode_order])
     if permuted is not None and not tensor._pending:
         # Remembered on the tensor: a new view's arrays would be checked again by its first
@@ -676,21 +695,39 @@ def transpose(tensor, axes=None):
         view = views.get(perm)
         if view is None or view[0] is not tensor._data:
             storage = tensor._data
-            view = (storage, Tensor(_core.from_arrays(
-                permuted, list(shape), np.dtype(storage.index_dtype).name, storage.level_arrays,
-                storage.level_parameters, storage.values), tensor.name))
+            view = (
+                storage,
+                Tensor(
+                    _core.from_arrays(
+                        permuted,
+                        list(shape),
+                        np.dtype(storage.index_dtype).name,
+                        storage.level_arrays,
+                        storage.level_parameters,
+                        storage.values,
+                    ),
+                    tensor.name,
+                ),
+            )
             views[perm] = view
             tensor._views = views
         return view[1]
     variables = fresh(ndim)
     source = [variables[inverse[m]] for m in range(ndim)]
-    return lazy(shape, variables, expression(tensor, source), Access(tensor, source), format=permuted,
-                dtype=tensor.dtype)
+    return lazy(
+        shape,
+        variables,
+        expression(tensor, source),
+        Access(tensor, source),
+        format=permuted,
+        dtype=tensor.dtype,
+    )
 
 
 def reshape(tensor, shape):
     """The tensor with another shape of equal size (row-major, as NumPy): a view of a dense
-    tensor's values; a sparse tensor's entries packed again (O(nnz)) in a format of the new order."""
+    tensor's values; a sparse tensor's entries packed again (O(nnz)) in a format of the new
+    order."""
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(e) for e in shape)
     if shape.count(-1) > 1:
         raise ValueError("reshape: only one extent can be -1")
@@ -704,29 +741,25 @@ def reshape(tensor, shape):
     if shape == tensor.shape:
         return tensor
     if is_all_dense(tensor.format):
-        return _wrap_dense(np.ascontiguousarray(tensor.values.reshape(shape)), as_format("dense", len(shape)), None)
+        return wrap_dense(
+            np.ascontiguousarray(tensor.values.reshape(shape)), as_format("dense", len(shape)), None
+        )
     coords, values = tensor.coords()
     if tensor.size >= 2**63:
-        raise ShapeError(f"cannot reshape a sparse tensor of {tensor.size} elements: its row-major "
-                         "positions do not fit in 64 bits")
+        raise ShapeError(
+            f"cannot reshape a sparse tensor of {tensor.size} elements: its row-major "
+            "positions do not fit in 64 bits"
+        )
+    columns: Sequence[Any]
     if coords.size:
         columns = np.unravel_index(np.ravel_multi_index(tuple(coords.T), tensor.shape), shape)
     else:
         columns = [np.zeros(0, dtype=np.int64)] * len(shape)
     bits = 64 if tensor.index_dtype == np.int64 else 32
-    return pack(default_sparse_format(len(shape), tensor.format), shape, list(columns), values,
-                index_bits=bits)
-
-
-def default_sparse_format(order, like=None):
-    """A sparse format of ``order`` modes for a result built from entries: ``like`` when it has
-    that order and can be assembled, else COO when ``like`` is COO, compressed for a vector, CSR
-    for a matrix, CSF beyond."""
-    from .format_inference import _assemblable
-    if like is not None and like.order == order and _assemblable(like):
-        return like
-    if order == 0:
-        return as_format("dense", 0)
-    if like is not None and like == as_format("coo", like.order) and order >= 2:
-        return as_format("coo", order)
-    return as_format({1: "s", 2: "csr"}.get(order, "csf"), order)
+    return pack(
+        default_sparse_format(len(shape), tensor.format),
+        shape,
+        list(columns),
+        values,
+        index_bits=bits,
+    )

@@ -14,31 +14,36 @@ Expressions nest at most ``MAX_DEPTH`` levels (parentheses, reductions, unary si
 operands of one chain of operators all count): the compiler's passes walk the expression
 recursively, and a deeper one would end in a RecursionError or exhaust the C++ stack.
 """
+
 import re
+from typing import TypeAlias
 
 from .errors import ParseError
 from .notation import MAX_DEPTH, Access, Assignment, Binary, IndexVar, Literal, Negate, Reduction
 
-_TOKEN = re.compile(r"""
+_TOKEN = re.compile(
+    r"""
     (?P<space>\s+)
   | (?P<number>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?j?)
   | (?P<name>[A-Za-z_][A-Za-z_0-9]*)
   | (?P<op>\+=|[-+*/(),=])
-""", re.VERBOSE)
+""",
+    re.VERBOSE,
+)
 
 _REDUCTIONS = {"sum": "add", "max": "max", "min": "min"}
-_INT64 = (-2**63, 2**63 - 1)
+_INT64 = (-(2**63), 2**63 - 1)
 
 
 class TensorRef:
     """A tensor named in a string expression, before it is bound to data."""
 
-    def __init__(self, name, order):
+    def __init__(self, name: str, order: int) -> None:
         self.name = name
         self.order = order
-        self.column = None  # of its first use on the right side (None: the result only)
+        self.column: int | None = None  # of its first use on the right side (None: the result only)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"TensorRef({self.name!r}, order={self.order})"
 
 
@@ -47,8 +52,9 @@ def _tokenize(text):
     while at < len(text):
         m = _TOKEN.match(text, at)
         if not m:
-            raise ParseError(f"unexpected character {text[at]!r} at column {at + 1} in {text!r}",
-                             column=at + 1)
+            raise ParseError(
+                f"unexpected character {text[at]!r} at column {at + 1} in {text!r}", column=at + 1
+            )
         if m.lastgroup != "space":
             tokens.append((m.lastgroup, m.group(), at + 1))
         at = m.end()
@@ -62,14 +68,16 @@ class _Parser:
         self.tokens = _tokenize(text)
         self.at = 0
         self.tensors = {}  # name -> TensorRef
-        self.depths = {}   # id(node) -> depth of the subtree (leaves: 1)
+        self.depths = {}  # id(node) -> depth of the subtree (leaves: 1)
 
     def node(self, node, *children):
         """``node`` with its depth recorded; ParseError when it nests too deep."""
         depth = 1 + max((self.depths[id(c)] for c in children), default=0)
         if depth > MAX_DEPTH:
-            self.fail(f"the expression nests deeper than {MAX_DEPTH} levels (parentheses, "
-                      "reductions, signs and chained operators)")
+            self.fail(
+                f"the expression nests deeper than {MAX_DEPTH} levels (parentheses, "
+                "reductions, signs and chained operators)"
+            )
         self.depths[id(node)] = depth
         return node
 
@@ -151,8 +159,10 @@ class _Parser:
         while self.peek()[1] in ("-", "+"):
             negations += self.next()[1] == "-"
             if negations > MAX_DEPTH:
-                self.fail(f"the expression nests deeper than {MAX_DEPTH} levels (parentheses, "
-                          "reductions, signs and chained operators)")
+                self.fail(
+                    f"the expression nests deeper than {MAX_DEPTH} levels (parentheses, "
+                    "reductions, signs and chained operators)"
+                )
         node = self.primary(nesting)
         for _ in range(negations):
             node = self.node(Negate(node), node)
@@ -161,8 +171,10 @@ class _Parser:
     def primary(self, nesting):
         kind, text, column = self.peek()
         if nesting > MAX_DEPTH:
-            self.fail(f"the expression nests deeper than {MAX_DEPTH} levels (parentheses, "
-                      "reductions, signs and chained operators)")
+            self.fail(
+                f"the expression nests deeper than {MAX_DEPTH} levels (parentheses, "
+                "reductions, signs and chained operators)"
+            )
         if kind == "number":
             self.next()
             if text.endswith("j"):
@@ -171,8 +183,11 @@ class _Parser:
                 return self.node(Literal(float(text)))
             value = int(text)
             if not _INT64[0] <= value <= _INT64[1]:
-                self.fail(f"the integer literal {text} does not fit in int64 (write it as a "
-                          f"float: {text}.0)", column)
+                self.fail(
+                    f"the integer literal {text} does not fit in int64 (write it as a "
+                    f"float: {text}.0)",
+                    column,
+                )
             return self.node(Literal(value))
         if text == "(":
             self.next()
@@ -199,7 +214,11 @@ class _Parser:
         self.fail(f"expected a tensor, a number or '(' but found {found}", column)
 
 
-def parse(text):
+# A parsed statement: the assignment, over TensorRefs, and the tensors it names by name.
+Parsed: TypeAlias = tuple[Assignment, dict[str, TensorRef]]
+
+
+def parse(text: str) -> Parsed:
     """Parse a statement; returns ``(assignment, tensors)`` where accesses refer to
     :class:`TensorRef` objects and ``tensors`` maps names to them (result first)."""
     if not isinstance(text, str):

@@ -4,17 +4,28 @@ Canonical CSR, CSC and BSR input (sorted indices, no duplicates) is wrapped with
 copying; anything else is converted through its coordinates and packed, which sorts and
 sums duplicates, so non-canonical input is never misread.
 """
+
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import DTypeLike
 
 from . import _core
 from .dtypes import value_dtype
 from .errors import FormatError, SignatureError
-from .formats import as_format, bcsr
+from .formats import Format, FormatLike, as_format, bcsr
 from .tensor import Tensor, pack
 
 # The SciPy classes _core.wrap_scipy reads in place (when canonical; COO when 2-D).
-SCIPY_IN_PLACE = (sp.csr_array, sp.csr_matrix, sp.csc_array, sp.csc_matrix, sp.coo_array, sp.coo_matrix)
+SCIPY_IN_PLACE = (
+    sp.csr_array,
+    sp.csr_matrix,
+    sp.csc_array,
+    sp.csc_matrix,
+    sp.coo_array,
+    sp.coo_matrix,
+)
 
 
 def natural_format(matrix):
@@ -42,7 +53,7 @@ def _with_one_index_width(matrix):
     return type(matrix)((matrix.data, crd.astype(wide), pos.astype(wide)), shape=matrix.shape)
 
 
-def _wrap_compressed(matrix, fmt, dtype, name):
+def _wrap_compressed(matrix: Any, fmt: Format, dtype: np.dtype[Any], name: str | None) -> Tensor:
     """Wrap a canonical csr/csc/bsr matrix (one index width) without copying (when dtypes allow)."""
     pos, crd, data = matrix.indptr, matrix.indices, matrix.data
     values = data.reshape(-1) if data.dtype == dtype else data.astype(dtype).reshape(-1)
@@ -55,18 +66,26 @@ def _wrap_compressed(matrix, fmt, dtype, name):
         arrays = [{}, {"pos": pos, "crd": crd}]
         params = [{"size": outer}, {}]
     index_dtype = "int32" if pos.dtype == np.int32 else "int64"  # (dtype.name is slow)
-    storage = _core.from_arrays(fmt, list(matrix.shape), index_dtype, arrays, params,
-                                np.ascontiguousarray(values))
+    storage = _core.from_arrays(
+        fmt, list(matrix.shape), index_dtype, arrays, params, np.ascontiguousarray(values)
+    )
     return Tensor(storage, name)
 
 
-def from_scipy(matrix, format=None, dtype=None, copy=None, name=None, for_kernel_call=False):
+def from_scipy(
+    matrix: Any,
+    format: FormatLike | None = None,
+    dtype: DTypeLike | None = None,
+    copy: bool | None = None,
+    name: str | None = None,
+    for_kernel_call: bool = False,
+) -> Tensor:
     """A tensor holding a SciPy sparse array or matrix (see :func:`coiter.asarray`).
 
     ``for_kernel_call``: the tensor is an operand of the kernel call being made, and nothing
     can change its arrays before it starts, so the call need not check them again.
     """
-    if format is dtype is copy is None and isinstance(matrix, SCIPY_IN_PLACE):
+    if format is None and dtype is None and copy is None and isinstance(matrix, SCIPY_IN_PLACE):
         try:  # canonical CSR/CSC as it is: read in place without the Python below
             return Tensor(_core.wrap_scipy(matrix, for_kernel_call), name)
         except SignatureError:
@@ -75,20 +94,32 @@ def from_scipy(matrix, format=None, dtype=None, copy=None, name=None, for_kernel
     fmt = natural_format(matrix) if format is None else as_format(format, matrix.ndim)
     if matrix.format in ("csr", "csc", "bsr"):
         matrix = _with_one_index_width(matrix)
-    wrappable = (matrix.format in ("csr", "csc", "bsr") and fmt == natural_format(matrix)
-                 and matrix.indices.dtype in (np.int32, np.int64) and _is_canonical(matrix))
+    wrappable = (
+        matrix.format in ("csr", "csc", "bsr")
+        and fmt == natural_format(matrix)
+        and matrix.indices.dtype in (np.int32, np.int64)
+        and _is_canonical(matrix)
+    )
     if wrappable and not copy and dtype == matrix.dtype:
         return _wrap_compressed(matrix, fmt, dtype, name)
     if copy is False:
-        why = ("its indices are not canonical (unsorted or duplicated)"
-               if wrappable or matrix.format in ("csr", "csc", "bsr") and not _is_canonical(matrix)
-               else f"converting {matrix.format} to {fmt} or to {dtype}")
+        why = (
+            "its indices are not canonical (unsorted or duplicated)"
+            if wrappable or matrix.format in ("csr", "csc", "bsr") and not _is_canonical(matrix)
+            else f"converting {matrix.format} to {fmt} or to {dtype}"
+        )
         raise ValueError(f"copy=False, but a copy is needed: {why}")
     if wrappable and dtype == matrix.dtype:  # copy=True of a canonical matrix: copy arrays
         return _wrap_compressed(matrix, fmt, dtype, name).copy()
     coo = matrix.tocoo()
-    return pack(fmt, matrix.shape, _coo_coords(coo), coo.data.astype(dtype, copy=False), name=name,
-                index_bits=_index_bits(matrix))
+    return pack(
+        fmt,
+        matrix.shape,
+        _coo_coords(coo),
+        coo.data.astype(dtype, copy=False),
+        name=name,
+        index_bits=_index_bits(matrix),
+    )
 
 
 def _coo_coords(coo):
@@ -111,7 +142,7 @@ def _index_bits(matrix):
     return 64 if any(a.dtype == np.int64 for a in arrays) else 32
 
 
-def to_scipy(tensor, format=None):
+def to_scipy(tensor: Tensor, format: str | None = None) -> Any:
     """A SciPy sparse array with the tensor's contents (2-D tensors only)."""
     if tensor.ndim != 2:
         raise FormatError(f"to_scipy needs a 2-D tensor, not order {tensor.ndim}")

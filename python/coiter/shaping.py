@@ -1,18 +1,21 @@
 """Joining tensors: ``np.concatenate`` and ``np.stack`` of tensors (and arrays). All dense:
 NumPy joins them. Otherwise the entries are joined with shifted coordinates and packed once, in
 the first sparse operand's format when it fits the result (SciPy's ``vstack`` of CSR is CSR)."""
+
 import numpy as np
 
-from .formats import is_all_dense
-from .operators import as_operand, default_sparse_format, normalize_axes
+from .conversion import as_operand, asarray
 from .errors import ShapeError
+from .format_inference import default_sparse_format
+from .formats import is_all_dense
+from .shapes import normalize_axes
+from .tensor import Tensor, canonical, pack
 
 
 def _tensors(arrays, what):
     tensors = [as_operand(a) for a in arrays]
     if not tensors:
         raise ValueError(f"{what} needs at least one array")
-    from .tensor import Tensor
     if not all(isinstance(t, Tensor) for t in tensors):
         raise ValueError(f"{what}: zero-dimensional operands cannot be joined")
     return tensors
@@ -28,9 +31,13 @@ def concatenate(arrays, axis=0):
         raise ValueError("zero-dimensional tensors cannot be concatenated")
     (axis,) = normalize_axes(axis, ndim)
     for n, t in enumerate(tensors):
-        if t.ndim != ndim or any(t.shape[m] != tensors[0].shape[m] for m in range(ndim) if m != axis):
-            raise ShapeError(f"concatenate: operand {n} has shape {t.shape}, which does not match "
-                             f"{tensors[0].shape} except along axis {axis}")
+        if t.ndim != ndim or any(
+            t.shape[m] != tensors[0].shape[m] for m in range(ndim) if m != axis
+        ):
+            raise ShapeError(
+                f"concatenate: operand {n} has shape {t.shape}, which does not match "
+                f"{tensors[0].shape} except along axis {axis}"
+            )
     shape = list(tensors[0].shape)
     shape[axis] = sum(t.shape[axis] for t in tensors)
     return _join(tensors, axis, tuple(shape), new_axis=False)
@@ -47,9 +54,6 @@ def stack(arrays, axis=0):
 
 
 def _join(tensors, axis, shape, new_axis):
-    from .creation import asarray
-    from .elementwise import canonical
-    from .tensor import pack
     dtype = np.result_type(*[t.dtype for t in tensors])
     if all(is_all_dense(t.format) for t in tensors):
         join = np.stack if new_axis else np.concatenate
@@ -71,5 +75,11 @@ def _join(tensors, axis, shape, new_axis):
     coords = np.concatenate(columns)
     like = next(t.format for t in tensors if not is_all_dense(t.format))
     bits = 64 if any(t.index_dtype == np.int64 for t in tensors) else 32
-    return pack(default_sparse_format(len(shape), like), shape, [coords[:, m] for m in range(len(shape))],
-                np.concatenate(values), True, index_bits=bits)
+    return pack(
+        default_sparse_format(len(shape), like),
+        shape,
+        [coords[:, m] for m in range(len(shape))],
+        np.concatenate(values),
+        True,
+        index_bits=bits,
+    )

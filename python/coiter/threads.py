@@ -7,6 +7,7 @@ With threadpoolctl installed, ``threadpoolctl.threadpool_info()`` lists coiter (
 (``coiter_rt_num_threads``, the count the kernels read), not by its file name, which other
 packages' ``_core`` modules share.
 """
+
 from . import _core
 
 

@@ -46,6 +46,11 @@ PYBIND11_MODULE(_core, m) {
       raise("CompileError", e);
     } catch (const coiter::DeviceError& e) {
       raise("DeviceError", e);
+    } catch (const coiter::InterruptedError&) {
+      // Python's own SIGINT handler ran too (runtime/interrupts.hpp): let it raise what it
+      // raises (KeyboardInterrupt, or whatever a program installed); raise it ourselves if
+      // the signal did not reach Python.
+      if (PyErr_CheckSignals() == 0) PyErr_SetNone(PyExc_KeyboardInterrupt);
     } catch (const coiter::ParseError& e) {
       py::object cls = py::module_::import("coiter.errors").attr("ParseError");
       py::object error = cls(e.what(), py::arg("column") = e.column);

@@ -9,6 +9,7 @@
 #include <new>
 
 #include "call/chunked_assembly.hpp"
+#include "runtime/interrupts.hpp"
 #include "runtime/parallel_runtime.hpp"
 #include "runtime/result_memory.hpp"
 #include "call/result_size_hints.hpp"
@@ -275,6 +276,7 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
   for (auto& array : allocated) array.release();  // the kernel may reallocate them
   int32_t status = ir::kOk;
   KernelThreadsScope threadCount;
+  InterruptWatch interrupts;  // Ctrl-C from here on stops the kernel (runtime/interrupts.hpp)
   std::shared_ptr<const DeviceCopy> deviceResult;
   if (!onHost) {
     status = runOnDevice(code, abi, operands, structure, pointers, integers, resultBytes, anyOnDevice, deviceResult);
@@ -337,6 +339,7 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
   }
   if (violations != 0) reportInvalidCoordinate(abi, operands);
   if (status == ir::kOutOfMemory) throw std::bad_alloc();
+  if (status == ir::kInterrupted) throw InterruptedError("the kernel was interrupted");
   if (status == ir::kStructureMismatch) {
     throw FormatError("out: its structure is not the one these operands produce (their sparsity "
                       "pattern changed); call the kernel without out= to assemble a new result");

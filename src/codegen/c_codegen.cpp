@@ -52,7 +52,7 @@ bool exprEqual(const Expr& x, const Expr& y) {
       auto &a = as<SelectNode>(x), &b = as<SelectNode>(y);
       return exprEqual(a.cond, b.cond) && exprEqual(a.a, b.a) && exprEqual(a.b, b.b);
     }
-    case ExprKind::ThreadId: case ExprKind::NumThreads: return true;
+    case ExprKind::ThreadId: case ExprKind::NumThreads: case ExprKind::InterruptRequested: return true;
   }
   return false;
 }
@@ -101,7 +101,8 @@ void collectEffects(const Stmt& s, Effects& e) {
 
 bool dependsOn(const Expr& x, const Effects& e) {
   switch (x->kind) {
-    case ExprKind::Literal: case ExprKind::ThreadId: case ExprKind::NumThreads: return false;
+    case ExprKind::Literal: case ExprKind::ThreadId: case ExprKind::NumThreads: case ExprKind::InterruptRequested:
+      return false;
     case ExprKind::VarRef: return e.vars.count(as<VarRefNode>(x).var.get()) > 0;
     case ExprKind::Load: {
       auto& l = as<LoadNode>(x);

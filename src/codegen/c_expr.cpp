@@ -106,6 +106,10 @@ CExprPrinter::Code CExprPrinter::code(const Expr& e) {
     case ExprKind::NumThreads:
       useRuntime("coiter_rt_num_threads");
       return {"coiter_rt_num_threads()", kPrimary};
+    case ExprKind::InterruptRequested:
+      // The library's pointer to the runtime's flag (set when it is loaded), read volatile.
+      useRuntime("coiter_rt_interrupt_flag");
+      return {"(*coiter_rt_interrupt_flag != 0)", kPrimary};
   }
   throw CoiterError("C printer: unknown expression kind");
 }

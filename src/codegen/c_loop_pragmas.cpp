@@ -10,7 +10,8 @@ using namespace ir;
 
 int countRefs(const Expr& e, const VarNode* v) {
   switch (e->kind) {
-    case ExprKind::Literal: case ExprKind::ThreadId: case ExprKind::NumThreads: return 0;
+    case ExprKind::Literal: case ExprKind::ThreadId: case ExprKind::NumThreads: case ExprKind::InterruptRequested:
+      return 0;
     case ExprKind::VarRef: return as<VarRefNode>(e).var.get() == v ? 1 : 0;
     case ExprKind::Load: return countRefs(as<LoadNode>(e).index, v);
     case ExprKind::Binary:

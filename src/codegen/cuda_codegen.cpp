@@ -114,6 +114,7 @@ void CudaPrinter::refuse(const std::string& what) const {
 std::string CudaPrinter::preamble() {
   if (expr().usesComplex()) refuse("computes with complex values, which the CUDA printer does not support yet");
   if (expr().usesOpenmp()) refuse("uses CPU thread numbers (a per-thread result copy), which a GPU has no use for");
+  if (!expr().runtimeUsed().empty()) refuse("uses coiter's host runtime (" + *expr().runtimeUsed().begin() + ")");
   std::ostringstream out;
   // NVRTC compiles without the C library's headers: the fixed-width types and the macros the
   // C printer's expressions use are defined here; math functions are NVRTC built-ins.

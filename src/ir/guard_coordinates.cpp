@@ -5,6 +5,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "ir/visitor.hpp"
 #include "util/errors.hpp"
 
 namespace coiter::ir {
@@ -34,7 +35,7 @@ bool sameExpr(const Expr& a, const Expr& b) {
       const auto &x = as<SelectNode>(a), &y = as<SelectNode>(b);
       return sameExpr(x.cond, y.cond) && sameExpr(x.a, y.a) && sameExpr(x.b, y.b);
     }
-    case ExprKind::ThreadId: case ExprKind::NumThreads: return true;
+    case ExprKind::ThreadId: case ExprKind::NumThreads: case ExprKind::InterruptRequested: return true;
   }
   return false;
 }
@@ -128,6 +129,34 @@ class AddressFlow {
 
   std::vector<std::pair<Target, Expr>> flows_;
   std::unordered_set<const VarNode*> vars_, buffers_;
+};
+
+// The guarded arrays a loop body loads coordinates from, and whether every such load is at
+// the loop variable q (crd[q]) in a body with no loop (or return) of its own.
+class InnermostCoordinateLoads : public IRVisitor {
+ public:
+  InnermostCoordinateLoads(const CoordinateRanges& ranges, Var q) : ranges_(ranges), q_(std::move(q)) {}
+  bool onlyAtLoopVariable() const { return simple_ && !arrays_.empty(); }
+  const std::vector<Var>& arrays() const { return arrays_; }
+
+ protected:
+  void visitLoad(const LoadNode& n) override {
+    if (ranges_.count(n.buffer.get())) {
+      simple_ = simple_ && n.index->kind == ExprKind::VarRef && as<VarRefNode>(n.index).var == q_;
+      auto known = [&](const Var& v) { return v == n.buffer; };
+      if (std::none_of(arrays_.begin(), arrays_.end(), known)) arrays_.push_back(n.buffer);
+    }
+    IRVisitor::visitLoad(n);
+  }
+  void visitFor(const ForNode&) override { simple_ = false; }
+  void visitWhile(const WhileNode&) override { simple_ = false; }
+  void visitReturn(const ReturnNode&) override { simple_ = false; }
+
+ private:
+  const CoordinateRanges& ranges_;
+  Var q_;
+  bool simple_ = true;
+  std::vector<Var> arrays_;
 };
 
 class CoordinateGuard {
@@ -322,8 +351,12 @@ class CoordinateGuard {
       case StmtKind::For: {
         const auto& n = as<ForNode>(s);
         Expr begin = sub(n.begin), end = sub(n.end);
-        if (n.schedule.kind != LoopKind::Parallel && !isGpuLoop(n.schedule.kind))
+        if (n.schedule.kind != LoopKind::Parallel && !isGpuLoop(n.schedule.kind)) {
+          if (loads.empty()) {
+            if (Stmt versioned = checkedBeforeLoop(n, flag)) return versioned;
+          }
           return withFlagUpdates(forLoop(n.var, begin, end, stmt(n.body, flag, topLevel), n.schedule));
+        }
         // A parallel (or GPU) body has a flag of its own, reported as the body ends.
         Var own = newFlag();
         bool guardedBefore = guarded_;
@@ -346,6 +379,49 @@ class CoordinateGuard {
         return s;
     }
     return s;
+  }
+
+  // An innermost serial loop whose only coordinate loads are crd[q] of its own variable q
+  // (CSR SpMV's row loop) is checked before it runs: one pass takes the largest coordinate
+  // of each array over the loop's range (an integer maximum, which vectorizes), and when
+  // all lie in their ranges the loop runs as lowered, without a clamp or a flag per
+  // coordinate; otherwise it runs guarded. Clamping each coordinate cost the SpMV loop,
+  // whose floating-point sum keeps it scalar, three instructions of about seven per entry.
+  // (The arrays are read twice, the second time from cache. A writer changing them between
+  // the two reads, while the kernel runs, is outside the guarantee: guard_coordinates.hpp.)
+  Stmt checkedBeforeLoop(const ForNode& n, const Var& flag) {
+    InnermostCoordinateLoads loads(ranges_, n.var);
+    loads.visit(n.body);
+    if (!loads.onlyAtLoopVariable()) return nullptr;
+    const Type u64 = scalar(DType::UInt64);
+    std::vector<Stmt> maxima, scan;
+    Expr inRange;
+    Var q = makeVar(fresh_(n.var->name + "_checked"), n.var->type);
+    for (const Var& crd : loads.arrays()) {
+      const CoordinateRange& range = ranges_.at(crd.get());
+      // Coordinates shifted to start at 0, as unsigned: a negative one becomes huge. 32-bit
+      // coordinates from 0 stay 32-bit (eight to a vector maximum), and their largest must
+      // not pass the last coordinate clamped into int32's range (lastCoordinate).
+      Expr loaded = load(crd, ir::ref(q));
+      bool narrow = clampsByMinimum(loaded, range);
+      const Type unsignedType = narrow ? scalar(DType::UInt32) : u64;
+      Expr c = narrow ? loaded : binary(BinaryOp::Add, cast(scalar(DType::Int64), loaded), intLit(-range.lo));
+      Var largest = makeVar(fresh_(crd->name + "_largest"), unsignedType);
+      maxima.push_back(declare(largest, lit(unsignedType, 0)));
+      scan.push_back(assign(largest, binary(BinaryOp::Max, ir::ref(largest), cast(unsignedType, c))));
+      Expr below = narrow ? binary(BinaryOp::And, binary(BinaryOp::Le, ir::ref(largest), lastCoordinate(range)),
+                                   binary(BinaryOp::Ge, range.extent, intLit(1)))
+                          : binary(BinaryOp::Lt, ir::ref(largest),
+                                   cast(u64, binary(BinaryOp::Add, range.extent, intLit(-range.lo))));
+      inRange = inRange ? binary(BinaryOp::And, inRange, below) : below;
+    }
+    guarded_ = true;
+    std::vector<Stmt> out = maxima;
+    out.push_back(forLoop(q, n.begin, n.end, block(std::move(scan))));
+    Stmt unchecked = forLoop(n.var, n.begin, n.end, n.body, n.schedule);
+    Stmt checked = forLoop(n.var, n.begin, n.end, stmt(n.body, flag, false), n.schedule);
+    out.push_back(ifThen(inRange, unchecked, checked));
+    return block(std::move(out));
   }
 
   const CoordinateRanges& ranges_;

@@ -25,6 +25,12 @@
 // before each Return when its own flag is. The caller zeroes violations[0] before the call and
 // reports the operands (their arrays re-checked to name the bad entry) when it is not zero.
 //
+// An innermost serial loop whose only coordinate loads are crd[q] of its own variable q is
+// versioned instead: a vectorizable pass takes each array's largest coordinate over the
+// loop's range, and the loop runs as lowered when all are in range, guarded otherwise. The
+// arrays are then read twice; a writer changing them between the reads, during the call, is
+// outside the guarantee (as is any writer racing a running kernel).
+//
 // Positions (pos arrays) are not rewritten: the caller checks them before every call
 // (ValidationScope::Structure, O(rows)), which bounds every loop over positions.
 //

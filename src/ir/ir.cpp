@@ -15,6 +15,7 @@ const char* runtimeSymbol(RuntimeFunction f) {
     case RuntimeFunction::ParallelFor: return "coiter_rt_parallel_for";
     case RuntimeFunction::NumThreads: return "coiter_rt_num_threads";
     case RuntimeFunction::GrowArray: return "coiter_rt_grow_array";
+    case RuntimeFunction::InterruptFlag: return "coiter_rt_interrupt_flag";
   }
   return "coiter_rt_unknown";
 }
@@ -177,6 +178,7 @@ Stmt forLoop(const Var& v, Expr begin, Expr end, Stmt body, LoopSchedule schedul
 }
 Expr threadId() { return std::make_shared<ThreadIdNode>(); }
 Expr numThreads() { return std::make_shared<NumThreadsNode>(); }
+Expr interruptRequested() { return std::make_shared<InterruptRequestedNode>(); }
 Stmt atomicUpdate(BinaryOp op, const Var& buffer, Expr index, Expr value) {
   if (!buffer->type.pointer) throw CoiterError("IR: atomic update of non-pointer " + buffer->name);
   if (op != BinaryOp::Add && op != BinaryOp::Min && op != BinaryOp::Max) {

@@ -37,8 +37,10 @@ inline Type pointerTo(DType t) { return Type{t, true}; }
 // not the one its operands produce.
 // kBoundViolated: an extent differs from what a bound() of the schedule promised.
 // kUnorderedWorkspace: a compressed workspace was given its coordinates out of order.
+// kInterrupted: the user asked the kernel to stop (Ctrl-C) before it finished.
 enum KernelStatus : int32_t {
-  kOk = 0, kOutOfMemory = 1, kStructureMismatch = 2, kBoundViolated = 3, kUnorderedWorkspace = 4
+  kOk = 0, kOutOfMemory = 1, kStructureMismatch = 2, kBoundViolated = 3, kUnorderedWorkspace = 4,
+  kInterrupted = 5
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -54,7 +56,7 @@ Var makeVar(const std::string& name, Type type);
 
 // ---------------------------------------------------------------------------------------------
 // Expressions.
-enum class ExprKind { Literal, VarRef, Load, Binary, Unary, Cast, Select, ThreadId, NumThreads };
+enum class ExprKind { Literal, VarRef, Load, Binary, Unary, Cast, Select, ThreadId, NumThreads, InterruptRequested };
 
 // Integer arithmetic wraps (two's complement), as in NumPy. Integer Div/Rem truncate (C
 // semantics), but a zero divisor gives 0 and MIN / -1 gives MIN (NumPy's results) instead of
@@ -130,6 +132,12 @@ struct ThreadIdNode : ExprNode {
 // at least 1. Sizes per-thread buffers before a parallel loop.
 struct NumThreadsNode : ExprNode {
   NumThreadsNode() : ExprNode(ExprKind::NumThreads, scalar(DType::Int64)) {}
+};
+// Bool: whether the user asked the running kernels to stop (Ctrl-C: runtime/interrupts.hpp),
+// read afresh each time it is evaluated (a volatile read of the runtime's flag, never hoisted
+// out of a loop). Host code only; see ir/interrupt_points.hpp.
+struct InterruptRequestedNode : ExprNode {
+  InterruptRequestedNode() : ExprNode(ExprKind::InterruptRequested, scalar(DType::Bool)) {}
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -341,6 +349,7 @@ Stmt store(const Var& buffer, Expr index, Expr value);
 Stmt forLoop(const Var& v, Expr begin, Expr end, Stmt body, LoopSchedule schedule = {});
 Expr threadId();
 Expr numThreads();
+Expr interruptRequested();
 Stmt atomicUpdate(BinaryOp op, const Var& buffer, Expr index, Expr value);
 Stmt prefetch(const Var& buffer, Expr index);
 Stmt whileLoop(Expr cond, Stmt body);

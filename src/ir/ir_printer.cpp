@@ -84,6 +84,7 @@ std::string expr(const Expr& e) {
     }
     case ExprKind::ThreadId: return "thread_id()";
     case ExprKind::NumThreads: return "num_threads()";
+    case ExprKind::InterruptRequested: return "interrupt_requested()";
   }
   throw CoiterError("IR printer: unknown expression kind");
 }

@@ -44,7 +44,8 @@ void collectWritten(const Stmt& s, VarSet& out) {
 // in `unknown` (one the loop changes, whose value at a later iteration is not known here).
 Expr substitute(const Expr& e, const std::map<const VarNode*, Expr>& values, const VarSet& unknown) {
   switch (e->kind) {
-    case ExprKind::Literal: case ExprKind::ThreadId: case ExprKind::NumThreads: return e;
+    case ExprKind::Literal: case ExprKind::ThreadId: case ExprKind::NumThreads: case ExprKind::InterruptRequested:
+      return e;
     case ExprKind::VarRef: {
       const VarNode* v = as<VarRefNode>(e).var.get();
       if (auto it = values.find(v); it != values.end()) return it->second;

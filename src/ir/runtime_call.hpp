@@ -15,6 +15,8 @@ enum class RuntimeFunction {
   NumThreads,   // int64_t coiter_rt_num_threads(void)
   GrowArray,    // void* coiter_rt_grow_array(void* array, int64_t bytes, int64_t newBytes):
                 // result_memory.hpp's growResultArray
+  InterruptFlag,  // a variable, not a function: int32_t coiter_rt_interrupt_flag, nonzero once
+                  // the user asked the running kernels to stop (ir::InterruptRequestedNode)
 };
 
 // The symbol a kernel calls the function by ("coiter_rt_sort_coordinates").

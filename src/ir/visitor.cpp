@@ -13,6 +13,7 @@ void IRVisitor::visit(const Expr& e) {
     case ExprKind::Select: return visitSelect(as<SelectNode>(e));
     case ExprKind::ThreadId: return visitThreadId(as<ThreadIdNode>(e));
     case ExprKind::NumThreads: return visitNumThreads(as<NumThreadsNode>(e));
+    case ExprKind::InterruptRequested: return visitInterruptRequested(as<InterruptRequestedNode>(e));
   }
 }
 
@@ -97,6 +98,7 @@ Expr IRMutator::mutate(const Expr& e) {
     case ExprKind::Cast: return mutateCast(as<CastNode>(e), e);
     case ExprKind::Select: return mutateSelect(as<SelectNode>(e), e);
     case ExprKind::Literal: case ExprKind::VarRef: case ExprKind::ThreadId: case ExprKind::NumThreads:
+    case ExprKind::InterruptRequested:
       return mutateLeaf(e);
   }
   return e;

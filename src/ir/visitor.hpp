@@ -27,6 +27,7 @@ class IRVisitor {
   virtual void visitSelect(const SelectNode& n);
   virtual void visitThreadId(const ThreadIdNode&) {}
   virtual void visitNumThreads(const NumThreadsNode&) {}
+  virtual void visitInterruptRequested(const InterruptRequestedNode&) {}
 
   // Statements. The defaults visit the expressions and then the statements inside.
   virtual void visitBlock(const BlockNode& n);
@@ -62,7 +63,7 @@ class IRMutator {
   virtual Expr mutateUnary(const UnaryNode& n, const Expr& e);
   virtual Expr mutateCast(const CastNode& n, const Expr& e);
   virtual Expr mutateSelect(const SelectNode& n, const Expr& e);
-  // Literals, variable references and thread values have no children.
+  // Literals, variable references, thread values and the interrupt flag have no children.
   virtual Expr mutateLeaf(const Expr& e) { return e; }
 
   virtual Stmt mutateBlock(const BlockNode& n, const Stmt& s);

@@ -1,7 +1,9 @@
 // See runIRPasses in lower.hpp. The passes run on the whole function body: the prefetch
 // pattern (a loop whose body starts an inner loop at a loaded row) appears only in the
 // computation, and the coordinate guards must see every load, prefetched rows' included.
+// Interrupt points go last, so that the guards' versioned loops check too.
 #include "ir/guard_coordinates.hpp"
+#include "ir/interrupt_points.hpp"
 #include "ir/prefetch_rows.hpp"
 #include "lower/lower.hpp"
 
@@ -13,6 +15,8 @@ LoweredKernel runIRPasses(LoweredKernel k) {
   ir::Var violations = ir::makeVar(fresh("coordinate_violations"), ir::pointerTo(DType::Int64));
   ir::GuardedFunctionBody guarded = ir::guardCoordinates(body, k.coordinateRanges, violations, fresh);
   k.function.body = guarded.body;
+  // Ctrl-C: host kernels check the runtime's flag in their outer loops.
+  if (k.target == Target::Cpu) k.function.body = ir::addInterruptPoints(k.function.body).body;
   if (guarded.guarded) {
     k.function.params.push_back(ir::Param{violations, k.abi.pointerSlots++, false, /*flag=*/true});
     k.abi.violationSlot = k.function.params.back().slot;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "runtime/interrupts.hpp"
 #include "runtime/parallel_runtime.hpp"
 #include "runtime/result_memory.hpp"
 #include "runtime/simd_sort.hpp"
@@ -143,6 +144,10 @@ const std::vector<RuntimeFunctionInfo>& runtimeFunctions() {
        reinterpret_cast<void*>(&coiter_rt_num_threads)},
       {RuntimeFunction::GrowArray, runtimeSymbol(RuntimeFunction::GrowArray), "void* (*%s)(void*, int64_t, int64_t)",
        reinterpret_cast<void*>(&coiter_rt_grow_array)},
+      // A variable: the C engine points the library's `volatile int32_t*` at it; the LLVM
+      // engine defines the symbol at its address (the kernel reads it as a global).
+      {RuntimeFunction::InterruptFlag, runtimeSymbol(RuntimeFunction::InterruptFlag), "volatile int32_t* %s",
+       const_cast<int32_t*>(&coiter_rt_interrupt_flag)},
   };
   return table;
 }

@@ -36,6 +36,10 @@ struct CompileError : CoiterError {     // -> ct.CompileError(RuntimeError)
 struct DeviceError : CoiterError {      // -> ct.DeviceError(RuntimeError)
   using CoiterError::CoiterError;
 };
+// A kernel stopped because the user asked it to (Ctrl-C): nothing of its result is kept.
+struct InterruptedError : CoiterError {  // -> KeyboardInterrupt
+  using CoiterError::CoiterError;
+};
 // A malformed expression string; `column` is 1-based (0 when unknown).
 struct ParseError : CoiterError {       // -> ct.ParseError(ValueError), with .column
   ParseError(const std::string& message, int column)

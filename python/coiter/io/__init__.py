@@ -15,13 +15,20 @@ This package holds the public functions and the choice of format by extension; e
 format lives in its own module (:mod:`.matrix_market`, :mod:`.frostt`, :mod:`.npz`), and
 the parsing and error reporting both text formats share in :mod:`.text_table`.
 """
+
 import gzip
 import os
 import zlib
+from typing import Any
 
-from ..creation import _checked_shape, asarray
+from numpy.typing import DTypeLike
+
+from ..conversion import asarray
+from ..creation import checked_shape
 from ..dtypes import value_dtype
 from ..errors import ParseError
+from ..formats import FormatLike
+from ..shapes import ShapeLike
 from ..tensor import Tensor
 from .frostt import _read_frostt, _write_frostt
 from .matrix_market import _read_matrix_market, _write_matrix_market
@@ -29,11 +36,15 @@ from .npz import _read_npz, load, save
 
 __all__ = ["read", "write", "save", "load"]
 
-_EXTENSIONS = {".mtx": "mtx", ".mtx.gz": "mtx", ".tns": "tns", ".tns.gz": "tns",
-               ".npz": "npz"}
+_EXTENSIONS = {".mtx": "mtx", ".mtx.gz": "mtx", ".tns": "tns", ".tns.gz": "tns", ".npz": "npz"}
 
 
-def read(path, format=None, shape=None, dtype=None):
+def read(
+    path: str | os.PathLike[str],
+    format: FormatLike | None = None,
+    shape: ShapeLike | None = None,
+    dtype: DTypeLike | None = None,
+) -> Tensor:
     """Read a tensor from a file; the extension selects the file format.
 
     Parameters
@@ -75,7 +86,7 @@ def read(path, format=None, shape=None, dtype=None):
     path = os.fspath(path)
     kind = _file_kind(path)
     dtype = None if dtype is None else value_dtype(dtype, f"read({path!r})")
-    shape = None if shape is None else _checked_shape(shape)
+    shape = None if shape is None else checked_shape(shape)
     if kind == "npz":
         return _read_npz(path, format, shape, dtype)
     reader = _read_matrix_market if kind == "mtx" else _read_frostt
@@ -84,11 +95,12 @@ def read(path, format=None, shape=None, dtype=None):
     except (gzip.BadGzipFile, EOFError, zlib.error) as error:
         # Damaged gzip data (.mtx.gz, .tns.gz): a bad header or CRC, a truncated or corrupt
         # deflate stream. The line is unknown: the text ends where the damage begins.
-        raise ParseError(f"{path}: damaged gzip data ({type(error).__name__}: {error})",
-                         path=path) from error
+        raise ParseError(
+            f"{path}: damaged gzip data ({type(error).__name__}: {error})", path=path
+        ) from error
 
 
-def write(path, tensor, *, symmetry="general"):
+def write(path: str | os.PathLike[str], tensor: Any, *, symmetry: str = "general") -> None:
     """Write a tensor to a file; the extension selects the file format.
 
     Parameters
@@ -126,11 +138,13 @@ def write(path, tensor, *, symmetry="general"):
         save(path, tensor)
 
 
-def _file_kind(path):
+def _file_kind(path: str) -> str:
     """'mtx', 'tns' or 'npz' from the file name's extension."""
     name = os.path.basename(path).lower()
     for extension, kind in _EXTENSIONS.items():
         if name.endswith(extension):
             return kind
-    raise ValueError(f"cannot tell the file format of {path!r} from its extension; "
-                     f"supported are {', '.join(_EXTENSIONS)}")
+    raise ValueError(
+        f"cannot tell the file format of {path!r} from its extension; "
+        f"supported are {', '.join(_EXTENSIONS)}"
+    )

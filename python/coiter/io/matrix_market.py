@@ -1,15 +1,30 @@
 """Matrix Market (``.mtx``, ``.mtx.gz``) files: matrices in coordinate or array layout."""
+
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from .. import _core
 from ..errors import ShapeError
-from ..formats import is_all_dense
+from ..formats import FormatLike, is_all_dense
+from ..tensor import Tensor
 from .casting import _cast_values
-from .text_table import (_INT_TOKEN, _Body, _first_out_of_range, _last_line, _line_of_entry,
-                         _load_table, _open_text, _padded_shape, _parse_error, _tensor_of_entries,
-                         _value_columns, _write_entries, _write_rows)
+from .text_table import (
+    _INT_TOKEN,
+    _Body,
+    _first_out_of_range,
+    _last_line,
+    _line_of_entry,
+    _load_table,
+    _open_text,
+    _padded_shape,
+    _parse_error,
+    _tensor_of_entries,
+    _value_columns,
+    _write_entries,
+    _write_rows,
+)
 
 _MM_BANNER = "%%MatrixMarket matrix <coordinate|array> <field> <symmetry>"
 _MM_FIELDS = ("real", "double", "integer", "complex", "pattern")
@@ -24,11 +39,13 @@ class _MMHeader:
     symmetry: str
     rows: int
     cols: int
-    entries: int        # data lines the size line promises
-    size_line: int      # line number of the size line
+    entries: int  # data lines the size line promises
+    size_line: int  # line number of the size line
 
 
-def _read_matrix_market(path, format, shape, dtype):
+def _read_matrix_market(
+    path: str, format: FormatLike | None, shape: tuple[int, ...] | None, dtype: np.dtype[Any] | None
+) -> Tensor:
     with _open_text(path) as stream:
         header = _read_mm_header(stream, path)
         body = _Body(path, header.size_line + 1, _mm_columns(header, dtype), "%")
@@ -52,39 +69,42 @@ def _read_mm_header(stream, path):
     if not words or words[0].lower() != "%%matrixmarket":
         raise _parse_error(path, 1, f"missing the Matrix Market banner '{_MM_BANNER}'")
     if len(words) != 5:
-        raise _parse_error(path, 1, f"the banner must read '{_MM_BANNER}', got "
-                           f"{banner.strip()!r}")
+        raise _parse_error(path, 1, f"the banner must read '{_MM_BANNER}', got {banner.strip()!r}")
     obj, layout, field, symmetry = (word.lower() for word in words[1:])
     _check_word(path, "object", obj, ("matrix",))
     _check_word(path, "layout", layout, _MM_LAYOUTS)
     _check_word(path, "field", field, _MM_FIELDS)
     _check_word(path, "symmetry", symmetry, _MM_SYMMETRIES)
     if field == "pattern" and layout == "array":
-        raise _parse_error(path, 1, "a pattern matrix has no values to list in the array "
-                           "layout")
+        raise _parse_error(path, 1, "a pattern matrix has no values to list in the array layout")
     if field == "pattern" and symmetry == "skew-symmetric":
         raise _parse_error(path, 1, "a pattern matrix cannot be skew-symmetric")
     number, fields = _size_line(stream, path)
     expected = 3 if layout == "coordinate" else 2
-    if len(fields) != expected or not all(_INT_TOKEN.fullmatch(f) and 0 <= int(f) < 2**63
-                                          for f in fields):
+    if len(fields) != expected or not all(
+        _INT_TOKEN.fullmatch(f) and 0 <= int(f) < 2**63 for f in fields
+    ):
         wanted = "rows columns entries" if layout == "coordinate" else "rows columns"
-        raise _parse_error(path, number, f"bad size line {' '.join(fields)!r}: expected "
-                           f"{expected} integers in [0, 2**63) ({wanted})")
+        raise _parse_error(
+            path,
+            number,
+            f"bad size line {' '.join(fields)!r}: expected "
+            f"{expected} integers in [0, 2**63) ({wanted})",
+        )
     rows, cols = int(fields[0]), int(fields[1])
     if symmetry != "general" and rows != cols:
-        raise _parse_error(path, number, f"a {symmetry} matrix must be square, got "
-                           f"{rows} x {cols}")
-    entries = int(fields[2]) if layout == "coordinate" else _array_entry_count(rows, cols,
-                                                                               symmetry)
-    return _MMHeader(layout, "real" if field == "double" else field, symmetry, rows, cols,
-                     entries, number)
+        raise _parse_error(path, number, f"a {symmetry} matrix must be square, got {rows} x {cols}")
+    entries = int(fields[2]) if layout == "coordinate" else _array_entry_count(rows, cols, symmetry)
+    return _MMHeader(
+        layout, "real" if field == "double" else field, symmetry, rows, cols, entries, number
+    )
 
 
 def _check_word(path, what, word, allowed):
     if word not in allowed:
-        raise _parse_error(path, 1, f"unknown Matrix Market {what} {word!r}; expected one "
-                           f"of {', '.join(allowed)}")
+        raise _parse_error(
+            path, 1, f"unknown Matrix Market {what} {word!r}; expected one of {', '.join(allowed)}"
+        )
 
 
 def _size_line(stream, path):
@@ -109,18 +129,22 @@ def _array_entry_count(rows, cols, symmetry):
 
 def _mm_columns(header, dtype):
     """((label, dtype), ...) of a data line for this header."""
-    coords = ((("row", np.dtype(np.int64)), ("column", np.dtype(np.int64)))
-              if header.layout == "coordinate" else ())
+    coords = (
+        (("row", np.dtype(np.int64)), ("column", np.dtype(np.int64)))
+        if header.layout == "coordinate"
+        else ()
+    )
     if header.field == "pattern":
         return coords
     if header.field == "complex":
-        return coords + (("real part", np.dtype(np.float64)),
-                         ("imaginary part", np.dtype(np.float64)))
+        return coords + (
+            ("real part", np.dtype(np.float64)),
+            ("imaginary part", np.dtype(np.float64)),
+        )
     if header.field == "integer":
         # uint64 requested: parse as such so values above 2**63 survive (unless mirrored
         # entries get negated, which unsigned values cannot hold).
-        unsigned = (dtype is not None and dtype.kind == "u"
-                    and header.symmetry != "skew-symmetric")
+        unsigned = dtype is not None and dtype.kind == "u" and header.symmetry != "skew-symmetric"
         wide = np.uint64 if unsigned else np.int64
         return coords + (("value", np.dtype(wide)),)
     return coords + (("value", np.dtype(np.float64)),)
@@ -139,13 +163,19 @@ def _mm_values(table, header, dtype):
 
 def _check_entry_count(body, found, declared, size_line):
     if found < declared:
-        raise _parse_error(body.path, _last_line(body.path),
-                           f"the size line (line {size_line}) declares {declared} entries "
-                           f"but the file ends after {found}")
+        raise _parse_error(
+            body.path,
+            _last_line(body.path),
+            f"the size line (line {size_line}) declares {declared} entries "
+            f"but the file ends after {found}",
+        )
     if found > declared:
-        raise _parse_error(body.path, _line_of_entry(body, declared),
-                           f"entry {declared + 1} is beyond the {declared} entries the size "
-                           f"line (line {size_line}) declares")
+        raise _parse_error(
+            body.path,
+            _line_of_entry(body, declared),
+            f"entry {declared + 1} is beyond the {declared} entries the size "
+            f"line (line {size_line}) declares",
+        )
 
 
 def _mm_coordinate_entries(body, header, table, dtype):
@@ -155,8 +185,11 @@ def _mm_coordinate_entries(body, header, table, dtype):
     if outside is not None:
         entry, mode = outside
         name, extent = ("row", header.rows) if mode == 0 else ("column", header.cols)
-        raise _parse_error(body.path, _line_of_entry(body, entry),
-                           f"{name} coordinate {coords[entry, mode]} is outside 1..{extent}")
+        raise _parse_error(
+            body.path,
+            _line_of_entry(body, entry),
+            f"{name} coordinate {coords[entry, mode]} is outside 1..{extent}",
+        )
     values = _mm_values(table, header, dtype)
     coords -= 1
     if header.symmetry == "general":
@@ -164,17 +197,21 @@ def _mm_coordinate_entries(body, header, table, dtype):
     if header.symmetry == "skew-symmetric":
         diagonal = np.flatnonzero((coords[:, 0] == coords[:, 1]) & (values != 0))
         if diagonal.size:
-            raise _parse_error(body.path, _line_of_entry(body, int(diagonal[0])),
-                               "a skew-symmetric matrix has a zero diagonal, but this "
-                               "entry on it is nonzero")
+            raise _parse_error(
+                body.path,
+                _line_of_entry(body, int(diagonal[0])),
+                "a skew-symmetric matrix has a zero diagonal, but this entry on it is nonzero",
+            )
     return _mirrored(coords, values, header.symmetry)
 
 
 def _mirrored(coords, values, symmetry):
     """Add the transposed twin of every off-diagonal entry of a symmetric file."""
     off = coords[:, 0] != coords[:, 1]
-    return (np.concatenate([coords, coords[off][:, ::-1]]),
-            np.concatenate([values, _twin_values(values[off], symmetry)]))
+    return (
+        np.concatenate([coords, coords[off][:, ::-1]]),
+        np.concatenate([values, _twin_values(values[off], symmetry)]),
+    )
 
 
 def _twin_values(values, symmetry):
@@ -196,8 +233,7 @@ def _mm_array_entries(header, values):
     else:
         # The lower triangle column by column: column j holds rows j.. (j+1.. if skew),
         # which is np.triu_indices' row-major order with the roles swapped.
-        cols, rows = np.triu_indices(n_rows, k=1 if header.symmetry == "skew-symmetric"
-                                     else 0)
+        cols, rows = np.triu_indices(n_rows, k=1 if header.symmetry == "skew-symmetric" else 0)
         dense[rows, cols] = values
         off = rows != cols
         dense[cols[off], rows[off]] = _twin_values(values[off], header.symmetry)
@@ -205,10 +241,12 @@ def _mm_array_entries(header, values):
     return coords, dense[coords[:, 0], coords[:, 1]]
 
 
-def _write_matrix_market(path, tensor, symmetry):
+def _write_matrix_market(path: str, tensor: Tensor, symmetry: str) -> None:
     if tensor.ndim != 2:
-        raise ShapeError(f"Matrix Market files hold matrices; this tensor has order "
-                         f"{tensor.ndim} (write it as .tns or .npz)")
+        raise ShapeError(
+            f"Matrix Market files hold matrices; this tensor has order "
+            f"{tensor.ndim} (write it as .tns or .npz)"
+        )
     field = {"c": "complex", "f": "real"}.get(tensor.dtype.kind, "integer")
     n_rows, n_cols = tensor.shape
     with _open_text(path, "w") as stream:
@@ -220,14 +258,15 @@ def _write_matrix_market(path, tensor, symmetry):
         coords, values = tensor.coords()
         if symmetry == "symmetric":
             coords, values = _lower_triangle_of_symmetric(coords, values, tensor.shape)
-        _write_mm_header(stream, "coordinate", field, symmetry,
-                         f"{n_rows} {n_cols} {len(values)}")
+        _write_mm_header(stream, "coordinate", field, symmetry, f"{n_rows} {n_cols} {len(values)}")
         _write_entries(stream, coords, values)
 
 
 def _write_mm_header(stream, layout, field, symmetry, size):
-    stream.write(f"%%MatrixMarket matrix {layout} {field} {symmetry}\n"
-                 f"% written by coiter {_core.__version__}\n{size}\n")
+    stream.write(
+        f"%%MatrixMarket matrix {layout} {field} {symmetry}\n"
+        f"% written by coiter {_core.__version__}\n{size}\n"
+    )
 
 
 def _lower_triangle_of_symmetric(coords, values, shape):
@@ -242,8 +281,10 @@ def _lower_triangle_of_symmetric(coords, values, shape):
     keys, summed = keys[summed != 0], summed[summed != 0]
     rows, cols = keys // n_cols, keys % n_cols
     transposed = np.argsort(cols * n_cols + rows, kind="stable")
-    if not (np.array_equal((cols * n_cols + rows)[transposed], keys)
-            and np.array_equal(summed[transposed], summed)):
+    if not (
+        np.array_equal((cols * n_cols + rows)[transposed], keys)
+        and np.array_equal(summed[transposed], summed)
+    ):
         raise ValueError("symmetry='symmetric', but the matrix is not symmetric")
     lower = rows >= cols
     return np.column_stack([rows[lower], cols[lower]]), summed[lower]

@@ -5,15 +5,20 @@ finding the line to name in a :class:`~coiter.ParseError` when a check fails, ch
 requested shape against the file's extents, packing the entries into a tensor, and writing
 one line per entry in chunks.
 """
+
 import gzip
 import re
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..creation import from_coords
 from ..errors import FormatError, ParseError, ShapeError
+from ..formats import FormatLike
+from ..tensor import Tensor
 
 # Rows written (or values formatted) per chunk: bounds the memory of the text being built.
 _WRITE_CHUNK = 100_000
@@ -35,24 +40,33 @@ def _padded_shape(path, found, shape, what):
     if shape is None:
         return found
     if len(shape) != len(found):
-        raise ShapeError(f"{path} holds an order-{len(found)} tensor but shape={shape} has "
-                         f"{len(shape)} modes")
+        raise ShapeError(
+            f"{path} holds an order-{len(found)} tensor but shape={shape} has {len(shape)} modes"
+        )
     for mode, (asked, needed) in enumerate(zip(shape, found)):
         if asked < needed:
-            raise ShapeError(f"{path}: shape={shape} is smaller than the file's {what} "
-                             f"{found} in mode {mode}")
+            raise ShapeError(
+                f"{path}: shape={shape} is smaller than the file's {what} {found} in mode {mode}"
+            )
     return shape
 
 
-def _tensor_of_entries(path, coords, values, shape, format):
+def _tensor_of_entries(
+    path: str,
+    coords: NDArray[np.int64],
+    values: NDArray[Any],
+    shape: tuple[int, ...],
+    format: FormatLike,
+) -> Tensor:
     """The tensor holding a file's entries. Packing refuses a declared size too large for
     the format (a dense level over a huge mode, or the pos array under it); the error then
     names the file as well as the level and array."""
     try:
         return from_coords(coords, values, shape, format=format)
     except ShapeError as error:
-        raise ShapeError(f"{path}: {error}; format=\"coo\" stores only the file's "
-                         "entries") from error
+        raise ShapeError(
+            f'{path}: {error}; format="coo" stores only the file\'s entries'
+        ) from error
     except FormatError as error:
         raise FormatError(f"{path}: {error}") from error
 
@@ -61,17 +75,19 @@ def _tensor_of_entries(path, coords, values, shape, format):
 
 # The number syntax numpy.loadtxt accepts (ASCII digits only, no "_" separators).
 _INT_TOKEN = re.compile(r"[+-]?\d+", re.ASCII)
-_FLOAT_TOKEN = re.compile(r"[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|inf(inity)?|nan)",
-                          re.IGNORECASE | re.ASCII)
+_FLOAT_TOKEN = re.compile(
+    r"[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|inf(inity)?|nan)", re.IGNORECASE | re.ASCII
+)
 
 
 @dataclass(frozen=True)
 class _Body:
     """Where the data lines of a text file start, and how they are read."""
+
     path: str
-    first_line: int           # 1-based number of the first line that may hold data
-    columns: tuple            # ((label, dtype), ...) of the fields of a data line
-    comment: str              # text from this character on is a comment
+    first_line: int  # 1-based number of the first line that may hold data
+    columns: tuple[tuple[str, Any], ...]  # ((label, dtype), ...) of the fields of a data line
+    comment: str  # text from this character on is a comment
 
 
 def _load_table(stream, body):
@@ -81,8 +97,9 @@ def _load_table(stream, body):
         with warnings.catch_warnings():
             # A body without data lines is legal (an empty matrix); counts are checked later.
             warnings.filterwarnings("ignore", "loadtxt: input contained no data")
-            return np.loadtxt(stream, dtype=np.dtype(list(body.columns)),
-                              comments=body.comment, ndmin=1)
+            return np.loadtxt(
+                stream, dtype=np.dtype(list(body.columns)), comments=body.comment, ndmin=1
+            )
     except ValueError as error:
         _raise_malformed_line(body)
         raise ParseError(f"{body.path}: {error}", path=body.path) from error
@@ -104,13 +121,17 @@ def _raise_malformed_line(body):
     labels = ", ".join(label for label, _ in body.columns)
     for number, fields in _data_lines(body):
         if len(fields) != len(body.columns):
-            raise _parse_error(body.path, number, f"expected {len(body.columns)} fields "
-                               f"({labels}), found {len(fields)}")
+            raise _parse_error(
+                body.path,
+                number,
+                f"expected {len(body.columns)} fields ({labels}), found {len(fields)}",
+            )
         for position, (field, (label, dtype)) in enumerate(zip(fields, body.columns), 1):
             problem = _field_problem(field, dtype)
             if problem:
-                raise _parse_error(body.path, number, f"field {position} ({label}) {field!r} "
-                                   f"{problem}")
+                raise _parse_error(
+                    body.path, number, f"field {position} ({label}) {field!r} {problem}"
+                )
 
 
 def _field_problem(field, dtype):
@@ -157,12 +178,13 @@ def _first_out_of_range(coords, lower, upper):
 
 # -- writing ----------------------------------------------------------------------------
 
+
 def _write_rows(stream, template, columns):
     """Write ``template.format(*row)`` for the rows of ``columns`` (equal-length arrays),
     in chunks: Python's formatting gives shortest round-trip floats."""
     count = len(columns[0]) if columns else 0
     for start in range(0, count, _WRITE_CHUNK):
-        chunk = [column[start:start + _WRITE_CHUNK].tolist() for column in columns]
+        chunk = [column[start : start + _WRITE_CHUNK].tolist() for column in columns]
         stream.writelines(map(template.format, *chunk))
 
 
@@ -171,8 +193,9 @@ def _write_entries(stream, coords, values):
     Matrix Market coordinate layout and FROSTT share this line syntax)."""
     columns, template = _value_columns(values)
     order = coords.shape[1]
-    _write_rows(stream, "{} " * order + template + "\n",
-                [coords[:, m] + 1 for m in range(order)] + columns)
+    _write_rows(
+        stream, "{} " * order + template + "\n", [coords[:, m] + 1 for m in range(order)] + columns
+    )
 
 
 def _value_columns(values):

@@ -322,6 +322,14 @@ class KernelBuilder {
       case ExprKind::ThreadId: return {fs_.thread ? fs_.thread : b_.getInt64(0)};
       case ExprKind::NumThreads:
         return {b_.CreateCall(runtime(RuntimeFunction::NumThreads, b_.getInt64Ty(), {}))};
+      case ExprKind::InterruptRequested: {
+        // The runtime's flag itself is the symbol (an absolute address); volatile, so a loop
+        // reads it at every check instead of once.
+        llvm::Constant* flag =
+            module_.getOrInsertGlobal(runtimeFunction(RuntimeFunction::InterruptFlag).name, b_.getInt32Ty());
+        llvm::LoadInst* value = b_.CreateLoad(b_.getInt32Ty(), flag, /*isVolatile=*/true);
+        return {b_.CreateICmpNE(value, b_.getInt32(0))};
+      }
     }
     failCodegen("unknown expression kind");
   }
