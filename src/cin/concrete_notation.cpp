@@ -103,4 +103,32 @@ std::vector<TensorVarPtr> tensorsOf(const Stmt& s) {
   return out;
 }
 
+namespace {
+
+void collectTemporaries(const Stmt& s, std::vector<const notation::TensorVar*>& out) {
+  switch (s->kind) {
+    case StmtKind::Assign: return;
+    case StmtKind::Forall: return collectTemporaries(as<ForallNode>(s).body, out);
+    case StmtKind::Where: {
+      const auto& w = as<WhereNode>(s);
+      for (const auto& t : resultsOf(w.producer)) {
+        if (t->temporary) out.push_back(t.get());
+      }
+      collectTemporaries(w.consumer, out);
+      return collectTemporaries(w.producer, out);
+    }
+    case StmtKind::Sequence:
+      collectTemporaries(as<SequenceNode>(s).define, out);
+      return collectTemporaries(as<SequenceNode>(s).mutate, out);
+  }
+}
+
+}  // namespace
+
+std::vector<const notation::TensorVar*> temporariesDeclaredIn(const Stmt& s) {
+  std::vector<const notation::TensorVar*> out;
+  collectTemporaries(s, out);
+  return out;
+}
+
 }  // namespace coiter::cin

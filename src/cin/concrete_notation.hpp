@@ -74,5 +74,8 @@ void forEachAssignment(const Stmt& s, const std::function<void(const AssignNode&
 std::vector<TensorVarPtr> resultsOf(const Stmt& s);
 // Every tensor read or written in `s`.
 std::vector<TensorVarPtr> tensorsOf(const Stmt& s);
+// Temporaries whose where statement lies inside `s`: each iteration of a loop around `s`
+// has its own.
+std::vector<const notation::TensorVar*> temporariesDeclaredIn(const Stmt& s);
 
 }  // namespace coiter::cin

@@ -26,25 +26,6 @@ using schedule::RaceStrategy;
 
 namespace {
 
-// Temporaries whose where statement lies inside `s` (declared per iteration of loops around s).
-void temporariesDeclaredIn(const cin::Stmt& s, std::vector<const TensorVar*>& out) {
-  switch (s->kind) {
-    case cin::StmtKind::Assign: return;
-    case cin::StmtKind::Forall: return temporariesDeclaredIn(cin::as<cin::ForallNode>(s).body, out);
-    case cin::StmtKind::Where: {
-      const auto& w = cin::as<cin::WhereNode>(s);
-      for (const auto& t : cin::resultsOf(w.producer)) {
-        if (t->temporary) out.push_back(t.get());
-      }
-      temporariesDeclaredIn(w.consumer, out);
-      return temporariesDeclaredIn(w.producer, out);
-    }
-    case cin::StmtKind::Sequence:
-      temporariesDeclaredIn(cin::as<cin::SequenceNode>(s).define, out);
-      return temporariesDeclaredIn(cin::as<cin::SequenceNode>(s).mutate, out);
-  }
-}
-
 // Whether s computes a temporary (a workspace or a reduction's scalar) somewhere.
 bool hasWhere(const cin::Stmt& s) {
   switch (s->kind) {
@@ -55,27 +36,6 @@ bool hasWhere(const cin::Stmt& s) {
       return hasWhere(cin::as<cin::SequenceNode>(s).define) || hasWhere(cin::as<cin::SequenceNode>(s).mutate);
   }
   return true;
-}
-
-// Whether a loop inside `s` is tagged with a GPU unit and atomics.
-bool hasInnerGpuAtomics(const cin::Stmt& s, const schedule::ScheduledStatement& scheduled) {
-  switch (s->kind) {
-    case cin::StmtKind::Assign: return false;
-    case cin::StmtKind::Forall: {
-      const auto& f = cin::as<cin::ForallNode>(s);
-      const schedule::LoopTags* tags = scheduled.tagsOf(f.var);
-      bool gpu = tags && (tags->unit == ParallelUnit::GpuBlock || tags->unit == ParallelUnit::GpuWarp ||
-                          tags->unit == ParallelUnit::GpuThread);
-      return (gpu && tags->races == RaceStrategy::Atomics) || hasInnerGpuAtomics(f.body, scheduled);
-    }
-    case cin::StmtKind::Where:
-      return hasInnerGpuAtomics(cin::as<cin::WhereNode>(s).consumer, scheduled) ||
-             hasInnerGpuAtomics(cin::as<cin::WhereNode>(s).producer, scheduled);
-    case cin::StmtKind::Sequence:
-      return hasInnerGpuAtomics(cin::as<cin::SequenceNode>(s).define, scheduled) ||
-             hasInnerGpuAtomics(cin::as<cin::SequenceNode>(s).mutate, scheduled);
-  }
-  return false;
 }
 
 }  // namespace
@@ -129,14 +89,12 @@ Lowerer::ParallelPlan Lowerer::planLoop(const cin::ForallNode& f, const std::str
   // schedule/legality.hpp. A merge would need while loops, which no unit divides.)
   if (!forForm) throw CompileError("lowering: the parallel loop '" + f.var + "' coiterates several operands");
   bool threads = tags->unit == ParallelUnit::CpuThread;
-  bool gpu = tags->unit == ParallelUnit::GpuBlock || tags->unit == ParallelUnit::GpuWarp ||
-             tags->unit == ParallelUnit::GpuThread;
+  bool gpu = schedule::isGpuUnit(tags->unit);
   // A GPU unit nested in a gpu_warp or gpu_block loop combines the scalar temporaries it
   // updates, declared outside it, across its threads (parallel_reduction).
   bool reduces = false;
   if (gpu && gpuUnit_ != ParallelUnit::None && tags->races == RaceStrategy::ParallelReduction) {
-    std::vector<const TensorVar*> local;
-    temporariesDeclaredIn(f.body, local);
+    std::vector<const TensorVar*> local = cin::temporariesDeclaredIn(f.body);
     for (const auto& t : cin::resultsOf(f.body)) {
       bool shared = t->temporary && std::find(local.begin(), local.end(), t.get()) == local.end();
       reduces = reduces || (shared && t->order() == 0);
@@ -150,10 +108,7 @@ Lowerer::ParallelPlan Lowerer::planLoop(const cin::ForallNode& f, const std::str
       if (a.lhs->tensor == resultTensor_ && a.accumulate && !op) op = a.accumulate;
     });
     RaceStrategy races = tags->races;
-    // TACO's GPU schedules tag only the innermost GPU loop with atomics (SpMV: a block, its
-    // warps, their threads): every result update is then atomic, which settles the races of
-    // the loops around it too.
-    if (gpu && races != RaceStrategy::Atomics && hasInnerGpuAtomics(f.body, scheduled_)) races = RaceStrategy::Atomics;
+    if (gpu && races != RaceStrategy::Atomics && scheduled_.hasGpuAtomicsInside(f.body)) races = RaceStrategy::Atomics;
     if (races == RaceStrategy::Atomics) {
       atomicResult_ = true;
     } else if (races == RaceStrategy::Temporary || races == RaceStrategy::ParallelReduction) {

@@ -18,10 +18,6 @@ namespace nt = coiter::notation;
 using nt::AccessNode;
 using nt::TensorVar;
 
-bool isGpu(ParallelUnit u) {
-  return u == ParallelUnit::GpuBlock || u == ParallelUnit::GpuWarp || u == ParallelUnit::GpuThread;
-}
-
 bool contains(const std::vector<std::string>& v, const std::string& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
@@ -29,37 +25,6 @@ bool contains(const std::vector<std::string>& v, const std::string& x) {
 std::string textOf(const AccessNode& a) {
   // A non-owning handle (aliasing constructor) lets the access print like any expression.
   return nt::toString(nt::Expr(std::shared_ptr<const nt::ExprNode>{}, &a));
-}
-
-// Temporaries whose where statement lies inside `s` (declared per iteration of loops around s).
-void temporariesDeclaredIn(const cin::Stmt& s, std::vector<const TensorVar*>& out) {
-  switch (s->kind) {
-    case cin::StmtKind::Assign: return;
-    case cin::StmtKind::Forall: return temporariesDeclaredIn(cin::as<cin::ForallNode>(s).body, out);
-    case cin::StmtKind::Where: {
-      const auto& w = cin::as<cin::WhereNode>(s);
-      for (const auto& t : cin::resultsOf(w.producer)) {
-        if (t->temporary) out.push_back(t.get());
-      }
-      temporariesDeclaredIn(w.consumer, out);
-      return temporariesDeclaredIn(w.producer, out);
-    }
-    case cin::StmtKind::Sequence:
-      temporariesDeclaredIn(cin::as<cin::SequenceNode>(s).define, out);
-      return temporariesDeclaredIn(cin::as<cin::SequenceNode>(s).mutate, out);
-  }
-}
-
-// Whether s computes a temporary (a workspace or a reduction's scalar) somewhere.
-bool hasWhere(const cin::Stmt& s) {
-  switch (s->kind) {
-    case cin::StmtKind::Assign: return false;
-    case cin::StmtKind::Forall: return hasWhere(cin::as<cin::ForallNode>(s).body);
-    case cin::StmtKind::Where: return true;
-    case cin::StmtKind::Sequence:
-      return hasWhere(cin::as<cin::SequenceNode>(s).define) || hasWhere(cin::as<cin::SequenceNode>(s).mutate);
-  }
-  return true;
 }
 
 // Where statements' producers, by the temporaries they compute.
@@ -465,7 +430,7 @@ class Checker {
     // over the result's entries run serially.
     if (!assemble_ && !groups_.empty() && writesResult(f.body)) return;
     bool threads = tags->unit == ParallelUnit::CpuThread;
-    bool gpu = isGpu(tags->unit);
+    bool gpu = isGpuUnit(tags->unit);
     std::string command = "parallelize(" + f.var + "," + parallelUnitName(tags->unit) + "," +
                           raceStrategyName(tags->races) + ")";
     auto require = [&](bool ok, const std::string& why) {
@@ -493,12 +458,11 @@ class Checker {
   // Temporaries a parallel loop writes must be declared inside it: declared outside, they are
   // shared by its iterations. (On a GPU, a scalar may be reduced across a unit's threads.)
   void requirePrivateTemporaries(const cin::ForallNode& f, const LoopTags& tags, const std::string& command) const {
-    std::vector<const TensorVar*> local;
-    temporariesDeclaredIn(f.body, local);
+    std::vector<const TensorVar*> local = cin::temporariesDeclaredIn(f.body);
     for (const auto& t : cin::resultsOf(f.body)) {
       if (!t->temporary || std::find(local.begin(), local.end(), t.get()) != local.end()) continue;
       bool nestedInGpuUnit = gpuUnit_ != ParallelUnit::None;
-      if (isGpu(tags.unit) && nestedInGpuUnit) {
+      if (isGpuUnit(tags.unit) && nestedInGpuUnit) {
         if (tags.races == RaceStrategy::ParallelReduction && t->order() == 0) continue;
         fail(command + ": the loop updates the temporary " + t->name + ", which is shared by its iterations; " +
              (t->order() == 0 ? "choose parallel_reduction to combine it across the threads"
@@ -512,7 +476,7 @@ class Checker {
   // Iterations that update the same result entries need a race strategy that makes them safe.
   void requireRaceStrategy(const cin::ForallNode& f, const std::string& root, const LoopTags& tags, bool repeats,
                            const std::string& command) const {
-    bool threads = tags.unit == ParallelUnit::CpuThread, gpu = isGpu(tags.unit);
+    bool threads = tags.unit == ParallelUnit::CpuThread, gpu = isGpuUnit(tags.unit);
     const nt::Operator* op = nullptr;
     bool plain = false, mixed = false;
     cin::forEachAssignment(f.body, [&](const cin::AssignNode& a) {
@@ -523,9 +487,7 @@ class Checker {
     });
     const std::string& result = result_->name;
     RaceStrategy races = tags.races;
-    // TACO's GPU schedules tag only the innermost GPU loop with atomics: every result update is
-    // then atomic, which settles the races of the loops around it too.
-    if (gpu && races != RaceStrategy::Atomics && innerGpuAtomics(f.body)) races = RaceStrategy::Atomics;
+    if (gpu && races != RaceStrategy::Atomics && s_.hasGpuAtomicsInside(f.body)) races = RaceStrategy::Atomics;
     if (races == RaceStrategy::NoRaces) {
       std::string vars;
       for (const auto& v : s_.boundVariables(root)) vars += (vars.empty() ? "" : " and ") + v;
@@ -550,23 +512,6 @@ class Checker {
     if (t == DType::Bool || (isComplex(t) && op != &nt::addOp())) {
       fail(command + ": atomic " + op->name + " on " + dtypeName(t) + " values is not supported");
     }
-  }
-
-  bool innerGpuAtomics(const cin::Stmt& s) const {
-    switch (s->kind) {
-      case cin::StmtKind::Assign: return false;
-      case cin::StmtKind::Forall: {
-        const auto& f = cin::as<cin::ForallNode>(s);
-        const LoopTags* tags = s_.tagsOf(f.var);
-        return (tags && isGpu(tags->unit) && tags->races == RaceStrategy::Atomics) || innerGpuAtomics(f.body);
-      }
-      case cin::StmtKind::Where:
-        return innerGpuAtomics(cin::as<cin::WhereNode>(s).consumer) || innerGpuAtomics(cin::as<cin::WhereNode>(s).producer);
-      case cin::StmtKind::Sequence:
-        return innerGpuAtomics(cin::as<cin::SequenceNode>(s).define) ||
-               innerGpuAtomics(cin::as<cin::SequenceNode>(s).mutate);
-    }
-    return false;
   }
 
   // Whether iterations of a loop binding `root`'s variables write the same result entries.

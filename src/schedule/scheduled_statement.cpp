@@ -99,6 +99,24 @@ const LoopTags* ScheduledStatement::tagsOf(const std::string& var) const {
   return it == tags.end() ? nullptr : &it->second;
 }
 
+bool ScheduledStatement::hasGpuAtomicsInside(const cin::Stmt& s) const {
+  switch (s->kind) {
+    case cin::StmtKind::Assign: return false;
+    case cin::StmtKind::Forall: {
+      const auto& f = cin::as<cin::ForallNode>(s);
+      const LoopTags* t = tagsOf(f.var);
+      return (t && isGpuUnit(t->unit) && t->races == RaceStrategy::Atomics) || hasGpuAtomicsInside(f.body);
+    }
+    case cin::StmtKind::Where:
+      return hasGpuAtomicsInside(cin::as<cin::WhereNode>(s).consumer) ||
+             hasGpuAtomicsInside(cin::as<cin::WhereNode>(s).producer);
+    case cin::StmtKind::Sequence:
+      return hasGpuAtomicsInside(cin::as<cin::SequenceNode>(s).define) ||
+             hasGpuAtomicsInside(cin::as<cin::SequenceNode>(s).mutate);
+  }
+  return false;
+}
+
 std::string ScheduledStatement::toString() const {
   std::string out = cin::toString(stmt);
   for (size_t k = 0; k < relations.size(); ++k) out += (k ? ", " : " : ") + relations[k].toString();

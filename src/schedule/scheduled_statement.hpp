@@ -39,6 +39,9 @@ struct IndexRelation {
 
 enum class ParallelUnit { None, CpuThread, CpuVector, GpuBlock, GpuWarp, GpuThread };
 const char* parallelUnitName(ParallelUnit u);
+inline bool isGpuUnit(ParallelUnit u) {
+  return u == ParallelUnit::GpuBlock || u == ParallelUnit::GpuWarp || u == ParallelUnit::GpuThread;
+}
 enum class RaceStrategy { NoRaces, IgnoreRaces, Atomics, Temporary, ParallelReduction };
 
 struct LoopTags {
@@ -80,6 +83,10 @@ struct ScheduledStatement {
   // loop, a precomputed copy), not an index variable of the statement's accesses.
   bool isDerived(const std::string& var) const { return relationOf(var) != nullptr; }
   const LoopTags* tagsOf(const std::string& var) const;
+  // Whether a loop inside `s` is tagged with a GPU unit and atomics. TACO's GPU schedules tag
+  // only the innermost GPU loop so (SpMV: a block, its warps, their threads): every result
+  // update is then atomic, which settles the races of the GPU loops around it too.
+  bool hasGpuAtomicsInside(const cin::Stmt& s) const;
   // The statement, then " : " and each relation, then each tagged loop.
   std::string toString() const;
 };
