@@ -28,7 +28,7 @@ REFUSED = [
     (
         SPMV,
         {"A": "csr"},
-        "split(i,i0,i1,4);reorder(i1,i0)",
+        "divide(i,i0,i1,4);reorder(i1,i0)",
         "cpu",
         r"reorder\(i1,i0\): .*cannot move outside it",
     ),
@@ -99,12 +99,28 @@ REFUSED = [
         "cpu",
         "level 2 of the result A would be appended to once per value of the index 'k'",
     ),
+    # -- strided walks: a split's inner loop outside its outer loop -------------------------------
     (
-        "A(i,k) = B(i,k) * C(i,j) * D(j,k)",
-        {"B": "csr", "C": "dense", "D": "dense", "A": "dense"},
-        "split(j,ju,t,32);bound(ju,jb,4,MaxExact);reorder(i,t,jb,k)",
+        SPMV,
+        {"A": "csr"},
+        "split(j,j0,j1,4);reorder(i,j1,j0)",
         "cpu",
-        "'t' iterates inside one block of 'jb'",
+        "loop 'j1' iterates inside one block of 'j0' .* but is outside that loop; a strided walk "
+        "locates every operand, but A is sparse over 'j'",
+    ),
+    (
+        SPMV,
+        {"A": "csr"},
+        "pos(j,jp,A(i,j));split(jp,jp0,jp1,4);reorder(i,jp1,jp0)",
+        "cpu",
+        "a strided walk visits coordinates, not the positions or fused loops 'jp' iterates",
+    ),
+    (
+        "C(i,j) = A(i,j) * D(i,j)",
+        {"A": "dense", "D": "dense", "C": "csr"},
+        "split(j,j0,j1,4);reorder(i,j1,j0)",
+        "cpu",
+        "a strided walk cannot append to the sparse result C",
     ),
     # -- loops restricted to a block --------------------------------------------------------------
     (
@@ -274,6 +290,13 @@ REFUSED = [
 ]
 
 LEGAL = [
+    (SPMV, {"A": "csr"}, "split(i,i0,i1,4);reorder(i1,i0)", "cpu"),
+    (
+        "A(i,k) = B(i,k) * C(i,j) * D(j,k)",
+        {"B": "csr", "C": "dense", "D": "dense", "A": "dense"},
+        "split(j,ju,t,32);bound(ju,jb,4,MaxExact);reorder(i,t,jb,k)",
+        "cpu",
+    ),
     (
         "y(j) = A(i,j) * x(i)",
         {"A": "csr", "y": "dense"},
@@ -366,6 +389,9 @@ def test_every_legal_answer_compiles_and_computes():
         "parallelize(i,cpu_vector,no_races)",
         "reorder(j,i)",
         "parallelize(j,cpu_thread,atomics)",
+        "split(i,i0,i1,4);reorder(i1,i0)",
+        "split(i,i0,i1,4);reorder(i1,i0);parallelize(i1,cpu_thread,no_races)",
+        "split(i,i0,i1,3);split(j,j0,j1,2);reorder(i1,i0,j0,j1)",
     ]:
         problem = ct.schedule_problem(SPMV, schedule, formats={"A": "csr"})
         if problem is not None:

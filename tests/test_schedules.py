@@ -311,7 +311,7 @@ SPMV = "y(i) = A(i,j) * x(j)"
         (SPMV, {"A": "csr"}, "split(i,j,i1,4)", "already an index variable"),
         (SPMV, {"A": "csr"}, "split(i,i0,i1,0)", "not a positive integer"),
         (SPMV, {"A": "csr"}, "split(i,i0,i1,4);split(i,a,b,2)", "not a loop"),
-        (SPMV, {"A": "csr"}, "split(i,i0,i1,4);reorder(i1,i0)", "cannot move outside"),
+        (SPMV, {"A": "csr"}, "divide(i,i0,i1,4);reorder(i1,i0)", "cannot move outside"),
         (SPMV, {"A": "csr"}, "unroll(i,4)", "no fixed size"),
         (
             "a(i) = b(i) + c(i)",

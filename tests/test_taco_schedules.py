@@ -45,12 +45,12 @@ def spmv_dcsr():
     return stmt, {**formats, "A": "dcsr"}, ops, ref
 
 
-def spmm(result="dense"):
+def spmm(result="dense", columns=70):
     A = sp.random(102, 103, density=0.3, format="csr", random_state=2)
     return (
         "C(i,k) = A(i,j) * B(j,k)",
         {"A": "csr", "B": "dense", "C": result},
-        {"A": A, "B": _rng(2).random((103, 70))},
+        {"A": A, "B": _rng(2).random((103, columns))},
         ("ij,jk->ik", ["A", "B"]),
     )
 
@@ -317,6 +317,22 @@ WORKSPACES = {
 # -- TACO's GPU schedules (tests-scheduling-eval.cpp), on CPU threads ------------------------------
 
 GPU_ON_CPU = {
+    # scheduleSDDMMGPU: its thread loop (a split's inner loop over j) outside the blocks of j it
+    # visits, a strided walk; its bound promises 4 blocks of 32.
+    "sddmm": (
+        lambda: sddmm(inner=128),
+        "reorder(i,k,j);fuse(i,k,f);pos(f,fpos,B(i,k));split(fpos,block,fpos1,2048);"
+        "split(fpos1,warp,nnz,256);split(j,dense_val_unbounded,thread,32);"
+        "bound(dense_val_unbounded,dense_val,4,MaxExact);reorder(block,warp,nnz,thread,dense_val);"
+        "unroll(dense_val,4);parallelize(block,CPUThread,Atomics)",
+    ),
+    # scheduleSpMMGPU: the same strided walk over k.
+    "spmm": (
+        lambda: spmm(columns=128),
+        "reorder(i,j,k);fuse(i,j,f);pos(f,fpos,A(i,j));split(fpos,block,fpos1,64);split(fpos1,warp,nnz,8);"
+        "split(k,dense_val_unbounded,thread,32);reorder(block,warp,thread,dense_val_unbounded,nnz);"
+        "bound(dense_val_unbounded,dense_val,4,MaxExact);parallelize(block,CPUThread,Atomics)",
+    ),
     # scheduleSpMVGPU
     "spmv": (
         spmv,
@@ -362,22 +378,29 @@ REFUSED = {
         "parallelize(block,CPUThread,Atomics)",
         "positions of more than two fused loops are not supported",
     ),
-    # scheduleSDDMMGPU, scheduleSpMMGPU, scheduleSpMSpVGPU, scheduleSpMVRowsGPU iterate a split's
-    # inner loop outside its outer loop.
-    "gpu_sddmm": (
-        lambda: sddmm(inner=128),
-        "reorder(i,k,j);fuse(i,k,f);pos(f,fpos,B(i,k));split(fpos,block,fpos1,2048);"
-        "split(fpos1,warp,nnz,256);split(j,dense_val_unbounded,thread,32);"
-        "bound(dense_val_unbounded,dense_val,4,MaxExact);reorder(block,warp,nnz,thread,dense_val);"
-        "unroll(dense_val,4);parallelize(block,CPUThread,Atomics)",
-        "'thread' iterates inside one block of 'dense_val'",
-    ),
+    # scheduleSpMVRowsGPU and scheduleSpMSpVGPU walk positions strided: a split's inner loop
+    # over positions outside its outer loop.
     "gpu_spmv_rows": (
         spmv,
         "split(i,block,block_row,256);split(block_row,warp_row,warp,8);pos(j,jpos,A(i,j));"
         "split(jpos,thread_nz,thread,32);reorder(block,warp,warp_row,thread,thread_nz);"
         "parallelize(block,CPUThread,NoRaces)",
-        "'warp' iterates inside one block of 'warp_row'",
+        "a strided walk visits coordinates, not the positions or fused loops 'jpos' iterates",
+    ),
+    "gpu_spmspv": (
+        spmspv,
+        "reorder(j,i);fuse(j,i,f);pos(f,fpos,A(i,j));split(fpos,block,fpos_block,4096);"
+        "split(fpos_block,fpos_thread,thread,512);reorder(block,thread,fpos_thread);"
+        "parallelize(block,CPUThread,Atomics)",
+        "a strided walk visits coordinates, not the positions or fused loops 'fpos' iterates",
+    ),
+    "gpu_mttkrp": (
+        mttkrp,
+        "reorder(i,k,l,j);fuse(k,l,kl);fuse(i,kl,f);pos(f,fpos,B(i,k,l));split(fpos,block,fpos1,128);"
+        "split(fpos1,warp,nnz,16);split(j,dense_val_unbounded,thread,32);"
+        "bound(dense_val_unbounded,dense_val,1,MaxExact);reorder(block,warp,dense_val,thread,nnz);"
+        "parallelize(block,CPUThread,Atomics)",
+        "positions of more than two fused loops are not supported",
     ),
     # scheduleSDDMMCPU with TACO's CSR result: the vectorized loop over B's positions appends
     # to it (and the reduction loop j around that loop would append each entry once per j).

@@ -72,9 +72,36 @@ Stmt Lowerer::lowerBlockLoop(const cin::ForallNode& f, const schedule::IndexRela
   }
 
   Var block = makeVar(freshName(f.var), kIndex);
+  Expr hiEnd = binary(BinaryOp::Add, lo, span);
+  if (auto offset = strided_.find(&r); offset != strided_.end()) {
+    // The inner loop is outside (a strided walk): this loop binds the root itself, at the
+    // offset the inner loop is at in every block.
+    Expr at = binary(BinaryOp::Add, binary(BinaryOp::Add, lo, binary(BinaryOp::Mul, ir::ref(block), size)), offset->second);
+    Var coordinate = makeVar(freshName(root), kIndex);
+    std::vector<Stmt> visit;
+    std::map<const AccessNode*, int> before;
+    for (auto& [a, st] : accesses_) before[a] = st.entered;
+    int resultBefore = result_.entered;
+    coords_[root] = ir::ref(coordinate);
+    resolveLocates(visit);
+    enterResultLevels(visit);
+    ParallelStateGuard parallelState(*this);
+    ParallelPlan plan = planLoop(f, root, true);
+    openLoops_.push_back(root);
+    Stmt inner = lowerStmt(f.body);
+    openLoops_.pop_back();
+    for (auto& [a, st] : accesses_) st.entered = before[a];
+    result_.entered = resultBefore;
+    coords_.erase(root);
+    if (!inner) return nullptr;
+    visit.push_back(inner);
+    Stmt step = ir::block({declare(coordinate, at), ifThen(binary(BinaryOp::Lt, ir::ref(coordinate), hiEnd), ir::block(std::move(visit)))});
+    out.push_back(plan.around(forLoop(block, intLit(0), blocks, step, plan.schedule)));
+    return ir::block(std::move(out));
+  }
   Var blockLo = makeVar(freshName(root + "_block_lo"), kIndex);
   Var blockHi = makeVar(freshName(root + "_block_hi"), kIndex);
-  Expr hi = binary(BinaryOp::Add, lo, span);
+  Expr hi = hiEnd;
   // Divided blocks past the end (more parts than coordinates) are empty.
   Expr first = binary(BinaryOp::Min, binary(BinaryOp::Add, lo, binary(BinaryOp::Mul, ir::ref(block), size)), hi);
   std::vector<Stmt> body{declare(blockLo, first),
@@ -85,7 +112,9 @@ Stmt Lowerer::lowerBlockLoop(const cin::ForallNode& f, const schedule::IndexRela
   auto savedInterval = intervals_.find(root) != intervals_.end() ? std::optional<Interval>(intervals_[root]) : std::nullopt;
   intervals_[root] = Interval{ir::ref(blockLo), ir::ref(blockHi), true};
   // (The block loop is not an open loop of `root`: the inner loop is, for assembly checks.)
+  openBlocks_.insert(&r);
   Stmt inner = lowerStmt(f.body);
+  openBlocks_.erase(&r);
   if (savedInterval) intervals_[root] = *savedInterval;
   else intervals_.erase(root);
   if (!inner) return nullptr;
@@ -102,6 +131,21 @@ void Lowerer::checkBounds(std::vector<Stmt>& out) {
     Expr broken = binary(r.exact ? BinaryOp::Ne : BinaryOp::Gt, extent, intLit(r.size));
     out.push_back(ifThen(broken, ret(kBoundViolated)));
   }
+}
+
+Stmt Lowerer::lowerStridedLoop(const cin::ForallNode& f, const schedule::IndexRelation& r) {
+  // A split's inner loop outside its outer loop walks the offsets within a block; the outer
+  // loop, inside, visits the coordinate at that offset in every block (lowerBlockLoop).
+  ParallelStateGuard parallelState(*this);
+  ParallelPlan plan = planLoop(f, scheduled_.rootOf(r.parent), true);
+  Var offset = makeVar(freshName(f.var), kIndex);
+  coords_[f.var] = ir::ref(offset);
+  strided_[&r] = ir::ref(offset);
+  Stmt inner = lowerStmt(f.body);
+  strided_.erase(&r);
+  coords_.erase(f.var);
+  if (!inner) return nullptr;
+  return plan.around(forLoop(offset, intLit(0), intLit(r.size), inner, plan.schedule));
 }
 
 }  // namespace coiter::lower

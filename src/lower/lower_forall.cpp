@@ -247,6 +247,11 @@ std::string outerLattice(const cin::Stmt& stmt) {
 }
 
 Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
+  const schedule::IndexRelation* split = scheduled_.relationOf(scheduled_.loopOf(f.var));
+  if (split && split->kind == schedule::RelationKind::Split && split->inner == scheduled_.loopOf(f.var) &&
+      !openBlocks_.count(split)) {
+    return lowerStridedLoop(f, *split);
+  }
   if (const schedule::IndexRelation* blocks = scheduled_.blocksOf(f.var)) return lowerBlockLoop(f, *blocks);
   // A derived inner loop iterates its root variable, restricted to the current block.
   const std::string v = scheduled_.rootOf(f.var);

@@ -192,6 +192,11 @@ class Lowerer {
   struct Interval { ir::Expr lo, hi; bool restricted = false; };
   Interval intervalOf(const std::string& root, const std::string& loopVar) const;
   ir::Stmt lowerBlockLoop(const cin::ForallNode& f, const schedule::IndexRelation& r);
+  // A split's inner loop outside its outer loop (TACO's GPU schedules: a thread's offset
+  // outside the blocks it visits): a strided walk, whose outer loop binds the root.
+  ir::Stmt lowerStridedLoop(const cin::ForallNode& f, const schedule::IndexRelation& r);
+  std::set<const schedule::IndexRelation*> openBlocks_;  // splits whose outer loop is around
+  std::map<const schedule::IndexRelation*, ir::Expr> strided_;  // inner loops around: their offset
   // First position in [begin, end) of an ordered level whose coordinate is >= target.
   ir::Expr searchPosition(const ir::Var& crd, ir::Expr begin, ir::Expr end, ir::Expr target,
                           const std::string& name, std::vector<ir::Stmt>& out);

@@ -228,8 +228,10 @@ class Scheduler {
       fail("the loops are not directly nested (a where statement separates them, e.g. the temporary of a "
            "reduction); only directly nested loops can be reordered");
     }
+    // (A split's inner loop may move outside its outer loop: a strided walk, whose conditions
+    // the legality check decides. A divide's may not: its blocks are sized in the outer loop.)
     for (const auto& r : out_.relations) {
-      if (r.kind != RelationKind::Split && r.kind != RelationKind::Divide) continue;
+      if (r.kind != RelationKind::Divide) continue;
       // (Either loop may have been bounded since: the bound is the same loop.)
       auto all = loops();
       auto is = [&](const std::string& var) { return [&, var](const std::string& l) { return out_.loopOf(l) == var; }; };

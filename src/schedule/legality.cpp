@@ -178,12 +178,10 @@ class Checker {
   }
 
   void forall(const cin::ForallNode& f) {
-    // A split's inner loop iterates one block of its outer loop: it must be inside it.
     const IndexRelation* split = s_.relationOf(s_.loopOf(f.var));
     if (split && (split->kind == RelationKind::Split || split->kind == RelationKind::Divide) &&
         split->inner == s_.loopOf(f.var) && !openBlocks_.count(split)) {
-      fail("schedule: loop '" + f.var + "' iterates inside one block of '" + split->outer + "' (" +
-           split->toString() + "), so it must be nested inside that loop");
+      return stridedLoop(f, *split);
     }
     if (const IndexRelation* blocks = s_.blocksOf(f.var)) return blockLoop(f, *blocks);
     // A derived inner loop iterates its root variable, restricted to the current block.
@@ -195,10 +193,87 @@ class Checker {
     plainLoop(f, v);
   }
 
+  // A split's inner loop outside its outer loop (TACO's GPU schedules put a thread's offset
+  // outside the blocks it visits) walks the offsets within a block, and the outer loop inside
+  // it visits the coordinate at that offset in every block: a strided walk, which reaches
+  // every operand by locate.
+  void stridedLoop(const cin::ForallNode& f, const IndexRelation& r) {
+    std::string command = "schedule: loop '" + f.var + "' iterates inside one block of '" + r.outer + "' (" +
+                          r.toString() + ") but is outside that loop";
+    std::string root = s_.rootOf(r.parent);
+    if (r.kind != RelationKind::Split) fail(command + "; a divide's blocks are sized only inside its outer loop");
+    if (s_.isDerived(root)) {
+      fail(command + "; a strided walk visits coordinates, not the positions or fused loops '" + root + "' iterates");
+    }
+    if (auto sparse = sparseOver({root}, nullptr)) {
+      fail(command + "; a strided walk locates every operand, but " + sparse->first->tensor->name +
+           " is sparse over '" + root + "'");
+    }
+    if (writesResult(f.body) && groupEndingAt(root) >= 0) {
+      fail(command + "; a strided walk cannot append to the sparse result " + result_->name);
+    }
+    // Nothing between the two reads the root: the outer loop binds it.
+    bool outerInside = false;
+    if (readsOutside(f.body, r, root, outerInside) || !outerInside) {
+      fail(command + "; its outer loop must be nested inside it, and nothing outside that loop may use '" + root + "'");
+    }
+    ParallelGuard guard(*this);
+    tagged(f, root, true, false);
+    strided_.insert(&r);
+    stmt(f.body);
+    strided_.erase(&r);
+  }
+
+  // Whether `s` reads or writes a tensor at `root` outside the outer loop of `r`, which it
+  // reports meeting in `found`.
+  bool readsOutside(const cin::Stmt& s, const IndexRelation& r, const std::string& root, bool& found) const {
+    switch (s->kind) {
+      case cin::StmtKind::Forall: {
+        const auto& f = cin::as<cin::ForallNode>(s);
+        if (s_.blocksOf(f.var) == &r) {
+          found = true;
+          return false;
+        }
+        return readsOutside(f.body, r, root, found);
+      }
+      case cin::StmtKind::Where: {
+        const auto& w = cin::as<cin::WhereNode>(s);
+        return readsOutside(w.consumer, r, root, found) || readsOutside(w.producer, r, root, found);
+      }
+      case cin::StmtKind::Sequence: {
+        const auto& q = cin::as<cin::SequenceNode>(s);
+        return readsOutside(q.define, r, root, found) || readsOutside(q.mutate, r, root, found);
+      }
+      case cin::StmtKind::Assign: {
+        const auto& a = cin::as<cin::AssignNode>(s);
+        bool reads = contains(nt::levelIndices(*a.lhs), root);
+        nt::forEachSubexpression(a.rhs, [&](const nt::Expr& e) {
+          if (e->kind == nt::ExprKind::Access) reads = reads || contains(nt::levelIndices(static_cast<const AccessNode&>(*e)), root);
+        });
+        return reads;
+      }
+    }
+    return false;
+  }
+
   // The outer loop of a split or divide enumerates blocks of its root's coordinates (or
-  // positions); loops of the root inside it are restricted to the block.
+  // positions); loops of the root inside it are restricted to the block. Inside a strided
+  // walk, it binds the root itself.
   void blockLoop(const cin::ForallNode& f, const IndexRelation& r) {
     std::string root = s_.rootOf(r.parent);
+    if (strided_.count(&r)) {
+      ParallelGuard guard(*this);
+      tagged(f, root, true, false);
+      State saved = state();
+      bound_.insert(root);
+      resolveLocates();
+      enterResultLevels();
+      open_.push_back(root);
+      stmt(f.body);
+      open_.pop_back();
+      restore(saved);
+      return;
+    }
     const IndexRelation* own = s_.relationOf(root);
     if (!restricted_.count(root) && own && own->kind == RelationKind::Pos && own->bounded == root) positionLevel(*own);
     ParallelGuard guard(*this);
@@ -652,6 +727,7 @@ class Checker {
   std::vector<std::string> open_;                 // original variables of the loops around
   std::set<std::string> restricted_;              // variables restricted to a block
   std::set<const IndexRelation*> openBlocks_;     // splits whose outer loop is around
+  std::set<const IndexRelation*> strided_;        // splits whose inner loop is around, not the outer
   std::vector<size_t> producerDepth_;             // open_ size where each where's producer starts
   std::map<const TensorVar*, cin::Stmt> producers_;
   std::map<const TensorVar*, std::string> appendedWorkspaces_;  // compressed: its variable
