@@ -3,6 +3,8 @@ command that cannot apply is refused by the schedule stage with a ct.ScheduleErr
 command and the failed condition. ct.schedule_problem asks the same question without
 compiling: it returns the reason (or None), and no kernel is lowered, compiled or cached."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -122,7 +124,21 @@ REFUSED = [
         "cpu",
         "a strided walk cannot append to the sparse result C",
     ),
+    (
+        "C(i,j) = A(i,j) * D(i,j)",
+        {"A": "dense", "D": "dense", "C": "csr"},
+        "reorder(j,i);assemble(C,append)",
+        "cpu",
+        r"the result C would be appended out of order \(its levels are iterated in a different",
+    ),
     # -- loops restricted to a block --------------------------------------------------------------
+    (
+        SPMV,
+        {"A": "dia"},
+        "split(j,j0,j1,4)",
+        "cpu",
+        "loop 'j1' iterates A3, whose coordinates are computed, not stored",
+    ),
     (
         SPGEMM,
         CSR3,
@@ -189,6 +205,13 @@ REFUSED = [
         "pos(j,jp,A(i,j))",
         "cpu",
         "appends an entry of the sparse result C per position of A, whose level 2 is not unique",
+    ),
+    (
+        "C(i,j,k) = A(i,j,k) * 2",
+        {"A": "dense", "C": "dense"},
+        "fuse(i,j,f);fuse(f,k,g)",
+        "cpu",
+        r"fuse\(f,k,g\): only two plain loops can be fused without pos",
     ),
     # -- workspaces -------------------------------------------------------------------------------
     (
@@ -273,6 +296,13 @@ REFUSED = [
     ),
     # -- GPU loops (target="cuda": judged without a GPU) -------------------------------------------
     (
+        "C(i,j) = A(i,j) * D(i,j)",
+        {"A": "csr", "D": "dense", "C": "csr"},
+        "parallelize(j,gpu_thread,no_races)",
+        "cuda",
+        "appends entries to the sparse result C; target='cuda' does not assemble sparse results",
+    ),
+    (
         "C(i,k) = A(i,j) * B(j,k)",
         {"A": "csr", "B": "dense", "C": "dense"},
         "parallelize(i,gpu_thread,no_races);parallelize(k,gpu_block,no_races)",
@@ -342,7 +372,7 @@ def test_refused_before_compiling(stmt, formats, schedule, target, reason):
     before = ct.cache_info()
     problem = ct.schedule_problem(stmt, schedule, formats=formats, target=target)
     assert problem is not None
-    assert __import__("re").search(reason, problem), problem
+    assert re.search(reason, problem), problem
     after = ct.cache_info()
     # Nothing was lowered into a kernel, compiled or cached.
     for key in ("hits", "misses", "compiles", "entries"):
@@ -353,6 +383,18 @@ def test_refused_before_compiling(stmt, formats, schedule, target, reason):
             ct.compile(stmt, formats=formats, schedule=schedule, engine="c")
         assert str(info.value) == problem
         assert ct.cache_info()["compiles"] == before["compiles"]
+
+
+def test_race_strategies_are_judged_with_the_result_dtype():
+    # Atomic updates exist for numbers, not for booleans (the dtype is part of the statement).
+    schedule = "parallelize(j,cpu_thread,atomics)"
+    problem = ct.schedule_problem(SPMV, schedule, formats={"A": "csr"}, dtype=np.bool_)
+    assert (
+        problem == "parallelize(j,cpu_thread,atomics): atomic add on bool values is not supported"
+    )
+    with pytest.raises(ct.ScheduleError, match="atomic add on bool"):
+        ct.compile(SPMV, formats={"A": "csr"}, dtype=np.bool_, schedule=schedule)
+    assert ct.schedule_problem(SPMV, schedule, formats={"A": "csr"}, dtype=np.complex128) is None
 
 
 @pytest.mark.parametrize("stmt,formats,schedule,target", LEGAL, ids=[_case_id(c) for c in LEGAL])

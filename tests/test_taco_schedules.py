@@ -7,6 +7,8 @@ edges, whose updates TACO makes atomic in the thread loop); gpu_warp and gpu_thr
 serially inside it. Sizes are TACO's test sizes scaled down, with extents the blocks do not
 divide. docs/schedules.md lists what runs and what is refused, with the reason."""
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -451,6 +453,6 @@ def test_refused_taco_schedules_say_why(name, engine):
     kernel, schedule, reason = REFUSED[name]
     stmt, formats, ops, _ = kernel()
     problem = ct.schedule_problem(stmt, schedule, formats=formats)
-    assert problem is not None and __import__("re").search(reason, problem), problem
+    assert problem is not None and re.search(reason, problem), problem
     with pytest.raises(ct.ScheduleError, match=reason):
         ct.compile(stmt, formats=formats, schedule=schedule, engine=engine)
