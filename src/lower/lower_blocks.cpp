@@ -76,7 +76,8 @@ Stmt Lowerer::lowerBlockLoop(const cin::ForallNode& f, const schedule::IndexRela
   if (auto offset = strided_.find(&r); offset != strided_.end()) {
     // The inner loop is outside (a strided walk): this loop binds the root itself, at the
     // offset the inner loop is at in every block.
-    Expr at = binary(BinaryOp::Add, binary(BinaryOp::Add, lo, binary(BinaryOp::Mul, ir::ref(block), size)), offset->second);
+    Expr blockStart = binary(BinaryOp::Add, lo, binary(BinaryOp::Mul, ir::ref(block), size));
+    Expr at = binary(BinaryOp::Add, blockStart, offset->second);
     Var coordinate = makeVar(freshName(root), kIndex);
     std::vector<Stmt> visit;
     std::map<const AccessNode*, int> before;
@@ -95,7 +96,8 @@ Stmt Lowerer::lowerBlockLoop(const cin::ForallNode& f, const schedule::IndexRela
     coords_.erase(root);
     if (!inner) return nullptr;
     visit.push_back(inner);
-    Stmt step = ir::block({declare(coordinate, at), ifThen(binary(BinaryOp::Lt, ir::ref(coordinate), hiEnd), ir::block(std::move(visit)))});
+    Stmt inRange = ifThen(binary(BinaryOp::Lt, ir::ref(coordinate), hiEnd), ir::block(std::move(visit)));
+    Stmt step = ir::block({declare(coordinate, at), inRange});
     out.push_back(plan.around(forLoop(block, intLit(0), blocks, step, plan.schedule)));
     return ir::block(std::move(out));
   }

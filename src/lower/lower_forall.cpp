@@ -296,7 +296,9 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       // (The schedule's legality refuses to split loops over unordered levels, or over levels
       // whose coordinates are computed, not stored.)
       const Var& crd = state.vars->crd(k);
-      if (!segs[s].ordered || !crd) throw CompileError("lowering: " + segs[s].name + " cannot be restricted to a block");
+      if (!segs[s].ordered || !crd) {
+        throw CompileError("lowering: " + segs[s].name + " cannot be restricted to a block");
+      }
       std::string name = "p" + segs[s].name;
       Expr lo = searchPosition(crd, r.begin, r.end, interval.lo, name + "_lo", out);
       return {lo, searchPosition(crd, lo, r.end, interval.hi, name + "_hi", out)};

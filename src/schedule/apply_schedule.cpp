@@ -234,8 +234,10 @@ class Scheduler {
       if (r.kind != RelationKind::Divide) continue;
       // (Either loop may have been bounded since: the bound is the same loop.)
       auto all = loops();
-      auto is = [&](const std::string& var) { return [&, var](const std::string& l) { return out_.loopOf(l) == var; }; };
-      auto outer = std::find_if(all.begin(), all.end(), is(r.outer)), inner = std::find_if(all.begin(), all.end(), is(r.inner));
+      auto find = [&](const std::string& var) {
+        return std::find_if(all.begin(), all.end(), [&](const std::string& l) { return out_.loopOf(l) == var; });
+      };
+      auto outer = find(r.outer), inner = find(r.inner);
       if (outer != all.end() && inner != all.end() && inner < outer) {
         fail("'" + *inner + "' iterates inside one block of '" + *outer + "' (" + r.toString() +
              "), so it cannot move outside it");
@@ -607,7 +609,8 @@ class Scheduler {
     // (in the chain, or enclosing it: an earlier precompute may have left one outside).
     auto inResult = [&](const std::string& v) { return iterates(v, a.lhs->indices); };
     bool once = !reduced.empty() && std::all_of(outer.begin(), outer.end(), inResult) &&
-                std::all_of(around.begin(), around.end(), inResult) && std::all_of(ivars.begin(), ivars.end(), inResult);
+                std::all_of(around.begin(), around.end(), inResult) &&
+                std::all_of(ivars.begin(), ivars.end(), inResult);
     // The consumer's loops nest as they did in the statement (a result is appended in order).
     std::vector<std::string> consumerLoops;
     for (const auto& v : chain.vars) {

@@ -149,12 +149,13 @@ class Checker {
       // Workspaces whose arrays grow (hashed, compressed) are allocated once per kernel.
       LevelAssembly assembly = t->format.levels()[0]->assembly();
       if ((assembly == LevelAssembly::Inserted || assembly == LevelAssembly::Appended) && parallelDepth_ > 0) {
-        fail(std::string("precompute and parallelize: a ") + (assembly == LevelAssembly::Inserted ? "hashed" : "compressed") +
+        fail(std::string("precompute and parallelize: a ") +
+             (assembly == LevelAssembly::Inserted ? "hashed" : "compressed") +
              " workspace cannot be inside a parallel loop yet (its arrays grow); use a dense one");
       }
       if (assembly == LevelAssembly::Appended) {
         cin::forEachAssignment(w.producer, [&](const cin::AssignNode& a) {
-          if (a.lhs->tensor == t && !appendedWorkspaces_.count(t.get())) appendedWorkspaces_[t.get()] = a.lhs->indices.front();
+          if (a.lhs->tensor == t) appendedWorkspaces_.emplace(t.get(), a.lhs->indices.front());
         });
       }
     }
@@ -173,7 +174,8 @@ class Checker {
     if (open_.size() <= depth || s_.rootOf(open_[depth]) != ws->second) {
       fail("precompute: a compressed workspace is appended in coordinate order, so the loop over '" + ws->second +
            "' must be the outermost loop that computes it" +
-           (open_.size() > depth ? " (it is inside '" + open_[depth] + "')" : "") + "; use a dense or hashed workspace");
+           (open_.size() > depth ? " (it is inside '" + open_[depth] + "')" : "") +
+           "; use a dense or hashed workspace");
     }
   }
 
@@ -248,7 +250,8 @@ class Checker {
         const auto& a = cin::as<cin::AssignNode>(s);
         bool reads = contains(nt::levelIndices(*a.lhs), root);
         nt::forEachSubexpression(a.rhs, [&](const nt::Expr& e) {
-          if (e->kind == nt::ExprKind::Access) reads = reads || contains(nt::levelIndices(static_cast<const AccessNode&>(*e)), root);
+          if (e->kind != nt::ExprKind::Access) return;
+          reads = reads || contains(nt::levelIndices(static_cast<const AccessNode&>(*e)), root);
         });
         return reads;
       }
@@ -433,7 +436,9 @@ class Checker {
     if (bound.size() > 2) fail(command + ": positions of more than two fused loops are not supported");
     std::vector<std::string> levelVars = nt::levelIndices(*out.access);
     auto at = std::find(levelVars.begin(), levelVars.end(), bound.back());
-    if (at == levelVars.end()) fail(command + ": no level of " + out.access->tensor->name + " is indexed by '" + bound.back() + "'");
+    if (at == levelVars.end()) {
+      fail(command + ": no level of " + out.access->tensor->name + " is indexed by '" + bound.back() + "'");
+    }
     out.level = static_cast<int>(at - levelVars.begin());
     out.fused = bound.size() == 2;
     const auto& levels = out.access->tensor->format.levels();
@@ -516,7 +521,8 @@ class Checker {
                 " loop; GPU loops nest as gpu_block, then gpu_warp, then gpu_thread");
     require(single, "the loop coiterates several operands (a merge); split it and parallelize the outer loop, "
                     "which iterates blocks densely");
-    require(!(threads && (parallelDepth_ > 0 || !chunkedLoop_.empty())), "the loop is nested inside another parallel loop");
+    require(!(threads && (parallelDepth_ > 0 || !chunkedLoop_.empty())),
+            "the loop is nested inside another parallel loop");
     if (writesResult(f.body) && !groups_.empty()) {
       require(!gpu, "the loop appends entries to the sparse result " + result_->name +
                         "; target='cuda' does not assemble sparse results yet (compute into a given structure with "
@@ -579,7 +585,9 @@ class Checker {
     }
     if (races == RaceStrategy::IgnoreRaces) return;
     // (A sparse result is never raced on here: a parallel loop does not append to it.)
-    if (plain || mixed || !op) fail(command + ": the result " + result + " is assigned, not only accumulated with one operator");
+    if (plain || mixed || !op) {
+      fail(command + ": the result " + result + " is assigned, not only accumulated with one operator");
+    }
     if (op != &nt::addOp() && op != &nt::minOp() && op != &nt::maxOp()) {
       fail(command + ": updates with " + op->name + " cannot be made race free");
     }

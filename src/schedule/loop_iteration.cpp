@@ -175,10 +175,14 @@ class Summary {
     for (int k = entered; k < static_cast<int>(levelVars.size()); ++k) {
       if (levelVars[k] != var_) continue;
       const LevelType& type = *levels[k];
-      if (k == entered) return leaf(Segment{IteratedLevel{&a, k, false}, type.properties().ordered, type.capabilities().locate}, type);
+      if (k == entered) {
+        return leaf(Segment{IteratedLevel{&a, k, false}, type.properties().ordered, type.capabilities().locate}, type);
+      }
       // Indexed deeper: reached later by locate, once the levels above have positions.
       if (!type.locatesEveryCoordinate()) {
-        throw ScheduleError("schedule: loop order: " + nt::toString(nt::Expr(std::shared_ptr<const nt::ExprNode>{}, &a)) +
+        // (A non-owning handle, the aliasing constructor, prints the access like any expression.)
+        std::string access = nt::toString(nt::Expr(std::shared_ptr<const nt::ExprNode>{}, &a));
+        throw ScheduleError("schedule: loop order: " + access +
                             " would be traversed out of order (its level " + std::to_string(k + 1) +
                             ", indexed by '" + var_ + "', has no random access and sits below levels iterated "
                             "later); reorder the loops, or convert " + a.tensor->name +

@@ -61,10 +61,10 @@ const IndexRelation* ScheduledStatement::relationOf(const std::string& var) cons
 
 std::string ScheduledStatement::loopOf(const std::string& var) const {
   std::string v = var;
-  for (const IndexRelation* r = relationOf(v); r && (r->kind == RelationKind::Bound || r->kind == RelationKind::Precompute);
-       r = relationOf(v)) {
-    v = r->parent;
-  }
+  auto renames = [](const IndexRelation* r) {
+    return r && (r->kind == RelationKind::Bound || r->kind == RelationKind::Precompute);
+  };
+  for (const IndexRelation* r = relationOf(v); renames(r); r = relationOf(v)) v = r->parent;
   return v;
 }
 
