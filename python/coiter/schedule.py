@@ -5,7 +5,8 @@ A schedule is data: an ordered list of commands with textual arguments. Its cano
 ``split(i,i0,i1,32);parallelize(i0,cpu_thread,no_races)``, is what the compiler receives,
 what the kernel cache keys on, and what ``Schedule.parse`` reads back. Index variables are
 matched to the expression's by name, so a schedule works the same on string expressions and
-on ``y[i] = ...`` assignments.
+on ``y[i] = ...`` assignments. Whether a schedule is legal for a statement is decided before
+anything is lowered: ``ct.schedule_problem`` asks it without compiling (docs/schedules.md).
 """
 
 from __future__ import annotations
@@ -129,7 +130,8 @@ class Schedule:
         format: str | None = None,
     ) -> Schedule:
         """Compute ``expr`` into a workspace indexed by ``ivars`` (named ``ws_ivars`` where it
-        is produced; they may repeat ``ivars``). ``format`` is ``"dense"`` (the default: values
+        is produced; they may repeat ``ivars``). Over a split's inner loop (TACO's tiling), the
+        workspace is a dense array of one block. ``format`` is ``"dense"`` (the default: values
         and marks over the whole extent), ``"hashed"`` (a growing hash table: memory follows
         the entries, for huge extents) or ``"compressed"`` (entries appended in coordinate
         order: the producer's outermost loop must be the workspace's)."""
