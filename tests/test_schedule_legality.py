@@ -125,6 +125,13 @@ REFUSED = [
         "a strided walk cannot append to the sparse result C",
     ),
     (
+        SPMV,
+        {"A": ct.bcsr((2, 2))},
+        "split(i,i0,i1,2);reorder(i1,i0)",
+        "cpu",
+        "a strided walk locates every operand, but A stores blocks or diagonals of 'i'",
+    ),
+    (
         "C(i,j) = A(i,j) * D(i,j)",
         {"A": "dense", "D": "dense", "C": "csr"},
         "reorder(j,i);assemble(C,append)",

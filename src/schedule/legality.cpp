@@ -211,6 +211,13 @@ class Checker {
       fail(command + "; a strided walk locates every operand, but " + sparse->first->tensor->name +
            " is sparse over '" + root + "'");
     }
+    for (const AccessNode* acc : accesses_) {
+      // (Levels of blocks or diagonals would need the coordinate mapped to them, in order.)
+      if (contains(acc->indices, root) && acc->tensor->format.hasDerivedLevels()) {
+        fail(command + "; a strided walk locates every operand, but " + acc->tensor->name +
+             " stores blocks or diagonals of '" + root + "'");
+      }
+    }
     if (writesResult(f.body) && groupEndingAt(root) >= 0) {
       fail(command + "; a strided walk cannot append to the sparse result " + result_->name);
     }
