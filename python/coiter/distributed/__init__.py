@@ -22,6 +22,8 @@ except ImportError as error:  # pragma: no cover - depends on the environment
     ) from error
 
 from ..tensor import Tensor as _Tensor
+from . import partitioned as _partitioned
+from . import partitioned_methods as _partitioned_methods
 from .bounds import BALANCES
 from .cluster import tensor_nbytes as _tensor_nbytes
 from .dask_arrays import from_dask_array, to_dask_array
@@ -31,6 +33,10 @@ from .files import read
 from .operators import einsum
 from .partition import partition, put
 from .partitioned import PartitionedTensor
+
+# PartitionedTensor's methods that need the modules above it (docs/architecture.md, "Python
+# layering").
+_partitioned.install_methods(_partitioned_methods)
 
 
 @_sizeof.register(_Tensor)
