@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 from distributed import Client, Future, wait
+from numpy.typing import DTypeLike
 
 from ..formats import Format
 from ..tensor import Tensor
@@ -70,16 +71,16 @@ class PartitionedTensor:
 
     def __init__(
         self,
-        blocks: Sequence[Future],
+        blocks: Sequence[Future[Tensor]],
         mode: int | None,
         bounds: Sequence[int] | None,
         shape: Sequence[int],
-        dtype,
+        dtype: DTypeLike,
         format: Format,
         client: Client,
         name: str | None = None,
         placement: Sequence[str] | None = None,
-    ):
+    ) -> None:
         self.blocks = list(blocks)
         # The worker each block was placed on (None: Dask's choice): tasks on a block ask for it
         # (owner computes).
@@ -112,11 +113,13 @@ class PartitionedTensor:
         """The shape of block ``b``."""
         if self.mode is None:
             return self.shape
+        assert self.bounds is not None  # a partitioned mode has bounds (see __init__)
         return block_shape(self.shape, self.mode, self.bounds[b], self.bounds[b + 1])
 
     def block_nnz(self) -> list[int]:
         """The stored entries of each block (computed on the workers)."""
-        return self.client.gather(self.client.map(_nnz, self.blocks, pure=False))
+        counts: list[int] = self.client.gather(self.client.map(_nnz, self.blocks, pure=False))
+        return counts
 
     @property
     def nnz(self) -> int:
@@ -134,10 +137,11 @@ class PartitionedTensor:
     # -- results --------------------------------------------------------------------------
     def compute(self) -> Tensor:
         """Gather the blocks and join them into one local :class:`coiter.Tensor`."""
-        blocks = self.client.gather(self.blocks)
+        blocks: list[Tensor] = self.client.gather(self.blocks)
         if self.mode is None:
             result = blocks[0]
         else:
+            assert self.bounds is not None  # a partitioned mode has bounds (see __init__)
             result = join_blocks(blocks, self.mode, self.bounds, self.shape, self.format)
         result.name = self.name
         return result
