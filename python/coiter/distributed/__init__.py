@@ -40,7 +40,7 @@ _partitioned.install_methods(_partitioned_methods)
 
 
 @_sizeof.register(_Tensor)
-def _sizeof_tensor(tensor):
+def _sizeof_tensor(tensor: _Tensor) -> int:
     # Dask's scheduler weighs transfers and memory by it: without it a tensor would count as a
     # few dozen bytes, and tasks would not run where their blocks are (owner computes).
     return _tensor_nbytes(tensor) + 200
