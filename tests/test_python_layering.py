@@ -48,6 +48,27 @@ LAYERS = {
         "numpy_protocols",
     ],
     "package": ["tensor_methods", "kernel_cache", ""],  # "": coiter/__init__.py
+    # coiter.distributed (docs/distributed.md): `import coiter` does not import it (ct.distributed
+    # imports it on first use, by name), so it sits above the whole package.
+    "distributed: blocks, bounds and the cluster": [
+        "distributed.bounds",
+        "distributed.blocks",
+        "distributed.cluster",
+        "distributed.linearity",
+        "distributed.distribution",
+        "distributed.reduction",
+    ],
+    "distributed: partitioned tensors": [
+        "distributed.partitioned",
+        "distributed.partition",
+        "distributed.dask_arrays",
+    ],
+    "distributed: execution": [
+        "distributed.execution",
+        "distributed.files",
+        "distributed.operators",
+    ],
+    "distributed: package": ["distributed.partitioned_methods", "distributed"],
 }
 
 

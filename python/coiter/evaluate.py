@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 import logging
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping
-from typing import Any, TypeAlias
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, Protocol, TypeAlias
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -272,7 +272,15 @@ def _compile_with_reordered_operands(
     return kernel, dict(operands, **converted)
 
 
-def _subscripts(spec: str, operands: list[Tensor]) -> tuple[list[str], str]:
+class _HasOrder(Protocol):
+    """An operand as _subscripts reads it: its order only (a Tensor, or for
+    coiter.distributed.einsum a PartitionedTensor or an array)."""
+
+    @property
+    def ndim(self) -> int: ...
+
+
+def _subscripts(spec: str, operands: Sequence[_HasOrder]) -> tuple[list[str], str]:
     """Expand NumPy einsum subscripts into (input index lists, output index list)."""
     spec = spec.replace(" ", "")
     if "->" in spec:

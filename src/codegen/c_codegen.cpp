@@ -248,7 +248,12 @@ void CPrinter::stmt(const Stmt& s) {
       return;
     }
     case StmtKind::Grow: return grow(as<GrowNode>(s));
-    case StmtKind::Return: return writeBackAndReturn(as<ReturnNode>(s).status);
+    case StmtKind::Return: {
+      // A kernel that stops early (interrupted, a structure mismatch) frees what it owns.
+      int32_t status = as<ReturnNode>(s).status;
+      if (status != kOk) freeOwned();
+      return writeBackAndReturn(status);
+    }
     case StmtKind::Call: return runtimeCall(as<CallNode>(s));
     case StmtKind::AtomicUpdate: return atomicUpdate(as<AtomicUpdateNode>(s));
     case StmtKind::Prefetch: {
@@ -397,11 +402,15 @@ void CPrinter::grow(const GrowNode& n) {
 void CPrinter::failIfNull(const std::string& pointer) {
   line("if (" + pointer + " == NULL) {");
   ++indent_;
-  // One cleanup for every failure: the buffers the kernel allocated and still owns.
-  for (const auto& [buffer, owned] : owned_) line("free(" + owned + ");");
+  freeOwned();
   writeBackAndReturn(kOutOfMemory);
   --indent_;
   line("}");
+}
+
+void CPrinter::freeOwned() {
+  // One cleanup for every early return: the buffers the kernel allocated and still owns.
+  for (const auto& [buffer, owned] : owned_) line("free(" + owned + ");");
 }
 
 void CPrinter::runtimeCall(const CallNode& n) {

@@ -60,6 +60,7 @@ class CPrinter {
   void nested(const ir::Stmt& s);
   std::string freshName(const std::string& base);
   void failIfNull(const std::string& pointer);
+  void freeOwned();  // frees every buffer the kernel still owns (before an early return)
   CExprPrinter& expr() { return e_; }
   const ir::Function& function() const { return f_; }
   int indent_ = 1;

@@ -22,6 +22,8 @@ except ImportError as error:  # pragma: no cover - depends on the environment
     ) from error
 
 from ..tensor import Tensor as _Tensor
+from . import partitioned as _partitioned
+from . import partitioned_methods as _partitioned_methods
 from .bounds import BALANCES
 from .cluster import tensor_nbytes as _tensor_nbytes
 from .dask_arrays import from_dask_array, to_dask_array
@@ -32,9 +34,13 @@ from .operators import einsum
 from .partition import partition, put
 from .partitioned import PartitionedTensor
 
+# PartitionedTensor's methods that need the modules above it (docs/architecture.md, "Python
+# layering").
+_partitioned.install_methods(_partitioned_methods)
+
 
 @_sizeof.register(_Tensor)
-def _sizeof_tensor(tensor):
+def _sizeof_tensor(tensor: _Tensor) -> int:
     # Dask's scheduler weighs transfers and memory by it: without it a tensor would count as a
     # few dozen bytes, and tasks would not run where their blocks are (owner computes).
     return _tensor_nbytes(tensor) + 200

@@ -14,8 +14,10 @@ entries are grouped by block once and every block is packed from its coordinates
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..formats import Format, is_all_dense
 from ..tensor import Tensor, pack
@@ -94,7 +96,8 @@ def _cut_levels(tensor: Tensor, lo: int, hi: int) -> Tensor:
     fmt = tensor.format
     levels = tensor.levels
     index_dtype = tensor.index_dtype
-    arrays, parameters = [], []
+    arrays: list[dict[str, NDArray[Any]]] = []
+    parameters: list[dict[str, int]] = []
     begin = end = 0
     for k, level in enumerate(levels):
         name = level.type.name
@@ -183,7 +186,8 @@ def _join_levels(
     )
     index_dtype = np.dtype(np.int64 if wide else np.int32)
     per_block = [b.levels for b in blocks]
-    arrays, parameters = [], []
+    arrays: list[dict[str, NDArray[Any]]] = []
+    parameters: list[dict[str, int]] = []
     for k, level_type in enumerate(fmt.levels):
         name = level_type.name
         if name == "dense":

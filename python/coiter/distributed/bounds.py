@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ..errors import ShapeError
-from ..formats import is_all_dense
+from ..formats import Format, is_all_dense
 from ..tensor import Tensor
 
 BALANCES = ("nnz", "bytes", "coords")
@@ -106,12 +107,12 @@ def entries_per_coordinate(tensor: Tensor, mode: int) -> np.ndarray:
     levels = [level.name for level in fmt.levels]
     if fmt.name is None and levels == ["dense", "compressed"] and fmt.mode_order[0] == mode:
         # CSR (or CSC cut along columns): the pointers count each row's entries (O(rows)).
-        return np.diff(tensor.levels[1].pos).astype(np.int64)
+        return np.diff(tensor.levels[1].arrays["pos"]).astype(np.int64)
     coords, _ = tensor.coords()
     return np.bincount(coords[:, mode], minlength=extent).astype(np.int64)
 
 
-def entry_bytes(fmt, dtype, index_dtype) -> tuple[int, int]:
+def entry_bytes(fmt: Format, dtype: DTypeLike, index_dtype: DTypeLike) -> tuple[int, int]:
     """(bytes each stored entry costs, bytes each coordinate of a CSR-like top mode costs) in
     format ``fmt``: the value and one index per level with a coordinate array; a row pointer
     per row when the first level is dense over a compressed one."""
@@ -127,9 +128,9 @@ def entry_bytes(fmt, dtype, index_dtype) -> tuple[int, int]:
 def weights_of_counts(
     counts: np.ndarray,
     balance: str,
-    fmt,
-    dtype,
-    index_dtype,
+    fmt: Format,
+    dtype: DTypeLike,
+    index_dtype: DTypeLike,
     mode: int,
     coordinates_per_count: int = 1,
 ) -> np.ndarray:

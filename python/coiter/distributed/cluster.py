@@ -19,14 +19,17 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import dask
 import numpy as np
 from distributed import Client, Future, default_client
+from distributed.core import PooledRPCCall, rpc
 
 from ..errors import ShapeError
 from ..tensor import Tensor
+
+T = TypeVar("T")
 
 
 def resolve_client(client: Client | None) -> Client:
@@ -38,20 +41,39 @@ def resolve_client(client: Client | None) -> Client:
             )
         return client
     try:
-        return default_client()
+        found: Client = default_client()  # (distributed does not annotate it)
     except ValueError:
         raise ValueError(
             "coiter.distributed needs a Dask cluster: start one with "
             "dask.distributed.Client(...) (a LocalCluster without an address), or pass "
             "client="
         ) from None
+    return found
 
 
-def _workers_info(client: Client) -> dict:
+def _scheduler(client: Client) -> rpc | PooledRPCCall:
+    """The client's connection to its scheduler (None only until the client starts: a client
+    in use has one)."""
+    scheduler = client.scheduler
+    assert scheduler is not None, "the Dask client has not been started"
+    return scheduler
+
+
+def scheduler_address(client: Client) -> str:
+    """The address of the client's scheduler."""
+    address = _scheduler(client).address
+    # (distributed's rpc declares address None at class level; its constructor sets the str)
+    assert isinstance(address, str)
+    return address
+
+
+def _workers_info(client: Client) -> dict[str, dict[str, Any]]:
     """Address -> information of every worker, asked of the scheduler. (Not through
     ``client.scheduler_info()``: the client's periodic refresh, which asks for no workers, may
     replace the answer it returns between its request and its return.)"""
-    return client.sync(client.scheduler.identity, n_workers=-1)["workers"]
+    identity: dict[str, Any] = client.sync(_scheduler(client).identity, n_workers=-1)
+    workers: dict[str, dict[str, Any]] = identity["workers"]
+    return workers
 
 
 def worker_addresses(client: Client, workers: Sequence[str] | None = None) -> list[str]:
@@ -92,7 +114,7 @@ _limits: dict[str, tuple[float, dict[str, int]]] = {}
 
 def memory_limits(client: Client) -> dict[str, int]:
     """Each worker's ``memory_limit`` in bytes (0: none), asked at most every 2 seconds."""
-    address = client.scheduler.address
+    address = scheduler_address(client)
     asked = _limits.get(address)
     now = time.monotonic()
     if asked is None or now - asked[0] > _LIMITS_KEPT_SECONDS:
@@ -155,19 +177,19 @@ def round_robin(client: Client, count: int, workers: Sequence[str] | None = None
 
 def place(
     client: Client,
-    values: Sequence[Any],
+    values: Sequence[T],
     what: str,
     resilient: bool = True,
     workers: Sequence[str] | None = None,
     targets: Sequence[str] | None = None,
-) -> list[Future]:
+) -> list[Future[T]]:
     """Futures of ``values`` (blocks, or one replicated operand), value ``b`` on ``targets[b]``
     (by default :func:`round_robin`). Unless ``workers`` restricts them, Dask may later move a
     block (to another worker when its own is gone)."""
     targets = list(targets) if targets is not None else round_robin(client, len(values), workers)
     restricted = workers is not None
     tag = uuid.uuid4().hex[:12]
-    futures = []
+    futures: list[Future[T]] = []
     for b, value in enumerate(values):
         target = [targets[b]]
         if not resilient:

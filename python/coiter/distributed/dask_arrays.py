@@ -10,31 +10,36 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from dask.delayed import delayed
 from distributed import Client
 
 from ..errors import FormatError, ShapeError
-from ..formats import as_format, format_from_state, format_state
+from ..formats import Format, FormatLike, FormatState, as_format, format_from_state, format_state
 from ..tensor import Tensor
 from .cluster import check_fits, resolve_client
 from .partitioned import PartitionedTensor
+
+if TYPE_CHECKING:
+    import dask.array
 
 logger = logging.getLogger("coiter")
 
 KINDS = ("coiter", "numpy", "scipy", "sparse")
 
 
-def _chunk_to_tensor(chunk: Any, fmt_state, dtype, name: str | None) -> Tensor:
+def _chunk_to_tensor(
+    chunk: Any, fmt_state: FormatState, dtype: np.dtype[Any], name: str | None
+) -> Tensor:
     """One chunk as a coiter tensor of the array's format and dtype (a task)."""
     from ..conversion import asarray
 
     return asarray(chunk, format=format_from_state(fmt_state), dtype=dtype, name=name)
 
 
-def _chunk_format(meta: Any, ndim: int):
+def _chunk_format(meta: Any, ndim: int) -> Format:
     """The format coiter gives the array's chunk type: NumPy dense, SciPy and pydata/sparse
     their own (CSR, COO, ...)."""
     from ..conversion import asarray
@@ -49,9 +54,9 @@ def _chunk_format(meta: Any, ndim: int):
 
 
 def from_dask_array(
-    array,
+    array: dask.array.Array,
     mode: int | None = None,
-    format=None,
+    format: FormatLike | None = None,
     *,
     client: Client | None = None,
     name: str | None = None,
@@ -116,7 +121,7 @@ def from_dask_array(
         delayed(_chunk_to_tensor, pure=True)(chunk, state, dtype, name) for chunk in chunks
     ]
     futures = client.compute(converted)
-    bounds = np.concatenate([[0], np.cumsum(array.chunks[mode])]).astype(np.int64)
+    bounds = [0, *np.cumsum(array.chunks[mode], dtype=np.int64).tolist()]
     return PartitionedTensor(futures, mode, bounds, array.shape, dtype, fmt, client, name)
 
 
@@ -133,7 +138,7 @@ def _block_as(tensor: Tensor, kind: str) -> Any:
     return tensor.to_pydata("coo")
 
 
-def _meta(kind: str, ndim: int, dtype, fmt):
+def _meta(kind: str, ndim: int, dtype: np.dtype[Any], fmt: Format) -> Any:
     empty = np.empty((0,) * ndim, dtype=dtype)
     if kind == "numpy":
         return empty
@@ -150,7 +155,7 @@ def _meta(kind: str, ndim: int, dtype, fmt):
     return zeros((0,) * ndim, format=fmt, dtype=dtype)
 
 
-def to_dask_array(tensor: PartitionedTensor, kind: str = "coiter"):
+def to_dask_array(tensor: PartitionedTensor, kind: str = "coiter") -> dask.array.Array:
     """A ``dask.array.Array`` with one chunk per block of ``tensor`` (see
     :meth:`PartitionedTensor.to_dask_array`)."""
     import dask.array as da
@@ -160,7 +165,7 @@ def to_dask_array(tensor: PartitionedTensor, kind: str = "coiter"):
     if kind == "scipy" and tensor.ndim != 2:
         raise ShapeError(f"SciPy chunks are matrices; this tensor has order {tensor.ndim}")
     meta = _meta(kind, tensor.ndim, tensor.dtype, tensor.format)
-    pieces = [
+    pieces: list[da.Array] = [
         da.from_delayed(
             delayed(_block_as, pure=True)(block, kind),
             shape=tensor.block_shape(b),
@@ -171,4 +176,5 @@ def to_dask_array(tensor: PartitionedTensor, kind: str = "coiter"):
     ]
     if tensor.mode is None:
         return pieces[0]
-    return da.concatenate(pieces, axis=tensor.mode)
+    joined: da.Array = da.concatenate(pieces, axis=tensor.mode)  # (dask does not annotate it)
+    return joined

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ScheduleError
-from ..schedule import Schedule
+from ..schedule import Argument, Schedule
 from .bounds import BALANCES
 
 REDUCES = ("tree", "serial")
@@ -40,7 +40,7 @@ class Distribution:
     balance: str = "nnz"
 
 
-def split_schedule(schedule) -> tuple[Distribution | None, str | None]:
+def split_schedule(schedule: Schedule | str | None) -> tuple[Distribution | None, str | None]:
     """(the distribute command or None, the text of the other commands or None)."""
     if schedule is None:
         return None, None
@@ -63,7 +63,7 @@ def split_schedule(schedule) -> tuple[Distribution | None, str | None]:
     return _parse_distribute(distributions[0]), local_text
 
 
-def _parse_distribute(args: tuple) -> Distribution:
+def _parse_distribute(args: tuple[Argument, ...]) -> Distribution:
     text = f"distribute({','.join(a if isinstance(a, str) else str(a) for a in args)})"
     if not args or not isinstance(args[0], str):
         raise ScheduleError(f"{text}: the first argument is the index variable to distribute")

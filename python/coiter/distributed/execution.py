@@ -20,16 +20,33 @@ from typing import Any
 
 import numpy as np
 from distributed import Client, Future
+from numpy.typing import DTypeLike
 
 from ..conversion import as_tensor
 from ..errors import ScheduleError, ShapeError
-from ..formats import Format, format_from_state, format_state, is_all_dense
+from ..formats import (
+    Format,
+    FormatLike,
+    FormatState,
+    format_from_state,
+    format_state,
+    is_all_dense,
+)
 from ..notation import accesses, check_extents
 from ..parser import parse
+from ..schedule import Schedule
 from ..tensor import Tensor
 from .blocks import block_shape, cut_blocks
 from .bounds import balanced_bounds, check_parts, uniform_bounds
-from .cluster import check_fits, place, resolve_client, round_robin, tensor_nbytes, worker_addresses
+from .cluster import (
+    check_fits,
+    place,
+    resolve_client,
+    round_robin,
+    scheduler_address,
+    tensor_nbytes,
+    worker_addresses,
+)
 from .distribution import Distribution, split_schedule
 from .linearity import partial_combiner
 from .partition import partition_future
@@ -41,8 +58,8 @@ from .reduction import combine, combine_tree
 
 def run_block(
     statement: str,
-    out_format_state,
-    dtype,
+    out_format_state: FormatState,
+    dtype: DTypeLike,
     schedule: str | None,
     names: Sequence[str],
     *tensors: Tensor,
@@ -51,12 +68,13 @@ def run_block(
     from ..evaluate import evaluate
 
     out_format = format_from_state(out_format_state)
+    operands: dict[str, Any] = dict(zip(names, tensors))  # (ct.evaluate's **tensors: Any)
     return evaluate(
         statement,
         out_format=out_format,
         dtype=dtype,
         schedule=schedule,
-        **dict(zip(names, tensors)),
+        **operands,
     )
 
 
@@ -64,8 +82,8 @@ def run_block_into(
     previous: Tensor | None,
     op: str,
     statement: str,
-    out_format_state,
-    dtype,
+    out_format_state: FormatState,
+    dtype: DTypeLike,
     schedule: str | None,
     names: Sequence[str],
     *tensors: Tensor,
@@ -81,7 +99,7 @@ def run_block_into(
 @dataclass
 class _Operand:
     name: str
-    value: Any  # a local Tensor or a PartitionedTensor
+    value: Tensor | PartitionedTensor
     indices: tuple[str, ...]  # the index variables it is accessed with
 
     @property
@@ -89,16 +107,12 @@ class _Operand:
         return tuple(self.value.shape)
 
 
-def _operand(name: str, value: Any, client: Client) -> Any:
+def _operand(name: str, value: Any, client: Client) -> Tensor | PartitionedTensor:
     """A PartitionedTensor, or a local coiter tensor (dask arrays are partitioned first)."""
     if isinstance(value, PartitionedTensor):
-        if (
-            value.client is not client
-            and value.client.scheduler.address != client.scheduler.address
-        ):
-            raise ValueError(
-                f"operand {name} is held on another Dask cluster ({value.client.scheduler.address})"
-            )
+        there = scheduler_address(value.client)
+        if value.client is not client and there != scheduler_address(client):
+            raise ValueError(f"operand {name} is held on another Dask cluster ({there})")
         return value
     if type(value).__module__.startswith("dask.array"):
         from .dask_arrays import from_dask_array
@@ -122,7 +136,7 @@ def _split_var(
                 f"statement (its indices are {', '.join(rhs_vars)})"
             )
         return distribution.var
-    cut = {}
+    cut: dict[str, list[str]] = {}
     # Operands cut into several blocks decide; a one-block partition only when none is.
     for several in (True, False):
         for op in operands:
@@ -155,22 +169,22 @@ def _bounds(
     operands: list[_Operand],
     extent: int,
     client: Client,
-    workers,
+    workers: Sequence[str] | None,
 ) -> tuple[int, ...]:
     """The block bounds of ``var``: those of the operands partitioned along it (which must
     agree), else ``parts`` blocks balanced on the largest local sparse operand indexed by it."""
-    fixed = [op for op in operands if _cut_along(op, var)]
+    fixed = [(op, cut) for op in operands if (cut := _cut_along(op, var)) is not None]
     if fixed:
-        first = fixed[0]
-        for op in fixed[1:]:
-            if op.value.bounds != first.value.bounds:
+        first, (first_value, first_bounds) = fixed[0]
+        for op, (_, bounds) in fixed[1:]:
+            if bounds != first_bounds:
                 raise ShapeError(
                     f"{first.name} and {op.name} are partitioned differently along {var} "
-                    f"({first.name}: blocks at {list(first.value.bounds)}, {op.name}: at "
-                    f"{list(op.value.bounds)}); partition one like the other: "
+                    f"({first.name}: blocks at {list(first_bounds)}, {op.name}: at "
+                    f"{list(bounds)}); partition one like the other: "
                     f"coiter.distributed.partition(..., bounds={first.name}.bounds)"
                 )
-        parts = first.value.parts
+        parts = first_value.parts
         if (
             distribution is not None
             and distribution.parts is not None
@@ -180,7 +194,7 @@ def _bounds(
                 f"distribute({var},{distribution.parts}) asks for {distribution.parts} blocks, but "
                 f"{first.name} is partitioned into {parts} blocks along {var}"
             )
-        return first.value.bounds
+        return first_bounds
     what = f"index {var}"
     if distribution is not None and distribution.parts is not None:
         parts = check_parts(distribution.parts, extent, what)
@@ -196,30 +210,34 @@ def _bounds(
     balance = distribution.balance if distribution is not None else "nnz"
     # Balance by the largest local sparse operand cut along var (the one whose work dominates).
     local = [
-        op
+        (op, op.value)
         for op in operands
         if isinstance(op.value, Tensor) and var in op.indices and not is_all_dense(op.value.format)
     ]
     if local and balance != "coords":
-        heaviest = max(local, key=lambda op: op.value.nnz)
-        return balanced_bounds(heaviest.value, heaviest.indices.index(var), parts, balance)
+        heaviest, tensor = max(local, key=lambda pair: pair[1].nnz)
+        return balanced_bounds(tensor, heaviest.indices.index(var), parts, balance)
     return uniform_bounds(extent, parts)
 
 
-def _cut_along(op: _Operand, var: str) -> bool:
-    """Whether the operand is a PartitionedTensor cut (into more than one block) along ``var``."""
+def _cut_along(op: _Operand, var: str) -> tuple[PartitionedTensor, tuple[int, ...]] | None:
+    """The operand and its bounds when it is a PartitionedTensor cut (into more than one block)
+    along ``var``, else None."""
     value = op.value
-    return (
+    if (
         isinstance(value, PartitionedTensor)
         and value.mode is not None
+        and value.bounds is not None  # (always, with a mode)
         and value.parts > 1
         and op.indices[value.mode] == var
-    )
+    ):
+        return value, value.bounds
+    return None
 
 
 # The result format and dtype ct.evaluate chooses, per statement and operand kinds (the client's
 # check of the statement runs once per signature, like the compiler's).
-_CHOSEN = OrderedDict()
+_CHOSEN: OrderedDict[tuple[Any, ...], tuple[Format, np.dtype[Any]]] = OrderedDict()
 _CHOSEN_KEPT = 256
 
 
@@ -242,11 +260,11 @@ def _result_kind(
     statement: str,
     operands: list[_Operand],
     var: str,
-    bounds,
-    out_format,
-    dtype,
+    bounds: Sequence[int],
+    out_format: FormatLike | None,
+    dtype: DTypeLike | None,
     schedule: str | None,
-) -> tuple[Format, np.dtype]:
+) -> tuple[Format, np.dtype[Any]]:
     key = (
         statement,
         tuple((op.name, op.value.format, op.value.dtype, len(op.shape)) for op in operands),
@@ -260,7 +278,8 @@ def _result_kind(
     if chosen is None:
         from ..evaluate import evaluate
 
-        templates = {op.name: _template(op, var, bounds) for op in operands}
+        # (ct.evaluate's **tensors: Any)
+        templates: dict[str, Any] = {op.name: _template(op, var, bounds) for op in operands}
         result = evaluate(
             statement, out_format=out_format, dtype=dtype, schedule=schedule, **templates
         )
@@ -276,9 +295,9 @@ def _result_kind(
 def evaluate(
     statement: str,
     *,
-    schedule=None,
-    out_format=None,
-    dtype=None,
+    schedule: Schedule | str | None = None,
+    out_format: FormatLike | None = None,
+    dtype: DTypeLike | None = None,
     client: Client | None = None,
     workers: Sequence[str] | None = None,
     gather: bool = False,
@@ -399,11 +418,10 @@ def evaluate(
     inputs, placement = _place_inputs(client, ops, var, bounds, resilient, workers)
     parts = len(bounds) - 1
     state = format_state(out_fmt)
-    targets = placement if placement is not None else [None] * parts
-    restrict = workers is not None
+    targets: list[str | None] = list(placement) if placement is not None else [None] * parts
 
-    def where(b):
-        if restrict:
+    def where(b: int) -> dict[str, Any]:
+        if workers is not None:
             return {"workers": list(workers), "allow_other_workers": False}
         if targets[b] is not None:
             return {"workers": [targets[b]], "allow_other_workers": True}
@@ -436,9 +454,10 @@ def evaluate(
             placement,
         )
     else:
+        assert op_name is not None  # a summed index: partial_combiner said how partials combine
         reduce = distribution.reduce if distribution is not None else "tree"
+        total: Future[Tensor] | None = None
         if reduce == "serial":
-            total = None
             for b in range(parts):
                 total = client.submit(
                     run_block_into,
@@ -469,6 +488,7 @@ def evaluate(
                 for b in range(parts)
             ]
             total = combine_tree(client, partials, op_name, out_fmt)
+        assert total is not None  # parts >= 1: the loop ran, or combine_tree gave the sum
         result = PartitionedTensor(
             [total], None, None, result_shape, out_dtype, out_fmt, client, result_name
         )
@@ -486,7 +506,16 @@ def _result_shape(lhs_vars: list[str], ops: list[_Operand]) -> tuple[int, ...]:
 
 
 def _check_result_size(
-    client, shape, lhs_vars, var, bounds, fmt, dtype, out_format, name, workers
+    client: Client,
+    shape: tuple[int, ...],
+    lhs_vars: list[str],
+    var: str,
+    bounds: Sequence[int],
+    fmt: Format,
+    dtype: DTypeLike,
+    out_format: FormatLike | None,
+    name: str,
+    workers: Sequence[str] | None,
 ) -> None:
     """A dense result block (or partial) within ct.config.max_dense_bytes when its format was
     inferred (API.md §3, rule 3, per process), and within the workers' memory."""
@@ -510,20 +539,27 @@ def _check_result_size(
 
 
 def _place_inputs(
-    client: Client, ops: list[_Operand], var: str, bounds, resilient: bool, workers
-) -> tuple[dict, list | None]:
+    client: Client,
+    ops: list[_Operand],
+    var: str,
+    bounds: Sequence[int],
+    resilient: bool,
+    workers: Sequence[str] | None,
+) -> tuple[dict[str, list[Future[Tensor]]], list[str] | None]:
     """Per operand, one future per block: its own blocks (partitioned along var), the blocks cut
     from it (local, or held whole and indexed by var), or one future repeated (replicated).
     Also the worker of each block of the first operand cut along var (owner computes), when
     known."""
     parts = len(bounds) - 1
-    inputs, placement = {}, None
+    inputs: dict[str, list[Future[Tensor]]] = {}
+    placement: list[str] | None = None
     # Operands already partitioned first: their blocks' workers are where the others' go.
-    for op in sorted(ops, key=lambda op: not _cut_along(op, var)):
+    for op in sorted(ops, key=lambda op: _cut_along(op, var) is None):
         value = op.value
-        if _cut_along(op, var):
-            inputs[op.name] = value.blocks
-            placement = placement or value.placement
+        own = _cut_along(op, var)
+        if own is not None:
+            inputs[op.name] = own[0].blocks
+            placement = placement or own[0].placement
         elif isinstance(value, PartitionedTensor) and var in op.indices and parts > 1:
             cut = partition_future(
                 client,
@@ -555,7 +591,7 @@ def _place_inputs(
     return inputs, placement
 
 
-def _whole(value: PartitionedTensor) -> Future:
+def _whole(value: PartitionedTensor) -> Future[Tensor]:
     """The one future holding a tensor held whole (a one-block partition is one too)."""
     if value.parts != 1:
         raise ValueError(f"{value!r} is not held in one block")

@@ -18,19 +18,21 @@ import io
 import operator
 import os
 from collections.abc import Sequence
+from typing import Any, TypeAlias
 
 import numpy as np
-from distributed import Client
+from distributed import Client, Future
+from numpy.typing import DTypeLike, NDArray
 
 from ..creation import checked_shape
 from ..dtypes import value_dtype
 from ..errors import ParseError, ShapeError
-from ..formats import as_format, format_from_state, format_state
+from ..formats import Format, FormatLike, FormatState, as_format, format_from_state, format_state
 from ..io import _file_kind
 from ..io import read as read_whole
 from ..io.casting import _cast_values
 from ..io.frostt import _first_frostt_line, _frostt_value_dtype
-from ..io.matrix_market import _mirrored, _mm_columns, _mm_values, _read_mm_header
+from ..io.matrix_market import _mirrored, _mm_columns, _mm_values, _MMHeader, _read_mm_header
 from ..io.text_table import (
     _Body,
     _first_out_of_range,
@@ -40,6 +42,7 @@ from ..io.text_table import (
     _parse_error,
     _tensor_of_entries,
 )
+from ..shapes import ShapeLike
 from ..tensor import Tensor
 from .blocks import block_shape
 from .bounds import (
@@ -60,17 +63,23 @@ _MAX_BINS = 1 << 22
 # No piece smaller than this (bytes of data lines), so small files are not cut into slivers.
 _MIN_PIECE_BYTES = 1 << 16
 
+# What a task makes of one byte range of a file: the entries' coordinates ((n, order), 0-based),
+# their values, and how many data lines the range held.
+_Piece: TypeAlias = tuple[NDArray[np.int64], NDArray[Any], int]
+# A piece's entries that fall in one block: coordinates and values.
+_Entries: TypeAlias = tuple[NDArray[np.int64], NDArray[Any]]
+
 
 def read(
-    path,
+    path: str | os.PathLike[str],
     mode: int = 0,
     parts: int | None = None,
     balance: str = "nnz",
     bounds: Sequence[int] | None = None,
     *,
-    format=None,
-    shape=None,
-    dtype=None,
+    format: FormatLike | None = None,
+    shape: ShapeLike | None = None,
+    dtype: DTypeLike | None = None,
     client: Client | None = None,
     workers: Sequence[str] | None = None,
     pieces: int | None = None,
@@ -143,7 +152,6 @@ def read(
         client.submit(
             _read_piece,
             path,
-            kind,
             header,
             first_line,
             data_start,
@@ -160,7 +168,7 @@ def read(
     summaries = client.gather(
         [client.submit(_summary, piece, pure=False) for piece in piece_futures]
     )
-    shape = _file_shape(path, kind, header, summaries, shape, order)
+    shape = _file_shape(path, header, summaries, shape, order)
     if not -order <= mode < order:
         raise ShapeError(f"mode {mode} is not a mode of the order-{order} tensor in {path}")
     mode %= order
@@ -211,7 +219,7 @@ def read(
 # -- tasks ---------------------------------------------------------------------------------
 
 
-def _kind_of(tensor: Tensor):
+def _kind_of(tensor: Tensor) -> tuple[tuple[int, ...], np.dtype[Any], FormatState]:
     return tensor.shape, tensor.dtype, format_state(tensor.format)
 
 
@@ -223,7 +231,7 @@ def _line_start(path: str, line: int) -> int:
         return stream.tell()
 
 
-def _describe(path: str, kind: str):
+def _describe(path: str, kind: str) -> tuple[int, int, int, _MMHeader | None, int] | None:
     """(data start byte, file size, first data line, header, order) of a text file that can be
     read in byte ranges, or None when it is read whole."""
     if path.lower().endswith(".gz") or kind == "npz":
@@ -262,18 +270,18 @@ def _piece_text(path: str, begin: int, end: int, data_start: int) -> tuple[str, 
 
 def _read_piece(
     path: str,
-    kind: str,
-    header,
+    header: _MMHeader | None,
     first_line: int,
     data_start: int,
     order: int,
     begin: int,
     end: int,
-    dtype,
-):
-    """(coords (n, order) int64 0-based, values, data lines) of one byte range of the file."""
+    dtype: np.dtype[Any] | None,
+) -> _Piece:
+    """(coords (n, order) int64 0-based, values, data lines) of one byte range of the file: a
+    Matrix Market file's with its ``header``, a FROSTT file's with None."""
     text, start = _piece_text(path, begin, end, data_start)
-    if kind == "mtx":
+    if header is not None:
         body = _Body(path, first_line, _mm_columns(header, dtype), "%")
     else:
         columns = tuple((f"mode {m + 1} coordinate", np.dtype(np.int64)) for m in range(order))
@@ -282,12 +290,12 @@ def _read_piece(
     lines = len(table)
     labels = [label for label, _ in body.columns[:order]]
     coords = np.column_stack([table[label] for label in labels]).reshape(-1, order).astype(np.int64)
-    upper = (header.rows, header.cols) if kind == "mtx" else np.iinfo(np.int64).max
+    upper = (header.rows, header.cols) if header is not None else np.iinfo(np.int64).max
     outside = _first_out_of_range(coords, 1, upper)
     if outside is not None:
         entry, m = outside
         line = _line_of_piece_entry(path, start, text, entry, body.comment)
-        if kind == "mtx":
+        if header is not None:
             what, extent = ("row", header.rows) if m == 0 else ("column", header.cols)
             raise _parse_error(
                 path, line, f"{what} coordinate {coords[entry, m]} is outside 1..{extent}"
@@ -299,7 +307,7 @@ def _read_piece(
             "coordinates are 1-based)",
         )
     coords -= 1
-    if kind == "mtx":
+    if header is not None:
         values = _mm_values(table, header, dtype)
         if header.symmetry == "skew-symmetric":
             diagonal = np.flatnonzero((coords[:, 0] == coords[:, 1]) & (values != 0))
@@ -332,16 +340,22 @@ def _line_of_piece_entry(path: str, start: int, text: str, entry: int, comment: 
     raise AssertionError(f"{path}: piece at byte {start} has no data line {entry}")
 
 
-def _summary(piece):
+def _summary(piece: _Piece) -> tuple[int, NDArray[np.int64] | None, np.dtype[Any]]:
     """(data lines, largest coordinate per mode or None, value dtype) of a piece."""
     coords, values, lines = piece
     largest = coords.max(axis=0) if len(coords) else None
     return lines, largest, values.dtype
 
 
-def _file_shape(path: str, kind: str, header, summaries, shape, order: int) -> tuple[int, ...]:
+def _file_shape(
+    path: str,
+    header: _MMHeader | None,
+    summaries: Sequence[tuple[int, NDArray[np.int64] | None, np.dtype[Any]]],
+    shape: tuple[int, ...] | None,
+    order: int,
+) -> tuple[int, ...]:
     lines = sum(s[0] for s in summaries)
-    if kind == "mtx":
+    if header is not None:  # Matrix Market
         if lines != header.entries:
             raise ParseError(
                 f"{path}: the size line (line {header.size_line}) declares {header.entries} "
@@ -361,7 +375,7 @@ def _file_shape(path: str, kind: str, header, summaries, shape, order: int) -> t
     return _padded_shape(path, extents, shape, "largest coordinates")
 
 
-def _piece_counts(piece, mode: int, width: int, bins: int) -> np.ndarray:
+def _piece_counts(piece: _Piece, mode: int, width: int, bins: int) -> np.ndarray:
     coords = piece[0]
     return np.bincount(coords[:, mode] // width, minlength=bins).astype(np.int64)
 
@@ -376,7 +390,16 @@ def _weights_bounds(
     return tuple(int(c) for c in np.minimum(cuts, extent))
 
 
-def _balanced(client: Client, pieces, mode: int, extent: int, parts: int, balance: str, fmt, dtype):
+def _balanced(
+    client: Client,
+    pieces: Sequence[Future[_Piece]],
+    mode: int,
+    extent: int,
+    parts: int,
+    balance: str,
+    fmt: Format,
+    dtype: np.dtype[Any],
+) -> tuple[int, ...]:
     """Bounds balanced on the entries per coordinate of all pieces, counted and summed on the
     workers (only the bounds come back)."""
     width = max(1, -(-extent // _MAX_BINS))
@@ -399,7 +422,7 @@ def _balanced(client: Client, pieces, mode: int, extent: int, parts: int, balanc
     ).result()
 
 
-def _split_piece(piece, mode: int, bounds: Sequence[int]) -> list:
+def _split_piece(piece: _Piece, mode: int, bounds: Sequence[int]) -> list[_Entries]:
     """The entries of a piece, per block."""
     coords, values, _ = piece
     block_of = np.searchsorted(
@@ -414,7 +437,13 @@ def _split_piece(piece, mode: int, bounds: Sequence[int]) -> list:
 
 
 def _assemble_block(
-    path: str, fmt_state, shape, mode: int, lo: int, name: str | None, *parts
+    path: str,
+    fmt_state: FormatState,
+    shape: tuple[int, ...],
+    mode: int,
+    lo: int,
+    name: str | None,
+    *parts: _Entries,
 ) -> Tensor:
     """A block packed from its entries in every piece (duplicates summed, as ct.read does)."""
     coords = (

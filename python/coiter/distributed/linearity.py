@@ -20,10 +20,10 @@ classified bottom-up:
 from __future__ import annotations
 
 from ..errors import ScheduleError
-from ..notation import Access, Binary, IndexVar, Literal, Negate, Reduction
+from ..notation import Access, Binary, IndexExpr, IndexVar, Literal, Negate, Reduction
 
 
-def _uses(expr, var: str) -> bool:
+def _uses(expr: IndexExpr, var: str) -> bool:
     if isinstance(expr, Access):
         return any(v.name == var for v in expr.indices)
     if isinstance(expr, Negate):
@@ -35,7 +35,7 @@ def _uses(expr, var: str) -> bool:
     return False
 
 
-def _variables(expr, out: list[str]) -> list[str]:
+def _variables(expr: IndexExpr, out: list[str]) -> list[str]:
     """Index variables of ``expr`` in order of first use (the compiler's order)."""
     if isinstance(expr, Access):
         out.extend(v.name for v in expr.indices if v.name not in out)
@@ -49,7 +49,7 @@ def _variables(expr, out: list[str]) -> list[str]:
     return out
 
 
-def _reduced(expr, out: set[str]) -> set[str]:
+def _reduced(expr: IndexExpr, out: set[str]) -> set[str]:
     if isinstance(expr, Reduction):
         out.add(expr.var.name)
         _reduced(expr.body, out)
@@ -61,7 +61,7 @@ def _reduced(expr, out: set[str]) -> set[str]:
     return out
 
 
-def _bind_inside(expr, var: str):
+def _bind_inside(expr: IndexExpr, var: str) -> IndexExpr | None:
     """``expr`` with the smallest term strictly inside it holding every use of ``var`` wrapped
     in a sum, or None when that term is ``expr`` itself (concretize.cpp's bindInside)."""
     if isinstance(expr, Binary):
@@ -81,12 +81,12 @@ def _bind_inside(expr, var: str):
     return None
 
 
-def _bind_sum(expr, var: str):
+def _bind_sum(expr: IndexExpr, var: str) -> IndexExpr:
     bound = _bind_inside(expr, var)
     return bound if bound is not None else Reduction("add", IndexVar(var), expr)
 
 
-def explicit_sums(rhs, free: list[str]):
+def explicit_sums(rhs: IndexExpr, free: list[str]) -> IndexExpr:
     """``rhs`` with every index used on the right only wrapped in an explicit sum."""
     explicitly = _reduced(rhs, set())
     for var in _variables(rhs, []):
@@ -95,7 +95,7 @@ def explicit_sums(rhs, free: list[str]):
     return rhs
 
 
-def partial_combiner(rhs, free: list[str], var: str) -> str:
+def partial_combiner(rhs: IndexExpr, free: list[str], var: str) -> str:
     """How the partial results of blocks of the summed index ``var`` combine: ``"add"``,
     ``"max"`` or ``"min"``; ScheduleError when the statement cannot be split along ``var``."""
     rhs = explicit_sums(rhs, free)
@@ -111,7 +111,7 @@ def partial_combiner(rhs, free: list[str], var: str) -> str:
     return "add"
 
 
-def _cannot(var: str, expr, why: str) -> ScheduleError:
+def _cannot(var: str, expr: IndexExpr, why: str) -> ScheduleError:
     return ScheduleError(
         f"distribute({var}): the summed index {var} cannot be split in {expr}: {why}; "
         "blocks of a summed index give partial results that must add up (a sum over "
@@ -119,7 +119,7 @@ def _cannot(var: str, expr, why: str) -> ScheduleError:
     )
 
 
-def _kind(expr, var: str) -> str:
+def _kind(expr: IndexExpr, var: str) -> str:
     if isinstance(expr, Access):
         return "open" if any(v.name == var for v in expr.indices) else "const"
     if isinstance(expr, Literal):

@@ -4,22 +4,29 @@ from __future__ import annotations
 
 from typing import Any
 
+from distributed import Client
+from numpy.typing import DTypeLike
+
 from ..evaluate import _subscripts
+from ..formats import FormatLike
+from ..schedule import Schedule
+from ..tensor import Tensor
 from .partitioned import PartitionedTensor
 
 
 def einsum(
     subscripts: str,
     *operands: Any,
-    out_format=None,
-    dtype=None,
-    schedule=None,
-    client=None,
+    out_format: FormatLike | None = None,
+    dtype: DTypeLike | None = None,
+    schedule: Schedule | str | None = None,
+    client: Client | None = None,
     gather: bool = False,
-) -> PartitionedTensor:
+) -> PartitionedTensor | Tensor:
     """NumPy's ``einsum`` computed on the cluster by :func:`coiter.distributed.evaluate`
     (operands named ``t0``, ``t1``, ... in a schedule's ``distribute``). Subscripts that repeat
-    an index within one operand (diagonals) are not supported here."""
+    an index within one operand (diagonals) are not supported here. A ``coiter.Tensor`` with
+    ``gather=True``."""
     inputs, output = _subscripts(subscripts, operands)
     for text in inputs:
         if len(set(text)) != len(text):
@@ -55,5 +62,8 @@ def matmul(a: PartitionedTensor, b: Any) -> PartitionedTensor:
     from .execution import evaluate
 
     if b.ndim == 1:
-        return evaluate("y(i) = A(i,j) * x(j)", A=a, x=b, client=a.client)
-    return evaluate("C(i,k) = A(i,j) * B(j,k)", A=a, B=b, client=a.client)
+        product = evaluate("y(i) = A(i,j) * x(j)", A=a, x=b, client=a.client)
+    else:
+        product = evaluate("C(i,k) = A(i,j) * B(j,k)", A=a, B=b, client=a.client)
+    assert isinstance(product, PartitionedTensor)  # not gathered
+    return product

@@ -6,9 +6,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from distributed import Client, Future
+from numpy.typing import DTypeLike
 
 from ..conversion import as_tensor
 from ..errors import ShapeError
+from ..formats import Format, FormatLike
 from ..tensor import Tensor
 from .blocks import cut_block, cut_blocks
 from .bounds import balanced_bounds, check_balance, check_bounds, check_parts
@@ -31,7 +33,7 @@ def partition(
     balance: str = "nnz",
     bounds: Sequence[int] | None = None,
     *,
-    format=None,
+    format: FormatLike | None = None,
     client: Client | None = None,
     workers: Sequence[str] | None = None,
     resilient: bool = True,
@@ -120,10 +122,10 @@ def partition(
 
 def partition_future(
     client: Client,
-    whole: Future,
+    whole: Future[Tensor],
     shape: Sequence[int],
-    dtype,
-    fmt,
+    dtype: DTypeLike,
+    fmt: Format,
     mode: int,
     parts: int | None,
     balance: str,
@@ -143,7 +145,7 @@ def partition_future(
         parts = _default_parts(client, parts, extent, workers, what)
         bounds = client.submit(balanced_bounds, whole, mode, parts, balance, pure=False).result()
     targets = round_robin(client, len(bounds) - 1, workers)
-    futures = []
+    futures: list[Future[Tensor]] = []
     for b, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
         cut = client.submit(cut_block, whole, mode, lo, hi, pure=False)
         futures.append(
@@ -154,7 +156,7 @@ def partition_future(
     return PartitionedTensor(futures, mode, bounds, shape, dtype, fmt, client, name, targets)
 
 
-def _converted(value: Any, format, name: str | None) -> Tensor:
+def _converted(value: Any, format: FormatLike, name: str | None) -> Tensor:
     from ..conversion import asarray
 
     return asarray(value, format=format, name=name)
@@ -168,7 +170,9 @@ def _checked_mode(mode: int, ndim: int) -> int:
     return mode % ndim
 
 
-def _default_parts(client: Client, parts: int | None, extent: int, workers, what: str) -> int:
+def _default_parts(
+    client: Client, parts: int | None, extent: int, workers: Sequence[str] | None, what: str
+) -> int:
     if parts is None:
         return max(1, min(len(worker_addresses(client, workers)), extent))
     return check_parts(parts, extent, what)

@@ -1,15 +1,43 @@
-"""The partitioned tensor: a tensor cut along one mode into blocks held on Dask workers."""
+"""The partitioned tensor: a tensor cut along one mode into blocks held on Dask workers.
+
+This module sits below the modules that build partitioned tensors and compute with them
+(docs/architecture.md, "Python layering"). The methods that need those (``to_dask_array``,
+``A @ B``) call :class:`PartitionedMethods`, which ``coiter/distributed/__init__.py`` installs
+from partitioned_methods.py: a seam, not an import, as Tensor's methods are reached.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 from distributed import Client, Future, wait
+from numpy.typing import DTypeLike
 
 from ..formats import Format
 from ..tensor import Tensor
 from .blocks import block_shape, join_blocks
+
+if TYPE_CHECKING:
+    import dask.array
+
+
+class PartitionedMethods(Protocol):
+    """What PartitionedTensor's methods call above this module (partitioned_methods.py gathers
+    them): the conversion to a ``dask.array`` collection (dask_arrays.py) and the product
+    (operators.py)."""
+
+    def to_dask_array(
+        self, tensor: PartitionedTensor, kind: str = "coiter"
+    ) -> dask.array.Array: ...
+    def matmul(self, a: PartitionedTensor, b: Any) -> PartitionedTensor: ...
+
+
+def install_methods(methods: PartitionedMethods) -> None:
+    """Give PartitionedTensor the implementations of its methods above this module
+    (coiter/distributed/__init__.py calls it once, with partitioned_methods)."""
+    PartitionedTensor._methods = methods
 
 
 class PartitionedTensor:
@@ -37,18 +65,22 @@ class PartitionedTensor:
         The worker each block was placed on (tasks on the block prefer it), when known.
     """
 
+    # The implementations above this module (see PartitionedMethods), installed by
+    # install_methods.
+    _methods: ClassVar[PartitionedMethods]
+
     def __init__(
         self,
-        blocks: Sequence[Future],
+        blocks: Sequence[Future[Tensor]],
         mode: int | None,
         bounds: Sequence[int] | None,
         shape: Sequence[int],
-        dtype,
+        dtype: DTypeLike,
         format: Format,
         client: Client,
         name: str | None = None,
         placement: Sequence[str] | None = None,
-    ):
+    ) -> None:
         self.blocks = list(blocks)
         # The worker each block was placed on (None: Dask's choice): tasks on a block ask for it
         # (owner computes).
@@ -81,11 +113,13 @@ class PartitionedTensor:
         """The shape of block ``b``."""
         if self.mode is None:
             return self.shape
+        assert self.bounds is not None  # a partitioned mode has bounds (see __init__)
         return block_shape(self.shape, self.mode, self.bounds[b], self.bounds[b + 1])
 
     def block_nnz(self) -> list[int]:
         """The stored entries of each block (computed on the workers)."""
-        return self.client.gather(self.client.map(_nnz, self.blocks, pure=False))
+        counts: list[int] = self.client.gather(self.client.map(_nnz, self.blocks, pure=False))
+        return counts
 
     @property
     def nnz(self) -> int:
@@ -103,10 +137,11 @@ class PartitionedTensor:
     # -- results --------------------------------------------------------------------------
     def compute(self) -> Tensor:
         """Gather the blocks and join them into one local :class:`coiter.Tensor`."""
-        blocks = self.client.gather(self.blocks)
+        blocks: list[Tensor] = self.client.gather(self.blocks)
         if self.mode is None:
             result = blocks[0]
         else:
+            assert self.bounds is not None  # a partitioned mode has bounds (see __init__)
             result = join_blocks(blocks, self.mode, self.bounds, self.shape, self.format)
         result.name = self.name
         return result
@@ -126,20 +161,16 @@ class PartitionedTensor:
             future.release()
         self.blocks = []
 
-    def to_dask_array(self, kind: str = "coiter"):
+    def to_dask_array(self, kind: str = "coiter") -> dask.array.Array:
         """A ``dask.array.Array`` over the blocks, chunked along ``mode``.
 
         ``kind`` is the chunk type: ``"coiter"`` (the tensors), ``"numpy"`` (dense arrays),
         ``"scipy"`` (``scipy.sparse.csr_matrix``, 2-D only) or ``"sparse"`` (pydata/sparse COO).
         """
-        from .dask_arrays import to_dask_array
+        return self._methods.to_dask_array(self, kind)
 
-        return to_dask_array(self, kind)
-
-    def __matmul__(self, other):
-        from .operators import matmul
-
-        return matmul(self, other)
+    def __matmul__(self, other: Any) -> PartitionedTensor:
+        return self._methods.matmul(self, other)
 
 
 def _nnz(tensor: Tensor) -> int:

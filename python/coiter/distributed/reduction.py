@@ -8,13 +8,13 @@ from collections.abc import Sequence
 import numpy as np
 from distributed import Client, Future
 
-from ..formats import Format, format_from_state, format_state, is_all_dense
+from ..formats import Format, FormatState, format_from_state, format_state, is_all_dense
 from ..tensor import Tensor
 
 _DENSE_OPS = {"add": np.add, "max": np.maximum, "min": np.minimum}
 
 
-def combine(a: Tensor, b: Tensor, op: str, fmt_state) -> Tensor:
+def combine(a: Tensor, b: Tensor, op: str, fmt_state: FormatState) -> Tensor:
     """The elementwise ``op`` (``"add"``, ``"max"`` or ``"min"``) of two partial results, in
     their format: dense partials are combined by NumPy, sparse ones merged by coiter (the
     addition kernel ``c = a + b`` in the result's format, or max/min on the stored values)."""
@@ -30,12 +30,17 @@ def combine(a: Tensor, b: Tensor, op: str, fmt_state) -> Tensor:
             f"c({indices}) = a({indices}) + b({indices})", out_format=fmt, dtype=a.dtype, a=a, b=b
         )
     else:
-        result = _DENSE_OPS[op](a, b).asformat(fmt)
+        # NumPy hands the ufunc to Tensor.__array_ufunc__, which computes a Tensor.
+        combined = _DENSE_OPS[op](a, b)
+        assert isinstance(combined, Tensor)
+        result = combined.asformat(fmt)
     result.name = a.name
     return result
 
 
-def combine_tree(client: Client, partials: Sequence[Future], op: str, fmt: Format) -> Future:
+def combine_tree(
+    client: Client, partials: Sequence[Future[Tensor]], op: str, fmt: Format
+) -> Future[Tensor]:
     """The combination of ``partials`` by a tree of pairwise tasks: all tasks of one level are
     submitted before the next (log2(P) levels), each running where its inputs are."""
     level = list(partials)

@@ -35,7 +35,9 @@ def _parse_error(path, line, what):
     return ParseError(f"{path}, line {line}: {what}", line=line, path=path)
 
 
-def _padded_shape(path, found, shape, what):
+def _padded_shape(
+    path: str, found: tuple[int, ...], shape: tuple[int, ...] | None, what: str
+) -> tuple[int, ...]:
     """``shape`` when it holds ``found`` (the file's extents), else ShapeError."""
     if shape is None:
         return found

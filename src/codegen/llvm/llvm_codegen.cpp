@@ -272,14 +272,18 @@ class KernelBuilder {
       llvm::IRBuilderBase::InsertPointGuard keep(b_);
       fs_.oom = llvm::BasicBlock::Create(ctx_, "out_of_memory", fs_.func);
       b_.SetInsertPoint(fs_.oom);
-      if (fs_.func == kernelFunction_) {  // (outlined loop bodies allocate nothing)
-        for (const auto& [buffer, slot] : ownedBlocks_) {
-          b_.CreateCall(libc("free", b_.getVoidTy(), {b_.getPtrTy()}), {b_.CreateLoad(b_.getPtrTy(), slot)});
-        }
-      }
+      freeOwnedBlocks();
       writeBackAndReturn(ir::kOutOfMemory);
     }
     return fs_.oom;
+  }
+  // One cleanup for every early return (out of memory, interrupted, a structure mismatch):
+  // the blocks the kernel allocated and still owns.
+  void freeOwnedBlocks() {
+    if (fs_.func != kernelFunction_) return;  // (outlined loop bodies allocate nothing)
+    for (const auto& [buffer, slot] : ownedBlocks_) {
+      b_.CreateCall(libc("free", b_.getVoidTy(), {b_.getPtrTy()}), {b_.CreateLoad(b_.getPtrTy(), slot)});
+    }
   }
   // For each buffer the kernel allocates, a slot holding its block while the kernel owns it:
   // null before its Allocate and after its Free (a buffer variable may later point elsewhere).
@@ -456,6 +460,7 @@ class KernelBuilder {
         return;
       }
       case StmtKind::Return:
+        if (ir::as<ir::ReturnNode>(s).status != ir::kOk) freeOwnedBlocks();
         writeBackAndReturn(ir::as<ir::ReturnNode>(s).status);
         startDeadBlock();
         return;
