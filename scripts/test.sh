@@ -23,6 +23,9 @@ echo "[test] ruff check, ruff format --check, mypy, stubtest of python/coiter/_c
 "$PY" -m mypy   # the files and options are pyproject.toml's [tool.mypy]
 MYPYPATH="$ROOT/python" "$PY" -m mypy.stubtest coiter._core \
     --allowlist "$ROOT/scripts/stubtest_allowlist.txt"
+echo "[test] clang-format --dry-run of src/ and tests/cpp/"
+find "$ROOT/src" "$ROOT/tests/cpp" -name '*.[ch]pp' -print0 |
+  xargs -0 "$ROOT/.venv/bin/clang-format" --dry-run --Werror
 echo "[test] python -m pytest -q $*"
 "$PY" -m pytest -q "$@"
 if [[ "${COITER_SKIP_CPP_TESTS:-0}" != "1" ]]; then

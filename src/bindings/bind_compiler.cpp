@@ -3,8 +3,8 @@
 
 #include "bindings/numpy_buffer.hpp"
 #include "cin/concretize.hpp"
-#include "jit/build_id.hpp"
 #include "driver/compiler.hpp"
+#include "jit/build_id.hpp"
 #include "lower/lattice_printer.hpp"
 #include "schedule/schedule.hpp"
 
@@ -31,9 +31,7 @@ Expr pythonLiteral(const py::handle& value) {
   throw DTypeError("cannot use " + py::repr(value).cast<std::string>() + " in an expression");
 }
 
-const Operator* accumulator(const std::optional<std::string>& name) {
-  return name ? &operatorNamed(*name) : nullptr;
-}
+const Operator* accumulator(const std::optional<std::string>& name) { return name ? &operatorNamed(*name) : nullptr; }
 
 py::dict cacheInfoDict() {
   CacheInfo info = cacheInfo();
@@ -70,7 +68,8 @@ void bindCompiler(py::module_& m) {
 
   py::class_<Assignment>(m, "Assignment")
       .def("__str__", [](const Assignment& a) { return toString(a); })
-      .def_property_readonly("result", [](const Assignment& a) { return std::const_pointer_cast<TensorVar>(a.lhs->tensor); });
+      .def_property_readonly("result",
+                             [](const Assignment& a) { return std::const_pointer_cast<TensorVar>(a.lhs->tensor); });
 
   auto mutableExpr = [](const Expr& e) { return std::const_pointer_cast<ExprNode>(e); };
   m.def("access", [=](const std::shared_ptr<TensorVar>& t, const std::vector<std::string>& indices) {
@@ -85,64 +84,83 @@ void bindCompiler(py::module_& m) {
   m.def("reduce", [=](const std::string& op, const std::string& var, const std::shared_ptr<ExprNode>& body) {
     return mutableExpr(reduce(operatorNamed(op), var, body));
   });
-  m.def("assignment", [](const std::shared_ptr<ExprNode>& lhs, const std::shared_ptr<ExprNode>& rhs,
-                         const std::optional<std::string>& accumulate) {
-    if (lhs->kind != ExprKind::Access) throw CoiterError("the left side of an assignment must be a tensor access");
-    auto access = std::static_pointer_cast<const AccessNode>(std::shared_ptr<const ExprNode>(lhs));
-    return assignment(access, rhs, accumulator(accumulate));
-  }, py::arg("lhs"), py::arg("rhs"), py::arg("accumulate") = py::none());
+  m.def(
+      "assignment",
+      [](const std::shared_ptr<ExprNode>& lhs, const std::shared_ptr<ExprNode>& rhs,
+         const std::optional<std::string>& accumulate) {
+        if (lhs->kind != ExprKind::Access) throw CoiterError("the left side of an assignment must be a tensor access");
+        auto access = std::static_pointer_cast<const AccessNode>(std::shared_ptr<const ExprNode>(lhs));
+        return assignment(access, rhs, accumulator(accumulate));
+      },
+      py::arg("lhs"), py::arg("rhs"), py::arg("accumulate") = py::none());
 
   m.def("concretize", [](const Assignment& a) { return cin::toString(cin::concretize(a)); });
-  m.def("outer_lattice", [](const Assignment& a) { return lower::outerLattice(cin::concretize(a)); },
-        "The iteration lattice of the outermost loop of the statement, as text.");
+  m.def(
+      "outer_lattice", [](const Assignment& a) { return lower::outerLattice(cin::concretize(a)); },
+      "The iteration lattice of the outermost loop of the statement, as text.");
 
   py::class_<CompiledKernel, std::shared_ptr<CompiledKernel>>(m, "CompiledKernel")
       .def_property_readonly("concrete", &CompiledKernel::concreteText)
       .def_property_readonly("signature", [](const CompiledKernel& k) { return k.signature.canonical; })
       .def_property_readonly("engine", [](const CompiledKernel& k) { return k.engine->name(); })
-      .def_property_readonly("tensor_names", [](const CompiledKernel& k) {
-        std::vector<std::string> names;
-        for (const auto& t : k.lowered.abi.tensors) names.push_back(t->name);
-        return names;
-      })
+      .def_property_readonly("tensor_names",
+                             [](const CompiledKernel& k) {
+                               std::vector<std::string> names;
+                               for (const auto& t : k.lowered.abi.tensors) names.push_back(t->name);
+                               return names;
+                             })
       .def("source", &CompiledKernel::source, py::arg("language") = "c")
       .def("stages", &CompiledKernel::stages)
-      .def("run", [](const CompiledKernel& k, const std::vector<std::shared_ptr<TensorStorage>>& operands,
-                     const std::optional<std::vector<int64_t>>& shape, const py::object& structure) {
-        // `structure` is taken as an object: pybind11 converting None to a holder searches
-        // other modules for the type first, which costs a raised AttributeError per call.
-        std::shared_ptr<TensorStorage> given;
-        if (!structure.is_none()) given = structure.cast<std::shared_ptr<TensorStorage>>();
-        std::vector<std::shared_ptr<const TensorStorage>> in(operands.begin(), operands.end());
-        py::gil_scoped_release nogil;
-        return k.run(in, shape ? &*shape : nullptr, given.get());
-      }, py::arg("operands"), py::arg("shape") = py::none(), py::arg("structure") = py::none(),
-      "Runs the kernel; the result shape is derived from the operands unless given.");
+      .def(
+          "run",
+          [](const CompiledKernel& k, const std::vector<std::shared_ptr<TensorStorage>>& operands,
+             const std::optional<std::vector<int64_t>>& shape, const py::object& structure) {
+            // `structure` is taken as an object: pybind11 converting None to a holder searches
+            // other modules for the type first, which costs a raised AttributeError per call.
+            std::shared_ptr<TensorStorage> given;
+            if (!structure.is_none()) given = structure.cast<std::shared_ptr<TensorStorage>>();
+            std::vector<std::shared_ptr<const TensorStorage>> in(operands.begin(), operands.end());
+            py::gil_scoped_release nogil;
+            return k.run(in, shape ? &*shape : nullptr, given.get());
+          },
+          py::arg("operands"), py::arg("shape") = py::none(), py::arg("structure") = py::none(),
+          "Runs the kernel; the result shape is derived from the operands unless given.");
 
-  m.def("compile", [](const Assignment& a, const std::string& engine, const std::string& schedule,
-                      const std::string& target, bool assemble) {
-    CompileOptions options{engine, schedule, target, assemble};
-    py::gil_scoped_release nogil;
-    return std::const_pointer_cast<CompiledKernel>(compileKernel(a, options));
-  }, py::arg("assignment"), py::arg("engine") = "auto", py::arg("schedule") = "", py::arg("target") = "cpu",
-     py::arg("assemble") = true);
-  m.def("schedule_problem", [](const Assignment& a, const std::string& schedule, const std::string& target,
-                               bool assemble) { return scheduleProblem(a, schedule, target, assemble); },
-        py::arg("assignment"), py::arg("schedule"), py::arg("target") = "cpu", py::arg("assemble") = true,
-        "Why the schedule is illegal for the statement (\"\" when it is legal), decided without lowering or "
-        "compiling it.");
-  m.def("parse_schedule", [](const std::string& text) {
-    py::list commands;
-    for (const auto& c : schedule::parseSchedule(text).commands) {
-      py::list args;
-      for (const auto& a : c.args) {
-        if (a.isList) args.append(py::cast(a.items));
-        else args.append(a.text);
-      }
-      commands.append(py::make_tuple(c.name, args));
-    }
-    return commands;
-  }, "Reads a schedule's text form into [(command, [argument or [list items]])].");
+  m.def(
+      "compile",
+      [](const Assignment& a, const std::string& engine, const std::string& schedule, const std::string& target,
+         bool assemble) {
+        CompileOptions options{engine, schedule, target, assemble};
+        py::gil_scoped_release nogil;
+        return std::const_pointer_cast<CompiledKernel>(compileKernel(a, options));
+      },
+      py::arg("assignment"), py::arg("engine") = "auto", py::arg("schedule") = "", py::arg("target") = "cpu",
+      py::arg("assemble") = true);
+  m.def(
+      "schedule_problem",
+      [](const Assignment& a, const std::string& schedule, const std::string& target, bool assemble) {
+        return scheduleProblem(a, schedule, target, assemble);
+      },
+      py::arg("assignment"), py::arg("schedule"), py::arg("target") = "cpu", py::arg("assemble") = true,
+      "Why the schedule is illegal for the statement (\"\" when it is legal), decided without lowering or "
+      "compiling it.");
+  m.def(
+      "parse_schedule",
+      [](const std::string& text) {
+        py::list commands;
+        for (const auto& c : schedule::parseSchedule(text).commands) {
+          py::list args;
+          for (const auto& a : c.args) {
+            if (a.isList)
+              args.append(py::cast(a.items));
+            else
+              args.append(a.text);
+          }
+          commands.append(py::make_tuple(c.name, args));
+        }
+        return commands;
+      },
+      "Reads a schedule's text form into [(command, [argument or [list items]])].");
   m.def("cache_info", &cacheInfoDict);
   m.def("take_cache_warnings", &takeCacheWarnings,
         "Warnings about disk cache entries discarded since the last call, for the log.");

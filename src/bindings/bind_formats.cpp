@@ -57,7 +57,8 @@ py::tuple levelCoordinateTuple(const LevelCoordinate& lc) {
 }  // namespace
 
 void bindFormats(py::module_& m) {
-  py::class_<LevelType, std::shared_ptr<LevelType>>(m, "LevelType",
+  py::class_<LevelType, std::shared_ptr<LevelType>>(
+      m, "LevelType",
       "A level type (dense, compressed, singleton, hashed, range, offset). Call it to set "
       "optional properties: ct.compressed(ordered=False), ct.hashed(buckets=64).")
       .def_property_readonly("name", &LevelType::name)
@@ -68,36 +69,38 @@ void bindFormats(py::module_& m) {
       .def_property_readonly("unique", [](const LevelType& l) { return l.properties().unique; })
       .def_property_readonly("branchless", [](const LevelType& l) { return l.properties().branchless; })
       .def_property_readonly("compact", [](const LevelType& l) { return l.properties().compact; })
-      .def_property_readonly("buckets", [](const LevelType& l) -> py::object {
-        if (!l.buckets()) return py::none();
-        return py::int_(l.buckets());
-      })
-      .def_property_readonly("letter", [](const LevelType& l) -> py::object {
-        if (!l.letter()) return py::none();
-        return py::str(std::string(1, l.letter()));
-      })
+      .def_property_readonly("buckets",
+                             [](const LevelType& l) -> py::object {
+                               if (!l.buckets()) return py::none();
+                               return py::int_(l.buckets());
+                             })
+      .def_property_readonly("letter",
+                             [](const LevelType& l) -> py::object {
+                               if (!l.letter()) return py::none();
+                               return py::str(std::string(1, l.letter()));
+                             })
       .def_property_readonly("array_names", &LevelType::arrayNames)
       // How a kernel computes the level in a result (format/level_kernel.hpp).
       .def_property_readonly("assembly", [](const LevelType& l) { return assemblyName(l.assembly()); })
       .def_property_readonly("locates", &LevelType::locatesEveryCoordinate)
       .def_property_readonly("parameter_names", &LevelType::scalarNames)
-      .def("__call__",
-           [](const LevelType& l, py::object ordered, py::object unique, py::object full,
-              py::object compact, py::object buckets) {
-             LevelOptions o;
-             o.ordered = option(ordered);
-             o.unique = option(unique);
-             o.full = option(full);
-             o.compact = option(compact);
-             if (!buckets.is_none()) {
-               o.buckets = buckets.cast<int64_t>();
-               if (o.buckets <= 0) throw FormatError("hashed level: buckets must be positive");
-             }
-             return std::const_pointer_cast<LevelType>(l.configure(o));
-           },
-           py::kw_only(), py::arg("ordered") = py::none(), py::arg("unique") = py::none(),
-           py::arg("full") = py::none(), py::arg("compact") = py::none(),
-           py::arg("buckets") = py::none())
+      .def(
+          "__call__",
+          [](const LevelType& l, py::object ordered, py::object unique, py::object full, py::object compact,
+             py::object buckets) {
+            LevelOptions o;
+            o.ordered = option(ordered);
+            o.unique = option(unique);
+            o.full = option(full);
+            o.compact = option(compact);
+            if (!buckets.is_none()) {
+              o.buckets = buckets.cast<int64_t>();
+              if (o.buckets <= 0) throw FormatError("hashed level: buckets must be positive");
+            }
+            return std::const_pointer_cast<LevelType>(l.configure(o));
+          },
+          py::kw_only(), py::arg("ordered") = py::none(), py::arg("unique") = py::none(), py::arg("full") = py::none(),
+          py::arg("compact") = py::none(), py::arg("buckets") = py::none())
       .def("__eq__", [](const LevelType& a, const LevelType& b) { return a == b; })
       .def("__eq__", [](const LevelType&, const py::object&) { return false; })
       .def("__hash__", [](const LevelType& l) { return py::hash(py::str(l.repr())); })
@@ -111,43 +114,48 @@ void bindFormats(py::module_& m) {
   m.attr("offset") = std::const_pointer_cast<LevelType>(offsetLevel());
 
   py::class_<Format>(m, "Format")
-      .def(py::init([](const std::vector<std::shared_ptr<LevelType>>& levels,
-                       std::optional<std::vector<int>> modeOrder) {
-             std::vector<LevelTypePtr> l(levels.begin(), levels.end());
-             return Format(l, modeOrder.value_or(std::vector<int>{}));
-           }),
+      .def(py::init(
+               [](const std::vector<std::shared_ptr<LevelType>>& levels, std::optional<std::vector<int>> modeOrder) {
+                 std::vector<LevelTypePtr> l(levels.begin(), levels.end());
+                 return Format(l, modeOrder.value_or(std::vector<int>{}));
+               }),
            py::arg("levels"), py::arg("mode_order") = py::none())
       .def_static("parse", &Format::parse, py::arg("text"))
       .def_static("named", &Format::named, py::arg("name"), py::arg("order"))
       .def_static("is_name", &Format::isName)
       .def_static("bcsr", &Format::bcsr)
-      .def_property_readonly("levels", [](const Format& f) {
-        py::list l;
-        for (const auto& t : f.levels()) l.append(std::const_pointer_cast<LevelType>(t));
-        return l;
-      })
+      .def_property_readonly("levels",
+                             [](const Format& f) {
+                               py::list l;
+                               for (const auto& t : f.levels()) l.append(std::const_pointer_cast<LevelType>(t));
+                               return l;
+                             })
       .def_property_readonly("mode_order", [](const Format& f) { return py::tuple(py::cast(f.modeOrder())); })
       .def_property_readonly("order", &Format::order)
-      .def_property_readonly("name", [](const Format& f) -> py::object {
-        if (f.name().empty()) return py::none();
-        return py::str(f.name());
-      })
-      .def_property_readonly("level_map", [](const Format& f) {
-        py::list l;
-        for (const auto& lc : f.levelMap()) l.append(levelCoordinateTuple(lc));
-        return l;
-      })
-      .def_property_readonly("block_shape", [](const Format& f) -> py::object {
-        if (f.name() != "bcsr") return py::none();
-        return py::make_tuple(f.levelMap()[0].factor, f.levelMap()[1].factor);
-      })
+      .def_property_readonly("name",
+                             [](const Format& f) -> py::object {
+                               if (f.name().empty()) return py::none();
+                               return py::str(f.name());
+                             })
+      .def_property_readonly("level_map",
+                             [](const Format& f) {
+                               py::list l;
+                               for (const auto& lc : f.levelMap()) l.append(levelCoordinateTuple(lc));
+                               return l;
+                             })
+      .def_property_readonly("block_shape",
+                             [](const Format& f) -> py::object {
+                               if (f.name() != "bcsr") return py::none();
+                               return py::make_tuple(f.levelMap()[0].factor, f.levelMap()[1].factor);
+                             })
       .def("holds_duplicates", &Format::holdsDuplicates)
       // Why a kernel cannot compute a result in this format, or None (Format::resultAssemblyProblem).
-      .def_property_readonly("result_assembly_problem", [](const Format& f) -> py::object {
-        std::string problem = f.resultAssemblyProblem();
-        if (problem.empty()) return py::none();
-        return py::str(problem);
-      })
+      .def_property_readonly("result_assembly_problem",
+                             [](const Format& f) -> py::object {
+                               std::string problem = f.resultAssemblyProblem();
+                               if (problem.empty()) return py::none();
+                               return py::str(problem);
+                             })
       .def("__str__", [](const Format& f) { return f.str().empty() ? f.repr() : f.str(); })
       .def("__repr__", &Format::repr)
       .def("__eq__", [](const Format& a, const Format& b) { return a == b; })

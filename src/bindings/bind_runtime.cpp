@@ -36,12 +36,15 @@ Returns
 -------
 int
 )");
-  m.def("result_memory_stats", [] {
-    py::dict stats;
-    stats["fresh_bytes"] = freshResultBytes();
-    stats["recycled_bytes"] = recycledResultBytes();
-    return stats;
-  }, R"(Counters of the memory kernels' results are assembled in (internal: tests, benchmarks).
+  m.def(
+      "result_memory_stats",
+      [] {
+        py::dict stats;
+        stats["fresh_bytes"] = freshResultBytes();
+        stats["recycled_bytes"] = recycledResultBytes();
+        return stats;
+      },
+      R"(Counters of the memory kernels' results are assembled in (internal: tests, benchmarks).
 
 ``fresh_bytes``: bytes of fresh memory mapped since the process started (each costs page
 faults as it is first written); ``recycled_bytes``: bytes of released result memory kept for

@@ -32,8 +32,8 @@ py::list levelParameters(const TensorStorage& t) {
 }
 
 std::shared_ptr<TensorStorage> pack(const Format& format, const std::vector<int64_t>& shape,
-                                    const std::vector<py::array>& coords, const py::array& values,
-                                    bool sumDuplicates, int indexBits) {
+                                    const std::vector<py::array>& coords, const py::array& values, bool sumDuplicates,
+                                    int indexBits) {
   PackRequest r;
   r.format = format;
   r.shape = shape;
@@ -60,8 +60,8 @@ std::shared_ptr<TensorStorage> fromArrays(const Format& format, const std::vecto
       levels[k].arrays[name] = borrowArray(array, "level " + std::to_string(k) + " array '" + name + "'");
     levels[k].scalars = scalars[k];
   }
-  return std::make_shared<TensorStorage>(format, shape, dtypeOf(values), dtypeFromName(indexType),
-                                         std::move(levels), borrowArray(values, "values"));
+  return std::make_shared<TensorStorage>(format, shape, dtypeOf(values), dtypeFromName(indexType), std::move(levels),
+                                         borrowArray(values, "values"));
 }
 
 // A dense tensor reading a NumPy array in place, in `format` (all dense, in mode order) or
@@ -98,15 +98,14 @@ std::shared_ptr<TensorStorage> wrapDense(const py::array& a, const std::optional
     levels[k].scalars["size"] = shape[k];
     wide = wide || shape[k] > std::numeric_limits<int32_t>::max();
   }
-  auto storage = std::make_shared<TensorStorage>(format ? *format : dense, shape, type, wide ? DType::Int64 : DType::Int32,
-                                                 std::move(levels), borrowData(a, size));
+  auto storage =
+      std::make_shared<TensorStorage>(format ? *format : dense, shape, type, wide ? DType::Int64 : DType::Int32,
+                                      std::move(levels), borrowData(a, size));
   storage->validate();
   return storage;
 }
 
-bool readableInPlace(const py::array& a) {
-  return a.ndim() == 1 && (a.flags() & py::array::c_style) && isNative(a);
-}
+bool readableInPlace(const py::array& a) { return a.ndim() == 1 && (a.flags() & py::array::c_style) && isNative(a); }
 
 // A COO tensor reading a canonical 2-D SciPy coo array or matrix (sorted by row, then
 // column; no duplicates) in place: its rows are the crd of the top level (whose pos is
@@ -118,7 +117,8 @@ std::shared_ptr<TensorStorage> wrapScipyCoo(const py::object& matrix, bool forKe
   };
   static const Names* const names = new Names();
   const auto shape = matrix.attr(names->shape).cast<std::vector<int64_t>>();
-  if (shape.size() != 2) throw SignatureError("a SciPy coo array of order " + std::to_string(shape.size()) + " needs converting");
+  if (shape.size() != 2)
+    throw SignatureError("a SciPy coo array of order " + std::to_string(shape.size()) + " needs converting");
   // SciPy keeps the flag as a plain attribute (sum_duplicates and conversions set it): no scan.
   if (!matrix.attr(names->canonical).cast<bool>()) throw SignatureError("the matrix's coordinates are not canonical");
   const auto coords = matrix.attr(names->coords).cast<py::tuple>();
@@ -166,8 +166,8 @@ std::shared_ptr<TensorStorage> wrapScipy(const py::object& matrix, bool forKerne
   // Attribute names made once (attr("...") would make a Python string per lookup), and never
   // freed: they must outlive the interpreter's shutdown.
   struct Names {
-    py::str format{"format"}, canonical{"has_canonical_format"}, indptr{"indptr"}, indices{"indices"},
-        data{"data"}, shape{"shape"};
+    py::str format{"format"}, canonical{"has_canonical_format"}, indptr{"indptr"}, indices{"indices"}, data{"data"},
+        shape{"shape"};
   };
   static const Names* const names = new Names();
   const std::string kind = py::str(matrix.attr(names->format));
@@ -248,13 +248,14 @@ void bindStorage(py::module_& m) {
       .def_property_readonly("level_parameters", &levelParameters)
       .def_property_readonly("nnz", &TensorStorage::nnz)
       .def_property_readonly("is_validated", &TensorStorage::isValid)
-      .def_property_readonly("device", [](const TensorStorage& t) {
-        return t.deviceCopy() ? t.deviceCopy()->device() : std::string("cpu");
-      })
-      .def("validate", [](const TensorStorage& t) {
-        py::gil_scoped_release nogil;
-        t.validate();
-      })
+      .def_property_readonly(
+          "device",
+          [](const TensorStorage& t) { return t.deviceCopy() ? t.deviceCopy()->device() : std::string("cpu"); })
+      .def("validate",
+           [](const TensorStorage& t) {
+             py::gil_scoped_release nogil;
+             t.validate();
+           })
       .def("copy", &TensorStorage::copy)
       .def("entries", &entries)
       .def("to_dense", &toDense)
@@ -268,12 +269,15 @@ void bindStorage(py::module_& m) {
   m.def("wrap_scipy", &wrapScipy, py::arg("matrix"), py::arg("for_kernel_call") = false,
         "A CSR/CSC/COO tensor reading a canonical SciPy csr/csc/coo matrix in place; "
         "SignatureError if it needs converting.");
-  m.def("check_dense_array", [](const std::vector<int64_t>& shape, const std::string& dtype, const std::string& what) {
-    checkedDenseArrayBytes(shape, dtypeFromName(dtype), what);
-  }, py::arg("shape"), py::arg("dtype"), py::arg("what"),
-        "ShapeError naming `what` when a dense array of this shape and dtype cannot fit in memory.");
-  m.def("from_arrays", &fromArrays, py::arg("format"), py::arg("shape"), py::arg("index_dtype"),
-        py::arg("arrays"), py::arg("parameters"), py::arg("values"),
+  m.def(
+      "check_dense_array",
+      [](const std::vector<int64_t>& shape, const std::string& dtype, const std::string& what) {
+        checkedDenseArrayBytes(shape, dtypeFromName(dtype), what);
+      },
+      py::arg("shape"), py::arg("dtype"), py::arg("what"),
+      "ShapeError naming `what` when a dense array of this shape and dtype cannot fit in memory.");
+  m.def("from_arrays", &fromArrays, py::arg("format"), py::arg("shape"), py::arg("index_dtype"), py::arg("arrays"),
+        py::arg("parameters"), py::arg("values"),
         "Wraps existing level arrays without copying; validate() checks them before use.");
 }
 

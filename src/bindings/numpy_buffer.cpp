@@ -11,9 +11,9 @@ struct NumpyLayout {
   DType type;
 };
 constexpr NumpyLayout kNumpyLayouts[] = {
-    {'b', 1, DType::Bool},    {'i', 1, DType::Int8},     {'i', 2, DType::Int16},      {'i', 4, DType::Int32},
-    {'i', 8, DType::Int64},   {'u', 1, DType::UInt8},    {'u', 2, DType::UInt16},     {'u', 4, DType::UInt32},
-    {'u', 8, DType::UInt64},  {'f', 4, DType::Float32},  {'f', 8, DType::Float64},    {'c', 8, DType::Complex64},
+    {'b', 1, DType::Bool},       {'i', 1, DType::Int8},    {'i', 2, DType::Int16},   {'i', 4, DType::Int32},
+    {'i', 8, DType::Int64},      {'u', 1, DType::UInt8},   {'u', 2, DType::UInt16},  {'u', 4, DType::UInt32},
+    {'u', 8, DType::UInt64},     {'f', 4, DType::Float32}, {'f', 8, DType::Float64}, {'c', 8, DType::Complex64},
     {'c', 16, DType::Complex128}};
 
 }  // namespace
@@ -40,8 +40,7 @@ py::dtype numpyDType(DType t) { return py::dtype(dtypeName(t)); }
 
 Buffer borrowArray(const py::array& a, const std::string& what) {
   if (a.ndim() != 1) throw ShapeError(what + " must be one-dimensional");
-  if (!(a.flags() & py::array::c_style))
-    throw FormatError(what + " must be C-contiguous");
+  if (!(a.flags() & py::array::c_style)) throw FormatError(what + " must be C-contiguous");
   if (!isNative(a)) throw DTypeError(what + " must be in native byte order");
   return borrowData(a, a.shape(0));
 }
@@ -58,8 +57,8 @@ Buffer borrowData(const py::array& a, int64_t length) {
 py::array viewOf(const Buffer& b) {
   auto* keepAlive = new std::shared_ptr<void>(b.owner());
   py::capsule base(keepAlive, [](void* p) { delete static_cast<std::shared_ptr<void>*>(p); });
-  return py::array(numpyDType(b.dtype()), {b.length()}, {static_cast<py::ssize_t>(dtypeSize(b.dtype()))},
-                   b.data(), base);
+  return py::array(numpyDType(b.dtype()), {b.length()}, {static_cast<py::ssize_t>(dtypeSize(b.dtype()))}, b.data(),
+                   base);
 }
 
 }  // namespace coiter::bindings

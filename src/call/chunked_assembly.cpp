@@ -130,7 +130,8 @@ std::vector<int64_t> chunkBounds(const ChunkedCall& call, int threads) {
   int64_t first = weightBefore(call, 0), last = weightBefore(call, call.rows);
   int64_t total = last - first;
   if (!plan.dynamic) {
-    for (int t = 1; t < threads; ++t) bounds.push_back(std::max(bounds.back(), rowAtWeight(call, first + total * t / threads)));
+    for (int t = 1; t < threads; ++t)
+      bounds.push_back(std::max(bounds.back(), rowAtWeight(call, first + total * t / threads)));
     bounds.push_back(call.rows);
     return bounds;
   }

@@ -31,9 +31,9 @@ struct AppendedArray {
 struct ChunkedCall {
   KernelEntry entry;
   const ChunkedAssembly* chunks;
-  int64_t rows;              // extent of chunks->indexVar
-  int64_t parentsPerRow;     // positions of the dense levels above the appended level, per row
-  int posSlot;               // the appended level's pos array (counts per parent)
+  int64_t rows;           // extent of chunks->indexVar
+  int64_t parentsPerRow;  // positions of the dense levels above the appended level, per row
+  int posSlot;            // the appended level's pos array (counts per parent)
   DType posType;
   std::vector<AppendedArray> appended;
   // An operand's row pointers (rows + 1 entries), when it has them: chunks then hold equal

@@ -9,11 +9,11 @@
 #include <new>
 
 #include "call/chunked_assembly.hpp"
+#include "call/result_size_hints.hpp"
+#include "memory/allocation_limit.hpp"
 #include "runtime/interrupts.hpp"
 #include "runtime/parallel_runtime.hpp"
 #include "runtime/result_memory.hpp"
-#include "call/result_size_hints.hpp"
-#include "memory/allocation_limit.hpp"
 #include "util/errors.hpp"
 
 namespace coiter {
@@ -29,8 +29,8 @@ bool hasIndexArrays(const Format& f) {
 
 void checkOperand(const notation::TensorVar& expected, const TensorStorage& given) {
   if (given.format() != expected.format) {
-    throw SignatureError("tensor " + expected.name + ": the kernel was compiled for format " +
-                         expected.format.repr() + " but got " + given.format().repr());
+    throw SignatureError("tensor " + expected.name + ": the kernel was compiled for format " + expected.format.repr() +
+                         " but got " + given.format().repr());
   }
   if (given.valueType() != expected.dtype) {
     throw SignatureError("tensor " + expected.name + ": the kernel was compiled for dtype " +
@@ -91,7 +91,8 @@ int32_t runOnDevice(const LoadedKernel& code, const KernelABI& abi,
   call.flagSlot = abi.violationSlot;
   for (const auto& a : abi.arrays) {
     const bool isResult = a.tensor == resultIndex;
-    const TensorStorage* owner = isResult ? (abi.assembles || a.level < 0 ? nullptr : structure) : operands[a.tensor].get();
+    const TensorStorage* owner =
+        isResult ? (abi.assembles || a.level < 0 ? nullptr : structure) : operands[a.tensor].get();
     if (owner) {  // an operand's array, or the given structure of a compute-only result
       const Buffer& b = a.level < 0 ? owner->valuesAnywhere() : owner->levelsAnywhere()[a.level].array(a.array);
       call.bytes[a.slot] = static_cast<size_t>(b.length()) * dtypeSize(b.dtype());
@@ -183,7 +184,8 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
     double positions = 1;
     for (int64_t e : shape) positions *= static_cast<double>(e);
     if (positions > 2147483647.0) {
-      throw SignatureError("result " + result.name + ": the kernel was compiled for int32 indices, too narrow "
+      throw SignatureError("result " + result.name +
+                           ": the kernel was compiled for int32 indices, too narrow "
                            "for a result of this shape");
     }
   }
@@ -220,7 +222,7 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
     if (!structure) throw CoiterError("a compute-only kernel needs the result structure");
     if (structure->format() != result.format || structure->shape() != shape ||
         structure->indexType() != result.indexType) {
-        throw SignatureError("out: its format, shape or index dtype differs from the kernel's result");
+      throw SignatureError("out: its format, shape or index dtype differs from the kernel's result");
     }
     if (!readsDeviceCopy(*structure)) naming(result, [&] { structure->checkStructure(); });
   }
@@ -251,7 +253,8 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
     }
     // A dense prefix's positions follow from the shape alone, so they may exceed memory.
     const size_t bytes = checkedArrayBytes(capacity, a.type, [&] {
-      return "result " + result.name + ": " + (a.level < 0 ? "the values" : "array '" + a.array + "' of level " + std::to_string(a.level));
+      return "result " + result.name + ": " +
+             (a.level < 0 ? "the values" : "array '" + a.array + "' of level " + std::to_string(a.level));
     });
     // A device kernel's result is written on the device (zeroed there): the host copy is
     // overwritten by the download, or never touched while the result stays on the device.
@@ -341,15 +344,17 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
   if (status == ir::kOutOfMemory) throw std::bad_alloc();
   if (status == ir::kInterrupted) throw InterruptedError("the kernel was interrupted");
   if (status == ir::kStructureMismatch) {
-    throw FormatError("out: its structure is not the one these operands produce (their sparsity "
-                      "pattern changed); call the kernel without out= to assemble a new result");
+    throw FormatError(
+        "out: its structure is not the one these operands produce (their sparsity "
+        "pattern changed); call the kernel without out= to assemble a new result");
   }
   if (status == ir::kBoundViolated) {
     throw ShapeError("an extent of the operands breaks a bound() of the kernel's schedule (see kern.concrete)");
   }
   if (status == ir::kUnorderedWorkspace) {
-    throw ScheduleError("precompute: the compressed workspace received its coordinates out of order (the loop "
-                        "over them iterates an unordered level); use a dense or hashed workspace");
+    throw ScheduleError(
+        "precompute: the compressed workspace received its coordinates out of order (the loop "
+        "over them iterates an unordered level); use a dense or hashed workspace");
   }
   if (status != ir::kOk) throw CoiterError("kernel failed with status " + std::to_string(status));
   if (!abi.assembles) {

@@ -4,17 +4,14 @@
 
 namespace coiter::cin {
 
-Stmt assign(std::shared_ptr<const notation::AccessNode> lhs, Expr rhs,
-            const notation::Operator* accumulate) {
+Stmt assign(std::shared_ptr<const notation::AccessNode> lhs, Expr rhs, const notation::Operator* accumulate) {
   return std::make_shared<AssignNode>(std::move(lhs), std::move(rhs), accumulate);
 }
 Stmt forall(const std::string& var, Stmt body) { return std::make_shared<ForallNode>(var, std::move(body)); }
 Stmt where(Stmt consumer, Stmt producer) {
   return std::make_shared<WhereNode>(std::move(consumer), std::move(producer));
 }
-Stmt sequence(Stmt define, Stmt mutate) {
-  return std::make_shared<SequenceNode>(std::move(define), std::move(mutate));
-}
+Stmt sequence(Stmt define, Stmt mutate) { return std::make_shared<SequenceNode>(std::move(define), std::move(mutate)); }
 
 ForallChain forallChain(const Stmt& s) {
   ForallChain chain{{}, s};
@@ -36,7 +33,7 @@ std::string toString(const Stmt& s) {
       const auto& a = as<AssignNode>(s);
       notation::Expr lhs = a.lhs;
       std::string op = a.accumulate ? (a.accumulate->symbol.empty() ? " " + a.accumulate->name + "= "
-                                                                     : " " + a.accumulate->symbol + "= ")
+                                                                    : " " + a.accumulate->symbol + "= ")
                                     : " = ";
       return notation::toString(lhs) + op + notation::toString(a.rhs);
     }
@@ -74,12 +71,8 @@ void collect(const Stmt& s, bool reads, std::vector<TensorVarPtr>& out) {
 
 void forEachAssignment(const Stmt& s, const std::function<void(const AssignNode&)>& fn) {
   switch (s->kind) {
-    case StmtKind::Assign:
-      fn(as<AssignNode>(s));
-      break;
-    case StmtKind::Forall:
-      forEachAssignment(as<ForallNode>(s).body, fn);
-      break;
+    case StmtKind::Assign: fn(as<AssignNode>(s)); break;
+    case StmtKind::Forall: forEachAssignment(as<ForallNode>(s).body, fn); break;
     case StmtKind::Where:
       forEachAssignment(as<WhereNode>(s).consumer, fn);
       forEachAssignment(as<WhereNode>(s).producer, fn);

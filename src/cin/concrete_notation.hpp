@@ -45,14 +45,15 @@ struct SequenceNode : StmtNode {
   SequenceNode(Stmt d, Stmt m) : StmtNode(StmtKind::Sequence), define(std::move(d)), mutate(std::move(m)) {}
 };
 
-Stmt assign(std::shared_ptr<const notation::AccessNode> lhs, Expr rhs,
-            const notation::Operator* accumulate = nullptr);
+Stmt assign(std::shared_ptr<const notation::AccessNode> lhs, Expr rhs, const notation::Operator* accumulate = nullptr);
 Stmt forall(const std::string& var, Stmt body);
 Stmt where(Stmt consumer, Stmt producer);
 Stmt sequence(Stmt define, Stmt mutate);
 
 template <typename T>
-const T& as(const Stmt& s) { return static_cast<const T&>(*s); }
+const T& as(const Stmt& s) {
+  return static_cast<const T&>(*s);
+}
 
 // The variables of the foralls directly nested at the top of `s` (outermost first), and the
 // statement inside them.

@@ -54,8 +54,7 @@ Expr bindInside(const Expr& e, const std::string& var) {
       const auto& r = static_cast<const ReduceNode&>(*e);
       return reduce(*r.op, r.var, bindSum(r.body, var));
     }
-    default:
-      return nullptr;
+    default: return nullptr;
   }
 }
 
@@ -82,16 +81,14 @@ struct Concretizer {
         producers.push_back(forall(r.var, statement(t, r.body, r.op)));
         return t;
       }
-      case ExprKind::Negate:
-        return negate(extractReductions(static_cast<const NegateNode&>(*e).a, producers));
+      case ExprKind::Negate: return negate(extractReductions(static_cast<const NegateNode&>(*e).a, producers));
       case ExprKind::Binary: {
         const auto& b = static_cast<const BinaryNode&>(*e);
         Expr a = extractReductions(b.a, producers);
         Expr c = extractReductions(b.b, producers);
         return binary(*b.op, a, c);
       }
-      default:
-        return e;
+      default: return e;
     }
   }
 
@@ -143,10 +140,8 @@ Expr withLevelVariables(const Expr& e, std::set<std::string>& used, std::vector<
       }
       return accessWithLevels(a, levelVars);
     }
-    case ExprKind::Literal:
-      return e;
-    case ExprKind::Negate:
-      return negate(withLevelVariables(static_cast<const NegateNode&>(*e).a, used, added));
+    case ExprKind::Literal: return e;
+    case ExprKind::Negate: return negate(withLevelVariables(static_cast<const NegateNode&>(*e).a, used, added));
     case ExprKind::Binary: {
       const auto& b = static_cast<const BinaryNode&>(*e);
       return binary(*b.op, withLevelVariables(b.a, used, added), withLevelVariables(b.b, used, added));

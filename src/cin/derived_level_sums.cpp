@@ -10,16 +10,13 @@ namespace {
 
 Expr replaceAccess(const Expr& e, const TensorVar* target, const Expr& by) {
   switch (e->kind) {
-    case ExprKind::Access:
-      return static_cast<const AccessNode&>(*e).tensor.get() == target ? by : e;
-    case ExprKind::Negate:
-      return negate(replaceAccess(static_cast<const NegateNode&>(*e).a, target, by));
+    case ExprKind::Access: return static_cast<const AccessNode&>(*e).tensor.get() == target ? by : e;
+    case ExprKind::Negate: return negate(replaceAccess(static_cast<const NegateNode&>(*e).a, target, by));
     case ExprKind::Binary: {
       const auto& b = static_cast<const BinaryNode&>(*e);
       return binary(*b.op, replaceAccess(b.a, target, by), replaceAccess(b.b, target, by));
     }
-    default:
-      return e;
+    default: return e;
   }
 }
 
@@ -46,14 +43,11 @@ struct Hoister {
 
   Stmt rewrite(const Stmt& s) {
     switch (s->kind) {
-      case StmtKind::Assign:
-        return s;
-      case StmtKind::Where:
-        return where(rewrite(as<WhereNode>(s).consumer), rewrite(as<WhereNode>(s).producer));
+      case StmtKind::Assign: return s;
+      case StmtKind::Where: return where(rewrite(as<WhereNode>(s).consumer), rewrite(as<WhereNode>(s).producer));
       case StmtKind::Sequence:
         return sequence(rewrite(as<SequenceNode>(s).define), rewrite(as<SequenceNode>(s).mutate));
-      case StmtKind::Forall:
-        break;
+      case StmtKind::Forall: break;
     }
     const auto& f = as<ForallNode>(s);
     if (f.body->kind != StmtKind::Where) return forall(f.var, rewrite(f.body));
@@ -78,12 +72,13 @@ struct Hoister {
         const auto& a = as<AssignNode>(s);
         return assign(a.lhs, replaceAccess(a.rhs, target, by), a.accumulate);
       }
-      case StmtKind::Forall:
-        return forall(as<ForallNode>(s).var, replaceIn(as<ForallNode>(s).body, target, by));
+      case StmtKind::Forall: return forall(as<ForallNode>(s).var, replaceIn(as<ForallNode>(s).body, target, by));
       case StmtKind::Where:
-        return where(replaceIn(as<WhereNode>(s).consumer, target, by), replaceIn(as<WhereNode>(s).producer, target, by));
+        return where(replaceIn(as<WhereNode>(s).consumer, target, by),
+                     replaceIn(as<WhereNode>(s).producer, target, by));
       case StmtKind::Sequence:
-        return sequence(replaceIn(as<SequenceNode>(s).define, target, by), replaceIn(as<SequenceNode>(s).mutate, target, by));
+        return sequence(replaceIn(as<SequenceNode>(s).define, target, by),
+                        replaceIn(as<SequenceNode>(s).mutate, target, by));
     }
     return s;
   }

@@ -11,8 +11,7 @@ using namespace notation;
 namespace {
 
 // Accesses anywhere below s (assignments' left and right sides).
-void collectAccesses(const Stmt& s, std::vector<const AccessNode*>& reads,
-                     std::vector<const AccessNode*>& writes) {
+void collectAccesses(const Stmt& s, std::vector<const AccessNode*>& reads, std::vector<const AccessNode*>& writes) {
   forEachAssignment(s, [&](const AssignNode& a) {
     writes.push_back(a.lhs.get());
     forEachSubexpression(a.rhs, [&](const Expr& x) {
@@ -78,7 +77,8 @@ int64_t cost(const std::vector<std::string>& order, const std::vector<std::strin
         }
       }
       for (size_t n = 0; n < static_cast<size_t>(at); ++n) {
-        if (std::find(vars.begin(), vars.begin() + static_cast<long>(k), order[n]) == vars.begin() + static_cast<long>(k)) {
+        if (std::find(vars.begin(), vars.begin() + static_cast<long>(k), order[n]) ==
+            vars.begin() + static_cast<long>(k)) {
           total += 100;
         }
       }
@@ -96,14 +96,12 @@ int64_t cost(const std::vector<std::string>& order, const std::vector<std::strin
 
 Stmt reorderChains(const Stmt& s) {
   switch (s->kind) {
-    case StmtKind::Assign:
-      return s;
+    case StmtKind::Assign: return s;
     case StmtKind::Where:
       return where(reorderChains(as<WhereNode>(s).consumer), reorderChains(as<WhereNode>(s).producer));
     case StmtKind::Sequence:
       return sequence(reorderChains(as<SequenceNode>(s).define), reorderChains(as<SequenceNode>(s).mutate));
-    case StmtKind::Forall:
-      break;
+    case StmtKind::Forall: break;
   }
   auto [chain, inner] = forallChain(s);
   Stmt body = reorderChains(inner);

@@ -11,14 +11,14 @@ namespace {
 // Workspaces are numbered per statement so the same statement always prints the same.
 Stmt rewrite(const Stmt& s, int& workspaceCount, const LoopBinds& binds) {
   switch (s->kind) {
-    case StmtKind::Assign:
-      return s;
+    case StmtKind::Assign: return s;
     case StmtKind::Where:
-      return where(rewrite(as<WhereNode>(s).consumer, workspaceCount, binds), rewrite(as<WhereNode>(s).producer, workspaceCount, binds));
+      return where(rewrite(as<WhereNode>(s).consumer, workspaceCount, binds),
+                   rewrite(as<WhereNode>(s).producer, workspaceCount, binds));
     case StmtKind::Sequence:
-      return sequence(rewrite(as<SequenceNode>(s).define, workspaceCount, binds), rewrite(as<SequenceNode>(s).mutate, workspaceCount, binds));
-    case StmtKind::Forall:
-      break;
+      return sequence(rewrite(as<SequenceNode>(s).define, workspaceCount, binds),
+                      rewrite(as<SequenceNode>(s).mutate, workspaceCount, binds));
+    case StmtKind::Forall: break;
   }
   auto [chain, body] = forallChain(s);
   if (body->kind != StmtKind::Assign) return nestForalls(chain, rewrite(body, workspaceCount, binds));
@@ -57,8 +57,7 @@ Stmt rewrite(const Stmt& s, int& workspaceCount, const LoopBinds& binds) {
   // A vector workspace holds one result index; more would need a tensor workspace (a split
   // result loop is several loops of one index: its blocks would need a workspace each).
   if (innerFree.size() != 1 || binds(innerFree[0]) != std::vector<std::string>{innerFree[0]}) return s;
-  auto w = makeTensorVar("w" + std::to_string(workspaceCount++), Format::parse("d"), result.dtype,
-                         DType::Int64, true);
+  auto w = makeTensorVar("w" + std::to_string(workspaceCount++), Format::parse("d"), result.dtype, DType::Int64, true);
   auto wAccess = access(w, innerFree);
   Stmt producer = nestForalls(inner, assign(wAccess, a.rhs, a.accumulate));
   Stmt consumer = forall(innerFree[0], assign(a.lhs, access(w, innerFree), nullptr));

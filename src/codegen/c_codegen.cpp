@@ -8,8 +8,8 @@
 
 #include "codegen/c_loop_pragmas.hpp"
 #include "ir/parallel_rules.hpp"
-#include "util/errors.hpp"
 #include "runtime/runtime_functions.hpp"
+#include "util/errors.hpp"
 
 namespace coiter::codegen {
 
@@ -52,7 +52,9 @@ bool exprEqual(const Expr& x, const Expr& y) {
       auto &a = as<SelectNode>(x), &b = as<SelectNode>(y);
       return exprEqual(a.cond, b.cond) && exprEqual(a.a, b.a) && exprEqual(a.b, b.b);
     }
-    case ExprKind::ThreadId: case ExprKind::NumThreads: case ExprKind::InterruptRequested: return true;
+    case ExprKind::ThreadId:
+    case ExprKind::NumThreads:
+    case ExprKind::InterruptRequested: return true;
   }
   return false;
 }
@@ -93,24 +95,26 @@ void collectEffects(const Stmt& s, Effects& e) {
         if (a->type.pointer) e.stored.insert(a->type.elem);
       }
       break;
-    case StmtKind::Declare: case StmtKind::Break: case StmtKind::Comment: case StmtKind::Return:
-    case StmtKind::Prefetch:
-      break;
+    case StmtKind::Declare:
+    case StmtKind::Break:
+    case StmtKind::Comment:
+    case StmtKind::Return:
+    case StmtKind::Prefetch: break;
   }
 }
 
 bool dependsOn(const Expr& x, const Effects& e) {
   switch (x->kind) {
-    case ExprKind::Literal: case ExprKind::ThreadId: case ExprKind::NumThreads: case ExprKind::InterruptRequested:
-      return false;
+    case ExprKind::Literal:
+    case ExprKind::ThreadId:
+    case ExprKind::NumThreads:
+    case ExprKind::InterruptRequested: return false;
     case ExprKind::VarRef: return e.vars.count(as<VarRefNode>(x).var.get()) > 0;
     case ExprKind::Load: {
       auto& l = as<LoadNode>(x);
-      return e.vars.count(l.buffer.get()) || e.stored.count(l.buffer->type.elem) ||
-             dependsOn(l.index, e);
+      return e.vars.count(l.buffer.get()) || e.stored.count(l.buffer->type.elem) || dependsOn(l.index, e);
     }
-    case ExprKind::Binary:
-      return dependsOn(as<BinaryNode>(x).a, e) || dependsOn(as<BinaryNode>(x).b, e);
+    case ExprKind::Binary: return dependsOn(as<BinaryNode>(x).a, e) || dependsOn(as<BinaryNode>(x).b, e);
     case ExprKind::Unary: return dependsOn(as<UnaryNode>(x).a, e);
     case ExprKind::Cast: return dependsOn(as<CastNode>(x).a, e);
     case ExprKind::Select: {
@@ -127,8 +131,7 @@ bool dependsOn(const Expr& x, const Effects& e) {
 // Names.
 
 void CPrinter::addName(const Var& v) {
-  if (!isIdentifier(v->name))
-    throw CoiterError("C printer: '" + v->name + "' is not a C identifier");
+  if (!isIdentifier(v->name)) throw CoiterError("C printer: '" + v->name + "' is not a C identifier");
   if (v->name.rfind("coiter_", 0) == 0 || v->name == "pointer_slots" || v->name == "integer_slots")
     throw CoiterError("C printer: variable name '" + v->name + "' is reserved for generated code");
   names_.insert(v->name);
@@ -171,9 +174,7 @@ std::string CPrinter::freshName(const std::string& base) {
 // ---------------------------------------------------------------------------------------------
 // Statements.
 
-void CPrinter::line(const std::string& text) {
-  body_ << std::string(2 * indent_, ' ') << text << '\n';
-}
+void CPrinter::line(const std::string& text) { body_ << std::string(2 * indent_, ' ') << text << '\n'; }
 
 void CPrinter::nested(const Stmt& s) {
   ++indent_;
@@ -186,8 +187,7 @@ void CPrinter::nested(const Stmt& s) {
 }
 
 // target = value, printed as `target op= rhs` (or `target++`) when value is `target op rhs`.
-void CPrinter::update(const std::string& target, const Expr& value,
-                      const std::function<bool(const Expr&)>& isTarget) {
+void CPrinter::update(const std::string& target, const Expr& value, const std::function<bool(const Expr&)>& isTarget) {
   if (value->kind == ExprKind::Binary && isTarget(as<BinaryNode>(value).a)) {
     auto& b = as<BinaryNode>(value);
     DType t = b.type.elem;
@@ -221,9 +221,8 @@ void CPrinter::stmt(const Stmt& s) {
     }
     case StmtKind::Assign: {
       auto& a = as<AssignNode>(s);
-      return update(a.var->name, a.value, [&](const Expr& e) {
-        return e->kind == ExprKind::VarRef && as<VarRefNode>(e).var == a.var;
-      });
+      return update(a.var->name, a.value,
+                    [&](const Expr& e) { return e->kind == ExprKind::VarRef && as<VarRefNode>(e).var == a.var; });
     }
     case StmtKind::Store: {
       auto& st = as<StoreNode>(s);
@@ -277,8 +276,10 @@ void CPrinter::forLoop(const ForNode& n) {
   collectEffects(n.body, effects);
   if (dependsOn(n.end, effects)) {
     std::string name = freshName(v + "_end");
-    if (pragma.openmp) line(e_.type(n.end->type) + " " + name + " = " + e_.print(n.end) + ";");
-    else init += ", " + name + " = " + e_.print(n.end);
+    if (pragma.openmp)
+      line(e_.type(n.end->type) + " " + name + " = " + e_.print(n.end) + ";");
+    else
+      init += ", " + name + " = " + e_.print(n.end);
     bound = name;
   }
   if (pragma.openmp && n.schedule.kind == LoopKind::Parallel && n.schedule.dynamic && n.schedule.chunk == 0) {
@@ -310,8 +311,7 @@ CPrinter::LoopPragma CPrinter::loopPragma(const ForNode& n) {
     if (std::optional<std::string> simd = simdPragma(n)) return {*simd, true};
   }
   // Unrolling is a hint for serial and vectorized loops only.
-  if (schedule.unroll > 0 && schedule.kind != LoopKind::Parallel)
-    return {unrollPragma(schedule.unroll), false};
+  if (schedule.unroll > 0 && schedule.kind != LoopKind::Parallel) return {unrollPragma(schedule.unroll), false};
   return {"", false};
 }
 
@@ -332,8 +332,7 @@ void CPrinter::ifChain(const IfNode& first) {
     nested(n->then);
     if (!n->otherwise) break;
     Stmt e = n->otherwise;
-    if (e->kind == StmtKind::Block && as<BlockNode>(e).stmts.size() == 1)
-      e = as<BlockNode>(e).stmts[0];
+    if (e->kind == StmtKind::Block && as<BlockNode>(e).stmts.size() == 1) e = as<BlockNode>(e).stmts[0];
     if (e->kind != StmtKind::If) {
       line("} else {");
       nested(n->otherwise);
@@ -386,8 +385,7 @@ void CPrinter::grow(const GrowNode& n) {
   const std::string& p = n.buffer->name;
   line("if (" + needed + " > " + cap + ") {");
   ++indent_;
-  line("int64_t coiter_capacity = 2 * " + cap + " > " + needed + " ? 2 * " + cap + " : " +
-       needed + ";");
+  line("int64_t coiter_capacity = 2 * " + cap + " > " + needed + " ? 2 * " + cap + " : " + needed + ";");
   const std::string& growArray = runtimeFunction(RuntimeFunction::GrowArray).name;
   e_.useRuntime(growArray);
   line(T + "* coiter_grown = (" + T + "*)" + growArray + "(" + p + ", " + cap + " * (int64_t)sizeof(" + T +
@@ -424,20 +422,18 @@ void CPrinter::runtimeCall(const CallNode& n) {
 void CPrinter::writeBackAndReturn(int32_t status) {
   for (const Param& p : f_.params) {
     if (!p.writeBack) continue;
-    line(std::string(p.var->type.pointer ? "pointer_slots[" : "integer_slots[") +
-         std::to_string(p.slot) + "] = " + p.var->name + ";");
+    line(std::string(p.var->type.pointer ? "pointer_slots[" : "integer_slots[") + std::to_string(p.slot) +
+         "] = " + p.var->name + ";");
   }
   line("return " + std::to_string(status) + ";");
 }
 
 std::string CPrinter::print() {
-  if (!isIdentifier(f_.name))
-    throw CoiterError("C printer: kernel name '" + f_.name + "' is not a C identifier");
+  if (!isIdentifier(f_.name)) throw CoiterError("C printer: kernel name '" + f_.name + "' is not a C identifier");
   bool isBlock = f_.body && f_.body->kind == StmtKind::Block;
   const auto* body = isBlock ? &as<BlockNode>(f_.body) : nullptr;
   if (!body || body->stmts.empty() || body->stmts.back()->kind != StmtKind::Return) {
-    throw CoiterError("C printer: the body of kernel " + f_.name +
-                      " must be a block ending with a Return");
+    throw CoiterError("C printer: the body of kernel " + f_.name + " must be a block ending with a Return");
   }
   checkParallelRules(f_);
   for (const Param& p : f_.params) addName(p.var);
@@ -451,9 +447,12 @@ std::string CPrinter::print() {
     std::string type = e_.type(p.var->type);
     std::string slot = std::to_string(p.slot);
     std::string value;
-    if (p.var->type.pointer) value = "(" + type + ")pointer_slots[" + slot + "]";
-    else if (p.var->type.elem == DType::Int64) value = "integer_slots[" + slot + "]";
-    else value = "(" + type + ")integer_slots[" + slot + "]";
+    if (p.var->type.pointer)
+      value = "(" + type + ")pointer_slots[" + slot + "]";
+    else if (p.var->type.elem == DType::Int64)
+      value = "integer_slots[" + slot + "]";
+    else
+      value = "(" + type + ")integer_slots[" + slot + "]";
     line(type + " " + p.var->name + " = " + value + ";");
   }
   // Each allocated buffer's block while the kernel owns it (null before its Allocate and after

@@ -68,8 +68,7 @@ class CPrinter {
  private:
   void collectNames(const ir::Stmt& s);
   void addName(const ir::Var& v);
-  void update(const std::string& target, const ir::Expr& value,
-              const std::function<bool(const ir::Expr&)>& isTarget);
+  void update(const std::string& target, const ir::Expr& value, const std::function<bool(const ir::Expr&)>& isTarget);
   void ifChain(const ir::IfNode& n);
   void comment(const std::string& text);
 

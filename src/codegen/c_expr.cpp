@@ -45,9 +45,7 @@ std::string helperSuffix(DType t) {
   }
 }
 
-bool isUnsigned(DType t) {
-  return t == DType::UInt8 || t == DType::UInt16 || t == DType::UInt32 || t == DType::UInt64;
-}
+bool isUnsigned(DType t) { return t == DType::UInt8 || t == DType::UInt16 || t == DType::UInt32 || t == DType::UInt64; }
 
 // C promotes these to int before arithmetic, so results are cast back to wrap like the IR
 // type (the C engine compiles with -fwrapv, which makes the int arithmetic itself wrap).
@@ -90,22 +88,17 @@ CExprPrinter::Code CExprPrinter::code(const Expr& e) {
     }
     case ExprKind::Binary: return binary(as<BinaryNode>(e));
     case ExprKind::Unary: return unary(as<UnaryNode>(e));
-    case ExprKind::Cast:
-      return {"(" + type(e->type) + ")" + operand(as<CastNode>(e).a, kUnary), kUnary};
+    case ExprKind::Cast: return {"(" + type(e->type) + ")" + operand(as<CastNode>(e).a, kUnary), kUnary};
     case ExprKind::Select: {
       auto& s = as<SelectNode>(e);
-      return {operand(s.cond, kOr) + " ? " + operand(s.a, kOr) + " : " +
-                  operand(s.b, kConditional),
-              kConditional};
+      return {operand(s.cond, kOr) + " ? " + operand(s.a, kOr) + " : " + operand(s.b, kConditional), kConditional};
     }
     case ExprKind::ThreadId:
       // 0 outside a parallel region; a parallel loop nested in another is printed serially,
       // so inside it this is still the outer loop's thread.
       usesOpenmp_ = true;
       return {"(int64_t)omp_get_thread_num()", kUnary};
-    case ExprKind::NumThreads:
-      useRuntime("coiter_rt_num_threads");
-      return {"coiter_rt_num_threads()", kPrimary};
+    case ExprKind::NumThreads: useRuntime("coiter_rt_num_threads"); return {"coiter_rt_num_threads()", kPrimary};
     case ExprKind::InterruptRequested:
       // The library's pointer to the runtime's flag (set when it is loaded), read volatile.
       useRuntime("coiter_rt_interrupt_flag");
@@ -141,9 +134,12 @@ CExprPrinter::Code CExprPrinter::literal(const LiteralNode& l) {
     s = std::to_string(v) + (v > INT32_MAX ? "u" : "");
   } else if (isInteger(t)) {
     int64_t v = signedValue(l);
-    if (t == DType::Int64 && v == INT64_MIN) s = "INT64_MIN";  // no literal spells these
-    else if (t == DType::Int32 && v == INT32_MIN) s = "INT32_MIN";
-    else s = std::to_string(v);
+    if (t == DType::Int64 && v == INT64_MIN)
+      s = "INT64_MIN";  // no literal spells these
+    else if (t == DType::Int32 && v == INT32_MIN)
+      s = "INT32_MIN";
+    else
+      s = std::to_string(v);
   } else if (isFloat(t)) {
     s = realLiteral(l.real, t == DType::Float32);
   } else {
@@ -151,8 +147,8 @@ CExprPrinter::Code CExprPrinter::literal(const LiteralNode& l) {
     // the sign of a zero real part.
     bool single = t == DType::Complex64;
     usesComplex_ = true;
-    s = std::string(single ? "CMPLXF(" : "CMPLX(") + realLiteral(l.real, single) + ", " +
-        realLiteral(l.imag, single) + ")";
+    s = std::string(single ? "CMPLXF(" : "CMPLX(") + realLiteral(l.real, single) + ", " + realLiteral(l.imag, single) +
+        ")";
   }
   return {s, s[0] == '-' ? kUnary : kPrimary};
 }
@@ -182,10 +178,15 @@ CExprPrinter::Code CExprPrinter::binary(const BinaryNode& b) {
   };
   if (t == DType::Bool) {  // NumPy's bool arithmetic: add and max are or, mul and min are and
     switch (b.op) {
-      case BinaryOp::Add: case BinaryOp::Max: case BinaryOp::Or: return logical(b, " || ", kOr);
-      case BinaryOp::Mul: case BinaryOp::Min: case BinaryOp::And: return logical(b, " && ", kAnd);
-      case BinaryOp::Sub: case BinaryOp::Div: case BinaryOp::Rem:
-        throw CoiterError(std::string("C printer: ") + binaryOpName(b.op) + " on bool");
+      case BinaryOp::Add:
+      case BinaryOp::Max:
+      case BinaryOp::Or: return logical(b, " || ", kOr);
+      case BinaryOp::Mul:
+      case BinaryOp::Min:
+      case BinaryOp::And: return logical(b, " && ", kAnd);
+      case BinaryOp::Sub:
+      case BinaryOp::Div:
+      case BinaryOp::Rem: throw CoiterError(std::string("C printer: ") + binaryOpName(b.op) + " on bool");
       default: break;  // comparisons below
     }
   }
@@ -201,14 +202,16 @@ CExprPrinter::Code CExprPrinter::binary(const BinaryNode& b) {
       if (isComplex(t)) throw CoiterError("C printer: rem on complex");
       usesMath_ = true;
       return call(t == DType::Float32 ? "fmodf" : "fmod");
-    case BinaryOp::Min: case BinaryOp::Max: return call(minMaxHelper(b.op, t));
+    case BinaryOp::Min:
+    case BinaryOp::Max: return call(minMaxHelper(b.op, t));
     case BinaryOp::Eq: return comparison(" == ", kEquality);
     case BinaryOp::Ne: return comparison(" != ", kEquality);
     case BinaryOp::Lt: return comparison(" < ", kRelational);
     case BinaryOp::Le: return comparison(" <= ", kRelational);
     case BinaryOp::Gt: return comparison(" > ", kRelational);
     case BinaryOp::Ge: return comparison(" >= ", kRelational);
-    case BinaryOp::And: case BinaryOp::Or:
+    case BinaryOp::And:
+    case BinaryOp::Or:
       if (isInteger(t)) {  // bitwise; operands parenthesized unless primary (C's & binds below ==)
         const bool isOr = b.op == BinaryOp::Or;
         return {operand(b.a, kUnary) + (isOr ? " | " : " & ") + operand(b.b, kUnary), isOr ? kBitOr : kBitAnd};
@@ -225,8 +228,7 @@ CExprPrinter::Code CExprPrinter::integerDivision(const BinaryNode& b) {
     const auto& d = as<LiteralNode>(b.b);
     if (unsignedValue(d) != 0 && (isUnsigned(t) || signedValue(d) != -1)) {
       const char* op = b.op == BinaryOp::Div ? " / " : " % ";
-      return {operand(b.a, kMultiplicative) + op + operand(b.b, kMultiplicative + 1),
-              kMultiplicative};
+      return {operand(b.a, kMultiplicative) + op + operand(b.b, kMultiplicative + 1), kMultiplicative};
     }
   }
   return {divisionHelper(b.op, t) + "(" + print(b.a) + ", " + print(b.b) + ")", kPrimary};
@@ -255,19 +257,15 @@ std::string CExprPrinter::minMaxHelper(BinaryOp op, DType t) {
     usesMath_ = true;
     std::string re = t == DType::Complex64 ? "crealf" : "creal";
     std::string im = t == DType::Complex64 ? "cimagf" : "cimag";
-    auto hasNan = [&](const char* x) {
-      return "isnan(" + re + "(" + x + ")) || isnan(" + im + "(" + x + "))";
-    };
-    text = "// NumPy's " + numpyName +
-           " on complex: a NaN operand propagates, else lexicographic order.\n" +
-           head + "  if (" + hasNan("a") + ") {\n    return a;\n  }\n" +
-           "  if (" + hasNan("b") + ") {\n    return b;\n  }\n" +
-           "  return " + re + "(a)" + cmp + re + "(b) || (" + re + "(a) == " + re + "(b) && " +
-           im + "(a)" + (isMin ? " <= " : " >= ") + im + "(b)) ? a : b;\n}\n";
+    auto hasNan = [&](const char* x) { return "isnan(" + re + "(" + x + ")) || isnan(" + im + "(" + x + "))"; };
+    text = "// NumPy's " + numpyName + " on complex: a NaN operand propagates, else lexicographic order.\n" + head +
+           "  if (" + hasNan("a") + ") {\n    return a;\n  }\n" + "  if (" + hasNan("b") + ") {\n    return b;\n  }\n" +
+           "  return " + re + "(a)" + cmp + re + "(b) || (" + re + "(a) == " + re + "(b) && " + im + "(a)" +
+           (isMin ? " <= " : " >= ") + im + "(b)) ? a : b;\n}\n";
   } else if (isFloat(t)) {
     usesMath_ = true;
-    text = "// NumPy's " + numpyName + ": a NaN operand propagates.\n" + head +
-           "  return (a" + cmp + "b || isnan(a)) ? a : b;\n}\n";
+    text = "// NumPy's " + numpyName + ": a NaN operand propagates.\n" + head + "  return (a" + cmp +
+           "b || isnan(a)) ? a : b;\n}\n";
   } else {
     text = head + "  return a" + cmp + "b ? a : b;\n}\n";
   }
@@ -289,19 +287,17 @@ std::string CExprPrinter::atomicHelper(BinaryOp op, DType t) {
     bool single = t == DType::Complex64;
     std::string part = single ? "float" : "double";
     std::string re = single ? "crealf" : "creal", im = single ? "cimagf" : "cimag";
-    defineHelper(name, "// *target += value, one atomic add per part (a complex is an array "
-                       "of its two parts).\n" +
-                           head + "  " + part + "* parts = (" + part + "*)target;\n" +
-                           "#pragma omp atomic\n  parts[0] += " + re + "(value);\n" +
-                           "#pragma omp atomic\n  parts[1] += " + im + "(value);\n}\n");
+    defineHelper(name,
+                 "// *target += value, one atomic add per part (a complex is an array "
+                 "of its two parts).\n" +
+                     head + "  " + part + "* parts = (" + part + "*)target;\n" + "#pragma omp atomic\n  parts[0] += " +
+                     re + "(value);\n" + "#pragma omp atomic\n  parts[1] += " + im + "(value);\n}\n");
     return name;
   }
   std::string update = minMaxHelper(op, t);  // defined first: the atomic helper calls it
   defineHelper(name, "// *target = " + update + "(*target, value), atomically: C has no atomic " +
-                         (op == BinaryOp::Min ? "minimum" : "maximum") +
-                         ",\n// so a compare-and-swap loop.\n" + head + "  " + T +
-                         " old, desired;\n" +
-                         "  __atomic_load(target, &old, __ATOMIC_RELAXED);\n" +
+                         (op == BinaryOp::Min ? "minimum" : "maximum") + ",\n// so a compare-and-swap loop.\n" + head +
+                         "  " + T + " old, desired;\n" + "  __atomic_load(target, &old, __ATOMIC_RELAXED);\n" +
                          "  do {\n    desired = " + update + "(old, value);\n" +
                          "  } while (!__atomic_compare_exchange(target, &old, &desired, false,\n" +
                          "                                      __ATOMIC_RELAXED, "
@@ -319,13 +315,11 @@ std::string CExprPrinter::divisionHelper(BinaryOp op, DType t) {
     result = isDiv ? "b == 0 ? 0 : a / b" : "b == 0 ? 0 : a % b";
   } else {
     // Negating through the unsigned type wraps MIN / -1 to MIN instead of trapping.
-    result = isDiv ? "b == 0 ? 0 : b == -1 ? (" + T + ")-(u" + T + ")a : a / b"
-                   : "b == 0 || b == -1 ? 0 : a % b";
+    result = isDiv ? "b == 0 ? 0 : b == -1 ? (" + T + ")-(u" + T + ")a : a / b" : "b == 0 || b == -1 ? 0 : a % b";
   }
   defineHelper(name, std::string("// C's truncating ") + (isDiv ? "division" : "remainder") +
-                         "; a zero divisor gives 0 (NumPy's result) instead of trapping.\n" +
-                         functionQualifier_ + " " + T + " " + name + "(" + T + " a, " + T + " b) {\n" +
-                         "  return " + result + ";\n}\n");
+                         "; a zero divisor gives 0 (NumPy's result) instead of trapping.\n" + functionQualifier_ + " " +
+                         T + " " + name + "(" + T + " a, " + T + " b) {\n" + "  return " + result + ";\n}\n");
   return name;
 }
 

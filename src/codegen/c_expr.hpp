@@ -13,8 +13,18 @@ namespace coiter::codegen {
 
 // C operator precedence; higher binds tighter.
 enum CPrec : int {
-  kLowest = 0, kConditional = 3, kOr = 4, kAnd = 5, kBitOr = 6, kBitAnd = 8, kEquality = 9, kRelational = 10,
-  kAdditive = 12, kMultiplicative = 13, kUnary = 15, kPrimary = 16
+  kLowest = 0,
+  kConditional = 3,
+  kOr = 4,
+  kAnd = 5,
+  kBitOr = 6,
+  kBitAnd = 8,
+  kEquality = 9,
+  kRelational = 10,
+  kAdditive = 12,
+  kMultiplicative = 13,
+  kUnary = 15,
+  kPrimary = 16
 };
 // Operands of comparisons are parenthesized unless they bind tighter than any comparison.
 constexpr int kComparisonOperand = kRelational + 1;

@@ -10,12 +10,13 @@ using namespace ir;
 
 int countRefs(const Expr& e, const VarNode* v) {
   switch (e->kind) {
-    case ExprKind::Literal: case ExprKind::ThreadId: case ExprKind::NumThreads: case ExprKind::InterruptRequested:
-      return 0;
+    case ExprKind::Literal:
+    case ExprKind::ThreadId:
+    case ExprKind::NumThreads:
+    case ExprKind::InterruptRequested: return 0;
     case ExprKind::VarRef: return as<VarRefNode>(e).var.get() == v ? 1 : 0;
     case ExprKind::Load: return countRefs(as<LoadNode>(e).index, v);
-    case ExprKind::Binary:
-      return countRefs(as<BinaryNode>(e).a, v) + countRefs(as<BinaryNode>(e).b, v);
+    case ExprKind::Binary: return countRefs(as<BinaryNode>(e).a, v) + countRefs(as<BinaryNode>(e).b, v);
     case ExprKind::Unary: return countRefs(as<UnaryNode>(e).a, v);
     case ExprKind::Cast: return countRefs(as<CastNode>(e).a, v);
     case ExprKind::Select: {
@@ -64,8 +65,7 @@ class SimdAnalysis {
     const bool flags = v->type.elem == DType::Bool || isInteger(v->type.elem);
     const bool numbers = v->type.elem != DType::Bool;
     ok = ok && ((numbers && (b->op == BinaryOp::Add || b->op == BinaryOp::Mul)) || (flags && b->op == BinaryOp::Or)) &&
-         b->a->kind == ExprKind::VarRef && as<VarRefNode>(b->a).var == v &&
-         countRefs(b->b, v.get()) == 0;
+         b->a->kind == ExprKind::VarRef && as<VarRefNode>(b->a).var == v && countRefs(b->b, v.get()) == 0;
     if (!ok) {
       expressible_ = false;
       return;
@@ -100,13 +100,13 @@ class SimdAnalysis {
       case StmtKind::Assign: {
         auto& n = as<AssignNode>(s);
         expr(n.value);
-        if (n.var == loop_.var) expressible_ = false;
-        else if (!declared_.count(n.var.get())) reductionUpdate(n.var, n.value);
+        if (n.var == loop_.var)
+          expressible_ = false;
+        else if (!declared_.count(n.var.get()))
+          reductionUpdate(n.var, n.value);
         return;
       }
-      case StmtKind::Store:
-        expr(as<StoreNode>(s).index);
-        return expr(as<StoreNode>(s).value);
+      case StmtKind::Store: expr(as<StoreNode>(s).index); return expr(as<StoreNode>(s).value);
       case StmtKind::For: {
         auto& n = as<ForNode>(s);
         if (n.schedule.kind == LoopKind::Parallel) expressible_ = false;
@@ -115,9 +115,7 @@ class SimdAnalysis {
         expr(n.end);
         return stmt(n.body, depth + 1);
       }
-      case StmtKind::While:
-        expr(as<WhileNode>(s).cond);
-        return stmt(as<WhileNode>(s).body, depth + 1);
+      case StmtKind::While: expr(as<WhileNode>(s).cond); return stmt(as<WhileNode>(s).body, depth + 1);
       case StmtKind::If:
         expr(as<IfNode>(s).cond);
         stmt(as<IfNode>(s).then, depth);
@@ -130,10 +128,11 @@ class SimdAnalysis {
         return;
       case StmtKind::Comment: return;
       case StmtKind::Prefetch: return expr(as<PrefetchNode>(s).index);
-      case StmtKind::AtomicUpdate: case StmtKind::Return: case StmtKind::Allocate:
-      case StmtKind::Free: case StmtKind::Grow:
-        expressible_ = false;
-        return;
+      case StmtKind::AtomicUpdate:
+      case StmtKind::Return:
+      case StmtKind::Allocate:
+      case StmtKind::Free:
+      case StmtKind::Grow: expressible_ = false; return;
     }
   }
 
@@ -141,15 +140,17 @@ class SimdAnalysis {
   bool expressible_ = true;
   std::set<const VarNode*> declared_;
   std::vector<Reduction> reductions_;  // in order of first update
-  std::vector<Expr> exprs_;  // every expression of the body, to count reads
+  std::vector<Expr> exprs_;            // every expression of the body, to count reads
 };
 
 }  // namespace
 
 std::string parallelForPragma(const LoopSchedule& schedule, const std::string& chunk) {
   std::string kind = schedule.dynamic ? "dynamic" : "static";
-  if (!chunk.empty()) kind += ", " + chunk;
-  else if (schedule.chunk > 0) kind += ", " + std::to_string(schedule.chunk);
+  if (!chunk.empty())
+    kind += ", " + chunk;
+  else if (schedule.chunk > 0)
+    kind += ", " + std::to_string(schedule.chunk);
   return "#pragma omp parallel for schedule(" + kind + ") num_threads(coiter_rt_num_threads())";
 }
 

@@ -48,9 +48,7 @@ int countRefs(const Stmt& s, const VarNode* v) {
         if (as<DeclareNode>(x).init) n += countRefs(as<DeclareNode>(x).init, v);
         break;
       case StmtKind::Assign: n += countRefs(as<AssignNode>(x).value, v); break;
-      case StmtKind::Store:
-        n += countRefs(as<StoreNode>(x).index, v) + countRefs(as<StoreNode>(x).value, v);
-        break;
+      case StmtKind::Store: n += countRefs(as<StoreNode>(x).index, v) + countRefs(as<StoreNode>(x).value, v); break;
       case StmtKind::AtomicUpdate:
         n += countRefs(as<AtomicUpdateNode>(x).index, v) + countRefs(as<AtomicUpdateNode>(x).value, v);
         break;
@@ -125,14 +123,16 @@ std::string CudaPrinter::preamble() {
       << "#define INFINITY __int_as_float(0x7f800000)\n#define NAN __int_as_float(0x7fffffff)\n";
   int pointers = 1, integers = 1;
   for (const Param& p : function().params) {
-    if (p.var->type.pointer) pointers = std::max(pointers, p.slot + 1);
-    else integers = std::max(integers, p.slot + 1);
+    if (p.var->type.pointer)
+      pointers = std::max(pointers, p.slot + 1);
+    else
+      integers = std::max(integers, p.slot + 1);
   }
   // The launcher (runtime/cuda_launch.cpp) fills this struct: device pointers, then integers.
   // (Numbers are formatted by std::to_string: an ostream's number formatting depends on the
   // process's locale, which a host application may have replaced.)
-  out << "struct coiter_args {\n  void* p[" + std::to_string(pointers) + "];\n  int64_t i[" +
-             std::to_string(integers) + "];\n  int32_t* status;\n};\n";
+  out << "struct coiter_args {\n  void* p[" + std::to_string(pointers) + "];\n  int64_t i[" + std::to_string(integers) +
+             "];\n  int32_t* status;\n};\n";
   for (const std::string& helper : expr().helpers()) out << '\n' << helper;
   for (const std::string& helper : deviceHelpers_) out << '\n' << helper;
   return out.str();
@@ -209,8 +209,8 @@ void CudaPrinter::unitStatements(const std::vector<Stmt>& stmts, LoopKind unit) 
         std::string T = expr().type(n.var->type);
         std::string end = freshName(n.var->name + "_end");
         line("const " + T + " " + end + " = " + expr().print(n.end) + ";");
-        line("for (" + T + " " + n.var->name + " = " + expr().print(n.begin) + "; " + n.var->name + " < " + end +
-             "; " + n.var->name + "++) {");
+        line("for (" + T + " " + n.var->name + " = " + expr().print(n.begin) + "; " + n.var->name + " < " + end + "; " +
+             n.var->name + "++) {");
         ++indent_;
         unitStatements(statementsOf(n.body), unit);
         --indent_;
@@ -306,10 +306,12 @@ void CudaPrinter::gpuLoop(const ForNode& n) {
   line("const " + T + " " + begin + " = " + expr().print(n.begin) + ";");
   line("const " + T + " " + end + " = " + expr().print(n.end) + ";");
   line("// " + std::string(unitName(kind)) + " loop: each " +
-       (kind == LoopKind::GpuBlock ? "block" : kind == LoopKind::GpuWarp ? "warp" : "thread") +
+       (kind == LoopKind::GpuBlock  ? "block"
+        : kind == LoopKind::GpuWarp ? "warp"
+                                    : "thread") +
        " takes every step-th iteration");
-  line("for (" + T + " " + v + " = " + begin + " + (" + T + ")" + start + "; " + v + " < " + end + "; " + v +
-       " += (" + T + ")" + step + ") {");
+  line("for (" + T + " " + v + " = " + begin + " + (" + T + ")" + start + "; " + v + " < " + end + "; " + v + " += (" +
+       T + ")" + step + ") {");
   units_.push_back(kind);
   ++indent_;
   if (kind == LoopKind::GpuThread) {
@@ -368,7 +370,8 @@ void CudaPrinter::reduceAfter(const ForNode& loop, LoopKind parent) {
     if (why.empty() && countRefs(loop.body, v.get()) != static_cast<int>(assigns.size())) {
       why = "is read inside the loop, where each thread holds only its part";
     }
-    if (why.empty() && assignments_[v.get()] != static_cast<int>(assigns.size())) why = "is assigned outside the loop too";
+    if (why.empty() && assignments_[v.get()] != static_cast<int>(assigns.size()))
+      why = "is assigned outside the loop too";
     if (why.empty() && (!declarations_.count(v.get()) || !isZeroLiteral(declarations_[v.get()]))) {
       why = "does not start at the reduction's identity (zero)";
     }
@@ -389,25 +392,24 @@ std::string CudaPrinter::reductionHelper(const std::string& op, DType t, LoopKin
     std::string S = shuffleType(t);
     deviceHelpers_.push_back("// Every lane of the warp gets the " + std::string(op == "add" ? "sum" : "bitwise or") +
                              " of the lanes' values (butterfly shuffles).\n"
-                             "static __device__ __forceinline__ " + T + " " + warp + "(" + T + " v) {\n" +
-                             "  for (int offset = 16; offset > 0; offset >>= 1)\n" +
-                             "    v = (" + T + ")(v" + combine + "(" + T + ")__shfl_xor_sync(0xffffffffu, (" + S +
-                             ")v, offset));\n  return v;\n}\n");
+                             "static __device__ __forceinline__ " +
+                             T + " " + warp + "(" + T + " v) {\n" +
+                             "  for (int offset = 16; offset > 0; offset >>= 1)\n" + "    v = (" + T + ")(v" + combine +
+                             "(" + T + ")__shfl_xor_sync(0xffffffffu, (" + S + ")v, offset));\n  return v;\n}\n");
   }
   if (over == LoopKind::GpuWarp) return warp;
   std::string block = "coiter_block_" + suffix;
   if (!deviceHelperNames_.count(block)) {
     deviceHelperNames_[block] = true;
-    deviceHelpers_.push_back("// Every thread of the block gets the total: warps reduce, their first lanes meet in\n"
-                             "// shared memory, and every warp reduces the warps' totals.\n"
-                             "static __device__ " + T + " " + block + "(" + T + " v) {\n" +
-                             "  __shared__ " + T + " partial[32];\n" +
-                             "  v = " + warp + "(v);\n" +
-                             "  __syncthreads();  // an earlier reduction may still read partial\n" +
-                             "  if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = v;\n" +
-                             "  __syncthreads();\n" +
-                             "  v = (threadIdx.x & 31) < (blockDim.x >> 5) ? partial[threadIdx.x & 31] : (" + T + ")0;\n" +
-                             "  return " + warp + "(v);\n}\n");
+    deviceHelpers_.push_back(
+        "// Every thread of the block gets the total: warps reduce, their first lanes meet in\n"
+        "// shared memory, and every warp reduces the warps' totals.\n"
+        "static __device__ " +
+        T + " " + block + "(" + T + " v) {\n" + "  __shared__ " + T + " partial[32];\n" + "  v = " + warp + "(v);\n" +
+        "  __syncthreads();  // an earlier reduction may still read partial\n" +
+        "  if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = v;\n" + "  __syncthreads();\n" +
+        "  v = (threadIdx.x & 31) < (blockDim.x >> 5) ? partial[threadIdx.x & 31] : (" + T + ")0;\n" + "  return " +
+        warp + "(v);\n}\n");
   }
   return block;
 }
@@ -421,15 +423,12 @@ std::string CudaPrinter::warpAggregatedAdd(DType t) {
       "// *p += v, atomically. When every lane running this together adds to the same address (the\n"
       "// chunks of one long row, in a nonzero-balanced loop), the lanes' values are summed first\n"
       "// and one atomic is issued instead of up to 32 contending for that address.\n"
-      "static __device__ __forceinline__ void " + name + "(" + T + "* p, " + T + " v) {\n" +
-      "  const unsigned mask = __activemask();\n" +
-      "  const int leader = __ffs(mask) - 1;\n" +
-      "  const unsigned long long mine = (unsigned long long)p;\n" +
-      "  if (__all_sync(mask, __shfl_sync(mask, mine, leader) == mine)) {\n" +
-      "    " + T + " sum = 0;\n" +
+      "static __device__ __forceinline__ void " +
+      name + "(" + T + "* p, " + T + " v) {\n" + "  const unsigned mask = __activemask();\n" +
+      "  const int leader = __ffs(mask) - 1;\n" + "  const unsigned long long mine = (unsigned long long)p;\n" +
+      "  if (__all_sync(mask, __shfl_sync(mask, mine, leader) == mine)) {\n" + "    " + T + " sum = 0;\n" +
       "    for (unsigned m = mask; m; m &= m - 1) sum += __shfl_sync(mask, v, __ffs(m) - 1);\n" +
-      "    if ((int)(threadIdx.x & 31) == leader) atomicAdd(p, sum);\n" +
-      "  } else {\n    atomicAdd(p, v);\n  }\n}\n");
+      "    if ((int)(threadIdx.x & 31) == leader) atomicAdd(p, sum);\n" + "  } else {\n    atomicAdd(p, v);\n  }\n}\n");
   return name;
 }
 
@@ -462,7 +461,8 @@ void CudaPrinter::atomicUpdate(const AtomicUpdateNode& n) {
       case DType::Float64: return emit("atomicAdd", "double");
       case DType::Int32: return emit("atomicAdd", "int");
       case DType::UInt32: return emit("atomicAdd", "unsigned");
-      case DType::Int64: case DType::UInt64: return emit("atomicAdd", "unsigned long long");  // two's complement
+      case DType::Int64:
+      case DType::UInt64: return emit("atomicAdd", "unsigned long long");  // two's complement
       default: break;
     }
   } else if (n.op == BinaryOp::Min || n.op == BinaryOp::Max) {
@@ -484,7 +484,8 @@ void CudaPrinter::runtimeCall(const CallNode&) {
 }
 
 void CudaPrinter::allocate(const AllocateNode& n) {
-  refuse("allocates " + n.buffer->name + " (a workspace or a per-thread result copy); allocation runs on the "
+  refuse("allocates " + n.buffer->name +
+         " (a workspace or a per-thread result copy); allocation runs on the "
          "host only");
 }
 

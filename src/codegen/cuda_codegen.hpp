@@ -70,7 +70,7 @@ class CudaPrinter : public CPrinter {
   bool isFlag(const ir::Var& buffer) const;
 
   CudaLaunchShape shape_;
-  std::vector<ir::LoopKind> units_;  // GPU loops enclosing the statement being printed
+  std::vector<ir::LoopKind> units_;                      // GPU loops enclosing the statement being printed
   std::map<const ir::VarNode*, ir::Expr> declarations_;  // every Declare's initial value
   std::map<const ir::VarNode*, int> assignments_;        // Assigns of each variable, in all
   std::vector<std::string> deviceHelpers_;

@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "call/kernel_call.hpp"
 #include "cin/concretize.hpp"
 #include "cin/loop_order.hpp"
 #include "cin/scalar_accumulators.hpp"
@@ -15,7 +16,6 @@
 #include "jit/build_id.hpp"
 #include "jit/disk_cache.hpp"
 #include "lower/lattice_printer.hpp"
-#include "call/kernel_call.hpp"
 #include "schedule/apply_schedule.hpp"
 #include "schedule/default_schedule.hpp"
 #include "schedule/legality.hpp"
@@ -195,7 +195,8 @@ std::string scheduleProblem(const notation::Assignment& a, const std::string& sc
 std::string CompiledKernel::source(const std::string& language) const {
   bool gpu = lowered.target == Target::Cuda;
   if (language == "cuda") {
-    if (!gpu) throw CompileError("this kernel was compiled for the CPU; compile with target='cuda' for its CUDA source");
+    if (!gpu)
+      throw CompileError("this kernel was compiled for the CPU; compile with target='cuda' for its CUDA source");
     return cudaEngine().source(lowered.function);
   }
   if (gpu && (language == "c" || language == "llvm")) {
@@ -214,8 +215,7 @@ std::shared_ptr<TensorStorage> CompiledKernel::run(const std::vector<std::shared
                                                    const std::vector<int64_t>* resultShape,
                                                    const TensorStorage* structure) const {
   static const std::vector<int64_t> none;
-  return callKernel(*code, lowered.abi, operands, resultShape ? *resultShape : none, resultShape != nullptr,
-                    structure);
+  return callKernel(*code, lowered.abi, operands, resultShape ? *resultShape : none, resultShape != nullptr, structure);
 }
 
 std::vector<std::pair<std::string, std::string>> CompiledKernel::stages() const {
@@ -265,8 +265,9 @@ void scheduleAndLower(CompiledKernel& kernel, const std::string& result, const s
   const std::string name = "coiter_kernel_" + kernel.signature.hash;
   const Target target = parseTarget(options.target);
   if (userSchedule.empty()) {
-    std::vector<std::string> candidates = target == Target::Cuda ? schedule::defaultGpuSchedules(kernel.ordered)
-                                                                 : std::vector<std::string>{schedule::defaultSchedule(kernel.ordered)};
+    std::vector<std::string> candidates = target == Target::Cuda
+                                              ? schedule::defaultGpuSchedules(kernel.ordered)
+                                              : std::vector<std::string>{schedule::defaultSchedule(kernel.ordered)};
     for (const std::string& automatic : candidates) {
       if (automatic.empty()) continue;
       schedule::ScheduledStatement candidate;
@@ -323,10 +324,10 @@ std::shared_ptr<const CompiledKernel> compileKernel(const notation::Assignment& 
   kernel->signature = signatureOf(a, optionText, /*keepIndexNames=*/!scheduleText.empty());
   kernel->engine = &engine;
   kernel->assignment = a;
-  kernel->ordered = cin::chooseLoopOrder(cin::concretize(a));                     // concretize
-  scheduleAndLower(*kernel, a.lhs->tensor->name, userSchedule, options);          // schedule, lower
+  kernel->ordered = cin::chooseLoopOrder(cin::concretize(a));             // concretize
+  scheduleAndLower(*kernel, a.lhs->tensor->name, userSchedule, options);  // schedule, lower
   kernel->beforePasses = kernel->lowered.function;
-  kernel->lowered = lower::runIRPasses(std::move(kernel->lowered));               // IR passes
+  kernel->lowered = lower::runIRPasses(std::move(kernel->lowered));                                // IR passes
   kernel->code = kernelCache().getOrCompile(kernel->signature, engine, kernel->lowered.function);  // engine
   return kernel;
 }

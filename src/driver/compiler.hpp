@@ -17,10 +17,10 @@
 namespace coiter {
 
 struct CompileOptions {
-  std::string engine = "auto";   // "auto" (LLVM when built with it), "llvm" or "c"
-  std::string schedule;          // schedule text (schedule.hpp; empty: the default schedule)
+  std::string engine = "auto";  // "auto" (LLVM when built with it), "llvm" or "c"
+  std::string schedule;         // schedule text (schedule.hpp; empty: the default schedule)
   std::string target = "cpu";
-  bool assemble = true;          // false: compute values into a given result structure
+  bool assemble = true;  // false: compute values into a given result structure
 };
 
 // One compiled kernel as its caller sees it: its own tensor names, what each stage of the

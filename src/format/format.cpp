@@ -38,14 +38,12 @@ Format::Format(std::vector<LevelTypePtr> levels, std::vector<int> modeOrder)
   if (!permutation) {
     std::string given;
     for (int m : modeOrder_) given += (given.empty() ? "" : ",") + std::to_string(m);
-    throw FormatError("mode order (" + given + ") is not a permutation of 0.." +
-                      std::to_string(order_ - 1));
+    throw FormatError("mode order (" + given + ") is not a permutation of 0.." + std::to_string(order_ - 1));
   }
   for (int m : modeOrder_) levelMap_.push_back(LevelCoordinate::ofMode(m));
 }
 
-Format::Format(std::vector<LevelTypePtr> levels, int order, std::vector<LevelCoordinate> map,
-               std::string name)
+Format::Format(std::vector<LevelTypePtr> levels, int order, std::vector<LevelCoordinate> map, std::string name)
     : levels_(std::move(levels)), levelMap_(std::move(map)), order_(order), name_(std::move(name)) {
   modeOrder_.resize(order_);
   std::iota(modeOrder_.begin(), modeOrder_.end(), 0);
@@ -70,8 +68,8 @@ Format Format::parse(const std::string& text) {
       case 'c': levels.push_back(singletonLevel()->configure(nonUnique)); break;
       case 'h': levels.push_back(hashedLevel()); break;
       default:
-        throw FormatError("unknown format string '" + text + "': character '" +
-                          std::string(1, letters[k]) + "' at column " + std::to_string(k + 1) +
+        throw FormatError("unknown format string '" + text + "': character '" + std::string(1, letters[k]) +
+                          "' at column " + std::to_string(k + 1) +
                           " is not a level letter (d, s, u, q, c, h) nor is the string a "
                           "format name (dense, csr, csc, dcsr, dcsc, coo, csf, dia, ell, bcsr)");
     }
@@ -82,8 +80,7 @@ Format Format::parse(const std::string& text) {
     size_t start = 0;
     while (start <= order.size()) {
       size_t comma = order.find(',', start);
-      std::string item = order.substr(start, comma == std::string::npos ? std::string::npos
-                                                                          : comma - start);
+      std::string item = order.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos)
         throw FormatError("bad mode order '" + order + "' in format string '" + text + "'");
       modeOrder.push_back(std::stoi(item));
@@ -98,24 +95,34 @@ Format Format::parse(const std::string& text) {
 }
 
 bool Format::isName(const std::string& name) {
-  static const char* names[] = {"dense", "csr", "csc", "dcsr", "dcsc", "coo",
-                                "csf",   "dia", "ell", "bcsr"};
-  return std::find_if(std::begin(names), std::end(names),
-                      [&](const char* n) { return name == n; }) != std::end(names);
+  static const char* names[] = {"dense", "csr", "csc", "dcsr", "dcsc", "coo", "csf", "dia", "ell", "bcsr"};
+  return std::find_if(std::begin(names), std::end(names), [&](const char* n) { return name == n; }) != std::end(names);
 }
 
 Format Format::named(const std::string& name, int order) {
   auto needOrder = [&](int required) {
     if (order != required)
-      throw FormatError("format \"" + name + "\" describes order-" + std::to_string(required) +
-                        " tensors, not order " + std::to_string(order));
+      throw FormatError("format \"" + name + "\" describes order-" + std::to_string(required) + " tensors, not order " +
+                        std::to_string(order));
   };
   if (order < 0) throw FormatError("negative tensor order");
   if (name == "dense") return order == 0 ? Format(std::vector<LevelTypePtr>{}) : parse(std::string(order, 'd'));
-  if (name == "csr") { needOrder(2); return parse("ds"); }
-  if (name == "csc") { needOrder(2); return parse("ds:1,0"); }
-  if (name == "dcsr") { needOrder(2); return parse("ss"); }
-  if (name == "dcsc") { needOrder(2); return parse("ss:1,0"); }
+  if (name == "csr") {
+    needOrder(2);
+    return parse("ds");
+  }
+  if (name == "csc") {
+    needOrder(2);
+    return parse("ds:1,0");
+  }
+  if (name == "dcsr") {
+    needOrder(2);
+    return parse("ss");
+  }
+  if (name == "dcsc") {
+    needOrder(2);
+    return parse("ss:1,0");
+  }
   if (name == "coo") {
     if (order < 1) throw FormatError("format \"coo\" needs order >= 1");
     if (order == 1) return parse("s");
@@ -125,43 +132,43 @@ Format Format::named(const std::string& name, int order) {
     if (order < 1) throw FormatError("format \"csf\" needs order >= 1");
     return parse(std::string(order, 's'));
   }
-  if (name == "dia") { needOrder(2); return dia(); }
-  if (name == "ell") { needOrder(2); return ell(); }
-  if (name == "bcsr")
-    throw FormatError("format \"bcsr\" needs a block shape: use ct.bcsr((rows, cols))");
+  if (name == "dia") {
+    needOrder(2);
+    return dia();
+  }
+  if (name == "ell") {
+    needOrder(2);
+    return ell();
+  }
+  if (name == "bcsr") throw FormatError("format \"bcsr\" needs a block shape: use ct.bcsr((rows, cols))");
   throw FormatError("unknown format name '" + name + "'");
 }
 
 Format Format::bcsr(int64_t blockRows, int64_t blockCols) {
   if (blockRows <= 0 || blockCols <= 0)
-    throw FormatError("bcsr block shape must be positive, got (" + std::to_string(blockRows) +
-                      ", " + std::to_string(blockCols) + ")");
+    throw FormatError("bcsr block shape must be positive, got (" + std::to_string(blockRows) + ", " +
+                      std::to_string(blockCols) + ")");
   return Format({denseLevel(), compressedLevel(), denseLevel(), denseLevel()}, 2,
                 {LevelCoordinate::blockIndex(0, blockRows), LevelCoordinate::blockIndex(1, blockCols),
-                 LevelCoordinate::blockOffset(0, blockRows),
-                 LevelCoordinate::blockOffset(1, blockCols)},
+                 LevelCoordinate::blockOffset(0, blockRows), LevelCoordinate::blockOffset(1, blockCols)},
                 "bcsr");
 }
 
 Format Format::dia() {
   return Format({denseLevel(), rangeLevel(), offsetLevel()}, 2,
-                {LevelCoordinate::diagonal(0, 1), LevelCoordinate::ofMode(0),
-                 LevelCoordinate::ofMode(1)},
-                "dia");
+                {LevelCoordinate::diagonal(0, 1), LevelCoordinate::ofMode(0), LevelCoordinate::ofMode(1)}, "dia");
 }
 
 Format Format::ell() {
   LevelOptions padded;
   padded.compact = 0;
   return Format({denseLevel(), denseLevel(), singletonLevel()->configure(padded)}, 2,
-                {LevelCoordinate::slot(0), LevelCoordinate::ofMode(0), LevelCoordinate::ofMode(1)},
-                "ell");
+                {LevelCoordinate::slot(0), LevelCoordinate::ofMode(0), LevelCoordinate::ofMode(1)}, "ell");
 }
 
 std::string Format::str() const {
   if (name_ == "bcsr")
-    return "bcsr((" + std::to_string(levelMap_[0].factor) + ", " +
-           std::to_string(levelMap_[1].factor) + "))";
+    return "bcsr((" + std::to_string(levelMap_[0].factor) + ", " + std::to_string(levelMap_[1].factor) + "))";
   if (!name_.empty()) return name_;
   std::string letters;
   for (const auto& l : levels_) {
@@ -188,8 +195,7 @@ std::string Format::repr() const {
 }
 
 bool Format::operator==(const Format& o) const {
-  if (order_ != o.order_ || levels_.size() != o.levels_.size() || !(levelMap_ == o.levelMap_))
-    return false;
+  if (order_ != o.order_ || levels_.size() != o.levels_.size() || !(levelMap_ == o.levelMap_)) return false;
   for (size_t k = 0; k < levels_.size(); ++k)
     if (!(*levels_[k] == *o.levels_[k])) return false;
   return true;
@@ -221,39 +227,32 @@ bool Format::holdsDuplicates() const {
 
 void Format::checkShape(const std::vector<int64_t>& shape) const {
   if (static_cast<int>(shape.size()) != order_)
-    throw ShapeError("format " + (str().empty() ? repr() : str()) + " describes order-" +
-                     std::to_string(order_) + " tensors, but the shape has " +
-                     std::to_string(shape.size()) + " modes");
+    throw ShapeError("format " + (str().empty() ? repr() : str()) + " describes order-" + std::to_string(order_) +
+                     " tensors, but the shape has " + std::to_string(shape.size()) + " modes");
   for (size_t m = 0; m < shape.size(); ++m)
-    if (shape[m] < 0) throw ShapeError("negative extent " + std::to_string(shape[m]) +
-                                       " in mode " + std::to_string(m));
+    if (shape[m] < 0) throw ShapeError("negative extent " + std::to_string(shape[m]) + " in mode " + std::to_string(m));
   for (const auto& lc : levelMap_)
     if (lc.kind == LevelCoordinate::Kind::BlockIndex && shape[lc.mode] % lc.factor != 0)
-      throw ShapeError("bcsr: mode " + std::to_string(lc.mode) + " extent " +
-                       std::to_string(shape[lc.mode]) + " is not a multiple of the block size " +
-                       std::to_string(lc.factor));
+      throw ShapeError("bcsr: mode " + std::to_string(lc.mode) + " extent " + std::to_string(shape[lc.mode]) +
+                       " is not a multiple of the block size " + std::to_string(lc.factor));
 }
 
 std::string Format::resultAssemblyProblem() const {
   if (hasDerivedLevels()) {
-    return "a " + str() + " result cannot be assembled by a kernel; compute it in another format (csr, dense) "
+    return "a " + str() +
+           " result cannot be assembled by a kernel; compute it in another format (csr, dense) "
            "and convert it with asformat()";
   }
   bool appending = false, locatedBelowAppended = false;
   for (const auto& level : levels_) {
     switch (level->assembly()) {
-      case LevelAssembly::Located:
-        locatedBelowAppended = appending;
-        continue;
+      case LevelAssembly::Located: locatedBelowAppended = appending; continue;
       case LevelAssembly::AppendedBelow:
         if (!appending) return "a " + level->name() + " level must follow a compressed level";
         break;
       case LevelAssembly::Appended:
-      case LevelAssembly::Inserted:
-        appending = true;
-        break;
-      case LevelAssembly::None:
-        return "a " + level->name() + " level cannot be computed by a kernel";
+      case LevelAssembly::Inserted: appending = true; break;
+      case LevelAssembly::None: return "a " + level->name() + " level cannot be computed by a kernel";
     }
     if (locatedBelowAppended) {
       return "a compressed level below a dense level below a compressed one cannot be assembled yet";

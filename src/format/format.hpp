@@ -29,7 +29,7 @@ class Format {
   const std::vector<LevelTypePtr>& levels() const { return levels_; }
   const std::vector<int>& modeOrder() const { return modeOrder_; }
   const std::vector<LevelCoordinate>& levelMap() const { return levelMap_; }
-  const std::string& name() const { return name_; }   // "bcsr", "dia", "ell" or empty
+  const std::string& name() const { return name_; }  // "bcsr", "dia", "ell" or empty
   bool hasDerivedLevels() const { return !name_.empty(); }
 
   // Letter syntax when one exists, else the name (with block shape), else "".
@@ -53,8 +53,7 @@ class Format {
   void checkShape(const std::vector<int64_t>& shape) const;
 
  private:
-  Format(std::vector<LevelTypePtr> levels, int order, std::vector<LevelCoordinate> map,
-         std::string name);
+  Format(std::vector<LevelTypePtr> levels, int order, std::vector<LevelCoordinate> map, std::string name);
   std::vector<LevelTypePtr> levels_;
   std::vector<int> modeOrder_;
   std::vector<LevelCoordinate> levelMap_;

@@ -11,8 +11,8 @@ namespace coiter {
 struct LevelCoordinate {
   enum class Kind { Mode, BlockIndex, BlockOffset, Diagonal, Slot };
   Kind kind = Kind::Mode;
-  int mode = 0;         // the mode it derives from (Diagonal: the row mode)
-  int64_t factor = 1;   // block size for BlockIndex/BlockOffset; Diagonal: the column mode
+  int mode = 0;        // the mode it derives from (Diagonal: the row mode)
+  int64_t factor = 1;  // block size for BlockIndex/BlockOffset; Diagonal: the column mode
 
   static LevelCoordinate ofMode(int m) { return {Kind::Mode, m, 1}; }
   static LevelCoordinate blockIndex(int m, int64_t b) { return {Kind::BlockIndex, m, b}; }
@@ -25,14 +25,13 @@ struct LevelCoordinate {
   // Contribution of this level's coordinate c to its mode's coordinate (0 if none).
   int64_t modeContribution(int64_t c) const {
     switch (kind) {
-      case Kind::Mode: case Kind::BlockOffset: return c;
+      case Kind::Mode:
+      case Kind::BlockOffset: return c;
       case Kind::BlockIndex: return c * factor;
       default: return 0;
     }
   }
-  bool operator==(const LevelCoordinate& o) const {
-    return kind == o.kind && mode == o.mode && factor == o.factor;
-  }
+  bool operator==(const LevelCoordinate& o) const { return kind == o.kind && mode == o.mode && factor == o.factor; }
   std::string repr() const;  // "i0", "i0 / 2", "i0 % 2", "i1 - i0", "slot(i0)"
 };
 

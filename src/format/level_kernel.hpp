@@ -53,9 +53,9 @@ struct PositionRange {
 // Where a level's segment is iterated or located: its parent's position, and the end of the
 // run of equal coordinates at a non-unique parent (null when the run is that one position).
 struct LevelParent {
-  ir::Expr position;   // 0 above the first level
+  ir::Expr position;  // 0 above the first level
   ir::Expr runEnd;
-  bool top = false;    // the level is the tensor's first
+  bool top = false;  // the level is the tensor's first
 };
 
 // What a level's IR may ask of the lowerer: fresh variable names, and a place for the

@@ -10,8 +10,8 @@
 namespace coiter {
 
 struct LevelStorage {
-  std::map<std::string, Buffer> arrays;     // e.g. "pos", "crd", "offset"
-  std::map<std::string, int64_t> scalars;   // e.g. "size" (dense N, hashed W), "rows", "cols"
+  std::map<std::string, Buffer> arrays;    // e.g. "pos", "crd", "offset"
+  std::map<std::string, int64_t> scalars;  // e.g. "size" (dense N, hashed W), "rows", "cols"
 
   const Buffer& array(const std::string& name) const;
   int64_t scalar(const std::string& name) const;

@@ -7,8 +7,8 @@
 namespace coiter {
 
 bool LevelProperties::operator==(const LevelProperties& o) const {
-  return full == o.full && ordered == o.ordered && unique == o.unique &&
-         branchless == o.branchless && compact == o.compact;
+  return full == o.full && ordered == o.ordered && unique == o.unique && branchless == o.branchless &&
+         compact == o.compact;
 }
 
 std::shared_ptr<const LevelType> LevelType::configure(const LevelOptions& options) const {
@@ -16,8 +16,7 @@ std::shared_ptr<const LevelType> LevelType::configure(const LevelOptions& option
   auto allowed = [&](const char* prop, int value) {
     if (value < 0) return false;
     if (std::find(configurable.begin(), configurable.end(), prop) == configurable.end())
-      throw FormatError("the " + name() + " level's '" + prop +
-                        "' property cannot be configured");
+      throw FormatError("the " + name() + " level's '" + prop + "' property cannot be configured");
     return true;
   };
   std::shared_ptr<LevelType> copy = clone();
@@ -26,8 +25,7 @@ std::shared_ptr<const LevelType> LevelType::configure(const LevelOptions& option
   if (allowed("full", options.full)) copy->props_.full = options.full != 0;
   if (allowed("compact", options.compact)) copy->props_.compact = options.compact != 0;
   if (options.buckets != 0) {
-    if (kind() != LevelKind::Hashed)
-      throw FormatError("only hashed levels take a bucket count, not " + name());
+    if (kind() != LevelKind::Hashed) throw FormatError("only hashed levels take a bucket count, not " + name());
     if (options.buckets < 0) throw FormatError("hashed level: bucket count must be positive");
     copy->buckets_ = options.buckets;
   }
@@ -57,8 +55,7 @@ bool LevelType::operator==(const LevelType& other) const {
   return kind() == other.kind() && name() == other.name() && props_ == other.props_ && buckets_ == other.buckets_;
 }
 
-void LevelType::find(const LevelStorage& s, int64_t parent, int64_t coord,
-                     std::vector<int64_t>& out) const {
+void LevelType::find(const LevelStorage& s, int64_t parent, int64_t coord, std::vector<int64_t>& out) const {
   ExpandOutput children;
   expand(s, {parent}, children);
   for (size_t k = 0; k < children.coord.size(); ++k)

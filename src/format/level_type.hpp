@@ -53,7 +53,7 @@ struct LevelCapabilities {
 
 // Options a user may set when calling a level type: ct.compressed(ordered=False), ...
 struct LevelOptions {
-  int ordered = -1;   // -1: the level type's default
+  int ordered = -1;  // -1: the level type's default
   int unique = -1;
   int full = -1;
   int compact = -1;
@@ -72,8 +72,8 @@ struct PackNode {
 // are implied rather than listed: a node per entry would cost more memory traffic than the
 // rest of packing.
 struct PackNodes {
-  std::vector<PackNode> list;   // unless oneEntryEach
-  bool oneEntryEach = false;    // position q holds entry q, for q < entryCount
+  std::vector<PackNode> list;  // unless oneEntryEach
+  bool oneEntryEach = false;   // position q holds entry q, for q < entryCount
   int64_t entryCount = 0;
 
   static PackNodes entries(int64_t count) { return {{}, true, count}; }
@@ -93,23 +93,23 @@ struct PackNodes {
 // Coordinates are int32 or int64 columns, all of one width, and a level writes its index
 // arrays at that width (packing picks int32 when a bound shows every value fits).
 struct PackInput {
-  int64_t extent = 0;                      // range of this level's coordinates
-  const Buffer* coords;                    // this level's coordinate of every sorted entry
+  int64_t extent = 0;    // range of this level's coordinates
+  const Buffer* coords;  // this level's coordinate of every sorted entry
   // Coordinates of this level and the branchless levels directly below it: the key a
   // non-unique level groups by. `chainReachesLeaf` when that chain ends at the last level,
   // in which case every entry keeps its own position (duplicates stay separate).
   std::vector<const Buffer*> chain;
   bool chainReachesLeaf = false;
-  int64_t parentCount = 0;                 // sz_{k-1}
-  const PackNodes* parents;                // non-empty parents
-  const std::vector<int64_t>* diagonals;   // DIA: offset of each diagonal (range/offset levels)
-  int64_t rows = 0, cols = 0;              // DIA: matrix shape (range/offset levels)
-  std::string where;                       // "level 1 (compressed) of a csr tensor", for errors
+  int64_t parentCount = 0;                // sz_{k-1}
+  const PackNodes* parents;               // non-empty parents
+  const std::vector<int64_t>* diagonals;  // DIA: offset of each diagonal (range/offset levels)
+  int64_t rows = 0, cols = 0;             // DIA: matrix shape (range/offset levels)
+  std::string where;                      // "level 1 (compressed) of a csr tensor", for errors
 };
 
 // A level's arrays may be the coordinate column itself, shared rather than copied.
 struct PackOutput {
-  std::map<std::string, Buffer> arrays;    // at the width of PackInput::coords
+  std::map<std::string, Buffer> arrays;  // at the width of PackInput::coords
   std::map<std::string, int64_t> scalars;
   int64_t positionCount = 0;
   PackNodes children;
@@ -132,7 +132,7 @@ class LevelType {
   virtual ~LevelType() = default;
 
   virtual LevelKind kind() const = 0;
-  virtual std::string name() const = 0;            // "dense", "compressed", ...
+  virtual std::string name() const = 0;  // "dense", "compressed", ...
   LevelProperties properties() const { return props_; }
   virtual LevelCapabilities capabilities() const = 0;
   // Letter of the format syntax ('d', 's', 'u', 'q', 'c', 'h'), or 0 when none spells it.
@@ -145,23 +145,21 @@ class LevelType {
 
   // A new level type of the same kind with the given options applied.
   std::shared_ptr<const LevelType> configure(const LevelOptions& options) const;
-  std::string repr() const;                        // "compressed(ordered=False)"
+  std::string repr() const;  // "compressed(ordered=False)"
   bool operator==(const LevelType& other) const;
 
   // Builds this level's arrays and the children of every parent from sorted entries.
   virtual PackOutput pack(const PackInput& in) const = 0;
   // Stored children (position, coordinate) of each parent position; unlabeled slots skipped.
-  virtual void expand(const LevelStorage& s, const std::vector<int64_t>& parents,
-                      ExpandOutput& out) const = 0;
+  virtual void expand(const LevelStorage& s, const std::vector<int64_t>& parents, ExpandOutput& out) const = 0;
   // Positions under `parent` whose coordinate is `coord` (several for non-unique levels).
-  virtual void find(const LevelStorage& s, int64_t parent, int64_t coord,
-                    std::vector<int64_t>& out) const;
+  virtual void find(const LevelStorage& s, int64_t parent, int64_t coord, std::vector<int64_t>& out) const;
   // Number of positions of this level (sz_k) given the parent's; O(1), no array is scanned.
   virtual int64_t countPositions(const LevelStorage& s, int64_t parentCount) const = 0;
   // Checks arrays that came from outside, as far as `scope` says, and returns the level's
   // position count.
-  virtual int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent,
-                           const std::string& where, ValidationScope scope) const = 0;
+  virtual int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent, const std::string& where,
+                           ValidationScope scope) const = 0;
   // The smallest coordinate the level's crd array may hold: 0, or -1 where unlabeled slots
   // are stored as -1 (hashed buckets, non-compact singletons). Kernels that load coordinates
   // check them against [smallestStoredCoordinate(), extent).

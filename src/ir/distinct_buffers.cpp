@@ -20,9 +20,7 @@ class BufferAliases {
     if (!e) return;
     switch (e->kind) {
       case ExprKind::VarRef: shared_.insert(as<VarRefNode>(e).var.get()); return;
-      case ExprKind::Select:
-        shareAll(as<SelectNode>(e).a);
-        return shareAll(as<SelectNode>(e).b);
+      case ExprKind::Select: shareAll(as<SelectNode>(e).a); return shareAll(as<SelectNode>(e).b);
       case ExprKind::Cast: return shareAll(as<CastNode>(e).a);
       default: return;
     }

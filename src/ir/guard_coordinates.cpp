@@ -35,7 +35,9 @@ bool sameExpr(const Expr& a, const Expr& b) {
       const auto &x = as<SelectNode>(a), &y = as<SelectNode>(b);
       return sameExpr(x.cond, y.cond) && sameExpr(x.a, y.a) && sameExpr(x.b, y.b);
     }
-    case ExprKind::ThreadId: case ExprKind::NumThreads: case ExprKind::InterruptRequested: return true;
+    case ExprKind::ThreadId:
+    case ExprKind::NumThreads:
+    case ExprKind::InterruptRequested: return true;
   }
   return false;
 }
@@ -86,7 +88,10 @@ class AddressFlow {
     if (e->kind == ExprKind::Load) reachAddress(as<LoadNode>(e).index);
     forEachChildExpr(e, [&](const Expr& child) { loadIndexes(child); });
   }
-  void address(const Expr& e) { loadIndexes(e); reachAddress(e); }
+  void address(const Expr& e) {
+    loadIndexes(e);
+    reachAddress(e);
+  }
   void value(const Expr& e, Target target) {
     if (!e) return;
     loadIndexes(e);
@@ -210,8 +215,9 @@ class CoordinateGuard {
   // (a negative coordinate is 2^31 or more unsigned); an empty dimension clamps to 0, as the
   // select does.
   static Expr lastCoordinate(const CoordinateRange& range) {
-    Expr last = binary(BinaryOp::Max, binary(BinaryOp::Min, binary(BinaryOp::Sub, range.extent, intLit(1)),
-                                              intLit(2147483647)), intLit(0));
+    Expr last =
+        binary(BinaryOp::Max, binary(BinaryOp::Min, binary(BinaryOp::Sub, range.extent, intLit(1)), intLit(2147483647)),
+               intLit(0));
     return cast(scalar(DType::UInt32), last);
   }
 
@@ -294,7 +300,8 @@ class CoordinateGuard {
       std::vector<Stmt> out;
       for (size_t n = 0; n < loads.size(); ++n) {
         const auto& [loaded, range] = loads[n];
-        bool again = std::any_of(loads.begin(), loads.begin() + n, [&](const auto& l) { return sameExpr(l.first, loaded); });
+        bool again =
+            std::any_of(loads.begin(), loads.begin() + n, [&](const auto& l) { return sameExpr(l.first, loaded); });
         if (!again) out.push_back(assign(flag, binary(BinaryOp::Or, ir::ref(flag), badness(loaded, *range))));
       }
       out.push_back(std::move(rewritten));
@@ -322,7 +329,8 @@ class CoordinateGuard {
       case StmtKind::AtomicUpdate: {
         const auto& n = as<AtomicUpdateNode>(s);
         Expr index = sub(n.index);
-        return withFlagUpdates(atomicUpdate(n.op, n.buffer, index, valueOf(n.value, !flow_.elementsReachAddress(n.buffer))));
+        return withFlagUpdates(
+            atomicUpdate(n.op, n.buffer, index, valueOf(n.value, !flow_.elementsReachAddress(n.buffer))));
       }
       case StmtKind::Call: {
         const auto& n = as<CallNode>(s);
@@ -375,8 +383,9 @@ class CoordinateGuard {
         // (Atomic: chunks of one call run the function on several threads at once.)
         return block({ifThen(violated(flag), atomicUpdate(BinaryOp::Add, violations_, intLit(0), intLit(1))), s});
       case StmtKind::Prefetch:  // never faults, whatever its index
-      case StmtKind::Break: case StmtKind::Comment: case StmtKind::Free:
-        return s;
+      case StmtKind::Break:
+      case StmtKind::Comment:
+      case StmtKind::Free: return s;
     }
     return s;
   }

@@ -24,18 +24,17 @@ const char* runtimeSymbol(RuntimeFunction f) {
 
 namespace coiter::ir {
 
-Var makeVar(const std::string& name, Type type) {
-  return std::make_shared<const VarNode>(VarNode{name, type});
-}
-
+Var makeVar(const std::string& name, Type type) { return std::make_shared<const VarNode>(VarNode{name, type}); }
 
 bool isComparison(BinaryOp op) {
   switch (op) {
-    case BinaryOp::Eq: case BinaryOp::Ne: case BinaryOp::Lt:
-    case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge:
-      return true;
-    default:
-      return false;
+    case BinaryOp::Eq:
+    case BinaryOp::Ne:
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge: return true;
+    default: return false;
   }
 }
 
@@ -124,8 +123,8 @@ Expr foldInteger(BinaryOp op, const Expr& a, const Expr& b) {
 
 Expr binary(BinaryOp op, Expr a, Expr b) {
   if (a->type != b->type || a->type.pointer) {
-    throw CoiterError(std::string("IR: operands of ") + binaryOpName(op) + " have types " +
-                      dtypeName(a->type.elem) + " and " + dtypeName(b->type.elem));
+    throw CoiterError(std::string("IR: operands of ") + binaryOpName(op) + " have types " + dtypeName(a->type.elem) +
+                      " and " + dtypeName(b->type.elem));
   }
   if (isInteger(a->type.elem)) {
     if (Expr folded = foldInteger(op, a, b)) return folded;

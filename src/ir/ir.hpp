@@ -39,7 +39,11 @@ inline Type pointerTo(DType t) { return Type{t, true}; }
 // kUnorderedWorkspace: a compressed workspace was given its coordinates out of order.
 // kInterrupted: the user asked the kernel to stop (Ctrl-C) before it finished.
 enum KernelStatus : int32_t {
-  kOk = 0, kOutOfMemory = 1, kStructureMismatch = 2, kBoundViolated = 3, kUnorderedWorkspace = 4,
+  kOk = 0,
+  kOutOfMemory = 1,
+  kStructureMismatch = 2,
+  kBoundViolated = 3,
+  kUnorderedWorkspace = 4,
   kInterrupted = 5
 };
 
@@ -62,10 +66,21 @@ enum class ExprKind { Literal, VarRef, Load, Binary, Unary, Cast, Select, Thread
 // semantics), but a zero divisor gives 0 and MIN / -1 gives MIN (NumPy's results) instead of
 // trapping. Rem on floats is C's fmod; it is never generated for complex.
 enum class BinaryOp {
-  Add, Sub, Mul, Div, Rem,  // arithmetic; Div/Rem truncate on integers (C semantics)
-  Min, Max,                 // NumPy's minimum/maximum: a NaN operand propagates
-  Eq, Ne, Lt, Le, Gt, Ge,   // comparisons: result type Bool (complex: Eq and Ne only)
-  And, Or                   // logical on Bool operands (short-circuit not required), bitwise on integers
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Rem,  // arithmetic; Div/Rem truncate on integers (C semantics)
+  Min,
+  Max,  // NumPy's minimum/maximum: a NaN operand propagates
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,  // comparisons: result type Bool (complex: Eq and Ne only)
+  And,
+  Or  // logical on Bool operands (short-circuit not required), bitwise on integers
 };
 enum class UnaryOp { Neg, Not };
 
@@ -93,8 +108,7 @@ struct VarRefNode : ExprNode {
 struct LoadNode : ExprNode {
   Var buffer;
   Expr index;
-  LoadNode(Var b, Expr i)
-      : ExprNode(ExprKind::Load, scalar(b->type.elem)), buffer(std::move(b)), index(std::move(i)) {}
+  LoadNode(Var b, Expr i) : ExprNode(ExprKind::Load, scalar(b->type.elem)), buffer(std::move(b)), index(std::move(i)) {}
 };
 // Both operands have the same type (the lowerer casts first); the result has that type, or
 // Bool for comparisons. On Bool operands Add means Or and Mul means And (NumPy's rule).
@@ -143,8 +157,22 @@ struct InterruptRequestedNode : ExprNode {
 // ---------------------------------------------------------------------------------------------
 // Statements.
 enum class StmtKind {
-  Block, Declare, Assign, Store, For, While, If, Break, Comment,
-  Allocate, Free, Grow, Return, Call, AtomicUpdate, Prefetch
+  Block,
+  Declare,
+  Assign,
+  Store,
+  For,
+  While,
+  If,
+  Break,
+  Comment,
+  Allocate,
+  Free,
+  Grow,
+  Return,
+  Call,
+  AtomicUpdate,
+  Prefetch
 };
 
 struct StmtNode {
@@ -203,13 +231,15 @@ struct StoreNode : StmtNode {
 // iterations combine such variables (`v = v op e`, op + or | or min or max, v declared with
 // op's identity in the enclosing unit's body) and every thread sees the total after the loop.
 enum class LoopKind { Serial, Parallel, Vectorized, GpuBlock, GpuWarp, GpuThread };
-inline bool isGpuLoop(LoopKind k) { return k == LoopKind::GpuBlock || k == LoopKind::GpuWarp || k == LoopKind::GpuThread; }
+inline bool isGpuLoop(LoopKind k) {
+  return k == LoopKind::GpuBlock || k == LoopKind::GpuWarp || k == LoopKind::GpuThread;
+}
 struct LoopSchedule {
   LoopKind kind = LoopKind::Serial;
-  bool dynamic = false;   // Parallel: dynamic (true) or static (false) distribution
-  int64_t chunk = 0;      // Parallel: iterations per chunk, 0 = chosen by the runtime
-  int unroll = 0;         // Serial/Vectorized: unroll factor hint, 0 = none
-  bool reduction = false; // GPU loops: the iterations reduce locals declared outside the loop
+  bool dynamic = false;    // Parallel: dynamic (true) or static (false) distribution
+  int64_t chunk = 0;       // Parallel: iterations per chunk, 0 = chosen by the runtime
+  int unroll = 0;          // Serial/Vectorized: unroll factor hint, 0 = none
+  bool reduction = false;  // GPU loops: the iterations reduce locals declared outside the loop
 };
 
 // for (var = begin; var < end; var++) body. `var` is declared by the loop and has an integer
@@ -220,8 +250,12 @@ struct ForNode : StmtNode {
   Stmt body;
   LoopSchedule schedule;
   ForNode(Var v, Expr b, Expr e, Stmt s, LoopSchedule sch = {})
-      : StmtNode(StmtKind::For), var(std::move(v)), begin(std::move(b)), end(std::move(e)),
-        body(std::move(s)), schedule(sch) {}
+      : StmtNode(StmtKind::For),
+        var(std::move(v)),
+        begin(std::move(b)),
+        end(std::move(e)),
+        body(std::move(s)),
+        schedule(sch) {}
 };
 struct WhileNode : StmtNode {
   Expr cond;
@@ -277,8 +311,7 @@ struct GrowNode : StmtNode {
 struct CallNode : StmtNode {
   RuntimeFunction function;
   std::vector<Expr> args;
-  CallNode(RuntimeFunction f, std::vector<Expr> a)
-      : StmtNode(StmtKind::Call), function(f), args(std::move(a)) {}
+  CallNode(RuntimeFunction f, std::vector<Expr> a) : StmtNode(StmtKind::Call), function(f), args(std::move(a)) {}
 };
 
 // buffer[index] = buffer[index] `op` value, atomically with respect to other threads.
@@ -311,38 +344,38 @@ struct ReturnNode : StmtNode {
 // ---------------------------------------------------------------------------------------------
 // A kernel function.
 struct Param {
-  Var var;            // pointer params: pointer type; integer params: Int32 or Int64 scalar
-  int slot;           // index into pointer_slots (pointer params) or integer_slots (others)
-  bool writeBack;     // stored back into its slot before every Return
+  Var var;         // pointer params: pointer type; integer params: Int32 or Int64 scalar
+  int slot;        // index into pointer_slots (pointer params) or integer_slots (others)
+  bool writeBack;  // stored back into its slot before every Return
   // A flag counter (the coordinate violations, ir/guard_coordinates.hpp): the kernel only ever
   // adds to it to say that something happened, so a code generator may add more than once.
   bool flag = false;
 };
 
 struct Function {
-  std::string name;   // a valid C identifier, unique per kernel
+  std::string name;  // a valid C identifier, unique per kernel
   std::vector<Param> params;
-  Stmt body;          // must end with a Return
+  Stmt body;  // must end with a Return
 };
 
 // ---------------------------------------------------------------------------------------------
 // Factories. Binary/compare factories require equal operand types and throw CoiterError
 // otherwise (a lowering bug, never user input). Call `ir::ref(var)` qualified: Var is a
 // std::shared_ptr, so for a non-const Var an unqualified `ref(var)` picks std::ref by ADL.
-Expr lit(Type t, int64_t value);            // integer or bool literal
+Expr lit(Type t, int64_t value);                   // integer or bool literal
 Expr litReal(Type t, double re, double im = 0.0);  // float or complex literal
 Expr intLit(int64_t value, DType t = DType::Int64);
-Expr zeroOf(DType t);                        // 0 of any scalar type (false for bool)
+Expr zeroOf(DType t);  // 0 of any scalar type (false for bool)
 Expr boolLit(bool value);
 Expr ref(const Var& v);
 Expr load(const Var& buffer, Expr index);
 Expr binary(BinaryOp op, Expr a, Expr b);
 Expr neg(Expr a);
 Expr logicalNot(Expr a);
-Expr cast(Type t, Expr a);                   // returns `a` unchanged when already of type t
+Expr cast(Type t, Expr a);  // returns `a` unchanged when already of type t
 Expr select(Expr cond, Expr a, Expr b);
 
-Stmt block(std::vector<Stmt> stmts);         // flattens nested blocks, drops nulls
+Stmt block(std::vector<Stmt> stmts);  // flattens nested blocks, drops nulls
 Stmt declare(const Var& v, Expr init);
 Stmt assign(const Var& v, Expr value);
 Stmt store(const Var& buffer, Expr index, Expr value);
@@ -377,9 +410,7 @@ template <typename Visit>
 void forEachChildExpr(const Expr& e, Visit&& visit) {
   switch (e->kind) {
     case ExprKind::Load: return visit(as<LoadNode>(e).index);
-    case ExprKind::Binary:
-      visit(as<BinaryNode>(e).a);
-      return visit(as<BinaryNode>(e).b);
+    case ExprKind::Binary: visit(as<BinaryNode>(e).a); return visit(as<BinaryNode>(e).b);
     case ExprKind::Unary: return visit(as<UnaryNode>(e).a);
     case ExprKind::Cast: return visit(as<CastNode>(e).a);
     case ExprKind::Select:
@@ -401,9 +432,7 @@ void forEachChildStmt(const Stmt& s, Visit&& visit) {
       return;
     case StmtKind::For: return visit(as<ForNode>(s).body);
     case StmtKind::While: return visit(as<WhileNode>(s).body);
-    case StmtKind::If:
-      visit(as<IfNode>(s).then);
-      return visit(as<IfNode>(s).otherwise);
+    case StmtKind::If: visit(as<IfNode>(s).then); return visit(as<IfNode>(s).otherwise);
     default: return;
   }
 }

@@ -28,9 +28,12 @@ std::string literal(const LiteralNode& n) {
   DType t = n.type.elem;
   if (t == DType::Bool) return n.intValue ? "true" : "false";
   std::string text;
-  if (isComplex(t)) text = "(" + realText(n.real) + (n.imag < 0 ? "" : "+") + realText(n.imag) + "j)";
-  else if (isFloat(t)) text = realText(n.real);
-  else text = std::to_string(n.intValue);
+  if (isComplex(t))
+    text = "(" + realText(n.real) + (n.imag < 0 ? "" : "+") + realText(n.imag) + "j)";
+  else if (isFloat(t))
+    text = realText(n.real);
+  else
+    text = std::to_string(n.intValue);
   bool usual = t == DType::Int64 || t == DType::Float64;
   return usual ? text : text + ":" + dtypeName(t);
 }
@@ -50,7 +53,8 @@ const char* infix(BinaryOp op) {
     case BinaryOp::Ge: return " >= ";
     case BinaryOp::And: return " && ";
     case BinaryOp::Or: return " || ";
-    case BinaryOp::Min: case BinaryOp::Max: return nullptr;  // printed as calls
+    case BinaryOp::Min:
+    case BinaryOp::Max: return nullptr;  // printed as calls
   }
   return nullptr;
 }
@@ -169,8 +173,8 @@ class Printer {
       }
       case StmtKind::AtomicUpdate: {
         const auto& n = as<AtomicUpdateNode>(s);
-        return line("atomic " + std::string(binaryOpName(n.op)) + " " + n.buffer->name + "[" + expr(n.index) +
-                    "], " + expr(n.value));
+        return line("atomic " + std::string(binaryOpName(n.op)) + " " + n.buffer->name + "[" + expr(n.index) + "], " +
+                    expr(n.value));
       }
       case StmtKind::Prefetch: {
         const auto& n = as<PrefetchNode>(s);
@@ -207,8 +211,8 @@ std::string printIR(const Function& f) {
   p.line("kernel " + f.name);
   for (const Param& param : f.params) {
     std::string slot = param.var->type.pointer ? "pointer_slots[" : "integer_slots[";
-    p.line("  param " + param.var->name + ": " + typeName(param.var->type) + " = " + slot +
-           std::to_string(param.slot) + "]" + (param.writeBack ? " (written back)" : ""));
+    p.line("  param " + param.var->name + ": " + typeName(param.var->type) + " = " + slot + std::to_string(param.slot) +
+           "]" + (param.writeBack ? " (written back)" : ""));
   }
   if (f.body) p.nested(f.body);
   return p.text();

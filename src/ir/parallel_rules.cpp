@@ -15,8 +15,8 @@ void checkAtomicUpdate(const AtomicUpdateNode& n) {
                       " is not supported for elements of type " + dtypeName(t));
   }
   if (n.value->type != scalar(t)) {
-    throw CoiterError("IR: atomic update of " + n.buffer->name + " (" + dtypeName(t) +
-                      ") with a value of type " + dtypeName(n.value->type.elem));
+    throw CoiterError("IR: atomic update of " + n.buffer->name + " (" + dtypeName(t) + ") with a value of type " +
+                      dtypeName(n.value->type.elem));
   }
 }
 
@@ -47,13 +47,9 @@ class ParallelBodyCheck {
         if (!declared_.count(v.get())) fail("assigns '" + v->name + "', declared outside it");
         return;
       }
-      case StmtKind::For:
-        declared_.insert(as<ForNode>(s).var.get());
-        return stmt(as<ForNode>(s).body, depth + 1);
+      case StmtKind::For: declared_.insert(as<ForNode>(s).var.get()); return stmt(as<ForNode>(s).body, depth + 1);
       case StmtKind::While: return stmt(as<WhileNode>(s).body, depth + 1);
-      case StmtKind::If:
-        stmt(as<IfNode>(s).then, depth);
-        return stmt(as<IfNode>(s).otherwise, depth);
+      case StmtKind::If: stmt(as<IfNode>(s).then, depth); return stmt(as<IfNode>(s).otherwise, depth);
       case StmtKind::Break:
         if (depth == 0) fail("breaks out of the parallel loop");
         return;
@@ -61,9 +57,11 @@ class ParallelBodyCheck {
       case StmtKind::Allocate: fail("allocates " + as<AllocateNode>(s).buffer->name);
       case StmtKind::Free: fail("frees " + as<FreeNode>(s).buffer->name);
       case StmtKind::Grow: fail("grows " + as<GrowNode>(s).buffer->name);
-      case StmtKind::Store: case StmtKind::AtomicUpdate: case StmtKind::Call:
-      case StmtKind::Comment: case StmtKind::Prefetch:
-        return;
+      case StmtKind::Store:
+      case StmtKind::AtomicUpdate:
+      case StmtKind::Call:
+      case StmtKind::Comment:
+      case StmtKind::Prefetch: return;
     }
   }
 

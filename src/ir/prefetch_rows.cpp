@@ -44,8 +44,10 @@ void collectWritten(const Stmt& s, VarSet& out) {
 // in `unknown` (one the loop changes, whose value at a later iteration is not known here).
 Expr substitute(const Expr& e, const std::map<const VarNode*, Expr>& values, const VarSet& unknown) {
   switch (e->kind) {
-    case ExprKind::Literal: case ExprKind::ThreadId: case ExprKind::NumThreads: case ExprKind::InterruptRequested:
-      return e;
+    case ExprKind::Literal:
+    case ExprKind::ThreadId:
+    case ExprKind::NumThreads:
+    case ExprKind::InterruptRequested: return e;
     case ExprKind::VarRef: {
       const VarNode* v = as<VarRefNode>(e).var.get();
       if (auto it = values.find(v); it != values.end()) return it->second;
@@ -113,9 +115,7 @@ void rowArrays(const Stmt& s, const VarNode* q, std::vector<Var>& out) {
       if (as<DeclareNode>(s).init) rowArrays(as<DeclareNode>(s).init, q, out);
       return;
     case StmtKind::Assign: return rowArrays(as<AssignNode>(s).value, q, out);
-    case StmtKind::Store:
-      rowArrays(as<StoreNode>(s).index, q, out);
-      return rowArrays(as<StoreNode>(s).value, q, out);
+    case StmtKind::Store: rowArrays(as<StoreNode>(s).index, q, out); return rowArrays(as<StoreNode>(s).value, q, out);
     case StmtKind::If: rowArrays(as<IfNode>(s).cond, q, out); break;
     case StmtKind::While: rowArrays(as<WhileNode>(s).cond, q, out); break;
     default: break;
@@ -157,9 +157,7 @@ Prefetches prefetchesFor(const ForNode& f, const FreshName& fresh) {
     // x at iteration p + delta; nothing the loop writes may be read (but f's variable).
     VarSet unknown;
     collectWritten(f.body, unknown);
-    auto ahead = [&](int64_t delta) {
-      return binary(BinaryOp::Add, ir::ref(f.var), intLit(delta, f.var->type.elem));
-    };
+    auto ahead = [&](int64_t delta) { return binary(BinaryOp::Add, ir::ref(f.var), intLit(delta, f.var->type.elem)); };
     Expr nearRow = substitute(row, {{f.var.get(), ahead(kPrefetchDistance)}}, unknown);
     Expr farRow = substitute(row, {{f.var.get(), ahead(2 * kPrefetchDistance)}}, unknown);
     // pos itself is read ahead (a load, not a prefetch): it must be an array the loop does

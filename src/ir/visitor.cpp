@@ -97,9 +97,11 @@ Expr IRMutator::mutate(const Expr& e) {
     case ExprKind::Unary: return mutateUnary(as<UnaryNode>(e), e);
     case ExprKind::Cast: return mutateCast(as<CastNode>(e), e);
     case ExprKind::Select: return mutateSelect(as<SelectNode>(e), e);
-    case ExprKind::Literal: case ExprKind::VarRef: case ExprKind::ThreadId: case ExprKind::NumThreads:
-    case ExprKind::InterruptRequested:
-      return mutateLeaf(e);
+    case ExprKind::Literal:
+    case ExprKind::VarRef:
+    case ExprKind::ThreadId:
+    case ExprKind::NumThreads:
+    case ExprKind::InterruptRequested: return mutateLeaf(e);
   }
   return e;
 }
@@ -119,8 +121,10 @@ Stmt IRMutator::mutate(const Stmt& s) {
     case StmtKind::Call: return mutateCall(as<CallNode>(s), s);
     case StmtKind::AtomicUpdate: return mutateAtomicUpdate(as<AtomicUpdateNode>(s), s);
     case StmtKind::Prefetch: return mutatePrefetch(as<PrefetchNode>(s), s);
-    case StmtKind::Break: case StmtKind::Comment: case StmtKind::Free: case StmtKind::Return:
-      return mutateLeaf(s);
+    case StmtKind::Break:
+    case StmtKind::Comment:
+    case StmtKind::Free:
+    case StmtKind::Return: return mutateLeaf(s);
   }
   return s;
 }

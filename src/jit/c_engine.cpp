@@ -26,9 +26,7 @@ namespace coiter {
 
 namespace {
 
-std::string errorText(int error) {
-  return std::error_code(error, std::generic_category()).message();
-}
+std::string errorText(int error) { return std::error_code(error, std::generic_category()).message(); }
 
 std::string tempRoot() {
   const char* dir = std::getenv("TMPDIR");
@@ -39,8 +37,7 @@ std::string tempRoot() {
 std::vector<std::string> compilerCommand() {
   const char* env = std::getenv("COITER_CC");
   std::istringstream words(env ? env : "");
-  std::vector<std::string> command((std::istream_iterator<std::string>(words)),
-                                   std::istream_iterator<std::string>());
+  std::vector<std::string> command((std::istream_iterator<std::string>(words)), std::istream_iterator<std::string>());
   if (command.empty()) command.push_back("cc");
   return command;
 }
@@ -70,8 +67,7 @@ class TempDir {
   TempDir() {
     std::string path = tempRoot() + "/coiter-XXXXXX";
     if (!mkdtemp(path.data())) {
-      throw CompileError("cannot create a temporary directory in " + tempRoot() + ": " +
-                         errorText(errno));
+      throw CompileError("cannot create a temporary directory in " + tempRoot() + ": " + errorText(errno));
     }
     path_ = path;
   }
@@ -99,8 +95,7 @@ void writeFile(const std::string& path, const std::string& text) {
 
 std::vector<uint8_t> readFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad() || bytes.empty()) throw CompileError("cannot read the compiled kernel " + path);
   return bytes;
 }
@@ -108,13 +103,11 @@ std::vector<uint8_t> readFile(const std::string& path) {
 ProcessResult runCompiler(const std::vector<std::string>& compiler, const std::string& source,
                           const std::string& library, bool openmp) {
   std::vector<std::string> argv = compiler;
-  for (const char* flag :
-       {"-O3", "-march=native", "-fPIC", "-shared", "-fwrapv", "-ffp-contract=off"}) {
+  for (const char* flag : {"-O3", "-march=native", "-fPIC", "-shared", "-fwrapv", "-ffp-contract=off"}) {
     argv.push_back(flag);
   }
   if (openmp) argv.push_back("-fopenmp");
-  for (const std::string& arg : {std::string("-o"), library, source, std::string("-lm")})
-    argv.push_back(arg);
+  for (const std::string& arg : {std::string("-o"), library, source, std::string("-lm")}) argv.push_back(arg);
   return runProcess(argv);
 }
 
@@ -145,9 +138,7 @@ std::string hostCpu() {
 // A kernel library loaded with dlopen; unloaded when destroyed.
 class CKernel final : public LoadedKernel {
  public:
-  CKernel(void* handle, void* symbol) : handle_(handle) {
-    entry_ = reinterpret_cast<KernelEntry>(symbol);
-  }
+  CKernel(void* handle, void* symbol) : handle_(handle) { entry_ = reinterpret_cast<KernelEntry>(symbol); }
   ~CKernel() override { dlclose(handle_); }
   CKernel(const CKernel&) = delete;
   CKernel& operator=(const CKernel&) = delete;
@@ -186,24 +177,20 @@ std::vector<uint8_t> CEngine::compile(const ir::Function& f) const {
   }
   if (!result.succeeded()) {
     dir.keep();
-    throw CompileError("the C compiler '" + compilerName + "' failed (" + result.describe() +
-                       ") on " + source +
+    throw CompileError("the C compiler '" + compilerName + "' failed (" + result.describe() + ") on " + source +
                        (result.started && !result.output.empty() ? ":\n" + result.output : ""));
   }
   return readFile(library);
 }
 
-std::unique_ptr<LoadedKernel> CEngine::load(const std::vector<uint8_t>& code,
-                                            const std::string& symbol) const {
+std::unique_ptr<LoadedKernel> CEngine::load(const std::vector<uint8_t>& code, const std::string& symbol) const {
   // glibc's dlopen returns an already loaded library when the path matches one it loaded
   // before, even if that file was unlinked since: the counter keeps paths unique in-process.
   static std::atomic<uint64_t> loads{0};
-  std::string path = tempRoot() + "/coiter-" + std::to_string(getpid()) + "-" +
-                     std::to_string(loads++) + "-XXXXXX";
+  std::string path = tempRoot() + "/coiter-" + std::to_string(getpid()) + "-" + std::to_string(loads++) + "-XXXXXX";
   int fd = mkstemp(path.data());  // mode 0600
   if (fd < 0) {
-    throw CompileError("cannot create a temporary file in " + tempRoot() + ": " +
-                       errorText(errno));
+    throw CompileError("cannot create a temporary file in " + tempRoot() + ": " + errorText(errno));
   }
   size_t written = 0;
   while (written < code.size()) {
@@ -247,8 +234,8 @@ std::string CEngine::fingerprint() const {
   std::vector<std::string> argv = compilerCommand();
   argv.push_back("--version");
   ProcessResult version = runProcess(argv);
-  std::string compiler = version.succeeded() ? version.output.substr(0, version.output.find('\n'))
-                                             : "unknown compiler " + compilerName;
+  std::string compiler =
+      version.succeeded() ? version.output.substr(0, version.output.find('\n')) : "unknown compiler " + compilerName;
   std::string fingerprint = "c;" + compiler + ";" + cpu;
   std::lock_guard<std::mutex> lock(compilersMutex);
   compilers[compilerName].fingerprint = fingerprint;

@@ -17,8 +17,7 @@ class CEngine final : public Engine {
   // engine do. -fopenmp is dropped, for the rest of the process, when the compiler rejects it.
   // On failure the source file is kept and its path is part of the CompileError.
   std::vector<uint8_t> compile(const ir::Function& f) const override;
-  std::unique_ptr<LoadedKernel> load(const std::vector<uint8_t>& code,
-                                     const std::string& symbol) const override;
+  std::unique_ptr<LoadedKernel> load(const std::vector<uint8_t>& code, const std::string& symbol) const override;
   // "c;<first line of cc --version>;<CPU model>;<hash of the CPU feature flags>".
   std::string fingerprint() const override;
 };

@@ -31,7 +31,7 @@ std::string defaultDirectory() {
 
 // mkdir -p with mode 0700 for the directories it creates.
 bool makeDirectories(const std::string& path) {
-  for (size_t slash = path.find('/', 1); ; slash = path.find('/', slash + 1)) {
+  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
     std::string prefix = path.substr(0, slash);
     if (mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) return false;
     if (slash == std::string::npos) return true;
@@ -174,8 +174,9 @@ DiskCache::Entry DiskCache::load(const std::string& hash, const std::string& sig
   ParsedEntry parsed = file.problem.empty() ? parseEntry(file.bytes, signature) : ParsedEntry{{}, file.problem};
   if (parsed.problem.empty()) return {std::move(parsed.code), ""};
   const bool deleted = unlink(path.c_str()) == 0;
-  return {std::nullopt, path + " " + parsed.problem +
-                            (deleted ? "; deleted it" : "; could not delete it (" + std::string(std::strerror(errno)) + ")")};
+  return {std::nullopt,
+          path + " " + parsed.problem +
+              (deleted ? "; deleted it" : "; could not delete it (" + std::string(std::strerror(errno)) + ")")};
 }
 
 void DiskCache::store(const std::string& hash, const std::string& signature, const std::vector<uint8_t>& code) const {
@@ -202,7 +203,8 @@ int DiskCache::clear() const {
   if (!dir) return 0;
   while (dirent* entry = readdir(dir)) {
     std::string file = entry->d_name;
-    if (file.size() > sizeof kSuffix - 1 && file.compare(file.size() - (sizeof kSuffix - 1), std::string::npos, kSuffix) == 0) {
+    if (file.size() > sizeof kSuffix - 1 &&
+        file.compare(file.size() - (sizeof kSuffix - 1), std::string::npos, kSuffix) == 0) {
       if (unlink((directory_ + "/" + file).c_str()) == 0) ++removed;
     }
   }

@@ -31,9 +31,9 @@ enum class SlotUse {
 struct KernelCall {
   std::vector<void*> pointers;
   std::vector<int64_t> integers;
-  std::vector<size_t> bytes;             // per pointer slot: the array's size in bytes
-  std::vector<SlotUse> uses;             // per pointer slot
-  std::vector<void*> deviceAddresses;    // per pointer slot: the array on the device, or null
+  std::vector<size_t> bytes;           // per pointer slot: the array's size in bytes
+  std::vector<SlotUse> uses;           // per pointer slot
+  std::vector<void*> deviceAddresses;  // per pointer slot: the array on the device, or null
   // Outputs stay on the device (returned in `outputs`, keyed by their host addresses), except
   // `flagSlot` (the coordinate violations), which always comes back.
   bool keepOutputsOnDevice = false;
@@ -61,15 +61,14 @@ class LoadedKernel {
 class Engine {
  public:
   virtual ~Engine() = default;
-  virtual std::string name() const = 0;          // "llvm", "c" or "cuda"
+  virtual std::string name() const = 0;  // "llvm", "c" or "cuda"
   // Text of the code this engine compiles: C source, or the optimized LLVM IR module.
   virtual std::string source(const ir::Function& f) const = 0;
   // Compiles `f` to loadable bytes. Throws CompileError on failure.
   virtual std::vector<uint8_t> compile(const ir::Function& f) const = 0;
   // Loads bytes produced by compile() (possibly in another process) and resolves `symbol`
   // (the function's name). Throws CompileError when the bytes cannot be loaded.
-  virtual std::unique_ptr<LoadedKernel> load(const std::vector<uint8_t>& code,
-                                             const std::string& symbol) const = 0;
+  virtual std::unique_ptr<LoadedKernel> load(const std::vector<uint8_t>& code, const std::string& symbol) const = 0;
   // A short string identifying the code this engine produces on this machine (engine name,
   // LLVM version or cc version, host CPU); part of every cache key.
   virtual std::string fingerprint() const = 0;

@@ -22,8 +22,7 @@ struct Renamer {
     std::string name = "T" + std::to_string(tensors.size());
     auto renamed = makeTensorVar(name, t->format, t->dtype, t->indexType, t->temporary);
     tensors[t.get()] = renamed;
-    description += " " + name + ":" + t->format.repr() + ":" + dtypeName(t->dtype) + ":" +
-                   dtypeName(t->indexType);
+    description += " " + name + ":" + t->format.repr() + ":" + dtypeName(t->dtype) + ":" + dtypeName(t->indexType);
     return renamed;
   }
   std::string var(const std::string& v) {
@@ -81,8 +80,8 @@ Signature signatureOf(const Assignment& a, const std::string& options, bool keep
   auto lhs = r.access(*a.lhs);
   Expr rhs = r.expr(a.rhs);
   // Literal types matter (a weak int literal and a strong one print alike).
-  std::string canonical = toString(Assignment{lhs, rhs, a.accumulate}) + " |" + r.description +
-                          " | rhs type " + dtypeName(a.rhs->type) + " | " + options;
+  std::string canonical = toString(Assignment{lhs, rhs, a.accumulate}) + " |" + r.description + " | rhs type " +
+                          dtypeName(a.rhs->type) + " | " + options;
   return Signature{canonical, hashHex(canonical.data(), canonical.size())};
 }
 

@@ -54,9 +54,10 @@ void addFirst(Points& points, std::set<std::vector<int>>& seen, LatticePoint p) 
   normalize(p);
   if (!seen.insert(p.iterators).second) return;
   if (points.size() >= kMaxLatticePoints) {
-    throw CompileError("the expression merges too many sparse operands in one loop: its "
-                       "iteration lattice would have more than " +
-                       std::to_string(kMaxLatticePoints) + " points");
+    throw CompileError(
+        "the expression merges too many sparse operands in one loop: its "
+        "iteration lattice would have more than " +
+        std::to_string(kMaxLatticePoints) + " points");
   }
   points.push_back(std::move(p));
 }
@@ -119,8 +120,8 @@ struct Builder {
       p.locators.insert(p.locators.end(), y.locators.begin(), y.locators.end());
     }
     normalize(p);
-    bool unorderedMerge = p.iterators.size() > 1 &&
-        std::any_of(p.iterators.begin(), p.iterators.end(), [&](int s) { return !segments[s].ordered; });
+    bool unorderedMerge = p.iterators.size() > 1 && std::any_of(p.iterators.begin(), p.iterators.end(),
+                                                                [&](int s) { return !segments[s].ordered; });
     if (unorderedMerge) {
       // The ordered iterators drive the intersection and the unordered segments are located
       // at their coordinates; only when none is left does the dimension drive it. (Adding
@@ -128,8 +129,10 @@ struct Builder {
       // points where they have run out but the other side has not would be lost.)
       std::vector<int> iterators;
       for (int s : p.iterators) {
-        if (segments[s].ordered) iterators.push_back(s);
-        else p.locators.push_back(s);
+        if (segments[s].ordered)
+          iterators.push_back(s);
+        else
+          p.locators.push_back(s);
       }
       if (iterators.empty()) iterators.push_back(dimension);
       p.iterators = iterators;

@@ -31,8 +31,8 @@ struct DomainExpr;
 using DomainExprPtr = std::shared_ptr<const DomainExpr>;
 struct DomainExpr {
   enum Kind { Segment, Intersection, Union } kind;
-  int segment = -1;          // Segment
-  DomainExprPtr a, b;        // Intersection, Union
+  int segment = -1;    // Segment
+  DomainExprPtr a, b;  // Intersection, Union
 };
 DomainExprPtr segmentDomain(int segment);
 DomainExprPtr intersection(DomainExprPtr a, DomainExprPtr b);
@@ -41,9 +41,7 @@ DomainExprPtr unionOf(DomainExprPtr a, DomainExprPtr b);
 struct LatticePoint {
   std::vector<int> iterators;  // sorted segment indices
   std::vector<int> locators;   // sorted segment indices
-  bool operator==(const LatticePoint& o) const {
-    return iterators == o.iterators && locators == o.locators;
-  }
+  bool operator==(const LatticePoint& o) const { return iterators == o.iterators && locators == o.locators; }
   // Every segment of the point, iterators and locators.
   std::vector<int> segments() const;
 };
@@ -53,8 +51,8 @@ class IterationLattice {
   // `dimension` is the index of the variable's dimension segment in `segments`. With
   // `inOrder` (the loop appends to a result), unordered segments are never iterated: they are
   // located while the dimension is iterated.
-  static IterationLattice build(const DomainExprPtr& domain, const std::vector<Segment>& segments,
-                                int dimension, bool inOrder = false);
+  static IterationLattice build(const DomainExprPtr& domain, const std::vector<Segment>& segments, int dimension,
+                                bool inOrder = false);
 
   const std::vector<LatticePoint>& points() const { return points_; }
   const std::vector<Segment>& segments() const { return segments_; }

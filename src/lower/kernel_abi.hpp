@@ -10,19 +10,19 @@
 namespace coiter {
 
 struct ArraySlot {
-  int tensor;            // index into KernelABI::tensors
-  int level;             // level of the array, or -1 for the values
-  std::string array;     // "pos", "crd" or "vals"
+  int tensor;         // index into KernelABI::tensors
+  int level;          // level of the array, or -1 for the values
+  std::string array;  // "pos", "crd" or "vals"
   DType type;
-  int slot;              // pointer slot
-  int capacitySlot = -1; // integer slot holding the capacity (grown result arrays), else -1
+  int slot;               // pointer slot
+  int capacitySlot = -1;  // integer slot holding the capacity (grown result arrays), else -1
 };
 
 struct ExtentSlot {
   int tensor;
-  int mode;              // the mode whose extent goes in the slot; -1 - k: a scalar of level k
-  int slot;              // integer slot
-  std::string scalar;    // mode < 0: the level's scalar (LevelType::kernelScalars)
+  int mode;            // the mode whose extent goes in the slot; -1 - k: a scalar of level k
+  int slot;            // integer slot
+  std::string scalar;  // mode < 0: the level's scalar (LevelType::kernelScalars)
 };
 
 // A kernel whose sparse result is assembled in parallel by chunks of its outermost loop
@@ -36,7 +36,7 @@ struct ChunkedAssembly {
   int beginSlot = -1, endSlot = -1;  // integer slots of the chunk's row range
   int appendLevel = -1;              // the result's (only) compressed level
   bool dynamic = true;
-  int64_t chunk = 0;                 // rows per chunk, 0: chosen by the dispatcher
+  int64_t chunk = 0;  // rows per chunk, 0: chosen by the dispatcher
   // The work of a row follows its operand nonzeros (the kernel merges or scans the operands'
   // rows, without a workspace): chunks of equal weight take equal time, so the first chunk may
   // be large (call/chunked_assembly.cpp).

@@ -81,7 +81,6 @@ Expr Lowerer::resultPosition() const {
   return result_.pos[order - 1];
 }
 
-
 Stmt Lowerer::beginResultEntry(const std::string& var, bool writesResult, bool accumulates, Var& startVar) {
   int g = groupEndingAt(groups_, result_.levelVars, var);
   if (g < 0 || !writesResult) return nullptr;
@@ -104,7 +103,7 @@ Stmt Lowerer::beginResultEntry(const std::string& var, bool writesResult, bool a
     return block({grow(vars.vals, vars.valsCap, binary(BinaryOp::Add, start, size)),
                   forLoop(b, intLit(0), size, store(vars.vals, binary(BinaryOp::Add, start, ir::ref(b)), zero))});
   }
-  Stmt room = !assemble_            ? ifThen(binary(BinaryOp::Ge, count, ir::ref(vars.valsCap)), ret(kStructureMismatch))
+  Stmt room = !assemble_ ? ifThen(binary(BinaryOp::Ge, count, ir::ref(vars.valsCap)), ret(kStructureMismatch))
               : reservedGroup_ == g ? nullptr
                                     : grow(vars.vals, vars.valsCap, plusOne(count));
   return block({room, accumulates ? store(vars.vals, count, zero) : nullptr});
@@ -143,8 +142,8 @@ Stmt Lowerer::commitResultEntry(const std::string& var, bool writesResult, const
   for (auto it = openLoops_.begin(); it != openLoops_.end(); ++it) {
     if (std::find(result_.levelVars.begin(), above, *it) == above) {
       throw CompileError("lowering: level " + std::to_string(group.first + 1) + " of the result " +
-                         resultTensor_->name + " would be appended to once per value of the index '" +
-                         *it + "'; this loop order needs a workspace or a result format with random insert");
+                         resultTensor_->name + " would be appended to once per value of the index '" + *it +
+                         "'; this loop order needs a workspace or a result format with random insert");
     }
   }
   DType indexType = resultTensor_->indexType;
@@ -161,8 +160,8 @@ Stmt Lowerer::commitResultEntry(const std::string& var, bool writesResult, const
   }
   const bool reserved = reservedGroup_ == g;
   for (int k = group.first; k <= group.last; ++k) {
-    append.push_back(levelOf(k).appendCoordinate(vars.levels[k], count, coords_.at(result_.levelVars[k]), reserved,
-                                                 indexType));
+    append.push_back(
+        levelOf(k).appendCoordinate(vars.levels[k], count, coords_.at(result_.levelVars[k]), reserved, indexType));
   }
   // (Entries under a dense parent or at the top are counted per parent, see countEntries.)
   if (group.child >= 0) {
@@ -173,7 +172,8 @@ Stmt Lowerer::commitResultEntry(const std::string& var, bool writesResult, const
   Stmt next = assign(group.count, plusOne(count));
   if (group.child >= 0) {
     append.push_back(next);
-    return ifThen(binary(BinaryOp::Gt, ir::ref(groups_[group.child].count), ir::ref(startVar)), block(std::move(append)));
+    return ifThen(binary(BinaryOp::Gt, ir::ref(groups_[group.child].count), ir::ref(startVar)),
+                  block(std::move(append)));
   }
   if (trailingDense_ >= 0) {  // a block is kept whole
     append.push_back(next);
@@ -236,7 +236,8 @@ Stmt Lowerer::checkResultEntry(const AppendGroup& group) {
   }
   // Bounds first: the coordinate loads must not run past the given arrays.
   // (In a compute-only kernel the capacity parameters hold the given arrays' lengths.)
-  Stmt bounds = ifThen(binary(BinaryOp::Ge, count, ir::ref(vars.capacity(group.first, "crd"))), ret(kStructureMismatch));
+  Stmt bounds =
+      ifThen(binary(BinaryOp::Ge, count, ir::ref(vars.capacity(group.first, "crd"))), ret(kStructureMismatch));
   Expr any = mismatches.front();
   for (size_t n = 1; n < mismatches.size(); ++n) any = binary(BinaryOp::Or, any, mismatches[n]);
   return block({bounds, ifThen(any, ret(kStructureMismatch))});

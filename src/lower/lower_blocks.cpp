@@ -111,14 +111,17 @@ Stmt Lowerer::lowerBlockLoop(const cin::ForallNode& f, const schedule::IndexRela
 
   ParallelStateGuard parallelState(*this);
   ParallelPlan plan = planLoop(f, root, true);
-  auto savedInterval = intervals_.find(root) != intervals_.end() ? std::optional<Interval>(intervals_[root]) : std::nullopt;
+  auto savedInterval =
+      intervals_.find(root) != intervals_.end() ? std::optional<Interval>(intervals_[root]) : std::nullopt;
   intervals_[root] = Interval{ir::ref(blockLo), ir::ref(blockHi), true};
   // (The block loop is not an open loop of `root`: the inner loop is, for assembly checks.)
   openBlocks_.insert(&r);
   Stmt inner = lowerStmt(f.body);
   openBlocks_.erase(&r);
-  if (savedInterval) intervals_[root] = *savedInterval;
-  else intervals_.erase(root);
+  if (savedInterval)
+    intervals_[root] = *savedInterval;
+  else
+    intervals_.erase(root);
   if (!inner) return nullptr;
   body.push_back(inner);
   out.push_back(plan.around(forLoop(block, intLit(0), blocks, ir::block(std::move(body)), plan.schedule)));

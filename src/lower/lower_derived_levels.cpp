@@ -110,7 +110,8 @@ void Lowerer::restrictToLevels(const std::string& var, Interval& interval, std::
         if (inner == coords_.end()) continue;
         Expr lo = binary(BinaryOp::Div, inner->second, intLit(b));
         narrow(lo, binary(BinaryOp::Add, lo, intLit(1)));
-      } else if (k >= 1 && k + 1 < map.size() && state.vars->array(k + 1, "offset") && state.entered == static_cast<int>(k)) {
+      } else if (k >= 1 && k + 1 < map.size() && state.vars->array(k + 1, "offset") &&
+                 state.entered == static_cast<int>(k)) {
         // The rows of diagonal d: those whose column i + offset[d] is in [0, cols).
         Var offset = makeVar(freshName(access->tensor->name + "_offset"), kIndex);
         out.push_back(declare(offset, cast(kIndex, load(state.vars->array(k + 1, "offset"), state.pos[k - 1]))));

@@ -30,12 +30,9 @@ Expr Lowerer::literal(const nt::Expr& e) const {
 
 bool Lowerer::isZero(const nt::Expr& e) const {
   switch (e->kind) {
-    case nt::ExprKind::Access:
-      return zeroed_.count(static_cast<const AccessNode*>(e.get())) > 0;
-    case nt::ExprKind::Literal:
-      return static_cast<const nt::LiteralNode&>(*e).isZero();
-    case nt::ExprKind::Negate:
-      return isZero(static_cast<const nt::NegateNode&>(*e).a);
+    case nt::ExprKind::Access: return zeroed_.count(static_cast<const AccessNode*>(e.get())) > 0;
+    case nt::ExprKind::Literal: return static_cast<const nt::LiteralNode&>(*e).isZero();
+    case nt::ExprKind::Negate: return isZero(static_cast<const nt::NegateNode&>(*e).a);
     case nt::ExprKind::Binary: {
       const auto& b = static_cast<const nt::BinaryNode&>(*e);
       bool za = isZero(b.a), zb = isZero(b.b);
@@ -43,8 +40,7 @@ bool Lowerer::isZero(const nt::Expr& e) const {
       if (zb && b.op->rightZeroAnnihilates) return true;
       return za && zb && b.op->zeroPreserving;
     }
-    case nt::ExprKind::Reduce:
-      return isZero(static_cast<const nt::ReduceNode&>(*e).body);
+    case nt::ExprKind::Reduce: return isZero(static_cast<const nt::ReduceNode&>(*e).body);
   }
   return false;
 }
@@ -62,11 +58,11 @@ Expr Lowerer::lowerExpr(const nt::Expr& e) {
       }
       Expr p = levels == 0 ? intLit(0) : state.pos.back();
       auto present = presentIf_.find(&a);
-      if (present != presentIf_.end()) return select(present->second, load(state.vars->vals, p), zeroOf(a.tensor->dtype));
+      if (present != presentIf_.end())
+        return select(present->second, load(state.vars->vals, p), zeroOf(a.tensor->dtype));
       return load(state.vars->vals, p);
     }
-    case nt::ExprKind::Literal:
-      return literal(e);
+    case nt::ExprKind::Literal: return literal(e);
     case nt::ExprKind::Negate: {
       const auto& n = static_cast<const nt::NegateNode&>(*e);
       return neg(cast(scalar(e->type), lowerExpr(n.a)));
@@ -85,8 +81,7 @@ Expr Lowerer::lowerExpr(const nt::Expr& e) {
       y = y ? cast(t, y) : zeroOf(e->type);
       return binary(irOpOf(*b.op), x, y);
     }
-    case nt::ExprKind::Reduce:
-      break;
+    case nt::ExprKind::Reduce: break;
   }
   throw CompileError("lowering: unexpected reduction in a concrete statement");
 }

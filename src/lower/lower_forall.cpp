@@ -5,8 +5,8 @@
 // zero, largest sets first. The body is lowered recursively per branch with the absent
 // operands set to zero.
 #include <algorithm>
-#include <set>
 #include <functional>
+#include <set>
 
 #include "lower/lattice_printer.hpp"
 #include "lower/lowerer.hpp"
@@ -35,17 +35,15 @@ Expr plusOne(const Expr& e) { return binary(BinaryOp::Add, e, intLit(1)); }
 
 bool Lowerer::accumulatesIntoResult(const cin::Stmt& s) const {
   bool any = false;
-  cin::forEachAssignment(s, [&](const cin::AssignNode& a) {
-    any = any || (a.lhs->tensor == resultTensor_ && a.accumulate != nullptr);
-  });
+  cin::forEachAssignment(
+      s, [&](const cin::AssignNode& a) { any = any || (a.lhs->tensor == resultTensor_ && a.accumulate != nullptr); });
   return any;
 }
 
 bool Lowerer::onlyAccumulates(const cin::Stmt& s) const {
   bool all = true;
-  cin::forEachAssignment(s, [&](const cin::AssignNode& a) {
-    all = all && (a.lhs->tensor != resultTensor_ || a.accumulate != nullptr);
-  });
+  cin::forEachAssignment(
+      s, [&](const cin::AssignNode& a) { all = all && (a.lhs->tensor != resultTensor_ || a.accumulate != nullptr); });
   return all;
 }
 
@@ -113,10 +111,8 @@ lt::DomainExprPtr Lowerer::domainOf(const nt::Expr& e, const std::string& var) {
       }
       return dimension();
     }
-    case nt::ExprKind::Literal:
-      return static_cast<const nt::LiteralNode&>(*e).isZero() ? nullptr : dimension();
-    case nt::ExprKind::Negate:
-      return domainOf(static_cast<const nt::NegateNode&>(*e).a, var);
+    case nt::ExprKind::Literal: return static_cast<const nt::LiteralNode&>(*e).isZero() ? nullptr : dimension();
+    case nt::ExprKind::Negate: return domainOf(static_cast<const nt::NegateNode&>(*e).a, var);
     case nt::ExprKind::Binary: {
       // A null domain is a zero operand (absent in the region being lowered).
       const auto& b = static_cast<const nt::BinaryNode&>(*e);
@@ -134,8 +130,7 @@ lt::DomainExprPtr Lowerer::domainOf(const nt::Expr& e, const std::string& var) {
       if (op.zeroPreserving) return join(x, y);
       return join(join(x, y), dimension());
     }
-    case nt::ExprKind::Reduce:
-      break;
+    case nt::ExprKind::Reduce: break;
   }
   throw CompileError("lowering: unexpected reduction in a concrete statement");
 }
@@ -152,8 +147,7 @@ lt::DomainExprPtr Lowerer::domainOf(const cin::Stmt& s, const std::string& var) 
       }
       return d;
     }
-    case cin::StmtKind::Forall:
-      return domainOf(cin::as<cin::ForallNode>(s).body, var);
+    case cin::StmtKind::Forall: return domainOf(cin::as<cin::ForallNode>(s).body, var);
     case cin::StmtKind::Where: {
       const auto& w = cin::as<cin::WhereNode>(s);
       lt::DomainExprPtr produced = domainOf(w.producer, var);
@@ -277,7 +271,10 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
 
   // Where each iterator starts and ends: [begin, end) of positions, or of coordinates for the
   // dimension.
-  struct Range { Expr begin, end; bool single = false; };
+  struct Range {
+    Expr begin, end;
+    bool single = false;
+  };
   auto rangeOf = [&](int s) -> Range {
     if (segs[s].dimension) return {interval.lo, interval.hi};
     if (info[s].access->tensor->temporary) {
@@ -425,9 +422,9 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       int k = info[s].level;
       const auto& type = *st.vars->tensor->format.levels()[k];
       // A workspace's values are indexed by coordinate, other levels' by position.
-      st.pos[k] = info[s].access->tensor->temporary
-                      ? workspaceValueIndex(workspaces_.at(info[s].access->tensor.get()), positionOf(s), coordOf[s], body)
-                      : positionOf(s);
+      st.pos[k] = info[s].access->tensor->temporary ? workspaceValueIndex(workspaces_.at(info[s].access->tensor.get()),
+                                                                          positionOf(s), coordOf[s], body)
+                                                    : positionOf(s);
       st.runEnd[k] = nullptr;
       st.entered = k + 1;
       advanceTo[s] = plusOne(positionOf(s));
@@ -466,17 +463,17 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
     }
     auto savedZeroed = zeroed_;
     for (size_t s = 1; s < info.size(); ++s) {
-      bool inPoint = std::find(point.iterators.begin(), point.iterators.end(), static_cast<int>(s)) != point.iterators.end() ||
-                     std::find(point.locators.begin(), point.locators.end(), static_cast<int>(s)) != point.locators.end();
+      bool inPoint =
+          std::find(point.iterators.begin(), point.iterators.end(), static_cast<int>(s)) != point.iterators.end() ||
+          std::find(point.locators.begin(), point.locators.end(), static_cast<int>(s)) != point.locators.end();
       if (!inPoint) zeroed_.insert(info[s].access);
     }
     auto pointZeroed = zeroed_;
     std::vector<unsigned> masks;
     unsigned all = (1u << testable.size()) - 1;
     for (unsigned m = 0; m <= all; ++m) masks.push_back(m);
-    std::stable_sort(masks.begin(), masks.end(), [](unsigned a, unsigned b) {
-      return __builtin_popcount(a) > __builtin_popcount(b);
-    });
+    std::stable_sort(masks.begin(), masks.end(),
+                     [](unsigned a, unsigned b) { return __builtin_popcount(a) > __builtin_popcount(b); });
     std::vector<std::pair<Expr, Stmt>> branches;
     // The body of one region (the accesses in zeroed_ absent), with its result entry.
     auto regionBody = [&] {
@@ -506,8 +503,9 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
         int s = testable[t];
         bool failingLocator = std::find(failing.begin(), failing.end(), s) != failing.end();
         if (m & (1u << t)) {
-          tests.push_back(failingLocator ? binary(BinaryOp::Ge, accesses_.at(info[s].access).pos[info[s].level], intLit(0))
-                                         : binary(BinaryOp::Eq, coordOf[s], resolved));
+          tests.push_back(failingLocator
+                              ? binary(BinaryOp::Ge, accesses_.at(info[s].access).pos[info[s].level], intLit(0))
+                              : binary(BinaryOp::Eq, coordOf[s], resolved));
         } else {
           zeroed_.insert(info[s].access);
         }

@@ -26,18 +26,15 @@ namespace {
 // such a subexpression (then `safe` stays true).
 bool mayBeAbsent(const nt::Expr& e, const std::set<const AccessNode*>& absent, bool& safe) {
   switch (e->kind) {
-    case nt::ExprKind::Access:
-      return absent.count(static_cast<const AccessNode*>(e.get())) > 0;
-    case nt::ExprKind::Negate:
-      return mayBeAbsent(static_cast<const nt::NegateNode&>(*e).a, absent, safe);
+    case nt::ExprKind::Access: return absent.count(static_cast<const AccessNode*>(e.get())) > 0;
+    case nt::ExprKind::Negate: return mayBeAbsent(static_cast<const nt::NegateNode&>(*e).a, absent, safe);
     case nt::ExprKind::Binary: {
       const auto& b = static_cast<const nt::BinaryNode&>(*e);
       bool x = mayBeAbsent(b.a, absent, safe), y = mayBeAbsent(b.b, absent, safe);
       if ((x && b.op->leftZeroAnnihilates) || (y && b.op->rightZeroAnnihilates)) safe = false;
       return x || y;
     }
-    default:
-      return false;
+    default: return false;
   }
 }
 

@@ -48,13 +48,14 @@ void Lowerer::planChunkedAssembly() {
   std::string root = scheduled_.rootOf(f.var);
   const AppendGroup& group = groups_.front();
   if (groups_.size() != 1 || group.first == 0 || result_.levelVars[0] != root) {
-    throw CompileError("lowering: the sparse result " + resultTensor_->name + " is assembled in parallel only by "
+    throw CompileError("lowering: the sparse result " + resultTensor_->name +
+                       " is assembled in parallel only by "
                        "the loop over its rows (the schedule's legality check refuses the others)");
   }
   Var begin = makeVar(freshName(root + "_chunk_begin"), scalar(DType::Int64));
   Var end = makeVar(freshName(root + "_chunk_end"), scalar(DType::Int64));
-  abi_.chunks = ChunkedAssembly{true, root, abi_.integerSlots, abi_.integerSlots + 1, group.first, tags->dynamic,
-                                tags->chunk, !hasWhere(root_)};
+  abi_.chunks = ChunkedAssembly{true,        root,          abi_.integerSlots, abi_.integerSlots + 1,
+                                group.first, tags->dynamic, tags->chunk,       !hasWhere(root_)};
   params_.push_back(Param{begin, abi_.integerSlots++, false});
   params_.push_back(Param{end, abi_.integerSlots++, false});
   intervals_[root] = Interval{ir::ref(begin), ir::ref(end), true};
@@ -129,8 +130,9 @@ Lowerer::ParallelPlan Lowerer::planLoop(const cin::ForallNode& f, const std::str
       const Var& vals = result_.vars->vals;
       Expr copy = load(priv, binary(BinaryOp::Add, binary(BinaryOp::Mul, ir::ref(t), ir::ref(size)), ir::ref(q)));
       Stmt merge = store(vals, ir::ref(q), binary(irOpOf(*op), load(vals, ir::ref(q)), copy));
-      plan.after = {ifThen(several, block({forLoop(q, intLit(0), ir::ref(size), forLoop(t, intLit(0), ir::ref(threadsVar), merge)),
-                                           freeBuffer(priv)}))};
+      plan.after = {ifThen(
+          several, block({forLoop(q, intLit(0), ir::ref(size), forLoop(t, intLit(0), ir::ref(threadsVar), merge)),
+                          freeBuffer(priv)}))};
       privateResult_ = priv;
       privateOffset_ = binary(BinaryOp::Mul, threadId(), ir::ref(size));
     }

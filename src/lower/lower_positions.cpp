@@ -65,7 +65,8 @@ Lowerer::Interval Lowerer::positionInterval(const schedule::IndexRelation& r) co
   const Var& pos = state.vars->pos(p.level);
   if (p.fused) {
     const Var& rowPos = state.vars->pos(0);
-    if (p.rowPerPosition()) return {cast(kIndex, load(rowPos, intLit(0))), cast(kIndex, load(rowPos, intLit(1))), false};
+    if (p.rowPerPosition())
+      return {cast(kIndex, load(rowPos, intLit(0))), cast(kIndex, load(rowPos, intLit(1))), false};
     return {cast(kIndex, load(pos, intLit(0))), cast(kIndex, load(pos, storedRows(p))), false};
   }
   Expr parent = p.level == 0 ? intLit(0) : state.pos[p.level - 1];
@@ -109,7 +110,8 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
   if (tracksRow) {
     // The row of the block's first position: the first r with pos[r + 1] > lo, i.e. one
     // less than the first q in [1, rows] with pos[q] >= lo + 1.
-    Expr q = searchPosition(pos, intLit(1), plusOne(storedRows(level)), plusOne(interval.lo), bound[0] + "_search", out);
+    Expr q =
+        searchPosition(pos, intLit(1), plusOne(storedRows(level)), plusOne(interval.lo), bound[0] + "_search", out);
     row = makeVar(freshName(level.denseRows() ? bound[0] : "p" + vars.tensor->name + "1"), kIndex);
     out.push_back(declare(row, binary(BinaryOp::Sub, q, intLit(1))));
     trackedRow = level.denseRows() ? ir::ref(row) : cast(kIndex, load(vars.crd(0), ir::ref(row)));
@@ -153,8 +155,8 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
     body.push_back(declare(i, cast(kIndex, load(vars.crd(0), ir::ref(p)))));
     if (sum) {
       coords_[bound[0]] = ir::ref(current);
-      body.push_back(ifThen(binary(BinaryOp::Ne, ir::ref(i), ir::ref(current)),
-                            block({flush(), assign(current, ir::ref(i))})));
+      body.push_back(
+          ifThen(binary(BinaryOp::Ne, ir::ref(i), ir::ref(current)), block({flush(), assign(current, ir::ref(i))})));
     }
   }
   Var j = makeVar(freshName(bound.back()), kIndex);
@@ -178,7 +180,8 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
   if (sum) {
     for (const auto& v : bound) openLoops_.push_back(v);
     Expr value = lowerExpr(sum->rhs);
-    if (value) body.push_back(assign(acc, binary(BinaryOp::Add, ir::ref(acc), cast(scalar(resultTensor_->dtype), value))));
+    if (value)
+      body.push_back(assign(acc, binary(BinaryOp::Add, ir::ref(acc), cast(scalar(resultTensor_->dtype), value))));
     for (size_t n = 0; n < bound.size(); ++n) openLoops_.pop_back();
   } else {
     enterResultLevels(body);

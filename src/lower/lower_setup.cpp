@@ -1,9 +1,9 @@
 // Kernel parameters: one pointer slot per array and one integer slot per extent or capacity,
 // for every tensor of the statement; plus the plan for appending to the result.
 #include <algorithm>
-#include <set>
 #include <cctype>
 #include <functional>
+#include <set>
 
 #include "lower/lowerer.hpp"
 #include "util/errors.hpp"
@@ -14,8 +14,7 @@ namespace nt = coiter::notation;
 
 using namespace ir;
 
-Lowerer::Lowerer(const schedule::ScheduledStatement& stmt, const std::string& name, bool assemble,
-                 bool tryOverwrite)
+Lowerer::Lowerer(const schedule::ScheduledStatement& stmt, const std::string& name, bool assemble, bool tryOverwrite)
     : scheduled_(stmt), root_(stmt.stmt), name_(name), assemble_(assemble), tryOverwrite_(tryOverwrite) {
   abi_.assembles = assemble;
 }
@@ -39,7 +38,8 @@ TensorVars& Lowerer::addTensor(const notation::TensorVarPtr& t, bool result) {
   abi_.tensors.push_back(t);
   const Format& format = t->format;
   if (result && format.hasDerivedLevels()) {
-    throw FormatError("result " + t->name + ": a " + format.str() + " result cannot be assembled by a kernel; "
+    throw FormatError("result " + t->name + ": a " + format.str() +
+                      " result cannot be assembled by a kernel; "
                       "compute it in another format (csr, dense) and convert it with asformat()");
   }
   auto pointerParam = [&](const std::string& name, DType elem, int level, const std::string& array) {
@@ -83,8 +83,8 @@ TensorVars& Lowerer::addTensor(const notation::TensorVarPtr& t, bool result) {
                          ") stores a coordinate the compiler cannot derive");
     }
     if (result && !isAppended(type.assembly()) && type.assembly() != LevelAssembly::Located) {
-      throw FormatError("computing a result with a " + type.name() + " level is not supported yet (tensor " +
-                        t->name + "); choose a dense or compressed result format");
+      throw FormatError("computing a result with a " + type.name() + " level is not supported yet (tensor " + t->name +
+                        "); choose a dense or compressed result format");
     }
     for (const LevelKernelArray& array : type.kernelArrays()) {
       level.arrays[array.name] = pointerParam(prefix + "_" + array.name, t->indexType, static_cast<int>(k), array.name);
@@ -140,8 +140,8 @@ void Lowerer::registerAccesses(const cin::Stmt& s) {
     });
     if (!a.lhs->tensor->temporary) {
       if (resultTensor_ && resultTensor_ != a.lhs->tensor) {
-        throw CompileError("a kernel computes one result; the statement writes " +
-                           resultTensor_->name + " and " + a.lhs->tensor->name);
+        throw CompileError("a kernel computes one result; the statement writes " + resultTensor_->name + " and " +
+                           a.lhs->tensor->name);
       }
       if (!resultTensor_) {
         resultTensor_ = a.lhs->tensor;
@@ -232,8 +232,7 @@ void Lowerer::planResultAssembly() {
     // Appended: a new group.
     AppendGroup g;
     g.first = g.last = static_cast<int>(k);
-    g.count = makeVar(freshName(resultTensor_->name + std::to_string(k + 1) + "_count"),
-                      scalar(DType::Int64));
+    g.count = makeVar(freshName(resultTensor_->name + std::to_string(k + 1) + "_count"), scalar(DType::Int64));
     if (!groups_.empty() && groups_.back().last == static_cast<int>(k) - 1) {
       g.parent = static_cast<int>(groups_.size()) - 1;
       groups_.back().child = static_cast<int>(groups_.size());

@@ -68,10 +68,8 @@ bool Lowerer::isZero(const cin::Stmt& s) const {
       bool identity = !a.accumulate || a.accumulate->zeroIsIdentity;
       return identity && isZero(a.rhs);
     }
-    case cin::StmtKind::Forall:
-      return isZero(cin::as<cin::ForallNode>(s).body);
-    case cin::StmtKind::Where:
-      return isZero(cin::as<cin::WhereNode>(s).consumer);
+    case cin::StmtKind::Forall: return isZero(cin::as<cin::ForallNode>(s).body);
+    case cin::StmtKind::Where: return isZero(cin::as<cin::WhereNode>(s).consumer);
     case cin::StmtKind::Sequence:
       return isZero(cin::as<cin::SequenceNode>(s).define) && isZero(cin::as<cin::SequenceNode>(s).mutate);
   }
@@ -80,12 +78,9 @@ bool Lowerer::isZero(const cin::Stmt& s) const {
 
 Stmt Lowerer::lowerStmt(const cin::Stmt& s) {
   switch (s->kind) {
-    case cin::StmtKind::Assign:
-      return lowerAssign(cin::as<cin::AssignNode>(s));
-    case cin::StmtKind::Forall:
-      return lowerForall(cin::as<cin::ForallNode>(s));
-    case cin::StmtKind::Where:
-      return lowerWhere(cin::as<cin::WhereNode>(s));
+    case cin::StmtKind::Assign: return lowerAssign(cin::as<cin::AssignNode>(s));
+    case cin::StmtKind::Forall: return lowerForall(cin::as<cin::ForallNode>(s));
+    case cin::StmtKind::Where: return lowerWhere(cin::as<cin::WhereNode>(s));
     case cin::StmtKind::Sequence: {
       const auto& q = cin::as<cin::SequenceNode>(s);
       return block({lowerStmt(q.define), lowerStmt(q.mutate)});

@@ -156,12 +156,17 @@ Stmt Lowerer::growHashedWorkspace(const WorkspaceVars& ws) {
   Var c = makeVar(freshName(name + "_clear"), kIndex);
   return block({
       declare(size, binary(BinaryOp::Mul, ir::ref(ws.tableSize), intLit(2))),
-      declare(keys, nullptr), allocate(keys, ir::ref(size), false),
-      declare(values, nullptr), allocate(values, ir::ref(size), false),
+      declare(keys, nullptr),
+      allocate(keys, ir::ref(size), false),
+      declare(values, nullptr),
+      allocate(values, ir::ref(size), false),
       forLoop(c, intLit(0), ir::ref(size), store(keys, ir::ref(c), intLit(-1))),
       forLoop(n, intLit(0), ir::ref(ws.count), block(std::move(move))),
-      freeBuffer(ws.keys), freeBuffer(vals),
-      assign(ws.keys, ir::ref(keys)), assign(vals, ir::ref(values)), assign(ws.tableSize, ir::ref(size)),
+      freeBuffer(ws.keys),
+      freeBuffer(vals),
+      assign(ws.keys, ir::ref(keys)),
+      assign(vals, ir::ref(values)),
+      assign(ws.tableSize, ir::ref(size)),
   });
 }
 
@@ -182,7 +187,8 @@ Stmt Lowerer::storeToWorkspace(const AccessNode& lhs, const nt::Operator* accumu
       // Row-major over the modes, as a dense operand is located.
       Expr at = ws.tensor->root ? ws.tensor->root : intLit(0);
       for (size_t m = 0; m < lhs.indices.size(); ++m) {
-        at = binary(BinaryOp::Add, binary(BinaryOp::Mul, at, ir::ref(ws.tensor->extents[m])), coords_.at(lhs.indices[m]));
+        at = binary(BinaryOp::Add, binary(BinaryOp::Mul, at, ir::ref(ws.tensor->extents[m])),
+                    coords_.at(lhs.indices[m]));
       }
       return update(at);
     }
@@ -205,22 +211,28 @@ Stmt Lowerer::storeToWorkspace(const AccessNode& lhs, const nt::Operator* accumu
       Expr lastCoord = load(list, select(empty, intLit(0), last));  // read only when not empty
       Expr isNew = binary(BinaryOp::Or, empty, binary(BinaryOp::Ne, lastCoord, coord));
       Stmt append = block({
-          ifThen(binary(BinaryOp::And, logicalNot(empty), binary(BinaryOp::Gt, lastCoord, coord)), ret(kUnorderedWorkspace)),
-          grow(list, ws.listCapacity, plusOne(count)), grow(vals, ws.valsCapacity, plusOne(count)),
-          store(list, count, coord), store(vals, count, zero), assign(ws.count, plusOne(count)),
+          ifThen(binary(BinaryOp::And, logicalNot(empty), binary(BinaryOp::Gt, lastCoord, coord)),
+                 ret(kUnorderedWorkspace)),
+          grow(list, ws.listCapacity, plusOne(count)),
+          grow(vals, ws.valsCapacity, plusOne(count)),
+          store(list, count, coord),
+          store(vals, count, zero),
+          assign(ws.count, plusOne(count)),
       });
       return block({ifThen(isNew, append), update(last)});
     }
     case WorkspaceKind::Hashed: {
       std::vector<Stmt> out;
       // Room first: the table stays at most half full, so probes stay short and end.
-      out.push_back(ifThen(binary(BinaryOp::Gt, binary(BinaryOp::Mul, plusOne(count), intLit(2)), ir::ref(ws.tableSize)),
-                           growHashedWorkspace(ws)));
+      out.push_back(
+          ifThen(binary(BinaryOp::Gt, binary(BinaryOp::Mul, plusOne(count), intLit(2)), ir::ref(ws.tableSize)),
+                 growHashedWorkspace(ws)));
       Expr slot = probeHashedWorkspace(ws, ws.keys, ir::ref(ws.tableSize), coord, out);
-      out.push_back(ifThen(binary(BinaryOp::Eq, load(ws.keys, slot), intLit(-1)),
-                           block({store(ws.keys, slot, coord), store(vals, slot, zero),
-                                  grow(list, ws.listCapacity, plusOne(count)), grow(ws.slots, ws.valsCapacity, plusOne(count)),
-                                  store(list, count, coord), store(ws.slots, count, slot), assign(ws.count, plusOne(count))})));
+      out.push_back(
+          ifThen(binary(BinaryOp::Eq, load(ws.keys, slot), intLit(-1)),
+                 block({store(ws.keys, slot, coord), store(vals, slot, zero),
+                        grow(list, ws.listCapacity, plusOne(count)), grow(ws.slots, ws.valsCapacity, plusOne(count)),
+                        store(list, count, coord), store(ws.slots, count, slot), assign(ws.count, plusOne(count))})));
       out.push_back(update(slot));
       return block(std::move(out));
     }
@@ -233,7 +245,8 @@ Stmt Lowerer::startWorkspace(const WorkspaceVars& ws) {
   // so it is zeroed whole (the vector kinds are emptied as they are consumed).
   if (ws.kind != WorkspaceKind::DenseArray) return nullptr;
   Var n = makeVar(freshName(ws.tensor->tensor->name + "_zero"), kIndex);
-  Expr at = ws.tensor->root ? binary(BinaryOp::Add, binary(BinaryOp::Mul, ws.tensor->root, ws.size), ir::ref(n)) : ir::ref(n);
+  Expr at =
+      ws.tensor->root ? binary(BinaryOp::Add, binary(BinaryOp::Mul, ws.tensor->root, ws.size), ir::ref(n)) : ir::ref(n);
   return forLoop(n, intLit(0), ws.size, store(ws.tensor->vals, at, zeroOf(ws.tensor->tensor->dtype)));
 }
 
@@ -248,8 +261,7 @@ Stmt Lowerer::orderWorkspace(const WorkspaceVars& ws) {
       return call(RuntimeFunction::SortCoordinates, {ir::ref(list), ws.base ? ws.base : intLit(0), ir::ref(ws.count)});
     case WorkspaceKind::Hashed:
       return call(RuntimeFunction::SortCoordinates, {ir::ref(list), intLit(0), ir::ref(ws.count)});
-    default:
-      return nullptr;
+    default: return nullptr;
   }
 }
 

@@ -20,8 +20,8 @@ using notation::TensorVar;
 // IR variables holding one tensor's arrays and extents inside the kernel.
 struct TensorVars {
   notation::TensorVarPtr tensor;
-  int index = 0;                       // position in KernelABI::tensors
-  std::vector<ir::Var> extents;        // per mode
+  int index = 0;                 // position in KernelABI::tensors
+  std::vector<ir::Var> extents;  // per mode
   // Per level: the arrays and scalars its level type takes (LevelType::kernelArrays), and the
   // extent of its coordinates (a mode's, or a derived level's: lower_derived_levels.cpp).
   // Workspaces, built by the lowerer, have none.
@@ -83,10 +83,10 @@ struct WorkspaceVars {
   // Dense, inside a parallel loop: every thread has its own slice: index = base + coordinate,
   // with base = ThreadId * extent; null when there is one workspace.
   ir::Expr base;
-  ir::Var listCapacity;                // hashed, compressed: the list grows
-  ir::Var valsCapacity;                // compressed: the values grow with the list
-  ir::Var keys, slots, tableSize;      // hashed: keys[tableSize] (-1: empty), slot of each entry
-  ir::Expr size;                       // dense array: its number of values
+  ir::Var listCapacity;            // hashed, compressed: the list grows
+  ir::Var valsCapacity;            // compressed: the values grow with the list
+  ir::Var keys, slots, tableSize;  // hashed: keys[tableSize] (-1: empty), slot of each entry
+  ir::Expr size;                   // dense array: its number of values
   ir::Expr at(const ir::Expr& index) const { return base ? ir::binary(ir::BinaryOp::Add, base, index) : index; }
 };
 
@@ -128,8 +128,8 @@ class Lowerer {
   // of its variable's extent, unconditionally.
   void checkResultLoop(const cin::ForallNode& f, bool storesEveryCoordinate);
   bool tryOverwrite_ = false;
-  bool overwriteResult_ = false;   // the result's one store overwrites (planned)
-  bool overwriteBroken_ = false;   // a loop around it skips coordinates
+  bool overwriteResult_ = false;  // the result's one store overwrites (planned)
+  bool overwriteBroken_ = false;  // a loop around it skips coordinates
   std::set<const cin::ForallNode*> resultLoops_;
   const cin::AssignNode* resultStore_ = nullptr;
 
@@ -155,8 +155,8 @@ class Lowerer {
   // After the consumer: what empties the workspace for the next execution of the where.
   ir::Stmt emptyWorkspace(const WorkspaceVars& ws);
   // Index of `key` in a hashed workspace's table, or of the empty slot where it goes.
-  ir::Expr probeHashedWorkspace(const WorkspaceVars& ws, const ir::Var& keys, const ir::Expr& size,
-                                const ir::Expr& key, std::vector<ir::Stmt>& out);
+  ir::Expr probeHashedWorkspace(const WorkspaceVars& ws, const ir::Var& keys, const ir::Expr& size, const ir::Expr& key,
+                                std::vector<ir::Stmt>& out);
   ir::Stmt growHashedWorkspace(const WorkspaceVars& ws);
   std::vector<size_t> producerDepth_;  // openLoops_ size where each where's producer starts
   // Whether `s` computes nothing when the accesses in `zeroed_` are zero.
@@ -173,12 +173,11 @@ class Lowerer {
   lattice::DomainExprPtr domainOf(const cin::Stmt& s, const std::string& var);
   lattice::DomainExprPtr domainOf(const notation::Expr& e, const std::string& var);
   int segmentFor(const AccessNode* access, int level);
-  bool onlyAccumulates(const cin::Stmt& s) const;  // every write to the result is compound
+  bool onlyAccumulates(const cin::Stmt& s) const;        // every write to the result is compound
   bool accumulatesIntoResult(const cin::Stmt& s) const;  // some write to the result is compound
   bool writesResult(const cin::Stmt& s) const;           // s assigns the result somewhere
   void resolveLocates(std::vector<ir::Stmt>& out);
-  ir::Expr locatePosition(AccessState& state, int level, const ir::Expr& coord,
-                          std::vector<ir::Stmt>& out);
+  ir::Expr locatePosition(AccessState& state, int level, const ir::Expr& coord, std::vector<ir::Stmt>& out);
   // lower_merge_selects.cpp: whether one merge loop's regions can be computed by one body,
   // each operand's value selected (present at the coordinate, or zero), instead of an
   // if-chain of regions; `testable` are the iterators that may be absent.
@@ -189,17 +188,20 @@ class Lowerer {
 
   // lower_blocks.cpp: loops of derived index variables (split, divide, bound).
   // The coordinates [lo, hi) a loop over the original variable `root` iterates now.
-  struct Interval { ir::Expr lo, hi; bool restricted = false; };
+  struct Interval {
+    ir::Expr lo, hi;
+    bool restricted = false;
+  };
   Interval intervalOf(const std::string& root, const std::string& loopVar) const;
   ir::Stmt lowerBlockLoop(const cin::ForallNode& f, const schedule::IndexRelation& r);
   // A split's inner loop outside its outer loop (TACO's GPU schedules: a thread's offset
   // outside the blocks it visits): a strided walk, whose outer loop binds the root.
   ir::Stmt lowerStridedLoop(const cin::ForallNode& f, const schedule::IndexRelation& r);
-  std::set<const schedule::IndexRelation*> openBlocks_;  // splits whose outer loop is around
+  std::set<const schedule::IndexRelation*> openBlocks_;         // splits whose outer loop is around
   std::map<const schedule::IndexRelation*, ir::Expr> strided_;  // inner loops around: their offset
   // First position in [begin, end) of an ordered level whose coordinate is >= target.
-  ir::Expr searchPosition(const ir::Var& crd, ir::Expr begin, ir::Expr end, ir::Expr target,
-                          const std::string& name, std::vector<ir::Stmt>& out);
+  ir::Expr searchPosition(const ir::Var& crd, ir::Expr begin, ir::Expr end, ir::Expr target, const std::string& name,
+                          std::vector<ir::Stmt>& out);
   void checkBounds(std::vector<ir::Stmt>& out);
 
   // lower_derived_levels.cpp: levels whose coordinates derive from the modes' (DIA, ELL, BCSR).
@@ -218,7 +220,7 @@ class Lowerer {
   // Offset levels whose padding need not be tested (their rows were restricted).
   std::set<const AccessNode*> paddingExcluded_;
   std::map<const AccessNode*, ir::Expr> diagonalOffset_;  // offset[d] of the diagonal being visited
-  std::map<std::string, ir::Expr> levelVarExtents_;  // variables of derived levels
+  std::map<std::string, ir::Expr> levelVarExtents_;       // variables of derived levels
 
   // A parallel outermost loop over the rows of a sparse result: the kernel computes a range
   // of rows given by the caller, which assembles the chunks (kernel_abi.hpp).
@@ -228,8 +230,8 @@ class Lowerer {
   // lower_positions.cpp: loops over an operand's stored positions (pos), fused loops (fuse).
   struct PositionLevel {
     const AccessNode* access = nullptr;
-    int level = -1;       // the level whose positions are iterated
-    bool fused = false;   // the loop also binds the level above (pos of a fused loop)
+    int level = -1;      // the level whose positions are iterated
+    bool fused = false;  // the loop also binds the level above (pos of a fused loop)
     const LevelType& typeOf(int k) const { return *access->tensor->format.levels()[k]; }
     // For a fused loop: the rows are located (CSR: a row is its position) or stored in
     // segments (DCSR, with the row's coordinate in its crd; COO, where the iterated level is
@@ -271,8 +273,12 @@ class Lowerer {
     int depth;
     schedule::ParallelUnit gpuUnit;
     explicit ParallelStateGuard(Lowerer& l)
-        : lowerer(l), atomic(l.atomicResult_), privateResult(l.privateResult_),
-          privateOffset(l.privateOffset_), depth(l.parallelDepth_), gpuUnit(l.gpuUnit_) {}
+        : lowerer(l),
+          atomic(l.atomicResult_),
+          privateResult(l.privateResult_),
+          privateOffset(l.privateOffset_),
+          depth(l.parallelDepth_),
+          gpuUnit(l.gpuUnit_) {}
     ~ParallelStateGuard() {
       lowerer.gpuUnit_ = gpuUnit;
       lowerer.atomicResult_ = atomic;
@@ -304,7 +310,7 @@ class Lowerer {
   ir::Stmt reserveResultRoom(const std::string& var, const ir::Expr& steps, bool writesResult);
   int reservedGroup_ = -1;
   ir::Expr resultPosition() const;
-  const LevelType& levelOf(int resultLevel) const;  // a level of the result
+  const LevelType& levelOf(int resultLevel) const;     // a level of the result
   bool appendsResultAt(const std::string& var) const;  // a result append group ends at var
   ir::Stmt checkResultEntry(const AppendGroup& group);
 
@@ -322,11 +328,11 @@ class Lowerer {
   AccessState result_;                                 // the result
   notation::TensorVarPtr resultTensor_;
   std::vector<AppendGroup> groups_;
-  std::vector<int> groupOfLevel_;                      // result level -> group, or -1
-  int trailingDense_ = -1;                             // first dense level below the groups
+  std::vector<int> groupOfLevel_;  // result level -> group, or -1
+  int trailingDense_ = -1;         // first dense level below the groups
 
-  std::map<std::string, ir::Expr> coords_;              // bound index variables
-  std::vector<std::string> openLoops_;                  // foralls being lowered, outermost first
+  std::map<std::string, ir::Expr> coords_;  // bound index variables
+  std::vector<std::string> openLoops_;      // foralls being lowered, outermost first
   std::map<const TensorVar*, ir::Var> scalarTemps_;
   std::map<const TensorVar*, lattice::DomainExprPtr> tempDomains_;
   std::map<const TensorVar*, WorkspaceVars> workspaces_;
@@ -334,12 +340,12 @@ class Lowerer {
   std::set<const AccessNode*> zeroed_;
   // Operand accesses read as select(present, value, 0) (a merge lowered with selects).
   std::map<const AccessNode*, ir::Expr> presentIf_;
-  std::map<std::string, Interval> intervals_;  // original variables restricted to a block
-  int parallelDepth_ = 0;                      // parallel loops being lowered
+  std::map<std::string, Interval> intervals_;                      // original variables restricted to a block
+  int parallelDepth_ = 0;                                          // parallel loops being lowered
   schedule::ParallelUnit gpuUnit_ = schedule::ParallelUnit::None;  // innermost GPU loop's unit
-  bool atomicResult_ = false;                  // result updates are atomic (race strategy)
-  ir::Var privateResult_;                      // per-thread result copies (race strategy)
-  ir::Expr privateOffset_;                     // this thread's copy: ThreadId * result size
+  bool atomicResult_ = false;                                      // result updates are atomic (race strategy)
+  ir::Var privateResult_;                                          // per-thread result copies (race strategy)
+  ir::Expr privateOffset_;                                         // this thread's copy: ThreadId * result size
 
   // Segments of the forall being lowered.
   std::vector<lattice::Segment> segments_;

@@ -47,8 +47,7 @@ void refuseArray(int64_t length, DType type, const std::string& what) {
                    readableBytes(double(length) * double(dtypeSize(type))) + ")");
 }
 
-size_t checkedDenseArrayBytes(const std::vector<int64_t>& shape, DType type,
-                              const std::string& what) {
+size_t checkedDenseArrayBytes(const std::vector<int64_t>& shape, DType type, const std::string& what) {
   int64_t count = 1;
   for (int64_t extent : shape) {
     if (extent < 0) throw ShapeError(what + ": negative extent " + std::to_string(extent));

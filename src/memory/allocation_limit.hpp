@@ -37,7 +37,6 @@ size_t checkedArrayBytes(int64_t length, DType type, Describe&& what) {
 
 // Bytes of a dense array of `shape` holding `type`, checked as checkedArrayBytes checks them
 // (the element count is a product of extents, checked for overflow first).
-size_t checkedDenseArrayBytes(const std::vector<int64_t>& shape, DType type,
-                              const std::string& what);
+size_t checkedDenseArrayBytes(const std::vector<int64_t>& shape, DType type, const std::string& what);
 
 }  // namespace coiter

@@ -30,7 +30,9 @@ class Buffer {
   bool valid() const { return owner_ != nullptr || length_ == 0; }
 
   template <typename T>
-  T* as() const { return static_cast<T*>(data_); }
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
 
   // Reads element k of an int32 or int64 buffer.
   int64_t index(int64_t k) const {

@@ -11,15 +11,26 @@
 namespace coiter {
 
 enum class DType {
-  Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64,
-  Float32, Float64, Complex64, Complex128
+  Bool,
+  Int8,
+  Int16,
+  Int32,
+  Int64,
+  UInt8,
+  UInt16,
+  UInt32,
+  UInt64,
+  Float32,
+  Float64,
+  Complex64,
+  Complex128
 };
 
 size_t dtypeSize(DType t);
-std::string dtypeName(DType t);          // NumPy's name: "float64", "int32", ...
+std::string dtypeName(DType t);                // NumPy's name: "float64", "int32", ...
 DType dtypeFromName(const std::string& name);  // throws DTypeError for unsupported names
-bool isIndexDType(DType t);             // int32 or int64
-bool isInteger(DType t);                // signed/unsigned integer types (not bool)
+bool isIndexDType(DType t);                    // int32 or int64
+bool isInteger(DType t);                       // signed/unsigned integer types (not bool)
 bool isFloat(DType t);
 bool isComplex(DType t);
 
@@ -47,8 +58,10 @@ decltype(auto) dispatchDType(DType t, F&& f) {
 // NumPy's addition for sum-of-duplicates: bool addition is logical or.
 template <typename T>
 inline T addValues(T a, T b) {
-  if constexpr (std::is_same_v<T, bool>) return a || b;
-  else return static_cast<T>(a + b);
+  if constexpr (std::is_same_v<T, bool>)
+    return a || b;
+  else
+    return static_cast<T>(a + b);
 }
 
 }  // namespace coiter

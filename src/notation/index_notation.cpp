@@ -11,10 +11,8 @@
 
 namespace coiter::notation {
 
-TensorVarPtr makeTensorVar(std::string name, Format format, DType dtype, DType indexType,
-                           bool temporary) {
-  return std::make_shared<const TensorVar>(
-      TensorVar{std::move(name), std::move(format), dtype, indexType, temporary});
+TensorVarPtr makeTensorVar(std::string name, Format format, DType dtype, DType indexType, bool temporary) {
+  return std::make_shared<const TensorVar>(TensorVar{std::move(name), std::move(format), dtype, indexType, temporary});
 }
 
 bool LiteralNode::isZero() const { return real == 0.0 && imag == 0.0 && intValue == 0; }
@@ -29,8 +27,8 @@ std::shared_ptr<const AccessNode> access(TensorVarPtr tensor, std::vector<std::s
 
 std::shared_ptr<const AccessNode> accessWithLevels(const AccessNode& a, std::vector<std::string> levelVars) {
   if (levelVars.size() != a.tensor->format.levels().size()) {
-    throw CoiterError("tensor " + a.tensor->name + ": " + std::to_string(levelVars.size()) +
-                      " level variables for " + std::to_string(a.tensor->format.levels().size()) + " levels");
+    throw CoiterError("tensor " + a.tensor->name + ": " + std::to_string(levelVars.size()) + " level variables for " +
+                      std::to_string(a.tensor->format.levels().size()) + " levels");
   }
   auto node = std::make_shared<AccessNode>(a.tensor, a.indices);
   node->levelVars = std::move(levelVars);
@@ -45,9 +43,7 @@ std::shared_ptr<LiteralNode> literal(DType t, bool weak) {
   return node;
 }
 
-bool isWeak(const Expr& e) {
-  return e->kind == ExprKind::Literal && static_cast<const LiteralNode&>(*e).weak;
-}
+bool isWeak(const Expr& e) { return e->kind == ExprKind::Literal && static_cast<const LiteralNode&>(*e).weak; }
 
 }  // namespace
 
@@ -77,8 +73,7 @@ Expr boolLiteral(bool value) {
 
 Expr negate(Expr a) {
   if (a->type == DType::Bool) {
-    throw DTypeError("negation of a bool expression is not supported (NumPy rejects it too): " +
-                     toString(a));
+    throw DTypeError("negation of a bool expression is not supported (NumPy rejects it too): " + toString(a));
   }
   return std::make_shared<NegateNode>(std::move(a));
 }
@@ -101,8 +96,7 @@ Expr reduce(const Operator& op, const std::string& var, Expr body) {
   }
   std::vector<std::string> used = indexVariables(body);
   if (std::find(used.begin(), used.end(), var) == used.end()) {
-    throw ShapeError("reduction over '" + var + "' but the reduced expression " +
-                     toString(body) + " does not use it");
+    throw ShapeError("reduction over '" + var + "' but the reduced expression " + toString(body) + " does not use it");
   }
   return std::make_shared<ReduceNode>(&op, var, std::move(body));
 }
@@ -131,13 +125,11 @@ void collectOperands(const Expr& e, std::vector<TensorVarPtr>& out) {
 
 // A reduction variable must not be reused outside its reduction, and reductions over the
 // same variable must not nest.
-void checkReductionScopes(const Expr& e, std::set<std::string>& bound,
-                          const std::set<std::string>& free) {
+void checkReductionScopes(const Expr& e, std::set<std::string>& bound, const std::set<std::string>& free) {
   if (e->kind == ExprKind::Reduce) {
     const auto& r = static_cast<const ReduceNode&>(*e);
     if (bound.count(r.var) || free.count(r.var)) {
-      throw ShapeError("index '" + r.var + "' is reduced but also used outside the reduction in " +
-                       toString(e));
+      throw ShapeError("index '" + r.var + "' is reduced but also used outside the reduction in " + toString(e));
     }
     bound.insert(r.var);
     checkReductionScopes(r.body, bound, free);
@@ -162,19 +154,14 @@ std::vector<std::string> levelIndices(const AccessNode& a) {
 void forEachSubexpression(const Expr& e, const std::function<void(const Expr&)>& fn) {
   fn(e);
   switch (e->kind) {
-    case ExprKind::Negate:
-      forEachSubexpression(static_cast<const NegateNode&>(*e).a, fn);
-      break;
+    case ExprKind::Negate: forEachSubexpression(static_cast<const NegateNode&>(*e).a, fn); break;
     case ExprKind::Binary:
       forEachSubexpression(static_cast<const BinaryNode&>(*e).a, fn);
       forEachSubexpression(static_cast<const BinaryNode&>(*e).b, fn);
       break;
-    case ExprKind::Reduce:
-      forEachSubexpression(static_cast<const ReduceNode&>(*e).body, fn);
-      break;
+    case ExprKind::Reduce: forEachSubexpression(static_cast<const ReduceNode&>(*e).body, fn); break;
     case ExprKind::Access:
-    case ExprKind::Literal:
-      break;
+    case ExprKind::Literal: break;
   }
 }
 
@@ -255,10 +242,8 @@ std::string print(const Expr& e, int parentPrecedence) {
       for (size_t k = 0; k < a.indices.size(); ++k) s += (k ? "," : "") + a.indices[k];
       return s + ")";
     }
-    case ExprKind::Literal:
-      return literalText(static_cast<const LiteralNode&>(*e));
-    case ExprKind::Negate:
-      return "-" + print(static_cast<const NegateNode&>(*e).a, 4);
+    case ExprKind::Literal: return literalText(static_cast<const LiteralNode&>(*e));
+    case ExprKind::Negate: return "-" + print(static_cast<const NegateNode&>(*e).a, 4);
     case ExprKind::Binary: {
       const auto& b = static_cast<const BinaryNode&>(*e);
       if (b.op->symbol.empty()) {
@@ -284,8 +269,7 @@ std::string print(const Expr& e, int parentPrecedence) {
 std::string toString(const Expr& e) { return print(e, 0); }
 
 std::string toString(const Assignment& a) {
-  return toString(Expr(a.lhs)) + (a.accumulate ? " " + a.accumulate->symbol + "= " : " = ") +
-         toString(a.rhs);
+  return toString(Expr(a.lhs)) + (a.accumulate ? " " + a.accumulate->symbol + "= " : " = ") + toString(a.rhs);
 }
 
 }  // namespace coiter::notation

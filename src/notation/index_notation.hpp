@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "format/format.hpp"
-#include "notation/operators.hpp"
 #include "memory/dtype.hpp"
+#include "notation/operators.hpp"
 
 namespace coiter::notation {
 
@@ -26,8 +26,8 @@ struct TensorVar {
   int order() const { return format.order(); }
 };
 using TensorVarPtr = std::shared_ptr<const TensorVar>;
-TensorVarPtr makeTensorVar(std::string name, Format format, DType dtype,
-                           DType indexType = DType::Int32, bool temporary = false);
+TensorVarPtr makeTensorVar(std::string name, Format format, DType dtype, DType indexType = DType::Int32,
+                           bool temporary = false);
 
 enum class ExprKind { Access, Literal, Negate, Binary, Reduce };
 
@@ -98,8 +98,7 @@ Expr binary(const Operator& op, Expr a, Expr b);
 Expr reduce(const Operator& op, const std::string& var, Expr body);
 // Checks indices (count per tensor, reductions binding used variables) and returns the
 // assignment; implicit summation is left to concretize.
-Assignment assignment(std::shared_ptr<const AccessNode> lhs, Expr rhs,
-                      const Operator* accumulate = nullptr);
+Assignment assignment(std::shared_ptr<const AccessNode> lhs, Expr rhs, const Operator* accumulate = nullptr);
 
 // The index variable of each of the accessed tensor's levels, in storage order (levelVars
 // when set).

@@ -4,7 +4,6 @@
 
 namespace coiter::notation {
 
-
 const Operator& addOp() {
   static const Operator op{"add", "+", false, false, true, true, true, 1};
   return op;

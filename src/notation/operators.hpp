@@ -7,12 +7,11 @@
 #pragma once
 #include <string>
 
-
 namespace coiter::notation {
 
 struct Operator {
-  std::string name;     // "add", "mul", ...
-  std::string symbol;   // "+", "*", ... as printed in index notation; empty for calls
+  std::string name;    // "add", "mul", ...
+  std::string symbol;  // "+", "*", ... as printed in index notation; empty for calls
   // A zero in the left (right) operand makes the result zero, whatever the other operand.
   // (Division: 0 / b = 0 is the usual sparse convention, see API.md §3 semantics.)
   bool leftZeroAnnihilates;
@@ -24,7 +23,7 @@ struct Operator {
   // op(x, 0) == x: a reduction with it may skip the zeros of its operand (sum can, max
   // cannot: it sees unstored zeros).
   bool zeroIsIdentity;
-  int precedence;       // for printing: higher binds tighter
+  int precedence;  // for printing: higher binds tighter
 };
 
 const Operator& addOp();

@@ -15,9 +15,7 @@ Kind kindOf(DType t) {
   return kComplex;
 }
 
-bool isUnsigned(DType t) {
-  return t == DType::UInt8 || t == DType::UInt16 || t == DType::UInt32 || t == DType::UInt64;
-}
+bool isUnsigned(DType t) { return t == DType::UInt8 || t == DType::UInt16 || t == DType::UInt32 || t == DType::UInt64; }
 
 int bits(DType t) { return static_cast<int>(dtypeSize(t)) * 8; }
 

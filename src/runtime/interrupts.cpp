@@ -30,7 +30,7 @@ void onInterrupt(int signal, siginfo_t* info, void* context) {
 void installOnce() {
   static std::once_flag once;
   std::call_once(once, [] {
-    struct sigaction ours {};
+    struct sigaction ours{};
     ours.sa_sigaction = &onInterrupt;
     ours.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&ours.sa_mask);

@@ -21,7 +21,7 @@ std::atomic<int>& threadCount() {
 struct Chunks {
   int64_t n;
   int64_t count;
-  int64_t size;   // > 0: every chunk has `size` iterations but the last; 0: n split evenly
+  int64_t size;  // > 0: every chunk has `size` iterations but the last; 0: n split evenly
   int64_t start(int64_t k) const {
     if (size > 0) return std::min(n, k * size);
     // Even split without overflowing k * n: the first n % count chunks get one more.
@@ -49,8 +49,7 @@ KernelThreadsScope::KernelThreadsScope() : previous_(kernelThreads) { kernelThre
 KernelThreadsScope::~KernelThreadsScope() { kernelThreads = previous_; }
 
 void setNumThreads(int n) {
-  if (n < 1)
-    throw ArgumentError("the number of threads must be at least 1, not " + std::to_string(n));
+  if (n < 1) throw ArgumentError("the number of threads must be at least 1, not " + std::to_string(n));
   threadCount().store(n, std::memory_order_relaxed);
 }
 
@@ -60,8 +59,8 @@ int getNumThreads() { return threadCount().load(std::memory_order_relaxed); }
 
 extern "C" int64_t coiter_rt_num_threads() { return coiter::threadsNow(); }
 
-extern "C" void coiter_rt_parallel_for(CoiterParallelBody body, void* closure, int64_t begin,
-                                       int64_t end, int64_t chunk, int32_t dynamic) {
+extern "C" void coiter_rt_parallel_for(CoiterParallelBody body, void* closure, int64_t begin, int64_t end,
+                                       int64_t chunk, int32_t dynamic) {
   if (end <= begin) return;
   int64_t n = end - begin;
   int threads = coiter::threadsNow();

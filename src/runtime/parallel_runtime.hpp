@@ -43,10 +43,9 @@ extern "C" {
 // With one thread, or at most one iteration, the whole range is one call on the calling thread
 // (thread 0); an empty range makes no call.
 using CoiterParallelBody = void (*)(void* closure, int64_t begin, int64_t end, int64_t thread);
-void coiter_rt_parallel_for(CoiterParallelBody body, void* closure, int64_t begin, int64_t end,
-                            int64_t chunk, int32_t dynamic);
+void coiter_rt_parallel_for(CoiterParallelBody body, void* closure, int64_t begin, int64_t end, int64_t chunk,
+                            int32_t dynamic);
 
 // getNumThreads(), for kernels.
 int64_t coiter_rt_num_threads();
-
 }

@@ -54,7 +54,8 @@ void* mapPages(size_t bytes) {
   auto start = reinterpret_cast<uintptr_t>(p);
   uintptr_t aligned = (start + kHugePage - 1) & ~(kHugePage - 1);
   if (aligned > start) munmap(p, aligned - start);
-  if (start + reserved > aligned + bytes) munmap(reinterpret_cast<void*>(aligned + bytes), start + reserved - aligned - bytes);
+  if (start + reserved > aligned + bytes)
+    munmap(reinterpret_cast<void*>(aligned + bytes), start + reserved - aligned - bytes);
 #ifdef MADV_HUGEPAGE
   // The whole mapping, so that it stays one area of the address space (mremap moves only one).
   madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);

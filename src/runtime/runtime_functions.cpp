@@ -134,8 +134,8 @@ extern "C" void* coiter_rt_grow_array(void* array, int64_t bytes, int64_t newByt
 
 const std::vector<RuntimeFunctionInfo>& runtimeFunctions() {
   static const std::vector<RuntimeFunctionInfo> table = {
-      {RuntimeFunction::SortCoordinates, runtimeSymbol(RuntimeFunction::SortCoordinates), "void (*%s)(int64_t*, int64_t, int64_t)",
-       reinterpret_cast<void*>(&coiter_rt_sort_coordinates)},
+      {RuntimeFunction::SortCoordinates, runtimeSymbol(RuntimeFunction::SortCoordinates),
+       "void (*%s)(int64_t*, int64_t, int64_t)", reinterpret_cast<void*>(&coiter_rt_sort_coordinates)},
       {RuntimeFunction::ParallelFor, runtimeSymbol(RuntimeFunction::ParallelFor),
        "void (*%s)(void (*)(void*, int64_t, int64_t, int64_t), void*, int64_t, int64_t, int64_t, "
        "int32_t)",

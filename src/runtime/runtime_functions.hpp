@@ -11,11 +11,10 @@
 
 namespace coiter {
 
-
 struct RuntimeFunctionInfo {
   RuntimeFunction id;
-  std::string name;              // the symbol kernels use
-  std::string cPointerType;      // C declarator of a pointer to it, with %s for the name
+  std::string name;          // the symbol kernels use
+  std::string cPointerType;  // C declarator of a pointer to it, with %s for the name
   void* address;
 };
 

@@ -10,8 +10,8 @@ using SortFunction = void (*)(int64_t*, int64_t);
 SortFunction pickSimdSort() {
 #if defined(__x86_64__) && defined(__GNUC__)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512bw"))
     return &simdSortAvx512;
   if (__builtin_cpu_supports("avx2")) return &simdSortAvx2;
 #endif

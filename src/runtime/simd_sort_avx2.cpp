@@ -10,8 +10,6 @@
 
 namespace coiter {
 
-void simdSortAvx2(int64_t* list, int64_t count) {
-  x86simdsortStatic::qsort(list, static_cast<size_t>(count));
-}
+void simdSortAvx2(int64_t* list, int64_t count) { x86simdsortStatic::qsort(list, static_cast<size_t>(count)); }
 
 }  // namespace coiter

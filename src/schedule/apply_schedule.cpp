@@ -37,15 +37,9 @@ bool contains(const std::vector<std::string>& v, const std::string& x) {
 void loopsOf(const Stmt& s, std::vector<std::string>& out) {
   switch (s->kind) {
     case StmtKind::Assign: return;
-    case StmtKind::Forall:
-      out.push_back(as<ForallNode>(s).var);
-      return loopsOf(as<ForallNode>(s).body, out);
-    case StmtKind::Where:
-      loopsOf(as<WhereNode>(s).consumer, out);
-      return loopsOf(as<WhereNode>(s).producer, out);
-    case StmtKind::Sequence:
-      loopsOf(as<SequenceNode>(s).define, out);
-      return loopsOf(as<SequenceNode>(s).mutate, out);
+    case StmtKind::Forall: out.push_back(as<ForallNode>(s).var); return loopsOf(as<ForallNode>(s).body, out);
+    case StmtKind::Where: loopsOf(as<WhereNode>(s).consumer, out); return loopsOf(as<WhereNode>(s).producer, out);
+    case StmtKind::Sequence: loopsOf(as<SequenceNode>(s).define, out); return loopsOf(as<SequenceNode>(s).mutate, out);
   }
 }
 
@@ -98,17 +92,28 @@ class Scheduler {
   ScheduledStatement run(const Schedule& schedule) {
     for (const auto& c : schedule.commands) {
       command_ = c.toString();
-      if (c.name == "reorder") reorder(c);
-      else if (c.name == "split" || c.name == "divide") split(c);
-      else if (c.name == "bound") bound(c);
-      else if (c.name == "precompute") precompute(c);
-      else if (c.name == "parallelize") parallelize(c);
-      else if (c.name == "unroll") unroll(c);
-      else if (c.name == "assemble") assemble(c);
-      else if (c.name == "fuse") fuse(c);
-      else if (c.name == "pos") pos(c);
-      else fail("unknown command (expected reorder, split, divide, pos, fuse, precompute, bound, unroll, "
-                "parallelize or assemble)");
+      if (c.name == "reorder")
+        reorder(c);
+      else if (c.name == "split" || c.name == "divide")
+        split(c);
+      else if (c.name == "bound")
+        bound(c);
+      else if (c.name == "precompute")
+        precompute(c);
+      else if (c.name == "parallelize")
+        parallelize(c);
+      else if (c.name == "unroll")
+        unroll(c);
+      else if (c.name == "assemble")
+        assemble(c);
+      else if (c.name == "fuse")
+        fuse(c);
+      else if (c.name == "pos")
+        pos(c);
+      else
+        fail(
+            "unknown command (expected reorder, split, divide, pos, fuse, precompute, bound, unroll, "
+            "parallelize or assemble)");
     }
     std::vector<std::string> loops;
     loopsOf(out_.stmt, loops);
@@ -139,7 +144,8 @@ class Scheduler {
 
   int64_t positive(const Command& c, size_t k) const {
     const std::string& text = word(c, k);
-    bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
+    bool digits = !text.empty() && std::all_of(text.begin(), text.end(),
+                                               [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
     if (!digits || text.size() > 15 || std::stoll(text) <= 0) fail("'" + text + "' is not a positive integer");
     return std::stoll(text);
   }
@@ -191,8 +197,10 @@ class Scheduler {
         [&](const ForallChain& c) {
           std::vector<std::string> vars;
           for (const auto& v : c.vars) {
-            if (v == var) vars.insert(vars.end(), replacement.begin(), replacement.end());
-            else vars.push_back(v);
+            if (v == var)
+              vars.insert(vars.end(), replacement.begin(), replacement.end());
+            else
+              vars.push_back(v);
           }
           return nestForalls(vars, c.body);
         },
@@ -225,8 +233,9 @@ class Scheduler {
     if (!done) {
       // Moving a loop out of a where would need its consumer to distribute over the
       // producer's reduction (taco-core.md §5): coiter does not rewrite wheres yet.
-      fail("the loops are not directly nested (a where statement separates them, e.g. the temporary of a "
-           "reduction); only directly nested loops can be reordered");
+      fail(
+          "the loops are not directly nested (a where statement separates them, e.g. the temporary of a "
+          "reduction); only directly nested loops can be reordered");
     }
     // (A split's inner loop may move outside its outer loop: a strided walk, whose conditions
     // the legality check decides. A divide's may not: its blocks are sized in the outer loop.)
@@ -310,8 +319,10 @@ class Scheduler {
         [&](const ForallChain& chain) {
           std::vector<std::string> vars;
           for (const auto& v : chain.vars) {
-            if (v == outer) vars.push_back(fused);
-            else if (v != inner) vars.push_back(v);
+            if (v == outer)
+              vars.push_back(fused);
+            else if (v != inner)
+              vars.push_back(v);
           }
           return nestForalls(vars, chain.body);
         },
@@ -375,18 +386,22 @@ class Scheduler {
       // lowers to one for loop may be vectorized (legality.hpp checks that it does).
       tags.unit = ParallelUnit::CpuVector;
     } else if (gpu) {
-      tags.unit = unit == "gpu_block" ? ParallelUnit::GpuBlock : unit == "gpu_warp" ? ParallelUnit::GpuWarp
-                                                                                      : ParallelUnit::GpuThread;
+      tags.unit = unit == "gpu_block"  ? ParallelUnit::GpuBlock
+                  : unit == "gpu_warp" ? ParallelUnit::GpuWarp
+                                       : ParallelUnit::GpuThread;
     } else {
       fail("unknown unit '" + unit + "' (expected cpu_thread, cpu_vector, gpu_block, gpu_warp or gpu_thread)");
     }
     static const std::vector<std::pair<std::string, RaceStrategy>> strategies = {
-        {"no_races", RaceStrategy::NoRaces}, {"ignore_races", RaceStrategy::IgnoreRaces},
-        {"atomics", RaceStrategy::Atomics}, {"temporary", RaceStrategy::Temporary},
+        {"no_races", RaceStrategy::NoRaces},
+        {"ignore_races", RaceStrategy::IgnoreRaces},
+        {"atomics", RaceStrategy::Atomics},
+        {"temporary", RaceStrategy::Temporary},
         {"parallel_reduction", RaceStrategy::ParallelReduction}};
     auto it = std::find_if(strategies.begin(), strategies.end(), [&](const auto& s) { return s.first == races; });
     if (it == strategies.end()) {
-      fail("unknown race strategy '" + races + "' (expected no_races, ignore_races, atomics, temporary or "
+      fail("unknown race strategy '" + races +
+           "' (expected no_races, ignore_races, atomics, temporary or "
            "parallel_reduction)");
     }
     tags.races = it->second;
@@ -395,12 +410,14 @@ class Scheduler {
       std::string how = word(c, 3);
       size_t colon = how.find(':');
       std::string kind = how.substr(0, colon);
-      if (kind != "static" && kind != "dynamic") fail("unknown chunking '" + how + "' (expected static or dynamic[:size])");
+      if (kind != "static" && kind != "dynamic")
+        fail("unknown chunking '" + how + "' (expected static or dynamic[:size])");
       tags.dynamic = kind == "dynamic";
       if (colon != std::string::npos) {
         std::string size = how.substr(colon + 1);
-        bool digits = !size.empty() && size.size() < 12 &&
-                      std::all_of(size.begin(), size.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
+        bool digits =
+            !size.empty() && size.size() < 12 &&
+            std::all_of(size.begin(), size.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
         if (!digits || std::stoll(size) <= 0) fail("chunk size '" + size + "' is not a positive integer");
         tags.chunk = std::stoll(size);
       }
@@ -412,7 +429,8 @@ class Scheduler {
     const std::string& var = word(c, 0);
     requireLoop(var);
     int64_t factor = positive(c, 1);
-    if (!hasFixedSize(var)) fail("loop '" + var + "' has no fixed size; split it (or bound it) and unroll the inner loop");
+    if (!hasFixedSize(var))
+      fail("loop '" + var + "' has no fixed size; split it (or bound it) and unroll the inner loop");
     if (factor > 1024) fail("unroll factor " + std::to_string(factor) + " is too large (at most 1024)");
     out_.tags[var].unroll = static_cast<int>(factor);
   }
@@ -504,7 +522,8 @@ class Scheduler {
     std::string format = workspaceFormat(c.args.size() == 4 ? word(c, 3) : "dense");
     if (ivars.size() > 1 && format != "d") fail("a hashed or compressed workspace is over one index variable");
     if (format != "d" && out_.isDerived(ivars.front())) {
-      fail("a workspace over a derived loop ('" + ivars.front() + "') is a dense array of its block; hashed and "
+      fail("a workspace over a derived loop ('" + ivars.front() +
+           "') is a dense array of its block; hashed and "
            "compressed workspaces are over an index variable of the statement");
     }
     std::set<std::string> used;
@@ -532,8 +551,8 @@ class Scheduler {
           }
         });
       });
-      fail("the expression is not a subexpression of an assignment directly inside loops (candidates: " +
-           candidates + ")");
+      fail("the expression is not a subexpression of an assignment directly inside loops (candidates: " + candidates +
+           ")");
     }
   }
 
@@ -547,8 +566,8 @@ class Scheduler {
 
   // `around`: the loops that enclose the chain.
   Stmt precomputeIn(const ForallChain& chain, const std::vector<std::string>& around, const std::string& text,
-                    const std::vector<std::string>& ivars,
-                    const std::vector<std::string>& wsvars, const std::string& format) {
+                    const std::vector<std::string>& ivars, const std::vector<std::string>& wsvars,
+                    const std::string& format) {
     const auto& a = as<AssignNode>(chain.body);
     std::vector<nt::Expr> path;
     findPath(a.rhs, text, path);
@@ -560,9 +579,10 @@ class Scheduler {
     for (const auto& v : ivars) {
       if (!iterates(v, eVars)) fail("the expression does not use '" + v + "' (nor a variable it is derived from)");
     }
-    auto workspace = nt::makeTensorVar("ws" + std::to_string(workspaces_++),
-                                       ivars.empty() ? Format({}, {}) : Format::parse(format == "d" ? std::string(ivars.size(), 'd') : format),
-                                       e->type, DType::Int64, true);
+    auto workspace = nt::makeTensorVar(
+        "ws" + std::to_string(workspaces_++),
+        ivars.empty() ? Format({}, {}) : Format::parse(format == "d" ? std::string(ivars.size(), 'd') : format),
+        e->type, DType::Int64, true);
     auto wConsumer = nt::access(workspace, ivars);
     nt::Expr consumerRhs = replaceAlong(path, 0, wConsumer);
     // (Workspace variables may be derived loops: the consumer then iterates what they bind.)
@@ -572,9 +592,12 @@ class Scheduler {
     }
     std::vector<std::string> outer, producerLoops;
     for (const auto& v : chain.vars) {
-      if (contains(ivars, v)) producerLoops.push_back(v);
-      else if (iterates(v, eVars) && !iterates(v, consumerVars)) producerLoops.push_back(v);
-      else outer.push_back(v);
+      if (contains(ivars, v))
+        producerLoops.push_back(v);
+      else if (iterates(v, eVars) && !iterates(v, consumerVars))
+        producerLoops.push_back(v);
+      else
+        outer.push_back(v);
     }
     std::vector<std::string> reduced;  // loops that move from the consumer into the producer
     for (const auto& v : producerLoops) {
@@ -583,8 +606,8 @@ class Scheduler {
     if (!reduced.empty()) {
       if (!a.accumulate) fail("the statement does not reduce over " + reduced.front());
       if (!distributes(path, a.accumulate)) {
-        fail("an operator around " + nt::toString(e) + " does not distribute over the reduction " +
-             a.accumulate->name + " (the workspace would change the result)");
+        fail("an operator around " + nt::toString(e) + " does not distribute over the reduction " + a.accumulate->name +
+             " (the workspace would change the result)");
       }
     }
     std::map<std::string, std::string> rename;
@@ -603,8 +626,8 @@ class Scheduler {
     std::vector<std::string> producerNames;
     for (const auto& v : producerLoops) producerNames.push_back(rename.count(v) ? rename.at(v) : v);
     auto wProducer = nt::access(workspace, wsvars);
-    Stmt producer = nestForalls(producerNames, assign(wProducer, renameIndices(e, rename),
-                                                      reduced.empty() ? nullptr : a.accumulate));
+    Stmt producer = nestForalls(producerNames,
+                                assign(wProducer, renameIndices(e, rename), reduced.empty() ? nullptr : a.accumulate));
     // The consumer writes each result entry once when no reduction loop is left around it
     // (in the chain, or enclosing it: an earlier precompute may have left one outside).
     auto inResult = [&](const std::string& v) { return iterates(v, a.lhs->indices); };

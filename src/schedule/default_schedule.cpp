@@ -28,7 +28,8 @@ std::string outerRaces(const cin::Stmt& stmt, bool gpu) {
       for (size_t k = 0; k < vars.size() && !access.levelVars.empty(); ++k) {
         if (vars[k] != var || map[k].kind != LevelCoordinate::Kind::BlockIndex) continue;
         for (size_t m = 0; m < map.size(); ++m) {
-          if (map[m].kind == LevelCoordinate::Kind::BlockOffset && map[m].mode == map[k].mode) blockRows.push_back(vars[m]);
+          if (map[m].kind == LevelCoordinate::Kind::BlockOffset && map[m].mode == map[k].mode)
+            blockRows.push_back(vars[m]);
         }
       }
       for (size_t k = 0; k < vars.size(); ++k) {

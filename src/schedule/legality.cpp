@@ -346,8 +346,8 @@ class Checker {
     }
     bool writes = writesResult(f.body);
     if (writes && p.fused && (groupEndingAt(bound[0]) >= 0 || groupEndingAt(bound[1]) >= 0)) {
-      fail(command + ": a loop over the positions of fused loops cannot append to the sparse result " +
-           result_->name + " (format " + result_->format.str() + "); choose a dense result");
+      fail(command + ": a loop over the positions of fused loops cannot append to the sparse result " + result_->name +
+           " (format " + result_->format.str() + "); choose a dense result");
     }
     if (writes && !p.fused && groupEndingAt(bound[0]) >= 0) {
       // Each position appends a result entry, in the order of the positions.
@@ -500,7 +500,8 @@ class Checker {
     std::string root = s_.rootOf(f.var);
     if (groups_.size() != 1 || groups_[0].first == 0 || resultVars_[0] != root) {
       fail("parallelize(" + f.var + ",cpu_thread," + raceStrategyName(tags->races) + "): the sparse result " +
-           result_->name + " (format " + result_->format.str() + ") is assembled in parallel only by the loop "
+           result_->name + " (format " + result_->format.str() +
+           ") is assembled in parallel only by the loop "
            "over its first, dense level, with one compressed level below (e.g. a CSR result by rows)");
     }
     chunkedLoop_ = f.var;
@@ -518,16 +519,17 @@ class Checker {
     if (!assemble_ && !groups_.empty() && writesResult(f.body)) return;
     bool threads = tags->unit == ParallelUnit::CpuThread;
     bool gpu = isGpuUnit(tags->unit);
-    std::string command = "parallelize(" + f.var + "," + parallelUnitName(tags->unit) + "," +
-                          raceStrategyName(tags->races) + ")";
+    std::string command =
+        "parallelize(" + f.var + "," + parallelUnitName(tags->unit) + "," + raceStrategyName(tags->races) + ")";
     auto require = [&](bool ok, const std::string& why) {
       if (!ok) fail(command + ": " + why);
     };
     require(!(gpu && gpuUnit_ != ParallelUnit::None && tags->unit <= gpuUnit_),
             std::string("the loop is nested inside a ") + parallelUnitName(gpuUnit_) +
                 " loop; GPU loops nest as gpu_block, then gpu_warp, then gpu_thread");
-    require(single, "the loop coiterates several operands (a merge); split it and parallelize the outer loop, "
-                    "which iterates blocks densely");
+    require(single,
+            "the loop coiterates several operands (a merge); split it and parallelize the outer loop, "
+            "which iterates blocks densely");
     require(!(threads && (parallelDepth_ > 0 || !chunkedLoop_.empty())),
             "the loop is nested inside another parallel loop");
     if (writesResult(f.body) && !groups_.empty()) {
@@ -539,8 +541,10 @@ class Checker {
     }
     if (threads || gpu) requirePrivateTemporaries(f, *tags, command);
     if (racesOnResult(f.body, root) || repeats) requireRaceStrategy(f, root, *tags, repeats, command);
-    if (gpu) gpuUnit_ = tags->unit;
-    else if (threads) ++parallelDepth_;
+    if (gpu)
+      gpuUnit_ = tags->unit;
+    else if (threads)
+      ++parallelDepth_;
   }
 
   // Temporaries a parallel loop writes must be declared inside it: declared outside, they are
@@ -556,7 +560,8 @@ class Checker {
              (t->order() == 0 ? "choose parallel_reduction to combine it across the threads"
                               : "only scalar temporaries can be reduced across threads"));
       }
-      fail(command + ": the loop updates the temporary " + t->name + ", which is shared by its iterations; "
+      fail(command + ": the loop updates the temporary " + t->name +
+           ", which is shared by its iterations; "
            "parallelize a loop outside the temporary's where statement");
     }
   }
@@ -569,9 +574,12 @@ class Checker {
     bool plain = false, mixed = false;
     cin::forEachAssignment(f.body, [&](const cin::AssignNode& a) {
       if (a.lhs->tensor != result_) return;
-      if (!a.accumulate) plain = true;
-      else if (!op) op = a.accumulate;
-      else if (op != a.accumulate) mixed = true;
+      if (!a.accumulate)
+        plain = true;
+      else if (!op)
+        op = a.accumulate;
+      else if (op != a.accumulate)
+        mixed = true;
     });
     const std::string& result = result_->name;
     RaceStrategy races = tags.races;
@@ -643,7 +651,8 @@ class Checker {
     const AppendGroup& group = groups_[groupEndingAt(var)];
     const std::string& name = result_->name;
     if (resultEntered_ <= group.last) {
-      fail("schedule: the result " + name + " would be appended out of order (its levels are iterated in a "
+      fail("schedule: the result " + name +
+           " would be appended out of order (its levels are iterated in a "
            "different order than they are stored); a workspace is needed");
     }
     std::vector<std::string> nest = open_;
@@ -654,7 +663,8 @@ class Checker {
       if (at == nest.end()) continue;
       int position = static_cast<int>(at - nest.begin());
       if (position < previous) {
-        fail("schedule: the result " + name + " would be appended out of order (its levels are iterated in a "
+        fail("schedule: the result " + name +
+             " would be appended out of order (its levels are iterated in a "
              "different order than they are stored)");
       }
       previous = position;
@@ -676,9 +686,8 @@ class Checker {
 
   bool onlyAccumulates(const cin::Stmt& s) const {
     bool all = true;
-    cin::forEachAssignment(s, [&](const cin::AssignNode& a) {
-      all = all && (a.lhs->tensor != result_ || a.accumulate != nullptr);
-    });
+    cin::forEachAssignment(
+        s, [&](const cin::AssignNode& a) { all = all && (a.lhs->tensor != result_ || a.accumulate != nullptr); });
     return all;
   }
 
@@ -732,22 +741,22 @@ class Checker {
 
   const ScheduledStatement& s_;
   bool assemble_;
-  std::vector<const AccessNode*> accesses_;       // operands and workspaces, in order of appearance
-  std::map<const AccessNode*, int> entered_;      // levels [0, entered) have positions
+  std::vector<const AccessNode*> accesses_;   // operands and workspaces, in order of appearance
+  std::map<const AccessNode*, int> entered_;  // levels [0, entered) have positions
   notation::TensorVarPtr result_;
-  std::vector<std::string> resultVars_;           // the index variable of each result level
+  std::vector<std::string> resultVars_;  // the index variable of each result level
   int resultEntered_ = 0;
   std::vector<AppendGroup> groups_;
-  std::set<std::string> bound_;                   // index variables bound by the loops around
-  std::vector<std::string> open_;                 // original variables of the loops around
-  std::set<std::string> restricted_;              // variables restricted to a block
-  std::set<const IndexRelation*> openBlocks_;     // splits whose outer loop is around
-  std::set<const IndexRelation*> strided_;        // splits whose inner loop is around, not the outer
-  std::vector<size_t> producerDepth_;             // open_ size where each where's producer starts
+  std::set<std::string> bound_;                // index variables bound by the loops around
+  std::vector<std::string> open_;              // original variables of the loops around
+  std::set<std::string> restricted_;           // variables restricted to a block
+  std::set<const IndexRelation*> openBlocks_;  // splits whose outer loop is around
+  std::set<const IndexRelation*> strided_;     // splits whose inner loop is around, not the outer
+  std::vector<size_t> producerDepth_;          // open_ size where each where's producer starts
   std::map<const TensorVar*, cin::Stmt> producers_;
   std::map<const TensorVar*, std::string> appendedWorkspaces_;  // compressed: its variable
-  int parallelDepth_ = 0;                         // cpu_thread loops around
-  ParallelUnit gpuUnit_ = ParallelUnit::None;     // the innermost GPU loop's unit around
+  int parallelDepth_ = 0;                                       // cpu_thread loops around
+  ParallelUnit gpuUnit_ = ParallelUnit::None;                   // the innermost GPU loop's unit around
   std::string chunkedLoop_;
 };
 

@@ -99,8 +99,8 @@ Part unite(Part x, Part y) {
 
 class Summary {
  public:
-  Summary(const ScheduledStatement& s, const std::string& var,
-          const std::function<int(const nt::AccessNode&)>& entered, bool inOrder)
+  Summary(const ScheduledStatement& s, const std::string& var, const std::function<int(const nt::AccessNode&)>& entered,
+          bool inOrder)
       : s_(s), var_(var), entered_(entered), inOrder_(inOrder) {}
 
   Part of(const cin::Stmt& s) {
@@ -133,8 +133,7 @@ class Summary {
   Part of(const nt::Expr& e) {
     switch (e->kind) {
       case nt::ExprKind::Access: return access(static_cast<const nt::AccessNode&>(*e));
-      case nt::ExprKind::Literal:
-        return static_cast<const nt::LiteralNode&>(*e).isZero() ? Part{} : dimensionPart();
+      case nt::ExprKind::Literal: return static_cast<const nt::LiteralNode&>(*e).isZero() ? Part{} : dimensionPart();
       case nt::ExprKind::Negate: return of(static_cast<const nt::NegateNode&>(*e).a);
       case nt::ExprKind::Binary: {
         const auto& b = static_cast<const nt::BinaryNode&>(*e);
@@ -153,8 +152,8 @@ class Summary {
 
   Part access(const nt::AccessNode& a) {
     // (By the loop's variable, or by a loop derived from it.)
-    bool indexedHere = std::any_of(a.indices.begin(), a.indices.end(),
-                                   [&](const std::string& v) { return s_.rootOf(v) == var_; });
+    bool indexedHere =
+        std::any_of(a.indices.begin(), a.indices.end(), [&](const std::string& v) { return s_.rootOf(v) == var_; });
     if (a.tensor->temporary) {
       // A vector workspace is iterated through its list of coordinates; a dense array (over
       // several variables, or a block) is located; a temporary not indexed here ranges over
@@ -182,11 +181,11 @@ class Summary {
       if (!type.locatesEveryCoordinate()) {
         // (A non-owning handle, the aliasing constructor, prints the access like any expression.)
         std::string access = nt::toString(nt::Expr(std::shared_ptr<const nt::ExprNode>{}, &a));
-        throw ScheduleError("schedule: loop order: " + access +
-                            " would be traversed out of order (its level " + std::to_string(k + 1) +
-                            ", indexed by '" + var_ + "', has no random access and sits below levels iterated "
-                            "later); reorder the loops, or convert " + a.tensor->name +
-                            " to a format whose mode order matches, e.g. with asformat()");
+        throw ScheduleError("schedule: loop order: " + access + " would be traversed out of order (its level " +
+                            std::to_string(k + 1) + ", indexed by '" + var_ +
+                            "', has no random access and sits below levels iterated "
+                            "later); reorder the loops, or convert " +
+                            a.tensor->name + " to a format whose mode order matches, e.g. with asformat()");
       }
     }
     return dimensionPart();

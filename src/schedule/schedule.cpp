@@ -87,7 +87,8 @@ Schedule parseSchedule(const std::string& text) {
     }
     std::string inner = part.substr(open + 1, part.size() - open - 2);
     if (!inner.empty()) {
-      for (const auto& a : splitTopLevel(inner, ',', command.name)) command.args.push_back(parseArgument(a, command.name));
+      for (const auto& a : splitTopLevel(inner, ',', command.name))
+        command.args.push_back(parseArgument(a, command.name));
     }
     schedule.commands.push_back(std::move(command));
   }

@@ -28,12 +28,12 @@ enum class RelationKind {
 struct IndexRelation {
   RelationKind kind = RelationKind::Split;
   std::string parent;
-  std::string outer, inner;  // Split/Divide
-  std::string bounded;       // Bound, Fuse, Pos, Precompute: the new variable
-  int64_t size = 0;          // Split: block size; Divide: parts; Bound: the bound
-  bool exact = false;        // Bound: the extent equals `size` (else it is at most `size`)
-  std::string second;        // Fuse: the inner of the two fused loops
-  std::string access;        // Pos: the operand access whose positions are iterated, as text
+  std::string outer, inner;      // Split/Divide
+  std::string bounded;           // Bound, Fuse, Pos, Precompute: the new variable
+  int64_t size = 0;              // Split: block size; Divide: parts; Bound: the bound
+  bool exact = false;            // Bound: the extent equals `size` (else it is at most `size`)
+  std::string second;            // Fuse: the inner of the two fused loops
+  std::string access;            // Pos: the operand access whose positions are iterated, as text
   std::string toString() const;  // "i →split(32) i0 i1"
 };
 
@@ -47,9 +47,9 @@ enum class RaceStrategy { NoRaces, IgnoreRaces, Atomics, Temporary, ParallelRedu
 struct LoopTags {
   ParallelUnit unit = ParallelUnit::None;
   RaceStrategy races = RaceStrategy::NoRaces;
-  bool dynamic = true;   // cpu_thread: dynamic chunks (skewed iterations) or static
-  int64_t chunk = 0;     // cpu_thread: iterations per chunk, 0 = automatic
-  int unroll = 0;        // unroll factor, 0 = none
+  bool dynamic = true;           // cpu_thread: dynamic chunks (skewed iterations) or static
+  int64_t chunk = 0;             // cpu_thread: iterations per chunk, 0 = automatic
+  int unroll = 0;                // unroll factor, 0 = none
   std::string toString() const;  // "parallel(cpu_thread,no_races) unroll(4)"; "" when untagged
 };
 

@@ -11,11 +11,26 @@ struct Bytes16 {
 };
 
 // An unsigned type of N bytes: moving values only needs their size, not their type.
-template <size_t N> struct WordOfSize { using type = Bytes16; };
-template <> struct WordOfSize<1> { using type = uint8_t; };
-template <> struct WordOfSize<2> { using type = uint16_t; };
-template <> struct WordOfSize<4> { using type = uint32_t; };
-template <> struct WordOfSize<8> { using type = uint64_t; };
+template <size_t N>
+struct WordOfSize {
+  using type = Bytes16;
+};
+template <>
+struct WordOfSize<1> {
+  using type = uint8_t;
+};
+template <>
+struct WordOfSize<2> {
+  using type = uint16_t;
+};
+template <>
+struct WordOfSize<4> {
+  using type = uint32_t;
+};
+template <>
+struct WordOfSize<8> {
+  using type = uint64_t;
+};
 
 // into += from, for values of type T moved around as Words (T may be std::complex, whose
 // bytes are copied through void*).
@@ -76,8 +91,7 @@ class EntrySorter {
   // sum: replace each run of equal keys by one entry holding the sum of its values (added
   // with `add`, in order); otherwise only note that there are duplicates.
   EntrySorter(std::vector<Buffer>& keys, Buffer& values, bool sum, AddValue add)
-      : keys_(keys), values_(values), n_(values.length()), view_(keys, values), sum_(sum),
-        add_(add) {}
+      : keys_(keys), values_(values), n_(values.length()), view_(keys, values), sum_(sum), add_(add) {}
 
   // Sorts and combines; returns whether there were duplicates.
   bool run(int64_t extent0) {
@@ -138,8 +152,7 @@ class EntrySorter {
         scatter(scratch, hi - lo, view_, next.data(), [first](Index k) { return k - first; });
       }
       if (keys_.size() > 1)
-        for (int64_t k = first; k < last; ++k)
-          sortGroup(start[k] - down, start[k + 1] - down, 1);
+        for (int64_t k = first; k < last; ++k) sortGroup(start[k] - down, start[k + 1] - down, 1);
       combine(lo - down, hi - down);
     }
   }
@@ -147,8 +160,8 @@ class EntrySorter {
   // Moves the first `count` entries of `from` to the next free slot of their key-0 bucket
   // in `to` (next[b]: the next slot of bucket b), in one pass.
   template <typename Bucket>
-  static void scatter(const EntryView<Index, Word>& from, int64_t count,
-                      const EntryView<Index, Word>& to, Index* next, Bucket bucket) {
+  static void scatter(const EntryView<Index, Word>& from, int64_t count, const EntryView<Index, Word>& to, Index* next,
+                      Bucket bucket) {
     const size_t keyCount = from.keys.size();
     const Index* key0 = from.keys[0];
     for (int64_t e = 0; e < count; ++e) {
@@ -256,8 +269,7 @@ class EntrySorter {
     const std::vector<Index> order = sortedOrder(0, n_, 0);
     std::vector<Buffer> sorted = newKeyColumns();
     Buffer sortedValues = Buffer::allocate(values_.dtype(), n_);
-    for (size_t l = 0; l < keys_.size(); ++l)
-      gather(view_.keys[l], order, sorted[l].as<Index>());
+    for (size_t l = 0; l < keys_.size(); ++l) gather(view_.keys[l], order, sorted[l].as<Index>());
     gather(view_.values, order, sortedValues.as<Word>());
     adopt(std::move(sorted), sortedValues);
   }
@@ -318,17 +330,17 @@ class EntrySorter {
   EntryView<Index, Word> view_;
   const bool sum_;
   const AddValue add_;
-  int64_t kept_ = 0;         // entries kept so far by combine()
-  bool duplicates_ = false;  // combine() met equal keys
-  std::vector<Index> held_;  // insertionSort: the keys of the entry being placed
+  int64_t kept_ = 0;                             // entries kept so far by combine()
+  bool duplicates_ = false;                      // combine() met equal keys
+  std::vector<Index> held_;                      // insertionSort: the keys of the entry being placed
   std::vector<std::vector<Index>> scratchKeys_;  // copyToScratch: one coarse bucket
   std::vector<Word> scratchValues_;
 };
 
 }  // namespace
 
-SortedEntries sortEntries(std::vector<Buffer> keys, const std::vector<int64_t>& extents,
-                          const Buffer& values, bool sumDuplicates) {
+SortedEntries sortEntries(std::vector<Buffer> keys, const std::vector<int64_t>& extents, const Buffer& values,
+                          bool sumDuplicates) {
   SortedEntries out;
   out.keys = std::move(keys);
   out.values = values;

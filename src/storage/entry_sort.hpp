@@ -15,9 +15,9 @@
 namespace coiter {
 
 struct SortedEntries {
-  std::vector<Buffer> keys;       // sorted; one column per key, of the keys' width
-  Buffer values;                  // in the same order
-  bool hadDuplicates = false;     // equal keys were present (summed if asked)
+  std::vector<Buffer> keys;    // sorted; one column per key, of the keys' width
+  Buffer values;               // in the same order
+  bool hadDuplicates = false;  // equal keys were present (summed if asked)
   int64_t size() const { return values.length(); }
 };
 
@@ -26,7 +26,7 @@ struct SortedEntries {
 // are new buffers, and those it leaves alone are returned as they came (so they may still
 // be the caller's memory). sumDuplicates: entries with equal keys become one whose value is
 // their sum, added in input order.
-SortedEntries sortEntries(std::vector<Buffer> keys, const std::vector<int64_t>& extents,
-                          const Buffer& values, bool sumDuplicates);
+SortedEntries sortEntries(std::vector<Buffer> keys, const std::vector<int64_t>& extents, const Buffer& values,
+                          bool sumDuplicates);
 
 }  // namespace coiter

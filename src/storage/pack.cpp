@@ -16,8 +16,7 @@ std::string formatName(const Format& f) { return f.str().empty() ? f.repr() : f.
 // mostly on shapes too large for the format's dense levels).
 std::string describeTensor(const Format& f, const std::vector<int64_t>& shape) {
   std::string text = "a " + formatName(f) + " tensor of shape (";
-  for (size_t m = 0; m < shape.size(); ++m)
-    text += (m ? ", " : "") + std::to_string(shape[m]);
+  for (size_t m = 0; m < shape.size(); ++m) text += (m ? ", " : "") + std::to_string(shape[m]);
   return text + (shape.size() == 1 ? ",)" : ")");
 }
 
@@ -27,8 +26,7 @@ std::string describeTensor(const Format& f, const std::vector<int64_t>& shape) {
 // than the largest mode extent) and positions of a compressed level (at most the entry
 // count). So when the extents and the entry count fit in int32, every array does: the sort
 // moves half the bytes, and sorted columns can become arrays with no narrowing pass.
-DType workingIndexType(const PackRequest& r, const std::vector<int64_t>& levelExtents,
-                       int64_t n) {
+DType workingIndexType(const PackRequest& r, const std::vector<int64_t>& levelExtents, int64_t n) {
   if (r.indexBits != 32) return DType::Int64;
   int64_t bound = n;
   for (int64_t extent : r.shape) bound = std::max(bound, extent);
@@ -39,9 +37,8 @@ DType workingIndexType(const PackRequest& r, const std::vector<int64_t>& levelEx
 // A copy of an index buffer at another width (its values fit that width).
 Buffer convertIndices(const Buffer& b, DType width) {
   Buffer out = Buffer::allocate(width, b.length());
-  visitIndices(b, [&](const auto* src) {
-    visitIndices(out, [&](auto* dst) { std::copy(src, src + b.length(), dst); });
-  });
+  visitIndices(b,
+               [&](const auto* src) { visitIndices(out, [&](auto* dst) { std::copy(src, src + b.length(), dst); }); });
   return out;
 }
 
@@ -71,8 +68,7 @@ std::vector<Buffer> readModeCoordinates(const PackRequest& r, int64_t n, DType w
   std::vector<Buffer> modes;
   for (size_t m = 0; m < r.shape.size(); ++m) {
     const Buffer& b = r.modeCoords[m];
-    if (!isIndexDType(b.dtype()))
-      throw DTypeError("coordinates of mode " + std::to_string(m) + " must be integers");
+    if (!isIndexDType(b.dtype())) throw DTypeError("coordinates of mode " + std::to_string(m) + " must be integers");
     if (b.length() != n)
       throw ShapeError("mode " + std::to_string(m) + " has " + std::to_string(b.length()) +
                        " coordinates but there are " + std::to_string(n) + " values");
@@ -80,9 +76,8 @@ std::vector<Buffer> readModeCoordinates(const PackRequest& r, int64_t n, DType w
     visitIndices(b, [&](const auto* c) {
       const int64_t e = firstOutOfRange(c, n, extent);
       if (e < n)
-        throw ShapeError("coordinate " + std::to_string(c[e]) + " of entry " +
-                         std::to_string(e) + " is out of range for mode " + std::to_string(m) +
-                         " with extent " + std::to_string(extent));
+        throw ShapeError("coordinate " + std::to_string(c[e]) + " of entry " + std::to_string(e) +
+                         " is out of range for mode " + std::to_string(m) + " with extent " + std::to_string(extent));
     });
     modes.push_back(b.dtype() == width ? b : convertIndices(b, width));
   }
@@ -100,22 +95,20 @@ Buffer makeColumn(DType width, int64_t n, F&& f) {
 }
 
 struct LevelCoordinates {
-  std::vector<Buffer> keys;                // one column per level, in input order
-  std::vector<int64_t> extents;            // one per level
-  std::vector<int64_t> diagonals;          // DIA: sorted distinct column - row offsets
-  Buffer values;                           // the entries' values (reordered if slots needed it)
+  std::vector<Buffer> keys;        // one column per level, in input order
+  std::vector<int64_t> extents;    // one per level
+  std::vector<int64_t> diagonals;  // DIA: sorted distinct column - row offsets
+  Buffer values;                   // the entries' values (reordered if slots needed it)
 };
 
 // Derives each level's coordinate from the mode coordinates (level map of the format).
-LevelCoordinates levelCoordinates(const PackRequest& r, std::vector<Buffer> modes,
-                                  Buffer values, DType width) {
+LevelCoordinates levelCoordinates(const PackRequest& r, std::vector<Buffer> modes, Buffer values, DType width) {
   const Format& f = r.format;
   const auto& map = f.levelMap();
   LevelCoordinates out;
   out.extents = f.levelExtents(r.shape);
-  bool needsSlots = std::any_of(map.begin(), map.end(), [](const LevelCoordinate& lc) {
-    return lc.kind == LevelCoordinate::Kind::Slot;
-  });
+  bool needsSlots = std::any_of(map.begin(), map.end(),
+                                [](const LevelCoordinate& lc) { return lc.kind == LevelCoordinate::Kind::Slot; });
   if (needsSlots) {
     // An entry's slot is its rank in its row, so rows must be sorted and summed first.
     SortedEntries canonical = sortEntries(std::move(modes), r.shape, values, true);
@@ -147,11 +140,9 @@ LevelCoordinates levelCoordinates(const PackRequest& r, std::vector<Buffer> mode
         for (int64_t e = 0; e < n; ++e) offsets[e] = col.index(e) - x.index(e);
         out.diagonals = offsets;
         std::sort(out.diagonals.begin(), out.diagonals.end());
-        out.diagonals.erase(std::unique(out.diagonals.begin(), out.diagonals.end()),
-                            out.diagonals.end());
+        out.diagonals.erase(std::unique(out.diagonals.begin(), out.diagonals.end()), out.diagonals.end());
         out.keys.push_back(makeColumn(width, n, [&](int64_t e) {
-          return std::lower_bound(out.diagonals.begin(), out.diagonals.end(), offsets[e]) -
-                 out.diagonals.begin();
+          return std::lower_bound(out.diagonals.begin(), out.diagonals.end(), offsets[e]) - out.diagonals.begin();
         }));
         out.extents[k] = static_cast<int64_t>(out.diagonals.size());
         break;
@@ -172,8 +163,8 @@ LevelCoordinates levelCoordinates(const PackRequest& r, std::vector<Buffer> mode
 }
 
 // The values at the last level's positions, zero where nothing is stored.
-Buffer leafValues(const PackNodes& leaves, int64_t positionCount, const Buffer& sorted,
-                  const Format& f, const std::string& tensor) {
+Buffer leafValues(const PackNodes& leaves, int64_t positionCount, const Buffer& sorted, const Format& f,
+                  const std::string& tensor) {
   if (leaves.oneEntryEach && leaves.size() == positionCount) return sorted;  // q holds entry q
   Buffer values = Buffer::allocate(sorted.dtype(), positionCount, "the values of " + tensor);
   dispatchDType(sorted.dtype(), [&](auto* typed) {
@@ -194,8 +185,7 @@ int64_t largestIndexValue(const std::vector<PackOutput>& levels) {
   for (const auto& level : levels)
     for (const auto& [name, array] : level.arrays)
       visitIndices(array, [&](const auto* v) {
-        for (int64_t k = 0; k < array.length(); ++k)
-          largest = std::max<int64_t>(largest, v[k] < 0 ? -v[k] : v[k]);
+        for (int64_t k = 0; k < array.length(); ++k) largest = std::max<int64_t>(largest, v[k] < 0 ? -v[k] : v[k]);
       });
   return largest;
 }
@@ -205,13 +195,10 @@ int64_t largestIndexValue(const std::vector<PackOutput>& levels) {
 // arrays (the caller may change them).
 bool isCallersMemory(const Buffer& b, const PackRequest& r) {
   if (b.data() == r.values.data()) return true;
-  return std::any_of(r.modeCoords.begin(), r.modeCoords.end(),
-                     [&](const Buffer& c) { return b.data() == c.data(); });
+  return std::any_of(r.modeCoords.begin(), r.modeCoords.end(), [&](const Buffer& c) { return b.data() == c.data(); });
 }
 
-Buffer ownMemory(const Buffer& b, const PackRequest& r) {
-  return isCallersMemory(b, r) ? b.copy() : b;
-}
+Buffer ownMemory(const Buffer& b, const PackRequest& r) { return isCallersMemory(b, r) ? b.copy() : b; }
 
 }  // namespace
 
@@ -219,12 +206,11 @@ std::shared_ptr<TensorStorage> packCoordinates(const PackRequest& r) {
   const Format& f = r.format;
   f.checkShape(r.shape);
   if (r.modeCoords.size() != r.shape.size())
-    throw ShapeError("expected coordinates for " + std::to_string(r.shape.size()) +
-                     " modes, got " + std::to_string(r.modeCoords.size()));
+    throw ShapeError("expected coordinates for " + std::to_string(r.shape.size()) + " modes, got " +
+                     std::to_string(r.modeCoords.size()));
   const int64_t n = r.values.length();
   const DType width = workingIndexType(r, f.levelExtents(r.shape), n);
-  LevelCoordinates lc =
-      levelCoordinates(r, readModeCoordinates(r, n, width), r.values, width);
+  LevelCoordinates lc = levelCoordinates(r, readModeCoordinates(r, n, width), r.values, width);
   SortedEntries entries = sortEntries(std::move(lc.keys), lc.extents, lc.values, r.sumDuplicates);
   if (entries.hadDuplicates && !r.sumDuplicates && !f.holdsDuplicates())
     throw FormatError("the coordinates contain duplicates and format " + formatName(f) +
@@ -245,8 +231,7 @@ std::shared_ptr<TensorStorage> packCoordinates(const PackRequest& r) {
     in.coords = &entries.keys[k];
     size_t last = k;
     in.chain.push_back(&entries.keys[k]);
-    while (last + 1 < levelCount && types[last + 1]->properties().branchless)
-      in.chain.push_back(&entries.keys[++last]);
+    while (last + 1 < levelCount && types[last + 1]->properties().branchless) in.chain.push_back(&entries.keys[++last]);
     in.chainReachesLeaf = last + 1 == levelCount;
     in.parentCount = parentCount;
     in.parents = &parents;
@@ -266,19 +251,17 @@ std::shared_ptr<TensorStorage> packCoordinates(const PackRequest& r) {
   int64_t largest = parentCount;
   for (int64_t extent : r.shape) largest = std::max(largest, extent);
   if (width == DType::Int64) largest = std::max(largest, largestIndexValue(built));
-  const DType indexType = (r.indexBits == 32 && largest <= kInt32Max) ? DType::Int32
-                                                                       : DType::Int64;
+  const DType indexType = (r.indexBits == 32 && largest <= kInt32Max) ? DType::Int32 : DType::Int64;
   std::vector<LevelStorage> levels(levelCount);
   for (size_t k = 0; k < levelCount; ++k) {
     for (auto& [name, array] : built[k].arrays)
-      levels[k].arrays[name] =
-          array.dtype() == indexType ? ownMemory(array, r) : convertIndices(array, indexType);
+      levels[k].arrays[name] = array.dtype() == indexType ? ownMemory(array, r) : convertIndices(array, indexType);
     levels[k].scalars = built[k].scalars;
   }
   if (f.name() == "dia")  // one diagonal list, shared by the range and offset levels
     levels[2].arrays["offset"] = levels[1].arrays["offset"];
-  auto storage = std::make_shared<TensorStorage>(f, r.shape, r.values.dtype(), indexType,
-                                                 std::move(levels), ownMemory(values, r));
+  auto storage =
+      std::make_shared<TensorStorage>(f, r.shape, r.values.dtype(), indexType, std::move(levels), ownMemory(values, r));
   storage->markValid();
   return storage;
 }

@@ -4,20 +4,21 @@
 
 namespace coiter {
 
-TensorStorage::TensorStorage(Format format, std::vector<int64_t> shape, DType valueType,
-                             DType indexType, std::vector<LevelStorage> levels, Buffer values)
-    : format_(std::move(format)), shape_(std::move(shape)), valueType_(valueType),
-      indexType_(indexType), levels_(std::move(levels)), values_(std::move(values)) {
+TensorStorage::TensorStorage(Format format, std::vector<int64_t> shape, DType valueType, DType indexType,
+                             std::vector<LevelStorage> levels, Buffer values)
+    : format_(std::move(format)),
+      shape_(std::move(shape)),
+      valueType_(valueType),
+      indexType_(indexType),
+      levels_(std::move(levels)),
+      values_(std::move(values)) {
   format_.checkShape(shape_);
-  if (!isIndexDType(indexType_))
-    throw DTypeError("index dtype must be int32 or int64, not " + dtypeName(indexType_));
+  if (!isIndexDType(indexType_)) throw DTypeError("index dtype must be int32 or int64, not " + dtypeName(indexType_));
   if (levels_.size() != format_.levels().size())
-    throw FormatError("format " + format_.repr() + " has " +
-                      std::to_string(format_.levels().size()) + " levels but " +
+    throw FormatError("format " + format_.repr() + " has " + std::to_string(format_.levels().size()) + " levels but " +
                       std::to_string(levels_.size()) + " level arrays were given");
   if (values_.dtype() != valueType_)
-    throw DTypeError("value array has dtype " + dtypeName(values_.dtype()) + ", expected " +
-                     dtypeName(valueType_));
+    throw DTypeError("value array has dtype " + dtypeName(values_.dtype()) + ", expected " + dtypeName(valueType_));
 }
 
 void TensorStorage::attachDevice(std::shared_ptr<const DeviceCopy> copy, bool hostCurrent) {
@@ -34,8 +35,7 @@ void TensorStorage::downloadFromDevice() const {
 
 std::string TensorStorage::describeLevel(size_t k) const {
   std::string f = format_.str().empty() ? format_.repr() : format_.str();
-  return "level " + std::to_string(k) + " (" + format_.levels()[k]->name() + ") of a " + f +
-         " tensor";
+  return "level " + std::to_string(k) + " (" + format_.levels()[k]->name() + ") of a " + f + " tensor";
 }
 
 int64_t TensorStorage::checkLevels(ValidationScope scope) const {
@@ -45,9 +45,8 @@ int64_t TensorStorage::checkLevels(ValidationScope scope) const {
   for (size_t k = 0; k < levels_.size(); ++k) {
     for (const auto& [name, buffer] : levels_[k].arrays)
       if (buffer.dtype() != indexType_)
-        throw FormatError(describeLevel(k) + ": array '" + name + "' has dtype " +
-                          dtypeName(buffer.dtype()) + " but the tensor's index dtype is " +
-                          dtypeName(indexType_));
+        throw FormatError(describeLevel(k) + ": array '" + name + "' has dtype " + dtypeName(buffer.dtype()) +
+                          " but the tensor's index dtype is " + dtypeName(indexType_));
     int64_t extent = extents[k];
     if (extent < 0) {  // data-dependent level (diagonals, slots): a dense level of any size
       auto it = levels_[k].scalars.find("size");
@@ -66,13 +65,11 @@ int64_t TensorStorage::checkLevels(ValidationScope scope) const {
     const Buffer& b = levels_[2].array("offset");
     for (int64_t d = 0; d < a.length(); ++d)
       if (a.index(d) != b.index(d))
-        throw FormatError("dia tensor: range and offset levels disagree on diagonal " +
-                          std::to_string(d));
+        throw FormatError("dia tensor: range and offset levels disagree on diagonal " + std::to_string(d));
   }
   if (values_.length() != positions)
     throw ShapeError("value array has " + std::to_string(values_.length()) +
-                     " entries but the format's last level has " + std::to_string(positions) +
-                     " positions");
+                     " entries but the format's last level has " + std::to_string(positions) + " positions");
   return positions;
 }
 
@@ -113,16 +110,14 @@ std::shared_ptr<TensorStorage> TensorStorage::copy() const {
   std::vector<LevelStorage> levels = levels_;
   for (auto& l : levels)
     for (auto& [name, buffer] : l.arrays) buffer = buffer.copy();
-  auto t = std::make_shared<TensorStorage>(format_, shape_, valueType_, indexType_,
-                                           std::move(levels), values_.copy());
+  auto t = std::make_shared<TensorStorage>(format_, shape_, valueType_, indexType_, std::move(levels), values_.copy());
   t->valid_ = valid_;
   return t;
 }
 
 int64_t TensorStorage::positionCount(size_t k) const {
   int64_t positions = 1;
-  for (size_t l = 0; l <= k; ++l)
-    positions = format_.levels()[l]->countPositions(levels_[l], positions);
+  for (size_t l = 0; l <= k; ++l) positions = format_.levels()[l]->countPositions(levels_[l], positions);
   return positions;
 }
 

@@ -26,8 +26,14 @@ class TensorStorage {
   DType indexType() const { return indexType_; }
   // The arrays, current on the host: a tensor whose device holds the only current copy (a
   // result computed on a GPU) downloads it first.
-  const std::vector<LevelStorage>& levels() const { syncHost(); return levels_; }
-  const Buffer& values() const { syncHost(); return values_; }
+  const std::vector<LevelStorage>& levels() const {
+    syncHost();
+    return levels_;
+  }
+  const Buffer& values() const {
+    syncHost();
+    return values_;
+  }
   // The arrays without downloading: for code that reads only their addresses and lengths
   // (a GPU launch passes the device copies of the arrays it finds here).
   const std::vector<LevelStorage>& levelsAnywhere() const { return levels_; }

@@ -73,8 +73,8 @@ void readElement(const TensorStorage& t, const std::vector<int64_t>& coords, voi
                      std::to_string(coords.size()) + " coordinates");
   for (size_t m = 0; m < coords.size(); ++m)
     if (coords[m] < 0 || coords[m] >= shape[m])
-      throw ShapeError("index " + std::to_string(coords[m]) + " is out of range for mode " +
-                       std::to_string(m) + " with extent " + std::to_string(shape[m]));
+      throw ShapeError("index " + std::to_string(coords[m]) + " is out of range for mode " + std::to_string(m) +
+                       " with extent " + std::to_string(shape[m]));
   // Walk down every matching path; derived levels without a known coordinate (diagonal
   // number, ELL slot) try each child and let the levels below reject the wrong ones.
   std::vector<int64_t> positions = {0};
@@ -84,8 +84,9 @@ void readElement(const TensorStorage& t, const std::vector<int64_t>& coords, voi
     std::vector<int64_t> next;
     if (lc.isModeFunction()) {
       int64_t x = coords[lc.mode];
-      int64_t c = lc.kind == LevelCoordinate::Kind::BlockIndex ? x / lc.factor
-                  : lc.kind == LevelCoordinate::Kind::BlockOffset ? x % lc.factor : x;
+      int64_t c = lc.kind == LevelCoordinate::Kind::BlockIndex    ? x / lc.factor
+                  : lc.kind == LevelCoordinate::Kind::BlockOffset ? x % lc.factor
+                                                                  : x;
       for (int64_t p : positions) level.find(t.levels()[k], p, c, next);
     } else {
       ExpandOutput children;
@@ -107,8 +108,7 @@ Buffer gatherValues(const TensorStorage& t, const std::vector<int64_t>& position
   Buffer out = Buffer::allocate(t.valueType(), static_cast<int64_t>(positions.size()));
   const char* src = static_cast<const char*>(t.values().data());
   char* dst = static_cast<char*>(out.data());
-  for (size_t e = 0; e < positions.size(); ++e)
-    std::memcpy(dst + e * width, src + positions[e] * width, width);
+  for (size_t e = 0; e < positions.size(); ++e) std::memcpy(dst + e * width, src + positions[e] * width, width);
   return out;
 }
 

@@ -9,31 +9,31 @@ namespace coiter {
 struct CoiterError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-struct FormatError : CoiterError {      // -> ct.FormatError(ValueError)
+struct FormatError : CoiterError {  // -> ct.FormatError(ValueError)
   using CoiterError::CoiterError;
 };
-struct ShapeError : CoiterError {       // -> ct.ShapeError(ValueError)
+struct ShapeError : CoiterError {  // -> ct.ShapeError(ValueError)
   using CoiterError::CoiterError;
 };
-struct DTypeError : CoiterError {       // -> TypeError
+struct DTypeError : CoiterError {  // -> TypeError
   using CoiterError::CoiterError;
 };
 // An argument outside the values a setting accepts (e.g. a thread count below 1).
-struct ArgumentError : CoiterError {    // -> ValueError
+struct ArgumentError : CoiterError {  // -> ValueError
   using CoiterError::CoiterError;
 };
-struct ScheduleError : CoiterError {    // -> ct.ScheduleError(ValueError)
+struct ScheduleError : CoiterError {  // -> ct.ScheduleError(ValueError)
   using CoiterError::CoiterError;
 };
-struct SignatureError : CoiterError {   // -> ct.SignatureError(TypeError)
+struct SignatureError : CoiterError {  // -> ct.SignatureError(TypeError)
   using CoiterError::CoiterError;
 };
-struct CompileError : CoiterError {     // -> ct.CompileError(RuntimeError)
+struct CompileError : CoiterError {  // -> ct.CompileError(RuntimeError)
   using CoiterError::CoiterError;
 };
 // A GPU (or its libraries) could not do what was asked: no driver or device, NVRTC missing,
 // device memory exhausted, a failed launch.
-struct DeviceError : CoiterError {      // -> ct.DeviceError(RuntimeError)
+struct DeviceError : CoiterError {  // -> ct.DeviceError(RuntimeError)
   using CoiterError::CoiterError;
 };
 // A kernel stopped because the user asked it to (Ctrl-C): nothing of its result is kept.
@@ -41,9 +41,8 @@ struct InterruptedError : CoiterError {  // -> KeyboardInterrupt
   using CoiterError::CoiterError;
 };
 // A malformed expression string; `column` is 1-based (0 when unknown).
-struct ParseError : CoiterError {       // -> ct.ParseError(ValueError), with .column
-  ParseError(const std::string& message, int column)
-      : CoiterError(message), column(column) {}
+struct ParseError : CoiterError {  // -> ct.ParseError(ValueError), with .column
+  ParseError(const std::string& message, int column) : CoiterError(message), column(column) {}
   int column;
 };
 

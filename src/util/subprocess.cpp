@@ -15,9 +15,7 @@ namespace coiter {
 namespace {
 
 // Thread-safe, unlike strerror.
-std::string errorText(int error) {
-  return std::error_code(error, std::generic_category()).message();
-}
+std::string errorText(int error) { return std::error_code(error, std::generic_category()).message(); }
 
 }  // namespace
 
@@ -59,8 +57,10 @@ ProcessResult runProcess(const std::vector<std::string>& argv) {
   char buffer[4096];
   while (true) {
     ssize_t n = read(fds[0], buffer, sizeof buffer);
-    if (n > 0) result.output.append(buffer, static_cast<size_t>(n));
-    else if (n == 0 || errno != EINTR) break;
+    if (n > 0)
+      result.output.append(buffer, static_cast<size_t>(n));
+    else if (n == 0 || errno != EINTR)
+      break;
   }
   close(fds[0]);
 

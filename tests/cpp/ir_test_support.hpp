@@ -39,9 +39,11 @@ inline std::filesystem::path compilerWithoutOpenmp(const std::string& tag) {
   std::filesystem::create_directories(dir);
   std::filesystem::path script = dir / "cc-without-openmp";
   std::FILE* out = std::fopen(script.c_str(), "w");
-  std::fputs("#!/bin/sh\nfor a in \"$@\"; do\n  if [ \"$a\" = -fopenmp ]; then\n"
-             "    echo \"unsupported option '-fopenmp'\" >&2; exit 1\n  fi\ndone\n"
-             "exec cc \"$@\"\n", out);
+  std::fputs(
+      "#!/bin/sh\nfor a in \"$@\"; do\n  if [ \"$a\" = -fopenmp ]; then\n"
+      "    echo \"unsupported option '-fopenmp'\" >&2; exit 1\n  fi\ndone\n"
+      "exec cc \"$@\"\n",
+      out);
   std::fclose(out);
   std::filesystem::permissions(script, std::filesystem::perms::owner_all);
   return script;

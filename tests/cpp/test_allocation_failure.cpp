@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "ir/ir.hpp"
-#include "jit/engine.hpp"
 #include "ir_test_support.hpp"
+#include "jit/engine.hpp"
 
 using namespace coiter;
 using namespace coiter::ir;
@@ -22,26 +22,29 @@ namespace {
 Function failingSecondAllocation() {
   Var first = ptr("first", DType::Float64), second = ptr("second", DType::Float64), out = var("out");
   // 12800 doubles: below malloc's mmap threshold, so a leak shows in its bytes in use.
-  return Function{"second_allocation_fails", {arg(out, 0, /*writeBack=*/true), arg(second, 0, true)},
-                  block({declare(first, nullptr), allocate(first, intLit(12800), true),
-                         store(first, intLit(0), f64(1.0)), assign(out, intLit(7)),
-                         allocate(second, intLit(int64_t{1} << 50), false), freeBuffer(first), ret()})};
+  return Function{
+      "second_allocation_fails",
+      {arg(out, 0, /*writeBack=*/true), arg(second, 0, true)},
+      block({declare(first, nullptr), allocate(first, intLit(12800), true), store(first, intLit(0), f64(1.0)),
+             assign(out, intLit(7)), allocate(second, intLit(int64_t{1} << 50), false), freeBuffer(first), ret()})};
 }
 
 // The same buffer allocated and freed twice, then a failure: nothing is freed twice.
 Function failingAfterFrees() {
   Var w = ptr("w", DType::Int32), huge = ptr("huge", DType::Int32), out = var("out");
-  return Function{"fails_after_frees", {arg(out, 0, true), arg(huge, 0, true)},
-                  block({declare(w, nullptr), allocate(w, intLit(100), false), freeBuffer(w),
-                         allocate(w, intLit(100), false), freeBuffer(w),
-                         allocate(huge, intLit(int64_t{1} << 50), false), ret()})};
+  return Function{
+      "fails_after_frees",
+      {arg(out, 0, true), arg(huge, 0, true)},
+      block({declare(w, nullptr), allocate(w, intLit(100), false), freeBuffer(w), allocate(w, intLit(100), false),
+             freeBuffer(w), allocate(huge, intLit(int64_t{1} << 50), false), ret()})};
 }
 
 // A kernel that stops early (interrupted by Ctrl-C, ir/interrupt_points.hpp) with a workspace
 // allocated: the early return frees it, as an allocation failure does.
 Function returningEarly() {
   Var w = ptr("w", DType::Float64), out = var("out");
-  return Function{"returns_early", {arg(out, 0, /*writeBack=*/true)},
+  return Function{"returns_early",
+                  {arg(out, 0, /*writeBack=*/true)},
                   block({declare(w, nullptr), allocate(w, intLit(12800), true), store(w, intLit(0), f64(1.0)),
                          assign(out, intLit(7)), ifThen(binary(BinaryOp::Gt, use(out), intLit(0)), ret(kInterrupted)),
                          freeBuffer(w), ret()})};

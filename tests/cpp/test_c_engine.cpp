@@ -16,9 +16,9 @@
 
 #include "codegen/c_codegen.hpp"
 #include "ir/ir.hpp"
+#include "ir_test_support.hpp"
 #include "jit/c_engine.hpp"
 #include "util/errors.hpp"
-#include "ir_test_support.hpp"
 
 using namespace coiter;
 using namespace coiter::ir;
@@ -27,7 +27,6 @@ using Op = BinaryOp;
 using cdouble = std::complex<double>;
 
 namespace {
-
 
 // Same value, bit for bit (so -0.0 differs from 0.0), or both NaN.
 template <typename T>
@@ -67,11 +66,8 @@ Function spmvKernel() {
   Stmt row = forLoop(p, load(pos, val(i)), load(pos, add(val(i), i32(1))),
                      assign(t, add(val(t), mul(load(vals, val(p)), load(x, load(crd, val(p)))))));
   Stmt body = block({comment("y(i) = A(i,j) * x(j)"),
-                     forLoop(i, i32(0), val(n),
-                             block({declare(t, f64(0.0)), row, store(y, val(i), val(t))})),
-                     ret()});
-  return Function{
-      "spmv", {in(pos, 0), in(crd, 1), in(vals, 2), in(x, 3), in(y, 4), in(n, 0)}, body};
+                     forLoop(i, i32(0), val(n), block({declare(t, f64(0.0)), row, store(y, val(i), val(t))})), ret()});
+  return Function{"spmv", {in(pos, 0), in(crd, 1), in(vals, 2), in(x, 3), in(y, 4), in(n, 0)}, body};
 }
 
 void testSpmv() {
@@ -125,18 +121,17 @@ void testMergeDot() {
   Var pa = num("pa", DType::Int32), pb = num("pb", DType::Int32), s = num("s", DType::Float64);
   Var ia = num("ia", DType::Int32), ib = num("ib", DType::Int32), i = num("i", DType::Int32);
   Expr aHere = binary(Op::Eq, val(ia), val(i)), bHere = binary(Op::Eq, val(ib), val(i));
-  Stmt loop = whileLoop(
-      binary(Op::And, binary(Op::Lt, val(pa), val(na)), binary(Op::Lt, val(pb), val(nb))),
-      block({declare(ia, load(acrd, val(pa))), declare(ib, load(bcrd, val(pb))),
-             declare(i, binary(Op::Min, val(ia), val(ib))),
-             ifThen(binary(Op::And, aHere, bHere),
-                    assign(s, add(val(s), mul(load(avals, val(pa)), load(bvals, val(pb)))))),
-             assign(pa, add(val(pa), select(aHere, i32(1), i32(0)))),
-             assign(pb, add(val(pb), cast(scalar(DType::Int32), bHere)))}));
-  Stmt body = block({declare(pa, i32(0)), declare(pb, i32(0)), declare(s, f64(0.0)), loop,
-                     store(out, i32(0), val(s)), ret()});
-  Function f{"merge_dot", {in(acrd, 0), in(avals, 1), in(bcrd, 2), in(bvals, 3), in(out, 4),
-                           in(na, 0), in(nb, 1)}, body};
+  Stmt loop = whileLoop(binary(Op::And, binary(Op::Lt, val(pa), val(na)), binary(Op::Lt, val(pb), val(nb))),
+                        block({declare(ia, load(acrd, val(pa))), declare(ib, load(bcrd, val(pb))),
+                               declare(i, binary(Op::Min, val(ia), val(ib))),
+                               ifThen(binary(Op::And, aHere, bHere),
+                                      assign(s, add(val(s), mul(load(avals, val(pa)), load(bvals, val(pb)))))),
+                               assign(pa, add(val(pa), select(aHere, i32(1), i32(0)))),
+                               assign(pb, add(val(pb), cast(scalar(DType::Int32), bHere)))}));
+  Stmt body =
+      block({declare(pa, i32(0)), declare(pb, i32(0)), declare(s, f64(0.0)), loop, store(out, i32(0), val(s)), ret()});
+  Function f{
+      "merge_dot", {in(acrd, 0), in(avals, 1), in(bcrd, 2), in(bvals, 3), in(out, 4), in(na, 0), in(nb, 1)}, body};
   std::string c = codegen::printC(f);
   check(c.find("while (pa < na && pb < nb) {") != std::string::npos, "merge prints its while");
 
@@ -158,14 +153,11 @@ void testGrowAppend() {
   Var src = ptr("src", DType::Float64), out = ptr("out_vals", DType::Float64);
   Var n = num("n", DType::Int64), cap = num("out_capacity", DType::Int64);
   Var count = num("count", DType::Int64), i = num("i", DType::Int64);
-  Stmt append = block({grow(out, cap, add(val(count), intLit(1))),
-                       store(out, val(count), load(src, val(i))),
+  Stmt append = block({grow(out, cap, add(val(count), intLit(1))), store(out, val(count), load(src, val(i))),
                        assign(count, add(val(count), intLit(1)))});
-  Stmt body = block({forLoop(i, intLit(0), val(n),
-                             ifThen(binary(Op::Gt, load(src, val(i)), f64(0.0)), append)),
-                     ret()});
-  Function f{"append_positive", {in(src, 0), inout(out, 1), in(n, 0), inout(cap, 1),
-                                 inout(count, 2)}, body};
+  Stmt body =
+      block({forLoop(i, intLit(0), val(n), ifThen(binary(Op::Gt, load(src, val(i)), f64(0.0)), append)), ret()});
+  Function f{"append_positive", {in(src, 0), inout(out, 1), in(n, 0), inout(cap, 1), inout(count, 2)}, body};
   std::string c = codegen::printC(f);
   check(c.find("count++;") != std::string::npos, "append prints count++");
 
@@ -179,8 +171,7 @@ void testGrowAppend() {
   auto kernel = build(f);
   check(kernel->entry()(pointers, integers) == kOk, "append returns kOk");
   check(integers[2] == static_cast<int64_t>(expected.size()), "append writes back the count");
-  check(integers[1] >= integers[2] && integers[1] <= 2 * integers[2],
-        "append writes back the capacity");
+  check(integers[1] >= integers[2] && integers[1] <= 2 * integers[2], "append writes back the capacity");
   auto* result = static_cast<double*>(pointers[1]);
   bool ok = integers[2] == static_cast<int64_t>(expected.size());
   for (size_t k = 0; ok && k < expected.size(); k++) ok = same(result[k], expected[k]);
@@ -188,8 +179,8 @@ void testGrowAppend() {
   std::free(pointers[1]);
 
   // 2^50 doubles exceed any address space: Grow fails, and the old buffer comes back.
-  Function oom{"grow_too_much", {inout(out, 0), inout(cap, 0)},
-               block({grow(out, cap, intLit(int64_t{1} << 50)), ret()})};
+  Function oom{
+      "grow_too_much", {inout(out, 0), inout(cap, 0)}, block({grow(out, cap, intLit(int64_t{1} << 50)), ret()})};
   void* buffer = std::malloc(sizeof(double));
   void* slots[] = {buffer};
   int64_t capacity[] = {1};
@@ -205,31 +196,27 @@ void testWorkspace() {
   Var empty = num("empty", DType::Int64), p = num("p", DType::Int64), j = num("j", DType::Int64);
   Expr slot = load(crd, val(p));
   Stmt body = block({declare(w, nullptr), allocate(w, val(m), true),
-                     forLoop(p, intLit(0), val(nnz),
-                             store(w, slot, add(load(w, slot), load(vals, val(p))))),
-                     declare(scratch, nullptr), declare(empty, intLit(0)),
-                     allocate(scratch, val(empty), false), freeBuffer(scratch),
-                     allocate(scratch, intLit(0), true), freeBuffer(scratch),
-                     forLoop(j, intLit(0), val(m), store(out, val(j), load(w, val(j)))),
-                     freeBuffer(w), ret()});
+                     forLoop(p, intLit(0), val(nnz), store(w, slot, add(load(w, slot), load(vals, val(p))))),
+                     declare(scratch, nullptr), declare(empty, intLit(0)), allocate(scratch, val(empty), false),
+                     freeBuffer(scratch), allocate(scratch, intLit(0), true), freeBuffer(scratch),
+                     forLoop(j, intLit(0), val(m), store(out, val(j), load(w, val(j)))), freeBuffer(w), ret()});
   Function f{"scatter_gather", {in(crd, 0), in(vals, 1), in(out, 2), in(nnz, 0), in(m, 1)}, body};
   std::string c = codegen::printC(f);
   check(c.find("w[B_crd[p]] += B_vals[p];") != std::string::npos, "workspace prints +=");
-  check(c.find("calloc(m > 0 ? m : 1, sizeof(double))") != std::string::npos,
-        "workspace prints calloc");
+  check(c.find("calloc(m > 0 ? m : 1, sizeof(double))") != std::string::npos, "workspace prints calloc");
 
   std::vector<int32_t> cs{3, 0, 3, 7, 3};
   std::vector<double> vs{1.0, 2.0, 4.0, 8.0, 16.0}, result(9, -1.0), expected(9, 0.0);
   for (size_t k = 0; k < cs.size(); k++) expected[cs[k]] += vs[k];
   void* pointers[] = {cs.data(), vs.data(), result.data()};
   int64_t integers[] = {static_cast<int64_t>(cs.size()), 9};
-  check(build(f)->entry()(pointers, integers) == kOk,
-        "workspace returns kOk (zero-sized allocations succeed)");
+  check(build(f)->entry()(pointers, integers) == kOk, "workspace returns kOk (zero-sized allocations succeed)");
   check(result == expected, "workspace result");
 
-  Function oom{"allocate_too_much", {inout(m, 0)},
-               block({declare(w, nullptr), allocate(w, intLit(int64_t{1} << 50), false),
-                      assign(m, intLit(7)), freeBuffer(w), ret()})};
+  Function oom{"allocate_too_much",
+               {inout(m, 0)},
+               block({declare(w, nullptr), allocate(w, intLit(int64_t{1} << 50), false), assign(m, intLit(7)),
+                      freeBuffer(w), ret()})};
   int64_t size[] = {3};
   check(build(oom)->entry()(nullptr, size) == kOutOfMemory && size[0] == 3,
         "failed Allocate returns kOutOfMemory and writes back parameters");
@@ -239,15 +226,13 @@ void testWorkspace() {
 // (d), (e): elementwise kernels out[i] = a[i] op b[i] of every interesting type.
 
 template <typename T, typename R>
-std::vector<R> elementwise(const std::string& name, DType t, DType r,
-                           const std::function<Expr(Expr, Expr)>& op, std::vector<T> a,
-                           std::vector<T> b) {
+std::vector<R> elementwise(const std::string& name, DType t, DType r, const std::function<Expr(Expr, Expr)>& op,
+                           std::vector<T> a, std::vector<T> b) {
   Var pa = ptr("a", t), pb = ptr("b", t), out = ptr("out", r), n = num("n", DType::Int64);
   Var i = num("i", DType::Int64);
-  Function f{name, {in(pa, 0), in(pb, 1), in(out, 2), in(n, 0)},
-             block({forLoop(i, intLit(0), val(n),
-                            store(out, val(i), op(load(pa, val(i)), load(pb, val(i))))),
-                    ret()})};
+  Function f{name,
+             {in(pa, 0), in(pb, 1), in(out, 2), in(n, 0)},
+             block({forLoop(i, intLit(0), val(n), store(out, val(i), op(load(pa, val(i)), load(pb, val(i))))), ret()})};
   std::vector<R> result(a.size());
   void* pointers[] = {a.data(), b.data(), result.data()};
   int64_t integers[] = {static_cast<int64_t>(a.size())};
@@ -266,8 +251,8 @@ void expectBinary(const std::string& name, DType t, Op op, std::vector<T> a, std
 }
 
 template <typename T>
-void expectUnary(const std::string& name, DType t, const std::function<Expr(Expr)>& op,
-                 std::vector<T> a, std::vector<T> expected) {
+void expectUnary(const std::string& name, DType t, const std::function<Expr(Expr)>& op, std::vector<T> a,
+                 std::vector<T> expected) {
   auto result = elementwise<T, T>(name, t, t, [&](Expr x, Expr) { return op(x); }, a, a);
   for (size_t k = 0; k < expected.size(); k++)
     check(same(result[k], expected[k]), name + " element " + std::to_string(k));
@@ -284,17 +269,13 @@ void testComplex() {
   }
   Expr biasLit = litReal(scalar(DType::Complex128), 0.25, -0.0);
   auto apply = [&](Expr x, Expr y) { return add(mul(x, y), biasLit); };
-  auto r = elementwise<cdouble, cdouble>("complex_fma", DType::Complex128, DType::Complex128,
-                                         apply, a, b);
-  for (size_t k = 0; k < a.size(); k++)
-    check(same(r[k], fma[k]), "complex a*b+c element " + std::to_string(k));
+  auto r = elementwise<cdouble, cdouble>("complex_fma", DType::Complex128, DType::Complex128, apply, a, b);
+  for (size_t k = 0; k < a.size(); k++) check(same(r[k], fma[k]), "complex a*b+c element " + std::to_string(k));
   expectBinary<cdouble>("complex_div", DType::Complex128, Op::Div, a, b, quotient);
   // np.minimum on complex: a NaN operand propagates, otherwise lexicographic order.
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  expectBinary<cdouble>("complex_min", DType::Complex128, Op::Min,
-                        {{1, 2}, {1, 1}, {nan, 0}, {2, 0}, {5, 0}},
-                        {{1, 1}, {1, 2}, {1, 1}, {3, nan}, {4, 9}},
-                        {{1, 1}, {1, 1}, {nan, 0}, {3, nan}, {4, 9}});
+  expectBinary<cdouble>("complex_min", DType::Complex128, Op::Min, {{1, 2}, {1, 1}, {nan, 0}, {2, 0}, {5, 0}},
+                        {{1, 1}, {1, 2}, {1, 1}, {3, nan}, {4, 9}}, {{1, 1}, {1, 1}, {nan, 0}, {3, nan}, {4, 9}});
   using cfloat = std::complex<float>;
   expectBinary<cfloat>("complex64_mul", DType::Complex64, Op::Mul, {{1.5f, -2.0f}}, {{0.5f, 4.0f}},
                        {cfloat(1.5f, -2.0f) * cfloat(0.5f, 4.0f)});
@@ -323,10 +304,8 @@ void testScalarSemantics() {
   // integer Div/Rem truncate; zero divisors give 0; MIN / -1 wraps.
   const int32_t lo = std::numeric_limits<int32_t>::min();
   std::vector<int32_t> dividends{-7, 7, 7, -7, 5, lo}, divisors{2, -2, 2, -2, 0, -1};
-  expectBinary<int32_t>("i32_div", DType::Int32, Op::Div, dividends, divisors,
-                        {-3, -3, 3, 3, 0, lo});
-  expectBinary<int32_t>("i32_rem", DType::Int32, Op::Rem, dividends, divisors,
-                        {-1, 1, 1, -1, 0, 0});
+  expectBinary<int32_t>("i32_div", DType::Int32, Op::Div, dividends, divisors, {-3, -3, 3, 3, 0, lo});
+  expectBinary<int32_t>("i32_rem", DType::Int32, Op::Rem, dividends, divisors, {-1, 1, 1, -1, 0, 0});
   expectBinary<int64_t>("i64_max", DType::Int64, Op::Max, {-5, 9}, {3, 2}, {3, 9});
   expectBinary<double>("f64_rem", DType::Float64, Op::Rem, {7.5, -7.5}, {2.0, 2.0}, {1.5, -1.5});
   // Float Min/Max propagate NaN like np.minimum/np.maximum; equal operands give b.
@@ -338,9 +317,8 @@ void testScalarSemantics() {
   expectBinary<double, b8>("f64_ne", DType::Float64, Op::Ne, {nan, 1.0}, {nan, 1.0}, {1, 0});
   // A literal divisor is printed as plain C division.
   Var q = ptr("q", DType::Int32);
-  std::string c = codegen::printC(
-      Function{"div4", {in(q, 0)},
-               block({store(q, i32(0), binary(Op::Div, i32(9), i32(4))), ret()})});
+  std::string c =
+      codegen::printC(Function{"div4", {in(q, 0)}, block({store(q, i32(0), binary(Op::Div, i32(9), i32(4))), ret()})});
   check(c.find("9 / 4") != std::string::npos && c.find("coiter_div") == std::string::npos,
         "literal divisors need no helper");
 }
@@ -351,13 +329,13 @@ void testControlFlow() {
   Var x = ptr("x", DType::Float64), sign = ptr("sign", DType::Int32), n = num("n", DType::Int64);
   Var i = num("i", DType::Int64);
   Expr xi = load(x, val(i));
-  Stmt classify = ifThen(binary(Op::Lt, xi, f64(0.0)), store(sign, val(i), i32(-1)),
-                         ifThen(binary(Op::Eq, xi, f64(0.0)), store(sign, val(i), i32(0)),
-                                store(sign, val(i), i32(1))));
-  Stmt body = block({forLoop(i, intLit(0), val(n),
-                             block({comment("classify x[i];\ngrow the loop bound \\"), classify,
-                                    assign(n, add(val(n), intLit(1)))})),
-                     ret()});
+  Stmt classify =
+      ifThen(binary(Op::Lt, xi, f64(0.0)), store(sign, val(i), i32(-1)),
+             ifThen(binary(Op::Eq, xi, f64(0.0)), store(sign, val(i), i32(0)), store(sign, val(i), i32(1))));
+  Stmt body = block(
+      {forLoop(i, intLit(0), val(n),
+               block({comment("classify x[i];\ngrow the loop bound \\"), classify, assign(n, add(val(n), intLit(1)))})),
+       ret()});
   Function f{"classify", {in(x, 0), in(sign, 1), inout(n, 0)}, body};
   std::string c = codegen::printC(f);
   check(c.find("} else if (x[i] == 0.0) {") != std::string::npos, "else-if chain");
@@ -375,10 +353,8 @@ void testControlFlow() {
 // Literals must read back exactly: -0.0, infinities, NaN, extreme and subnormal values.
 void testLiterals() {
   const double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> doubles{-0.0, inf,    -inf,        std::nan(""), 0.1,
-                              1e300, 5e-324, 123456789.0, 1e21,         -2.5};
-  std::vector<int64_t> ints{std::numeric_limits<int64_t>::min(),
-                            std::numeric_limits<int64_t>::max(), -1};
+  std::vector<double> doubles{-0.0, inf, -inf, std::nan(""), 0.1, 1e300, 5e-324, 123456789.0, 1e21, -2.5};
+  std::vector<int64_t> ints{std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), -1};
   std::vector<cdouble> complexes{{-0.0, inf}, {std::nan(""), -0.0}, {0.1, -1e-310}};
   Var d = ptr("d", DType::Float64), i = ptr("i", DType::Int64), z = ptr("z", DType::Complex128);
   Var f = ptr("f", DType::Float32), u = ptr("u", DType::UInt64), s = ptr("s", DType::Int32);
@@ -386,15 +362,13 @@ void testLiterals() {
   for (size_t k = 0; k < doubles.size(); k++) stmts.push_back(store(d, intLit(k), f64(doubles[k])));
   for (size_t k = 0; k < ints.size(); k++) stmts.push_back(store(i, intLit(k), intLit(ints[k])));
   for (size_t k = 0; k < complexes.size(); k++)
-    stmts.push_back(store(z, intLit(k), litReal(scalar(DType::Complex128), complexes[k].real(),
-                                                complexes[k].imag())));
+    stmts.push_back(store(z, intLit(k), litReal(scalar(DType::Complex128), complexes[k].real(), complexes[k].imag())));
   stmts.push_back(store(f, intLit(0), litReal(scalar(DType::Float32), 0.1)));
   stmts.push_back(store(f, intLit(1), litReal(scalar(DType::Float32), -inf)));
   stmts.push_back(store(u, intLit(0), lit(scalar(DType::UInt64), -1)));
   stmts.push_back(store(s, intLit(0), intLit(std::numeric_limits<int32_t>::min(), DType::Int32)));
   stmts.push_back(ret());
-  Function fn{"literals", {in(d, 0), in(i, 1), in(z, 2), in(f, 3), in(u, 4), in(s, 5)},
-              block(stmts)};
+  Function fn{"literals", {in(d, 0), in(i, 1), in(z, 2), in(f, 3), in(u, 4), in(s, 5)}, block(stmts)};
   std::vector<double> dr(doubles.size());
   std::vector<int64_t> iout(ints.size());
   std::vector<cdouble> zr(complexes.size());
@@ -403,14 +377,11 @@ void testLiterals() {
   int32_t sr[1];
   void* pointers[] = {dr.data(), iout.data(), zr.data(), fr, ur, sr};
   check(build(fn)->entry()(pointers, nullptr) == kOk, "literals returns kOk");
-  for (size_t k = 0; k < doubles.size(); k++)
-    check(same(dr[k], doubles[k]), "double literal " + std::to_string(k));
-  for (size_t k = 0; k < ints.size(); k++)
-    check(iout[k] == ints[k], "int64 literal " + std::to_string(k));
+  for (size_t k = 0; k < doubles.size(); k++) check(same(dr[k], doubles[k]), "double literal " + std::to_string(k));
+  for (size_t k = 0; k < ints.size(); k++) check(iout[k] == ints[k], "int64 literal " + std::to_string(k));
   for (size_t k = 0; k < complexes.size(); k++)
     check(same(zr[k], complexes[k]), "complex literal " + std::to_string(k));
-  check(same(fr[0], 0.1f) && same(fr[1], -std::numeric_limits<float>::infinity()),
-        "float literals");
+  check(same(fr[0], 0.1f) && same(fr[1], -std::numeric_limits<float>::infinity()), "float literals");
   check(ur[0] == std::numeric_limits<uint64_t>::max(), "uint64 literal");
   check(sr[0] == std::numeric_limits<int32_t>::min(), "int32 literal");
 }
@@ -454,18 +425,14 @@ void testFailures() {
   std::filesystem::remove_all(script.parent_path());
   unsetenv("COITER_CC");
 
-  check(!compileErrorOf([&] { cEngine().load({1, 2, 3, 4, 5}, "spmv"); }).empty(),
-        "garbage bytes raise CompileError");
-  check(!compileErrorOf([&] { cEngine().load({}, "spmv"); }).empty(),
-        "no bytes raise CompileError");
+  check(!compileErrorOf([&] { cEngine().load({1, 2, 3, 4, 5}, "spmv"); }).empty(), "garbage bytes raise CompileError");
+  check(!compileErrorOf([&] { cEngine().load({}, "spmv"); }).empty(), "no bytes raise CompileError");
   std::vector<uint8_t> library = cEngine().compile(f);
-  check(!compileErrorOf([&] { cEngine().load(library, "not_there"); }).empty(),
-        "a missing symbol raises CompileError");
+  check(!compileErrorOf([&] { cEngine().load(library, "not_there"); }).empty(), "a missing symbol raises CompileError");
 
   std::string fingerprint = cEngine().fingerprint();
   std::printf("fingerprint: %s\n", fingerprint.c_str());
-  check(fingerprint.rfind("c;", 0) == 0 && fingerprint == cEngine().fingerprint(),
-        "fingerprint is stable");
+  check(fingerprint.rfind("c;", 0) == 0 && fingerprint == cEngine().fingerprint(), "fingerprint is stable");
 }
 
 // Two threads compile and load at the same time.
@@ -492,11 +459,11 @@ void testConcurrentCompiles() {
 }  // namespace
 
 int main() {
-  std::pair<const char*, void (*)()> tests[] = {
-      {"spmv", testSpmv}, {"merge", testMergeDot}, {"grow", testGrowAppend},
-      {"workspace", testWorkspace}, {"complex", testComplex}, {"scalars", testScalarSemantics},
-      {"control", testControlFlow},
-      {"literals", testLiterals}, {"failures", testFailures}, {"threads", testConcurrentCompiles}};
+  std::pair<const char*, void (*)()> tests[] = {{"spmv", testSpmv},           {"merge", testMergeDot},
+                                                {"grow", testGrowAppend},     {"workspace", testWorkspace},
+                                                {"complex", testComplex},     {"scalars", testScalarSemantics},
+                                                {"control", testControlFlow}, {"literals", testLiterals},
+                                                {"failures", testFailures},   {"threads", testConcurrentCompiles}};
   for (auto& [name, test] : tests) {
     // A test that throws is one failure; the others still run.
     try {

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "driver/compiler.hpp"
 #include "format/level_kernel.hpp"
 #include "format/level_type.hpp"
 #include "format/levels/level_checks.hpp"
 #include "ir_test_support.hpp"
-#include "driver/compiler.hpp"
 #include "notation/operators.hpp"
 #include "storage/unpack.hpp"
 
@@ -27,8 +27,9 @@ namespace {
 
 class SegmentEndsLevel final : public LevelType {
  public:
-  SegmentEndsLevel() : LevelType({/*full*/ false, /*ordered*/ true, /*unique*/ true, /*branchless*/ false,
-                                  /*compact*/ true}) {}
+  SegmentEndsLevel()
+      : LevelType({/*full*/ false, /*ordered*/ true, /*unique*/ true, /*branchless*/ false,
+                   /*compact*/ true}) {}
   LevelKind kind() const override { return LevelKind::External; }
   std::string name() const override { return "segment_ends"; }
   LevelCapabilities capabilities() const override { return {false, true, false, false, false}; }
@@ -79,15 +80,15 @@ class SegmentEndsLevel final : public LevelType {
 constexpr int64_t kRows = 5, kCols = 6;
 
 // Dense row-major matrices; A has an empty row, a full row and a row with one entry.
-const std::vector<double> denseA = {1, 0, 2, 0, 0, 3,   //
-                                    0, 0, 0, 0, 0, 0,   //
-                                    4, 5, 6, 7, 8, 9,   //
+const std::vector<double> denseA = {1, 0, 2, 0,  0, 3,  //
+                                    0, 0, 0, 0,  0, 0,  //
+                                    4, 5, 6, 7,  8, 9,  //
                                     0, 0, 0, -1, 0, 0,  //
-                                    0, 2, 0, 0, 0, 1};
-const std::vector<double> denseB = {0, 1, 2, 0, 0, 0,   //
-                                    0, 0, 3, 0, 0, 0,   //
-                                    4, 0, 0, 0, 0, 5,   //
-                                    0, 0, 0, 0, 0, 0,   //
+                                    0, 2, 0, 0,  0, 1};
+const std::vector<double> denseB = {0, 1, 2, 0, 0, 0,  //
+                                    0, 0, 3, 0, 0, 0,  //
+                                    4, 0, 0, 0, 0, 5,  //
+                                    0, 0, 0, 0, 0, 0,  //
                                     0, 2, 0, 6, 0, 0};
 
 // (ends or pos, crd, vals) of a dense matrix by rows; `withLeadingZero` gives CSR's pos.
@@ -138,8 +139,7 @@ std::shared_ptr<const TensorStorage> csrB() {
   cols.arrays["pos"] = Buffer::fromIndices(r.bounds, DType::Int32);
   cols.arrays["crd"] = Buffer::fromIndices(r.crd, DType::Int32);
   auto t = std::make_shared<TensorStorage>(Format::parse("ds"), std::vector<int64_t>{kRows, kCols}, DType::Float64,
-                                           DType::Int32, std::vector<LevelStorage>{denseRows(), cols},
-                                           doubles(r.vals));
+                                           DType::Int32, std::vector<LevelStorage>{denseRows(), cols}, doubles(r.vals));
   t->validate();
   return t;
 }

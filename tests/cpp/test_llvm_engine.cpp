@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "ir/ir.hpp"
+#include "ir_test_support.hpp"
 #include "jit/engine.hpp"
 #include "util/errors.hpp"
-#include "ir_test_support.hpp"
 
 using namespace coiter;
 using namespace coiter::ir;
@@ -26,16 +26,11 @@ using B = coiter::ir::BinaryOp;
 
 namespace {
 
-
-
 const Engine& engine() { return *llvmEngine(); }
 
-std::unique_ptr<LoadedKernel> compileAndLoad(const Function& f) {
-  return engine().load(engine().compile(f), f.name);
-}
+std::unique_ptr<LoadedKernel> compileAndLoad(const Function& f) { return engine().load(engine().compile(f), f.name); }
 
-int32_t call(const LoadedKernel& kernel, std::vector<void*>& pointers,
-             std::vector<int64_t>& integers) {
+int32_t call(const LoadedKernel& kernel, std::vector<void*>& pointers, std::vector<int64_t>& integers) {
   return kernel.entry()(pointers.data(), integers.data());
 }
 
@@ -46,11 +41,10 @@ Function spmvKernel(const std::string& name) {
   Var y = ptr("y", DType::Float64), n = var("n"), i = var("i"), p = var("p", DType::Int32);
   Var sum = var("sum", DType::Float64);
   Expr product = mul(load(vals, use(p)), load(x, load(crd, use(p))));
-  Stmt inner = forLoop(p, load(pos, use(i)), load(pos, add(use(i), intLit(1))),
-                       assign(sum, add(use(sum), product)));
-  Stmt rows = forLoop(i, intLit(0), use(n),
-                      block({declare(sum, f64(0.0)), inner, store(y, use(i), use(sum))}));
-  return Function{name, {arg(pos, 0), arg(crd, 1), arg(vals, 2), arg(x, 3), arg(y, 4), arg(n, 0)},
+  Stmt inner = forLoop(p, load(pos, use(i)), load(pos, add(use(i), intLit(1))), assign(sum, add(use(sum), product)));
+  Stmt rows = forLoop(i, intLit(0), use(n), block({declare(sum, f64(0.0)), inner, store(y, use(i), use(sum))}));
+  return Function{name,
+                  {arg(pos, 0), arg(crd, 1), arg(vals, 2), arg(x, 3), arg(y, 4), arg(n, 0)},
                   block({comment("y = A x"), rows, ret()})};
 }
 
@@ -83,8 +77,8 @@ struct Csr {
 
 bool runSpmv(const LoadedKernel& kernel, const Csr& a) {
   std::vector<double> y(a.rows, -1.0);
-  std::vector<void*> pointers{(void*)a.pos.data(), (void*)a.crd.data(), (void*)a.vals.data(),
-                              (void*)a.x.data(), y.data()};
+  std::vector<void*> pointers{(void*)a.pos.data(), (void*)a.crd.data(), (void*)a.vals.data(), (void*)a.x.data(),
+                              y.data()};
   std::vector<int64_t> integers{a.rows};
   return call(kernel, pointers, integers) == kOk && y == a.reference();
 }
@@ -101,7 +95,8 @@ void testMerge() {
   Var sum = var("sum", DType::Float64);
   Expr aHere = binary(B::Eq, use(ca), use(c)), bHere = binary(B::Eq, use(cb), use(c));
   Stmt step = block({
-      declare(ca, load(aCrd, use(ia))), declare(cb, load(bCrd, use(ib))),
+      declare(ca, load(aCrd, use(ia))),
+      declare(cb, load(bCrd, use(ib))),
       declare(c, binary(B::Min, use(ca), use(cb))),
       ifThen(binary(B::And, aHere, bHere),
              block({assign(sum, add(use(sum), mul(load(aVal, use(ia)), load(bVal, use(ib))))),
@@ -111,10 +106,10 @@ void testMerge() {
   });
   Expr more = binary(B::And, binary(B::Lt, use(ia), use(aN)), binary(B::Lt, use(ib), use(bN)));
   Function f{"merge_dot",
-             {arg(aCrd, 0), arg(aVal, 1), arg(bCrd, 2), arg(bVal, 3), arg(out, 4), arg(aN, 0),
-              arg(bN, 1), arg(matches, 2, true)},
-             block({declare(ia, intLit(0)), declare(ib, intLit(0)), declare(sum, f64(0.0)),
-                    whileLoop(more, step), store(out, intLit(0), use(sum)), ret()})};
+             {arg(aCrd, 0), arg(aVal, 1), arg(bCrd, 2), arg(bVal, 3), arg(out, 4), arg(aN, 0), arg(bN, 1),
+              arg(matches, 2, true)},
+             block({declare(ia, intLit(0)), declare(ib, intLit(0)), declare(sum, f64(0.0)), whileLoop(more, step),
+                    store(out, intLit(0), use(sum)), ret()})};
   auto kernel = compileAndLoad(f);
 
   std::vector<int64_t> ac{0, 3, 4, 9, 12, 20}, bc{1, 3, 9, 10, 20, 21, 30};
@@ -124,21 +119,18 @@ void testMerge() {
   std::vector<int64_t> integers{(int64_t)ac.size(), (int64_t)bc.size(), -5};
   check(call(*kernel, pointers, integers) == kOk, "(b) merge status");
   check(result == 2.0 * 20 + 4.0 * 30 + 6.0 * 50, "(b) merge dot product");
-  check(integers[2] == -2,
-        "(b) Int32 write-back sign-extends (-5 + 3 matches), got " + std::to_string(integers[2]));
+  check(integers[2] == -2, "(b) Int32 write-back sign-extends (-5 + 3 matches), got " + std::to_string(integers[2]));
 }
 
 // ---- (c) Grow-based append, and allocation failures --------------------------------------------
 void testGrow() {
   Var in = ptr("in", DType::Float64), out = ptr("out", DType::Float64);
   Var n = var("n"), cap = var("cap"), count = var("count"), i = var("i");
-  Stmt append = block({grow(out, cap, add(use(count), intLit(1))),
-                       store(out, use(count), load(in, use(i))),
+  Stmt append = block({grow(out, cap, add(use(count), intLit(1))), store(out, use(count), load(in, use(i))),
                        assign(count, add(use(count), intLit(1)))});
-  Stmt loop = whileLoop(boolLit(true), block({
-      ifThen(binary(B::Ge, use(i), use(n)), breakLoop()),
-      ifThen(binary(B::Gt, load(in, use(i)), f64(0.0)), append),
-      assign(i, add(use(i), intLit(1)))}));
+  Stmt loop = whileLoop(boolLit(true), block({ifThen(binary(B::Ge, use(i), use(n)), breakLoop()),
+                                              ifThen(binary(B::Gt, load(in, use(i)), f64(0.0)), append),
+                                              assign(i, add(use(i), intLit(1)))}));
   Function f{"append_positive",
              {arg(in, 0), arg(out, 1, true), arg(n, 0), arg(cap, 1, true), arg(count, 2, true)},
              block({declare(i, intLit(0)), loop, ret()})};
@@ -146,21 +138,22 @@ void testGrow() {
 
   std::vector<double> input, expected;
   for (int k = 0; k < 1000; ++k) input.push_back(std::sin(k * 0.37));
-  for (double v : input) if (v > 0) expected.push_back(v);
+  for (double v : input)
+    if (v > 0) expected.push_back(v);
   std::vector<void*> pointers{input.data(), std::malloc(sizeof(double))};
   std::vector<int64_t> integers{(int64_t)input.size(), 1, 0};
   check(call(*kernel, pointers, integers) == kOk, "(c) append status");
   int64_t got = integers[2], capacity = integers[1];
   auto* data = static_cast<double*>(pointers[1]);
-  check(got == (int64_t)expected.size() && std::equal(expected.begin(), expected.end(), data),
-        "(c) appended values");
+  check(got == (int64_t)expected.size() && std::equal(expected.begin(), expected.end(), data), "(c) appended values");
   check(capacity >= got && (capacity & (capacity - 1)) == 0,
         "(c) capacity doubles from 1: " + std::to_string(capacity));
   std::free(pointers[1]);
 
   // An impossible size returns kOutOfMemory and hands the old buffer back to be freed.
   Var needed = var("needed");
-  Function huge{"grow_huge", {arg(out, 0, true), arg(cap, 0, true), arg(needed, 1)},
+  Function huge{"grow_huge",
+                {arg(out, 0, true), arg(cap, 0, true), arg(needed, 1)},
                 block({grow(out, cap, use(needed)), store(out, intLit(0), f64(1.0)), ret()})};
   auto hugeKernel = compileAndLoad(huge);
   for (int64_t size : {int64_t(1) << 60, int64_t(1) << 61}) {  // 2^63 bytes; 2^64 overflows
@@ -171,14 +164,13 @@ void testGrow() {
           "(c) failed Grow returns kOutOfMemory, old buffer; needed " + std::to_string(size));
     std::free(ps[0]);
   }
-  Function alloc{"allocate_huge", {arg(out, 0, true), arg(needed, 0)},
-                 block({allocate(out, use(needed), false), store(out, intLit(0), f64(1.0)),
-                        ret()})};
+  Function alloc{"allocate_huge",
+                 {arg(out, 0, true), arg(needed, 0)},
+                 block({allocate(out, use(needed), false), store(out, intLit(0), f64(1.0)), ret()})};
   auto allocKernel = compileAndLoad(alloc);
   std::vector<void*> ps{nullptr};
   std::vector<int64_t> is{int64_t(1) << 62};
-  check(call(*allocKernel, ps, is) == kOutOfMemory && ps[0] == nullptr,
-        "(c) failed Allocate returns kOutOfMemory");
+  check(call(*allocKernel, ps, is) == kOutOfMemory && ps[0] == nullptr, "(c) failed Allocate returns kOutOfMemory");
 }
 
 // ---- (d) complex arithmetic -------------------------------------------------------------------
@@ -215,8 +207,7 @@ void testComplex(DType dt, double tolerance, T big) {
       store(eq, use(i), same),
   });
   Function f{"complex_" + dtypeName(dt),
-             {arg(a, 0), arg(b, 1), arg(y, 2), arg(q, 3), arg(z, 4), arg(r, 5), arg(eq, 6),
-              arg(n, 0)},
+             {arg(a, 0), arg(b, 1), arg(y, 2), arg(q, 3), arg(z, 4), arg(r, 5), arg(eq, 6), arg(n, 0)},
              block({forLoop(i, intLit(0), use(n), body), ret()})};
   auto kernel = compileAndLoad(f);
 
@@ -226,8 +217,7 @@ void testComplex(DType dt, double tolerance, T big) {
   std::vector<C> yv(count, C(1, -1)), qv(count), zv(count);
   std::vector<double> rv{1.5, -2, 0, 3, 0.5, 1e10, -0.0};
   std::unique_ptr<bool[]> eqv(new bool[count]());
-  std::vector<void*> pointers{av.data(), bv.data(), yv.data(), qv.data(),
-                              zv.data(), rv.data(), eqv.get()};
+  std::vector<void*> pointers{av.data(), bv.data(), yv.data(), qv.data(), zv.data(), rv.data(), eqv.get()};
   std::vector<int64_t> integers{(int64_t)count};
   check(call(*kernel, pointers, integers) == kOk, tag + "status");
   for (size_t k = 0; k < count; ++k) {
@@ -249,7 +239,8 @@ int evalCounter = 0;
 template <typename R, typename T>
 R evaluate(DType in, DType out, T a, T b, const std::function<Expr(Expr, Expr)>& make) {
   Var va = ptr("a", in), vb = ptr("b", in), vo = ptr("out", out);
-  Function f{"eval_" + std::to_string(evalCounter++), {arg(va, 0), arg(vb, 1), arg(vo, 2)},
+  Function f{"eval_" + std::to_string(evalCounter++),
+             {arg(va, 0), arg(vb, 1), arg(vo, 2)},
              block({store(vo, intLit(0), make(load(va, intLit(0)), load(vb, intLit(0)))), ret()})};
   auto kernel = compileAndLoad(f);
   R result{};
@@ -285,8 +276,7 @@ void testScalars() {
   check(op(B::Lt, b8, false, true) && op(B::Or, b8, false, true), "(e) bool lt/or");
   check(!unary(b8, true, logicalNot), "(e) not");
   // unsigned: wraparound, unsigned division and comparison.
-  check(op<uint8_t>(B::Add, u8, 250, 10) == 4 && op<uint8_t>(B::Sub, u8, 3, 5) == 254,
-        "(e) uint8 add/sub wrap");
+  check(op<uint8_t>(B::Add, u8, 250, 10) == 4 && op<uint8_t>(B::Sub, u8, 3, 5) == 254, "(e) uint8 add/sub wrap");
   check(op<uint8_t>(B::Mul, u8, 200, 2) == 144, "(e) uint8 mul wraps");
   check(op<uint8_t>(B::Div, u8, 255, 2) == 127 && op<uint8_t>(B::Rem, u8, 255, 7) == 3,
         "(e) uint8 div/rem are unsigned");
@@ -297,30 +287,21 @@ void testScalars() {
   check(unary<uint8_t>(u8, 1, neg) == 255, "(e) uint8 neg wraps");
   check(unary<int8_t>(i8, -128, neg) == -128, "(e) int8 neg wraps");
   // Signed division truncates; division by zero and INT_MIN / -1 do not trap.
-  check(op<int32_t>(B::Div, i32, -7, 2) == -3 && op<int32_t>(B::Rem, i32, -7, 2) == -1,
-        "(e) int32 -7 / 2 truncates");
-  check(op<int32_t>(B::Div, i32, 7, -2) == -3 && op<int32_t>(B::Rem, i32, 7, -2) == 1,
-        "(e) int32 7 / -2 truncates");
-  check(op<int32_t>(B::Div, i32, 7, 0) == 0 && op<int32_t>(B::Rem, i32, 7, 0) == 0,
-        "(e) int32 x / 0 == x % 0 == 0");
+  check(op<int32_t>(B::Div, i32, -7, 2) == -3 && op<int32_t>(B::Rem, i32, -7, 2) == -1, "(e) int32 -7 / 2 truncates");
+  check(op<int32_t>(B::Div, i32, 7, -2) == -3 && op<int32_t>(B::Rem, i32, 7, -2) == 1, "(e) int32 7 / -2 truncates");
+  check(op<int32_t>(B::Div, i32, 7, 0) == 0 && op<int32_t>(B::Rem, i32, 7, 0) == 0, "(e) int32 x / 0 == x % 0 == 0");
   const int32_t minInt = std::numeric_limits<int32_t>::min();
   check(op<int32_t>(B::Div, i32, minInt, -1) == minInt && op<int32_t>(B::Rem, i32, minInt, -1) == 0,
         "(e) INT_MIN / -1");
-  check(op<uint32_t>(B::Div, u32, 7, 0) == 0 && op<uint32_t>(B::Rem, u32, 7, 0) == 0,
-        "(e) uint32 x / 0 == 0");
-  check(op<int8_t>(B::Min, i8, -3, 2) == -3 && op<int8_t>(B::Max, i8, -3, 2) == 2,
-        "(e) int8 min/max are signed");
+  check(op<uint32_t>(B::Div, u32, 7, 0) == 0 && op<uint32_t>(B::Rem, u32, 7, 0) == 0, "(e) uint32 x / 0 == 0");
+  check(op<int8_t>(B::Min, i8, -3, 2) == -3 && op<int8_t>(B::Max, i8, -3, 2) == 2, "(e) int8 min/max are signed");
   // Floats: NaN-propagating min/max, fmod, IEEE comparisons.
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  check(std::isnan(op(B::Min, d, nan, 1.0)) && std::isnan(op(B::Min, d, 1.0, nan)),
-        "(e) min propagates NaN");
-  check(std::isnan(op(B::Max, d, nan, 1.0)) && std::isnan(op(B::Max, d, 1.0, nan)),
-        "(e) max propagates NaN");
+  check(std::isnan(op(B::Min, d, nan, 1.0)) && std::isnan(op(B::Min, d, 1.0, nan)), "(e) min propagates NaN");
+  check(std::isnan(op(B::Max, d, nan, 1.0)) && std::isnan(op(B::Max, d, 1.0, nan)), "(e) max propagates NaN");
   check(op(B::Min, d, 1.0, 2.0) == 1.0 && op(B::Max, d, 1.0, 2.0) == 2.0, "(e) float64 min/max");
-  check(std::isnan(op(B::Max, f, 1.0f, std::numeric_limits<float>::quiet_NaN())),
-        "(e) float32 max propagates NaN");
-  check(op(B::Rem, d, 7.5, 2.0) == 1.5 && op(B::Rem, d, -7.5, 2.0) == -1.5,
-        "(e) float rem is fmod");
+  check(std::isnan(op(B::Max, f, 1.0f, std::numeric_limits<float>::quiet_NaN())), "(e) float32 max propagates NaN");
+  check(op(B::Rem, d, 7.5, 2.0) == 1.5 && op(B::Rem, d, -7.5, 2.0) == -1.5, "(e) float rem is fmod");
   check(op<double, bool>(B::Ne, d, nan, nan) && !op<double, bool>(B::Eq, d, nan, nan) &&
             !op<double, bool>(B::Lt, d, nan, 1.0),
         "(e) NaN comparisons");
@@ -330,16 +311,13 @@ void testScalars() {
   check(castTo<int32_t>(d, i32, -2.7) == -2, "(e) float -> int truncates");
   check(castTo<uint8_t>(d, u8, 200.0) == 200, "(e) float -> uint8");
   check(castTo<double>(u32, d, 0xFFFFFFFFu) == 4294967295.0, "(e) uint32 -> float64 unsigned");
-  check(castTo<double>(u64, d, ~uint64_t(0)) == 18446744073709551615.0,
-        "(e) uint64 -> float64 unsigned");
-  check(castTo<uint16_t>(i8, DType::UInt16, int8_t(-1)) == 65535,
-        "(e) int8 -> uint16 sign-extends");
+  check(castTo<double>(u64, d, ~uint64_t(0)) == 18446744073709551615.0, "(e) uint64 -> float64 unsigned");
+  check(castTo<uint16_t>(i8, DType::UInt16, int8_t(-1)) == 65535, "(e) int8 -> uint16 sign-extends");
   check(castTo<int64_t>(i8, DType::Int64, int8_t(-1)) == -1, "(e) int8 -> int64");
   check(castTo<int32_t>(u8, i32, uint8_t(255)) == 255, "(e) uint8 -> int32 zero-extends");
   check(castTo<int8_t>(DType::UInt16, i8, uint16_t(65535)) == -1, "(e) uint16 -> int8 truncates");
   check(castTo<float>(d, f, 0.1) == 0.1f, "(e) float64 -> float32");
-  check(castTo<double>(b8, d, true) == 1.0 && castTo<int32_t>(b8, i32, true) == 1,
-        "(e) bool -> number");
+  check(castTo<double>(b8, d, true) == 1.0 && castTo<int32_t>(b8, i32, true) == 1, "(e) bool -> number");
   check(castTo<float>(DType::Int64, f, int64_t(-3)) == -3.0f, "(e) int64 -> float32");
 }
 
@@ -350,22 +328,19 @@ void testWorkspace() {
   Var empty = ptr("empty", DType::Int32), nnz = var("nnz"), m = var("m");
   Var p = var("p"), j = var("j");
   Expr at = load(crd, use(p));
-  Stmt scatter =
-      forLoop(p, intLit(0), use(nnz), store(w, at, add(load(w, at), load(vals, use(p)))));
+  Stmt scatter = forLoop(p, intLit(0), use(nnz), store(w, at, add(load(w, at), load(vals, use(p)))));
   Function f{"scatter_workspace",
              {arg(crd, 0), arg(vals, 1), arg(out, 2), arg(nnz, 0), arg(m, 1)},
              block({declare(w, nullptr), allocate(w, use(m), true), scatter,
-                    forLoop(j, intLit(0), use(m), store(out, use(j), load(w, use(j)))),
-                    freeBuffer(w), declare(empty, nullptr), allocate(empty, intLit(0), false),
-                    freeBuffer(empty), ret()})};
+                    forLoop(j, intLit(0), use(m), store(out, use(j), load(w, use(j)))), freeBuffer(w),
+                    declare(empty, nullptr), allocate(empty, intLit(0), false), freeBuffer(empty), ret()})};
   auto kernel = compileAndLoad(f);
   std::vector<int64_t> crdv{5, 1, 5, 7, 1, 5};
   std::vector<double> valv{1, 2, 3, 4, 5, 6}, outv(10, -1.0);
   std::vector<void*> pointers{crdv.data(), valv.data(), outv.data()};
   std::vector<int64_t> integers{(int64_t)crdv.size(), (int64_t)outv.size()};
   check(call(*kernel, pointers, integers) == kOk, "(f) status");
-  check(outv == std::vector<double>({0, 7, 0, 0, 0, 10, 0, 4, 0, 0}),
-        "(f) calloc'd workspace sums duplicates");
+  check(outv == std::vector<double>({0, 7, 0, 0, 0, 10, 0, 4, 0, 0}), "(f) calloc'd workspace sums duplicates");
 }
 
 // ---- (g) loading and errors -------------------------------------------------------------------
@@ -383,14 +358,11 @@ bool throwsCompileError(F&& f, const char* what) {
 void testLoading() {
   std::vector<uint8_t> garbage(4096);
   for (size_t k = 0; k < garbage.size(); ++k) garbage[k] = static_cast<uint8_t>(k * 131 + 7);
-  check(throwsCompileError([&] { engine().load(garbage, "spmv"); }, "garbage"),
-        "(g) garbage bytes");
+  check(throwsCompileError([&] { engine().load(garbage, "spmv"); }, "garbage"), "(g) garbage bytes");
   std::vector<uint8_t> code = engine().compile(spmvKernel("spmv_twice"));
   std::vector<uint8_t> truncated(code.begin(), code.begin() + code.size() / 2);
-  check(throwsCompileError([&] { engine().load(truncated, "spmv_twice"); }, "truncated"),
-        "(g) truncated object");
-  check(throwsCompileError([&] { engine().load(code, "no_such_kernel"); }, "symbol"),
-        "(g) missing symbol");
+  check(throwsCompileError([&] { engine().load(truncated, "spmv_twice"); }, "truncated"), "(g) truncated object");
+  check(throwsCompileError([&] { engine().load(code, "no_such_kernel"); }, "symbol"), "(g) missing symbol");
 
   Csr a;
   auto first = engine().load(code, "spmv_twice");
@@ -405,10 +377,8 @@ void testLoading() {
   Var v = var("v"), undeclared = var("u");
   Function badVar{"bad_var", {}, block({assign(undeclared, intLit(1)), ret()})};
   Function noReturn{"no_return", {}, block({declare(v, intLit(1))})};
-  check(throwsCompileError([&] { engine().compile(badVar); }, "undeclared variable"),
-        "(g) undeclared variable");
-  check(throwsCompileError([&] { engine().compile(noReturn); }, "no return"),
-        "(g) body without Return");
+  check(throwsCompileError([&] { engine().compile(badVar); }, "undeclared variable"), "(g) undeclared variable");
+  check(throwsCompileError([&] { engine().compile(noReturn); }, "no return"), "(g) body without Return");
 }
 
 // ---- (h) compile latency, source and fingerprint ----------------------------------------------
@@ -432,15 +402,13 @@ void testLatencyAndSource() {
     loadMs.push_back(ms(t2 - t1));
     totalMs.push_back(ms(t2 - t0));
   }
-  std::printf("SpMV compile+load, 20 runs: median %.2f ms (compile %.2f ms, load %.2f ms)\n",
-              median(totalMs), median(compileMs), median(loadMs));
+  std::printf("SpMV compile+load, 20 runs: median %.2f ms (compile %.2f ms, load %.2f ms)\n", median(totalMs),
+              median(compileMs), median(loadMs));
 
   // A dense axpy must come out vectorized: proof that the host CPU reaches the optimizer.
   Var x = ptr("x", DType::Float64), y = ptr("y", DType::Float64), n = var("n"), i = var("i");
-  Stmt loop = forLoop(i, intLit(0), use(n),
-                      store(y, use(i), add(load(y, use(i)), mul(f64(2.0), load(x, use(i))))));
-  std::string text = engine().source(Function{"axpy", {arg(x, 0), arg(y, 1), arg(n, 0)},
-                                              block({loop, ret()})});
+  Stmt loop = forLoop(i, intLit(0), use(n), store(y, use(i), add(load(y, use(i)), mul(f64(2.0), load(x, use(i))))));
+  std::string text = engine().source(Function{"axpy", {arg(x, 0), arg(y, 1), arg(n, 0)}, block({loop, ret()})});
   check(text.find("define") != std::string::npos && text.find("@axpy") != std::string::npos,
         "(h) source is the kernel's LLVM IR");
   check(text.find(" x double>") != std::string::npos, "(h) axpy is vectorized");
@@ -454,8 +422,7 @@ void testThreads() {
   std::vector<std::thread> threads;
   for (int t = 0; t < 2; ++t) {
     threads.emplace_back([&, t] {
-      for (int k = 0; k < 5; ++k)
-        ok[t] += runSpmv(*compileAndLoad(spmvKernel("spmv_thread_" + std::to_string(t))), a);
+      for (int k = 0; k < 5; ++k) ok[t] += runSpmv(*compileAndLoad(spmvKernel("spmv_thread_" + std::to_string(t))), a);
     });
   }
   for (auto& thread : threads) thread.join();

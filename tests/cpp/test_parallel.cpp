@@ -16,10 +16,10 @@
 #include <unistd.h>
 
 #include "ir/ir.hpp"
+#include "ir_test_support.hpp"
 #include "jit/engine.hpp"
 #include "runtime/parallel_runtime.hpp"
 #include "util/errors.hpp"
-#include "ir_test_support.hpp"
 
 using namespace coiter;
 using namespace coiter::ir;
@@ -28,7 +28,6 @@ using Op = BinaryOp;
 using cdouble = std::complex<double>;
 
 namespace {
-
 
 LoopSchedule parallel(bool dynamic = false, int64_t chunk = 0) {
   return LoopSchedule{LoopKind::Parallel, dynamic, chunk, 0};
@@ -81,8 +80,8 @@ void testRuntime() {
     check(getNumThreads() == threads && coiter_rt_num_threads() == threads, "thread count setting");
     for (bool dynamic : {false, true}) {
       for (int64_t chunk : {0, 7}) {
-        std::string tag = "runtime threads=" + std::to_string(threads) +
-                          (dynamic ? " dynamic" : " static") + " chunk=" + std::to_string(chunk);
+        std::string tag = "runtime threads=" + std::to_string(threads) + (dynamic ? " dynamic" : " static") +
+                          " chunk=" + std::to_string(chunk);
         check(recordChunks(5, 5, chunk, dynamic).empty() && recordChunks(5, 2, chunk, dynamic).empty(),
               tag + ": an empty range makes no call");
         std::vector<Call> one = recordChunks(-3, -2, chunk, dynamic);
@@ -129,7 +128,8 @@ Function fillKernel(const std::string& name, DType index, LoopSchedule schedule)
   Expr wide = cast(scalar(DType::Int64), use(i));
   Stmt body = block({store(out, use(i), add(mul(intLit(3), wide), intLit(1))),
                      store(hits, use(i), add(load(hits, use(i)), intLit(1, DType::Int32)))});
-  return Function{name, {arg(out, 0), arg(hits, 1), arg(n, 0)},
+  return Function{name,
+                  {arg(out, 0), arg(hits, 1), arg(n, 0)},
                   block({forLoop(i, intLit(0, index), use(n), body, schedule), ret()})};
 }
 
@@ -138,15 +138,13 @@ void testFill(const EngineCase& e) {
   for (bool dynamic : {false, true}) {
     for (int64_t chunk : {0, 7}) {
       DType index = variant++ % 2 ? DType::Int32 : DType::Int64;
-      Function f = fillKernel("fill_" + e.name + std::to_string(variant), index,
-                              parallel(dynamic, chunk));
+      Function f = fillKernel("fill_" + e.name + std::to_string(variant), index, parallel(dynamic, chunk));
       auto kernel = build(*e.engine, f);
       for (int threads : kThreadCounts) {
         setNumThreads(threads);
         for (int64_t n : {0, 1, 1000}) {
-          std::string tag = e.name + " fill " + (dynamic ? "dynamic" : "static") + " chunk=" +
-                            std::to_string(chunk) + " n=" + std::to_string(n) +
-                            " threads=" + std::to_string(threads);
+          std::string tag = e.name + " fill " + (dynamic ? "dynamic" : "static") + " chunk=" + std::to_string(chunk) +
+                            " n=" + std::to_string(n) + " threads=" + std::to_string(threads);
           std::vector<int64_t> out(n + 1, -5);
           std::vector<int32_t> hits(n + 1, 0);
           check(run(*kernel, {out.data(), hits.data()}, {n}) == kOk, tag + ": status");
@@ -172,14 +170,14 @@ void testCaptures(const EngineCase& e) {
   Expr xi = load(x, cast(scalar(DType::Int64), load(idx, use(i))));
   Stmt body = block({
       declare(t, add(mul(use(scale), xi), cast(scalar(DType::Float64), mul(use(third), load(xf, use(i)))))),
-      store(out, use(i), select(binary(Op::And, use(on), binary(Op::Lt, use(i), use(half))), use(t),
-                                add(use(t), cast(scalar(DType::Float64), use(shift))))),
+      store(out, use(i),
+            select(binary(Op::And, use(on), binary(Op::Lt, use(i), use(half))), use(t),
+                   add(use(t), cast(scalar(DType::Float64), use(shift))))),
       store(zout, use(i), mul(use(z), cast(c128, load(x, use(i))))),
       store(flags, use(i), binary(Op::Ge, use(i), use(half))),
   });
   Function f{"captures_" + e.name,
-             {arg(idx, 0), arg(x, 1), arg(xf, 2), arg(out, 3), arg(zout, 4), arg(flags, 5), arg(n, 0),
-              arg(shift, 1)},
+             {arg(idx, 0), arg(x, 1), arg(xf, 2), arg(out, 3), arg(zout, 4), arg(flags, 5), arg(n, 0), arg(shift, 1)},
              block({declare(scale, f64(2.5)), declare(third, litReal(scalar(DType::Float32), 0.5)),
                     declare(z, litReal(c128, 1.5, -2.0)), declare(on, boolLit(true)),
                     declare(half, binary(Op::Div, use(n), intLit(2, DType::Int32))),
@@ -199,8 +197,8 @@ void testCaptures(const EngineCase& e) {
   for (int threads : kThreadCounts) {
     setNumThreads(threads);
     std::string tag = e.name + " captures threads=" + std::to_string(threads);
-    check(run(*kernel, {idxv.data(), xv.data(), xfv.data(), outv.data(), zv.data(), flagv.get()},
-              {count, -40}) == kOk, tag + ": status");
+    check(run(*kernel, {idxv.data(), xv.data(), xfv.data(), outv.data(), zv.data(), flagv.get()}, {count, -40}) == kOk,
+          tag + ": status");
     bool ok = true;
     for (int k = 0; k < count; ++k) {
       double tk = 2.5 * xv[idxv[k]] + double(0.5f * xfv[k]);
@@ -232,8 +230,7 @@ void testThreadSlices(const EngineCase& e) {
     auto kernel = build(*e.engine, f);
     for (int threads : kThreadCounts) {
       setNumThreads(threads);
-      std::string tag = e.name + " slices " + (dynamic ? "dynamic" : "static") +
-                        " threads=" + std::to_string(threads);
+      std::string tag = e.name + " slices " + (dynamic ? "dynamic" : "static") + " threads=" + std::to_string(threads);
       std::vector<int64_t> countv(threads, 0), infov{-1, -1, 0};
       check(run(*kernel, {countv.data(), infov.data()}, {1000}) == kOk, tag + ": status");
       check(infov[0] == 0, tag + ": ThreadId is 0 outside parallel loops");
@@ -255,12 +252,13 @@ void testThreadSlices(const EngineCase& e) {
 void testNestedParallel(const EngineCase& e) {
   Var owner = ptr("owner", DType::Int64), outer = ptr("outer", DType::Int64);
   Var i = var("i"), j = var("j");
-  Stmt inner = forLoop(j, intLit(0), intLit(10),
-                       store(owner, add(mul(use(i), intLit(10)), use(j)), threadId()), parallel());
-  Function f{"nested_" + e.name, {arg(owner, 0), arg(outer, 1)},
-             block({forLoop(i, intLit(0), intLit(100),
-                            block({store(outer, use(i), threadId()), inner}), parallel(true, 1)),
-                    ret()})};
+  Stmt inner =
+      forLoop(j, intLit(0), intLit(10), store(owner, add(mul(use(i), intLit(10)), use(j)), threadId()), parallel());
+  Function f{
+      "nested_" + e.name,
+      {arg(owner, 0), arg(outer, 1)},
+      block({forLoop(i, intLit(0), intLit(100), block({store(outer, use(i), threadId()), inner}), parallel(true, 1)),
+             ret()})};
   auto kernel = build(*e.engine, f);
   setNumThreads(7);
   std::vector<int64_t> ownerv(1000, -1), outerv(100, -1);
@@ -300,9 +298,8 @@ void testAtomics(const EngineCase& e) {
       atomicUpdate(Op::Max, mxu, intLit(0), load(xu, use(i))),
   });
   Function f{"atomics_" + e.name,
-             {arg(si, 0), arg(s32, 1), arg(sf, 2), arg(sf32, 3), arg(sc, 4), arg(x, 5), arg(xi, 6),
-              arg(xu, 7), arg(mn, 8), arg(mx, 9), arg(mni, 10), arg(mxi, 11), arg(mnu, 12),
-              arg(mxu, 13), arg(nanAt, 0)},
+             {arg(si, 0), arg(s32, 1), arg(sf, 2), arg(sf32, 3), arg(sc, 4), arg(x, 5), arg(xi, 6), arg(xu, 7),
+              arg(mn, 8), arg(mx, 9), arg(mni, 10), arg(mxi, 11), arg(mnu, 12), arg(mxu, 13), arg(nanAt, 0)},
              block({forLoop(i, intLit(0), intLit(n), body, parallel(true, 7)), ret()})};
   auto kernel = build(*e.engine, f);
 
@@ -336,21 +333,21 @@ void testAtomics(const EngineCase& e) {
     std::vector<float> sf32v{0.0f};
     std::vector<cdouble> scv(3, 0.0);
     std::vector<uint8_t> mnuv{200}, mxuv{5};
-    check(run(*kernel, {siv.data(), s32v.data(), sfv.data(), sf32v.data(), scv.data(), xv.data(),
-                        xiv.data(), xuv.data(), mnv.data(), mxv.data(), mniv.data(), mxiv.data(),
-                        mnuv.data(), mxuv.data()},
-              {nanAtValue}) == kOk, tag + ": status");
+    check(run(*kernel,
+              {siv.data(), s32v.data(), sfv.data(), sf32v.data(), scv.data(), xv.data(), xiv.data(), xuv.data(),
+               mnv.data(), mxv.data(), mniv.data(), mxiv.data(), mnuv.data(), mxuv.data()},
+              {nanAtValue}) == kOk,
+          tag + ": status");
     bool sums = true;
     for (int s = 0; s < 3; ++s) {
-      sums = sums && siv[s] == expectInt[s] && s32v[s] == -2 * slotCount[s] &&
-             sfv[s] == 0.5 * slotCount[s] && scv[s] == cdouble(1.0, -2.0) * double(slotCount[s]);
+      sums = sums && siv[s] == expectInt[s] && s32v[s] == -2 * slotCount[s] && sfv[s] == 0.5 * slotCount[s] &&
+             scv[s] == cdouble(1.0, -2.0) * double(slotCount[s]);
     }
     check(sums, tag + ": int64, int32, float64 and complex128 sums");
     check(sf32v[0] == 0.25f * n, tag + ": float32 sum");
     check(std::isnan(mnv[0]) && std::isnan(mxv[0]), tag + ": a NaN propagates through min and max");
     check(mnv[1] == minRest && mxv[1] == maxRest, tag + ": float64 min and max");
-    check(mniv[0] == *std::min_element(xiv.begin(), xiv.end()) &&
-              mxiv[0] == *std::max_element(xiv.begin(), xiv.end()),
+    check(mniv[0] == *std::min_element(xiv.begin(), xiv.end()) && mxiv[0] == *std::max_element(xiv.begin(), xiv.end()),
           tag + ": int32 min and max (starting from 0)");
     check(mnuv[0] == 3 && mxuv[0] == 252, tag + ": uint8 min and max (unsigned)");
   }
@@ -361,14 +358,14 @@ void testAtomics(const EngineCase& e) {
 Function axpySum(const std::string& name, LoopSchedule schedule) {
   Var x = ptr("x", DType::Float64), y = ptr("y", DType::Float64), out = ptr("out", DType::Int64);
   Var n = var("n"), i = var("i"), s = var("s"), p = var("p", DType::Float64);
-  Stmt body = block({store(y, use(i), add(mul(f64(2.0), load(x, use(i))), load(y, use(i)))),
-                     assign(s, add(use(s), cast(scalar(DType::Int64), load(x, use(i))))),
-                     assign(p, mul(use(p), f64(1.0)))});
-  return Function{name, {arg(x, 0), arg(y, 1), arg(out, 2), arg(n, 0)},
-                  block({declare(s, intLit(0)), declare(p, f64(1.0)),
-                         forLoop(i, intLit(0), use(n), body, schedule),
-                         store(out, intLit(0), use(s)),
-                         store(out, intLit(1), cast(scalar(DType::Int64), use(p))), ret()})};
+  Stmt body =
+      block({store(y, use(i), add(mul(f64(2.0), load(x, use(i))), load(y, use(i)))),
+             assign(s, add(use(s), cast(scalar(DType::Int64), load(x, use(i))))), assign(p, mul(use(p), f64(1.0)))});
+  return Function{
+      name,
+      {arg(x, 0), arg(y, 1), arg(out, 2), arg(n, 0)},
+      block({declare(s, intLit(0)), declare(p, f64(1.0)), forLoop(i, intLit(0), use(n), body, schedule),
+             store(out, intLit(0), use(s)), store(out, intLit(1), cast(scalar(DType::Int64), use(p))), ret()})};
 }
 
 void testVectorized(const EngineCase& e) {
@@ -415,14 +412,12 @@ void testSources(const EngineCase& e) {
   std::string text = e.engine->source(f);
   if (e.name == "c") {
     check(text.find("  #pragma omp parallel for schedule(dynamic, 7) "
-                    "num_threads(coiter_rt_num_threads())\n  for (int64_t i = 0; i < n; i++) {") !=
-              std::string::npos,
+                    "num_threads(coiter_rt_num_threads())\n  for (int64_t i = 0; i < n; i++) {") != std::string::npos,
           "c prints the parallel loop as an OpenMP loop");
   } else {
     check(text.find("define internal void @printed_llvm.parallel.i(") != std::string::npos,
           "llvm source shows the outlined body");
-    check(text.find("@coiter_rt_parallel_for(") != std::string::npos,
-          "llvm source calls the runtime's parallel_for");
+    check(text.find("@coiter_rt_parallel_for(") != std::string::npos, "llvm source calls the runtime's parallel_for");
   }
 }
 
@@ -430,13 +425,12 @@ void testSources(const EngineCase& e) {
 // the bound is evaluated once, before the loop (in C, hoisted above the OpenMP pragma).
 void testBoundReadOnce(const EngineCase& e) {
   Var out = ptr("out", DType::Int64), i = var("i");
-  Function f{"bound_once_" + e.name, {arg(out, 0)},
-             block({forLoop(i, intLit(0), load(out, intLit(0)), store(out, use(i), intLit(500)),
-                            parallel(false, 3)),
-                    ret()})};
+  Function f{
+      "bound_once_" + e.name,
+      {arg(out, 0)},
+      block({forLoop(i, intLit(0), load(out, intLit(0)), store(out, use(i), intLit(500)), parallel(false, 3)), ret()})};
   if (e.name == "c") {
-    check(e.engine->source(f).find("  int64_t i_end = out[0];\n  #pragma omp parallel for") !=
-              std::string::npos,
+    check(e.engine->source(f).find("  int64_t i_end = out[0];\n  #pragma omp parallel for") != std::string::npos,
           "c hoists a bound the body may change above the pragma");
   }
   auto kernel = build(*e.engine, f);
@@ -444,8 +438,7 @@ void testBoundReadOnce(const EngineCase& e) {
     setNumThreads(threads);
     std::vector<int64_t> outv(200, -1);
     outv[0] = 100;
-    check(run(*kernel, {outv.data()}, {}) == kOk &&
-              std::count(outv.begin(), outv.end(), 500) == 100 && outv[100] == -1,
+    check(run(*kernel, {outv.data()}, {}) == kOk && std::count(outv.begin(), outv.end(), 500) == 100 && outv[100] == -1,
           e.name + " evaluates a parallel loop's bound once, threads=" + std::to_string(threads));
   }
 }
@@ -464,7 +457,8 @@ void testRuleViolations(const EngineCase& e) {
   Var out = ptr("out", DType::Float64), zs = ptr("zs", DType::Complex128), n = var("n");
   Var i = var("i"), j = var("j"), acc = var("acc", DType::Float64);
   auto kernel = [&](const std::string& name, Stmt body) {
-    return Function{name, {arg(out, 0), arg(zs, 1), arg(n, 0)},
+    return Function{name,
+                    {arg(out, 0), arg(zs, 1), arg(n, 0)},
                     block({declare(acc, f64(0.0)), forLoop(i, intLit(0), use(n), body, parallel()),
                            store(out, intLit(0), use(acc)), ret()})};
   };
@@ -490,11 +484,11 @@ void testRuleViolations(const EngineCase& e) {
   }
   // Allowed: a Break inside the body's own loop, and assignments of the body's own locals.
   Var t = var("t", DType::Float64);
-  Stmt own = block({declare(t, f64(0.0)),
-                    forLoop(j, intLit(0), intLit(5),
-                            block({assign(t, add(use(t), f64(1.0))),
-                                   ifThen(binary(Op::Ge, use(j), intLit(2)), breakLoop())})),
-                    store(out, use(i), use(t))});
+  Stmt own =
+      block({declare(t, f64(0.0)),
+             forLoop(j, intLit(0), intLit(5),
+                     block({assign(t, add(use(t), f64(1.0))), ifThen(binary(Op::Ge, use(j), intLit(2)), breakLoop())})),
+             store(out, use(i), use(t))});
   auto good = build(*e.engine, kernel("good_" + e.name, own));
   std::vector<double> outv(50, -1.0);
   std::vector<cdouble> zv(1);
@@ -509,7 +503,8 @@ void testCWithoutOpenmp() {
   std::filesystem::path script = compilerWithoutOpenmp("coiter-test-parallel-no-openmp-");
   setenv("COITER_CC", script.c_str(), 1);
   Var counts = ptr("counts", DType::Int64), total = ptr("total", DType::Float64), i = var("i");
-  Function f{"no_openmp", {arg(counts, 0), arg(total, 1)},
+  Function f{"no_openmp",
+             {arg(counts, 0), arg(total, 1)},
              block({forLoop(i, intLit(0), intLit(100),
                             block({store(counts, threadId(), add(load(counts, threadId()), intLit(1))),
                                    atomicUpdate(Op::Max, total, intLit(0), cast(scalar(DType::Float64), use(i)))}),
@@ -520,8 +515,7 @@ void testCWithoutOpenmp() {
     setNumThreads(7);
     std::vector<int64_t> countv(7, 0);
     std::vector<double> totalv{-1.0};
-    check(run(*kernel, {countv.data(), totalv.data()}, {}) == kOk && countv[0] == 100 &&
-              totalv[0] == 99.0,
+    check(run(*kernel, {countv.data(), totalv.data()}, {}) == kOk && countv[0] == 100 && totalv[0] == 99.0,
           "c without OpenMP: the loop runs on thread 0");
   });
   check(error.empty(), "c without OpenMP compiles a parallel kernel: " + error);
@@ -533,12 +527,18 @@ void testCWithoutOpenmp() {
 
 int main() {
   std::vector<std::pair<std::string, std::function<void()>>> tests{{"runtime", testRuntime},
-                                                                    {"c without openmp", testCWithoutOpenmp}};
+                                                                   {"c without openmp", testCWithoutOpenmp}};
   for (const EngineCase& e : engines()) {
-    for (auto [name, test] : std::initializer_list<std::pair<const char*, void (*)(const EngineCase&)>>{
-             {"fill", testFill}, {"captures", testCaptures}, {"slices", testThreadSlices},
-             {"nested", testNestedParallel}, {"atomics", testAtomics}, {"vectorized", testVectorized},
-             {"sources", testSources}, {"bound", testBoundReadOnce}, {"rules", testRuleViolations}}) {
+    for (auto [name, test] :
+         std::initializer_list<std::pair<const char*, void (*)(const EngineCase&)>>{{"fill", testFill},
+                                                                                    {"captures", testCaptures},
+                                                                                    {"slices", testThreadSlices},
+                                                                                    {"nested", testNestedParallel},
+                                                                                    {"atomics", testAtomics},
+                                                                                    {"vectorized", testVectorized},
+                                                                                    {"sources", testSources},
+                                                                                    {"bound", testBoundReadOnce},
+                                                                                    {"rules", testRuleViolations}}) {
       tests.push_back({e.name + " " + name, [test, e] { test(e); }});
     }
   }

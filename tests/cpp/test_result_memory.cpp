@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/result_memory.hpp"
 #include "ir_test_support.hpp"
+#include "runtime/result_memory.hpp"
 
 using namespace coiter;
 using namespace coiter_test;

@@ -9,8 +9,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "runtime/simd_sort.hpp"
 #include "ir_test_support.hpp"
+#include "runtime/simd_sort.hpp"
 
 using namespace coiter;
 using namespace coiter_test;
@@ -37,7 +37,8 @@ void testAgainstStdSort(const std::string& isa, void (*sort)(int64_t*, int64_t))
       std::vector<int64_t> expected = values;
       std::sort(expected.begin(), expected.end());
       sort(values.data(), count);
-      check(values == expected, isa + " sort of " + std::to_string(count) + " values in [0, " + std::to_string(hi) + "]");
+      check(values == expected,
+            isa + " sort of " + std::to_string(count) + " values in [0, " + std::to_string(hi) + "]");
       std::sort(values.begin(), values.end(), std::greater<int64_t>());  // reversed input
       sort(values.data(), count);
       check(values == expected, isa + " sort of " + std::to_string(count) + " reversed values");

@@ -10,8 +10,7 @@ using llvm::AtomicRMWInst;
 
 // A compare-and-swap loop on the element's bits:
 //   old = *address; do { new = op(old, value) } while (!cmpxchg(address, old, new));
-void compareAndSwapLoop(llvm::IRBuilder<>& b, ir::BinaryOp op, DType elem, llvm::Value* address,
-                        Scalar value) {
+void compareAndSwapLoop(llvm::IRBuilder<>& b, ir::BinaryOp op, DType elem, llvm::Value* address, Scalar value) {
   llvm::Type* valueType = value.re->getType();
   llvm::Type* bits = b.getIntNTy(valueType->getPrimitiveSizeInBits());
   llvm::Align align(dtypeSize(elem));
@@ -26,9 +25,8 @@ void compareAndSwapLoop(llvm::IRBuilder<>& b, ir::BinaryOp op, DType elem, llvm:
   llvm::PHINode* old = b.CreatePHI(bits, 2, "atomic.old");
   old->addIncoming(initial, before);
   Scalar updated = emitBinary(b, op, elem, {b.CreateBitCast(old, valueType)}, value);
-  llvm::Value* exchange =
-      b.CreateAtomicCmpXchg(address, old, b.CreateBitCast(updated.re, bits), align,
-                            AtomicOrdering::Monotonic, AtomicOrdering::Monotonic);
+  llvm::Value* exchange = b.CreateAtomicCmpXchg(address, old, b.CreateBitCast(updated.re, bits), align,
+                                                AtomicOrdering::Monotonic, AtomicOrdering::Monotonic);
   old->addIncoming(b.CreateExtractValue(exchange, 0), b.GetInsertBlock());
   b.CreateCondBr(b.CreateExtractValue(exchange, 1), done, retry);
   b.SetInsertPoint(done);
@@ -42,8 +40,7 @@ AtomicRMWInst::BinOp integerMinMax(ir::BinaryOp op, DType elem) {
 
 }  // namespace
 
-void emitAtomicUpdate(llvm::IRBuilder<>& b, ir::BinaryOp op, DType elem, llvm::Value* address,
-                      Scalar value) {
+void emitAtomicUpdate(llvm::IRBuilder<>& b, ir::BinaryOp op, DType elem, llvm::Value* address, Scalar value) {
   bool floating = isFloat(elem) || isComplex(elem);
   if (op != ir::BinaryOp::Add && op != ir::BinaryOp::Min && op != ir::BinaryOp::Max)
     failCodegen(std::string("atomic ") + ir::binaryOpName(op));
@@ -58,8 +55,7 @@ void emitAtomicUpdate(llvm::IRBuilder<>& b, ir::BinaryOp op, DType elem, llvm::V
     }
     return;
   }
-  if (isComplex(elem))
-    failCodegen(std::string("atomic ") + ir::binaryOpName(op) + " of complex");
+  if (isComplex(elem)) failCodegen(std::string("atomic ") + ir::binaryOpName(op) + " of complex");
   if (floating) return compareAndSwapLoop(b, op, elem, address, value);
   b.CreateAtomicRMW(integerMinMax(op, elem), address, value.re, natural, AtomicOrdering::Monotonic);
 }

@@ -13,7 +13,6 @@ namespace coiter {
 // compare-and-swap loop around NumPy's NaN-propagating minimum/maximum (llvm_scalar_ops),
 // which no atomicrmw operation matches. Ordering is monotonic: updates only need to be
 // indivisible; the end of the parallel loop orders them before what follows.
-void emitAtomicUpdate(llvm::IRBuilder<>& b, ir::BinaryOp op, DType elem, llvm::Value* address,
-                      Scalar value);
+void emitAtomicUpdate(llvm::IRBuilder<>& b, ir::BinaryOp op, DType elem, llvm::Value* address, Scalar value);
 
 }  // namespace coiter

@@ -22,8 +22,8 @@
 #include <llvm/IR/CFG.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
-#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/MDBuilder.h>
@@ -73,7 +73,8 @@ llvm::Value* selectWithoutBranch(llvm::IRBuilder<>& b, llvm::Value* cond, llvm::
   if (!type->isFloatingPointTy()) return unpredictableSelect(b, cond, a, x);
   llvm::Type* bits = b.getIntNTy(type->getPrimitiveSizeInBits());
   llvm::Value* chosen = unpredictableSelect(b, cond, b.CreateBitCast(a, bits), b.CreateBitCast(x, bits));
-  auto* opaque = llvm::InlineAsm::get(llvm::FunctionType::get(bits, {bits}, false), "", "=r,0", /*hasSideEffects=*/false);
+  auto* opaque =
+      llvm::InlineAsm::get(llvm::FunctionType::get(bits, {bits}, false), "", "=r,0", /*hasSideEffects=*/false);
   llvm::CallInst* passed = b.CreateCall(opaque, {chosen});
   // It touches no memory: without saying so, the optimizer must assume the call may write
   // anywhere and reload every array after it (in a merge, the very coordinates just read).
@@ -109,8 +110,7 @@ class KernelBuilder {
     llvm::BasicBlock* last = b_.GetInsertBlock();
     if (!last->getTerminator()) {
       // Only the dead block opened after a trailing Return may be left open.
-      if (last == fs_.entry || !llvm::pred_empty(last))
-        failCodegen(fn_.name + ": body does not end with a Return");
+      if (last == fs_.entry || !llvm::pred_empty(last)) failCodegen(fn_.name + ": body does not end with a Return");
       b_.CreateUnreachable();
     }
   }
@@ -232,7 +232,10 @@ class KernelBuilder {
     return loadValue(v->type, slotOf(v));
   }
   void writeVar(const Var& v, Scalar value) {
-    if (isBoolScalar(v->type)) { b_.CreateStore(value.re, slotOf(v)); return; }
+    if (isBoolScalar(v->type)) {
+      b_.CreateStore(value.re, slotOf(v));
+      return;
+    }
     storeValue(v->type, slotOf(v), value);
   }
 
@@ -244,8 +247,7 @@ class KernelBuilder {
       llvm::Value* from = b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), pointerSlots_, p.slot);
       b_.CreateStore(b_.CreateLoad(b_.getPtrTy(), from, p.var->name), slot);
     } else {
-      if (!isInteger(t.elem))
-        failCodegen("parameter " + p.var->name + " must be a pointer or an integer");
+      if (!isInteger(t.elem)) failCodegen("parameter " + p.var->name + " must be a pointer or an integer");
       llvm::Value* from = b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), integerSlots_, p.slot);
       llvm::Value* wide = b_.CreateLoad(b_.getInt64Ty(), from, p.var->name);
       b_.CreateStore(b_.CreateTrunc(wide, registerType(ctx_, t.elem)), slot);
@@ -258,8 +260,7 @@ class KernelBuilder {
       if (p.var->type.pointer) {
         b_.CreateStore(value, b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), pointerSlots_, p.slot));
       } else {
-        llvm::Value* wide =
-            b_.CreateIntCast(value, b_.getInt64Ty(), isSignedInteger(p.var->type.elem));
+        llvm::Value* wide = b_.CreateIntCast(value, b_.getInt64Ty(), isSignedInteger(p.var->type.elem));
         b_.CreateStore(wide, b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), integerSlots_, p.slot));
       }
     }
@@ -324,8 +325,7 @@ class KernelBuilder {
         return {selectWithoutBranch(b_, c, x.re, y.re), x.im ? selectWithoutBranch(b_, c, x.im, y.im) : nullptr};
       }
       case ExprKind::ThreadId: return {fs_.thread ? fs_.thread : b_.getInt64(0)};
-      case ExprKind::NumThreads:
-        return {b_.CreateCall(runtime(RuntimeFunction::NumThreads, b_.getInt64Ty(), {}))};
+      case ExprKind::NumThreads: return {b_.CreateCall(runtime(RuntimeFunction::NumThreads, b_.getInt64Ty(), {}))};
       case ExprKind::InterruptRequested: {
         // The runtime's flag itself is the symbol (an absolute address); volatile, so a loop
         // reads it at every check instead of once.
@@ -338,21 +338,18 @@ class KernelBuilder {
     failCodegen("unknown expression kind");
   }
   llvm::Value* condition(const Expr& e) {
-    if (e->type != ir::scalar(DType::Bool))
-      failCodegen("condition of type " + dtypeName(e->type.elem));
+    if (e->type != ir::scalar(DType::Bool)) failCodegen("condition of type " + dtypeName(e->type.elem));
     return emit(e).re;
   }
   // Any integer (or bool) expression as an i64, extended per its signedness.
   llvm::Value* toInt64(const Expr& e) {
     DType t = e->type.elem;
-    if (e->type.pointer || (!isInteger(t) && t != DType::Bool))
-      failCodegen("index of type " + dtypeName(t));
+    if (e->type.pointer || (!isInteger(t) && t != DType::Bool)) failCodegen("index of type " + dtypeName(t));
     return b_.CreateIntCast(emit(e).re, b_.getInt64Ty(), isSignedInteger(t));
   }
   Scalar emitAs(const Expr& e, Type t, const char* what) {
     if (e->type != t) {
-      failCodegen(std::string(what) + " has type " + dtypeName(e->type.elem) + ", expected " +
-                  dtypeName(t.elem));
+      failCodegen(std::string(what) + " has type " + dtypeName(e->type.elem) + ", expected " + dtypeName(t.elem));
     }
     return emit(e);
   }
@@ -362,12 +359,10 @@ class KernelBuilder {
     if (n.type.pointer) failCodegen("pointer literal");
     if (t == DType::Bool) return {b_.getInt1(n.intValue != 0)};
     if (isInteger(t)) {
-      return {llvm::ConstantInt::get(registerType(ctx_, t), static_cast<uint64_t>(n.intValue),
-                                     isSignedInteger(t))};
+      return {llvm::ConstantInt::get(registerType(ctx_, t), static_cast<uint64_t>(n.intValue), isSignedInteger(t))};
     }
     llvm::Type* part = registerType(ctx_, t);
-    if (isComplex(t))
-      return {llvm::ConstantFP::get(part, n.real), llvm::ConstantFP::get(part, n.imag)};
+    if (isComplex(t)) return {llvm::ConstantFP::get(part, n.real), llvm::ConstantFP::get(part, n.imag)};
     return {llvm::ConstantFP::get(part, n.real)};
   }
 
@@ -389,7 +384,8 @@ class KernelBuilder {
   static bool isReduction(const ir::AssignNode& n) {
     if (n.value->kind != ir::ExprKind::Binary || !isFloat(n.var->type.elem)) return false;
     const auto& add = ir::as<ir::BinaryNode>(n.value);
-    return add.op == ir::BinaryOp::Add && add.a->kind == ir::ExprKind::VarRef && ir::as<ir::VarRefNode>(add.a).var == n.var;
+    return add.op == ir::BinaryOp::Add && add.a->kind == ir::ExprKind::VarRef &&
+           ir::as<ir::VarRefNode>(add.a).var == n.var;
   }
 
   // ---- statements ----------------------------------------------------------------------------
@@ -403,8 +399,10 @@ class KernelBuilder {
         llvm::AllocaInst* slot = declareSlot(n.var);
         // A declaration without an initial value starts at zero (null for pointers), so a
         // pointer parameter written back before assignment is never garbage.
-        if (n.init) storeValue(n.var->type, slot, emitAs(n.init, n.var->type, n.var->name.c_str()));
-        else b_.CreateStore(llvm::Constant::getNullValue(memoryType(n.var->type)), slot);
+        if (n.init)
+          storeValue(n.var->type, slot, emitAs(n.init, n.var->type, n.var->name.c_str()));
+        else
+          b_.CreateStore(llvm::Constant::getNullValue(memoryType(n.var->type)), slot);
         return;
       }
       case StmtKind::Assign: {
@@ -470,14 +468,12 @@ class KernelBuilder {
 
   void forLoop(const ir::ForNode& n) {
     DType t = n.var->type.elem;
-    if (n.var->type.pointer || !isInteger(t))
-      failCodegen("loop variable " + n.var->name + " is not an integer");
+    if (n.var->type.pointer || !isInteger(t)) failCodegen("loop variable " + n.var->name + " is not an integer");
     llvm::Value* begin = emitAs(n.begin, n.var->type, "loop begin").re;
     llvm::Value* end = emitAs(n.end, n.var->type, "loop end").re;
     // Parallel loops do not nest: inside an outlined body, a parallel loop runs serially.
     bool insideParallelLoop = fs_.thread != nullptr;
-    if (n.schedule.kind == ir::LoopKind::Parallel && !insideParallelLoop)
-      return parallelLoop(n, begin, end);
+    if (n.schedule.kind == ir::LoopKind::Parallel && !insideParallelLoop) return parallelLoop(n, begin, end);
     serialLoop(n, begin, end);
   }
   void serialLoop(const ir::ForNode& n, llvm::Value* begin, llvm::Value* end) {
@@ -501,8 +497,7 @@ class KernelBuilder {
     llvm::Value* one = llvm::ConstantInt::get(current->getType(), 1);
     b_.CreateStore(b_.CreateAdd(current, one, "", /*HasNUW=*/!isSigned, /*HasNSW=*/isSigned), slot);
     llvm::BranchInst* latch = b_.CreateBr(cond);
-    if (llvm::MDNode* hints = loopHints(n.schedule))
-      latch->setMetadata(llvm::LLVMContext::MD_loop, hints);
+    if (llvm::MDNode* hints = loopHints(n.schedule)) latch->setMetadata(llvm::LLVMContext::MD_loop, hints);
     b_.SetInsertPoint(exit);
   }
   // The schedule's hints for the loop optimizers (vectorize, unroll count), as the loop ID
@@ -510,8 +505,7 @@ class KernelBuilder {
   llvm::MDNode* loopHints(const ir::LoopSchedule& schedule) {
     llvm::SmallVector<llvm::Metadata*, 3> hints{nullptr};  // operand 0: the loop ID itself
     auto hint = [&](const char* name, llvm::Constant* value) {
-      hints.push_back(llvm::MDNode::get(
-          ctx_, {llvm::MDString::get(ctx_, name), llvm::ConstantAsMetadata::get(value)}));
+      hints.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, name), llvm::ConstantAsMetadata::get(value)}));
     };
     if (schedule.kind == ir::LoopKind::Vectorized) hint("llvm.loop.vectorize.enable", b_.getTrue());
     if (schedule.unroll > 0 && schedule.kind != ir::LoopKind::Parallel) {
@@ -551,21 +545,19 @@ class KernelBuilder {
     llvm::Function* body = outlineBody(n, captured, closureType);
     bool isSigned = isSignedInteger(n.var->type.elem);
     llvm::Type* i64 = b_.getInt64Ty();
-    llvm::FunctionCallee parallelFor =
-        runtime(RuntimeFunction::ParallelFor, b_.getVoidTy(),
-                {b_.getPtrTy(), b_.getPtrTy(), i64, i64, i64, b_.getInt32Ty()});
-    b_.CreateCall(parallelFor, {body, closure, b_.CreateIntCast(begin, i64, isSigned),
-                                b_.CreateIntCast(end, i64, isSigned), b_.getInt64(n.schedule.chunk),
-                                b_.getInt32(n.schedule.dynamic ? 1 : 0)});
+    llvm::FunctionCallee parallelFor = runtime(RuntimeFunction::ParallelFor, b_.getVoidTy(),
+                                               {b_.getPtrTy(), b_.getPtrTy(), i64, i64, i64, b_.getInt32Ty()});
+    b_.CreateCall(parallelFor,
+                  {body, closure, b_.CreateIntCast(begin, i64, isSigned), b_.CreateIntCast(end, i64, isSigned),
+                   b_.getInt64(n.schedule.chunk), b_.getInt32(n.schedule.dynamic ? 1 : 0)});
   }
   // void <kernel>.parallel.<var>(ptr closure, i64 begin, i64 end, i64 thread): the loop of `n`
   // over [begin, end), with the captured variables loaded from the closure.
-  llvm::Function* outlineBody(const ir::ForNode& n, const std::vector<Var>& captured,
-                              llvm::StructType* closureType) {
+  llvm::Function* outlineBody(const ir::ForNode& n, const std::vector<Var>& captured, llvm::StructType* closureType) {
     llvm::Type* i64 = b_.getInt64Ty();
     auto* type = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), i64, i64, i64}, false);
-    auto* body = llvm::Function::Create(type, llvm::Function::InternalLinkage,
-                                        fn_.name + ".parallel." + n.var->name, module_);
+    auto* body =
+        llvm::Function::Create(type, llvm::Function::InternalLinkage, fn_.name + ".parallel." + n.var->name, module_);
     llvm::IRBuilderBase::InsertPointGuard keepPosition(b_);
     FunctionState kernel = std::move(fs_);
     startFunction(body);
@@ -581,8 +573,7 @@ class KernelBuilder {
     body->getArg(1)->setName("begin");
     body->getArg(2)->setName("end");
     llvm::Type* varType = registerType(ctx_, n.var->type.elem);
-    serialLoop(n, b_.CreateTrunc(body->getArg(1), varType),
-               b_.CreateTrunc(body->getArg(2), varType));
+    serialLoop(n, b_.CreateTrunc(body->getArg(1), varType), b_.CreateTrunc(body->getArg(2), varType));
     b_.CreateRetVoid();
     fs_ = std::move(kernel);
     return body;
@@ -605,8 +596,7 @@ class KernelBuilder {
   void ifThen(const ir::IfNode& n) {
     llvm::BasicBlock* then = llvm::BasicBlock::Create(ctx_, "if.then", fs_.func);
     llvm::BasicBlock* merge = llvm::BasicBlock::Create(ctx_, "if.end", fs_.func);
-    llvm::BasicBlock* otherwise =
-        n.otherwise ? llvm::BasicBlock::Create(ctx_, "if.else", fs_.func) : merge;
+    llvm::BasicBlock* otherwise = n.otherwise ? llvm::BasicBlock::Create(ctx_, "if.else", fs_.func) : merge;
     b_.CreateCondBr(condition(n.cond), then, otherwise);
     b_.SetInsertPoint(then);
     emit(n.then);
@@ -630,20 +620,17 @@ class KernelBuilder {
     }
     b_.CreateCall(runtime(n.function, b_.getVoidTy(), types), args);
   }
-  llvm::FunctionCallee runtime(RuntimeFunction f, llvm::Type* result,
-                               llvm::ArrayRef<llvm::Type*> args) {
+  llvm::FunctionCallee runtime(RuntimeFunction f, llvm::Type* result, llvm::ArrayRef<llvm::Type*> args) {
     return libc(runtimeFunction(f).name.c_str(), result, args);
   }
 
-  llvm::FunctionCallee libc(const char* name, llvm::Type* result,
-                            llvm::ArrayRef<llvm::Type*> args) {
+  llvm::FunctionCallee libc(const char* name, llvm::Type* result, llvm::ArrayRef<llvm::Type*> args) {
     return module_.getOrInsertFunction(name, llvm::FunctionType::get(result, args, false));
   }
   // count * sizeof(elem) in bytes; an overflowing product becomes SIZE_MAX, which malloc and
   // the runtime reject, so it takes the out-of-memory path instead of under-allocating.
   llvm::Value* byteSize(llvm::Value* count, DType elem) {
-    llvm::Value* product = b_.CreateBinaryIntrinsic(Intrinsic::umul_with_overflow, count,
-                                                    b_.getInt64(dtypeSize(elem)));
+    llvm::Value* product = b_.CreateBinaryIntrinsic(Intrinsic::umul_with_overflow, count, b_.getInt64(dtypeSize(elem)));
     return b_.CreateSelect(b_.CreateExtractValue(product, 1), b_.getInt64(UINT64_MAX),
                            b_.CreateExtractValue(product, 0));
   }
@@ -656,13 +643,11 @@ class KernelBuilder {
     if (!n.buffer->type.pointer) failCodegen("allocating non-pointer " + n.buffer->name);
     // max(count, 1): malloc(0) may return null, which would read as failure. Unsigned, so a
     // negative count becomes huge and fails instead of allocating too little.
-    llvm::Value* count =
-        b_.CreateBinaryIntrinsic(Intrinsic::umax, toInt64(n.count), b_.getInt64(1));
+    llvm::Value* count = b_.CreateBinaryIntrinsic(Intrinsic::umax, toInt64(n.count), b_.getInt64(1));
     DType elem = n.buffer->type.elem;
     llvm::Type* i64 = b_.getInt64Ty();
     llvm::Value* p =
-        n.zero ? b_.CreateCall(libc("calloc", b_.getPtrTy(), {i64, i64}),
-                               {count, b_.getInt64(dtypeSize(elem))})
+        n.zero ? b_.CreateCall(libc("calloc", b_.getPtrTy(), {i64, i64}), {count, b_.getInt64(dtypeSize(elem))})
                : b_.CreateCall(libc("malloc", b_.getPtrTy(), {i64}), {byteSize(count, elem)});
     branchToOutOfMemoryIfNull(p);
     writeVar(n.buffer, {p});
@@ -670,8 +655,7 @@ class KernelBuilder {
   }
   void grow(const ir::GrowNode& n) {
     if (!n.buffer->type.pointer) failCodegen("growing non-pointer " + n.buffer->name);
-    if (n.capacity->type != ir::scalar(DType::Int64))
-      failCodegen("capacity " + n.capacity->name + " is not an int64");
+    if (n.capacity->type != ir::scalar(DType::Int64)) failCodegen("capacity " + n.capacity->name + " is not an int64");
     llvm::Value* needed = toInt64(n.needed);
     llvm::Value* capacity = readVar(n.capacity).re;
     llvm::BasicBlock* resize = llvm::BasicBlock::Create(ctx_, "grow", fs_.func);

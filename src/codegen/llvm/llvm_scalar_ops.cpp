@@ -43,8 +43,7 @@ class ScalarOps {
         DType fromPart = componentOf(from);
         return {convert(x.re, fromPart, part), convert(x.im, fromPart, part)};
       }
-      return {convert(x.re, from, part),
-              llvm::ConstantFP::get(registerType(b_.getContext(), part), 0.0)};
+      return {convert(x.re, from, part), llvm::ConstantFP::get(registerType(b_.getContext(), part), 0.0)};
     }
     if (isComplex(from)) failCodegen("cast from complex to " + dtypeName(to));
     return {convert(x.re, from, to)};
@@ -57,8 +56,12 @@ class ScalarOps {
   llvm::Value* boolBinary(BinaryOp op, llvm::Value* x, llvm::Value* y) {
     switch (op) {
       // NumPy: bool + bool is or, bool * bool is and; minimum/maximum are and/or too.
-      case BinaryOp::Add: case BinaryOp::Or: case BinaryOp::Max: return b_.CreateOr(x, y);
-      case BinaryOp::Mul: case BinaryOp::And: case BinaryOp::Min: return b_.CreateAnd(x, y);
+      case BinaryOp::Add:
+      case BinaryOp::Or:
+      case BinaryOp::Max: return b_.CreateOr(x, y);
+      case BinaryOp::Mul:
+      case BinaryOp::And:
+      case BinaryOp::Min: return b_.CreateAnd(x, y);
       default:
         if (ir::isComparison(op)) return intBinary(op, false, x, y);  // false < true
         unsupported(op, "bool");  // NumPy rejects bool subtraction; division yields floats
@@ -69,11 +72,10 @@ class ScalarOps {
       case BinaryOp::Add: return b_.CreateAdd(x, y);
       case BinaryOp::Sub: return b_.CreateSub(x, y);
       case BinaryOp::Mul: return b_.CreateMul(x, y);
-      case BinaryOp::Div: case BinaryOp::Rem: return intDivision(op, isSigned, x, y);
-      case BinaryOp::Min:
-        return b_.CreateBinaryIntrinsic(isSigned ? Intrinsic::smin : Intrinsic::umin, x, y);
-      case BinaryOp::Max:
-        return b_.CreateBinaryIntrinsic(isSigned ? Intrinsic::smax : Intrinsic::umax, x, y);
+      case BinaryOp::Div:
+      case BinaryOp::Rem: return intDivision(op, isSigned, x, y);
+      case BinaryOp::Min: return b_.CreateBinaryIntrinsic(isSigned ? Intrinsic::smin : Intrinsic::umin, x, y);
+      case BinaryOp::Max: return b_.CreateBinaryIntrinsic(isSigned ? Intrinsic::smax : Intrinsic::umax, x, y);
       case BinaryOp::Eq: return b_.CreateICmpEQ(x, y);
       case BinaryOp::Ne: return b_.CreateICmpNE(x, y);
       case BinaryOp::Lt: return isSigned ? b_.CreateICmpSLT(x, y) : b_.CreateICmpULT(x, y);
@@ -96,16 +98,13 @@ class ScalarOps {
     llvm::Value* byZero = b_.CreateICmpEQ(y, zero);
     llvm::Value* replace = byZero;
     if (isSigned) {
-      llvm::Value* minValue =
-          llvm::ConstantInt::get(ty, llvm::APInt::getSignedMinValue(ty->getBitWidth()));
+      llvm::Value* minValue = llvm::ConstantInt::get(ty, llvm::APInt::getSignedMinValue(ty->getBitWidth()));
       llvm::Value* minusOne = llvm::ConstantInt::getSigned(ty, -1);
-      llvm::Value* overflow =
-          b_.CreateAnd(b_.CreateICmpEQ(x, minValue), b_.CreateICmpEQ(y, minusOne));
+      llvm::Value* overflow = b_.CreateAnd(b_.CreateICmpEQ(x, minValue), b_.CreateICmpEQ(y, minusOne));
       replace = b_.CreateOr(byZero, overflow);
     }
     llvm::Value* divisor = b_.CreateSelect(replace, one, y);
-    if (op == BinaryOp::Rem)
-      return isSigned ? b_.CreateSRem(x, divisor) : b_.CreateURem(x, divisor);
+    if (op == BinaryOp::Rem) return isSigned ? b_.CreateSRem(x, divisor) : b_.CreateURem(x, divisor);
     llvm::Value* quotient = isSigned ? b_.CreateSDiv(x, divisor) : b_.CreateUDiv(x, divisor);
     return b_.CreateSelect(byZero, zero, quotient);
   }
@@ -115,7 +114,7 @@ class ScalarOps {
       case BinaryOp::Sub: return b_.CreateFSub(x, y);
       case BinaryOp::Mul: return b_.CreateFMul(x, y);
       case BinaryOp::Div: return b_.CreateFDiv(x, y);
-      case BinaryOp::Rem: return b_.CreateFRem(x, y);  // C's fmod: truncated, like integers
+      case BinaryOp::Rem: return b_.CreateFRem(x, y);     // C's fmod: truncated, like integers
       case BinaryOp::Min: return b_.CreateMinimum(x, y);  // NaN-propagating, like np.minimum
       case BinaryOp::Max: return b_.CreateMaximum(x, y);
       case BinaryOp::Eq: return b_.CreateFCmpOEQ(x, y);
@@ -124,7 +123,8 @@ class ScalarOps {
       case BinaryOp::Le: return b_.CreateFCmpOLE(x, y);
       case BinaryOp::Gt: return b_.CreateFCmpOGT(x, y);
       case BinaryOp::Ge: return b_.CreateFCmpOGE(x, y);
-      case BinaryOp::And: case BinaryOp::Or: break;
+      case BinaryOp::And:
+      case BinaryOp::Or: break;
     }
     unsupported(op, "floating-point");
   }
@@ -136,10 +136,8 @@ class ScalarOps {
         return {b_.CreateFSub(b_.CreateFMul(x.re, y.re), b_.CreateFMul(x.im, y.im)),
                 b_.CreateFAdd(b_.CreateFMul(x.re, y.im), b_.CreateFMul(x.im, y.re))};
       case BinaryOp::Div: return complexDivision(x, y);
-      case BinaryOp::Eq:
-        return {b_.CreateAnd(b_.CreateFCmpOEQ(x.re, y.re), b_.CreateFCmpOEQ(x.im, y.im))};
-      case BinaryOp::Ne:
-        return {b_.CreateOr(b_.CreateFCmpUNE(x.re, y.re), b_.CreateFCmpUNE(x.im, y.im))};
+      case BinaryOp::Eq: return {b_.CreateAnd(b_.CreateFCmpOEQ(x.re, y.re), b_.CreateFCmpOEQ(x.im, y.im))};
+      case BinaryOp::Ne: return {b_.CreateOr(b_.CreateFCmpUNE(x.re, y.re), b_.CreateFCmpUNE(x.im, y.im))};
       default: unsupported(op, "complex");
     }
   }
@@ -164,8 +162,7 @@ class ScalarOps {
     llvm::Value* reB = b_.CreateFMul(b_.CreateFAdd(b_.CreateFMul(x.re, ratioB), x.im), scaleB);
     llvm::Value* imB = b_.CreateFMul(b_.CreateFSub(b_.CreateFMul(x.im, ratioB), x.re), scaleB);
     // y == 0: x.re / 0 and x.im / 0 (inf or nan per component).
-    llvm::Value* byZero =
-        b_.CreateAnd(b_.CreateFCmpOEQ(absRe, zero), b_.CreateFCmpOEQ(absIm, zero));
+    llvm::Value* byZero = b_.CreateAnd(b_.CreateFCmpOEQ(absRe, zero), b_.CreateFCmpOEQ(absIm, zero));
     llvm::Value* reZ = b_.CreateFDiv(x.re, absRe);
     llvm::Value* imZ = b_.CreateFDiv(x.im, absRe);
     // Ordered >=, like C's >= in NumPy's version: a NaN divisor takes the second branch.
@@ -188,8 +185,7 @@ class ScalarOps {
       if (isFloat(from)) return b_.CreateFPCast(x, ty);
       return fromSigned ? b_.CreateSIToFP(x, ty) : b_.CreateUIToFP(x, ty);
     }
-    if (isFloat(from))
-      return isSignedInteger(to) ? b_.CreateFPToSI(x, ty) : b_.CreateFPToUI(x, ty);
+    if (isFloat(from)) return isSignedInteger(to) ? b_.CreateFPToSI(x, ty) : b_.CreateFPToUI(x, ty);
     return b_.CreateIntCast(x, ty, fromSigned);
   }
 
@@ -198,28 +194,29 @@ class ScalarOps {
 
 }  // namespace
 
-[[noreturn]] void failCodegen(const std::string& message) {
-  throw CompileError("LLVM codegen: " + message);
-}
+[[noreturn]] void failCodegen(const std::string& message) { throw CompileError("LLVM codegen: " + message); }
 
 bool isSignedInteger(DType t) {
   return t == DType::Int8 || t == DType::Int16 || t == DType::Int32 || t == DType::Int64;
 }
 
-DType componentOf(DType complex) {
-  return complex == DType::Complex64 ? DType::Float32 : DType::Float64;
-}
+DType componentOf(DType complex) { return complex == DType::Complex64 ? DType::Float32 : DType::Float64; }
 
 llvm::Type* registerType(llvm::LLVMContext& context, DType t) {
   switch (t) {
     case DType::Bool: return llvm::Type::getInt1Ty(context);
-    case DType::Int8: case DType::UInt8: return llvm::Type::getInt8Ty(context);
-    case DType::Int16: case DType::UInt16: return llvm::Type::getInt16Ty(context);
-    case DType::Int32: case DType::UInt32: return llvm::Type::getInt32Ty(context);
-    case DType::Int64: case DType::UInt64: return llvm::Type::getInt64Ty(context);
+    case DType::Int8:
+    case DType::UInt8: return llvm::Type::getInt8Ty(context);
+    case DType::Int16:
+    case DType::UInt16: return llvm::Type::getInt16Ty(context);
+    case DType::Int32:
+    case DType::UInt32: return llvm::Type::getInt32Ty(context);
+    case DType::Int64:
+    case DType::UInt64: return llvm::Type::getInt64Ty(context);
     case DType::Float32: return llvm::Type::getFloatTy(context);
     case DType::Float64: return llvm::Type::getDoubleTy(context);
-    case DType::Complex64: case DType::Complex128: return registerType(context, componentOf(t));
+    case DType::Complex64:
+    case DType::Complex128: return registerType(context, componentOf(t));
   }
   failCodegen("unknown dtype");
 }
@@ -232,8 +229,6 @@ Scalar emitUnary(llvm::IRBuilder<>& b, ir::UnaryOp op, DType operand, Scalar x) 
   return ScalarOps(b).unary(op, operand, x);
 }
 
-Scalar emitCast(llvm::IRBuilder<>& b, DType from, DType to, Scalar x) {
-  return ScalarOps(b).cast(from, to, x);
-}
+Scalar emitCast(llvm::IRBuilder<>& b, DType from, DType to, Scalar x) { return ScalarOps(b).cast(from, to, x); }
 
 }  // namespace coiter

@@ -22,9 +22,7 @@ class CompressedLevel final : public LevelType {
   }
   std::vector<std::string> arrayNames() const override { return {"pos", "crd"}; }
   std::vector<std::string> scalarNames() const override { return {}; }
-  std::vector<std::string> configurableProperties() const override {
-    return {"full", "ordered", "unique"};
-  }
+  std::vector<std::string> configurableProperties() const override { return {"full", "ordered", "unique"}; }
 
   // In kernels: segment [pos[p], pos[p+1]) of crd; a result level appends coordinates in
   // order and bounds each parent's segment.
@@ -122,8 +120,7 @@ class CompressedLevel final : public LevelType {
     return out;
   }
 
-  void expand(const LevelStorage& s, const std::vector<int64_t>& parents,
-              ExpandOutput& out) const override {
+  void expand(const LevelStorage& s, const std::vector<int64_t>& parents, ExpandOutput& out) const override {
     const Buffer& pos = s.array("pos");
     const Buffer& crd = s.array("crd");
     for (size_t k = 0; k < parents.size(); ++k)
@@ -131,16 +128,17 @@ class CompressedLevel final : public LevelType {
         out.push(q, crd.index(q), static_cast<int64_t>(k));
   }
 
-  void find(const LevelStorage& s, int64_t parent, int64_t coord,
-            std::vector<int64_t>& out) const override {
+  void find(const LevelStorage& s, int64_t parent, int64_t coord, std::vector<int64_t>& out) const override {
     const Buffer& pos = s.array("pos");
     const Buffer& crd = s.array("crd");
     int64_t lo = pos.index(parent), hi = pos.index(parent + 1);
     if (props_.ordered && props_.unique) {  // binary search
       while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
-        if (crd.index(mid) < coord) lo = mid + 1;
-        else hi = mid;
+        if (crd.index(mid) < coord)
+          lo = mid + 1;
+        else
+          hi = mid;
       }
       if (lo < pos.index(parent + 1) && crd.index(lo) == coord) out.push_back(lo);
       return;
@@ -153,15 +151,15 @@ class CompressedLevel final : public LevelType {
     return checkedArray(s, "crd", -1, name()).length();
   }
 
-  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent,
-                   const std::string& where, ValidationScope scope) const override {
+  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent, const std::string& where,
+                   ValidationScope scope) const override {
     const Buffer& pos = checkedArray(s, "pos", parentCount + 1, where);
     const Buffer& crd = checkedArray(s, "crd", -1, where);
     if (pos.index(0) != 0) throw FormatError(where + ": pos[0] must be 0");
     checkNonDecreasing(pos, "pos", where);
     if (pos.index(parentCount) != crd.length())
-      throw FormatError(where + ": pos[-1] = " + std::to_string(pos.index(parentCount)) +
-                        " but crd has " + std::to_string(crd.length()) + " entries");
+      throw FormatError(where + ": pos[-1] = " + std::to_string(pos.index(parentCount)) + " but crd has " +
+                        std::to_string(crd.length()) + " entries");
     if (scope == ValidationScope::Structure) return crd.length();
     checkRange(crd, 0, extent, "crd", where);
     if (scope == ValidationScope::Full) checkSegments(pos, crd, parentCount, where);
@@ -169,21 +167,18 @@ class CompressedLevel final : public LevelType {
   }
 
  protected:
-  std::shared_ptr<LevelType> clone() const override {
-    return std::make_shared<CompressedLevel>(*this);
-  }
+  std::shared_ptr<LevelType> clone() const override { return std::make_shared<CompressedLevel>(*this); }
 
  private:
   // Declared invariants are checked, because the compiler relies on them (merges need order).
-  void checkSegments(const Buffer& pos, const Buffer& crd, int64_t parentCount,
-                     const std::string& where) const {
+  void checkSegments(const Buffer& pos, const Buffer& crd, int64_t parentCount, const std::string& where) const {
     if (!props_.ordered && !props_.unique) return;
     if (props_.ordered) {
       UnsortedEntry bad = findUnsortedSegmentEntry(pos, crd, parentCount, props_.unique);
       if (bad.segment >= 0)
         throw FormatError(where + ": segment " + std::to_string(bad.segment) + " is not " +
-                          (props_.unique ? "strictly increasing" : "sorted") + " at crd[" +
-                          std::to_string(bad.entry) + "]");
+                          (props_.unique ? "strictly increasing" : "sorted") + " at crd[" + std::to_string(bad.entry) +
+                          "]");
       return;
     }
     std::vector<int64_t> segment;  // unordered but unique: sort a copy of each segment
@@ -192,8 +187,7 @@ class CompressedLevel final : public LevelType {
       for (int64_t q = pos.index(p); q < pos.index(p + 1); ++q) segment.push_back(crd.index(q));
       std::sort(segment.begin(), segment.end());
       if (std::adjacent_find(segment.begin(), segment.end()) != segment.end())
-        throw FormatError(where + ": segment " + std::to_string(p) +
-                          " repeats a coordinate in a unique level");
+        throw FormatError(where + ": segment " + std::to_string(p) + " repeats a coordinate in a unique level");
     }
   }
 };

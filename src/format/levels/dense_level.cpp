@@ -10,8 +10,9 @@ namespace {
 
 class DenseLevel final : public LevelType {
  public:
-  DenseLevel() : LevelType({/*full*/ true, /*ordered*/ true, /*unique*/ true,
-                            /*branchless*/ false, /*compact*/ true}) {}
+  DenseLevel()
+      : LevelType({/*full*/ true, /*ordered*/ true, /*unique*/ true,
+                   /*branchless*/ false, /*compact*/ true}) {}
   LevelKind kind() const override { return LevelKind::Dense; }
   std::string name() const override { return "dense"; }
   // Dense levels iterate their coordinate range (the dimension) and locate into it.
@@ -20,9 +21,7 @@ class DenseLevel final : public LevelType {
   std::vector<std::string> arrayNames() const override { return {}; }
   std::vector<std::string> scalarNames() const override { return {"size"}; }
   bool locatesEveryCoordinate() const override { return true; }
-  std::vector<std::string> configurableProperties() const override {
-    return {"ordered", "unique"};
-  }
+  std::vector<std::string> configurableProperties() const override { return {"ordered", "unique"}; }
 
   // In kernels: the position of coordinate i under parent p is p*N + i; a result level is
   // allocated in full. A dense level that holds a derived coordinate (DIA's diagonals, ELL's
@@ -53,15 +52,13 @@ class DenseLevel final : public LevelType {
     return out;
   }
 
-  void expand(const LevelStorage& s, const std::vector<int64_t>& parents,
-              ExpandOutput& out) const override {
+  void expand(const LevelStorage& s, const std::vector<int64_t>& parents, ExpandOutput& out) const override {
     int64_t n = s.scalar("size");
     for (size_t k = 0; k < parents.size(); ++k)
       for (int64_t c = 0; c < n; ++c) out.push(parents[k] * n + c, c, static_cast<int64_t>(k));
   }
 
-  void find(const LevelStorage& s, int64_t parent, int64_t coord,
-            std::vector<int64_t>& out) const override {
+  void find(const LevelStorage& s, int64_t parent, int64_t coord, std::vector<int64_t>& out) const override {
     int64_t n = s.scalar("size");
     if (coord >= 0 && coord < n) out.push_back(parent * n + coord);
   }
@@ -70,12 +67,12 @@ class DenseLevel final : public LevelType {
     return checkedProduct(parentCount, checkedScalar(s, "size", name()), name());
   }
 
-  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent,
-                   const std::string& where, ValidationScope) const override {
+  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent, const std::string& where,
+                   ValidationScope) const override {
     int64_t n = checkedScalar(s, "size", where);
     if (n != extent)
-      throw FormatError(where + ": dense size " + std::to_string(n) +
-                        " does not match the dimension " + std::to_string(extent));
+      throw FormatError(where + ": dense size " + std::to_string(n) + " does not match the dimension " +
+                        std::to_string(extent));
     return checkedProduct(parentCount, n, where);
   }
 

@@ -103,8 +103,7 @@ class HashedLevel final : public LevelType {
     return out;
   }
 
-  void expand(const LevelStorage& s, const std::vector<int64_t>& parents,
-              ExpandOutput& out) const override {
+  void expand(const LevelStorage& s, const std::vector<int64_t>& parents, ExpandOutput& out) const override {
     const Buffer& crd = s.array("crd");
     int64_t w = s.scalar("size");
     for (size_t k = 0; k < parents.size(); ++k)
@@ -113,8 +112,7 @@ class HashedLevel final : public LevelType {
   }
 
   // locate: probe from bucket coord % W until the coordinate or an empty bucket, at most W steps.
-  void find(const LevelStorage& s, int64_t parent, int64_t coord,
-            std::vector<int64_t>& out) const override {
+  void find(const LevelStorage& s, int64_t parent, int64_t coord, std::vector<int64_t>& out) const override {
     if (coord < 0) return;
     const Buffer& crd = s.array("crd");
     int64_t w = s.scalar("size");
@@ -130,8 +128,8 @@ class HashedLevel final : public LevelType {
     return checkedProduct(parentCount, checkedScalar(s, "size", name()), name());
   }
 
-  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent,
-                   const std::string& where, ValidationScope scope) const override {
+  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent, const std::string& where,
+                   ValidationScope scope) const override {
     int64_t w = checkedScalar(s, "size", where);
     if (w <= 0) throw FormatError(where + ": hashed bucket count must be positive");
     int64_t n = checkedProduct(parentCount, w, where);
@@ -146,9 +144,8 @@ class HashedLevel final : public LevelType {
         if (c < 0) continue;
         for (int64_t h = c % w; h != b; h = (h + 1) % w)
           if (crd.index(p * w + h) == -1)
-            throw FormatError(where + ": coordinate " + std::to_string(c) + " in bucket " +
-                              std::to_string(b) + " of segment " + std::to_string(p) +
-                              " cannot be found by linear probing");
+            throw FormatError(where + ": coordinate " + std::to_string(c) + " in bucket " + std::to_string(b) +
+                              " of segment " + std::to_string(p) + " cannot be found by linear probing");
       }
     return n;
   }

@@ -6,17 +6,15 @@
 
 namespace coiter {
 
-const Buffer& checkedArray(const LevelStorage& s, const std::string& name, int64_t length,
-                           const std::string& where) {
+const Buffer& checkedArray(const LevelStorage& s, const std::string& name, int64_t length, const std::string& where) {
   auto it = s.arrays.find(name);
   if (it == s.arrays.end()) throw FormatError(where + ": missing array '" + name + "'");
   const Buffer& b = it->second;
   if (!isIndexDType(b.dtype()))
-    throw FormatError(where + ": array '" + name + "' must be int32 or int64, not " +
-                      dtypeName(b.dtype()));
+    throw FormatError(where + ": array '" + name + "' must be int32 or int64, not " + dtypeName(b.dtype()));
   if (length >= 0 && b.length() != length)
-    throw FormatError(where + ": array '" + name + "' has length " +
-                      std::to_string(b.length()) + ", expected " + std::to_string(length));
+    throw FormatError(where + ": array '" + name + "' has length " + std::to_string(b.length()) + ", expected " +
+                      std::to_string(length));
   return b;
 }
 
@@ -68,8 +66,7 @@ int64_t countDescents(const I* v, int64_t n, bool strict) {
 
 }  // namespace
 
-void checkRange(const Buffer& b, int64_t lo, int64_t hi, const std::string& what,
-                const std::string& where) {
+void checkRange(const Buffer& b, int64_t lo, int64_t hi, const std::string& what, const std::string& where) {
   visitIndices(b, [&](auto* v) {
     const int64_t n = b.length();
     int64_t k = 0;
@@ -82,9 +79,8 @@ void checkRange(const Buffer& b, int64_t lo, int64_t hi, const std::string& what
     for (; k < n; ++k) {
       int64_t x = v[k];
       if (x < lo || x >= hi)
-        throw FormatError(where + ": " + what + "[" + std::to_string(k) + "] = " +
-                          std::to_string(x) + " is outside [" + std::to_string(lo) + ", " +
-                          std::to_string(hi) + ")");
+        throw FormatError(where + ": " + what + "[" + std::to_string(k) + "] = " + std::to_string(x) + " is outside [" +
+                          std::to_string(lo) + ", " + std::to_string(hi) + ")");
     }
   });
 }
@@ -120,8 +116,8 @@ UnsortedEntry findUnsortedSegmentEntry(const Buffer& pos, const Buffer& crd, int
 
 int64_t checkedProduct(int64_t a, int64_t b, const std::string& where) {
   if (a != 0 && b > std::numeric_limits<int64_t>::max() / a)
-    throw ShapeError(where + ": the number of positions, " + std::to_string(a) + " x " +
-                     std::to_string(b) + ", overflows 64 bits");
+    throw ShapeError(where + ": the number of positions, " + std::to_string(a) + " x " + std::to_string(b) +
+                     ", overflows 64 bits");
   return a * b;
 }
 

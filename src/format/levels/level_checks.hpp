@@ -41,20 +41,17 @@ void forEachGroup(const PackInput& in, const PackNode& node, bool unique, Visit&
 // extents raises ShapeError naming the level and the array before anything is allocated.
 template <typename F>
 Buffer makeIndexArray(const PackInput& in, const char* name, int64_t length, F&& f) {
-  Buffer array = Buffer::allocate(in.coords->dtype(), length,
-                                  in.where + ": array '" + name + "'");
+  Buffer array = Buffer::allocate(in.coords->dtype(), length, in.where + ": array '" + name + "'");
   visitIndices(array, f);
   return array;
 }
 
 // The named index array, which must exist and have the given length (-1: any).
-const Buffer& checkedArray(const LevelStorage& s, const std::string& name, int64_t length,
-                           const std::string& where);
+const Buffer& checkedArray(const LevelStorage& s, const std::string& name, int64_t length, const std::string& where);
 // The named parameter, which must exist.
 int64_t checkedScalar(const LevelStorage& s, const std::string& name, const std::string& where);
 // Checks that every element of `b` lies in [lo, hi).
-void checkRange(const Buffer& b, int64_t lo, int64_t hi, const std::string& what,
-                const std::string& where);
+void checkRange(const Buffer& b, int64_t lo, int64_t hi, const std::string& what, const std::string& where);
 // Checks that `b` never decreases.
 void checkNonDecreasing(const Buffer& b, const std::string& what, const std::string& where);
 // The first entry crd[entry] of a segment crd[pos[segment]:pos[segment+1]] (segment <

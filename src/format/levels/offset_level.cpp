@@ -38,16 +38,14 @@ class OffsetLevel final : public LevelType {
       int64_t d = node.pos / in.rows, i = node.pos % in.rows;
       for (int64_t e = node.lo; e < node.hi; ++e)
         if (c.index(e) != i + offset[d])
-          throw FormatError(in.where + ": column " + std::to_string(c.index(e)) + " of row " +
-                            std::to_string(i) + " is not on diagonal " +
-                            std::to_string(offset[d]));
+          throw FormatError(in.where + ": column " + std::to_string(c.index(e)) + " of row " + std::to_string(i) +
+                            " is not on diagonal " + std::to_string(offset[d]));
     });
     out.children = *in.parents;  // one child per parent, at the parent's position
     return out;
   }
 
-  void expand(const LevelStorage& s, const std::vector<int64_t>& parents,
-              ExpandOutput& out) const override {
+  void expand(const LevelStorage& s, const std::vector<int64_t>& parents, ExpandOutput& out) const override {
     const Buffer& offset = s.array("offset");
     int64_t rows = s.scalar("rows");
     for (size_t k = 0; k < parents.size(); ++k) {
@@ -56,18 +54,15 @@ class OffsetLevel final : public LevelType {
     }
   }
 
-  void find(const LevelStorage& s, int64_t parent, int64_t coord,
-            std::vector<int64_t>& out) const override {
+  void find(const LevelStorage& s, int64_t parent, int64_t coord, std::vector<int64_t>& out) const override {
     int64_t rows = s.scalar("rows");
     if (parent % rows + s.array("offset").index(parent / rows) == coord) out.push_back(parent);
   }
 
-  int64_t countPositions(const LevelStorage&, int64_t parentCount) const override {
-    return parentCount;
-  }
+  int64_t countPositions(const LevelStorage&, int64_t parentCount) const override { return parentCount; }
 
-  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t,
-                   const std::string& where, ValidationScope) const override {
+  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t, const std::string& where,
+                   ValidationScope) const override {
     int64_t rows = checkedScalar(s, "rows", where);
     if (rows < 0 || (rows == 0 ? parentCount != 0 : parentCount % rows != 0))
       throw FormatError(where + ": an offset level must sit under a range level");

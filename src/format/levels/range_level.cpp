@@ -45,8 +45,7 @@ class RangeLevel final : public LevelType {
     return out;
   }
 
-  void expand(const LevelStorage& s, const std::vector<int64_t>& parents,
-              ExpandOutput& out) const override {
+  void expand(const LevelStorage& s, const std::vector<int64_t>& parents, ExpandOutput& out) const override {
     const Buffer& offset = s.array("offset");
     int64_t rows = s.scalar("rows"), cols = s.scalar("cols");
     for (size_t k = 0; k < parents.size(); ++k) {
@@ -56,26 +55,23 @@ class RangeLevel final : public LevelType {
     }
   }
 
-  void find(const LevelStorage& s, int64_t parent, int64_t coord,
-            std::vector<int64_t>& out) const override {
+  void find(const LevelStorage& s, int64_t parent, int64_t coord, std::vector<int64_t>& out) const override {
     int64_t rows = s.scalar("rows"), cols = s.scalar("cols");
     int64_t o = s.array("offset").index(parent);
-    if (coord >= std::max<int64_t>(0, -o) && coord < std::min(rows, cols - o))
-      out.push_back(parent * rows + coord);
+    if (coord >= std::max<int64_t>(0, -o) && coord < std::min(rows, cols - o)) out.push_back(parent * rows + coord);
   }
 
   int64_t countPositions(const LevelStorage& s, int64_t parentCount) const override {
     return checkedProduct(parentCount, checkedScalar(s, "rows", name()), name());
   }
 
-  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent,
-                   const std::string& where, ValidationScope) const override {
+  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent, const std::string& where,
+                   ValidationScope) const override {
     int64_t rows = checkedScalar(s, "rows", where), cols = checkedScalar(s, "cols", where);
     if (rows != extent)
-      throw FormatError(where + ": range rows " + std::to_string(rows) +
-                        " do not match the dimension " + std::to_string(extent));
-    checkRange(checkedArray(s, "offset", parentCount, where), -rows + 1, std::max<int64_t>(cols, 1),
-               "offset", where);
+      throw FormatError(where + ": range rows " + std::to_string(rows) + " do not match the dimension " +
+                        std::to_string(extent));
+    checkRange(checkedArray(s, "offset", parentCount, where), -rows + 1, std::max<int64_t>(cols, 1), "offset", where);
     return checkedProduct(parentCount, rows, where);
   }
 

@@ -21,9 +21,7 @@ class SingletonLevel final : public LevelType {
   }
   std::vector<std::string> arrayNames() const override { return {"crd"}; }
   std::vector<std::string> scalarNames() const override { return {}; }
-  std::vector<std::string> configurableProperties() const override {
-    return {"full", "ordered", "unique", "compact"};
-  }
+  std::vector<std::string> configurableProperties() const override { return {"full", "ordered", "unique", "compact"}; }
 
   // In kernels: the one child of each parent (or of each run of equal parents), appended
   // beside the level above.
@@ -47,7 +45,8 @@ class SingletonLevel final : public LevelType {
   PackOutput pack(const PackInput& in) const override {
     const PackNodes& parents = *in.parents;
     if (props_.compact && parents.size() != in.parentCount)
-      throw FormatError(in.where + ": a compact singleton level needs a child under every "
+      throw FormatError(in.where +
+                        ": a compact singleton level needs a child under every "
                         "parent position, but some are empty; use a compressed level or "
                         "singleton(compact=False)");
     PackOutput out;
@@ -65,9 +64,10 @@ class SingletonLevel final : public LevelType {
         // means they all share it.
         const int64_t first = in.coords->index(node.lo), last = in.coords->index(node.hi - 1);
         if (first != last)
-          throw FormatError(in.where + ": a singleton level holds one coordinate per parent, "
-                            "but parent position " + std::to_string(node.pos) +
-                            " has coordinates " + std::to_string(first) + " and " +
+          throw FormatError(in.where +
+                            ": a singleton level holds one coordinate per parent, "
+                            "but parent position " +
+                            std::to_string(node.pos) + " has coordinates " + std::to_string(first) + " and " +
                             std::to_string(last) + "; use a compressed level");
         crd[node.pos] = first;
       });
@@ -75,8 +75,7 @@ class SingletonLevel final : public LevelType {
     return out;
   }
 
-  void expand(const LevelStorage& s, const std::vector<int64_t>& parents,
-              ExpandOutput& out) const override {
+  void expand(const LevelStorage& s, const std::vector<int64_t>& parents, ExpandOutput& out) const override {
     const Buffer& crd = s.array("crd");
     for (size_t k = 0; k < parents.size(); ++k) {
       int64_t c = crd.index(parents[k]);
@@ -84,17 +83,14 @@ class SingletonLevel final : public LevelType {
     }
   }
 
-  void find(const LevelStorage& s, int64_t parent, int64_t coord,
-            std::vector<int64_t>& out) const override {
+  void find(const LevelStorage& s, int64_t parent, int64_t coord, std::vector<int64_t>& out) const override {
     if (coord >= 0 && s.array("crd").index(parent) == coord) out.push_back(parent);
   }
 
-  int64_t countPositions(const LevelStorage&, int64_t parentCount) const override {
-    return parentCount;
-  }
+  int64_t countPositions(const LevelStorage&, int64_t parentCount) const override { return parentCount; }
 
-  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent,
-                   const std::string& where, ValidationScope scope) const override {
+  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent, const std::string& where,
+                   ValidationScope scope) const override {
     const Buffer& crd = checkedArray(s, "crd", parentCount, where);
     if (scope != ValidationScope::Structure) checkRange(crd, smallestStoredCoordinate(), extent, "crd", where);
     return parentCount;
@@ -103,9 +99,7 @@ class SingletonLevel final : public LevelType {
   int64_t smallestStoredCoordinate() const override { return props_.compact ? 0 : -1; }
 
  protected:
-  std::shared_ptr<LevelType> clone() const override {
-    return std::make_shared<SingletonLevel>(*this);
-  }
+  std::shared_ptr<LevelType> clone() const override { return std::make_shared<SingletonLevel>(*this); }
 };
 
 }  // namespace

@@ -76,8 +76,10 @@ class CudaKernel : public LoadedKernel {
       }
       addresses[k] = allocate(call.bytes[k]);
       bool kept = call.keepOutputsOnDevice && call.uses[k] != SlotUse::Input;
-      if (kept) outputs->own(call.pointers[k], addresses[k], call.bytes[k]);
-      else temporaries.list.push_back(addresses[k]);
+      if (kept)
+        outputs->own(call.pointers[k], addresses[k], call.bytes[k]);
+      else
+        temporaries.list.push_back(addresses[k]);
       if (call.uses[k] == SlotUse::Input && call.bytes[k]) {
         check(d.cuMemcpyHtoD(addresses[k], call.pointers[k], call.bytes[k]), "cuMemcpyHtoD (an operand to the GPU)");
       } else if (call.uses[k] == SlotUse::ZeroedOutput) {
@@ -99,7 +101,8 @@ class CudaKernel : public LoadedKernel {
     int64_t words[2] = {0, 0};
     // Synchronizes: a failure of the kernel itself is reported here.
     check(d.cuMemcpyDtoH(words, control, sizeof words), "running the kernel");
-    if (call.flagSlot >= 0 && call.pointers[call.flagSlot]) *static_cast<int64_t*>(call.pointers[call.flagSlot]) = words[1];
+    if (call.flagSlot >= 0 && call.pointers[call.flagSlot])
+      *static_cast<int64_t*>(call.pointers[call.flagSlot]) = words[1];
     int32_t result = static_cast<int32_t>(words[0]);
     float milliseconds = 0;
     check(d.cuEventElapsedTime(&milliseconds, start, stop), "cuEventElapsedTime");

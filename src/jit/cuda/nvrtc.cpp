@@ -131,7 +131,8 @@ std::vector<uint8_t> compileCuda(const std::string& source, const std::string& a
     throw CompileError("NVRTC could not compile the kernel for " + arch + ":\n" + log);
   }
   size_t size = 0;
-  if (nvrtcResult r = ptx ? n.getPTXSize(program, &size) : n.getCUBINSize(program, &size)) fail(r, "getting the code size");
+  if (nvrtcResult r = ptx ? n.getPTXSize(program, &size) : n.getCUBINSize(program, &size))
+    fail(r, "getting the code size");
   std::vector<uint8_t> code(size);
   if (nvrtcResult r = ptx ? n.getPTX(program, reinterpret_cast<char*>(code.data()))
                           : n.getCUBIN(program, reinterpret_cast<char*>(code.data()))) {

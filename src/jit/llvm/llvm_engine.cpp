@@ -8,11 +8,11 @@
 #include <cstdio>
 
 #include <llvm/Config/llvm-config.h>
-#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/Core.h>
 #include <llvm/ExecutionEngine/Orc/EPCEHFrameRegistrar.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/ExecutorProcessControl.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h>
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
@@ -71,8 +71,7 @@ class Jit {
                                    !llvm::InitializeNativeTargetAsmParser();
     if (!registered) throw CompileError("LLVM: this build of LLVM cannot generate code for the host");
     auto machine = host_.createTargetMachine();
-    if (!machine)
-      throw CompileError("LLVM: cannot create a target machine: " + describe(machine.takeError()));
+    if (!machine) throw CompileError("LLVM: cannot create a target machine: " + describe(machine.takeError()));
     return std::move(*machine);
   }
 
@@ -133,9 +132,7 @@ class Jit {
 // backend); collect errors instead and turn them into a CompileError.
 class Diagnostics {
  public:
-  explicit Diagnostics(llvm::LLVMContext& context) {
-    context.setDiagnosticHandlerCallBack(&handle, this);
-  }
+  explicit Diagnostics(llvm::LLVMContext& context) { context.setDiagnosticHandlerCallBack(&handle, this); }
   void check(const std::string& what) const {
     if (!errors_.empty()) throw CompileError("LLVM: compiling " + what + ": " + errors_);
   }
@@ -218,15 +215,13 @@ std::vector<uint8_t> LlvmEngine::compile(const ir::Function& f) const {
     llvm::raw_svector_ostream out(object);
     llvm::legacy::PassManager codegen;
     if (machine.addPassesToEmitFile(codegen, out, nullptr, llvm::CodeGenFileType::ObjectFile))
-      throw CompileError("LLVM: cannot emit an object file for " + f.name + " on " +
-                         machine.getTargetTriple().str());
+      throw CompileError("LLVM: cannot emit an object file for " + f.name + " on " + machine.getTargetTriple().str());
     codegen.run(module);
     return std::vector<uint8_t>(object.begin(), object.end());
   });
 }
 
-std::unique_ptr<LoadedKernel> LlvmEngine::load(const std::vector<uint8_t>& code,
-                                               const std::string& symbol) const {
+std::unique_ptr<LoadedKernel> LlvmEngine::load(const std::vector<uint8_t>& code, const std::string& symbol) const {
   Jit& jit = Jit::instance();
   llvm::orc::ExecutionSession& session = jit.session();
   llvm::orc::JITDylib& dylib = session.createBareJITDylib(jit.nextDylibName());

@@ -15,8 +15,7 @@ class LlvmEngine final : public Engine {
   std::string name() const override { return "llvm"; }
   std::string source(const ir::Function& f) const override;
   std::vector<uint8_t> compile(const ir::Function& f) const override;
-  std::unique_ptr<LoadedKernel> load(const std::vector<uint8_t>& code,
-                                     const std::string& symbol) const override;
+  std::unique_ptr<LoadedKernel> load(const std::vector<uint8_t>& code, const std::string& symbol) const override;
   // "llvm;<LLVM version>;<host CPU>;<hash of the host's feature string>".
   std::string fingerprint() const override;
 };

@@ -95,7 +95,8 @@ Loaded load() {
   CUdevice dev = 0;
   char name[256] = {0};
   Device& info = out.device;
-  if (step(d.cuDeviceGet(&dev, 0), "cuDeviceGet") && step(d.cuDeviceGetName(name, sizeof name - 1, dev), "cuDeviceGetName") &&
+  if (step(d.cuDeviceGet(&dev, 0), "cuDeviceGet") &&
+      step(d.cuDeviceGetName(name, sizeof name - 1, dev), "cuDeviceGetName") &&
       step(d.cuDeviceGetAttribute(&info.major, kAttributeMajor, dev), "cuDeviceGetAttribute") &&
       step(d.cuDeviceGetAttribute(&info.minor, kAttributeMinor, dev), "cuDeviceGetAttribute") &&
       step(d.cuDeviceGetAttribute(&info.multiprocessors, kAttributeMultiprocessors, dev), "cuDeviceGetAttribute") &&

@@ -39,8 +39,8 @@ struct DriverApi {
   CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
   CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
   CUresult (*cuMemGetInfo)(size_t*, size_t*);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             CUstream, void**, void**);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                             void**, void**);
   CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, CUfunction, int, size_t);
   CUresult (*cuGetErrorString)(CUresult, const char**);
   CUresult (*cuDeviceGetDefaultMemPool)(void**, CUdevice);
@@ -54,10 +54,10 @@ struct DriverApi {
 // The GPU coiter uses (device 0, its primary context), set up on first use.
 struct Device {
   std::string name;
-  int major = 0, minor = 0;   // compute capability
+  int major = 0, minor = 0;  // compute capability
   int multiprocessors = 0;
-  size_t memory = 0;          // bytes
-  int driverVersion = 0;      // e.g. 13000
+  size_t memory = 0;      // bytes
+  int driverVersion = 0;  // e.g. 13000
   std::string arch() const { return "sm_" + std::to_string(major) + std::to_string(minor); }
 };
 

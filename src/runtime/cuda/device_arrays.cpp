@@ -72,14 +72,16 @@ std::shared_ptr<TensorStorage> upload(const TensorStorage& s) {
     for (const auto& [name, buffer] : level.arrays) uploadArray(*arrays, buffer);
   }
   uploadArray(*arrays, s.values());
-  auto out = std::make_shared<TensorStorage>(s.format(), s.shape(), s.valueType(), s.indexType(), s.levels(), s.values());
+  auto out =
+      std::make_shared<TensorStorage>(s.format(), s.shape(), s.valueType(), s.indexType(), s.levels(), s.values());
   out->markValid();
   out->attachDevice(arrays, /*hostCurrent=*/true);
   return out;
 }
 
 std::shared_ptr<TensorStorage> hostStorage(const TensorStorage& s) {
-  auto out = std::make_shared<TensorStorage>(s.format(), s.shape(), s.valueType(), s.indexType(), s.levels(), s.values());
+  auto out =
+      std::make_shared<TensorStorage>(s.format(), s.shape(), s.valueType(), s.indexType(), s.levels(), s.values());
   if (s.isValid()) out->markValid();
   return out;
 }
