@@ -19,8 +19,6 @@ arrays.md; ratios are SciPy's (or pydata's) median time over coiter's (> 1: coit
 """
 
 import argparse
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +28,7 @@ import scipy.sparse.linalg as spla
 import coiter as ct
 
 from .datasets import GENERATORS, rng_for
-from .environment import build_info, environment, write_results
+from .environment import script_environment, write_script_results
 from .timing import RepeatPolicy, measure_interleaved, time_once
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -252,24 +250,8 @@ def main(argv=None):
         args.budget,
         with_pydata=not args.no_pydata,
     )
-    try:
-        import sparse
-
-        peer_version = sparse.__version__
-    except ImportError:
-        peer_version = "not installed"
-    env = environment(
-        build=build_info(),
-        n=args.n,
-        per_row=args.per_row,
-        sparse=peer_version,
-        arguments=" ".join(argv if argv is not None else sys.argv[1:]),
-        date=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    )
-    out = Path(args.output)
-    write_results(out.with_suffix(".json"), {"environment": env, "rows": rows})
-    out.with_suffix(".md").write_text(markdown(rows, env))
-    print(f"wrote {out.with_suffix('.json')} and {out.with_suffix('.md')}")
+    env = script_environment(argv, n=args.n, per_row=args.per_row)
+    write_script_results(args.output, rows, env, markdown)
     return rows
 
 

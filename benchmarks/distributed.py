@@ -29,7 +29,6 @@ is not what users run). Results go to benchmarks/results/distributed.json and .m
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
@@ -39,7 +38,7 @@ import scipy.sparse as sp
 import coiter as ct
 
 from .datasets import GENERATORS, rng_for
-from .environment import build_info, environment, write_results
+from .environment import script_environment, write_script_results
 from .timing import RepeatPolicy, measure_interleaved, time_once
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -377,23 +376,8 @@ def main(argv=None):
     rows = run(args)
     import dask
 
-    try:
-        import sparse
-
-        sparse_version = sparse.__version__
-    except ImportError:
-        sparse_version = "not installed"
-    env = environment(
-        build=build_info(),
-        dask=dask.__version__,
-        sparse=sparse_version,
-        arguments=" ".join(argv if argv is not None else sys.argv[1:]),
-        date=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    )
-    out = Path(args.output)
-    write_results(out.with_suffix(".json"), {"environment": env, "rows": rows})
-    out.with_suffix(".md").write_text(markdown(rows, env))
-    print(f"wrote {out.with_suffix('.json')} and {out.with_suffix('.md')}")
+    env = script_environment(argv, dask=dask.__version__)
+    write_script_results(args.output, rows, env, markdown)
     return rows
 
 

@@ -5,6 +5,7 @@ import json
 import os
 import platform
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -72,6 +73,33 @@ def cpu_model():
     except OSError:
         pass
     return platform.processor()
+
+
+def script_environment(argv=None, **extra):
+    """environment() of a benchmark script run with ``argv`` (None: this process's): the build,
+    pydata/sparse's version (a peer of several scripts), the command line and the date."""
+    try:
+        import sparse
+
+        sparse_version = sparse.__version__
+    except ImportError:
+        sparse_version = "not installed"
+    return environment(
+        build=build_info(),
+        sparse=sparse_version,
+        arguments=" ".join(argv if argv is not None else sys.argv[1:]),
+        date=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        **extra,
+    )
+
+
+def write_script_results(output, rows, env, markdown):
+    """A script's rows and environment as ``output``.json, and ``markdown(rows, env)`` as
+    ``output``.md."""
+    out = Path(output)
+    write_results(out.with_suffix(".json"), {"environment": env, "rows": rows})
+    out.with_suffix(".md").write_text(markdown(rows, env))
+    print(f"wrote {out.with_suffix('.json')} and {out.with_suffix('.md')}")
 
 
 def write_results(path, result):

@@ -427,21 +427,22 @@ def evaluate(
             return {"workers": [targets[b]], "allow_other_workers": True}
         return {}
 
+    def run_block_on_cluster(b: int) -> Future[Tensor]:
+        """Block b's kernel as a task, on the worker its operands name."""
+        return client.submit(
+            run_block,
+            statement,
+            state,
+            out_dtype,
+            local_schedule,
+            names,
+            *[inputs[op.name][b] for op in ops],
+            **where(b),
+            pure=False,
+        )
+
     if not summed:
-        futures = [
-            client.submit(
-                run_block,
-                statement,
-                state,
-                out_dtype,
-                local_schedule,
-                names,
-                *[inputs[op.name][b] for op in ops],
-                **where(b),
-                pure=False,
-            )
-            for b in range(parts)
-        ]
+        futures = [run_block_on_cluster(b) for b in range(parts)]
         result = PartitionedTensor(
             futures,
             lhs_vars.index(var),
@@ -473,20 +474,7 @@ def evaluate(
                     pure=False,
                 )
         else:
-            partials = [
-                client.submit(
-                    run_block,
-                    statement,
-                    state,
-                    out_dtype,
-                    local_schedule,
-                    names,
-                    *[inputs[op.name][b] for op in ops],
-                    **where(b),
-                    pure=False,
-                )
-                for b in range(parts)
-            ]
+            partials = [run_block_on_cluster(b) for b in range(parts)]
             total = combine_tree(client, partials, op_name, out_fmt)
         assert total is not None  # parts >= 1: the loop ran, or combine_tree gave the sum
         result = PartitionedTensor(
