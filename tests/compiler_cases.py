@@ -15,17 +15,18 @@ MATRIX_FORMATS = ["dense", "csr", "csc", "dcsr", "dcsc", "coo", "dh"]
 TENSOR3_FORMATS = ["dense", "csf", "coo", "dsd", "sds:2,0,1"]
 FORMATS_BY_ORDER = {0: [None], 1: VECTOR_FORMATS, 2: MATRIX_FORMATS, 3: TENSOR3_FORMATS}
 
-# Result formats a kernel can assemble, per order (explicit out_format choices): dense levels
-# followed by compressed/singleton/hashed levels, optionally followed by dense levels.
+# Result formats a kernel can assemble, per order (explicit out_format choices): any mix of
+# dense and compressed/hashed levels, singletons below a compressed level.
 OUT_FORMATS_BY_ORDER = {
     0: [None],
     1: ["dense", "s"],
     2: ["dense", "csr", "csc", "dcsr", "dcsc", "coo", "sd", "sd:1,0", "dh", "hs"],
-    3: ["dense", "csf", "coo", "dss", "sss:2,0,1", "dsd", "ssd"],
+    3: ["dense", "csf", "coo", "dss", "sss:2,0,1", "dsd", "ssd", "sds", "sds:2,0,1", "sdd"],
 }
 
-# Result formats the compiler does not assemble yet: asking for one is a FormatError.
-UNASSEMBLED_OUT_FORMATS = ["sds:2,0,1", "sds"]
+# Result formats no kernel assembles (their levels derive coordinates from others): asking
+# for one is a FormatError that says to convert with asformat().
+UNASSEMBLED_OUT_FORMATS = ["dia", "ell"]
 
 
 def random_array(

@@ -138,3 +138,22 @@ def test_format_errors():
     with pytest.raises(ct.FormatError, match="not a format"):
         ct.as_format(42, 2)
     assert issubclass(ct.FormatError, ValueError) and issubclass(ct.FormatError, ct.CoiterError)
+
+
+@pytest.mark.parametrize(
+    "spec,problem",
+    [
+        ("ds", None),
+        ("sds", None),  # a compressed level under a dense level under a compressed one
+        ("sdsd", None),
+        ("sq", None),
+        ("dq", "singleton level must follow a compressed level"),
+        ("sdq", "singleton level must follow a compressed level"),
+    ],
+)
+def test_result_assembly_problem(spec, problem):
+    found = ct.as_format(spec, len(spec)).result_assembly_problem
+    if problem is None:
+        assert found is None
+    else:
+        assert problem in found

@@ -55,6 +55,33 @@ def test_spgemm_out_reuse(engine):
     np.testing.assert_allclose(C.to_numpy(), (A @ B2).toarray())
 
 
+def test_sds_result_assembles_and_its_structure_is_reused(engine):
+    # A compressed level below a dense level below a compressed one: the lower level counts
+    # entries per dense position, opened as the upper level appends (an empty row 1 and an
+    # empty (2, 1) fiber are skipped, not stored).
+    rng = np.random.default_rng(0)
+    X = rng.random((4, 3, 5)) * (rng.random((4, 3, 5)) < 0.3)
+    X[1] = 0
+    X[2, 1] = 0
+    Y = rng.random(X.shape)
+    kern = ct.compile(
+        "A(i,j,k) = B(i,j,k) * C(i,j,k)",
+        formats={"A": "sds", "B": "sss", "C": "dense"},
+        engine=engine,
+    )
+    A = kern(B=ct.asarray(X, format="sss"), C=Y)
+    packed = ct.asarray(X * Y, format="sds")
+    for got, want in zip(A.levels, packed.levels, strict=True):
+        for name in ("pos", "crd"):
+            if hasattr(want, name):
+                np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
+    np.testing.assert_allclose(A.to_numpy(), X * Y)
+    assert kern(B=ct.asarray(X, format="sss"), C=2 * Y, out=A) is A
+    np.testing.assert_allclose(A.to_numpy(), 2 * X * Y)
+    with pytest.raises(ct.FormatError, match="structure"):
+        kern(B=ct.asarray(X[::-1].copy(), format="sss"), C=Y, out=A)
+
+
 def test_each_index_width_gets_its_own_kernel(engine):
     A = matrix(10, 12, 5)
     kern = ct.compile(

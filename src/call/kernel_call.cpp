@@ -245,11 +245,11 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
       zero = !abi.resultOverwritten;
     } else if (a.array == "pos") {
       zero = true;
+      countsPerParent[a.level] = std::count(abi.countedLevels.begin(), abi.countedLevels.end(), a.level) > 0;
       if (parentCount[a.level] >= 0) {
         // One more than the parents (2**63 - 1 parents leave no room: refused just below).
         capacity = parentCount[a.level] + (parentCount[a.level] < std::numeric_limits<int64_t>::max());
-        countsPerParent[a.level] = true;
-      }
+      }  // else the parents appear as the kernel appends above: it grows the array
     }
     // A dense prefix's positions follow from the shape alone, so they may exceed memory.
     const size_t bytes = checkedArrayBytes(capacity, a.type, [&] {

@@ -243,20 +243,22 @@ std::string Format::resultAssemblyProblem() const {
            " result cannot be assembled by a kernel; compute it in another format (csr, dense) "
            "and convert it with asformat()";
   }
-  bool appending = false, locatedBelowAppended = false;
+  // Appended levels come in groups: a compressed level and the singletons below it. Dense
+  // levels may lie above, between and below the groups (an appended entry then owns a dense
+  // block of the positions below it).
+  LevelAssembly previous = LevelAssembly::Located;
   for (const auto& level : levels_) {
-    switch (level->assembly()) {
-      case LevelAssembly::Located: locatedBelowAppended = appending; continue;
-      case LevelAssembly::AppendedBelow:
-        if (!appending) return "a " + level->name() + " level must follow a compressed level";
-        break;
+    LevelAssembly assembly = level->assembly();
+    switch (assembly) {
+      case LevelAssembly::Located:
       case LevelAssembly::Appended:
-      case LevelAssembly::Inserted: appending = true; break;
+      case LevelAssembly::Inserted: break;
+      case LevelAssembly::AppendedBelow:
+        if (!isAppended(previous)) return "a " + level->name() + " level must follow a compressed level";
+        break;
       case LevelAssembly::None: return "a " + level->name() + " level cannot be computed by a kernel";
     }
-    if (locatedBelowAppended) {
-      return "a compressed level below a dense level below a compressed one cannot be assembled yet";
-    }
+    previous = assembly;
   }
   return "";
 }

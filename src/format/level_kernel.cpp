@@ -73,6 +73,10 @@ Stmt LevelType::countIntoSegment(const LevelKernelVars&, const Expr&, const Expr
   throw CompileError("lowering: a " + name() + " level has no segments to count");
 }
 
+Stmt LevelType::openSegments(const LevelKernelVars&, const Expr&, const Expr&, LevelCode&) const {
+  throw CompileError("lowering: a " + name() + " level has no segments to open");
+}
+
 int64_t LevelType::finishAssembly(const AssembledLevel&, LevelStorage&) const {
   throw CompileError("a " + name() + " level cannot be computed by a kernel");
 }

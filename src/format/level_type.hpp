@@ -207,6 +207,11 @@ class LevelType {
                               DType indexType) const;
   virtual ir::Stmt countIntoSegment(const LevelKernelVars& vars, const ir::Expr& parent, const ir::Expr& added,
                                     DType indexType) const;
+  // Levels counted per parent whose parents appear while the kernel runs (dense levels below
+  // an appended level: each appended entry brings `parents` new ones, starting at `first`):
+  // room for their counts, zeroed, so that countIntoSegment can add to them.
+  virtual ir::Stmt openSegments(const LevelKernelVars& vars, const ir::Expr& first, const ir::Expr& parents,
+                                LevelCode& code) const;
   // After the kernel: the level's arrays trimmed into `out`; returns its position count.
   virtual int64_t finishAssembly(const AssembledLevel& in, LevelStorage& out) const;
 

@@ -57,6 +57,9 @@ struct KernelABI {
   // The (all-dense) result's every entry is stored once: its values need no zeroing.
   bool resultOverwritten = false;
   ChunkedAssembly chunks;
+  // Result levels whose pos array the kernel fills with each parent's entry count (a compressed
+  // level under a dense one); the caller turns the counts into offsets.
+  std::vector<int> countedLevels;
   // Pointer slot of an int64 the caller zeroes before the call; the kernel sets it when an
   // operand's coordinate lies outside its dimension (ir/guard_coordinates.hpp). -1: the
   // kernel loads no operand coordinate.

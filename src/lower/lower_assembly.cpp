@@ -87,8 +87,22 @@ Stmt Lowerer::beginResultEntry(const std::string& var, bool writesResult, bool a
   const AppendGroup& group = groups_[g];
   TensorVars& vars = *result_.vars;
   if (group.child >= 0) {
+    const AppendGroup& child = groups_[group.child];
     startVar = makeVar(freshName(resultTensor_->name + std::to_string(group.last + 1) + "_start"), kIndex);
-    return declare(startVar, ir::ref(groups_[group.child].count));
+    Stmt start = declare(startVar, ir::ref(child.count));
+    if (child.parent >= 0 || !assemble_) return start;
+    // Dense levels lie between this group and the child: the entry brings a dense block of
+    // parents for the child's segments, whose counts start at zero. (An entry that is not
+    // kept leaves them zero for the next one.)
+    Expr parents = intLit(1);
+    for (int k = group.last + 1; k < child.first; ++k) parents = binary(BinaryOp::Mul, parents, vars.levels[k].extent);
+    std::vector<Stmt> out;
+    LevelCode code{resultTensor_->name + std::to_string(child.first + 1),
+                   [this](const std::string& base) { return freshName(base); }, out};
+    Expr first = binary(BinaryOp::Mul, ir::ref(group.count), parents);
+    out.push_back(levelOf(child.first).openSegments(vars.levels[child.first], first, parents, code));
+    out.push_back(start);
+    return block(std::move(out));
   }
   // The leaf group: room for the entry's value, which starts at zero (compound assignments
   // below accumulate into it). Compute-only kernels instead check that the given structure
@@ -164,7 +178,7 @@ Stmt Lowerer::commitResultEntry(const std::string& var, bool writesResult, const
         levelOf(k).appendCoordinate(vars.levels[k], count, coords_.at(result_.levelVars[k]), reserved, indexType));
   }
   // (Entries under a dense parent or at the top are counted per parent, see countEntries.)
-  if (group.child >= 0) {
+  if (group.child >= 0 && groups_[group.child].parent == g) {
     // The child's segment of this entry ends where the child's counter stands now.
     const AppendGroup& child = groups_[group.child];
     append.push_back(levelOf(child.first).endSegment(vars.levels[child.first], count, ir::ref(child.count), indexType));

@@ -219,11 +219,7 @@ void Lowerer::planResultAssembly() {
   groupOfLevel_.assign(levels.size(), -1);
   for (size_t k = 0; k < levels.size(); ++k) {
     LevelAssembly assembly = levels[k]->assembly();
-    if (assembly == LevelAssembly::Located) {
-      // Located levels below the last appended level give each appended entry a dense block.
-      if (!groups_.empty() && trailingDense_ < 0) trailingDense_ = static_cast<int>(k);
-      continue;
-    }
+    if (assembly == LevelAssembly::Located) continue;
     if (assembly == LevelAssembly::AppendedBelow) {  // joins the group above
       groups_.back().last = static_cast<int>(k);
       groupOfLevel_[k] = static_cast<int>(groups_.size()) - 1;
@@ -233,12 +229,21 @@ void Lowerer::planResultAssembly() {
     AppendGroup g;
     g.first = g.last = static_cast<int>(k);
     g.count = makeVar(freshName(resultTensor_->name + std::to_string(k + 1) + "_count"), scalar(DType::Int64));
-    if (!groups_.empty() && groups_.back().last == static_cast<int>(k) - 1) {
-      g.parent = static_cast<int>(groups_.size()) - 1;
+    if (!groups_.empty()) {
       groups_.back().child = static_cast<int>(groups_.size());
+      // Directly below the group above, that group ends our segments; with dense levels
+      // between, we count entries per dense position (countEntries).
+      if (groups_.back().last == static_cast<int>(k) - 1) g.parent = static_cast<int>(groups_.size()) - 1;
     }
     groups_.push_back(g);
     groupOfLevel_[k] = static_cast<int>(groups_.size()) - 1;
+  }
+  for (const auto& g : groups_) {
+    if (assemble_ && g.parent < 0 && g.first > 0) abi_.countedLevels.push_back(g.first);
+  }
+  // Located levels below the last group give each of its entries a dense block.
+  if (!groups_.empty() && groups_.back().last + 1 < static_cast<int>(levels.size())) {
+    trailingDense_ = groups_.back().last + 1;
   }
   if (trailingDense_ >= 0 && !assemble_) {
     throw FormatError("out: reusing the structure of a " + resultTensor_->format.str() +

@@ -56,7 +56,7 @@ struct AccessState {
 struct AppendGroup {
   int first = 0, last = 0;  // levels
   ir::Var count;            // entries appended so far
-  int child = -1;           // the next group below, if any
+  int child = -1;           // the next group below, if any (its appends decide whether ours is kept)
   int parent = -1;          // the group above, if the level above `first` is in one
 };
 

@@ -57,6 +57,17 @@ class CompressedLevel final : public LevelType {
     Expr slot = binary(BinaryOp::Add, parent, intLit(1));
     return store(pos, slot, binary(BinaryOp::Add, load(pos, slot), cast(ir::scalar(indexType), added)));
   }
+  ir::Stmt openSegments(const LevelKernelVars& vars, const ir::Expr& first, const ir::Expr& parents,
+                        LevelCode& code) const override {
+    using namespace ir;
+    // pos[p + 1] holds the count of parent p; pos[0] stays 0 from the allocation.
+    Var pos = vars.array("pos");
+    Expr begin = binary(BinaryOp::Add, first, intLit(1));
+    Expr end = binary(BinaryOp::Add, begin, parents);
+    Var slot = makeVar(code.freshName(code.name + "_segment"), ir::scalar(DType::Int64));
+    return block({grow(pos, vars.capacity("pos"), end),
+                  forLoop(slot, begin, end, store(pos, ir::ref(slot), zeroOf(pos->type.elem)))});
+  }
   int64_t finishAssembly(const AssembledLevel& in, LevelStorage& out) const override {
     // append_finalize: each parent's count becomes the end of its segment (a prefix sum),
     // unless the kernel wrote the ends itself.
