@@ -930,6 +930,12 @@ def test_compiled_kernel(statement, formats, ref, engine):
 # -- errors -------------------------------------------------------------------------------------
 
 
+def test_evaluate_refuses_keywords_the_statement_does_not_read():
+    # A misspelt option or tensor name must not be ignored silently.
+    with pytest.raises(TypeError, match=r"\['formats'\] not in .* reads \['A', 'x'\]"):
+        ct.evaluate("y(i) = A(i,j) * x(j)", A=np.eye(3), x=np.ones(3), formats={"y": "s"})
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_mismatched_extents_raise_shape_error(engine):
     a = ct.asarray(np.ones((3, 4)), format="csr")

@@ -134,6 +134,14 @@ def evaluate(
     missing = [n for n in names if n not in tensors]
     if missing:
         raise TypeError(f"ct.evaluate: no tensor given for {missing}")
+    unused = sorted(set(tensors) - set(names))
+    if unused:
+        # A misspelt keyword (formats= for out_format=, a tensor's name) would otherwise be
+        # ignored without a word.
+        raise TypeError(
+            f"ct.evaluate: {unused} not in {statement!r}; the statement reads {names}"
+            " (the result format is out_format=)"
+        )
     operands = {name: as_tensor(tensors[name], name) for name in names}
     for name, ref in refs.items():
         if name != result_name and operands[name].ndim != ref.order:
