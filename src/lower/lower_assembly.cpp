@@ -8,19 +8,13 @@
 // writes the child's pos entries directly.
 #include <algorithm>
 
+#include "lower/index_exprs.hpp"
 #include "lower/lowerer.hpp"
 #include "util/errors.hpp"
 
 namespace coiter::lower {
 
 using namespace ir;
-
-namespace {
-
-const Type kIndex = scalar(DType::Int64);
-Expr plusOne(const Expr& e) { return binary(BinaryOp::Add, e, intLit(1)); }
-
-}  // namespace
 
 const LevelType& Lowerer::levelOf(int resultLevel) const { return *resultTensor_->format.levels()[resultLevel]; }
 

@@ -5,16 +5,13 @@
 // sparse level finds the positions of [lo, hi) by binary search. The last block is shorter
 // when the block size does not divide the extent (the tail). A bound fixes a loop's extent at
 // compile time, checked when the kernel starts.
+#include "lower/index_exprs.hpp"
 #include "lower/lowerer.hpp"
 #include "util/errors.hpp"
 
 namespace coiter::lower {
 
 using namespace ir;
-
-namespace {
-const Type kIndex = scalar(DType::Int64);
-}  // namespace
 
 Lowerer::Interval Lowerer::intervalOf(const std::string& root, const std::string& loopVar) const {
   auto it = intervals_.find(root);

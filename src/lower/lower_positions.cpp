@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "lower/index_exprs.hpp"
 #include "lower/lowerer.hpp"
 #include "util/errors.hpp"
 #include "util/text.hpp"
@@ -29,14 +30,6 @@ namespace coiter::lower {
 
 using namespace ir;
 namespace nt = coiter::notation;
-
-namespace {
-
-const Type kIndex = scalar(DType::Int64);
-
-Expr plusOne(const Expr& e) { return binary(BinaryOp::Add, e, intLit(1)); }
-
-}  // namespace
 
 Lowerer::PositionLevel Lowerer::positionLevel(const schedule::IndexRelation& r) const {
   // (What pos() needs of the access and its levels is the schedule's legality, checked before
