@@ -32,6 +32,24 @@ def test_pickle_and_deepcopy_round_trip(fmt, dtype):
         assert not np.shares_memory(back.values, t.values)
 
 
+@pytest.mark.parametrize(
+    "fmt",
+    [
+        ct.Format([ct.dense, ct.hashed(buckets=8)]),
+        ct.Format([ct.dense, ct.hashed(unique=False)]),
+        ct.Format([ct.dense, ct.compressed(full=True)]),
+    ],
+    ids=str,
+)
+def test_pickle_keeps_level_options(fmt):
+    # Formats without a text form travel level by level: every configured property and a
+    # hashed level's bucket count survive.
+    t = ct.asarray(np.arange(1.0, 13.0).reshape(3, 4), format=fmt)
+    back = pickle.loads(pickle.dumps(t))
+    assert back.format == t.format
+    np.testing.assert_array_equal(back.to_numpy(), t.to_numpy())
+
+
 def test_pickle_of_a_lazy_result_computes_it():
     a, da = make((5, 5), 0.5, "csr", seed=1)
     lazy = (a + a) @ np.ones(5)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import logging
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Protocol, TypeAlias
@@ -23,8 +22,6 @@ from .notation import Access, Assignment, IndexVar, accesses, check_extents, map
 from .parser import Parsed, TensorRef, parse
 from .schedule import Schedule
 from .tensor import Tensor
-
-logger = logging.getLogger("coiter")
 
 # The kernels ct.evaluate chose, by what decides the choice: the statement's text, the
 # operands' names, formats and dtypes, and the options. Parsing the text, inferring the
@@ -71,21 +68,6 @@ def _choice_key(
         schedule_key,
         target,
     )
-
-
-def _computable(tensor: Tensor) -> Tensor:
-    """The tensor in a format the compiler iterates: DIA, ELL and BCSR (levels with derived
-    coordinates) are converted to CSR, and the conversion is logged."""
-    if tensor.format.name is None:
-        return tensor
-    logger.info(
-        "coiter: converting %s from %s to csr for the kernel (the compiler does not iterate "
-        "%s levels yet)",
-        tensor.name or "an operand",
-        tensor.format,
-        tensor.format.name,
-    )
-    return tensor.asformat("csr")
 
 
 def _result_dtype(assignment: Assignment, tensors: Mapping[str, Tensor]) -> np.dtype[Any]:
@@ -366,7 +348,7 @@ def einsum(
     Supports ``->`` omitted (implicit output), ``...``, repeated indices within an operand
     (diagonals and traces) and scalar outputs.
     """
-    tensors = [_computable(as_tensor(op, None)) for op in operands]
+    tensors = [as_tensor(op, None) for op in operands]
     inputs, output = _subscripts(subscripts, tensors)
     names = [f"t{k}" for k in range(len(tensors))]
     # Before diagonals are taken: a subscript repeated within an operand, as across operands,

@@ -18,7 +18,7 @@ def assemblable(fmt: Format) -> bool:
     """Whether a kernel can compute a result in this format. The core decides from each level
     type's assembly (``Format.result_assembly_problem``; docs/architecture.md): dense levels
     located, compressed and singleton levels appended, hashed ones inserted; not DIA, ELL or
-    BCSR, nor a compressed level below a dense one below a compressed one."""
+    BCSR, whose levels derive their coordinates from others."""
     return fmt.result_assembly_problem is None
 
 

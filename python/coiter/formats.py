@@ -27,7 +27,7 @@ offset = _core.offset
 # or a list of level types.
 FormatLike: TypeAlias = Format | str | Sequence[LevelType]
 # A format as plain data, for pickling (format_state).
-FormatState: TypeAlias = str | tuple[list[tuple[str, dict[str, bool]]], tuple[int, ...], int]
+FormatState: TypeAlias = str | tuple[list[tuple[str, dict[str, bool | int]]], tuple[int, ...], int]
 
 _BCSR_TEXT = re.compile(r"^\s*bcsr\s*\(\s*\(?\s*(\d+)\s*,\s*(\d+)\s*\)?\s*\)\s*$")
 
@@ -94,8 +94,9 @@ def is_all_dense(fmt: Format) -> bool:
 
 def format_state(fmt: Format) -> FormatState:
     """A picklable description of a format: its text when that reads back as the same format,
-    else its levels (name and properties that differ from the level type's defaults) and mode
-    order. (Formats are C++ objects without pickle support.)"""
+    else its levels (name, the configurable properties that differ from the level type's
+    defaults, a hashed level's bucket count) and mode order. (Formats are C++ objects without
+    pickle support.)"""
     text = str(fmt)
     try:
         if as_format(text, fmt.order) == fmt:
@@ -105,11 +106,13 @@ def format_state(fmt: Format) -> FormatState:
     levels = []
     for level in fmt.levels:
         default = getattr(_core, level.name)
-        changed = {
+        changed: dict[str, bool | int] = {
             k: v
             for k, v in level.properties.items()
-            if k in ("ordered", "unique") and v != default.properties[k]
+            if k in level.configurable_properties and v != default.properties[k]
         }
+        if level.buckets is not None:
+            changed["buckets"] = level.buckets
         levels.append((level.name, changed))
     return (levels, tuple(fmt.mode_order), fmt.order)
 

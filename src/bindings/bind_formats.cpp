@@ -64,6 +64,8 @@ void bindFormats(py::module_& m) {
       .def_property_readonly("name", &LevelType::name)
       .def_property_readonly("properties", &propertiesOf)
       .def_property_readonly("capabilities", &capabilitiesOf)
+      .def_property_readonly("configurable_properties", &LevelType::configurableProperties,
+                             "The properties a user may set on this level type (calling it with another raises)")
       .def_property_readonly("full", [](const LevelType& l) { return l.properties().full; })
       .def_property_readonly("ordered", [](const LevelType& l) { return l.properties().ordered; })
       .def_property_readonly("unique", [](const LevelType& l) { return l.properties().unique; })
