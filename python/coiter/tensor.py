@@ -45,6 +45,7 @@ from .notation import (
     index_key,
     map_tensors,
 )
+from .progress import progress
 from .schedule import Schedule, schedule_text
 from .shapes import normalize_axes
 
@@ -824,6 +825,11 @@ def _rebuild(
     )
 
 
+# Packing fewer entries than this takes well under a second: no progress bar is considered
+# (tensors are packed on the array operators' hot paths).
+_PACK_PROGRESS_ENTRIES = 1_000_000
+
+
 def pack(
     fmt: Format,
     shape: Sequence[int],
@@ -843,14 +849,15 @@ def pack(
         else np.ascontiguousarray(c)
         for c in columns
     ]
-    storage = _core.pack(
-        fmt,
-        [int(e) for e in shape],
-        coordinates,
-        np.ascontiguousarray(values),
-        sum_duplicates,
-        index_bits,
-    )
+    values = np.ascontiguousarray(values)
+    entries = len(values)
+    with progress(
+        entries, f"packing {fmt}", "entries", small=entries < _PACK_PROGRESS_ENTRIES
+    ) as bar:
+        storage = _core.pack(
+            fmt, [int(e) for e in shape], coordinates, values, sum_duplicates, index_bits
+        )
+        bar.update(entries)
     return Tensor(storage, name)
 
 
