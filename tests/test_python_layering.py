@@ -22,6 +22,8 @@ LAYERS = {
         "cuda_libraries",
         "threads",
         "progress",
+        "plotting",
+        "display",
     ],
     "formats and index notation": [
         "formats",
