@@ -244,6 +244,16 @@ class Kernel:
         stages[engine] = self._core.source(engine)
         return stages
 
+    def __repr__(self) -> str:
+        operands = ", ".join(
+            f"{n}: {self._specs[n].format} {self._specs[n].dtype}" for n in self.inputs
+        )
+        schedule = f" schedule={self._schedule}" if self._schedule else ""
+        return (
+            f"<coiter.Kernel {self._assignment} | {operands} -> {self._result.format} "
+            f"{self._result.dtype} | target={self._target}{schedule}>"
+        )
+
     def _repr_html_(self) -> str:
         """Jupyter's display: signature, concrete notation, generated source, cache state."""
         return kernel_html(

@@ -16,6 +16,7 @@ of the core): a ticker thread redraws the elapsed time while the bar waits for `
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import threading
 from collections.abc import Iterator
@@ -78,11 +79,11 @@ def _watched() -> bool:
 
 
 def _bar_class(forced: bool) -> Any:
-    """tqdm's bar class for this process (notebook widgets in Jupyter when available), or None
-    when tqdm is missing in auto mode."""
+    """tqdm's bar class for this process: a widget in Jupyter when ipywidgets is installed, else
+    text on stderr (which a notebook shows too); None when tqdm is missing in auto mode."""
     try:
-        if _in_jupyter():
-            from tqdm.auto import tqdm
+        if _in_jupyter() and importlib.util.find_spec("ipywidgets") is not None:
+            from tqdm.notebook import tqdm
         else:
             from tqdm import tqdm
     except ImportError:
