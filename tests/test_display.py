@@ -5,6 +5,7 @@ import base64
 import html.parser
 import re
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -131,6 +132,9 @@ def test_spy_draws_every_stored_entry():
     M = sp.random_array((20, 20), density=0.1, random_state=0, format="coo")
     assert len(ct.spy(M).lines[0].get_xdata()) == M.nnz
     assert len(ct.spy(np.eye(7)).lines[0].get_xdata()) == 7
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no singular axis limits for an empty mode
+        assert len(ct.spy(ct.zeros((0, 3), format="csr")).lines[0].get_xdata()) == 0
     with pytest.raises(ValueError, match="matrix"):
         ct.spy(ct.random((3, 3, 3), 0.5, format="csf", seed=0))
 

@@ -80,15 +80,21 @@ def spy(matrix: Any, ax: Any = None, markersize: float | None = None, **kwargs: 
     if len(rows) <= MARKER_LIMIT:
         size = markersize if markersize is not None else max(1.0, 100.0 / max(shape))
         ax.plot(cols, rows, "s", markersize=size, linestyle="none", **kwargs)
-        ax.set_xlim(-0.5, shape[1] - 0.5)
-        ax.set_ylim(shape[0] - 0.5, -0.5)
+        # (an empty mode still gets an axis one unit wide)
+        ax.set_xlim(-0.5, max(shape[1], 1) - 0.5)
+        ax.set_ylim(max(shape[0], 1) - 0.5, -0.5)
     else:
         scale = max(shape) / _IMAGE_PIXELS
-        bins = (max(1, round(shape[0] / scale)), max(1, round(shape[1] / scale)))
-        counts, _, _ = np.histogram2d(rows, cols, bins=bins, range=((0, shape[0]), (0, shape[1])))
+        pixels = (max(1, round(shape[0] / scale)), max(1, round(shape[1] / scale)))
+        # The pixel of each entry, in integers (exact for any extent): one pass, no sorting.
+        held = np.zeros(pixels, dtype=bool)
+        held[
+            np.asarray(rows, dtype=np.int64) * pixels[0] // shape[0],
+            np.asarray(cols, dtype=np.int64) * pixels[1] // shape[1],
+        ] = True
         kwargs.setdefault("cmap", "Greys")
         ax.imshow(
-            counts > 0,
+            held,
             extent=(-0.5, shape[1] - 0.5, shape[0] - 0.5, -0.5),
             interpolation="nearest",
             **kwargs,
