@@ -5,6 +5,7 @@ check, like any exception, fails its test here with the cell and the traceback. 
 temporary folder, on a fresh kernel of this Python (so with this checkout's coiter), and are
 committed without outputs (``test_notebooks_are_committed_without_outputs``)."""
 
+import json
 import os
 import pathlib
 import sys
@@ -27,14 +28,30 @@ def test_there_are_notebooks():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs(path, tmp_path, monkeypatch):
     notebook = nbformat.read(path, as_version=4)
-    # The kernel is this interpreter, and it imports coiter from where this test does.
+    # The kernel is this interpreter, and it imports coiter from where this test does: a
+    # "python3" kernel spec of its own, found first on JUPYTER_PATH, wins over any other
+    # installed on the machine.
+    spec = tmp_path / "jupyter" / "kernels" / "python3"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "Python 3 (coiter tests)",
+                "language": "python",
+            }
+        )
+    )
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in sys.path if p))
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    work = tmp_path / "work"
+    work.mkdir()
     client = nbclient.NotebookClient(
         notebook,
         timeout=CELL_TIMEOUT_S,
         kernel_name="python3",
-        resources={"metadata": {"path": str(tmp_path)}},
+        resources={"metadata": {"path": str(work)}},
     )
     client.execute()
 

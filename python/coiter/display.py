@@ -115,11 +115,14 @@ def level_diagram(fmt: Any) -> str:
     return f"<div>{boxes}</div>{table}"
 
 
+def _format_label(fmt: Any) -> str:
+    """A format's letters, and its name when it has one: ``ds`` or ``dia (dia)``."""
+    return _code(str(fmt)) + (f" ({_e(fmt.name)})" if fmt.name else "")
+
+
 def format_html(fmt: Any) -> str:
     """The display of a :class:`coiter.Format`."""
-    title = f"coiter.Format {_code(str(fmt))}"
-    if fmt.name:
-        title += f" ({_e(fmt.name)})"
+    title = f"coiter.Format {_format_label(fmt)}"
     order = f"order {fmt.order}, mode order {tuple(fmt.mode_order)}, {len(fmt.levels)} levels"
     return f"<div><b>{title}</b> — {_e(order)}{level_diagram(fmt)}</div>"
 
@@ -160,11 +163,7 @@ def tensor_html(tensor: Any, pending: str | None = None) -> str:
     name = f" {_code(tensor.name)}" if tensor.name else ""
     shape = " × ".join(str(e) for e in tensor.shape) or "scalar"
     facts = [
-        (
-            "format",
-            f"{_code(str(tensor.format))}"
-            + (f" ({_e(tensor.format.name)})" if tensor.format.name else ""),
-        ),
+        ("format", _format_label(tensor.format)),
         ("shape", _e(f"{tensor.shape} ({shape})")),
         ("dtype", _e(tensor.dtype)),
     ]
