@@ -148,9 +148,11 @@ def _level_arrays(tensor: Any) -> str:
     rows = []
     for k, level in enumerate(tensor.levels):
         parameters = ", ".join(f"{name}={value}" for name, value in level.parameters.items())
+        # In the level type's order (pos before crd), as the format documentation lists them.
+        names = [n for n in level.type.array_names if n in level.arrays]
+        names += [n for n in level.arrays if n not in names]
         arrays = "<br>".join(
-            f"{_e(name)} = <code>{_e(abbreviated(array))}</code>"
-            for name, array in level.arrays.items()
+            f"{_e(name)} = <code>{_e(abbreviated(level.arrays[name]))}</code>" for name in names
         )
         rows.append([str(k), _code(str(level.type)), _e(parameters), arrays])
     rows.append(["", "values", "", f"<code>{_e(abbreviated(tensor.values))}</code>"])
@@ -161,10 +163,10 @@ def tensor_html(tensor: Any, pending: str | None = None) -> str:
     """The display of a :class:`coiter.Tensor`; ``pending`` is the definition of a tensor not
     computed yet, shown instead of its data (showing a lazy tensor runs no kernel)."""
     name = f" {_code(tensor.name)}" if tensor.name else ""
-    shape = " × ".join(str(e) for e in tensor.shape) or "scalar"
+    shape = " × ".join(str(e) for e in tensor.shape) or "() (a scalar)"
     facts = [
         ("format", _format_label(tensor.format)),
-        ("shape", _e(f"{tensor.shape} ({shape})")),
+        ("shape", _e(shape)),
         ("dtype", _e(tensor.dtype)),
     ]
     if pending is not None:
