@@ -206,3 +206,14 @@ def test_kernel_display_shows_signature_concrete_notation_source_and_cache(monke
     assert f"entries={ct.cache_info()['entries']}" in text
     markup = kern._repr_html_()
     assert ("<span style=" in markup) == pygments  # highlighted only with pygments
+
+
+@pytest.mark.skipif(ct.cuda.status()["nvrtc"] is None, reason="NVRTC is not installed")
+def test_cuda_kernel_display_shows_its_cuda_source(monkeypatch):
+    monkeypatch.setenv("COITER_CUDA_ARCH", "sm_90")  # compiles without a GPU (test_cuda_codegen)
+    kern = ct.compile(
+        "y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, target="cuda"
+    )
+    text = _page(kern).content
+    assert "generated cuda" in text and "cuda" in repr(kern)
+    assert kern.source("cuda").strip() in text
