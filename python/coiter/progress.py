@@ -28,6 +28,9 @@ from .config import config
 # In auto mode a bar appears only after this many seconds: operations shorter than that stay
 # silent (the "over ~1 s").
 AUTO_DELAY_S = 1.0
+# Files smaller than this are read or written in well under a second: their readers and writers
+# pass small=True (coiter.io).
+SMALL_FILE_BYTES = 16 << 20
 # How often the ticker redraws a bar whose work gives no updates (an opaque C++ call).
 _TICK_S = 0.5
 

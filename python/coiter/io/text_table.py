@@ -20,13 +20,11 @@ from numpy.typing import NDArray
 from ..creation import from_coords
 from ..errors import FormatError, ParseError, ShapeError
 from ..formats import FormatLike
-from ..progress import Progress, progress
+from ..progress import SMALL_FILE_BYTES, Progress, progress
 from ..tensor import Tensor
 
 # Rows written (or values formatted) per chunk: bounds the memory of the text being built.
 _WRITE_CHUNK = 100_000
-# Files smaller than this are read in well under a second: no progress bar is considered.
-_PROGRESS_BYTES = 16 << 20
 # Lines read between two updates of a reading progress bar.
 _PROGRESS_LINES = 65_536
 
@@ -104,7 +102,7 @@ def _load_table(stream, body):
     array with one field per column; a malformed line raises ParseError naming it."""
     # A gzipped file's size says little about its text: its bar counts bytes without a total.
     size = None if body.path.lower().endswith(".gz") else os.path.getsize(body.path)
-    quick = size is not None and size < _PROGRESS_BYTES
+    quick = size is not None and size < SMALL_FILE_BYTES
     name = os.path.basename(body.path)
     try:
         with (
