@@ -204,6 +204,8 @@ def test_kernel_display_shows_signature_concrete_notation_source_and_cache(monke
     assert kern.concrete.strip() in text
     assert kern.source("c").strip() in text
     assert f"entries={ct.cache_info()['entries']}" in text
+    # and the text repr says as much in one line (not <coiter.compiler.Kernel at 0x...>)
+    assert repr(kern).startswith("<coiter.Kernel y(i) = A(i,j) * x(j) | A: ds float64")
     markup = kern._repr_html_()
     assert ("<span style=" in markup) == pygments  # highlighted only with pygments
 
