@@ -165,6 +165,8 @@ def run_suite(
     records = []
     cases = sum(kernel.on == _data_kind(data) for data in datasets for kernel in kernels)
     with progress(cases, "benchmark cases", "cases") as bar:
+        # Lines printed while a bar is drawn go above it, so that it stays whole.
+        log = bar.write if bar.shown else log
         for data in datasets:
             on = _data_kind(data)
             described = data.describe()

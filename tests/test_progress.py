@@ -112,3 +112,19 @@ def test_forced_without_tqdm_says_what_to_install(monkeypatch, setting):
     with progress_module.progress(1, "x") as bar:
         bar.update(1)
     assert not bar.shown
+
+
+def test_lines_written_go_to_stdout_above_a_drawn_bar(capsys, setting):
+    ct.config.progress = True
+    with progress_module.progress(2, "with lines") as bar:
+        bar.update(1)
+        bar.write("halfway")
+        bar.update(1)
+    captured = capsys.readouterr()
+    assert "halfway" in captured.out and "halfway" not in captured.err
+    assert "with lines" in captured.err
+    ct.config.progress = False
+    with progress_module.progress(2, "silent") as bar:
+        bar.write("still printed")
+    captured = capsys.readouterr()
+    assert "still printed" in captured.out and captured.err == ""

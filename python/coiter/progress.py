@@ -37,11 +37,13 @@ _TICK_S = 0.5
 
 class Progress(Protocol):
     """What ``progress`` yields: ``update(n)`` adds ``n`` units of work done; ``shown`` says
-    whether a bar is drawn (work done only to report progress can be skipped when not)."""
+    whether a bar is drawn (work done only to report progress can be skipped when not);
+    ``write(text)`` prints a line to stdout above a drawn bar, which stays whole."""
 
     shown: bool
 
     def update(self, n: int = 1) -> None: ...
+    def write(self, text: str) -> None: ...
 
 
 class _Silent:
@@ -51,6 +53,9 @@ class _Silent:
 
     def update(self, n: int = 1) -> None:
         pass
+
+    def write(self, text: str) -> None:
+        print(text, flush=True)
 
 
 class _Bar:
@@ -63,6 +68,9 @@ class _Bar:
 
     def update(self, n: int = 1) -> None:
         self._bar.update(n)
+
+    def write(self, text: str) -> None:
+        self._bar.write(text, file=sys.stdout)
 
 
 def _in_jupyter() -> bool:
