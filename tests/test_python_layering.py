@@ -14,7 +14,17 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "python" / "coiter"
 # not listed (a new one) counts as above them all: a listed module cannot import it until it is
 # given its place here.
 LAYERS = {
-    "foundation": ["_core", "errors", "dtypes", "config", "cuda_libraries", "threads"],
+    "foundation": [
+        "_core",
+        "errors",
+        "dtypes",
+        "config",
+        "cuda_libraries",
+        "threads",
+        "progress",
+        "plotting",
+        "display",
+    ],
     "formats and index notation": [
         "formats",
         "shapes",

@@ -43,6 +43,7 @@ from .formats import (
 from .io import load, read, save, write
 from .kernel_cache import cache_info, clear_cache
 from .notation import IndexVar, indices, max, min, sum
+from .plotting import spy
 from .schedule import Schedule
 from .tensor import Level, Tensor
 
@@ -84,6 +85,8 @@ __all__ = [
     "evaluate",
     "einsum",
     "config",
+    # Jupyter (docs/jupyter.md)
+    "spy",
     # compilation and kernels (§4)
     "compile",
     "Kernel",

@@ -13,6 +13,7 @@ from numpy.typing import DTypeLike
 
 from . import _core, cuda_libraries
 from .conversion import as_tensor
+from .display import kernel_html
 from .dtypes import value_dtype
 from .errors import CompileError, ScheduleError, ShapeError, SignatureError
 from .formats import Format, FormatLike, as_format, compressed, is_all_dense
@@ -242,6 +243,32 @@ class Kernel:
         engine = self._core.engine
         stages[engine] = self._core.source(engine)
         return stages
+
+    def __repr__(self) -> str:
+        operands = ", ".join(
+            f"{n}: {self._specs[n].format} {self._specs[n].dtype}" for n in self.inputs
+        )
+        schedule = f" schedule={self._schedule}" if self._schedule else ""
+        return (
+            f"<coiter.Kernel {self._assignment} | {operands} -> {self._result.format} "
+            f"{self._result.dtype} | target={self._target}{schedule}>"
+        )
+
+    def _repr_html_(self) -> str:
+        """Jupyter's display: signature, concrete notation, generated source, cache state."""
+        return kernel_html(
+            statement=str(self._assignment),
+            operands=[(n, self._specs[n].format, self._specs[n].dtype) for n in self.inputs],
+            result=(self._result.name, self._result.format, self._result.dtype),
+            schedule=self._schedule,
+            target=self._target,
+            engine=self._engine,
+            concrete=self.concrete,
+            source=self.source(),
+            language="cuda" if self._target == "cuda" else "c",
+            variants=len(self._variants),
+            cache=_core.cache_info(),
+        )
 
     # -- calls ---------------------------------------------------------------------------
     def __call__(self, out: Tensor | None = None, **tensors: Any) -> Tensor:

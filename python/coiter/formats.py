@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TypeAlias
 
 from . import _core
+from .display import format_html
 from .errors import FormatError
 
 Format = _core.Format
@@ -22,6 +23,10 @@ singleton = _core.singleton
 hashed = _core.hashed
 range = _core.range  # noqa: A001 - the level type's name in the thesis and in API.md
 offset = _core.offset
+
+# Jupyter's display of a format: its level diagram (docs/jupyter.md). Format is the core's class;
+# its Python conveniences are set here.
+setattr(Format, "_repr_html_", format_html)  # noqa: B010 - an attribute the stub does not declare
 
 # What the API accepts wherever it takes a format (API.md §1): a Format, a name or letter string,
 # or a list of level types.

@@ -16,6 +16,7 @@ from numbers import Integral
 from typing import TypeAlias
 
 from . import _core
+from .display import schedule_html
 from .errors import ScheduleError
 from .notation import IndexExpr, IndexVar
 
@@ -223,6 +224,10 @@ class Schedule:
 
     def __repr__(self) -> str:
         return f"Schedule.parse({str(self)!r})"
+
+    def _repr_html_(self) -> str:
+        """Jupyter's display: the commands in order (docs/jupyter.md)."""
+        return schedule_html(str(self), self._commands)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Schedule) and self._commands == other._commands

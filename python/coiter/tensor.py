@@ -22,6 +22,7 @@ from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from . import _core, cuda_libraries
 from .config import config
+from .display import tensor_html
 from .dtypes import value_dtype
 from .errors import OutOfRange, ShapeError
 from .formats import (
@@ -45,6 +46,7 @@ from .notation import (
     index_key,
     map_tensors,
 )
+from .progress import progress
 from .schedule import Schedule, schedule_text
 from .shapes import normalize_axes
 
@@ -484,19 +486,28 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
+    def _pending_text(self) -> str | None:
+        """The definition of a tensor not computed yet, as text; None once computed. (Displays
+        show it instead of the data: displaying a tensor must not run its kernel.)"""
+        if self._pending and self._lazy is not None:
+            return self._lazy.text()
+        if self._pending and self._definition is not None:
+            return str(self._definition)
+        return None
+
     def __repr__(self) -> str:
         name = f" name={self.name!r}" if self.name else ""
-        # A pending tensor is shown as such: displaying it must not run its kernel.
-        if self._pending and self._lazy is not None:
-            state = f"lazy: {self._lazy.text()}"
-        elif self._pending and self._definition is not None:
-            state = f"lazy: {self._definition}"
-        else:
-            state = f"nnz={self.nnz}"
+        pending = self._pending_text()
+        state = f"nnz={self.nnz}" if pending is None else f"lazy: {pending}"
         return (
             f"<coiter.Tensor{name} shape={self.shape} dtype={self.dtype} format={self.format} "
             f"{state}>"
         )
+
+    def _repr_html_(self) -> str:
+        """Jupyter's display: format, shape, dtype, nnz, density, the level arrays and a spy
+        plot of a matrix (docs/jupyter.md); a lazy tensor's definition, not computed."""
+        return tensor_html(self, self._pending_text())
 
     # -- the array interface (docs/arrays.md) ----------------------------------------------
     # Operators build lazy index notation (operators.py) computed by fused kernels; functions
@@ -824,6 +835,11 @@ def _rebuild(
     )
 
 
+# Packing fewer entries than this takes well under a second: no progress bar is considered
+# (tensors are packed on the array operators' hot paths).
+_PACK_PROGRESS_ENTRIES = 1_000_000
+
+
 def pack(
     fmt: Format,
     shape: Sequence[int],
@@ -843,14 +859,15 @@ def pack(
         else np.ascontiguousarray(c)
         for c in columns
     ]
-    storage = _core.pack(
-        fmt,
-        [int(e) for e in shape],
-        coordinates,
-        np.ascontiguousarray(values),
-        sum_duplicates,
-        index_bits,
-    )
+    values = np.ascontiguousarray(values)
+    entries = len(values)
+    with progress(
+        entries, f"packing {fmt}", "entries", small=entries < _PACK_PROGRESS_ENTRIES
+    ) as bar:
+        storage = _core.pack(
+            fmt, [int(e) for e in shape], coordinates, values, sum_duplicates, index_bits
+        )
+        bar.update(entries)
     return Tensor(storage, name)
 
 
