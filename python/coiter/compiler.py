@@ -1,4 +1,5 @@
-"""Compiling index notation into kernels and calling them (API.md §4)."""
+"""Compiling index notation into kernels and calling them (docs/reference.md, "Kernels and the
+cache")."""
 
 from __future__ import annotations
 

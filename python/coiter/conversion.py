@@ -1,5 +1,5 @@
-"""Converting objects to tensors: ``ct.asarray`` (API.md §2) dispatching on what it is given,
-and the fast paths of kernel calls and array operators for their operands."""
+"""Converting objects to tensors: ``ct.asarray`` (docs/reference.md, "Tensors") dispatching on what
+it is given, and the fast paths of kernel calls and array operators for their operands."""
 
 import numbers
 from typing import Any

@@ -1,5 +1,6 @@
-"""Creating tensors from data (API.md §2): dense arrays and Python data, coordinates, zeros,
-random entries. ``ct.asarray``, which takes any object, dispatches here (conversion.py)."""
+"""Creating tensors from data (docs/reference.md, "Tensors"): dense arrays and Python data,
+coordinates, zeros, random entries. ``ct.asarray``, which takes any object, dispatches here
+(conversion.py)."""
 
 import math
 from collections.abc import Iterable

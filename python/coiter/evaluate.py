@@ -110,7 +110,7 @@ def evaluate(
     """Compute ``statement`` (a string such as ``"y(i) = A(i,j) * x(j)"``) on the tensors
     given by name (coiter tensors, NumPy arrays or SciPy sparse matrices) and return the
     result as a new tensor. The result format is inferred when ``out_format`` is None.
-    ``target="cuda"`` computes on the GPU (API.md §6)."""
+    ``target="cuda"`` computes on the GPU (docs/reference.md, "Targets")."""
     assignment, refs = _parsed(statement) if isinstance(statement, str) else parse(statement)
     result_name = assignment.lhs.tensor.name
     if assignment.accumulate:
@@ -162,8 +162,8 @@ def evaluate(
     if replaced is not None:
         operands = replaced
     if out_format is None and is_all_dense(fmt):
-        # Only an inferred format is limited (API.md §3, rule 3): a dense result asked for
-        # with out_format= is what the user wants, however large.
+        # Only an inferred format is limited (docs/reference.md, "Result formats", rule 3): a dense
+        # result asked for with out_format= is what the user wants, however large.
         check_dense_size(kernel._result_shape(operands, None), result_dtype, result_name)
     result = kernel(**operands)
     result.name = result_name

@@ -1,4 +1,4 @@
-"""Level types and formats (API.md §1).
+"""Level types and formats (docs/reference.md, "Formats").
 
 The level types and :class:`Format` are the C++ classes of the core, exposed as they are;
 this module adds the Python conveniences: resolving the many spellings of a format that
@@ -20,11 +20,11 @@ dense = _core.dense
 compressed = _core.compressed
 singleton = _core.singleton
 hashed = _core.hashed
-range = _core.range  # noqa: A001 - the level type's name in the thesis and in API.md
+range = _core.range  # noqa: A001 - the level type's name in the thesis and in the API
 offset = _core.offset
 
-# What the API accepts wherever it takes a format (API.md §1): a Format, a name or letter string,
-# or a list of level types.
+# What the API accepts wherever it takes a format (docs/reference.md, "Formats"): a Format, a name
+# or letter string, or a list of level types.
 FormatLike: TypeAlias = Format | str | Sequence[LevelType]
 # A format as plain data, for pickling (format_state).
 FormatState: TypeAlias = str | tuple[list[tuple[str, dict[str, bool]]], tuple[int, ...], int]

@@ -1,4 +1,5 @@
-"""The kernel caches (API.md §4): ``ct.cache_info`` and ``ct.clear_cache``.
+"""The kernel caches (docs/reference.md, "Kernels and the cache"): ``ct.cache_info`` and
+``ct.clear_cache``.
 
 The compiler's cache lives in the core (in memory and on disk). In front of it, ``ct.evaluate``
 and the array operators remember which kernel they chose for a statement (evaluate.py,

@@ -1,6 +1,6 @@
-"""Index notation in Python (API.md §3): index variables, expressions built with operators,
-reductions, and assignments. Expressions are plain Python trees; they become the C++ AST
-(``_core``) when compiled, where types are promoted and shapes checked."""
+"""Index notation in Python (docs/reference.md, "Index notation"): index variables, expressions
+built with operators, reductions, and assignments. Expressions are plain Python trees; they become
+the C++ AST (``_core``) when compiled, where types are promoted and shapes checked."""
 
 from __future__ import annotations
 

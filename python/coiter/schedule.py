@@ -1,5 +1,5 @@
-"""The scheduling language (API.md §5): ``ct.Schedule`` chains commands that transform a
-kernel's loops without changing what it computes.
+"""The scheduling language (docs/reference.md, "Schedules"): ``ct.Schedule`` chains commands that
+transform a kernel's loops without changing what it computes.
 
 A schedule is data: an ordered list of commands with textual arguments. Its canonical text,
 ``split(i,i0,i1,32);parallelize(i0,cpu_thread,no_races)``, is what the compiler receives,

@@ -1,4 +1,4 @@
-"""The tensor type (API.md §2): a format, a shape and the level and value arrays.
+"""The tensor type (docs/reference.md, "Tensors"): a format, a shape and the level and value arrays.
 
 A :class:`Tensor` wraps the C++ ``TensorStorage`` of the core, whose buffers may borrow
 NumPy memory (zero copy). Everything here is a thin layer: packing, validation and
@@ -184,12 +184,13 @@ class Tensor:
         self._dtype = np.dtype(storage.dtype)
         self._format = storage.format
         self.name = name
-        # The Assignment last assigned, kept once computed: ct.compile(y) compiles it (API.md §3).
+        # The Assignment last assigned, kept once computed: ct.compile(y) compiles it
+        # (docs/reference.md, "Index notation").
         self._assigned: Assignment | None = None  # the Assignment of y[i] = ... (see _definition)
         self._pending = False  # whether the definition is still to be computed (lazy evaluation)
         # the kernel that computes the definition, compiled once
         self._kernel: DefinitionKernel | None = None
-        # the schedule its definitions are compiled with (API.md §5)
+        # the schedule its definitions are compiled with (docs/reference.md, "Schedules")
         self._schedule: Schedule | str | None = None
         # An operator's result not computed yet (operators.LazyDefinition); its _data is then a
         # placeholder that knows only the shape, dtype and format.
@@ -217,7 +218,7 @@ class Tensor:
     def _set_storage(self, storage: _core.TensorStorage) -> None:
         self._data = storage
 
-    # -- devices (API.md §6) ------------------------------------------------------------------
+    # -- devices (docs/reference.md, "Targets") ----------------------------------------------------
     @property
     def device(self) -> str:
         """Where the tensor's arrays live: ``"cpu"``, or ``"cuda"`` after ``to("cuda")`` and for
@@ -260,7 +261,7 @@ class Tensor:
             return Tensor(_core.to_device(self._storage), self.name)
         return Tensor(_core.to_host(self._storage), self.name)
 
-    # -- index notation (API.md §3) -------------------------------------------------------
+    # -- index notation (docs/reference.md, "Index notation") --------------------------------------
     def __setitem__(self, key: object, value: object) -> None:
         variables = index_key(key, self.ndim, self._label())
         if variables is None:
