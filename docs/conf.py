@@ -38,8 +38,9 @@ highlight_language = "text"
 
 autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": True}
 autodoc_member_order = "bysource"
-autodoc_typehints = "description"
-autodoc_typehints_format = "short"
+# The docstrings give each parameter's type in NumPy's words; the annotations (long unions of
+# NumPy's typing aliases) would repeat them less readably.
+autodoc_typehints = "none"
 napoleon_numpy_docstring = True
 napoleon_google_docstring = False
 napoleon_use_rtype = False

@@ -127,3 +127,41 @@ def test_gpu_blocks_run(tmp_path):
     assert chosen
     for block in chosen:
         run_blocks([block], tmp_path)
+
+
+def test_the_api_reference_lists_every_public_name():
+    """docs/api.rst generates the reference from docstrings: it must name all of
+    ``coiter.__all__``, and each of those has a docstring to show."""
+    text = (ROOT / "docs" / "api.rst").read_text()
+    documented = set(
+        re.findall(r"^\.\. auto(?:class|function|exception|data|module):: (\S+)", text, re.M)
+    )
+    for match in re.finditer(r"^\.\. py:data:: (.*?)\n   :type:", text, re.S | re.M):
+        documented |= set(match.group(1).split())
+    documented = {name.removeprefix("coiter.") for name in documented}
+    assert set(ct.__all__) - documented == set()
+    for name in ct.__all__:
+        assert (getattr(ct, name).__doc__ or "").strip(), f"ct.{name} has no docstring"
+
+
+def test_the_docstring_examples_run():
+    """The ``>>>`` examples of the public names' docstrings (and their methods'), as doctests,
+    with ``ct`` and ``np`` imported."""
+    import doctest
+
+    import numpy as np
+
+    finder = doctest.DocTestFinder(recurse=True)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    seen = set()
+    examples = 0
+    for name in ct.__all__:
+        obj = getattr(ct, name)
+        for test in finder.find(obj, f"coiter.{name}", globs={"ct": ct, "np": np}):
+            if test.examples and test.name not in seen:
+                seen.add(test.name)
+                examples += len(test.examples)
+                runner.run(test)
+    results = runner.summarize(verbose=False)
+    assert results.failed == 0
+    assert examples >= 20  # the examples exist (a finder that found nothing would pass)

@@ -33,9 +33,30 @@ _BCSR_TEXT = re.compile(r"^\s*bcsr\s*\(\s*\(?\s*(\d+)\s*,\s*(\d+)\s*\)?\s*\)\s*$
 
 
 def bcsr(block_shape: Sequence[int]) -> Format:
-    """Block CSR with blocks of ``block_shape = (rows, cols)``.
+    """The block CSR format with blocks of ``block_shape = (rows, cols)``.
 
-    Levels: dense (block rows), compressed (block columns), dense, dense (inside a block).
+    Parameters
+    ----------
+    block_shape : sequence of two ints
+        The rows and columns of a block.
+
+    Returns
+    -------
+    Format
+        A format for matrices with four levels: dense (block rows), compressed (block
+        columns), dense and dense (the rows and columns inside a block). Matrices stored in it
+        must have extents divisible by the block shape.
+
+    Raises
+    ------
+    FormatError
+        If ``block_shape`` is not two integers.
+
+    Examples
+    --------
+    >>> fmt = ct.bcsr((2, 3))
+    >>> fmt.order, len(fmt.levels), fmt.block_shape
+    (2, 4, (2, 3))
     """
     try:
         rows, cols = (int(b) for b in block_shape)
@@ -45,11 +66,38 @@ def bcsr(block_shape: Sequence[int]) -> Format:
 
 
 def as_format(fmt: FormatLike, order: int) -> Format:
-    """Resolve ``fmt`` to a :class:`Format` describing tensors of ``order`` modes.
+    """The :class:`Format` that ``fmt`` names, for tensors of ``order`` modes.
 
-    Accepts a :class:`Format`, a list of level types, a format name (``"csr"``, ``"coo"``,
-    ``"dense"``, ...; a name wins over a letter string spelling the same word), the text
-    ``"bcsr((2, 3))"``, or the letter syntax (``"ds:1,0"``).
+    Every function that takes a format accepts what this function accepts.
+
+    Parameters
+    ----------
+    fmt : Format, str or sequence of LevelType
+        A :class:`Format`; a list of level types (mode order ``(0, 1, ...)``); a format name
+        (``"dense"``, ``"csr"``, ``"csc"``, ``"dcsr"``, ``"dcsc"``, ``"coo"``, ``"csf"``,
+        ``"dia"``, ``"ell"``; a name wins over a letter string spelling the same word); the
+        text ``"bcsr((2, 3))"``; or the letter syntax, one letter per level (``d`` dense,
+        ``s`` compressed, ``u`` compressed non-unique, ``q`` singleton, ``c`` singleton
+        non-unique, ``h`` hashed) with an optional mode order after ``:`` (``"ds:1,0"``).
+    order : int
+        The number of modes of the tensors the format is for. Names like ``"dense"`` and
+        ``"csf"`` give a format of this order.
+
+    Returns
+    -------
+    Format
+
+    Raises
+    ------
+    FormatError
+        If ``fmt`` is not a format, or describes tensors of another order.
+
+    Examples
+    --------
+    >>> ct.as_format("csc", 2)
+    Format('ds:1,0')
+    >>> ct.as_format("dense", 3) == ct.Format([ct.dense, ct.dense, ct.dense])
+    True
     """
     if isinstance(fmt, Format):
         result = fmt
