@@ -108,6 +108,15 @@ def test_operands_read_from_files_fix_the_extents(tmp_path):
     np.testing.assert_allclose(Y.to_numpy(), np.einsum("ijk,k->ij", B.to_numpy(), c))
 
 
+def test_a_scalar_result(tmp_path):
+    out = ok("s = sum(i, x(i) * x(i))", "-d", "i:25", "-o", "x:x.npz", "-o", "s:s.npz",
+             "--time", "1", cwd=tmp_path)  # fmt: skip
+    assert "over 1 run, " in out and "s: shape (), format scalar, nnz 1" in out
+    x, s = ct.load(tmp_path / "x.npz").to_numpy(), ct.load(tmp_path / "s.npz").to_numpy()
+    assert s.shape == () and x.shape == (25,)
+    np.testing.assert_allclose(s, x @ x)
+
+
 def test_dtypes_and_the_c_engine(tmp_path):
     ok("y(i) = A(i,j) * x(j)", "-f", "A:csr", "-t", "A:float32", "-t", "x:float32",
        "-t", "y:float32", "--engine", "c", "-d", "i:30", "-d", "j:20", "-o", "A:A.npz",

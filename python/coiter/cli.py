@@ -262,6 +262,12 @@ def _show(kernel: Kernel, what: str) -> str:
     return kernel.stages[_STAGES[what]]
 
 
+def _described(tensor: Tensor) -> str:
+    """A tensor's shape, format and stored entries, for --time's report."""
+    fmt = "scalar" if tensor.ndim == 0 else str(tensor.format)
+    return f"shape {tensor.shape}, format {fmt}, nnz {tensor.nnz}"
+
+
 def _milliseconds(seconds: float) -> str:
     return f"{seconds * 1e3:.3f} ms"
 
@@ -309,13 +315,11 @@ def run(args: argparse.Namespace) -> None:
         print(f"compile: {_milliseconds(compile_time)} ({how})")
         print(
             f"run:     median {_milliseconds(statistics.median(times))}, "
-            f"min {_milliseconds(min(times))} over {args.time} runs, "
+            f"min {_milliseconds(min(times))} over {args.time} run{'s' if args.time > 1 else ''}, "
             f"{threads} thread{'s' if threads > 1 else ''}"
         )
-        for name in kernel.inputs:
-            t = operands[name]
-            print(f"{name}: shape {t.shape}, format {t.format}, nnz {t.nnz}")
-        print(f"{problem.result}: shape {result.shape}, format {result.format}, nnz {result.nnz}")
+        for name, tensor in [*((n, operands[n]) for n in kernel.inputs), (problem.result, result)]:
+            print(f"{name}: {_described(tensor)}")
     for name, path in problem.outputs.items():
         write(path, result if name == problem.result else operands[name])
 
