@@ -22,7 +22,7 @@ from .compiler import Kernel, compile
 from .creation import random
 from .dtypes import value_dtype
 from .errors import CoiterError
-from .formats import Format, as_format
+from .formats import Format, FormatLike, as_format
 from .io import read, write
 from .kernel_cache import cache_info
 from .notation import Access, accesses
@@ -156,7 +156,7 @@ class Problem:
                     raise UsageError(f"{option}: the statement names no tensor {name!r}")
             return values
 
-        self.formats = named("-f", _pairs(args.format, "-f"))
+        self.formats: dict[str, FormatLike] = dict(named("-f", _pairs(args.format, "-f")))
         self.dtypes = {
             name: _checked_dtype(text, name)
             for name, text in named("-t", _pairs(args.dtype, "-t")).items()
@@ -211,7 +211,7 @@ class Problem:
                         f"but {path} gives it {extent}"
                     )
             if fmt is None:
-                self.formats[name] = str(tensor.format)
+                self.formats[name] = tensor.format  # the file's (a saved .npz's exactly)
             tensors[name] = tensor
         return tensors
 
