@@ -117,6 +117,17 @@ def test_a_scalar_result(tmp_path):
     np.testing.assert_allclose(s, x @ x)
 
 
+def test_a_saved_tensor_keeps_its_exact_format(tmp_path):
+    # A hashed level's bucket count is part of the format (and the kernel's signature), which
+    # its letter spelling "dh" does not carry.
+    fmt = ct.Format([ct.dense, ct.hashed(buckets=64)])
+    ct.save(tmp_path / "A.npz", ct.random((20, 30), density=0.2, format=fmt, seed=1))
+    ok(SPMV, "-i", "A:A.npz", "-o", "x:x.npz", "-o", "y:y.npz", cwd=tmp_path)
+    A = ct.load(tmp_path / "A.npz").to_numpy()
+    x, y = ct.load(tmp_path / "x.npz").to_numpy(), ct.load(tmp_path / "y.npz").to_numpy()
+    np.testing.assert_allclose(y, A @ x)
+
+
 def test_dtypes_and_the_c_engine(tmp_path):
     ok("y(i) = A(i,j) * x(j)", "-f", "A:csr", "-t", "A:float32", "-t", "x:float32",
        "-t", "y:float32", "--engine", "c", "-d", "i:30", "-d", "j:20", "-o", "A:A.npz",
