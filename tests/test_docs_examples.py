@@ -12,8 +12,8 @@ its blocks in order. A comment line directly above a block's opening fence chang
 - ``<!-- doc-test: skip: REASON -->``: the block is not run, for a reason no test machine can
   meet (a cluster that is not there); the reason is required.
 
-Blocks in other languages (```bash, ```text, ```c) are not run; docs/cli.md's ``coiter``
-commands are run by tests/test_cli.py.
+Blocks in other languages (```bash, ```text, ```c) are not run; the ``coiter`` commands of
+docs/cli.md's and README.md's shell blocks are run by tests/test_cli.py.
 """
 
 import json
