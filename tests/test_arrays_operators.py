@@ -96,7 +96,8 @@ def test_broadcasting_follows_numpy():
 
 @pytest.mark.parametrize("fmt", ["dense", "csr", "csc", "coo"])
 def test_division_follows_dense_semantics(fmt):
-    """API.md §3: 0/0 is NaN, x/0 is ±inf, as NumPy (SciPy gives the same for sparse / sparse)."""
+    """0/0 is NaN, x/0 is ±inf, as NumPy (docs/reference.md, "Semantics"; SciPy gives the same
+    for sparse / sparse)."""
     a, da = make((4, 5), 0.4, fmt, seed=4)
     b, db = make((4, 5), 0.4, fmt, seed=5)
     with np.errstate(all="ignore"):

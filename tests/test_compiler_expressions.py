@@ -1,7 +1,8 @@
-"""A combinatorial suite of compiled expressions (API.md §3, §4): every expression × operand
-formats × both engines (C and LLVM), compared with NumPy on the dense arrays; sparse results
-must also be canonical (sorted, no duplicates). Plus dtypes, empty / hypersparse / 1x1 / zero-size
-operands, explicit result formats, index notation, einsum, compiled kernels and errors."""
+"""A combinatorial suite of compiled expressions (docs/reference.md, "Index notation", "Kernels and
+the cache"): every expression × operand formats × both engines (C and LLVM), compared with NumPy on
+the dense arrays; sparse results must also be canonical (sorted, no duplicates). Plus dtypes, empty
+/ hypersparse / 1x1 / zero-size operands, explicit result formats, index notation, einsum, compiled
+kernels and errors."""
 
 import re
 import time
@@ -466,7 +467,7 @@ def test_unassembled_result_formats_are_refused(out_format):
         ct.evaluate("C(i,j) = 2 * A(i,j)", A=a, out_format=out_format)
 
 
-# -- inferred result formats (API.md §3 table) --------------------------------------------------
+# -- inferred result formats (docs/reference.md, "Result formats") ---------------------------------
 
 ADD = lambda a, b: a + b  # noqa: E731
 MUL = lambda a, b: a * b  # noqa: E731

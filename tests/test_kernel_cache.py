@@ -1,5 +1,6 @@
-"""The signature cache (API.md §4): memory hits modulo renaming, disk hits from another
-process, corrupt entries recompiled, one compilation for concurrent requests."""
+"""The signature cache (docs/reference.md, "Kernels and the cache"): memory hits modulo renaming,
+disk hits from another process, corrupt entries recompiled, one compilation for concurrent
+requests."""
 
 import os
 import subprocess

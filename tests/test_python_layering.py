@@ -79,6 +79,8 @@ LAYERS = {
         "distributed.operators",
     ],
     "distributed: package": ["distributed.partitioned_methods", "distributed"],
+    # The command-line tool (docs/cli.md): built on the package, imported by no module of it.
+    "command line": ["cli", "__main__"],
 }
 
 

@@ -1,5 +1,5 @@
-"""The scheduling language (API.md §5): every command preserves results on the kernels the
-thesis schedules (SpMV, SpMM, SpGEMM, SDDMM, MTTKRP, TTM) with sizes that blocks do not
+"""The scheduling language (docs/reference.md, "Schedules"): every command preserves results on the
+kernels the thesis schedules (SpMV, SpMM, SpGEMM, SDDMM, MTTKRP, TTM) with sizes that blocks do not
 divide, and every broken precondition raises ScheduleError naming the command."""
 
 import numpy as np
@@ -705,7 +705,7 @@ def test_fused_dense_loops(engine):
     np.testing.assert_allclose(np.asarray(kern(B=B)), 2 * B)
 
 
-# TACO's shipped CPU schedules (peers.md §1.4), in TACO's spelling.
+# The default CPU schedules TACO's web tool publishes, in TACO's spelling.
 def test_taco_default_cpu_schedules(engine):
     _run("spmv", "split(i,i0,i1,32);reorder(i0,i1,j);parallelize(i0,CPUThread,NoRaces)", engine)
     _run(

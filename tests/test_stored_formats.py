@@ -1,5 +1,5 @@
-"""DIA, ELL and BCSR tensors as operands of any expression (API.md §1: indexed by their
-logical modes), on both engines, against np.einsum on dense copies."""
+"""DIA, ELL and BCSR tensors as operands of any expression (docs/reference.md, "Formats": indexed by
+their logical modes), on both engines, against np.einsum on dense copies."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,5 @@
-"""The thread count of parallel kernels: ct.set_num_threads / ct.get_num_threads (API.md §4)."""
+"""The thread count of parallel kernels: ct.set_num_threads / ct.get_num_threads (docs/reference.md,
+"Kernels and the cache")."""
 
 import os
 

@@ -1,8 +1,8 @@
 """coiter: a sparse tensor algebra compiler for Python.
 
-This package provides per-level tensor formats (API.md §1), tensors that wrap NumPy and
-SciPy data without copying (§2), index notation (§3) compiled into fused kernels (§4), and
-file I/O. See README.md and docs/.
+This package provides per-level tensor formats, tensors that wrap NumPy and SciPy data without
+copying, index notation compiled into fused kernels, and file I/O. See README.md, and
+docs/reference.md for what each part promises.
 """
 
 from . import (
@@ -54,7 +54,7 @@ tensor.install_methods(tensor_methods)
 __version__ = _core.__version__
 
 __all__ = [
-    # formats (API.md §1)
+    # formats (docs/reference.md, "Formats")
     "Format",
     "LevelType",
     "as_format",
@@ -65,7 +65,7 @@ __all__ = [
     "offset",
     "range",
     "singleton",
-    # tensors (§2)
+    # tensors ("Tensors")
     "Tensor",
     "Level",
     "asarray",
@@ -76,7 +76,7 @@ __all__ = [
     "write",
     "save",
     "load",
-    # index notation (§3)
+    # index notation ("Index notation")
     "IndexVar",
     "indices",
     "sum",
@@ -87,18 +87,18 @@ __all__ = [
     "config",
     # Jupyter (docs/jupyter.md)
     "spy",
-    # compilation and kernels (§4)
+    # compilation and kernels ("Kernels and the cache")
     "compile",
     "Kernel",
     "cache_info",
     "clear_cache",
     "get_num_threads",
     "set_num_threads",
-    # schedules (§5) and targets (§6)
+    # schedules ("Schedules") and targets ("Targets")
     "Schedule",
     "schedule_problem",
     "cuda",
-    # errors (§7)
+    # errors ("Errors")
     "CoiterError",
     "CompileError",
     "DeviceError",

@@ -1,4 +1,5 @@
-"""Compiling index notation into kernels and calling them (API.md §4)."""
+"""Compiling index notation into kernels and calling them (docs/reference.md, "Kernels and the
+cache")."""
 
 from __future__ import annotations
 
@@ -109,12 +110,16 @@ def _has_index_arrays(fmt: Format) -> bool:
 
 
 class Kernel:
-    """A compiled statement. Call it with its inputs by name: ``kern(A=A, x=x)``.
+    """A compiled statement; :func:`compile` makes one. Call it with its inputs by name:
+    ``kern(A=A, x=x)``.
 
-    ``kern.inputs`` lists the input names, ``kern.concrete`` the concrete index notation,
-    ``kern.source("c")``/``kern.source("llvm")`` the generated code, ``kern.stages`` the text of
-    every compiler stage. A kernel specializes on
-    the index width of its sparse inputs (int32 or int64); each width is compiled once.
+    A kernel specializes on the index width (int32 or int64) of its sparse inputs unless
+    compiled with an ``index_dtype``; each width is compiled once.
+
+    Attributes
+    ----------
+    inputs : list of str
+        The names of the inputs, in order of appearance in the statement.
     """
 
     def __init__(
@@ -222,12 +227,24 @@ class Kernel:
 
     @property
     def concrete(self) -> str:
-        """The concrete index notation of the kernel, as text."""
+        """The kernel's concrete index notation after scheduling, as text: its loops, where
+        statements (workspaces, accumulators), relations of derived loops and loop tags."""
         return self._core.concrete
 
     def source(self, language: str | None = None) -> str:
-        """The generated code: ``"c"`` (readable C), ``"llvm"`` (LLVM IR) or, for
-        ``target="cuda"``, ``"cuda"`` (CUDA C++). By default the target's own language."""
+        """The generated code, as text.
+
+        Parameters
+        ----------
+        language : {"c", "llvm", "cuda"}, optional
+            ``"c"``: readable C (what the C engine compiles); ``"llvm"``: the optimized LLVM IR;
+            ``"cuda"``: the CUDA C++ of a ``target="cuda"`` kernel. By default the target's
+            own language (C for the CPU).
+
+        Returns
+        -------
+        str
+        """
         if language is None:
             language = "cuda" if self._target == "cuda" else "c"
         return self._core.source(language)
@@ -272,11 +289,31 @@ class Kernel:
 
     # -- calls ---------------------------------------------------------------------------
     def __call__(self, out: Tensor | None = None, **tensors: Any) -> Tensor:
-        """Run the kernel on the inputs given by name and return the result tensor.
+        """Run the kernel on the inputs given by name and return the result.
 
-        Inputs may be coiter tensors (read without copying) or anything ``ct.asarray``
-        accepts. ``out=`` receives the result (it must have the kernel's result format and
-        dtype)."""
+        Parameters
+        ----------
+        out : Tensor, optional
+            A tensor of the kernel's result format and dtype whose structure is already
+            assembled (a previous result): the kernel only computes its values.
+        **tensors
+            The inputs by name (:attr:`inputs`): coiter tensors, read without copying, or
+            anything :func:`asarray` accepts (canonical SciPy CSR/CSC and NumPy arrays are
+            read in place too). A kernel bound to a definition (``ct.compile(y)``) takes none.
+
+        Returns
+        -------
+        Tensor
+
+        Raises
+        ------
+        SignatureError
+            If an input's format, dtype, order or index width differs from the kernel's.
+        ShapeError
+            If the inputs' extents disagree.
+        FormatError
+            If an input's arrays are malformed (coordinates out of range, ``pos`` decreasing).
+        """
         if out is None and not self._bound and len(tensors) == len(self.inputs):
             # Fast path: coiter tensors, NumPy arrays or canonical SciPy CSR/CSC matrices
             # that need no conversion for every input, and the last variant's index widths.
@@ -548,11 +585,58 @@ def compile(
 ) -> Kernel:
     """Compile a statement into a :class:`Kernel`.
 
-    ``stmt`` is an expression string (``"y(i) = A(i,j) * x(j)"``), a parsed statement
-    (``coiter.parser.parse``'s result) or a tensor whose
-    definition was assigned with ``y[i] = ...`` (the kernel is then bound to that
-    definition's tensors: ``kern()`` recomputes ``y``; it is also the kernel that computes
-    ``y`` when its data is needed, so the definition is not compiled again).
+    Kernels are cached by signature (the statement up to renaming, formats, dtypes, index
+    widths, schedule, target and engine), in memory and on disk: compiling an equal signature
+    again generates no code.
+
+    Parameters
+    ----------
+    stmt : str or Tensor
+        A statement in the string syntax (``"y(i) = A(i,j) * x(j)"``), or a tensor whose
+        definition was assigned with ``y[i] = ...``: the kernel is then bound to that
+        definition's tensors (``kern()`` recomputes ``y``), and is the kernel that computes
+        ``y`` when its data is needed, so the definition is not compiled again.
+    formats : mapping of str to Format or str, optional
+        Each tensor's format by name; tensors not named are dense.
+    dtype : dtype, default float64
+        The value dtype of tensors not named in ``dtypes``.
+    dtypes : mapping of str to dtype, optional
+        Value dtypes by tensor name.
+    index_dtype : {None, numpy.int32, numpy.int64}, optional
+        The index width of the sparse inputs and the result. By default the kernel
+        specializes on the widths of the tensors it is called with.
+    schedule : Schedule or str, optional
+        Scheduling commands (docs/schedules.md); by default coiter's own schedule (the
+        outermost loop parallel where that is safe).
+    target : {"cpu", "cuda"}, default "cpu"
+        Where the kernel runs.
+    engine : {"llvm", "c"}, optional
+        The CPU code generator: LLVM's JIT (the default when coiter was built with LLVM) or
+        the system's C compiler.
+
+    Returns
+    -------
+    Kernel
+
+    Raises
+    ------
+    ParseError
+        If the statement is malformed.
+    FormatError
+        If a format is malformed or the result's cannot be computed (DIA).
+    ScheduleError
+        If the schedule is illegal for the statement.
+    CompileError
+        If code generation fails.
+
+    Examples
+    --------
+    >>> kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"})
+    >>> kern.inputs
+    ['A', 'x']
+    >>> A = ct.from_coords([[0, 0], [1, 2]], [2.0, 3.0], shape=(2, 3), format="csr")
+    >>> kern(A=A, x=np.ones(3)).to_numpy()
+    array([2., 3.])
     """
     if schedule is None and isinstance(stmt, Tensor):
         schedule = stmt._schedule
@@ -612,15 +696,33 @@ def schedule_problem(
     dtypes: Mapping[str, DTypeLike] | None = None,
     target: str = "cpu",
 ) -> str | None:
-    """Why ``schedule`` is illegal for ``stmt``, or ``None`` when it is legal: the reason
-    :func:`compile` with this schedule would raise as ``ScheduleError``, naming the command
-    and the failed condition. Decided without lowering or compiling anything (no kernel is
-    built or cached), so a search over schedules can ask it of every candidate.
+    """Why ``schedule`` is illegal for ``stmt``, or ``None`` when it is legal.
 
-    ``stmt``, ``formats``, ``dtype``, ``dtypes`` and ``target`` are as for :func:`compile`;
-    for a tensor with a definition (``y[i] = ...``), ``formats`` overrides its tensors'
-    formats by name. ``schedule`` is a :class:`Schedule` or its text (malformed text is a
-    reason too).
+    The reason is the message :func:`compile` would raise as :class:`ScheduleError`, naming
+    the command and the failed condition. It is decided without lowering or compiling
+    anything (no kernel is built or cached), so a search over schedules can ask it of every
+    candidate.
+
+    Parameters
+    ----------
+    stmt : str or Tensor
+        As for :func:`compile`.
+    schedule : Schedule or str
+        The schedule, or its text; malformed text is a reason too.
+    formats, dtype, dtypes, target
+        As for :func:`compile`; for a tensor with a definition (``y[i] = ...``), ``formats``
+        overrides its tensors' formats by name.
+
+    Returns
+    -------
+    str or None
+
+    Examples
+    --------
+    >>> ct.schedule_problem("y(i) = A(i,j) * x(j)", "reorder(j,i)", formats={"A": "csc"}) is None
+    True
+    >>> print(ct.schedule_problem("y(i) = A(i,j) * x(j)", "reorder(j,i)", formats={"A": "csr"}))
+    schedule: loop order: A(i,j) would be traversed out of order ...
     """
     try:
         text = text_of(schedule)

@@ -89,10 +89,61 @@ def evaluate(
     target: str = "cpu",
     **tensors: Any,
 ) -> Tensor:
-    """Compute ``statement`` (a string such as ``"y(i) = A(i,j) * x(j)"``) on the tensors
-    given by name (coiter tensors, NumPy arrays or SciPy sparse matrices) and return the
-    result as a new tensor. The result format is inferred when ``out_format`` is None.
-    ``target="cuda"`` computes on the GPU (API.md §6)."""
+    """Compute a statement of index notation on the tensors given by name.
+
+    The statement is compiled for the operands' formats and dtypes (once: kernels are cached
+    by signature) and run; the result is a new tensor.
+
+    Parameters
+    ----------
+    statement : str
+        The statement in the string syntax, e.g. ``"y(i) = A(i,j) * x(j)"``. The result is new,
+        so it cannot also be an operand, and ``+=`` is refused.
+    out_format : Format or str, optional
+        The result's format. By default it is inferred, as SciPy would choose
+        (docs/reference.md, "Result formats"): sparse when every operand is, or when a sparse
+        operand masks the whole product; dense otherwise.
+    dtype : dtype, optional
+        The result's value dtype; by default NumPy's promotion of the operands' dtypes.
+    engine : {"llvm", "c"}, optional
+        The CPU code generator; by default LLVM when coiter was built with it.
+    schedule : Schedule or str, optional
+        Scheduling commands for the kernel (docs/schedules.md); by default coiter's own.
+    target : {"cpu", "cuda"}, default "cpu"
+        Where the kernel runs; ``"cuda"`` computes on an NVIDIA GPU (docs/gpu.md).
+    **tensors
+        The operands by the names the statement uses: tensors, NumPy arrays, SciPy sparse
+        matrices, or anything :func:`asarray` accepts.
+
+    Returns
+    -------
+    Tensor
+        The result, named as in the statement.
+
+    Raises
+    ------
+    ParseError
+        If the statement is malformed, names its result on the right, or uses ``+=``.
+    ShapeError
+        If operands' extents disagree, or an inferred dense result would exceed
+        ``ct.config.max_dense_bytes``.
+    ScheduleError
+        If the schedule is illegal for the statement.
+
+    See Also
+    --------
+    compile : compile once, call many times.
+    einsum : the same with NumPy's subscripts.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> A = sp.random_array((5, 4), density=0.5, format="csr", random_state=0)
+    >>> x = np.arange(4.0)
+    >>> y = ct.evaluate("y(i) = A(i,j) * x(j)", A=A, x=x)
+    >>> np.allclose(y.to_numpy(), A @ x), y.format
+    (True, Format('d'))
+    """
     assignment, refs = _parsed(statement) if isinstance(statement, str) else parse(statement)
     result_name = assignment.lhs.tensor.name
     if assignment.accumulate:
@@ -152,8 +203,8 @@ def evaluate(
     if replaced is not None:
         operands = replaced
     if out_format is None and is_all_dense(fmt):
-        # Only an inferred format is limited (API.md §3, rule 3): a dense result asked for
-        # with out_format= is what the user wants, however large.
+        # Only an inferred format is limited (docs/reference.md, "Result formats", rule 3): a dense
+        # result asked for with out_format= is what the user wants, however large.
         check_dense_size(kernel._result_shape(operands, None), result_dtype, result_name)
     result = kernel(**operands)
     result.name = result_name
@@ -345,8 +396,39 @@ def einsum(
 ) -> Tensor:
     """NumPy's ``einsum`` over dense and sparse operands, computed by one fused kernel.
 
-    Supports ``->`` omitted (implicit output), ``...``, repeated indices within an operand
-    (diagonals and traces) and scalar outputs.
+    Parameters
+    ----------
+    subscripts : str
+        NumPy's subscripts, e.g. ``"ij,jk->ik"``. ``->`` may be left out (the implicit output
+        of NumPy), ``...`` broadcasts, and an index repeated within an operand takes its
+        diagonal (``"ii"`` is the trace).
+    *operands
+        Tensors, NumPy arrays, SciPy sparse matrices or anything :func:`asarray` accepts.
+    out_format : Format or str, optional
+        The result's format; inferred as by :func:`evaluate` when not given.
+    dtype : dtype, optional
+        The result's value dtype; by default NumPy's promotion of the operands' dtypes.
+    engine : {"llvm", "c"}, optional
+        The CPU code generator.
+
+    Returns
+    -------
+    Tensor
+        A 0-d tensor for a scalar output.
+
+    Raises
+    ------
+    ShapeError
+        If an index ranges over different extents.
+    ValueError
+        If the subscripts are malformed or do not match the operands.
+
+    Examples
+    --------
+    >>> A = np.arange(6.0).reshape(2, 3)
+    >>> ct.einsum("ij,kj->ik", A, A).to_numpy()
+    array([[ 5., 14.],
+           [14., 50.]])
     """
     tensors = [as_tensor(op, None) for op in operands]
     inputs, output = _subscripts(subscripts, tensors)

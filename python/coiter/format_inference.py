@@ -1,4 +1,4 @@
-"""The result format coiter infers when none is given (API.md §3, "Inferred result format")."""
+"""The result format coiter infers when none is given (docs/reference.md, "Result formats")."""
 
 import math
 

@@ -1,5 +1,5 @@
-"""The scheduling language (API.md §5): ``ct.Schedule`` chains commands that transform a
-kernel's loops without changing what it computes.
+"""The scheduling language (docs/reference.md, "Schedules"): ``ct.Schedule`` chains commands that
+transform a kernel's loops without changing what it computes.
 
 A schedule is data: an ordered list of commands with textual arguments. Its canonical text,
 ``split(i,i0,i1,32);parallelize(i0,cpu_thread,no_races)``, is what the compiler receives,
@@ -76,6 +76,14 @@ def _text(arg: Argument) -> str:
 class Schedule:
     """An immutable chain of scheduling commands; each method returns a new schedule.
 
+    A schedule transforms a kernel's loops without changing what it computes. Pass it to
+    :func:`compile`, :func:`evaluate` or ``Tensor.schedule``; :meth:`parse` reads the text form,
+    and ``str(s)`` writes it (the form that is part of a kernel's cache signature). Index
+    variables are matched to the statement's by name; arguments may be :class:`IndexVar` objects
+    or names. docs/schedules.md lists every command's preconditions.
+
+    Examples
+    --------
     >>> s = ct.Schedule().split("i", "i0", "i1", 32).parallelize("i0", "cpu_thread", "no_races")
     >>> str(s)
     'split(i,i0,i1,32);parallelize(i0,cpu_thread,no_races)'

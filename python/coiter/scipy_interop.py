@@ -29,7 +29,7 @@ SCIPY_IN_PLACE = (
 
 
 def natural_format(matrix):
-    """The format API.md §2 gives a SciPy input by default."""
+    """The format docs/reference.md, "Tensors" gives a SciPy input by default."""
     kind = matrix.format
     if kind in ("csr", "csc", "coo", "dia"):
         return as_format(kind, matrix.ndim)
@@ -128,9 +128,9 @@ def _coo_coords(coo):
 
 
 def _index_bits(matrix):
-    """64 when any index array of the SciPy input is int64, else 32: index arrays keep their
-    width (API.md §2), and a SciPy matrix may mix widths (COO row and col), of which the wider
-    wins. ``tocoo`` may narrow them, so they are read from the input itself."""
+    """64 when any index array of the SciPy input is int64, else 32: index arrays keep their width
+    (docs/reference.md, "Tensors"), and a SciPy matrix may mix widths (COO row and col), of which
+    the wider wins. ``tocoo`` may narrow them, so they are read from the input itself."""
     if matrix.format == "coo":
         arrays = _coo_coords(matrix)
     elif matrix.format == "dia":

@@ -1,4 +1,4 @@
-// Loops of derived index variables (taco-core.md §2.4, §4.4). A split or divide turns
+// Loops of derived index variables (Kjolstad's thesis, ch. 3, ch. 5). A split or divide turns
 // ∀i into ∀i0 ∀i1: the outer loop enumerates blocks of i's coordinates and the inner loop
 // iterates i as before, restricted to the block [lo, hi). Coordinates stay in i's space, so
 // operands are read as without the split; a dense dimension iterates [lo, hi) and an ordered

@@ -1,4 +1,4 @@
-// Forall lowering (taco-core.md §4.1, Fig. 5-2): build the iteration lattice of the forall's
+// Forall lowering (Kjolstad's thesis, ch. 5, Fig. 5-2): build the iteration lattice of the forall's
 // domain, then emit one loop per lattice point. In each loop the iterators' coordinates are
 // read, the loop's coordinate is resolved (their minimum), locators are located, and an
 // if-chain selects the region: one branch per set of present segments whose body is not

@@ -1,4 +1,4 @@
-// Loops over stored positions and fused loops (taco-core.md §2.4 collapse and coordinate-tree
+// Loops over stored positions and fused loops (Kjolstad's thesis, ch. 3 collapse and coordinate-tree
 // split, §5 pos/fuse).
 //
 // pos(j, jp, A(i,j)) iterates the positions of A's level for j inside the current segment;

@@ -1,5 +1,5 @@
 // Operators are data. Each operator declares how zero behaves under it, and the iteration
-// lattice builder uses only that (taco-core.md §2.6): an operand whose zero annihilates the
+// lattice builder uses only that (Kjolstad's thesis, ch. 3): an operand whose zero annihilates the
 // result can be intersected; an operator that maps all-zero operands to zero can be iterated
 // over the union; anything else needs the whole dimension. New operators and semirings are
 // added here, without touching the lattice builder; the lowerer maps each to the IR
@@ -13,7 +13,7 @@ struct Operator {
   std::string name;    // "add", "mul", ...
   std::string symbol;  // "+", "*", ... as printed in index notation; empty for calls
   // A zero in the left (right) operand makes the result zero, whatever the other operand.
-  // (Division: 0 / b = 0 is the usual sparse convention, see API.md §3 semantics.)
+  // (Division: 0 / b = 0 is the usual sparse convention, see docs/reference.md, "Semantics".)
   bool leftZeroAnnihilates;
   bool rightZeroAnnihilates;
   // op(0, 0) == 0, so regions where every operand is zero can be skipped.
