@@ -69,9 +69,8 @@ void bindFormats(py::module_& m) {
       .def_property_readonly(
           "capabilities", &capabilitiesOf,
           "What the level supports, as a dict: coordinate_iterate, position_iterate, locate, append, insert.")
-      .def_property_readonly(
-          "configurable_properties", &LevelType::configurableProperties,
-          "The properties a user may set on this level type (calling it with another raises).")
+      .def_property_readonly("configurable_properties", &LevelType::configurableProperties,
+                             "The properties a user may set on this level type (calling it with another raises).")
       .def_property_readonly(
           "full", [](const LevelType& l) { return l.properties().full; },
           "Whether every segment holds every coordinate of the dimension.")
