@@ -3,10 +3,9 @@ cache")."""
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -17,16 +16,13 @@ from .conversion import as_tensor
 from .display import kernel_html
 from .dtypes import value_dtype
 from .errors import CompileError, ScheduleError, ShapeError, SignatureError
-from .formats import Format, FormatLike, as_format, compressed, is_all_dense
+from .formats import Format, FormatLike, as_format, compressed
 from .notation import (
     Access,
     Assignment,
     Binary,
-    IndexExpr,
-    Literal,
-    Negate,
-    Reduction,
     accesses,
+    core_statement,
     map_tensors,
 )
 from .parser import Parsed, parse
@@ -67,33 +63,6 @@ class TensorSpec:
 
     def __repr__(self) -> str:
         return f"TensorSpec({self.name!r}, {self.format}, {self.dtype})"
-
-
-def core_expression(expr: IndexExpr, var_of: Callable[[Any], _core.TensorVar]) -> _core.Expr:
-    """``expr`` as the core's expression; ``var_of`` gives the core's variable of an access's
-    tensor."""
-    if isinstance(expr, Access):
-        return _core.access(var_of(expr.tensor), [v.name for v in expr.indices])
-    if isinstance(expr, Literal):
-        return _core.literal(expr.value)
-    if isinstance(expr, Negate):
-        return _core.negate(core_expression(expr.a, var_of))
-    if isinstance(expr, Binary):
-        return _core.binary(
-            expr.op, core_expression(expr.a, var_of), core_expression(expr.b, var_of)
-        )
-    if isinstance(expr, Reduction):
-        return _core.reduce(expr.op, expr.var.name, core_expression(expr.body, var_of))
-    raise TypeError(f"not an index expression: {expr!r}")
-
-
-def core_statement(
-    assignment: Assignment, var_of: Callable[[Any], _core.TensorVar]
-) -> _core.Assignment:
-    """``assignment`` (over TensorSpecs) as the core's statement; ``var_of`` gives the core's
-    variable of each tensor."""
-    lhs = core_expression(assignment.lhs, var_of)
-    return _core.assignment(lhs, core_expression(assignment.rhs, var_of), assignment.accumulate)
 
 
 def _assembled_spec(spec: TensorSpec) -> TensorSpec:
@@ -402,94 +371,60 @@ class Kernel:
         return shape
 
 
-# At most this many combinations of operand mode orders are tried when no loop order fits.
-_MAX_TRIALS = 256
 # What a compilation attempt gives (with_reordered_operands returns it).
 K = TypeVar("K")
 
 
-def _reordered(fmt: Format) -> list[Format]:
-    """Formats with the same levels and every other mode order (for DIA, ELL and BCSR, whose
-    levels follow the rows: CSR and CSC)."""
-    if fmt.name is not None:
-        return [as_format(name, 2) for name in ("csr", "csc")]
-    order = list(fmt.mode_order)
-    return [
-        Format(list(fmt.levels), list(p))
-        for p in itertools.permutations(range(len(order)))
-        if list(p) != order
-    ]
+def core_assignment(typed: Assignment) -> _core.Assignment:
+    """A statement over TensorSpecs as the core's statement, its result as a kernel builds it
+    (hashed levels compressed, see Kernel), with int32 index arrays."""
+    built = _assembled_spec(typed.lhs.tensor)
+    if built is not typed.lhs.tensor:
+        typed = Assignment(Access(built, typed.lhs.indices), typed.rhs, typed.accumulate)
+    variables: dict[str, _core.TensorVar] = {}
 
+    def var_of(spec: TensorSpec) -> _core.TensorVar:
+        if spec.name not in variables:
+            variables[spec.name] = _core.TensorVar(spec.name, spec.format, spec.dtype.name, "int32")
+        return variables[spec.name]
 
-def loop_order_formats(
-    assignment: Assignment, operands: Mapping[str, Tensor], result_format: Format
-) -> dict[str, Format]:
-    """For each sparse operand (by name), its levels in the mode order that follows one loop
-    order: the result's indices in its storage order, then the summed indices. The first
-    conversion with_reordered_operands tries; it fits most statements at once."""
-    lhs = list(assignment.lhs.indices)
-    order = [lhs[m] for m in result_format.mode_order] if lhs else []
-    for a in accesses(assignment.rhs):
-        order += [v for v in a.indices if v not in order]
-    preferred = {}
-    for a in accesses(assignment.rhs):
-        tensor = operands.get(a.tensor.name)
-        if (
-            tensor is None
-            or tensor.ndim < 2
-            or is_all_dense(tensor.format)
-            or tensor.format.name is not None
-        ):
-            continue
-        modes = sorted(range(len(a.indices)), key=lambda m: order.index(a.indices[m]))
-        fmt = Format(list(tensor.format.levels), modes)
-        if fmt != tensor.format:
-            preferred[a.tensor.name] = fmt
-    return preferred
+    return core_statement(typed, var_of)
 
 
 def with_reordered_operands(
+    typed: Assignment,
     operands: Mapping[str, Tensor],
     attempt: Callable[[dict[str, Format]], K],
     error: CompileError,
-    preferred: dict[str, Format] | None = None,
+    schedule: str = "",
+    target: str = "cpu",
 ) -> tuple[K, dict[str, Tensor]]:
     """When no loop order traverses every operand in its storage order (e.g. A(k,i) * B(k,j)
     with both in CSR and a CSR result), convert sparse operands to other mode orders
     (transpositions, O(nnz) each), as a user expects the expression to just work.
 
-    ``operands`` maps input names to tensors; ``attempt(formats)`` compiles with the inputs'
-    formats overridden by name and raises CompileError when that fails. Fewest conversions are
-    tried first; the conversions are logged. Returns ``(kernel, converted tensors by name)``."""
-    sparse = [name for name, t in operands.items() if t.ndim >= 2 and not is_all_dense(t.format)]
-
-    def candidates() -> Iterator[dict[str, Format]]:
-        # The conversion that follows one loop order for all operands, then the fewest
-        # conversions first: every subset of operands of each size, with every combination
-        # of other mode orders for them.
-        if preferred:
-            yield preferred
-        for size in range(1, len(sparse) + 1):
-            for names in itertools.combinations(sparse, size):
-                for formats in itertools.product(*(_reordered(operands[n].format) for n in names)):
-                    yield dict(zip(names, formats))
-
-    for overrides in itertools.islice(candidates(), _MAX_TRIALS):
-        try:
-            kernel = attempt(overrides)
-        except CompileError:
-            continue
-        for name, fmt in overrides.items():
-            logger.info(
-                "coiter: converting %s from %s to %s so every operand is traversed in storage "
-                "order (%s)",
-                name,
-                operands[name].format,
-                fmt,
-                error,
-            )
-        return kernel, {name: operands[name].asformat(fmt) for name, fmt in overrides.items()}
-    raise error
+    ``typed`` is the statement over TensorSpecs (the operands' formats), ``operands`` maps
+    input names to tensors, and ``attempt(formats)`` compiles with the inputs' formats
+    overridden by name. The core chooses the conversions (``_core.operand_orders_that_traverse``:
+    one loop order for all operands first, then the fewest conversions); they are logged.
+    Returns ``(kernel, converted tensors by name)``; raises ``error`` when no conversion helps."""
+    try:
+        overrides = _core.operand_orders_that_traverse(core_assignment(typed), schedule, target)
+    except CompileError:
+        raise error from None
+    if not overrides:
+        raise error  # (the statement fails for another reason than its operands' orders)
+    kernel = attempt(overrides)
+    for name, fmt in overrides.items():
+        logger.info(
+            "coiter: converting %s from %s to %s so every operand is traversed in storage "
+            "order (%s)",
+            name,
+            operands[name].format,
+            fmt,
+            error,
+        )
+    return kernel, {name: operands[name].asformat(fmt) for name, fmt in overrides.items()}
 
 
 def _unique_names(tensors: Sequence[Any]) -> dict[int, str]:
@@ -567,8 +502,9 @@ def _compile_definition(
         return attempt({})
     except CompileError as error:
         rewritten, _, _, operands = specs_for_tensors(definition, tensor.name or "out")
-        preferred = loop_order_formats(rewritten, operands, tensor.format)
-        kernel, converted = with_reordered_operands(operands, attempt, error, preferred)
+        kernel, converted = with_reordered_operands(
+            rewritten, operands, attempt, error, schedule_text, target
+        )
         kernel._bound.update(converted)
         return kernel
 
@@ -644,7 +580,7 @@ def compile(
     if isinstance(stmt, Tensor):
         stmt._kernel = _compile_definition(stmt, index_dtype, schedule_text, target, engine)
         return stmt._kernel
-    typed, inputs, result_spec = _typed_statement(stmt, formats, dtype, dtypes)
+    typed, inputs, result_spec = typed_statement(stmt, formats, dtype, dtypes)
     return Kernel(
         typed,
         inputs,
@@ -656,7 +592,7 @@ def compile(
     )
 
 
-def _typed_statement(
+def typed_statement(
     stmt: str | Parsed,
     formats: Mapping[str, FormatLike] | None,
     dtype: DTypeLike,
@@ -742,19 +678,8 @@ def schedule_problem(
         chosen = {name: as_format(fmt, tensors[name].ndim) for name, fmt in (formats or {}).items()}
         typed, _, result_spec, _ = specs_for_tensors(definition, stmt.name or "out", chosen)
     else:
-        typed, _, result_spec = _typed_statement(stmt, formats, dtype, dtypes)
-    # The result as the kernel would build it (see Kernel: hashed levels are compressed).
-    built = _assembled_spec(result_spec)
-    if built is not result_spec:
-        typed = Assignment(Access(built, typed.lhs.indices), typed.rhs, typed.accumulate)
-    variables: dict[str, _core.TensorVar] = {}
-
-    def var_of(spec: TensorSpec) -> _core.TensorVar:
-        if spec.name not in variables:
-            variables[spec.name] = _core.TensorVar(spec.name, spec.format, spec.dtype.name, "int32")
-        return variables[spec.name]
-
-    problem = _core.schedule_problem(core_statement(typed, var_of), text, target=target)
+        typed, _, result_spec = typed_statement(stmt, formats, dtype, dtypes)
+    problem = _core.schedule_problem(core_assignment(typed), text, target=target)
     return problem or None
 
 

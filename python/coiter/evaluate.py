@@ -11,16 +11,24 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from . import _core
-from .compiler import Kernel, core_expression, loop_order_formats, with_reordered_operands
+from .compiler import Kernel, typed_statement, with_reordered_operands
 from .compiler import compile as compile_kernel
 from .conversion import as_tensor
 from .creation import from_coords
 from .errors import CompileError, ParseError, ShapeError
 from .format_inference import check_dense_size, infer_result_format
 from .formats import Format, FormatLike, as_format, is_all_dense
-from .notation import Access, Assignment, IndexVar, accesses, check_extents, map_tensors
+from .notation import (
+    Access,
+    Assignment,
+    IndexVar,
+    accesses,
+    check_extents,
+    core_expression,
+    map_tensors,
+)
 from .parser import Parsed, TensorRef, parse
-from .schedule import Schedule
+from .schedule import Schedule, schedule_text
 from .tensor import Tensor
 
 # The kernels ct.evaluate chose, by what decides the choice: the statement's text, the
@@ -167,13 +175,18 @@ def evaluate(
     missing = [n for n in names if n not in tensors]
     if missing:
         raise TypeError(f"ct.evaluate: no tensor given for {missing}")
-    unused = sorted(set(tensors) - set(names))
-    if unused:
-        # A misspelt keyword (formats= for out_format=, a tensor's name) would otherwise be
-        # ignored without a word.
+    # Tensors the statement does not read are allowed (one namespace of tensors for several
+    # statements), but a keyword that cannot be a tensor is a misspelt option (formats= for
+    # out_format=), which would otherwise be ignored without a word.
+    options = sorted(
+        name
+        for name, value in tensors.items()
+        if name not in names and isinstance(value, (dict, str, bool, type(None)))
+    )
+    if options:
         raise TypeError(
-            f"ct.evaluate: {unused} not in {statement!r}; the statement reads {names}"
-            " (the result format is out_format=)"
+            f"ct.evaluate: {options} is not a tensor of {statement!r} (which reads {names}) "
+            "nor an option (out_format, dtype, engine, schedule, target)"
         )
     operands = {name: as_tensor(tensors[name], name) for name in names}
     for name, ref in refs.items():
@@ -308,8 +321,10 @@ def _compile_with_reordered_operands(
             target=target,
         )
 
-    preferred = loop_order_formats(parsed[0], operands, formats[result_name])
-    kernel, converted = with_reordered_operands(operands, attempt, error, preferred)
+    typed, _, _ = typed_statement(parsed, formats, np.float64, dtypes)
+    kernel, converted = with_reordered_operands(
+        typed, operands, attempt, error, schedule_text(schedule), target
+    )
     return kernel, dict(operands, **converted)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _core
 from .errors import CompileError, ShapeError
 
 
@@ -366,3 +367,30 @@ def index_key(key: object, ndim: int, label: str) -> tuple[IndexVar, ...] | None
     if len(key) != ndim:
         raise ShapeError(f"{label} has {ndim} modes but is indexed with {len(key)} index variables")
     return key
+
+
+def core_expression(expr: IndexExpr, var_of: Callable[[Any], _core.TensorVar]) -> _core.Expr:
+    """``expr`` as the core's expression; ``var_of`` gives the core's variable of an access's
+    tensor."""
+    if isinstance(expr, Access):
+        return _core.access(var_of(expr.tensor), [v.name for v in expr.indices])
+    if isinstance(expr, Literal):
+        return _core.literal(expr.value)
+    if isinstance(expr, Negate):
+        return _core.negate(core_expression(expr.a, var_of))
+    if isinstance(expr, Binary):
+        return _core.binary(
+            expr.op, core_expression(expr.a, var_of), core_expression(expr.b, var_of)
+        )
+    if isinstance(expr, Reduction):
+        return _core.reduce(expr.op, expr.var.name, core_expression(expr.body, var_of))
+    raise TypeError(f"not an index expression: {expr!r}")
+
+
+def core_statement(
+    assignment: Assignment, var_of: Callable[[Any], _core.TensorVar]
+) -> _core.Assignment:
+    """``assignment`` (over TensorSpecs) as the core's statement; ``var_of`` gives the core's
+    variable of each tensor."""
+    lhs = core_expression(assignment.lhs, var_of)
+    return _core.assignment(lhs, core_expression(assignment.rhs, var_of), assignment.accumulate)

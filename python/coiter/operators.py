@@ -24,7 +24,6 @@ from typing import Any, cast
 import numpy as np
 
 from . import _core
-from .compiler import core_expression
 from .conversion import as_operand
 from .creation import wrap_dense
 from .elementwise import elementwise
@@ -43,6 +42,7 @@ from .notation import (
     Negate,
     Reduction,
     accesses,
+    core_expression,
     map_tensors,
 )
 from .parser import TensorRef
