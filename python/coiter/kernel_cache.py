@@ -1,13 +1,14 @@
 """The kernel caches (API.md §4): ``ct.cache_info`` and ``ct.clear_cache``.
 
-The compiler's cache lives in the core (in memory and on disk). In front of it, ``ct.evaluate``
-and the array operators remember which kernel they chose for a statement (evaluate.py,
-operators.py); clearing the cache forgets those choices too."""
+The compiler's cache lives in the core (in memory and on disk). In front of it, ``ct.evaluate``,
+the array operators and the linear-operator products remember which kernel they chose for a
+statement (evaluate.py, operators.py, linalg.py); clearing the cache forgets those choices too."""
 
 from typing import Any
 
 from . import _core
 from .evaluate import forget_chosen_kernels
+from .linalg import forget_product_kernels
 from .operators import forget_kernels
 
 
@@ -19,5 +20,6 @@ def cache_info() -> dict[str, Any]:
 def clear_cache(disk: bool = False) -> None:
     """Forget compiled kernels held in memory (and on disk with ``disk=True``)."""
     forget_chosen_kernels()
+    forget_product_kernels()
     forget_kernels()
     _core.clear_cache(disk)
