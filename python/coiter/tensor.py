@@ -692,7 +692,13 @@ class Tensor:
     def all(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
         return self._methods.reduce("min", self != 0, axis, keepdims)
 
-    def dot(self, other: object) -> Tensor:
+    def dot(self, other: object) -> Any:
+        """SciPy's ``A.dot(B)``, which is ``A @ B``, except that a matrix times a NumPy array is
+        computed at once and returned as a NumPy array, as SciPy's sparse arrays do: SciPy's
+        ``aslinearoperator(T)`` (and every solver given ``T``) calls ``T.dot(X)`` for each product,
+        and the lazy ``T @ X`` would add building its expression to each (``T @ x`` still fuses)."""
+        if self.ndim == 2 and isinstance(other, np.ndarray) and other.ndim in (1, 2):
+            return self.matmat(other)
         return self._methods.dot(self, other)
 
     def astype(self, dtype: DTypeLike, copy: bool = True) -> Tensor:
@@ -733,14 +739,58 @@ class Tensor:
         """Elementwise product (SciPy's ``A.multiply(B)``)."""
         return self * other
 
-    def tocsr(self) -> Any:
-        return self.to_scipy("csr")
+    # SciPy's conversions, with SciPy's signatures: SciPy's constructors call them on any
+    # object issparse accepts (scipy_interop registers Tensor), so sp.coo_array(T),
+    # sp.lil_array(T), ... convert through to_scipy instead of np.asarray (a dense copy).
+    def tocsr(self, copy: bool = False) -> Any:
+        return _copied(self.to_scipy("csr"), copy)
 
-    def tocsc(self) -> Any:
-        return self.to_scipy("csc")
+    def tocsc(self, copy: bool = False) -> Any:
+        return _copied(self.to_scipy("csc"), copy)
 
-    def tocoo(self) -> Any:
-        return self.to_scipy("coo")
+    def tocoo(self, copy: bool = False) -> Any:
+        return _copied(self.to_scipy("coo"), copy)
+
+    def tobsr(self, blocksize: tuple[int, int] | None = None, copy: bool = False) -> Any:
+        return self.to_scipy("csr").tobsr(blocksize=blocksize)
+
+    def todia(self, copy: bool = False) -> Any:
+        return self.to_scipy("coo").todia()
+
+    def tolil(self, copy: bool = False) -> Any:
+        return self.to_scipy("csr").tolil()
+
+    def todok(self, copy: bool = False) -> Any:
+        return self.to_scipy("coo").todok()
+
+    # SciPy's (and pydata/sparse GCXS's) names of a CSR or CSC matrix's arrays. SciPy's
+    # compressed constructors read them after ``T.asformat("csr")``: sp.csr_array(T) then
+    # shares the tensor's arrays, as sp.csr_array(csr) does. Other formats have no indptr
+    # or indices (AttributeError, so hasattr() is False).
+    @property
+    def data(self) -> NDArray[Any]:
+        """The stored values (SciPy's and pydata/sparse's name for ``values``)."""
+        return self.values
+
+    @property
+    def indptr(self) -> NDArray[Any]:
+        """A CSR (CSC) matrix's row (column) pointers: its compressed level's ``pos``."""
+        pos: NDArray[Any] = self._compressed_level("indptr").pos
+        return pos
+
+    @property
+    def indices(self) -> NDArray[Any]:
+        """A CSR (CSC) matrix's column (row) indices: its compressed level's ``crd``."""
+        crd: NDArray[Any] = self._compressed_level("indices").crd
+        return crd
+
+    def _compressed_level(self, attribute: str) -> Level:
+        if self.ndim != 2 or self.format not in (as_format("csr", 2), as_format("csc", 2)):
+            raise AttributeError(
+                f"{attribute} belongs to CSR and CSC matrices, not to a tensor of format "
+                f"{self.format} and shape {self.shape} (T.to_scipy() converts it)"
+            )
+        return self.levels[1]
 
     def toarray(self) -> NDArray[Any]:
         return self.to_numpy()
@@ -807,6 +857,11 @@ class Tensor:
 
     def __copy__(self) -> Tensor:
         return self.copy()
+
+
+def _copied(matrix: Any, copy: bool) -> Any:
+    """A SciPy conversion's result, copied when asked (it may share the tensor's arrays)."""
+    return matrix.copy() if copy else matrix
 
 
 def _rebuild(
