@@ -45,6 +45,27 @@ def _factors(expr):
     return None
 
 
+def _subexpressions(expr):
+    yield expr
+    for child in ("a", "b", "body"):
+        if hasattr(expr, child):
+            yield from _subexpressions(getattr(expr, child))
+
+
+def _divides_by_unstored_zeros(expr, format_of):
+    """Whether a quotient in ``expr`` has a denominator that may be zero where nothing is
+    stored (it reads a sparse operand, or is a zero literal): x / 0 and 0 / 0 then fill the
+    result with ±inf and NaN wherever nothing is stored, as on dense arrays (API.md §3)."""
+    for e in _subexpressions(expr):
+        if isinstance(e, Binary) and e.op == "div":
+            denominator = list(_subexpressions(e.b))
+            if any(isinstance(d, Literal) and d.value == 0 for d in denominator) or any(
+                _is_sparse(format_of(a.tensor)) for a in accesses(e.b)
+            ):
+                return True
+    return False
+
+
 def infer_result_format(result_indices, rhs, format_of):
     """The inferred format of a result indexed by ``result_indices`` for the right side
     ``rhs``; ``format_of(tensor)`` gives an operand's format. Returns a Format."""
@@ -66,7 +87,7 @@ def infer_result_format(result_indices, rhs, format_of):
             and summed <= dense_vars
             and not any(summed & set(a.indices) for a in sparse_ops)
         )
-    if order == 0 or not sparse:
+    if order == 0 or not sparse or _divides_by_unstored_zeros(rhs, format_of):
         return as_format("dense", order)
     carrying = [a for a in sparse_ops if result_set & set(a.indices)]
     formats = {format_of(a.tensor) for a in carrying}
