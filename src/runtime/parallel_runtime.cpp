@@ -84,11 +84,17 @@ extern "C" void coiter_rt_parallel_for(CoiterParallelBody body, void* closure, i
     void* closure;
     int64_t begin;
     const coiter::Chunks* chunks;
-  } loop{body, closure, begin, &chunks};
+    int threads;
+  } loop{body, closure, begin, &chunks, threads};
   // Chunk k runs as one call; static chunks go round robin (one block each when size == 0).
+  // On a worker the body sees its kernel's thread count (coiter_rt_num_threads), which may be
+  // below the setting (KernelThreadsScope), not the setting.
   auto runChunk = [](void* state, int64_t k, int64_t thread) {
     const Loop& l = *static_cast<const Loop*>(state);
+    const int outside = coiter::kernelThreads;
+    coiter::kernelThreads = l.threads;
     l.body(l.closure, l.begin + l.chunks->start(k), l.begin + l.chunks->start(k + 1), thread);
+    coiter::kernelThreads = outside;
   };
   coiter::runOnWorkerPool(runChunk, &loop, chunks.count, threads, dynamic != 0);
 }
