@@ -383,9 +383,9 @@ def test_a_sum_merge_selects_its_operands_instead_of_branching():
     assert "else if" not in src3
 
 
-@pytest.mark.parametrize(
-    "expression", ["a(i) = (b(i) + c(i)) * d(i)", "a(i) = b(i) * c(i) + d(i)", "a(i) = b(i) / c(i)"]
-)
+# (Not b(i) / c(i) with c sparse: c's unstored zeros divide, 0 / 0 is NaN there as on dense
+# arrays, so nothing annihilates and reading an absent operand as zero is right.)
+@pytest.mark.parametrize("expression", ["a(i) = (b(i) + c(i)) * d(i)", "a(i) = b(i) * c(i) + d(i)"])
 def test_a_merge_where_zero_annihilates_keeps_its_branches(expression):
     # b * 0 would be computed (NaN for an infinite b) where the region has no entry.
     formats = {"a": "s", "b": "s", "c": "s", "d": "s"}

@@ -1,14 +1,15 @@
 """The kernel caches (docs/reference.md, "Kernels and the cache"): ``ct.cache_info`` and
 ``ct.clear_cache``.
 
-The compiler's cache lives in the core (in memory and on disk). In front of it, ``ct.evaluate``
-and the array operators remember which kernel they chose for a statement (evaluate.py,
-operators.py); clearing the cache forgets those choices too."""
+The compiler's cache lives in the core (in memory and on disk). In front of it, ``ct.evaluate``,
+the array operators and the linear-operator products remember which kernel they chose for a
+statement (evaluate.py, operators.py, linalg.py); clearing the cache forgets those choices too."""
 
 from typing import Any
 
 from . import _core
 from .evaluate import forget_chosen_kernels
+from .linalg import forget_product_kernels
 from .operators import forget_kernels
 
 
@@ -40,5 +41,6 @@ def clear_cache(disk: bool = False) -> None:
         Also delete the kernels of the disk cache.
     """
     forget_chosen_kernels()
+    forget_product_kernels()
     forget_kernels()
     _core.clear_cache(disk)

@@ -166,3 +166,20 @@ def _scipy_kind(fmt):
     if fmt.name is None and tuple(fmt.mode_order) == (1, 0):
         return "csc"
     return "csr"
+
+
+def _register_as_scipy_sparse() -> None:
+    """Make ``scipy.sparse.issparse(T)`` true for tensors: SciPy's constructors then convert
+    them with the tensor's SciPy-named methods (``sp.csr_array(T)`` reads ``T.asformat("csr")``'s
+    ``indptr``/``indices``/``data``, ``sp.coo_array(T)`` calls ``T.tocoo()``, ...) instead of
+    ``np.asarray(T)``, a dense copy. ``issparse`` is ``isinstance(x, SparseABC)``, an ABC that
+    SciPy 1.15 added for this; older SciPy has no such hook and tensors stay unregistered
+    (SciPy's constructors then densify within ``ct.config.max_dense_bytes``)."""
+    try:
+        from scipy._lib._sparse import SparseABC
+    except ImportError:
+        return
+    SparseABC.register(Tensor)
+
+
+_register_as_scipy_sparse()

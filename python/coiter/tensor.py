@@ -738,8 +738,13 @@ class Tensor:
         """Whether every element over the modes in ``axis`` (unstored ones too) is nonzero."""
         return self._methods.reduce("min", self != 0, axis, keepdims)
 
-    def dot(self, other: object) -> Tensor:
-        """The dot product, as NumPy's ``dot`` (``A.dot(x)`` is ``A @ x`` for matrices)."""
+    def dot(self, other: object) -> Any:
+        """SciPy's ``A.dot(B)``, which is ``A @ B``, except that a matrix times a NumPy array is
+        computed at once and returned as a NumPy array, as SciPy's sparse arrays do: SciPy's
+        ``aslinearoperator(T)`` (and every solver given ``T``) calls ``T.dot(X)`` for each product,
+        and the lazy ``T @ X`` would add building its expression to each (``T @ x`` still fuses)."""
+        if self.ndim == 2 and isinstance(other, np.ndarray) and other.ndim in (1, 2):
+            return self.matmat(other)
         return self._methods.dot(self, other)
 
     def astype(self, dtype: DTypeLike, copy: bool = True) -> Tensor:
@@ -783,17 +788,65 @@ class Tensor:
         """Elementwise product (SciPy's ``A.multiply(B)``)."""
         return self * other
 
-    def tocsr(self) -> Any:
+    # SciPy's conversions, with SciPy's signatures: SciPy's constructors call them on any
+    # object issparse accepts (scipy_interop registers Tensor), so sp.coo_array(T),
+    # sp.lil_array(T), ... convert through to_scipy instead of np.asarray (a dense copy).
+    def tocsr(self, copy: bool = False) -> Any:
         """A SciPy ``csr_array`` (matrices only)."""
-        return self.to_scipy("csr")
+        return _copied(self.to_scipy("csr"), copy)
 
-    def tocsc(self) -> Any:
+    def tocsc(self, copy: bool = False) -> Any:
         """A SciPy ``csc_array`` (matrices only)."""
-        return self.to_scipy("csc")
+        return _copied(self.to_scipy("csc"), copy)
 
-    def tocoo(self) -> Any:
+    def tocoo(self, copy: bool = False) -> Any:
         """A SciPy ``coo_array`` (matrices only)."""
-        return self.to_scipy("coo")
+        return _copied(self.to_scipy("coo"), copy)
+
+    def tobsr(self, blocksize: tuple[int, int] | None = None, copy: bool = False) -> Any:
+        """A SciPy ``bsr_array`` (matrices only)."""
+        return self.to_scipy("csr").tobsr(blocksize=blocksize)
+
+    def todia(self, copy: bool = False) -> Any:
+        """A SciPy ``dia_array`` (matrices only)."""
+        return self.to_scipy("coo").todia()
+
+    def tolil(self, copy: bool = False) -> Any:
+        """A SciPy ``lil_array`` (matrices only)."""
+        return self.to_scipy("csr").tolil()
+
+    def todok(self, copy: bool = False) -> Any:
+        """A SciPy ``dok_array`` (matrices only)."""
+        return self.to_scipy("coo").todok()
+
+    # SciPy's (and pydata/sparse GCXS's) names of a CSR or CSC matrix's arrays. SciPy's
+    # compressed constructors read them after ``T.asformat("csr")``: sp.csr_array(T) then
+    # shares the tensor's arrays, as sp.csr_array(csr) does. Other formats have no indptr
+    # or indices (AttributeError, so hasattr() is False).
+    @property
+    def data(self) -> NDArray[Any]:
+        """The stored values (SciPy's and pydata/sparse's name for ``values``)."""
+        return self.values
+
+    @property
+    def indptr(self) -> NDArray[Any]:
+        """A CSR (CSC) matrix's row (column) pointers: its compressed level's ``pos``."""
+        pos: NDArray[Any] = self._compressed_level("indptr").pos
+        return pos
+
+    @property
+    def indices(self) -> NDArray[Any]:
+        """A CSR (CSC) matrix's column (row) indices: its compressed level's ``crd``."""
+        crd: NDArray[Any] = self._compressed_level("indices").crd
+        return crd
+
+    def _compressed_level(self, attribute: str) -> Level:
+        if self.ndim != 2 or self.format not in (as_format("csr", 2), as_format("csc", 2)):
+            raise AttributeError(
+                f"{attribute} belongs to CSR and CSC matrices, not to a tensor of format "
+                f"{self.format} and shape {self.shape} (T.to_scipy() converts it)"
+            )
+        return self.levels[1]
 
     def toarray(self) -> NDArray[Any]:
         """A dense NumPy array (SciPy's spelling of :meth:`to_numpy`)."""
@@ -864,6 +917,11 @@ class Tensor:
 
     def __copy__(self) -> Tensor:
         return self.copy()
+
+
+def _copied(matrix: Any, copy: bool) -> Any:
+    """A SciPy conversion's result, copied when asked (it may share the tensor's arrays)."""
+    return matrix.copy() if copy else matrix
 
 
 def _rebuild(

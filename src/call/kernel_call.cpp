@@ -278,7 +278,9 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
 
   for (auto& array : allocated) array.release();  // the kernel may reallocate them
   int32_t status = ir::kOk;
-  KernelThreadsScope threadCount;
+  int64_t entriesRead = 0;  // how many threads are worth waking (runtime/parallel_runtime.hpp)
+  for (const auto& op : operands) entriesRead += op->valuesAnywhere().length();
+  KernelThreadsScope threadCount(entriesRead);
   InterruptWatch interrupts;  // Ctrl-C from here on stops the kernel (runtime/interrupts.hpp)
   std::shared_ptr<const DeviceCopy> deviceResult;
   if (!onHost) {

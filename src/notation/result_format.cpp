@@ -98,7 +98,14 @@ Format inferResultFormat(const std::vector<std::string>& resultIndices, const Ex
     });
     sparse = carried && summedDense && !summedInSparse;
   }
-  if (order == 0 || !sparse) return lettered('d', 'd', order);
+  // A quotient by a denominator that may be zero where nothing is stored (binary() chose
+  // divideByUnstoredOp) is ±inf or NaN almost everywhere: that fill is stored, not implicit.
+  bool fillsUnstored = false;
+  forEachSubexpression(rhs, [&](const Expr& e) {
+    if (e->kind == ExprKind::Binary && static_cast<const BinaryNode&>(*e).op == &divideByUnstoredOp())
+      fillsUnstored = true;
+  });
+  if (order == 0 || !sparse || fillsUnstored) return lettered('d', 'd', order);
   // The format of the sparse operands that carry result indices, when they share one.
   std::vector<Format> carrying;
   for (const auto* a : sparseOps) {

@@ -3,6 +3,7 @@
 // sparse operand carries every result index and every summed index is dense-only; then the
 // carriers' format when they share one the kernel can assemble, else compressed levels (a
 // dense first level when some term reaches the first result index through a dense level).
+// A quotient by a denominator that may be zero where nothing is stored makes it dense.
 #pragma once
 #include <string>
 #include <vector>
