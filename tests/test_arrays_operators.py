@@ -131,8 +131,8 @@ _QUOTIENTS = {
 @pytest.mark.parametrize("fmt", ["csr", "coo", "dcsr"])
 @pytest.mark.parametrize("statement", sorted(_QUOTIENTS))
 def test_index_notation_division_follows_dense_semantics(statement, fmt, engine):
-    """docs/reference.md, "Semantics", for kernels: a sparse denominator's unstored zeros give x/0 = ±inf and
-    0/0 = NaN wherever NumPy gives them; such results are inferred dense."""
+    """docs/reference.md, "Semantics", for kernels: a sparse denominator's unstored zeros give
+    x/0 = ±inf and 0/0 = NaN wherever NumPy gives them; such results are inferred dense."""
     a, da = make((5, 6), 0.4, fmt, seed=7)
     b, db = make((5, 6), 0.4, fmt, seed=8)
     x = np.linspace(1.0, 2.0, 6)
@@ -151,8 +151,9 @@ def test_index_notation_division_follows_dense_semantics(statement, fmt, engine)
 
 
 def test_index_notation_division_by_a_dense_zero_keeps_the_numerators_zeros():
-    """The one difference from dense arrays (docs/reference.md, "Semantics", as in products): where the numerator
-    stores nothing its zero annihilates over a dense denominator, even a 0 or NaN there."""
+    """The one difference from dense arrays (docs/reference.md, "Semantics", as in products):
+    where the numerator stores nothing its zero annihilates over a dense denominator, even a 0
+    or NaN there."""
     a, da = make((4, 5), 0.4, "csr", seed=9)
     d = np.linspace(1.0, 2.0, 20).reshape(4, 5)
     d[0] = 0.0
