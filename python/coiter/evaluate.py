@@ -12,7 +12,14 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from . import _core
-from .compiler import Kernel, core_expression, loop_order_formats, with_reordered_operands
+from .compiler import (
+    Kernel,
+    autoscheduler,
+    core_expression,
+    is_auto,
+    loop_order_formats,
+    with_reordered_operands,
+)
 from .compiler import compile as compile_kernel
 from .conversion import as_tensor
 from .creation import from_coords
@@ -88,7 +95,7 @@ def _computable(tensor: Tensor) -> Tensor:
     return tensor.asformat("csr")
 
 
-def _result_dtype(assignment: Assignment, tensors: Mapping[str, Tensor]) -> np.dtype[Any]:
+def inferred_result_dtype(assignment: Assignment, tensors: Mapping[str, Tensor]) -> np.dtype[Any]:
     """NumPy's result type of the right side, computed by the compiler's promotion rules."""
 
     def var_of(tensor: TensorRef) -> _core.TensorVar:
@@ -142,12 +149,17 @@ def evaluate(
                 f"{ref.order} indices in {statement!r}"
             )
     check_extents(accesses(assignment.rhs), lambda ref: operands[ref.name].shape)
-    key = _choice_key(statement, operands, out_format, dtype, engine, schedule, target)
     chosen: Choice | None
-    try:
-        chosen = _chosen_kernels.get(key)
-    except TypeError:
+    if is_auto(schedule):
+        # The autoscheduler's pick depends on the operands' statistics and on the tuning
+        # database, which another call may have filled since: chosen anew on every call.
         key = chosen = None
+    else:
+        key = _choice_key(statement, operands, out_format, dtype, engine, schedule, target)
+        try:
+            chosen = _chosen_kernels.get(key)
+        except TypeError:
+            key = chosen = None
     if chosen is None:
         chosen = choose_kernel(
             assignment, refs, operands, out_format, dtype, engine, schedule, target
@@ -183,7 +195,7 @@ def choose_kernel(
     """(kernel, result format, result dtype, None or the operands to pass instead: some
     converted to another mode order, repeated ones under names of their own)."""
     result_name = assignment.lhs.tensor.name
-    rhs_dtype = _result_dtype(assignment, operands)
+    rhs_dtype = inferred_result_dtype(assignment, operands)
     result_dtype = rhs_dtype if dtype is None else np.dtype(dtype)
     order = len(assignment.lhs.indices)
     if out_format is None:
@@ -196,6 +208,18 @@ def choose_kernel(
     formats[result_name] = fmt
     dtypes = {name: t.dtype for name, t in operands.items()}
     dtypes[result_name] = result_dtype
+    replaced: dict[str, Tensor] | None = None
+    if is_auto(schedule):
+        schedule, conversions = autoscheduler().for_operands(
+            (assignment, refs), operands, formats, dtypes, engine
+        )
+        if conversions:
+            replaced = {
+                n: t.asformat(conversions[n]) if n in conversions else t
+                for n, t in operands.items()
+            }
+            formats.update(conversions)
+            operands = replaced
     try:
         kernel = compile_kernel(
             (assignment, refs),
@@ -205,7 +229,7 @@ def choose_kernel(
             schedule=schedule,
             target=target,
         )
-        return kernel, fmt, result_dtype, None
+        return kernel, fmt, result_dtype, replaced
     except CompileError as error:
         # (Not remembered: which operands are converted, and how, depends on their data.)
         kernel, replaced = _compile_with_reordered_operands(

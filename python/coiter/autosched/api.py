@@ -1,0 +1,360 @@
+"""The autoscheduler's public functions: ``ct.autoschedule`` (tune on the user's operands),
+``ct.tuning_info``/``ct.clear_tuning`` (the tuning database), and the instant choice behind
+``schedule="auto"`` in ``ct.compile`` and ``ct.evaluate`` (no timing runs: a database hit,
+else a rule from the input statistics, else the default schedule).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import DTypeLike
+
+from .. import _core
+from ..compiler import default_engine
+from ..conversion import as_tensor
+from ..errors import ShapeError
+from ..evaluate import inferred_result_dtype
+from ..format_inference import infer_result_format
+from ..formats import Format, FormatLike, as_format, is_all_dense
+from ..notation import accesses, check_extents
+from ..parser import Parsed, parse
+from ..schedule import Schedule
+from ..tensor import Tensor
+from . import space as schedule_space
+from . import trimming
+from .candidates import Problem, loop_order_candidates
+from .database import Entry, bucket_of, database, distance, operand_statistics, signature
+from .report import Report
+from .search import Measurement, Variant, run_search, time_calls
+
+__all__ = ["autoschedule", "tuning_info", "clear_tuning", "DEFAULT_BUDGET"]
+
+# Seconds ct.autoschedule spends by default: the issue asks for at most 2 s per signature.
+DEFAULT_BUDGET = 1.5
+# A dense copy of a sparse operand is tried when it has at most this many elements and is at
+# least 1/16 full (a denser copy is what random access pays for).
+_DENSE_COPY_LIMIT = 1 << 22
+_DENSE_COPY_DENSITY = 1 / 16
+# schedule="auto" reuses the tuning of the nearest inputs within this distance (the sum of
+# |log2| ratios of extents, nonzeros and row lengths: a factor 16 in all, spread or not).
+_NEAREST_DISTANCE = 4.0
+# The transpose rule converts when the inner product's estimated work exceeds the outer
+# product's (with the conversion) this many times.
+_INNER_PRODUCT_MARGIN = 4.0
+
+# This process's counts (ct.tuning_info).
+_counts = {"hits": 0, "misses": 0, "tunings": 0, "tuning_seconds": 0.0, "rule_choices": 0}
+
+
+def _prepare(
+    stmt: str | Parsed, out_format: FormatLike | None, operands: Mapping[str, Any]
+) -> tuple[Problem, dict[str, Tensor]]:
+    """The problem of ``stmt`` on ``operands`` (result format inferred as ct.evaluate does)."""
+    parsed = parse(stmt) if isinstance(stmt, str) else stmt
+    assignment, refs = parsed
+    result = assignment.lhs.tensor.name
+    names = [n for n in refs if n != result]
+    missing = [n for n in names if n not in operands]
+    if missing:
+        raise TypeError(f"autoschedule: no tensor given for {missing}")
+    unknown = sorted(set(operands) - set(names))
+    if unknown:
+        raise TypeError(f"autoschedule: the statement has no tensor named {unknown}")
+    tensors = {n: as_tensor(operands[n], n) for n in names}
+    for n in names:
+        if tensors[n].ndim != refs[n].order:
+            raise ShapeError(
+                f"tensor {n} has {tensors[n].ndim} modes but is indexed with {refs[n].order}"
+            )
+    check_extents(accesses(assignment.rhs), lambda ref: tensors[ref.name].shape)
+    if out_format is None:
+        fmt = infer_result_format(
+            assignment.lhs.indices, assignment.rhs, lambda ref: tensors[ref.name].format
+        )
+    else:
+        fmt = as_format(out_format, len(assignment.lhs.indices))
+    formats: dict[str, FormatLike] = {n: t.format for n, t in tensors.items()}
+    formats[result] = fmt
+    dtypes: dict[str, DTypeLike] = {n: t.dtype for n, t in tensors.items()}
+    dtypes[result] = inferred_result_dtype(assignment, tensors)
+    return Problem.of(parsed, formats, dtypes), tensors
+
+
+def _extents(problem: Problem, operands: Mapping[str, Tensor]) -> dict[str, int]:
+    found = {}
+    for access in accesses(problem.parsed[0].rhs):
+        for mode, v in enumerate(access.indices):
+            found[v.name] = operands[access.tensor.name].shape[mode]
+    return found
+
+
+def conversion_options(problem: Problem, operands: Mapping[str, Tensor]) -> list[dict[str, Format]]:
+    """The single-operand conversions the search tries: a sparse matrix in the other mode order
+    (CSR <-> CSC), and a dense copy of a small, not too sparse operand."""
+    options = []
+    for name, t in operands.items():
+        fmt = problem.formats[name]
+        if is_all_dense(fmt) or fmt.name is not None:
+            continue
+        if t.ndim == 2:
+            options.append({name: Format(list(fmt.levels), list(reversed(fmt.mode_order)))})
+        if t.size <= _DENSE_COPY_LIMIT and t.nnz >= t.size * _DENSE_COPY_DENSITY:
+            options.append({name: as_format("dense", t.ndim)})
+    return options
+
+
+def _variant(
+    problem: Problem,
+    operands: Mapping[str, Tensor],
+    conversions: Mapping[str, Format],
+    budget: float,
+) -> Variant:
+    converted = problem.with_formats(conversions)
+    given = dict(operands)
+    seconds = 0.0
+    for name, fmt in conversions.items():
+        tensor = operands[name]
+        given[name] = tensor.asformat(fmt)
+        seconds += time_calls(functools.partial(tensor.asformat, fmt), budget * 0.01)[0]
+    bases = loop_order_candidates(converted)
+    space = schedule_space.build(
+        converted,
+        bases,
+        trimming.PARTITION_PASSES,
+        trimming.MAPPING_PASSES,
+        trimming.concordant_loop_orders,
+        extents=_extents(problem, operands),
+        nonzeros={n: t.nnz for n, t in operands.items()},
+        threads=_core.get_num_threads(),
+    )
+    return Variant(
+        converted, given, {n: str(f) for n, f in conversions.items()}, seconds, bases, space
+    )
+
+
+def autoschedule(
+    stmt: str,
+    budget: float = DEFAULT_BUDGET,
+    *,
+    out_format: FormatLike | None = None,
+    engine: str | None = None,
+    progress: bool | None = None,
+    conversions: bool = True,
+    retune: bool = False,
+    seed: int = 0,
+    **operands: Any,
+) -> tuple[Schedule, Report]:
+    """Tune a schedule for ``stmt`` (``"y(i) = A(i,j) * x(j)"``) on ``operands`` (given by
+    name, as for ``ct.evaluate``) within about ``budget`` seconds, and remember it in the tuning
+    database. Returns ``(schedule, report)``; when ``report.conversions`` is not empty the
+    schedule is for those operands converted (``ct.evaluate(..., schedule="auto")`` converts
+    them itself). A database entry for the same signature and similar inputs is returned
+    without timing anything, unless ``retune``. ``conversions=False`` keeps the given formats;
+    ``progress`` shows a tqdm bar (default: when the search is long and stderr a terminal)."""
+    if not isinstance(budget, (int, float)) or not budget > 0 or math.isinf(budget):
+        raise ValueError(
+            f"autoschedule: budget must be a positive number of seconds, not {budget!r}"
+        )
+    problem, tensors = _prepare(stmt, out_format, operands)
+    engine = engine or default_engine()
+    key = signature(problem, engine, _core.get_num_threads())
+    statistics = operand_statistics(tensors)
+    bucket = bucket_of(statistics)
+    bases = loop_order_candidates(problem)
+    if not retune:
+        entry = database.lookup(key, bucket)
+        if entry is not None:
+            _counts["hits"] += 1
+            return Schedule.parse(entry.schedule), _report_of_entry(problem, bases, entry)
+    _counts["misses"] += 1
+    start = time.perf_counter()
+    variants = [_variant(problem, tensors, {}, budget)]
+    if conversions:
+        variants += [
+            _variant(problem, tensors, option, budget)
+            for option in conversion_options(problem, tensors)
+        ]
+    result = run_search(
+        variants,
+        budget - (time.perf_counter() - start),
+        engine=engine,
+        progress=progress,
+        seed=seed,
+    )
+    seconds = time.perf_counter() - start
+    _counts["tunings"] += 1
+    _counts["tuning_seconds"] += seconds
+    best = result.best
+    database.store(
+        Entry(
+            key,
+            bucket,
+            best.schedule,
+            best.conversions,
+            best.total,
+            result.baseline.total,
+            seconds,
+            statistics,
+        )
+    )
+    report = Report(
+        problem.text,
+        bases,
+        result.measurements,
+        best,
+        result.baseline,
+        seconds,
+        result.strategy,
+        result.space_size,
+        {
+            (
+                ", ".join(f"{n}→{f}" for n, f in v.conversions.items()) or "given formats"
+            ): v.space.counts
+            for v in variants
+        },
+    )
+    return Schedule.parse(best.schedule), report
+
+
+def _report_of_entry(problem: Problem, bases: list[Any], entry: Entry) -> Report:
+    chosen = Measurement(entry.schedule, entry.conversions, "database", "database", entry.seconds)
+    default = Measurement("", {}, "default", "default", entry.default_seconds)
+    return Report(
+        problem.text,
+        bases,
+        [],
+        chosen,
+        default,
+        entry.tuning_seconds,
+        "database",
+        from_database=True,
+    )
+
+
+def tuning_info() -> dict[str, Any]:
+    """The tuning database: ``path`` (None: in memory), ``entries``, ``signatures``, and this
+    process's ``hits`` and ``misses`` (ct.autoschedule), ``tunings``, ``tuning_seconds`` and
+    ``rule_choices`` (schedule="auto" without a database entry)."""
+    entries = database.entries()
+    return {
+        "path": database.path,
+        "entries": len(entries),
+        "signatures": len({e.signature for e in entries}),
+        **_counts,
+    }
+
+
+def clear_tuning() -> None:
+    """Forget every stored tuning (the next ct.autoschedule times again)."""
+    database.clear()
+
+
+# -- schedule="auto" (compiler.AutoScheduler) -------------------------------------------------
+
+
+class InstantChoice:
+    """The choice behind ``schedule="auto"``: no timing runs. Choices are remembered by
+    signature and input bucket until this process's database changes (a tuning or
+    ``ct.clear_tuning``), so a repeated ``ct.evaluate`` costs a dictionary lookup, not a
+    database query; tunings stored by other processes meanwhile are seen by inputs not yet
+    remembered."""
+
+    def __init__(self) -> None:
+        self._remembered: dict[tuple[Any, ...], tuple[int, tuple[str, dict[str, Format]]]] = {}
+
+    def for_formats(
+        self,
+        stmt: Parsed,
+        formats: Mapping[str, Format],
+        dtypes: Mapping[str, np.dtype[Any]],
+        engine: str | None,
+    ) -> str:
+        """``ct.compile``'s choice (no operands): the most recent tuning of this signature that
+        converts nothing, else the default schedule."""
+        problem = Problem.of(stmt, formats, dtypes)
+        key = signature(problem, engine or default_engine(), _core.get_num_threads())
+        entry = database.nearest(key, None, without_conversions=True)
+        return entry.schedule if entry is not None else ""
+
+    def for_operands(
+        self,
+        stmt: Parsed,
+        operands: Mapping[str, Tensor],
+        formats: Mapping[str, Format],
+        dtypes: Mapping[str, np.dtype[Any]],
+        engine: str | None,
+    ) -> tuple[str, dict[str, Format]]:
+        """``ct.evaluate``'s choice: (schedule text, operands to convert first). The tuning of
+        these inputs' bucket, else of the nearest inputs tuned (within _NEAREST_DISTANCE),
+        else the transpose rule, else the default schedule."""
+        statistics = operand_statistics(operands)
+        bucket = bucket_of(statistics)
+        memo = (
+            str(stmt[0]),
+            tuple(sorted((n, str(f)) for n, f in formats.items())),
+            tuple(sorted((n, d.name) for n, d in dtypes.items())),
+            engine or default_engine(),
+            _core.get_num_threads(),
+            bucket,
+        )
+        remembered = self._remembered.get(memo)
+        if remembered is not None and remembered[0] == database.generation:
+            return remembered[1]
+        problem = Problem.of(stmt, formats, dtypes)
+        key = signature(problem, memo[3], memo[4])
+        entry = database.lookup(key, bucket) or database.nearest(key, statistics)
+        if entry is not None and distance(entry.statistics, statistics) <= _NEAREST_DISTANCE:
+            choice = (
+                entry.schedule,
+                {n: as_format(f, operands[n].ndim) for n, f in entry.conversions.items()},
+            )
+        else:
+            _counts["rule_choices"] += 1
+            choice = "", transpose_rule(problem, operands)
+        self._remembered[memo] = (database.generation, choice)
+        return choice
+
+
+def transpose_rule(problem: Problem, operands: Mapping[str, Tensor]) -> dict[str, Format]:
+    """The rule from input statistics: when a summed variable is stored last in two sparse
+    matrices (``C(i,j) = A(i,t) B(j,t)``, both CSR), the kernel intersects two rows per result
+    entry, about ``|i|·|j|·(row(A) + row(B))`` steps; transposing the second one (CSC) makes a
+    row-by-row product (Gustavson) of about ``nnz(A)·nnz(B)/|t| + nnz(B)`` steps. Convert when
+    that is _INNER_PRODUCT_MARGIN times less and the converted statement has a legal default."""
+    summed = set(problem.summed)
+    last: dict[str, list[str]] = {}
+    for name, levels in problem.levels.items():
+        if (
+            name in operands
+            and len(levels) == 2
+            and levels[-1].kind == "compressed"
+            and levels[-1].variable in summed
+            and problem.formats[name].name is None
+        ):
+            last.setdefault(levels[-1].variable, []).append(name)
+    extents = _extents(problem, operands)
+    for t, names in last.items():
+        if len(names) < 2:
+            continue
+        a, b = operands[names[0]], operands[names[1]]
+        free = [lv.variable for n in names[:2] for lv in problem.levels[n] if lv.variable != t]
+        inner = math.prod(extents[v] for v in free) * (
+            a.nnz / max(1, a.shape[0]) + b.nnz / max(1, b.shape[0])
+        )
+        outer = a.nnz * b.nnz / max(1, extents[t]) + b.nnz
+        if inner < _INNER_PRODUCT_MARGIN * outer:
+            continue
+        fmt = problem.formats[names[1]]
+        transposed = Format(list(fmt.levels), list(reversed(fmt.mode_order)))
+        if problem.with_formats({names[1]: transposed}).legality("") is None:
+            return {names[1]: transposed}
+    return {}
+
+
+instant_choice = InstantChoice()

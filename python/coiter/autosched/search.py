@@ -1,0 +1,357 @@
+"""The empirical search: time schedules on the user's operands under a budget of seconds.
+
+Each *variant* is the statement on one choice of operand formats: the formats given, or one
+operand converted (a transpose, a dense copy: Finch's Galley converts formats the same way).
+A variant has its base candidates (candidates.py) and its schedule space (space.py). The search
+times, in order:
+
+1. the default schedule on the given formats (the baseline every speedup is relative to), then
+   the default on each converted variant (a conversion is judged by conversion + kernel time);
+2. the rest, exhaustively when the budget fits every schedule at the cost seen so far, else by
+   Thompson sampling: each *arm* (a variant's base loop order and partition, the search paper's
+   "split schedule") has a Gaussian posterior over the log of its schedules' time relative to
+   the baseline; each round samples every arm's posterior, draws an untried schedule from the
+   arm with the smallest sample, times it and updates that arm.
+
+Kernels are timed as ``benchmarks/`` times them: a warm-up call (whose result is checked against
+the baseline's: a schedule never changes results, and one that does is dropped and logged as the
+compiler bug it is), then the median of several calls. A search over more than about a second
+shows a tqdm progress bar when tqdm is installed and stderr is a terminal (or when asked).
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import math
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..compiler import compile as compile_kernel
+from ..errors import CompileError, ScheduleError
+from ..tensor import Tensor
+from . import space as schedule_space
+from .candidates import Candidate, Problem
+
+logger = logging.getLogger("coiter")
+
+# Timing of one schedule: calls until this share of the budget is spent, within these bounds.
+_MIN_CALLS, _MAX_CALLS = 3, 15
+_SHARE_OF_BUDGET = 0.04
+# Thompson sampling: prior N(0, 1) over log(time / baseline) per arm; noise variance of one
+# schedule's log time around its arm's mean (schedules of one arm differ by their parameters).
+_PRIOR_VARIANCE = 1.0
+_NOISE_VARIANCE = 0.25
+# Results beyond this many elements are compared entry by entry instead of densely.
+_DENSE_COMPARISON_LIMIT = 4_000_000
+
+
+@dataclass
+class Variant:
+    """The statement on one choice of formats: the operands to pass (some converted), what
+    was converted (name -> format text), the seconds converting takes, the base candidates and
+    the schedule space."""
+
+    problem: Problem
+    operands: dict[str, Tensor]
+    conversions: dict[str, str]
+    conversion_seconds: float
+    bases: list[Candidate]
+    space: schedule_space.Space
+
+
+@dataclass
+class Measurement:
+    """One timed schedule. ``seconds`` is the kernel's median, ``total`` adds the conversion;
+    ``error`` says why it was not timed (it failed to compile, or changed the result)."""
+
+    schedule: str
+    conversions: dict[str, str]
+    origin: str
+    arm: str
+    seconds: float = math.inf
+    conversion_seconds: float = 0.0
+    compile_seconds: float = 0.0
+    calls: int = 0
+    error: str | None = None
+
+    @property
+    def total(self) -> float:
+        return self.seconds + self.conversion_seconds
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "schedule": self.schedule,
+            "conversions": self.conversions,
+            "origin": self.origin,
+            "arm": self.arm,
+            "seconds": self.seconds,
+            "conversion_seconds": self.conversion_seconds,
+            "compile_seconds": self.compile_seconds,
+            "calls": self.calls,
+            "error": self.error,
+        }
+
+
+@dataclass
+class SearchResult:
+    measurements: list[Measurement]
+    baseline: Measurement
+    best: Measurement
+    seconds: float
+    strategy: str  # "exhaustive" or "thompson sampling"
+    space_size: int
+    arms: dict[str, tuple[int, float]] = field(default_factory=dict)  # arm: (timed, mean log)
+
+
+def time_calls(fn: Callable[[], object], budget: float, warm: bool = False) -> tuple[float, int]:
+    """(median seconds, calls) of ``fn`` after one warm-up call (none when ``warm``): at least
+    _MIN_CALLS, more while ``budget`` seconds last, at most _MAX_CALLS. The cyclic garbage
+    collector is off meanwhile, as in benchmarks/timing.py (results are freed by reference
+    counting); unlike there, no collection runs first: in a user's process with a large heap
+    one costs tens of milliseconds, a kernel's worth of budget."""
+    if not warm:
+        fn()
+    runs: list[float] = []
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        while len(runs) < _MIN_CALLS or (
+            len(runs) < _MAX_CALLS and time.perf_counter() - start < budget
+        ):
+            t = time.perf_counter()
+            result = fn()
+            runs.append(time.perf_counter() - t)
+            del result
+    finally:
+        gc.enable()
+    return statistics.median(runs), len(runs)
+
+
+def same_result(a: Tensor, b: Tensor) -> bool:
+    """Whether two results agree up to floating-point reassociation."""
+    if a.shape != b.shape:
+        return False
+    if math.prod(a.shape) <= _DENSE_COMPARISON_LIMIT:
+        x, y = a.to_numpy(), b.to_numpy()
+        return bool(
+            np.allclose(x, y, rtol=1e-9, atol=1e-9 * max(1.0, float(np.abs(y).max(initial=0))))
+        )
+    entries = []
+    for t in (a, b):
+        coords, values = t.coords()
+        keep = values != 0
+        coords, values = coords[keep], values[keep]
+        order = np.lexsort(coords.T[::-1]) if coords.size else np.arange(0)
+        entries.append((coords[order], values[order]))
+    (ca, va), (cb, vb) = entries
+    return ca.shape == cb.shape and bool(np.array_equal(ca, cb)) and bool(np.allclose(va, vb))
+
+
+class _Runner:
+    """Compiles, checks and times schedules of the variants."""
+
+    def __init__(self, variants: list[Variant], engine: str | None, budget: float) -> None:
+        self.variants = variants
+        self.engine = engine
+        self.budget = budget
+        self.reference: Tensor | None = None
+
+    def measure(self, variant: Variant, schedule: str, origin: str, arm: str) -> Measurement:
+        m = Measurement(
+            schedule,
+            variant.conversions,
+            origin,
+            arm,
+            conversion_seconds=variant.conversion_seconds,
+        )
+        problem = variant.problem
+        start = time.perf_counter()
+        try:
+            kernel = compile_kernel(
+                problem.parsed,
+                formats=problem.formats,
+                dtypes=problem.dtypes,
+                schedule=schedule,
+                engine=self.engine,
+            )
+        except (CompileError, ScheduleError) as error:
+            m.error = f"{type(error).__name__}: {error}"
+            return m
+        m.compile_seconds = time.perf_counter() - start
+        operands = variant.operands
+        # The warm-up call: its result is checked, and its time decides how to time the rest.
+        start = time.perf_counter()
+        result = kernel(**operands)
+        first = time.perf_counter() - start
+        if self.reference is None:
+            self.reference = result
+        elif not same_result(result, self.reference):
+            m.error = "changed the result (a compiler bug: please report it)"
+            logger.warning("coiter: schedule %r %s", schedule, m.error)
+            return m
+        del result
+        share = self.budget * _SHARE_OF_BUDGET
+        if first >= share:
+            # A slow schedule is not called again: one call tells it is slow, and repeating it
+            # would spend the budget that faster schedules need.
+            m.seconds, m.calls = first, 1
+        else:
+            m.seconds, m.calls = time_calls(lambda: kernel(**operands), share, warm=True)
+        return m
+
+
+def _progress(enabled: bool | None, budget: float) -> Any:
+    """A tqdm bar over the budget's seconds, or None (tqdm is optional: the autotune extra)."""
+    if enabled is False or (enabled is None and (budget < 1.0 or not sys.stderr.isatty())):
+        return None
+    try:
+        from tqdm.auto import tqdm  # type: ignore[import-untyped]
+    except ImportError:
+        if enabled:
+            logger.warning("coiter: the progress bar needs tqdm (pip install coiter[autotune])")
+        return None
+    return tqdm(total=round(budget, 1), unit="s", desc="autoschedule", leave=False)
+
+
+def run_search(
+    variants: list[Variant],
+    budget: float,
+    *,
+    engine: str | None = None,
+    progress: bool | None = None,
+    seed: int = 0,
+) -> SearchResult:
+    """Search ``variants`` (the first is the given formats) for ``budget`` seconds."""
+    start = time.perf_counter()
+    rng = random.Random(seed)
+    runner = _Runner(variants, engine, budget)
+    bar = _progress(progress, budget)
+    measurements: list[Measurement] = []
+    shown = 0.0
+
+    def elapsed() -> float:
+        return time.perf_counter() - start
+
+    def record(m: Measurement) -> None:
+        nonlocal shown
+        measurements.append(m)
+        if bar is not None:
+            now = min(elapsed(), budget)
+            bar.update(round(now - shown, 1))
+            shown = round(now, 1)
+            best = min((x.total for x in measurements if x.error is None), default=math.inf)
+            bar.set_postfix(timed=len(measurements), best=f"{best * 1e3:.3g} ms")
+
+    try:
+        baseline = runner.measure(variants[0], "", "default", "default")
+        record(baseline)
+        if baseline.error is not None:
+            raise CompileError(f"the default schedule does not compile: {baseline.error}")
+        for variant in variants[1:]:
+            if elapsed() >= budget:
+                break
+            record(runner.measure(variant, "", "default", _arm(variant, "default")))
+        arms = _arms(variants)
+        size = sum(len(points) for points in arms.values())
+        per_schedule = elapsed() / max(1, len(measurements))
+        exhaustive = size * per_schedule <= budget - elapsed()
+        posterior: dict[str, list[float]] = {name: [] for name in arms}
+        for variant, schedule, origin, arm in _draws(arms, posterior, exhaustive, rng):
+            if elapsed() + per_schedule > budget:
+                break
+            m = runner.measure(variant, schedule, origin, arm)
+            record(m)
+            if m.error is None:
+                posterior[arm].append(math.log(m.total / baseline.total))
+            else:
+                posterior[arm].append(math.log(4.0))  # a failure teaches the arm little good
+            per_schedule = elapsed() / len(measurements)
+    finally:
+        if bar is not None:
+            bar.close()
+    timed = [m for m in measurements if m.error is None]
+    best = min(timed, key=lambda m: m.total)
+    summary = {arm: (len(logs), statistics.fmean(logs)) for arm, logs in posterior.items() if logs}
+    return SearchResult(
+        measurements,
+        baseline,
+        best,
+        elapsed(),
+        "exhaustive" if exhaustive else "thompson sampling",
+        size + len(variants),
+        summary,
+    )
+
+
+# An arm's schedules: drawn lazily ((variant, template) pairs are filled when first drawn).
+_Points = list[tuple[Variant, Any]]
+
+
+def _arm(variant: Variant, name: str) -> str:
+    converted = ", ".join(f"{n}→{f}" for n, f in variant.conversions.items())
+    return f"[{converted}] {name}" if converted else name
+
+
+def _arms(variants: list[Variant]) -> dict[str, _Points]:
+    """Each variant's base loop orders (one arm per variant) and its templates, by arm."""
+    arms: dict[str, _Points] = {}
+    for variant in variants:
+        bases = [b for b in variant.bases if b.schedule]
+        if bases:
+            arms.setdefault(_arm(variant, "loop orders"), []).extend((variant, b) for b in bases)
+        for template in variant.space.templates:
+            arms.setdefault(_arm(variant, template.arm), []).append((variant, template))
+    return arms
+
+
+def _draws(
+    arms: dict[str, _Points],
+    posterior: Mapping[str, list[float]],
+    exhaustive: bool,
+    rng: random.Random,
+) -> Iterator[tuple[Variant, str, str, str]]:
+    """(variant, schedule, origin, arm) to time next: every arm in turn when exhaustive, else
+    Thompson sampling over the arms that have schedules left."""
+    # arm -> the filled schedules of its last drawn template not yet timed
+    pending: dict[str, list[tuple[Variant, str, str]]] = {}
+    remaining = {arm: list(points) for arm, points in arms.items()}
+    for points in remaining.values():
+        rng.shuffle(points)
+
+    def next_schedule(arm: str) -> tuple[Variant, str, str] | None:
+        while remaining[arm] or pending.get(arm):
+            if pending.get(arm):
+                return pending[arm].pop()
+            variant, point = remaining[arm].pop()
+            if isinstance(point, Candidate):
+                return variant, point.schedule, point.origin
+            filled = list(schedule_space.fill(variant.space, point))
+            rng.shuffle(filled)
+            pending[arm] = [(variant, text, "space") for text in filled]
+        return None
+
+    live = [arm for arm in arms if remaining[arm]]
+    while live:
+        arm = live[0] if exhaustive else min(live, key=lambda a: _sample(posterior[a], rng))
+        drawn = next_schedule(arm)
+        if drawn is None:
+            live.remove(arm)
+            continue
+        if exhaustive and not (remaining[arm] or pending.get(arm)):
+            live.remove(arm)
+        yield drawn[0], drawn[1], drawn[2], arm
+
+
+def _sample(logs: list[float], rng: random.Random) -> float:
+    """A sample of an arm's mean log time (conjugate Gaussian posterior)."""
+    precision = 1 / _PRIOR_VARIANCE + len(logs) / _NOISE_VARIANCE
+    mean = (sum(logs) / _NOISE_VARIANCE) / precision
+    return rng.gauss(mean, math.sqrt(1 / precision))
