@@ -6,7 +6,8 @@ A variant has its base candidates (candidates.py) and its schedule space (space.
 times, in order:
 
 1. the default schedule on the given formats (the baseline every speedup is relative to), then
-   the default on each converted variant (a conversion is judged by conversion + kernel time);
+   the default on each converted variant (a conversion is judged by conversion + kernel time),
+   all of them even when that takes longer than the budget;
 2. the rest, exhaustively when the budget fits every schedule at the cost seen so far, else by
    Thompson sampling: each *arm* (a variant's base loop order and partition, the search paper's
    "split schedule") has a Gaussian posterior over the log of its schedules' time relative to
@@ -235,30 +236,33 @@ def run_search(
     runner = _Runner(variants, engine, budget)
     bar = _progress(progress, budget)
     measurements: list[Measurement] = []
-    shown = 0.0
 
     def elapsed() -> float:
         return time.perf_counter() - start
 
     def record(m: Measurement) -> None:
-        nonlocal shown
         measurements.append(m)
         if bar is not None:
-            now = min(elapsed(), budget)
-            bar.update(round(now - shown, 1))
-            shown = round(now, 1)
+            bar.n = min(round(elapsed(), 1), bar.total)
             best = min((x.total for x in measurements if x.error is None), default=math.inf)
             bar.set_postfix(timed=len(measurements), best=f"{best * 1e3:.3g} ms")
 
     try:
-        baseline = runner.measure(variants[0], "", "default", "default")
-        record(baseline)
-        if baseline.error is not None:
-            raise CompileError(f"the default schedule does not compile: {baseline.error}")
-        for variant in variants[1:]:
-            if elapsed() >= budget:
-                break
-            record(runner.measure(variant, "", "default", _arm(variant, "default")))
+        # The baseline is the default schedule on the given formats or, when no loop order
+        # fits them (ct.evaluate then converts operands too), on the first conversion that
+        # compiles. Every variant's default is timed, whatever the budget: a conversion's
+        # worth (the inner product turned into a row product) shows in its default.
+        baseline: Measurement | None = None
+        for variant in variants:
+            m = runner.measure(variant, "", "default", _arm(variant, "default"))
+            record(m)
+            if baseline is None and m.error is None:
+                baseline = m
+        if baseline is None:
+            raise CompileError(
+                "autoschedule: the default schedule compiles neither on the given formats nor "
+                f"on any conversion: {measurements[0].error}"
+            )
         arms = _arms(variants)
         size = sum(len(points) for points in arms.values())
         per_schedule = elapsed() / max(1, len(measurements))

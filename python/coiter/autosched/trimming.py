@@ -145,9 +145,11 @@ def concordant_loop_orders(orders: Sequence[tuple[str, ...]], problem: Problem) 
 
 
 def _level_of(problem: Problem, access: str | None, variable: str) -> Level | None:
+    """The level that stores ``variable`` in ``access`` (a tensor's name or an access's text)."""
     if access is None:
         return None
-    return next((lv for lv in problem.levels.get(access, ()) if lv.variable == variable), None)
+    levels = problem.levels.get(access.split("(")[0], ())
+    return next((lv for lv in levels if lv.variable == variable), None)
 
 
 PARTITION_PASSES: tuple[PartitionPass, ...] = (
