@@ -9,6 +9,7 @@ import pathlib
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ from coiter.autosched import space as schedule_space
 from coiter.autosched import trimming
 from coiter.autosched.candidates import Problem, loop_order_candidates
 from coiter.autosched.database import bucket_of, operand_statistics
-from coiter.autosched.search import Measurement, same_result, time_calls
+from coiter.autosched.search import Measurement, OverTime, call_within, same_result, time_calls
 from coiter.notation import accesses
 
 SPMV = "y(i) = A(i,j) * x(j)"
@@ -329,3 +330,20 @@ def test_every_searched_candidate_computes_what_numpy_does(engine, case, seed, t
             atol=1e-12,
             err_msg=f"{schedule} {conversions}",
         )
+
+
+def test_call_within_stops_a_long_kernel_and_lets_a_short_one_finish():
+    n = 1400
+    rng = np.random.default_rng(0)
+    A, B = rng.random((n, n)), rng.random((n, n))
+    kern = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "dd", "B": "dd", "C": "dd"})
+    start = time.perf_counter()
+    with pytest.raises(OverTime):
+        call_within(lambda: kern(A=A, B=B), 0.2)
+    assert time.perf_counter() - start < 1.5  # a plain call takes seconds
+    # A call that ends first returns its result, and no interrupt is left to go off later.
+    small = call_within(lambda: kern(A=np.eye(2), B=np.ones((2, 2))).to_numpy(), 5.0)
+    np.testing.assert_array_equal(small, np.ones((2, 2)))
+    for _ in range(3):
+        assert call_within(lambda: 7, 0.001 if _ == 0 else None) == 7
+        time.sleep(0.05)

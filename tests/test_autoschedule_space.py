@@ -217,8 +217,11 @@ def test_every_filled_schedule_is_legal_and_computes_spmv():
 def test_the_space_counts_what_each_pass_dropped():
     built = build(SPMM, {"A": "csr"})
     counts = built.counts
+    assert counts.partitions_expanded == 0  # partitions are expanded when the search draws them
+    templates = built.templates
+    assert counts.partitions_expanded == counts.partitions_kept == len(built.arms)
     assert counts.loop_orders_kept == 1 < counts.loop_orders
-    assert counts.templates == len(built.templates) < counts.mappings
+    assert counts.templates == len(templates) < counts.mappings
     assert set(counts.dropped_by) <= {p.name for p in trimming.MAPPING_PASSES} | {
         p.name for p in trimming.PARTITION_PASSES
     }

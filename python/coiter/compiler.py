@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -68,6 +68,11 @@ class AutoScheduler(Protocol):
     ) -> tuple[str, dict[str, Format]]:
         """The schedule text for ``stmt`` on these operands, and the operands to convert first
         (by name, to a format)."""
+        ...
+
+    def input_key(self, operands: Mapping[str, Tensor]) -> Hashable:
+        """What ``for_operands`` depends on besides the statement and the formats: a choice
+        made for operands with an equal key may be reused (ct.evaluate remembers it)."""
         ...
 
 

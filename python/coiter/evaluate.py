@@ -40,8 +40,11 @@ logger = logging.getLogger("coiter")
 # 0.08 ms a call of the kernel, SciPy 0.2 ms); the compiler's own cache still holds the kernels.
 # Least recently used first; cleared with the compiler's (ct.clear_cache, kernel_cache.py).
 _CHOSEN_KERNELS_KEPT = 256
-# (kernel, result format, result dtype, None or the operands to pass instead: see choose_kernel)
-Choice: TypeAlias = tuple[Kernel, Format, np.dtype[Any], dict[str, Tensor] | None]
+# (kernel, result format, result dtype, None or the operands to pass instead, the formats to
+# convert operands to before each call: see choose_kernel)
+Choice: TypeAlias = tuple[
+    Kernel, Format, np.dtype[Any], dict[str, Tensor] | None, dict[str, Format]
+]
 _chosen_kernels: OrderedDict[Hashable, Choice] = OrderedDict()
 
 
@@ -62,13 +65,14 @@ def _choice_key(
     out_format: FormatLike | None,
     dtype: DTypeLike | None,
     engine: str | None,
-    schedule: Schedule | str | None,
+    schedule: Schedule | str | tuple[str, Hashable] | None,
     target: str = "cpu",
 ) -> Hashable:
     """What decides ct.evaluate's kernel (unhashable when an option is, such as an
-    out_format given as a list of levels: such calls are not remembered)."""
+    out_format given as a list of levels: such calls are not remembered). ``schedule`` is
+    ``("auto", key)`` for the autoscheduler's pick, ``key`` what it depends on."""
     operand_key = tuple((name, t.format, t.dtype) for name, t in operands.items())
-    schedule_key = schedule if schedule is None or isinstance(schedule, str) else str(schedule)
+    schedule_key = schedule if not isinstance(schedule, Schedule) else str(schedule)
     return (
         statement,
         operand_key,
@@ -150,16 +154,16 @@ def evaluate(
             )
     check_extents(accesses(assignment.rhs), lambda ref: operands[ref.name].shape)
     chosen: Choice | None
-    if is_auto(schedule):
-        # The autoscheduler's pick depends on the operands' statistics and on the tuning
-        # database, which another call may have filled since: chosen anew on every call.
+    # The autoscheduler's pick depends on the operands' statistics and on the tuning database
+    # (which a tuning may have changed since): remembered by both.
+    choice_schedule = (
+        ("auto", autoscheduler().input_key(operands)) if is_auto(schedule) else schedule
+    )
+    key = _choice_key(statement, operands, out_format, dtype, engine, choice_schedule, target)
+    try:
+        chosen = _chosen_kernels.get(key)
+    except TypeError:
         key = chosen = None
-    else:
-        key = _choice_key(statement, operands, out_format, dtype, engine, schedule, target)
-        try:
-            chosen = _chosen_kernels.get(key)
-        except TypeError:
-            key = chosen = None
     if chosen is None:
         chosen = choose_kernel(
             assignment, refs, operands, out_format, dtype, engine, schedule, target
@@ -170,9 +174,13 @@ def evaluate(
                 _chosen_kernels.popitem(last=False)
     else:
         _chosen_kernels.move_to_end(key)
-    kernel, fmt, result_dtype, replaced = chosen
+    kernel, fmt, result_dtype, replaced, conversions = chosen
     if replaced is not None:
         operands = replaced
+    elif conversions:
+        operands = {
+            n: t.asformat(conversions[n]) if n in conversions else t for n, t in operands.items()
+        }
     if out_format is None and is_all_dense(fmt):
         # Only an inferred format is limited (API.md §3, rule 3): a dense result asked for
         # with out_format= is what the user wants, however large.
@@ -193,7 +201,8 @@ def choose_kernel(
     target: str = "cpu",
 ) -> Choice:
     """(kernel, result format, result dtype, None or the operands to pass instead: some
-    converted to another mode order, repeated ones under names of their own)."""
+    converted to another mode order, repeated ones under names of their own; the formats to
+    convert operands to before each call, which ``schedule="auto"`` may ask for)."""
     result_name = assignment.lhs.tensor.name
     rhs_dtype = inferred_result_dtype(assignment, operands)
     result_dtype = rhs_dtype if dtype is None else np.dtype(dtype)
@@ -208,18 +217,17 @@ def choose_kernel(
     formats[result_name] = fmt
     dtypes = {name: t.dtype for name, t in operands.items()}
     dtypes[result_name] = result_dtype
-    replaced: dict[str, Tensor] | None = None
+    conversions: dict[str, Format] = {}
     if is_auto(schedule):
         schedule, conversions = autoscheduler().for_operands(
             (assignment, refs), operands, formats, dtypes, engine
         )
         if conversions:
-            replaced = {
+            formats.update(conversions)
+            operands = {
                 n: t.asformat(conversions[n]) if n in conversions else t
                 for n, t in operands.items()
             }
-            formats.update(conversions)
-            operands = replaced
     try:
         kernel = compile_kernel(
             (assignment, refs),
@@ -229,13 +237,13 @@ def choose_kernel(
             schedule=schedule,
             target=target,
         )
-        return kernel, fmt, result_dtype, replaced
+        return kernel, fmt, result_dtype, None, conversions
     except CompileError as error:
         # (Not remembered: which operands are converted, and how, depends on their data.)
         kernel, replaced = _compile_with_reordered_operands(
             (assignment, refs), operands, formats, dtypes, engine, schedule, error, target
         )
-        return kernel, fmt, result_dtype, replaced
+        return kernel, fmt, result_dtype, replaced, {}
 
 
 def _split_repeated(

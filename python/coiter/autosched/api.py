@@ -6,7 +6,6 @@ else a rule from the input statistics, else the default schedule).
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from collections.abc import Mapping
@@ -31,7 +30,7 @@ from . import trimming
 from .candidates import Problem, loop_order_candidates
 from .database import Entry, bucket_of, database, distance, operand_statistics, signature
 from .report import Report
-from .search import Measurement, Variant, run_search, time_calls
+from .search import Measurement, Variant, run_search
 
 __all__ = ["autoschedule", "tuning_info", "clear_tuning", "DEFAULT_BUDGET"]
 
@@ -119,9 +118,10 @@ def _variant(
     given = dict(operands)
     seconds = 0.0
     for name, fmt in conversions.items():
-        tensor = operands[name]
-        given[name] = tensor.asformat(fmt)
-        seconds += time_calls(functools.partial(tensor.asformat, fmt), budget * 0.01)[0]
+        # One conversion, timed (repeating it would cost the search more than the noise).
+        start = time.perf_counter()
+        given[name] = operands[name].asformat(fmt)
+        seconds += time.perf_counter() - start
     bases = loop_order_candidates(converted)
     space = schedule_space.build(
         converted,
@@ -136,6 +136,12 @@ def _variant(
     return Variant(
         converted, given, {n: str(f) for n, f in conversions.items()}, seconds, bases, space
     )
+
+
+def _best_concordancy(variant: Variant) -> int:
+    """The best concordancy score of the variant's legal loop orders (-1: none is legal)."""
+    orders = [b.loop_order for b in variant.bases if b.loop_order is not None]
+    return max((trimming.concordancy(o, variant.problem) for o in orders), default=-1)
 
 
 def autoschedule(
@@ -175,11 +181,23 @@ def autoschedule(
     _counts["misses"] += 1
     start = time.perf_counter()
     variants = [_variant(problem, tensors, {}, budget)]
+    promising: dict[str, Format] = {}
     if conversions:
-        variants += [
-            _variant(problem, tensors, option, budget)
-            for option in conversion_options(problem, tensors)
-        ]
+        # The conversion the transpose rule picks first: its default is timed whatever the
+        # budget (run_search), as it is what schedule="auto" would do untuned.
+        options = conversion_options(problem, tensors)
+        promising = transpose_rule(problem, tensors)
+        options.sort(key=lambda option: option != promising)
+        given_score = _best_concordancy(variants[0])
+        for option in options:
+            variant = _variant(problem, tensors, option, budget)
+            # CPU-4 on conversions: one that leaves no loop order as concordant as the given
+            # formats allow is dropped untimed (its default can be slower by orders of
+            # magnitude: SDDMM with B in CSC), unless the transpose rule picked it.
+            if option == promising or _best_concordancy(variant) >= given_score:
+                variants.append(variant)
+        if promising:
+            variants.insert(0, variants.pop(1))  # the rule's conversion first (run_search)
     result = run_search(
         variants,
         budget - (time.perf_counter() - start),
@@ -281,6 +299,10 @@ class InstantChoice:
         key = signature(problem, engine or default_engine(), _core.get_num_threads())
         entry = database.nearest(key, None, without_conversions=True)
         return entry.schedule if entry is not None else ""
+
+    def input_key(self, operands: Mapping[str, Tensor]) -> tuple[str, int]:
+        """The operands' statistics bucket, and the database's generation in this process."""
+        return bucket_of(operand_statistics(operands)), database.generation
 
     def for_operands(
         self,

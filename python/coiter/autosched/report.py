@@ -33,7 +33,7 @@ class Report:
     default: Measurement
     tuning_seconds: float
     strategy: str
-    space_size: int = 0
+    space_size: int | None = None
     space: dict[str, SpaceCounts] = field(default_factory=dict)
     from_database: bool = False
 
@@ -49,10 +49,14 @@ class Report:
 
     @property
     def speedup(self) -> float:
-        """The default schedule's time over the chosen one's (conversion included)."""
+        """The default schedule's time over the chosen one's (conversion included); a lower
+        bound when the default was stopped over time (``default.stopped``)."""
         if self.chosen.total <= 0 or math.isinf(self.default.total):
             return 1.0
         return self.default.total / self.chosen.total
+
+    def _speedup_text(self) -> str:
+        return ("≥ " if self.default.stopped else "") + f"{self.speedup:.2f}x"
 
     @property
     def timed(self) -> list[Measurement]:
@@ -74,9 +78,10 @@ class Report:
                 "nothing timed now"
             )
         else:
+            size = "not counted" if self.space_size is None else f"{self.space_size} schedules"
             lines.append(
                 f"  {len(self.measurements)} schedules timed in {self.tuning_seconds:.2f} s "
-                f"({self.strategy}, space of {self.space_size} schedules)"
+                f"({self.strategy}; space beyond the defaults: {size})"
             )
         lines.append(f"  base candidates: {len(self.candidates)}")
         for c in self.candidates:
@@ -85,13 +90,14 @@ class Report:
             dropped = ", ".join(f"{n} {k}" for n, k in sorted(counts.dropped_by.items()))
             lines.append(
                 f"  space {variant}: {counts.loop_orders_kept}/{counts.loop_orders} loop orders "
-                f"concordant, {counts.partitions_kept}/{counts.partitions} partitions, "
-                f"{counts.templates} templates of {counts.mappings} naive mappings"
-                + (f" (dropped: {dropped})" if dropped else "")
+                f"concordant, {counts.partitions_kept}/{counts.partitions} partitions "
+                f"({counts.partitions_expanded} expanded: {counts.templates} templates of "
+                f"{counts.mappings} naive mappings)" + (f" (dropped: {dropped})" if dropped else "")
             )
-        lines.append(f"  default: {_ms(self.default.total)}")
+        stopped = f" or more ({self.default.error})" if self.default.stopped else ""
+        lines.append(f"  default: {_ms(self.default.total)}{stopped}")
         lines.append(
-            f"  chosen:  {_ms(self.chosen.total)}  ({self.speedup:.2f}x)  {self._chosen_text()}"
+            f"  chosen:  {_ms(self.chosen.total)}  ({self._speedup_text()})  {self._chosen_text()}"
         )
         if self.measurements:
             lines.append("  timed (fastest first):")
@@ -117,7 +123,7 @@ class Report:
         return (
             f"<p><b>autoschedule</b> <code>{html.escape(self.statement)}</code>: "
             f"chosen <code>{html.escape(self._chosen_text())}</code>, "
-            f"{self.speedup:.2f}× the default ({html.escape(source)}, "
+            f"{html.escape(self._speedup_text())} the default ({html.escape(source)}, "
             f"{self.tuning_seconds:.2f} s)</p>"
             "<table><tr><th>time</th><th>schedule</th><th>conversions</th><th>origin</th></tr>"
             f"{rows}</table>"
@@ -143,7 +149,7 @@ class Report:
         ax.barh(range(len(timed)), [m.total * 1e3 for m in timed], color=colors)
         ax.set_yticks(range(len(timed)), labels, fontsize=7)
         ax.set_xlabel("milliseconds per call (conversion included)")
-        ax.set_title(f"autoschedule {self.statement}: {self.speedup:.2f}x the default")
+        ax.set_title(f"autoschedule {self.statement}: {self._speedup_text()} the default")
         return ax
 
 

@@ -6,8 +6,9 @@ A variant has its base candidates (candidates.py) and its schedule space (space.
 times, in order:
 
 1. the default schedule on the given formats (the baseline every speedup is relative to), then
-   the default on each converted variant (a conversion is judged by conversion + kernel time),
-   all of them even when that takes longer than the budget;
+   the default on each converted variant (a conversion is judged by conversion + kernel time):
+   the first conversion (the most promising: the caller's order) even past the budget, the
+   others while it lasts;
 2. the rest, exhaustively when the budget fits every schedule at the cost seen so far, else by
    Thompson sampling: each *arm* (a variant's base loop order and partition, the search paper's
    "split schedule") has a Gaussian posterior over the log of its schedules' time relative to
@@ -25,9 +26,12 @@ from __future__ import annotations
 import gc
 import logging
 import math
+import os
 import random
+import signal
 import statistics
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -37,6 +41,7 @@ import numpy as np
 
 from ..compiler import compile as compile_kernel
 from ..errors import CompileError, ScheduleError
+from ..formats import is_all_dense
 from ..tensor import Tensor
 from . import space as schedule_space
 from .candidates import Candidate, Problem
@@ -50,6 +55,7 @@ _SHARE_OF_BUDGET = 0.04
 # schedule's log time around its arm's mean (schedules of one arm differ by their parameters).
 _PRIOR_VARIANCE = 1.0
 _NOISE_VARIANCE = 0.25
+_STOPPED = "stopped"
 # Results beyond this many elements are compared entry by entry instead of densely.
 _DENSE_COMPARISON_LIMIT = 4_000_000
 
@@ -87,6 +93,11 @@ class Measurement:
     def total(self) -> float:
         return self.seconds + self.conversion_seconds
 
+    @property
+    def stopped(self) -> bool:
+        """The call was stopped over time: ``seconds`` is a lower bound."""
+        return self.error is not None and self.error.startswith(_STOPPED)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "schedule": self.schedule,
@@ -108,7 +119,7 @@ class SearchResult:
     best: Measurement
     seconds: float
     strategy: str  # "exhaustive" or "thompson sampling"
-    space_size: int
+    space_size: int | None  # schedules in the space (None: not counted, it is large)
     arms: dict[str, tuple[int, float]] = field(default_factory=dict)  # arm: (timed, mean log)
 
 
@@ -134,6 +145,54 @@ def time_calls(fn: Callable[[], object], budget: float, warm: bool = False) -> t
     finally:
         gc.enable()
     return statistics.median(runs), len(runs)
+
+
+class OverTime(Exception):
+    """A call stopped by call_within's time limit."""
+
+
+def call_within(fn: Callable[[], Any], limit: float | None) -> Any:
+    """``fn()``, stopped after ``limit`` seconds (None: no limit) by the kernels' interrupt: a
+    SIGINT to this process, which a running kernel checks at every loop around another and
+    answers with KeyboardInterrupt (docs/compiler.md, "Interrupting a kernel"); raises
+    OverTime then. Only in the main thread and under Python's own SIGINT handler: a program
+    with a handler of its own (which a SIGINT would trigger) runs ``fn`` to its end. A user's
+    Ctrl-C meanwhile still raises KeyboardInterrupt."""
+    if (
+        limit is None
+        or threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        return fn()
+    fired = threading.Event()
+    caught = False
+
+    def fire() -> None:
+        fired.set()
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Timer(limit, fire)
+    timer.daemon = True
+    timer.start()
+    try:
+        return fn()
+    except KeyboardInterrupt:
+        if not fired.is_set():
+            raise
+        caught = True
+        raise OverTime from None
+    finally:
+        try:
+            timer.cancel()
+            timer.join()
+            if fired.is_set() and not caught:
+                # The signal came as fn returned: its KeyboardInterrupt is still to come.
+                deadline = time.monotonic() + 1.0
+                while time.monotonic() < deadline:
+                    time.sleep(0.001)
+        except KeyboardInterrupt:
+            if not fired.is_set() or caught:
+                raise
 
 
 def same_result(a: Tensor, b: Tensor) -> bool:
@@ -164,6 +223,7 @@ class _Runner:
         self.engine = engine
         self.budget = budget
         self.reference: Tensor | None = None
+        self.best = math.inf  # the fastest total so far
 
     def measure(self, variant: Variant, schedule: str, origin: str, arm: str) -> Measurement:
         m = Measurement(
@@ -180,6 +240,7 @@ class _Runner:
                 problem.parsed,
                 formats=problem.formats,
                 dtypes=problem.dtypes,
+                index_dtype=_index_dtype(variant.operands),
                 schedule=schedule,
                 engine=self.engine,
             )
@@ -188,9 +249,20 @@ class _Runner:
             return m
         m.compile_seconds = time.perf_counter() - start
         operands = variant.operands
-        # The warm-up call: its result is checked, and its time decides how to time the rest.
+        # The first call's result is checked; the second call's time decides how to time the
+        # rest (a first call pays for fresh result memory). A first call four times slower
+        # than the best schedule so far (and past its share of the budget) is the only one.
+        share = self.budget * _SHARE_OF_BUDGET
+        # Past the baseline, a first call is stopped when it is hopeless: a black hole of the
+        # space (a split of a compressed loop outside its parent) can take seconds a call.
+        limit = None if self.reference is None else max(2 * share, 4 * self.best)
         start = time.perf_counter()
-        result = kernel(**operands)
+        try:
+            result = call_within(lambda: kernel(**operands), limit)
+        except OverTime:
+            m.error = f"{_STOPPED} after {limit:.2g} s (4 times the best so far)"
+            m.seconds = time.perf_counter() - start
+            return m
         first = time.perf_counter() - start
         if self.reference is None:
             self.reference = result
@@ -199,14 +271,28 @@ class _Runner:
             logger.warning("coiter: schedule %r %s", schedule, m.error)
             return m
         del result
-        share = self.budget * _SHARE_OF_BUDGET
-        if first >= share:
+        if first >= max(share, 4 * self.best):
+            m.seconds, m.calls = first, 1
+            return m
+        start = time.perf_counter()
+        kernel(**operands)
+        second = time.perf_counter() - start
+        if second >= share:
             # A slow schedule is not called again: one call tells it is slow, and repeating it
             # would spend the budget that faster schedules need.
-            m.seconds, m.calls = first, 1
+            m.seconds, m.calls = second, 1
         else:
             m.seconds, m.calls = time_calls(lambda: kernel(**operands), share, warm=True)
+        self.best = min(self.best, m.total)
         return m
+
+
+def _index_dtype(operands: Mapping[str, Tensor]) -> np.dtype[Any] | None:
+    """The sparse operands' index width when they share one that is not the compiler's first
+    guess (int32): a kernel then compiles once, not once per width."""
+    widths = {t.index_dtype for t in operands.values() if not is_all_dense(t.format)}
+    wide = np.dtype(np.int64)
+    return wide if widths == {wide} else None
 
 
 def _progress(enabled: bool | None, budget: float) -> Any:
@@ -248,25 +334,32 @@ def run_search(
             bar.set_postfix(timed=len(measurements), best=f"{best * 1e3:.3g} ms")
 
     try:
-        # The baseline is the default schedule on the given formats or, when no loop order
-        # fits them (ct.evaluate then converts operands too), on the first conversion that
-        # compiles. Every variant's default is timed, whatever the budget: a conversion's
-        # worth (the inner product turned into a row product) shows in its default.
-        baseline: Measurement | None = None
-        for variant in variants:
-            m = runner.measure(variant, "", "default", _arm(variant, "default"))
-            record(m)
-            if baseline is None and m.error is None:
-                baseline = m
+        # The variants come in order of promise: the caller puts first the conversion that the
+        # transpose rule picks, whose default is then the reference result and the time that
+        # stops a hopeless default on the given formats (an inner product of seconds). The
+        # first two defaults are timed whatever the budget, the others while it lasts.
+        for k, variant in enumerate(variants):
+            if k >= 2 and elapsed() >= budget:
+                break
+            record(runner.measure(variant, "", "default", _arm(variant, "default")))
+        # The baseline is the default on the given formats (its time a lower bound when it was
+        # stopped) or, when no loop order fits them (ct.evaluate then converts operands too),
+        # the first conversion's default that compiles.
+        given = next(m for m in measurements if not m.conversions)
+        baseline = (
+            given
+            if given.error is None or given.stopped
+            else next((m for m in measurements if m.error is None), None)
+        )
         if baseline is None:
             raise CompileError(
                 "autoschedule: the default schedule compiles neither on the given formats nor "
-                f"on any conversion: {measurements[0].error}"
+                f"on any conversion: {given.error}"
             )
         arms = _arms(variants)
-        size = sum(len(points) for points in arms.values())
+        size = _size(arms)
         per_schedule = elapsed() / max(1, len(measurements))
-        exhaustive = size * per_schedule <= budget - elapsed()
+        exhaustive = size is not None and size * per_schedule <= budget - elapsed()
         posterior: dict[str, list[float]] = {name: [] for name in arms}
         for variant, schedule, origin, arm in _draws(arms, posterior, exhaustive, rng):
             if elapsed() + per_schedule > budget:
@@ -290,11 +383,14 @@ def run_search(
         best,
         elapsed(),
         "exhaustive" if exhaustive else "thompson sampling",
-        size + len(variants),
+        size,
         summary,
     )
 
 
+_LOOP_ORDERS = "loop orders"
+# Spaces of at most this many partitions are expanded to decide whether to search them all.
+_EXPANDED_PARTITIONS = 24
 # An arm's schedules: drawn lazily ((variant, template) pairs are filled when first drawn).
 _Points = list[tuple[Variant, Any]]
 
@@ -305,15 +401,33 @@ def _arm(variant: Variant, name: str) -> str:
 
 
 def _arms(variants: list[Variant]) -> dict[str, _Points]:
-    """Each variant's base loop orders (one arm per variant) and its templates, by arm."""
+    """Each variant's base loop orders (one arm per variant) and its partitions (an arm each,
+    expanded into templates when first drawn), by arm."""
     arms: dict[str, _Points] = {}
     for variant in variants:
         bases = [b for b in variant.bases if b.schedule]
         if bases:
-            arms.setdefault(_arm(variant, "loop orders"), []).extend((variant, b) for b in bases)
-        for template in variant.space.templates:
-            arms.setdefault(_arm(variant, template.arm), []).append((variant, template))
+            arms.setdefault(_arm(variant, _LOOP_ORDERS), []).extend((variant, b) for b in bases)
+        for index, (base, partition) in enumerate(variant.space.arms):
+            name = _arm(variant, f"{base.schedule} | {partition}")
+            arms.setdefault(name, []).append((variant, index))
     return arms
+
+
+def _size(arms: dict[str, _Points]) -> int | None:
+    """How many schedules the arms fill (None: more than _EXPANDED_PARTITIONS partitions, which
+    are not expanded to count them)."""
+    partitions = sum(isinstance(p, int) for points in arms.values() for _, p in points)
+    if partitions > _EXPANDED_PARTITIONS:
+        return None
+    total = 0
+    for points in arms.values():
+        for variant, point in points:
+            if isinstance(point, int):
+                total += sum(variant.space.size(t) for t in variant.space.templates_of(point))
+            else:
+                total += 1
+    return total
 
 
 def _draws(
@@ -337,12 +451,23 @@ def _draws(
             variant, point = remaining[arm].pop()
             if isinstance(point, Candidate):
                 return variant, point.schedule, point.origin
+            if isinstance(point, int):  # a partition: its templates, in random order
+                templates = list(variant.space.templates_of(point))
+                rng.shuffle(templates)
+                remaining[arm].extend((variant, t) for t in templates)
+                continue
             filled = list(schedule_space.fill(variant.space, point))
             rng.shuffle(filled)
             pending[arm] = [(variant, text, "space") for text in filled]
         return None
 
     live = [arm for arm in arms if remaining[arm]]
+    # The base loop orders first (the frontier's members: few, and each a whole asymptotic
+    # choice), then the partitions of the space.
+    for arm in [a for a in live if a.endswith(_LOOP_ORDERS)]:
+        while (drawn := next_schedule(arm)) is not None:
+            yield drawn[0], drawn[1], drawn[2], arm
+        live.remove(arm)
     while live:
         arm = live[0] if exhaustive else min(live, key=lambda a: _sample(posterior[a], rng))
         drawn = next_schedule(arm)

@@ -147,12 +147,14 @@ class Template:
 
 @dataclass
 class SpaceCounts:
-    """How much each stage kept: naive and trimmed counts, and what each pass dropped."""
+    """How much each stage kept: naive and trimmed counts, and what each pass dropped. The
+    mapping counts cover the partitions expanded so far (``partitions_expanded``)."""
 
     loop_orders: int = 0
     loop_orders_kept: int = 0
     partitions: int = 0
     partitions_kept: int = 0
+    partitions_expanded: int = 0
     mappings: int = 0
     templates: int = 0
     dropped_by: dict[str, int] = field(default_factory=dict)
@@ -160,12 +162,39 @@ class SpaceCounts:
 
 @dataclass
 class Space:
+    """The space of a problem: the kept partitions of each kept base loop order, each expanded
+    into its templates when first asked (a statement of four variables has over a hundred
+    partitions and millions of naive mappings; the search times a dozen schedules)."""
+
     problem: Problem
-    templates: list[Template]
+    arms: list[tuple[Candidate, Partition]]
     counts: SpaceCounts
     extents: dict[str, int]
     nonzeros: dict[str, int]
     threads: int
+    mapping_passes: Sequence[MappingPass] = ()
+    _expanded: dict[int, list[Template]] = field(default_factory=dict)
+
+    def templates_of(self, arm: int) -> list[Template]:
+        """The templates of partition ``arm`` (expanded once, counted when expanded)."""
+        found = self._expanded.get(arm)
+        if found is None:
+            base, partition = self.arms[arm]
+            assert base.loop_order is not None
+            context = Context(self.problem, partition, base.loop_order)
+            found = [
+                Template(base, partition, mapping)
+                for mapping in mappings(partition, context, self.mapping_passes, self.counts)
+            ]
+            self._expanded[arm] = found
+            self.counts.partitions_expanded += 1
+            self.counts.templates += len(found)
+        return found
+
+    @property
+    def templates(self) -> list[Template]:
+        """Every template (expands every partition)."""
+        return [t for arm in range(len(self.arms)) for t in self.templates_of(arm)]
 
     def parameters(self, template: Template) -> list[tuple[int, ...]]:
         """The parameter combinations of ``template`` (one value per cut)."""
@@ -362,14 +391,15 @@ def build(
 ) -> Space:
     """The space over ``bases`` (their loop orders; the default candidate, whose order the
     compiler chooses, contributes no templates), trimmed by the passes; ``concordant`` judges
-    the base loop orders (trimming.concordant_loop_orders)."""
+    the base loop orders (trimming.concordant_loop_orders). Partitions are enumerated and
+    trimmed here; their mappings when the search first draws them (Space.templates_of)."""
     counts = SpaceCounts()
     ordered = [b for b in bases if b.loop_order is not None]
     counts.loop_orders = len(ordered)
     keep = concordant([b.loop_order for b in ordered if b.loop_order], problem)
     kept_bases = [b for b, k in zip(ordered, keep) if k]
     counts.loop_orders_kept = len(kept_bases)
-    templates: list[Template] = []
+    arms: list[tuple[Candidate, Partition]] = []
     for base in kept_bases:
         assert base.loop_order is not None
         for partition in partitions(problem, base.loop_order):
@@ -379,11 +409,16 @@ def build(
                 counts.dropped_by[failed.name] = counts.dropped_by.get(failed.name, 0) + 1
                 continue
             counts.partitions_kept += 1
-            context = Context(problem, partition, base.loop_order)
-            for mapping in mappings(partition, context, mapping_passes, counts):
-                templates.append(Template(base, partition, mapping))
-    counts.templates = len(templates)
-    return Space(problem, templates, counts, extents or {}, nonzeros or {}, max(1, threads))
+            arms.append((base, partition))
+    return Space(
+        problem,
+        arms,
+        counts,
+        extents or {},
+        nonzeros or {},
+        max(1, threads),
+        tuple(mapping_passes),
+    )
 
 
 def recovered_order(order: Sequence[Derived]) -> tuple[str, ...]:

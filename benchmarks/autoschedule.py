@@ -1,0 +1,276 @@
+"""The autoscheduler against today's default schedule and the best hand schedule of
+docs/schedules.md (TACO's CPU schedules), on the kernels of benchmarks/, one thread; plus
+``einsum("it,jt->ij", Y, Y)`` with a CSR ``Y`` against SciPy's ``Y @ Y.T``.
+
+    python -m benchmarks.autoschedule [--budget 1.5] [--output benchmarks/results/autoschedule]
+
+For each kernel: ``ct.autoschedule`` tunes with the default budget in a fresh tuning database
+(the tuning time is the call's wall time), then the default, each hand schedule and
+``schedule="auto"`` (which converts operands when the tuning says so) are timed interleaved
+through ``ct.evaluate`` (so each pays the same per-call overhead) and reported as ratios to the
+default. A second process then asks ``ct.autoschedule`` again with the same inputs: a database
+hit, timing nothing (its wall time is reported). Results are checked against SciPy/NumPy.
+"""
+
+import argparse
+import functools
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+import coiter as ct
+
+from .environment import script_environment, write_script_results
+from .timing import RepeatPolicy, measure_interleaved
+
+POLICY = RepeatPolicy(min_repeats=5, max_repeats=30, budget_s=0.5, cap_s=2.0)
+
+
+def _csr(n, m, per_row, seed):
+    rng = np.random.default_rng(seed)
+    rows = np.repeat(np.arange(n), per_row)
+    cols = rng.integers(0, m, rows.size)
+    A = sp.csr_array((rng.random(rows.size), (rows, cols)), shape=(n, m))
+    A.sum_duplicates()
+    A.sort_indices()
+    return A
+
+
+def _tensor3(shape, nnz, seed):
+    rng = np.random.default_rng(seed)
+    coords = np.unique(np.stack([rng.integers(0, s, nnz) for s in shape], axis=1), axis=0)
+    return ct.from_coords(coords, rng.random(len(coords)), shape, format="dss")
+
+
+def kernels():
+    """name -> (statement, operands, result format, hand schedules from docs/schedules.md,
+    reference function of the operands)."""
+    rng = np.random.default_rng(0)
+    A = _csr(20_000, 20_000, 10, 1)
+    M = _csr(5_000, 5_000, 10, 2)
+    G = _csr(3_000, 3_000, 8, 3)
+    B3 = _tensor3((200, 200, 200), 40_000, 4)
+    dense_b3 = B3.to_numpy()
+    Y = _csr(4_000, 1_000, 8, 5)
+    hand_spmv = ["split(i,i0,i1,16);reorder(i0,i1,j);parallelize(i0,cpu_thread,no_races)"]
+    return {
+        "SpMV": (
+            "y(i) = A(i,j) * x(j)",
+            {"A": A, "x": rng.random(20_000)},
+            None,
+            hand_spmv
+            + [
+                "split(i,i0,i1,32);reorder(i0,i1,j);parallelize(i0,cpu_thread,no_races)",
+                "fuse(i,j,k);pos(k,kpos,A(i,j));split(kpos,kpos0,kpos1,16);"
+                "parallelize(kpos0,cpu_thread,atomics)",
+            ],
+            lambda o: o["A"] @ o["x"],
+        ),
+        "SpMM": (
+            "C(i,k) = A(i,j) * B(j,k)",
+            {"A": M, "B": rng.random((5_000, 32))},
+            None,
+            [
+                "split(i,i0,i1,16);pos(j,jpos,A(i,j));split(jpos,jpos0,jpos1,8);"
+                "reorder(i0,i1,jpos0,k,jpos1);parallelize(i0,cpu_thread,no_races);"
+                "parallelize(k,cpu_vector,ignore_races)",
+                "split(i,i0,i1,16);pos(j,jpos,A(i,j));split(jpos,jpos0,jpos1,8);"
+                "reorder(i0,i1,jpos0,k,jpos1);parallelize(i0,cpu_thread,no_races)",
+            ],
+            lambda o: o["A"] @ o["B"],
+        ),
+        "SDDMM": (
+            "A(i,k) = B(i,k) * C(i,j) * D(j,k)",
+            {"B": M, "C": rng.random((5_000, 16)), "D": rng.random((16, 5_000))},
+            "dense",
+            [
+                "split(i,i0,i1,16);pos(k,kpos,B(i,k));split(kpos,kpos0,kpos1,8);"
+                "reorder(i0,i1,kpos0,j,kpos1);parallelize(i0,cpu_thread,no_races);"
+                "parallelize(kpos1,cpu_vector,parallel_reduction)"
+            ],
+            lambda o: o["B"].multiply(o["C"] @ o["D"]).toarray(),
+        ),
+        "SpGEMM": (
+            "A(i,j) = B(i,k) * C(k,j)",
+            {"B": G, "C": _csr(3_000, 3_000, 8, 6)},
+            None,
+            [
+                "reorder(i,k,j);precompute(B(i,k)*C(k,j),[j],[jw])",
+                "reorder(i,k,j);precompute(B(i,k)*C(k,j),[j],[jw],hashed)",
+            ],
+            lambda o: o["B"] @ o["C"],
+        ),
+        "MTTKRP": (
+            "A(i,j) = B(i,k,l) * D(l,j) * C(k,j)",
+            {"B": B3, "C": rng.random((200, 16)), "D": rng.random((200, 16))},
+            "dense",
+            [
+                "split(i,i1,i2,16);reorder(i1,i2,k,l,j);parallelize(i1,cpu_thread,no_races)",
+                "reorder(i,k,l,j);precompute(B(i,k,l)*D(l,j),j,j);split(i,i0,i1,32);"
+                "parallelize(i0,cpu_thread,no_races)",
+            ],
+            lambda o: np.einsum("ikl,lj,kj->ij", dense_b3, o["D"], o["C"]),
+        ),
+        "TTV": (
+            "A(i,j) = B(i,j,k) * c(k)",
+            {"B": B3, "c": rng.random(200)},
+            "dense",
+            [
+                "fuse(i,j,f);pos(f,fpos,B(i,j,k));split(fpos,chunk,fpos2,16);reorder(chunk,fpos2,k);"
+                "parallelize(chunk,cpu_thread,no_races)"
+            ],
+            lambda o: np.einsum("ijk,k->ij", dense_b3, o["c"]),
+        ),
+        "TTM": (
+            "A(i,j,l) = B(i,j,k) * C(k,l)",
+            {"B": B3, "C": rng.random((200, 8))},
+            "dense",
+            [
+                "fuse(i,j,f);pos(f,fpos,B(i,j,k));split(fpos,chunk,fpos2,16);pos(k,kpos,B(i,j,k));"
+                "split(kpos,kpos1,kpos2,8);reorder(chunk,fpos2,kpos1,l,kpos2);"
+                "parallelize(chunk,cpu_thread,no_races);parallelize(kpos2,cpu_vector,parallel_reduction)"
+            ],
+            lambda o: np.einsum("ijk,kl->ijl", dense_b3, o["C"]),
+        ),
+        "einsum it,jt->ij": (
+            "C(i,j) = A(i,t) * B(j,t)",
+            {"A": Y, "B": Y},
+            None,
+            [],
+            lambda o: o["A"] @ o["B"].T,
+        ),
+    }
+
+
+def _dense(value):
+    if isinstance(value, ct.Tensor):
+        return value.to_numpy()
+    return value.toarray() if sp.issparse(value) else np.asarray(value)
+
+
+def tune_all(budget):
+    """{kernel: (tuning seconds, report)} in this process."""
+    tuned = {}
+    for name, (stmt, operands, out_format, _, _) in kernels().items():
+        start = time.perf_counter()
+        _, report = ct.autoschedule(stmt, budget=budget, out_format=out_format, **operands)
+        tuned[name] = (time.perf_counter() - start, report)
+    return tuned
+
+
+def second_process(budget):
+    """Ask again in a fresh process (same cache directory): seconds per call, and hits."""
+    script = (
+        "import json, sys, time; import coiter as ct; from benchmarks.autoschedule import kernels;"
+        "ct.set_num_threads(1); out = {}\n"
+        "for name, (stmt, ops, fmt, _, _) in kernels().items():\n"
+        "    t = time.perf_counter()\n"
+        f"    _, r = ct.autoschedule(stmt, budget={budget}, out_format=fmt, **ops)\n"
+        "    out[name] = [time.perf_counter() - t, r.from_database, len(r.measurements)]\n"
+        "print(json.dumps(out))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, env=os.environ
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--budget", type=float, default=ct.autosched.DEFAULT_BUDGET)
+    parser.add_argument("--output", default="benchmarks/results/autoschedule")
+    args = parser.parse_args(argv)
+    os.environ["COITER_CACHE_DIR"] = tempfile.mkdtemp(prefix="coiter-autoschedule-")
+    ct.set_num_threads(1)
+    tuned = tune_all(args.budget)
+    again = second_process(args.budget)
+    rows = []
+    for name, (stmt, operands, out_format, hand, reference) in kernels().items():
+        expected = _dense(reference(operands))
+        calls = {"default": None, "auto": "auto"}
+        calls.update({f"hand {k + 1}": text for k, text in enumerate(hand)})
+        callables, warm = {}, {}
+        for label, schedule in calls.items():
+            call = functools.partial(
+                ct.evaluate, stmt, out_format=out_format, schedule=schedule, **operands
+            )
+            start = time.perf_counter()
+            result = call()
+            warm[label] = time.perf_counter() - start
+            np.testing.assert_allclose(_dense(result), expected, rtol=1e-9, err_msg=label)
+            callables[label] = call
+        if name.startswith("einsum"):
+            A = operands["A"]
+            callables["scipy"] = lambda A=A: A @ A.T
+            warm["scipy"] = 0.01
+        timings = measure_interleaved(callables, POLICY, warm)
+        seconds = {k: t.median for k, t in timings.items()}
+        tuning_seconds, report = tuned[name]
+        best_hand = min((v for k, v in seconds.items() if k.startswith("hand")), default=None)
+        row = {
+            "kernel": name,
+            "statement": stmt,
+            "default_ms": seconds["default"] * 1e3,
+            "auto_ms": seconds["auto"] * 1e3,
+            "best_hand_ms": None if best_hand is None else best_hand * 1e3,
+            "auto_vs_default": seconds["default"] / seconds["auto"],
+            "auto_vs_best_hand": None if best_hand is None else best_hand / seconds["auto"],
+            "tuning_s": tuning_seconds,
+            "schedules_timed": len(report.measurements),
+            "strategy": report.strategy,
+            "chosen": report.schedule,
+            "conversions": report.conversions,
+            "second_run_s": again[name][0],
+            "second_run_hit": again[name][1],
+            "second_run_timed": again[name][2],
+        }
+        if "scipy" in seconds:
+            row["scipy_ms"] = seconds["scipy"] * 1e3
+            row["auto_vs_scipy"] = seconds["scipy"] / seconds["auto"]
+        rows.append(row)
+        print(json.dumps(row))
+    env = script_environment(argv, threads=1, budget=args.budget)
+    write_script_results(args.output, rows, env, markdown)
+
+
+def markdown(rows, env):
+    lines = [
+        "# Autoscheduler: tuned vs default vs TACO's hand schedules (one thread)",
+        "",
+        f"`python -m benchmarks.autoschedule` ({env.get('arguments') or 'defaults'}), "
+        f"budget {env['budget']} s, {env.get('date', '')}. Times are medians of interleaved "
+        "`ct.evaluate` calls; ratios > 1 mean the tuned schedule is faster.",
+        "",
+        "| kernel | default ms | auto ms | best hand ms | auto/default speedup | "
+        "auto vs best hand | tuning s | timed | 2nd run s (hit) | chosen |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        hand = "—" if r["best_hand_ms"] is None else f"{r['best_hand_ms']:.3g}"
+        vs_hand = "—" if r["auto_vs_best_hand"] is None else f"{r['auto_vs_best_hand']:.2f}×"
+        conv = "".join(f" [{n}→{f}]" for n, f in r["conversions"].items())
+        lines.append(
+            f"| {r['kernel']} | {r['default_ms']:.3g} | {r['auto_ms']:.3g} | {hand} | "
+            f"{r['auto_vs_default']:.2f}× | {vs_hand} | {r['tuning_s']:.2f} | "
+            f"{r['schedules_timed']} | {r['second_run_s']:.3f} ({r['second_run_hit']}) | "
+            f"`{r['chosen'] or '(default)'}`{conv} |"
+        )
+    scipy_rows = [r for r in rows if "scipy_ms" in r]
+    for r in scipy_rows:
+        lines += [
+            "",
+            f"{r['kernel']}: SciPy `Y @ Y.T` {r['scipy_ms']:.3g} ms; tuned coiter "
+            f"{r['auto_ms']:.3g} ms (SciPy/coiter {r['auto_vs_scipy']:.2f}); today's default "
+            f"{r['default_ms']:.3g} ms.",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
