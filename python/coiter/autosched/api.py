@@ -28,7 +28,15 @@ from ..tensor import Tensor
 from . import space as schedule_space
 from . import trimming
 from .candidates import Problem, loop_order_candidates
-from .database import Entry, bucket_of, database, distance, operand_statistics, signature
+from .database import (
+    Entry,
+    bucket_key,
+    bucket_of,
+    database,
+    distance,
+    operand_statistics,
+    signature,
+)
 from .report import Report
 from .search import Measurement, Variant, run_search
 
@@ -300,9 +308,9 @@ class InstantChoice:
         entry = database.nearest(key, None, without_conversions=True)
         return entry.schedule if entry is not None else ""
 
-    def input_key(self, operands: Mapping[str, Tensor]) -> tuple[str, int]:
+    def input_key(self, operands: Mapping[str, Tensor]) -> tuple[Any, int]:
         """The operands' statistics bucket, and the database's generation in this process."""
-        return bucket_of(operand_statistics(operands)), database.generation
+        return bucket_key(operand_statistics(operands)), database.generation
 
     def for_operands(
         self,

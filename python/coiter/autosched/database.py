@@ -74,11 +74,12 @@ def operand_statistics(operands: Mapping[str, Tensor]) -> dict[str, dict[str, An
     found: dict[str, dict[str, Any]] = {}
     for name, tensor in sorted(operands.items()):
         stats: dict[str, Any] = {"shape": list(tensor.shape), "nnz": int(tensor.nnz)}
-        for level in tensor.levels[1:]:
-            pos = level.arrays.get("pos")
+        # (The storage's arrays, not tensor.levels: this runs on every schedule="auto" call.)
+        for arrays in tensor._storage.level_arrays[1:]:
+            pos = arrays.get("pos")
             if pos is not None and len(pos) > 1:
                 lengths = np.diff(pos)
-                stats["mean_row"] = float(lengths.mean())
+                stats["mean_row"] = float(pos[-1] - pos[0]) / (len(pos) - 1)
                 stats["max_row"] = int(lengths.max())
                 break
         found[name] = stats
@@ -89,22 +90,34 @@ def _log2(value: float) -> int:
     return round(math.log2(value)) if value >= 1 else 0
 
 
-def bucket_of(statistics: Mapping[str, Mapping[str, Any]]) -> str:
-    """The bucket of some statistics: extents, nonzeros and mean row length rounded to powers
-    of two, and the row skew (max / mean) as ``even`` (< 4), ``skewed`` (< 32) or ``heavy``."""
-    parts = []
+def bucket_key(statistics: Mapping[str, Mapping[str, Any]]) -> tuple[Any, ...]:
+    """The bucket of some statistics: per operand, its extents, nonzeros and mean row length
+    rounded to powers of two, and the row skew (max / mean): 0 even (< 4), 1 skewed (< 32), 2
+    heavy."""
+    parts: list[Any] = []
     for name, stats in sorted(statistics.items()):
-        key = [
-            f"{name}:" + "x".join(str(_log2(n)) for n in stats["shape"]),
-            f"nnz{_log2(stats['nnz'])}",
-        ]
+        part: tuple[Any, ...] = (
+            name,
+            tuple(_log2(n) for n in stats["shape"]),
+            _log2(stats["nnz"]),
+        )
         if "mean_row" in stats:
             mean = max(stats["mean_row"], 1e-9)
             skew = stats["max_row"] / mean
-            key.append(f"row{_log2(mean)}")
-            key.append("even" if skew < 4 else "skewed" if skew < 32 else "heavy")
-        parts.append(",".join(key))
-    return ";".join(parts)
+            part += (_log2(mean), 0 if skew < 4 else 1 if skew < 32 else 2)
+        parts.append(part)
+    return tuple(parts)
+
+
+def bucket_of(statistics: Mapping[str, Mapping[str, Any]]) -> str:
+    """:func:`bucket_key` as the database's text: ``A:14x14,nnz17,row3,even;x:14,nnz14``."""
+    texts = []
+    for name, shape, nnz, *rows in bucket_key(statistics):
+        text = f"{name}:" + "x".join(map(str, shape)) + f",nnz{nnz}"
+        if rows:
+            text += f",row{rows[0]}," + ("even", "skewed", "heavy")[rows[1]]
+        texts.append(text)
+    return ";".join(texts)
 
 
 def distance(a: Mapping[str, Mapping[str, Any]], b: Mapping[str, Mapping[str, Any]]) -> float:
