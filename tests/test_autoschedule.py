@@ -226,12 +226,18 @@ def test_time_calls_takes_the_median_of_at_least_three_calls():
     assert count == 3 and len(calls) == 4 and seconds >= 0  # a warm-up, then three
 
 
-def test_same_result_compares_values_and_structure():
-    a = ct.asarray(sp.random(30, 20, density=0.1, format="csr", random_state=0))
-    b = a.asformat("csc")
-    assert same_result(a, b)
-    c = ct.asarray(a.to_scipy() * 2)
-    assert not same_result(a, c)
+@pytest.mark.parametrize("shape", [(30, 20), (3000, 2000)])  # dense, then sparse comparison
+def test_same_result_compares_values_and_structure(shape):
+    m = sp.random(*shape, density=0.01, format="csr", random_state=0)
+    a = ct.asarray(m)
+    assert same_result(a, ct.asarray(m.copy()))  # same levels
+    assert same_result(a, a.asformat("csc"))  # other levels, same entries
+    assert not same_result(a, ct.asarray(m * 2))
+    assert not same_result(a, ct.asarray(m * 2).asformat("csc"))
+    other = m.copy()
+    other.data[-1] += 1e-3
+    assert not same_result(a, ct.asarray(other))
+    assert not same_result(a, ct.asarray(other).asformat("csc"))
 
 
 def test_a_measurement_total_includes_its_conversion():

@@ -244,6 +244,7 @@ def autoschedule(
             ): v.space.counts
             for v in variants
         },
+        arms=result.arms,
     )
     return Schedule.parse(best.schedule), report
 

@@ -23,7 +23,9 @@ class Report:
     frontier when it lands) of the given formats. ``space``: the counts of the schedule space of
     each variant (by conversion). ``measurements``: every schedule timed, in order (failures
     carry their ``error``). ``chosen``: the winner; ``default``: the baseline. ``from_database``:
-    the tuning was found in the tuning database, and nothing was timed now.
+    the tuning was found in the tuning database, and nothing was timed now. ``arms``: the
+    bandit's arms that were drawn, with how many schedules each had timed and their mean
+    log(time / default).
     """
 
     statement: str
@@ -36,6 +38,8 @@ class Report:
     space_size: int | None = None
     space: dict[str, SpaceCounts] = field(default_factory=dict)
     from_database: bool = False
+    # The bandit's arms that were drawn: (schedules timed, mean log(time / default)).
+    arms: dict[str, tuple[int, float]] = field(default_factory=dict)
 
     @property
     def schedule(self) -> str:
@@ -99,6 +103,10 @@ class Report:
         lines.append(
             f"  chosen:  {_ms(self.chosen.total)}  ({self._speedup_text()})  {self._chosen_text()}"
         )
+        if self.arms:
+            lines.append("  arms drawn (schedules, geometric mean time / default):")
+            for arm, (count, mean) in sorted(self.arms.items(), key=lambda a: a[1][1]):
+                lines.append(f"    {count:>3}  {math.exp(mean):8.3g}  {arm}")
         if self.measurements:
             lines.append("  timed (fastest first):")
             for m in sorted(self.measurements, key=lambda m: m.total):

@@ -128,11 +128,6 @@ class Template:
     partition: Partition
     mapping: Mapping
 
-    @property
-    def arm(self) -> str:
-        """What the search's bandit learns about: the base loop order and the partition."""
-        return f"{self.base.schedule or 'default'} | {self.partition}"
-
     def text(self, values: Sequence[int], chunks: str, race: str, vector_race: str) -> str:
         commands = [self.base.schedule] if self.base.schedule else []
         commands += [c.format(*values) for c in self.partition.commands]
