@@ -191,6 +191,18 @@ def test_the_transpose_rule_turns_an_inner_product_into_a_row_product(tuning_dir
     assert transpose_rule(problem, {"A": ct.asarray(full), "B": ct.asarray(full)}) == {}
 
 
+def test_einsum_takes_the_schedule_too(tuning_dir):
+    # The motivating case: einsum("it,jt->ij", Y, Y) with a CSR Y (an inner product by
+    # default); schedule="auto" converts the second operand by the transpose rule.
+    Y = sp.random(400, 100, density=0.02, format="csr", random_state=3)
+    before = ct.tuning_info()["rule_choices"]
+    C = ct.einsum("it,jt->ij", Y, Y, schedule="auto")
+    assert ct.tuning_info()["rule_choices"] == before + 1
+    np.testing.assert_allclose(C.to_scipy().toarray(), (Y @ Y.T).toarray(), rtol=1e-12)
+    D = ct.einsum("it,jt->ij", Y, Y, schedule="reorder(i,j,t)")
+    np.testing.assert_allclose(D.to_numpy(), (Y @ Y.T).toarray(), rtol=1e-12)
+
+
 def test_conversions_are_searched_and_timed_with_their_cost(tuning_dir):
     Y = sp.random(400, 100, density=0.02, format="csr", random_state=3)
     _, report = ct.autoschedule("C(i,j) = A(i,t) * B(j,t)", budget=0.5, A=Y, B=Y)

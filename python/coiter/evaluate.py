@@ -384,11 +384,14 @@ def einsum(
     out_format: FormatLike | None = None,
     dtype: DTypeLike | None = None,
     engine: str | None = None,
+    schedule: Schedule | str | None = None,
 ) -> Tensor:
     """NumPy's ``einsum`` over dense and sparse operands, computed by one fused kernel.
 
     Supports ``->`` omitted (implicit output), ``...``, repeated indices within an operand
-    (diagonals and traces) and scalar outputs.
+    (diagonals and traces) and scalar outputs. ``schedule`` is as for ``ct.evaluate`` (the
+    operands are named ``t0``, ``t1``, ... and the indices keep their letters);
+    ``schedule="auto"`` asks the autoscheduler (docs/autoscheduling.md).
     """
     tensors = [_computable(as_tensor(op, None)) for op in operands]
     inputs, output = _subscripts(subscripts, tensors)
@@ -413,4 +416,6 @@ def einsum(
         raise ValueError(f"einsum: output subscripts {output!r} repeat an index")
     result = f"out({','.join(output)})" if output else "out"
     statement = f"{result} = {' * '.join(terms)}"
-    return evaluate(statement, out_format=out_format, dtype=dtype, engine=engine, **given)
+    return evaluate(
+        statement, out_format=out_format, dtype=dtype, engine=engine, schedule=schedule, **given
+    )
