@@ -107,6 +107,22 @@ def test_similar_inputs_share_a_bucket_and_different_ones_do_not():
     assert bucket != bucket_of(operand_statistics({"A": ct.asarray(C), "x": ct.asarray(z)}))
 
 
+def test_the_database_is_in_wal_mode_and_keeps_whole_rows(tuning_dir):
+    import sqlite3
+
+    from coiter.autosched.database import Entry, database
+
+    entry = Entry("sig", "bucket", "split(i,i0,i1,16)", {"A": "ds:1,0"}, 1.0, 2.0, 0.5, {"A": {}})
+    database.store(entry)
+    assert database.lookup("sig", "bucket") == entry
+    assert database.lookup("sig", "other") is None
+    database.store(Entry("sig", "bucket", "", {}, 0.5, 2.0, 0.5, {"A": {}}))  # the last wins
+    assert database.lookup("sig", "bucket").schedule == ""
+    with sqlite3.connect(tuning_dir / "tuning.sqlite3") as other:
+        assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert other.execute("SELECT COUNT(*) FROM tuned").fetchone()[0] == 1
+
+
 _TUNE_SCRIPT = textwrap.dedent(
     """
     import json, sys

@@ -141,18 +141,7 @@ def evaluate(
             f"input (column {column} in {statement!r}); give the result another name",
             column=column,
         )
-    names = [name for name in refs if name != result_name]
-    missing = [n for n in names if n not in tensors]
-    if missing:
-        raise TypeError(f"ct.evaluate: no tensor given for {missing}")
-    operands = {name: as_tensor(tensors[name], name) for name in names}
-    for name, ref in refs.items():
-        if name != result_name and operands[name].ndim != ref.order:
-            raise ShapeError(
-                f"tensor {name} has {operands[name].ndim} modes but is indexed with "
-                f"{ref.order} indices in {statement!r}"
-            )
-    check_extents(accesses(assignment.rhs), lambda ref: operands[ref.name].shape)
+    operands = checked_operands(assignment, refs, tensors, "ct.evaluate")
     chosen: Choice | None
     # The autoscheduler's pick depends on the operands' statistics and on the tuning database
     # (which a tuning may have changed since): remembered by both.
@@ -188,6 +177,28 @@ def evaluate(
     result = kernel(**operands)
     result.name = result_name
     return result
+
+
+def checked_operands(
+    assignment: Assignment, refs: Mapping[str, TensorRef], tensors: Mapping[str, Any], caller: str
+) -> dict[str, Tensor]:
+    """The statement's inputs given by name in ``tensors``, as coiter tensors: each must be
+    given (TypeError, naming ``caller``), with as many modes as the statement indexes it with
+    and extents that agree where indices repeat (ShapeError)."""
+    result_name = assignment.lhs.tensor.name
+    names = [name for name in refs if name != result_name]
+    missing = [n for n in names if n not in tensors]
+    if missing:
+        raise TypeError(f"{caller}: no tensor given for {missing}")
+    operands = {name: as_tensor(tensors[name], name) for name in names}
+    for name in names:
+        if operands[name].ndim != refs[name].order:
+            raise ShapeError(
+                f"tensor {name} has {operands[name].ndim} modes but is indexed with "
+                f"{refs[name].order} indices in {str(assignment)!r}"
+            )
+    check_extents(accesses(assignment.rhs), lambda ref: operands[ref.name].shape)
+    return operands
 
 
 def choose_kernel(

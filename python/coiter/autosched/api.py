@@ -16,12 +16,10 @@ from numpy.typing import DTypeLike
 
 from .. import _core
 from ..compiler import default_engine
-from ..conversion import as_tensor
-from ..errors import ShapeError
-from ..evaluate import inferred_result_dtype
+from ..evaluate import checked_operands, inferred_result_dtype
 from ..format_inference import infer_result_format
 from ..formats import Format, FormatLike, as_format, is_all_dense
-from ..notation import accesses, check_extents
+from ..notation import accesses
 from ..parser import Parsed, parse
 from ..schedule import Schedule
 from ..tensor import Tensor
@@ -66,20 +64,10 @@ def _prepare(
     parsed = parse(stmt) if isinstance(stmt, str) else stmt
     assignment, refs = parsed
     result = assignment.lhs.tensor.name
-    names = [n for n in refs if n != result]
-    missing = [n for n in names if n not in operands]
-    if missing:
-        raise TypeError(f"autoschedule: no tensor given for {missing}")
-    unknown = sorted(set(operands) - set(names))
+    unknown = sorted(set(operands) - set(refs) - {result})
     if unknown:
         raise TypeError(f"autoschedule: the statement has no tensor named {unknown}")
-    tensors = {n: as_tensor(operands[n], n) for n in names}
-    for n in names:
-        if tensors[n].ndim != refs[n].order:
-            raise ShapeError(
-                f"tensor {n} has {tensors[n].ndim} modes but is indexed with {refs[n].order}"
-            )
-    check_extents(accesses(assignment.rhs), lambda ref: tensors[ref.name].shape)
+    tensors = checked_operands(assignment, refs, operands, "autoschedule")
     if out_format is None:
         fmt = infer_result_format(
             assignment.lhs.indices, assignment.rhs, lambda ref: tensors[ref.name].format
