@@ -2,7 +2,8 @@
 docs/schedules.md (TACO's CPU schedules), on the kernels of benchmarks/, one thread; plus
 ``einsum("it,jt->ij", Y, Y)`` with a CSR ``Y`` against SciPy's ``Y @ Y.T``.
 
-    python -m benchmarks.autoschedule [--budget 1.5] [--output benchmarks/results/autoschedule]
+    python -m benchmarks.autoschedule [--budget 1.5] [--kernels SpMV,SpGEMM] [--scale 1]
+                                      [--output benchmarks/results/autoschedule]
 
 For each kernel: ``ct.autoschedule`` tunes with the default budget in a fresh tuning database
 (the tuning time is the call's wall time), then the default, each hand schedule and
@@ -49,22 +50,26 @@ def _tensor3(shape, nnz, seed):
     return ct.from_coords(coords, rng.random(len(coords)), shape, format="dss")
 
 
-def kernels():
+def kernels(scale=1.0):
     """name -> (statement, operands, result format, hand schedules from docs/schedules.md,
-    reference function of the operands)."""
+    reference function of the operands); ``scale`` shrinks every extent (a smoke run)."""
+
+    def n(extent):
+        return max(16, int(extent * scale))
+
     rng = np.random.default_rng(0)
-    A = _csr(20_000, 20_000, 10, 1)
-    M = _csr(5_000, 5_000, 10, 2)
-    G = _csr(3_000, 3_000, 8, 3)
-    S = _csr(2_000, 2_000, 20, 7)  # SDDMM's result is dense (TACO's schedule needs one): 32 MB
-    B3 = _tensor3((200, 200, 200), 40_000, 4)
+    A = _csr(n(20_000), n(20_000), 10, 1)
+    M = _csr(n(5_000), n(5_000), 10, 2)
+    G = _csr(n(3_000), n(3_000), 8, 3)
+    S = _csr(n(2_000), n(2_000), 20, 7)  # SDDMM's result is dense (TACO's schedule needs one)
+    B3 = _tensor3((n(200),) * 3, n(40_000), 4)
     dense_b3 = B3.to_numpy()
-    Y = _csr(4_000, 1_000, 8, 5)
+    Y = _csr(n(4_000), n(1_000), 8, 5)
     hand_spmv = ["split(i,i0,i1,16);reorder(i0,i1,j);parallelize(i0,cpu_thread,no_races)"]
     return {
         "SpMV": (
             "y(i) = A(i,j) * x(j)",
-            {"A": A, "x": rng.random(20_000)},
+            {"A": A, "x": rng.random(A.shape[1])},
             None,
             hand_spmv
             + [
@@ -76,7 +81,7 @@ def kernels():
         ),
         "SpMM": (
             "C(i,k) = A(i,j) * B(j,k)",
-            {"A": M, "B": rng.random((5_000, 32))},
+            {"A": M, "B": rng.random((M.shape[1], 32))},
             None,
             [
                 "split(i,i0,i1,16);pos(j,jpos,A(i,j));split(jpos,jpos0,jpos1,8);"
@@ -89,7 +94,7 @@ def kernels():
         ),
         "SDDMM": (
             "A(i,k) = B(i,k) * C(i,j) * D(j,k)",
-            {"B": S, "C": rng.random((2_000, 16)), "D": rng.random((16, 2_000))},
+            {"B": S, "C": rng.random((S.shape[0], 16)), "D": rng.random((16, S.shape[1]))},
             "dense",
             [
                 "split(i,i0,i1,16);pos(k,kpos,B(i,k));split(kpos,kpos0,kpos1,8);"
@@ -100,7 +105,7 @@ def kernels():
         ),
         "SpGEMM": (
             "A(i,j) = B(i,k) * C(k,j)",
-            {"B": G, "C": _csr(3_000, 3_000, 8, 6)},
+            {"B": G, "C": _csr(G.shape[1], G.shape[1], 8, 6)},
             None,
             [
                 "reorder(i,k,j);precompute(B(i,k)*C(k,j),[j],[jw])",
@@ -110,7 +115,7 @@ def kernels():
         ),
         "MTTKRP": (
             "A(i,j) = B(i,k,l) * D(l,j) * C(k,j)",
-            {"B": B3, "C": rng.random((200, 16)), "D": rng.random((200, 16))},
+            {"B": B3, "C": rng.random((B3.shape[1], 16)), "D": rng.random((B3.shape[2], 16))},
             "dense",
             [
                 "split(i,i1,i2,16);reorder(i1,i2,k,l,j);parallelize(i1,cpu_thread,no_races)",
@@ -121,7 +126,7 @@ def kernels():
         ),
         "TTV": (
             "A(i,j) = B(i,j,k) * c(k)",
-            {"B": B3, "c": rng.random(200)},
+            {"B": B3, "c": rng.random(B3.shape[2])},
             "dense",
             [
                 "fuse(i,j,f);pos(f,fpos,B(i,j,k));split(fpos,chunk,fpos2,16);reorder(chunk,fpos2,k);"
@@ -131,7 +136,7 @@ def kernels():
         ),
         "TTM": (
             "A(i,j,l) = B(i,j,k) * C(k,l)",
-            {"B": B3, "C": rng.random((200, 8))},
+            {"B": B3, "C": rng.random((B3.shape[2], 8))},
             "dense",
             [
                 "fuse(i,j,f);pos(f,fpos,B(i,j,k));split(fpos,chunk,fpos2,16);pos(k,kpos,B(i,j,k));"
@@ -140,7 +145,7 @@ def kernels():
             ],
             lambda o: np.einsum("ijk,kl->ijl", dense_b3, o["C"]),
         ),
-        "einsum it,jt->ij": (
+        "einsum YYt": (
             "C(i,j) = A(i,t) * B(j,t)",
             {"A": Y, "B": Y},
             None,
@@ -164,29 +169,43 @@ def _dense(value):
     return value.toarray() if sp.issparse(value) else np.asarray(value)
 
 
-def tune_all(budget):
+def selected(names, scale):
+    """The kernels named (all when ``names`` is empty), at ``scale``."""
+    found = kernels(scale)
+    unknown = set(names) - set(found)
+    if unknown:
+        raise SystemExit(f"unknown kernels {sorted(unknown)}; they are {sorted(found)}")
+    return {k: v for k, v in found.items() if not names or k in names}
+
+
+def tune_all(cases, budget):
     """{kernel: (tuning seconds, report)} in this process."""
     tuned = {}
-    for name, (stmt, operands, out_format, _, _) in kernels().items():
+    for name, (stmt, operands, out_format, _, _) in cases.items():
         start = time.perf_counter()
         _, report = ct.autoschedule(stmt, budget=budget, out_format=out_format, **operands)
         tuned[name] = (time.perf_counter() - start, report)
     return tuned
 
 
-def second_process(budget):
+def second_process(names, scale, budget):
     """Ask again in a fresh process (same cache directory): seconds per call, and hits."""
     script = (
-        "import json, sys, time; import coiter as ct; from benchmarks.autoschedule import kernels;"
+        "import json, sys, time; import coiter as ct; from benchmarks.autoschedule import selected;"
         "ct.set_num_threads(1); out = {}\n"
-        "for name, (stmt, ops, fmt, _, _) in kernels().items():\n"
+        "for name, (stmt, ops, fmt, _, _) in selected(json.loads(sys.argv[1]), "
+        "float(sys.argv[2])).items():\n"
         "    t = time.perf_counter()\n"
-        f"    _, r = ct.autoschedule(stmt, budget={budget}, out_format=fmt, **ops)\n"
+        "    _, r = ct.autoschedule(stmt, budget=float(sys.argv[3]), out_format=fmt, **ops)\n"
         "    out[name] = [time.perf_counter() - t, r.from_database, len(r.measurements)]\n"
         "print(json.dumps(out))"
     )
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True, env=os.environ
+        [sys.executable, "-c", script, json.dumps(names), str(scale), str(budget)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=os.environ,
     )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -195,13 +214,17 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=float, default=ct.autosched.DEFAULT_BUDGET)
     parser.add_argument("--output", default="benchmarks/results/autoschedule")
+    parser.add_argument("--kernels", default="", help="comma-separated names (default: all)")
+    parser.add_argument("--scale", type=float, default=1.0, help="extents times this")
     args = parser.parse_args(argv)
+    names = [k for k in args.kernels.split(",") if k]
+    cases = selected(names, args.scale)
     os.environ["COITER_CACHE_DIR"] = tempfile.mkdtemp(prefix="coiter-autoschedule-")
     ct.set_num_threads(1)
-    tuned = tune_all(args.budget)
-    again = second_process(args.budget)
+    tuned = tune_all(cases, args.budget)
+    again = second_process(names, args.scale, args.budget)
     rows = []
-    for name, (stmt, operands, out_format, hand, reference) in kernels().items():
+    for name, (stmt, operands, out_format, hand, reference) in cases.items():
         expected = _dense(reference(operands))
         tuning_seconds, report = tuned[name]
         # "tuned": the chosen schedule given explicitly (its conversions made in the call), the
@@ -223,7 +246,7 @@ def main(argv=None):
             warm[label] = time.perf_counter() - start
             np.testing.assert_allclose(_dense(result), expected, rtol=1e-9, err_msg=label)
             callables[label] = call
-        if name.startswith("einsum"):
+        if name == "einsum YYt":
             A = operands["A"]
             callables["scipy"] = lambda A=A: A @ A.T
             warm["scipy"] = 0.01
@@ -257,6 +280,7 @@ def main(argv=None):
         print(json.dumps(row))
     env = script_environment(argv, threads=1, budget=args.budget)
     write_script_results(args.output, rows, env, markdown)
+    return rows
 
 
 def markdown(rows, env):
