@@ -43,7 +43,7 @@ __all__ = ["autoschedule", "tuning_info", "clear_tuning", "DEFAULT_BUDGET"]
 # Seconds ct.autoschedule spends by default: the issue asks for at most 2 s per signature.
 DEFAULT_BUDGET = 1.5
 # A dense copy of a sparse operand is tried when it has at most this many elements and is at
-# least 1/16 full (a denser copy is what random access pays for).
+# least 1/16 full (a sparser one would make the kernel iterate mostly zeros).
 _DENSE_COPY_LIMIT = 1 << 22
 _DENSE_COPY_DENSITY = 1 / 16
 # schedule="auto" reuses the tuning of the nearest inputs within this distance (the sum of
