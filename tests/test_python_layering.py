@@ -57,6 +57,17 @@ LAYERS = {
         "linalg",
         "numpy_protocols",
     ],
+    # The autoscheduler (docs/autoscheduling.md) compiles, evaluates and times kernels.
+    "autoscheduler": [
+        "autosched.candidates",
+        "autosched.space",
+        "autosched.trimming",
+        "autosched.search",
+        "autosched.database",
+        "autosched.report",
+        "autosched.api",
+        "autosched",
+    ],
     "package": ["tensor_methods", "kernel_cache", ""],  # "": coiter/__init__.py
     # coiter.distributed (docs/distributed.md): `import coiter` does not import it (ct.distributed
     # imports it on first use, by name), so it sits above the whole package.

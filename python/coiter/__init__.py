@@ -13,7 +13,8 @@ from . import (
     threads,  # noqa: F401 - makes coiter's thread pool visible to threadpoolctl
 )
 from ._core import get_num_threads, set_num_threads
-from .compiler import Kernel, compile, schedule_problem
+from .autosched import autoschedule, clear_tuning, instant_choice, tuning_info
+from .compiler import Kernel, compile, install_autoscheduler, schedule_problem
 from .config import config
 from .conversion import asarray
 from .creation import from_coords, random, zeros
@@ -50,6 +51,8 @@ from .tensor import Level, Tensor
 # Tensor's methods that need the compiler and the array operators (docs/architecture.md,
 # "Python layering").
 tensor.install_methods(tensor_methods)
+# The choice behind schedule="auto" (the autoscheduler sits above the compiler).
+install_autoscheduler(instant_choice)
 
 __version__ = _core.__version__
 
@@ -97,6 +100,9 @@ __all__ = [
     # schedules ("Schedules") and targets ("Targets")
     "Schedule",
     "schedule_problem",
+    "autoschedule",
+    "tuning_info",
+    "clear_tuning",
     "cuda",
     # errors ("Errors")
     "CoiterError",

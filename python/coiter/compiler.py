@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -39,6 +39,60 @@ _INT64 = np.dtype(np.int64)
 _IN_PLACE_OPERANDS = (Tensor, np.ndarray) + SCIPY_IN_PLACE
 # Whether default_engine said that kernels are compiled with the C compiler (said once).
 _warned_about_c_engine = False
+
+
+class AutoScheduler(Protocol):
+    """The choice behind ``schedule="auto"`` (coiter/autosched/api.py implements it; the package
+    installs it with :func:`install_autoscheduler`, as the autoscheduler sits above the compiler
+    in the layering: docs/architecture.md). It picks at once, timing nothing."""
+
+    def for_formats(
+        self,
+        stmt: Parsed,
+        formats: Mapping[str, Format],
+        dtypes: Mapping[str, np.dtype[Any]],
+        engine: str | None,
+    ) -> str:
+        """The schedule text for ``stmt`` on tensors of these formats and dtypes (by name)."""
+        ...
+
+    def for_operands(
+        self,
+        stmt: Parsed,
+        operands: Mapping[str, Tensor],
+        formats: Mapping[str, Format],
+        dtypes: Mapping[str, np.dtype[Any]],
+        engine: str | None,
+    ) -> tuple[str, dict[str, Format]]:
+        """The schedule text for ``stmt`` on these operands, and the operands to convert first
+        (by name, to a format)."""
+        ...
+
+    def input_key(self, operands: Mapping[str, Tensor]) -> Hashable:
+        """What ``for_operands`` depends on besides the statement and the formats: a choice
+        made for operands with an equal key may be reused (ct.evaluate remembers it)."""
+        ...
+
+
+_autoscheduler: AutoScheduler | None = None
+
+
+def install_autoscheduler(chooser: AutoScheduler) -> None:
+    """Make ``chooser`` the choice behind ``schedule="auto"`` (coiter/__init__.py calls it)."""
+    global _autoscheduler
+    _autoscheduler = chooser
+
+
+def autoscheduler() -> AutoScheduler:
+    """The installed choice behind ``schedule="auto"``."""
+    if _autoscheduler is None:
+        raise ScheduleError("schedule='auto': the autoscheduler is not installed (import coiter)")
+    return _autoscheduler
+
+
+def is_auto(schedule: object) -> bool:
+    """Whether ``schedule`` asks for the autoscheduler's choice."""
+    return isinstance(schedule, str) and schedule.strip() == "auto"
 
 
 def default_engine() -> str:
@@ -576,6 +630,8 @@ def compile(
     """
     if schedule is None and isinstance(stmt, Tensor):
         schedule = stmt._schedule
+    if is_auto(schedule):
+        schedule = _auto_schedule(stmt, formats, dtype, dtypes, engine)
     schedule_text = text_of(schedule)
     if isinstance(stmt, Tensor):
         stmt._kernel = _compile_definition(stmt, index_dtype, schedule_text, target, engine)
@@ -589,6 +645,36 @@ def compile(
         engine=engine,
         schedule=schedule_text,
         target=target,
+    )
+
+
+def _auto_schedule(
+    stmt: str | Tensor | Parsed,
+    formats: Mapping[str, FormatLike] | None,
+    dtype: DTypeLike,
+    dtypes: Mapping[str, DTypeLike] | None,
+    engine: str | None,
+) -> str:
+    """``schedule="auto"`` for ``ct.compile``: the autoscheduler's pick for the formats."""
+    if isinstance(stmt, Tensor):
+        definition = stmt._definition
+        if definition is None:
+            raise ValueError(f"{stmt._label()} has no definition to compile; assign one first")
+        rewritten, specs, result_spec, _ = specs_for_tensors(definition, stmt.name or "out")
+        chosen = {n: s.format for n, s in specs.items()}
+        chosen[result_spec.name] = result_spec.format
+        kinds = {n: s.dtype for n, s in specs.items()}
+        kinds[result_spec.name] = result_spec.dtype
+        return autoscheduler().for_formats(parse(str(rewritten)), chosen, kinds, engine)
+    parsed = parse(stmt) if isinstance(stmt, str) else stmt
+    refs = parsed[1]
+    formats = dict(formats or {})
+    dtypes = dict(dtypes or {})
+    return autoscheduler().for_formats(
+        parsed,
+        {n: as_format(formats.get(n, "dense"), r.order) for n, r in refs.items()},
+        {n: value_dtype(dtypes.get(n, dtype), f"tensor {n}") for n in refs},
+        engine,
     )
 
 

@@ -11,7 +11,13 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from . import _core
-from .compiler import Kernel, typed_statement, with_reordered_operands
+from .compiler import (
+    Kernel,
+    autoscheduler,
+    is_auto,
+    typed_statement,
+    with_reordered_operands,
+)
 from .compiler import compile as compile_kernel
 from .conversion import as_tensor
 from .creation import from_coords
@@ -38,8 +44,11 @@ from .tensor import Tensor
 # 0.08 ms a call of the kernel, SciPy 0.2 ms); the compiler's own cache still holds the kernels.
 # Least recently used first; cleared with the compiler's (ct.clear_cache, kernel_cache.py).
 _CHOSEN_KERNELS_KEPT = 256
-# (kernel, result format, result dtype, None or the operands to pass instead: see choose_kernel)
-Choice: TypeAlias = tuple[Kernel, Format, np.dtype[Any], dict[str, Tensor] | None]
+# (kernel, result format, result dtype, None or the operands to pass instead, the formats to
+# convert operands to before each call: see choose_kernel)
+Choice: TypeAlias = tuple[
+    Kernel, Format, np.dtype[Any], dict[str, Tensor] | None, dict[str, Format]
+]
 _chosen_kernels: OrderedDict[Hashable, Choice] = OrderedDict()
 
 
@@ -60,13 +69,14 @@ def _choice_key(
     out_format: FormatLike | None,
     dtype: DTypeLike | None,
     engine: str | None,
-    schedule: Schedule | str | None,
+    schedule: Schedule | str | tuple[str, Hashable] | None,
     target: str = "cpu",
 ) -> Hashable:
     """What decides ct.evaluate's kernel (unhashable when an option is, such as an
-    out_format given as a list of levels: such calls are not remembered)."""
+    out_format given as a list of levels: such calls are not remembered). ``schedule`` is
+    ``("auto", key)`` for the autoscheduler's pick, ``key`` what it depends on."""
     operand_key = tuple((name, t.format, t.dtype) for name, t in operands.items())
-    schedule_key = schedule if schedule is None or isinstance(schedule, str) else str(schedule)
+    schedule_key = schedule if not isinstance(schedule, Schedule) else str(schedule)
     return (
         statement,
         operand_key,
@@ -78,7 +88,7 @@ def _choice_key(
     )
 
 
-def _result_dtype(assignment: Assignment, tensors: Mapping[str, Tensor]) -> np.dtype[Any]:
+def inferred_result_dtype(assignment: Assignment, tensors: Mapping[str, Tensor]) -> np.dtype[Any]:
     """NumPy's result type of the right side, computed by the compiler's promotion rules."""
 
     def var_of(tensor: TensorRef) -> _core.TensorVar:
@@ -171,33 +181,14 @@ def evaluate(
             f"input (column {column} in {statement!r}); give the result another name",
             column=column,
         )
-    names = [name for name in refs if name != result_name]
-    missing = [n for n in names if n not in tensors]
-    if missing:
-        raise TypeError(f"ct.evaluate: no tensor given for {missing}")
-    # Tensors the statement does not read are allowed (one namespace of tensors for several
-    # statements), but a keyword that cannot be a tensor is a misspelt option (formats= for
-    # out_format=), which would otherwise be ignored without a word.
-    options = sorted(
-        name
-        for name, value in tensors.items()
-        if name not in names and isinstance(value, (dict, str, bool, type(None)))
-    )
-    if options:
-        raise TypeError(
-            f"ct.evaluate: {options} is not a tensor of {statement!r} (which reads {names}) "
-            "nor an option (out_format, dtype, engine, schedule, target)"
-        )
-    operands = {name: as_tensor(tensors[name], name) for name in names}
-    for name, ref in refs.items():
-        if name != result_name and operands[name].ndim != ref.order:
-            raise ShapeError(
-                f"tensor {name} has {operands[name].ndim} modes but is indexed with "
-                f"{ref.order} indices in {statement!r}"
-            )
-    check_extents(accesses(assignment.rhs), lambda ref: operands[ref.name].shape)
-    key = _choice_key(statement, operands, out_format, dtype, engine, schedule, target)
+    operands = checked_operands(assignment, refs, tensors, "ct.evaluate")
     chosen: Choice | None
+    # The autoscheduler's pick depends on the operands' statistics and on the tuning database
+    # (which a tuning may have changed since): remembered by both.
+    choice_schedule = (
+        ("auto", autoscheduler().input_key(operands)) if is_auto(schedule) else schedule
+    )
+    key = _choice_key(statement, operands, out_format, dtype, engine, choice_schedule, target)
     try:
         chosen = _chosen_kernels.get(key)
     except TypeError:
@@ -212,9 +203,13 @@ def evaluate(
                 _chosen_kernels.popitem(last=False)
     else:
         _chosen_kernels.move_to_end(key)
-    kernel, fmt, result_dtype, replaced = chosen
+    kernel, fmt, result_dtype, replaced, conversions = chosen
     if replaced is not None:
         operands = replaced
+    elif conversions:
+        operands = {
+            n: t.asformat(conversions[n]) if n in conversions else t for n, t in operands.items()
+        }
     if out_format is None and is_all_dense(fmt):
         # Only an inferred format is limited (docs/reference.md, "Result formats", rule 3): a dense
         # result asked for with out_format= is what the user wants, however large.
@@ -222,6 +217,41 @@ def evaluate(
     result = kernel(**operands)
     result.name = result_name
     return result
+
+
+def checked_operands(
+    assignment: Assignment, refs: Mapping[str, TensorRef], tensors: Mapping[str, Any], caller: str
+) -> dict[str, Tensor]:
+    """The statement's inputs given by name in ``tensors``, as coiter tensors: each must be
+    given (TypeError, naming ``caller``), with as many modes as the statement indexes it with
+    and extents that agree where indices repeat (ShapeError)."""
+    result_name = assignment.lhs.tensor.name
+    names = [name for name in refs if name != result_name]
+    missing = [n for n in names if n not in tensors]
+    if missing:
+        raise TypeError(f"{caller}: no tensor given for {missing}")
+    # Tensors the statement does not read are allowed (one namespace of tensors for several
+    # statements), but a keyword that cannot be a tensor is a misspelt option (formats= for
+    # out_format=), which would otherwise be ignored without a word.
+    options = sorted(
+        name
+        for name, value in tensors.items()
+        if name not in names and isinstance(value, (dict, str, bool, type(None)))
+    )
+    if options:
+        raise TypeError(
+            f"{caller}: {options} is not a tensor of {str(assignment)!r} (which reads {names}) "
+            "nor an option (out_format, dtype, engine, schedule, target)"
+        )
+    operands = {name: as_tensor(tensors[name], name) for name in names}
+    for name in names:
+        if operands[name].ndim != refs[name].order:
+            raise ShapeError(
+                f"tensor {name} has {operands[name].ndim} modes but is indexed with "
+                f"{refs[name].order} indices in {str(assignment)!r}"
+            )
+    check_extents(accesses(assignment.rhs), lambda ref: operands[ref.name].shape)
+    return operands
 
 
 def choose_kernel(
@@ -235,9 +265,10 @@ def choose_kernel(
     target: str = "cpu",
 ) -> Choice:
     """(kernel, result format, result dtype, None or the operands to pass instead: some
-    converted to another mode order, repeated ones under names of their own)."""
+    converted to another mode order, repeated ones under names of their own; the formats to
+    convert operands to before each call, which ``schedule="auto"`` may ask for)."""
     result_name = assignment.lhs.tensor.name
-    rhs_dtype = _result_dtype(assignment, operands)
+    rhs_dtype = inferred_result_dtype(assignment, operands)
     result_dtype = rhs_dtype if dtype is None else np.dtype(dtype)
     order = len(assignment.lhs.indices)
     if out_format is None:
@@ -250,6 +281,17 @@ def choose_kernel(
     formats[result_name] = fmt
     dtypes = {name: t.dtype for name, t in operands.items()}
     dtypes[result_name] = result_dtype
+    conversions: dict[str, Format] = {}
+    if is_auto(schedule):
+        schedule, conversions = autoscheduler().for_operands(
+            (assignment, refs), operands, formats, dtypes, engine
+        )
+        if conversions:
+            formats.update(conversions)
+            operands = {
+                n: t.asformat(conversions[n]) if n in conversions else t
+                for n, t in operands.items()
+            }
     try:
         kernel = compile_kernel(
             (assignment, refs),
@@ -259,13 +301,13 @@ def choose_kernel(
             schedule=schedule,
             target=target,
         )
-        return kernel, fmt, result_dtype, None
+        return kernel, fmt, result_dtype, None, conversions
     except CompileError as error:
         # (Not remembered: which operands are converted, and how, depends on their data.)
         kernel, replaced = _compile_with_reordered_operands(
             (assignment, refs), operands, formats, dtypes, engine, schedule, error, target
         )
-        return kernel, fmt, result_dtype, replaced
+        return kernel, fmt, result_dtype, replaced, {}
 
 
 def _split_repeated(
@@ -408,6 +450,7 @@ def einsum(
     out_format: FormatLike | None = None,
     dtype: DTypeLike | None = None,
     engine: str | None = None,
+    schedule: Schedule | str | None = None,
 ) -> Tensor:
     """NumPy's ``einsum`` over dense and sparse operands, computed by one fused kernel.
 
@@ -425,6 +468,10 @@ def einsum(
         The result's value dtype; by default NumPy's promotion of the operands' dtypes.
     engine : {"llvm", "c"}, optional
         The CPU code generator.
+    schedule : Schedule or str, optional
+        As for :func:`evaluate`: the operands are named ``t0``, ``t1``, ... and the indices
+        keep their letters; ``schedule="auto"`` asks the autoscheduler
+        (docs/autoscheduling.md).
 
     Returns
     -------
@@ -468,4 +515,6 @@ def einsum(
         raise ValueError(f"einsum: output subscripts {output!r} repeat an index")
     result = f"out({','.join(output)})" if output else "out"
     statement = f"{result} = {' * '.join(terms)}"
-    return evaluate(statement, out_format=out_format, dtype=dtype, engine=engine, **given)
+    return evaluate(
+        statement, out_format=out_format, dtype=dtype, engine=engine, schedule=schedule, **given
+    )

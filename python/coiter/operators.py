@@ -337,7 +337,7 @@ def _run(tensor, rhs):
 
 
 def _choose(assignment, refs, operands, tensor):
-    kernel, _, _, replaced = choose_kernel(
+    kernel, _, _, replaced, _ = choose_kernel(
         assignment, refs, operands, tensor.format, tensor.dtype, None, None
     )
     return kernel, replaced

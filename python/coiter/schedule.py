@@ -254,8 +254,8 @@ def schedule_text(schedule: Schedule | str | None) -> str:
     if isinstance(schedule, str):
         if schedule.strip() == "auto":
             raise ScheduleError(
-                "schedule='auto' needs the autoscheduler, which this version of coiter "
-                "does not have yet; pass a ct.Schedule or None (the default schedule)"
+                "schedule='auto' is chosen by ct.compile and ct.evaluate (docs/autoscheduling.md); "
+                "here pass a ct.Schedule or None (the default schedule)"
             )
         schedule = Schedule.parse(schedule)
     if not isinstance(schedule, Schedule):
