@@ -1,5 +1,5 @@
-"""The schedule space of the search paper (``../shared/reference/autoschedule-search.md``),
-built from base candidates (candidates.py):
+"""The schedule space of the search paper (Ziheng Wang, "Automatic Optimization of Sparse Tensor
+Algebra Programs", MIT 2020), built from base candidates (candidates.py):
 
 1. **Partition**: for each base loop order, the ways to cut its variables — ``split`` (chunks
    of a fixed size), ``divide`` (a fixed number of chunks), ``pos`` (the stored positions of a
