@@ -35,13 +35,14 @@ def _matplotlib(module: str) -> Any:
 def matrix_entries(matrix: Any) -> tuple[tuple[int, int], NDArray[Any], NDArray[Any]]:
     """``(shape, rows, columns)`` of the stored entries of a coiter matrix, a SciPy sparse
     matrix or array, or a dense 2-D array (its nonzeros)."""
-    if scipy.sparse.issparse(matrix):
-        coo = matrix.tocoo()
-        shape, rows, cols = tuple(coo.shape), coo.row, coo.col
-    elif callable(getattr(matrix, "coords", None)):  # a coiter tensor
+    # (A coiter tensor first: scipy.sparse.issparse accepts it too, docs/arrays.md.)
+    if callable(getattr(matrix, "coords", None)):  # a coiter tensor
         coords, _ = matrix.coords()
         shape = tuple(matrix.shape)
         rows, cols = (coords[:, 0], coords[:, 1]) if len(shape) == 2 else (None, None)
+    elif scipy.sparse.issparse(matrix):
+        coo = matrix.tocoo()
+        shape, rows, cols = tuple(coo.shape), coo.row, coo.col
     else:
         dense = np.asarray(matrix)
         shape = dense.shape
