@@ -15,7 +15,7 @@ from . import _core, cuda_libraries
 from .conversion import as_tensor
 from .dtypes import value_dtype
 from .errors import CompileError, ScheduleError, ShapeError, SignatureError
-from .formats import Format, FormatLike, as_format, compressed, is_all_dense
+from .formats import Format, FormatLike, as_format, is_all_dense
 from .notation import (
     Access,
     Assignment,
@@ -95,12 +95,10 @@ def core_statement(
 
 
 def _assembled_spec(spec: TensorSpec) -> TensorSpec:
-    """``spec``, or a copy whose hashed levels are compressed (see Kernel)."""
-    levels = list(spec.format.levels)
-    if spec.format.name is not None or not any(level.name == "hashed" for level in levels):
-        return spec
-    built = [compressed if level.name == "hashed" else level for level in levels]
-    return TensorSpec(spec.name, Format(built, list(spec.format.mode_order)), spec.dtype)
+    """``spec``, or a copy in the format the core computes it in and packs it from (see
+    Kernel)."""
+    built = spec.format.result_assembly_format
+    return spec if built == spec.format else TensorSpec(spec.name, built, spec.dtype)
 
 
 def _has_index_arrays(fmt: Format) -> bool:
@@ -132,9 +130,10 @@ class Kernel:
         self._assignment = assignment  # accesses refer to TensorSpec objects
         self._specs = specs  # name -> TensorSpec (inputs)
         self._result = result_spec
-        # Hashed result levels take random inserts, but their bucket count must be known
-        # before the first insert: the kernel assembles compressed levels instead and the
-        # result is packed into the hashed format afterwards (same entries).
+        # A hashed result level is inserted into in one pass when only dense levels lie above
+        # it and none below (``dh``, ``h``); otherwise (``hs``) the kernel assembles the
+        # format the core names (the hashed levels compressed) and the result is packed into
+        # the hashed format afterwards (same entries).
         self._built = _assembled_spec(result_spec)
         if self._built is not result_spec:
             self._assignment = Assignment(
@@ -614,7 +613,7 @@ def schedule_problem(
         typed, _, result_spec, _ = specs_for_tensors(definition, stmt.name or "out", chosen)
     else:
         typed, _, result_spec = _typed_statement(stmt, formats, dtype, dtypes)
-    # The result as the kernel would build it (see Kernel: hashed levels are compressed).
+    # The result as the kernel would build it (see Kernel: some hashed levels are compressed).
     built = _assembled_spec(result_spec)
     if built is not result_spec:
         typed = Assignment(Access(built, typed.lhs.indices), typed.rhs, typed.accumulate)

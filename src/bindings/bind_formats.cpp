@@ -156,6 +156,9 @@ void bindFormats(py::module_& m) {
                                if (problem.empty()) return py::none();
                                return py::str(problem);
                              })
+      // The format a kernel computes a result of this format in (Format::resultAssemblyFormat):
+      // itself, or with the hashed levels it cannot insert into in one pass compressed.
+      .def_property_readonly("result_assembly_format", &Format::resultAssemblyFormat)
       .def("__str__", [](const Format& f) { return f.str().empty() ? f.repr() : f.str(); })
       .def("__repr__", &Format::repr)
       .def("__eq__", [](const Format& a, const Format& b) { return a == b; })
