@@ -236,3 +236,27 @@ def test_parallel_rows_insert_in_parallel(engine):
     finally:
         ct.set_num_threads(previous)
     check(result, a + b, "dh")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_fused_position_loop_inserts(engine):
+    # A loop over A's positions (rows fused with columns) stores each row's sum through an
+    # insert, not through the dense result position a dense y would use.
+    rng = np.random.default_rng(10)
+    a, x = random_array(rng, (9, 7)), rng.standard_normal(7)
+    kern = kernel(
+        "y(i) = A(i,j) * x(j)",
+        {"A": "csr", "x": "dense", "y": "h"},
+        engine,
+        schedule="fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,4)",
+    )
+    check(kern(A=ct.asarray(a, format="csr"), x=ct.asarray(x)), a @ x, "h")
+
+
+def test_parallel_position_loop_over_hashed_rows_is_refused():
+    problem = ct.schedule_problem(
+        "y(i) = A(i,j) * x(j)",
+        "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,4);parallelize(fp0,cpu_thread,atomics)",
+        formats={"A": "csr", "x": "dense", "y": "h"},
+    )
+    assert problem is not None and "same hash tables" in problem

@@ -313,11 +313,11 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
   for (size_t k = 0; k < order; ++k)
     if (result.format.insertsResultLevel(static_cast<int>(k))) inserted = static_cast<int>(k);
   LevelStorage insertedScalars;  // its scalars (in a LevelStorage for countPositions)
-  if (inserted >= 0) {
-    insertedScalars.scalars =
-        abi.assembles ? levels[inserted]->insertScalars(insertEntriesHint(operands, parentCount[inserted],
-                                                                         levelExtents[inserted], entry))
-                      : structure->levelsAnywhere()[inserted].scalars;
+  if (inserted >= 0 && abi.assembles) {
+    int64_t hint = insertEntriesHint(operands, parentCount[inserted], levelExtents[inserted], entry);
+    insertedScalars.scalars = levels[inserted]->insertScalars(hint);
+  } else if (inserted >= 0) {
+    insertedScalars.scalars = structure->levelsAnywhere()[inserted].scalars;
   }
 
   int32_t status = ir::kOk;
@@ -336,7 +336,7 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
     }
     // Until the kernel takes them over, result arrays are freed if a later allocation fails.
     std::vector<std::unique_ptr<void, ResultArrayDeleter>> allocated;
-    std::vector<size_t> resultBytes(abi.pointerSlots, 0);      // by pointer slot
+    std::vector<size_t> resultBytes(abi.pointerSlots, 0);     // by pointer slot
     std::vector<int64_t> resultLengths(abi.pointerSlots, 0);  // elements allocated, by pointer slot
     for (const auto& a : abi.arrays) {
       if (a.tensor != resultIndex) continue;
@@ -466,9 +466,9 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
   Buffer& vals = *resultArrays.at({-1, "vals"});
   Buffer values = trimmed(vals, positions);
   // (For an inserted level: its fullest segment, the size the next call's tables start from.)
-  recordResultEntries(entry, inserted >= 0 ? levels[inserted]->fullestSegment(storageLevels[inserted],
-                                                                               parentCount[inserted])
-                                           : positions);
+  int64_t entries = positions;
+  if (inserted >= 0) entries = levels[inserted]->fullestSegment(storageLevels[inserted], parentCount[inserted]);
+  recordResultEntries(entry, entries);
   auto storage = std::make_shared<TensorStorage>(result.format, shape, result.dtype, result.indexType,
                                                  std::move(storageLevels), std::move(values));
   storage->markValid();

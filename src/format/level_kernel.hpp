@@ -80,10 +80,10 @@ inline bool isAppended(LevelAssembly a) { return a == LevelAssembly::Appended ||
 
 // A result level's arrays as the kernel left them, and what the runtime makes of them.
 struct AssembledLevel {
-  std::map<std::string, Buffer*> arrays;  // the kernel's grown arrays, by name
-  int64_t parentCount = 0;                // positions of the level above (1 above the top)
-  int64_t extent = 0;                     // range of the level's coordinates
-  bool countsPerParent = false;           // pos holds each parent's count, not offsets
+  std::map<std::string, Buffer*> arrays;   // the kernel's grown arrays, by name
+  int64_t parentCount = 0;                 // positions of the level above (1 above the top)
+  int64_t extent = 0;                      // range of the level's coordinates
+  bool countsPerParent = false;            // pos holds each parent's count, not offsets
   std::map<std::string, int64_t> scalars;  // inserted levels: the scalars the kernel ran with
   // The first `length` elements of a kernel's array as the level's array (the rest given
   // back to the system).

@@ -124,8 +124,7 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
     const auto& lhs = a.lhs->indices;
     bool rowOnly = std::find(lhs.begin(), lhs.end(), bound[1]) == lhs.end();
     if (a.lhs->tensor == resultTensor_ && a.accumulate == &nt::addOp() && groups_.empty() && insertedLevel_ < 0 &&
-        trailingDense_ < 0 &&
-        rowOnly) {
+        trailingDense_ < 0 && rowOnly) {
       sum = &a;
     }
   }

@@ -96,15 +96,17 @@ class HashedLevel final : public LevelType {
     Expr counted = binary(BinaryOp::Add, parent, intLit(1));
     auto claim = [&](const Expr& slot, const Var& found) {
       Var entries = makeVar(code.freshName(code.name + "_entries"), index);
-      Stmt take = block({store(crd, slot, cast(ir::scalar(crd->type.elem), coord)),
-                         store(counts, counted, binary(BinaryOp::Add, ir::ref(entries), intLit(1))), assign(found, slot)});
-      return block({declare(entries, load(counts, counted)), ifThen(binary(BinaryOp::Lt, ir::ref(entries), limit), take)});
+      Stmt take =
+          block({store(crd, slot, cast(ir::scalar(crd->type.elem), coord)),
+                 store(counts, counted, binary(BinaryOp::Add, ir::ref(entries), intLit(1))), assign(found, slot)});
+      return block(
+          {declare(entries, load(counts, counted)), ifThen(binary(BinaryOp::Lt, ir::ref(entries), limit), take)});
     };
     Expr found = probe(vars, parent, coord, code, claim);
     // Not found and not claimed: the table is at its limit (or, at the requested count, has
     // no empty bucket left).
-    code.out.push_back(ifThen(binary(BinaryOp::Eq, found, intLit(-1)),
-                              atomicUpdate(BinaryOp::Add, counts, intLit(0), intLit(1))));
+    code.out.push_back(
+        ifThen(binary(BinaryOp::Eq, found, intLit(-1)), atomicUpdate(BinaryOp::Add, counts, intLit(0), intLit(1))));
     return found;
   }
   ir::Expr insertsFull(const LevelKernelVars& vars) const override {
