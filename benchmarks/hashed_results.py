@@ -18,12 +18,18 @@ import scipy.sparse as sp
 import coiter as ct
 
 
+def int32_indices(m: sp.csr_array) -> sp.csr_array:
+    """``m`` with int32 index arrays: operands of one index width share a kernel (each width
+    is its own, with its own last result)."""
+    m.sum_duplicates()
+    indices, indptr = m.indices.astype(np.int32), m.indptr.astype(np.int32)
+    return sp.csr_array((m.data, indices, indptr), shape=m.shape)
+
+
 def uniform(rng: np.random.Generator, n: int, per_row: int) -> sp.csr_array:
     rows = np.repeat(np.arange(n), per_row)
     cols = rng.integers(0, n, rows.size)
-    m = sp.csr_array((rng.random(rows.size), (rows, cols)), shape=(n, n))
-    m.sum_duplicates()
-    return m
+    return int32_indices(sp.csr_array((rng.random(rows.size), (rows, cols)), shape=(n, n)))
 
 
 def paired(
@@ -60,37 +66,42 @@ def compare(name: str, statement: str, operands: dict, schedule: str | None, pai
 
 
 def reruns(rng: np.random.Generator, pairs: int) -> None:
-    # One row of 1000 among rows of 4: every row's table then has 2048 buckets (W is one count
-    # for the level), and a kernel whose last call had small tables reruns until W fits.
-    n, full = 10_000, 1_000
-    flat = uniform(rng, n, 4)
-    skew = uniform(rng, n, 4).tolil()
-    skew[0, :full] = 1.0
-    skew = skew.tocsr()
-    kern = ct.compile("C(i,j) = 2 * A(i,j)", formats={"A": "csr", "C": "dh"})
-    old = ct.compile("C(i,j) = 2 * A(i,j)", formats={"A": "csr", "C": "ds"})
-    A_flat, A_skew = ct.asarray(flat), ct.asarray(skew)
-    # After a call on `flat`, the first try on `skew` has the W for flat's fullest row.
-    first = max(4, 1 << int(2 * np.diff(flat.indptr).max() - 1).bit_length())
-    final = kern(A=A_skew).levels[1].size
-
+    # SpGEMM whose last row of A holds 64 entries among rows of 8: its row of C holds about
+    # 8 times the entries of the others. A kernel whose last call had rows of 8 only starts
+    # from tables for those, and reruns (computing every row before the last each time)
+    # until W holds the long row: the worst place for it.
+    n, long_row = 50_000, 64
+    B = uniform(rng, n, 8)
+    flat = uniform(rng, n, 8)
+    skew = flat.tolil()
+    skew[n - 1, rng.choice(n, long_row, replace=False)] = 1.0
+    skew = int32_indices(skew.tocsr())
+    formats = {"A": "csr", "B": "csr"}
+    statement = "C(i,j) = A(i,k) * B(k,j)"
+    kern = ct.compile(statement, formats={**formats, "C": "dh"}, schedule="reorder(i,k,j)")
+    old = ct.compile(statement, formats={**formats, "C": "ds"})
+    A_flat, A_skew, B_ = ct.asarray(flat), ct.asarray(skew), ct.asarray(B)
+    # After a call on `flat`, a try on `skew` starts with the W for flat's fullest row of C.
+    fullest = int(np.diff((flat @ B).indptr).max())
+    first = max(4, 1 << (2 * fullest - 1).bit_length())
+    final = kern(A=A_skew, B=B_).levels[1].size
     steady, rerun, packed = [], [], []
     for _ in range(pairs):
         start = time.perf_counter()
-        kern(A=A_skew)  # the last call was on `skew`: W fits at once
+        kern(A=A_skew, B=B_)  # the last call was on `skew`: W fits at once
         steady.append(time.perf_counter() - start)
-        kern(A=A_flat)  # its small tables become the next call's first guess
+        kern(A=A_flat, B=B_)  # its tables become the next call's first guess
         start = time.perf_counter()
-        kern(A=A_skew)
+        kern(A=A_skew, B=B_)
         rerun.append(time.perf_counter() - start)
         start = time.perf_counter()
-        old(A=A_skew).asformat("dh")
+        old(A=A_skew, B=B_).asformat("dh")
         packed.append(time.perf_counter() - start)
     steady_a, rerun_a, packed_a = np.array(steady), np.array(rerun), np.array(packed)
     ms = {name: float(np.median(a)) * 1e3 for name, a in [("one", steady_a), ("rerun", rerun_a)]}
     ms["old"] = float(np.median(packed_a)) * 1e3
     print(
-        f"skewed rows ({n} rows of 4, one of {full}): W from {first} to {final} by doubling "
+        f"SpGEMM, last row of A {long_row} entries among {n} rows of 8: W from {first} to {final} "
         f"({int(np.log2(final // first))} reruns): with reruns / without "
         f"{np.median(rerun_a / steady_a):.2f}, old/with reruns "
         f"{np.median(packed_a / rerun_a):.2f}, old/without {np.median(packed_a / steady_a):.2f} "
