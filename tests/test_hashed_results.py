@@ -260,3 +260,13 @@ def test_parallel_position_loop_over_hashed_rows_is_refused():
         formats={"A": "csr", "x": "dense", "y": "h"},
     )
     assert problem is not None and "same hash tables" in problem
+
+
+def test_parallel_fused_position_loop_over_hashed_rows_is_refused():
+    # Fused rows and columns: a row's positions may fall into two threads' chunks.
+    problem = ct.schedule_problem(
+        "C(i,j) = A(i,j) * 2",
+        "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,4);parallelize(fp0,cpu_thread,no_races)",
+        formats={"A": "csr", "C": "dh"},
+    )
+    assert problem is not None and "same hash tables" in problem

@@ -549,8 +549,9 @@ class Checker {
   }
 
   // A parallel loop around inserts into the result's hashed level: each iteration must insert
-  // into tables no other iteration touches, those of parents that the loop's variable
-  // determines (a dense result level above the hashed one), each coordinate met once.
+  // into tables no other iteration touches, those of the parents its one variable determines
+  // (the index of a dense result level above the hashed one), each coordinate met once. A
+  // loop over positions of fused loops binds two variables: a row may span two iterations.
   void requireOwnTables(const cin::ForallNode& f, const std::string& root, bool gpu, bool repeats,
                         const std::string& command) const {
     if (gpu) {
@@ -558,14 +559,13 @@ class Checker {
            "; target='cuda' does not assemble sparse results yet (compute into a given structure with out=, or "
            "choose a dense result)");
     }
-    bool owns = false;
-    for (const std::string& v : s_.boundVariables(root))
-      owns = owns || contains(std::vector<std::string>(resultVars_.begin(), resultVars_.begin() + insertedLevel_), v);
-    if (!owns || repeats) {
+    const std::vector<std::string> bound = s_.boundVariables(root);
+    const std::vector<std::string> above(resultVars_.begin(), resultVars_.begin() + insertedLevel_);
+    if (bound.size() != 1 || !contains(above, bound[0]) || repeats) {
       fail(command + ": iterations would insert into the same hash tables of the result " + result_->name +
            " (format " + result_->format.str() + "; " +
            (repeats ? "the loop visits the positions of a non-unique level, whose coordinates repeat"
-                    : "the loop's variable '" + f.var + "' indexes no dense level above its hashed level") +
+                    : "the loop's iterations are not the indices of a dense level above its hashed level") +
            "); parallelize a loop over the result's dense levels");
     }
   }
