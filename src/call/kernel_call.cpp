@@ -182,6 +182,90 @@ void fillIndexArray(void* array, DType type, int64_t length, int64_t value) {
   });
 }
 
+// How many elements each result array of one try starts with.
+struct ResultSizes {
+  int64_t guess;                            // an appended array's first capacity
+  int64_t fixedPositions;                   // values (and an inserted level's arrays) allocated in full, or -1
+  int inserted;                             // the inserted level, or -1
+  const std::vector<int64_t>& parentCount;  // positions above each level (-1: not known before)
+};
+
+// Allocates the result arrays of one try into the kernel's slots, each zeroed or filled as it
+// needs (a compute-only kernel gets the given structure's index arrays), and returns them,
+// owned until the kernel takes them over; `bytes` and `lengths` get each one's size and
+// elements by pointer slot, `countsPerParent` the levels whose pos the kernel fills with counts.
+std::vector<std::unique_ptr<void, ResultArrayDeleter>> allocateResultArrays(
+    const KernelABI& abi, const TensorStorage* structure, const ResultSizes& sizes, bool onHost,
+    std::vector<void*>& pointers, std::vector<int64_t>& integers, std::vector<size_t>& bytes,
+    std::vector<int64_t>& lengths, std::vector<bool>& countsPerParent) {
+  const int resultIndex = abi.result();
+  const notation::TensorVar& result = *abi.tensors[resultIndex];
+  const std::vector<int64_t>& parentCount = sizes.parentCount;
+  std::vector<std::unique_ptr<void, ResultArrayDeleter>> allocated;
+  for (const auto& a : abi.arrays) {
+    if (a.tensor != resultIndex) continue;
+    if (!abi.assembles && a.level >= 0) {
+      // Compute-only: the given structure is read, never written or grown.
+      const Buffer& given = structure->levelsAnywhere()[a.level].array(a.array);
+      pointers[a.slot] = given.data();
+      if (a.capacitySlot >= 0) integers[a.capacitySlot] = given.length();
+      continue;
+    }
+    int64_t capacity = !abi.assembles ? structure->values().length() : sizes.guess;
+    bool zero = false;
+    std::optional<int64_t> start;  // what an inserted level's array starts as
+    if (a.array == "vals" && sizes.fixedPositions >= 0) {
+      capacity = sizes.fixedPositions;
+      zero = !abi.resultOverwritten;
+    } else if (sizes.inserted >= 0 && a.level == sizes.inserted) {
+      capacity = sizes.fixedPositions;
+      start = result.format.levels()[a.level]->insertArrayStart(a.array);
+    } else if (a.array == "pos") {
+      zero = true;
+      countsPerParent[a.level] = std::count(abi.countedLevels.begin(), abi.countedLevels.end(), a.level) > 0;
+      if (parentCount[a.level] >= 0) {
+        // One more than the parents (2**63 - 1 parents leave no room: refused just below).
+        capacity = parentCount[a.level] + (parentCount[a.level] < std::numeric_limits<int64_t>::max());
+      }  // else the parents appear as the kernel appends above: it grows the array
+    }
+    // A dense prefix's positions follow from the shape alone, so they may exceed memory.
+    const size_t size = checkedArrayBytes(capacity, a.type, [&] {
+      return "result " + result.name + ": " +
+             (a.level < 0 ? "the values" : "array '" + a.array + "' of level " + std::to_string(a.level));
+    });
+    // A device kernel's result is written on the device (zeroed there): the host copy is
+    // overwritten by the download, or never touched while the result stays on the device.
+    allocated.emplace_back(allocateResultArray(size, zero && onHost));
+    if (start) fillIndexArray(allocated.back().get(), a.type, capacity, *start);
+    bytes[a.slot] = size;
+    lengths[a.slot] = capacity;
+    pointers[a.slot] = allocated.back().get();
+    if (a.capacitySlot >= 0) integers[a.capacitySlot] = capacity;
+  }
+  return allocated;
+}
+
+// The result arrays the kernel left in its slots, as Buffers in `owned` (freed with them), by
+// level and name; compute-only kernels' index arrays stay the given structure's.
+std::map<std::pair<int, std::string>, Buffer*> adoptResultArrays(const KernelABI& abi,
+                                                                 const std::vector<void*>& pointers,
+                                                                 const std::vector<int64_t>& integers,
+                                                                 const std::vector<int64_t>& lengths,
+                                                                 std::vector<Buffer>& owned) {
+  std::map<std::pair<int, std::string>, Buffer*> arrays;
+  owned.assign(abi.arrays.size(), Buffer());
+  for (size_t n = 0; n < abi.arrays.size(); ++n) {
+    const auto& a = abi.arrays[n];
+    if (a.tensor != abi.result()) continue;
+    if (!abi.assembles && a.level >= 0) continue;  // the structure's own arrays
+    // (A grown array's capacity is the kernel's to report; the others keep their allocation.)
+    int64_t capacity = a.capacitySlot >= 0 ? integers[a.capacitySlot] : lengths[a.slot];
+    owned[n] = adopt(a.type, capacity, pointers[a.slot]);
+    arrays[{a.level, a.array}] = &owned[n];
+  }
+  return arrays;
+}
+
 }  // namespace
 
 std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const KernelABI& abi,
@@ -334,50 +418,12 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
       for (const auto& e : abi.extents)
         if (e.tensor == resultIndex && e.mode == -1 - inserted) integers[e.slot] = insertedScalars.scalar(e.scalar);
     }
-    // Until the kernel takes them over, result arrays are freed if a later allocation fails.
-    std::vector<std::unique_ptr<void, ResultArrayDeleter>> allocated;
     std::vector<size_t> resultBytes(abi.pointerSlots, 0);     // by pointer slot
     std::vector<int64_t> resultLengths(abi.pointerSlots, 0);  // elements allocated, by pointer slot
-    for (const auto& a : abi.arrays) {
-      if (a.tensor != resultIndex) continue;
-      if (!abi.assembles && a.level >= 0) {
-        // Compute-only: the given structure is read, never written or grown.
-        const Buffer& given = structure->levelsAnywhere()[a.level].array(a.array);
-        pointers[a.slot] = given.data();
-        if (a.capacitySlot >= 0) integers[a.capacitySlot] = given.length();
-        continue;
-      }
-      int64_t capacity = !abi.assembles ? structure->values().length() : guess;
-      bool zero = false;
-      std::optional<int64_t> start;  // what an inserted level's array starts as
-      if (a.array == "vals" && fixedPositions >= 0) {
-        capacity = fixedPositions;
-        zero = !abi.resultOverwritten;
-      } else if (inserted >= 0 && a.level == inserted) {
-        capacity = fixedPositions;
-        start = levels[inserted]->insertArrayStart(a.array);
-      } else if (a.array == "pos") {
-        zero = true;
-        countsPerParent[a.level] = std::count(abi.countedLevels.begin(), abi.countedLevels.end(), a.level) > 0;
-        if (parentCount[a.level] >= 0) {
-          // One more than the parents (2**63 - 1 parents leave no room: refused just below).
-          capacity = parentCount[a.level] + (parentCount[a.level] < std::numeric_limits<int64_t>::max());
-        }  // else the parents appear as the kernel appends above: it grows the array
-      }
-      // A dense prefix's positions follow from the shape alone, so they may exceed memory.
-      const size_t bytes = checkedArrayBytes(capacity, a.type, [&] {
-        return "result " + result.name + ": " +
-               (a.level < 0 ? "the values" : "array '" + a.array + "' of level " + std::to_string(a.level));
-      });
-      // A device kernel's result is written on the device (zeroed there): the host copy is
-      // overwritten by the download, or never touched while the result stays on the device.
-      allocated.emplace_back(allocateResultArray(bytes, zero && onHost));
-      if (start) fillIndexArray(allocated.back().get(), a.type, capacity, *start);
-      resultBytes[a.slot] = bytes;
-      resultLengths[a.slot] = capacity;
-      pointers[a.slot] = allocated.back().get();
-      if (a.capacitySlot >= 0) integers[a.capacitySlot] = capacity;
-    }
+    // Until the kernel takes them over, result arrays are freed if a later allocation fails.
+    std::vector<std::unique_ptr<void, ResultArrayDeleter>> allocated =
+        allocateResultArrays(abi, structure, ResultSizes{guess, fixedPositions, inserted, parentCount}, onHost,
+                             pointers, integers, resultBytes, resultLengths, countsPerParent);
     violations = 0;
     if (abi.violationSlot >= 0) pointers[abi.violationSlot] = &violations;
 
@@ -404,17 +450,7 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
       status = entry(pointers.data(), integers.data());
     }
     // From here on the result arrays belong to Buffers (freed with them), whatever happens.
-    owned.assign(abi.arrays.size(), Buffer());
-    resultArrays.clear();
-    for (size_t n = 0; n < abi.arrays.size(); ++n) {
-      const auto& a = abi.arrays[n];
-      if (a.tensor != resultIndex) continue;
-      if (!abi.assembles && a.level >= 0) continue;  // the structure's own arrays
-      // (A grown array's capacity is the kernel's to report; the others keep their allocation.)
-      int64_t capacity = a.capacitySlot >= 0 ? integers[a.capacitySlot] : resultLengths[a.slot];
-      owned[n] = adopt(a.type, capacity, pointers[a.slot]);
-      resultArrays[{a.level, a.array}] = &owned[n];
-    }
+    resultArrays = adoptResultArrays(abi, pointers, integers, resultLengths, owned);
     if (status != ir::kTableFull || violations != 0 || inserted < 0) break;
     insertedScalars.scalars = levels[inserted]->largerInsertScalars(insertedScalars.scalars);
   }
