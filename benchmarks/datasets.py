@@ -1,11 +1,11 @@
 """The data the kernels run on: generated matrices and 3-tensors, or ``.mtx`` files.
 
-SuiteSparse and FROSTT cannot be downloaded here, so the generators make matrices with the
-size, nonzero count and *structure class* of the classic SpMV set (the TACO paper's Table 1,
-``/work/shared/reference/peers.md`` §5.1), and 3-tensors with the shape and density of
-scaled-down FROSTT tensors. What matters for a sparse kernel's speed is the structure: how
-long the rows are and how far apart the columns of a row lie (which decides how well ``x``
-stays in cache), so each class reproduces that:
+SuiteSparse and FROSTT cannot be downloaded here, so the generators make matrices with the size,
+nonzero count and *structure class* of the classic SpMV set (the TACO paper's Table 1, "The Tensor
+Algebra Compiler", Kjolstad et al., OOPSLA 2017), and 3-tensors with the shape and density of
+scaled-down FROSTT tensors. What matters for a sparse kernel's speed is the structure: how long the
+rows are and how far apart the columns of a row lie (which decides how well ``x`` stays in cache),
+so each class reproduces that:
 
 - ``banded``: FEM-like, a 3-D mesh in natural order; a row's columns lie in a few clusters
   around the diagonal at mesh-plane distances (1, n^(1/3), n^(2/3)).
@@ -53,7 +53,8 @@ class MatrixSpec:
         )
 
 
-# peers.md §5.1 (the TACO paper's Table 1), with the structure class each matrix is known for.
+# The TACO paper's Table 1 ("The Tensor Algebra Compiler", OOPSLA 2017), with the structure class
+# each matrix is known for.
 SPMV_SET = [
     MatrixSpec("bcsstk17", "structural", 10_974, 428_650, "block"),
     MatrixSpec("pdb1HYS", "protein", 36_417, 4_344_765, "block"),
@@ -87,7 +88,8 @@ class TensorSpec:
         return TensorSpec(f"{self.name}/{factor}", dims, max(8, int(self.nnz / shrink)))
 
 
-# Sizes from taco-evaluation.md (FROSTT); the suite runs scaled-down versions.
+# Sizes of FROSTT's tensors (as Kjolstad's thesis evaluates them, ch. 7); the suite runs scaled-down
+# versions.
 FROSTT_SET = [
     TensorSpec("nell-2", (12_092, 9_184, 28_818), 76_879_419),
     TensorSpec("vast-2015-mc1-3d", (165_427, 11_374, 2), 26_021_945),

@@ -15,6 +15,8 @@ import gc
 import time
 import traceback
 
+from coiter.progress import progress
+
 from . import first_call as first_call_module
 from . import kernels as kernels_module
 from .checking import cross_check
@@ -161,30 +163,40 @@ def run_suite(
 ):
     """All records, kernel by kernel on each data set."""
     records = []
-    for data in datasets:
-        on = "tensor" if hasattr(data, "coords") else "matrix"
-        described = data.describe()
-        log(
-            f"{data.name}: {described['shape']}, {described['nnz']:,} nonzeros "
-            f"({described['source']})"
-        )
-        for kernel in kernels:
-            if kernel.on != on:
-                continue
-            start = time.perf_counter()
-            rng = rng_for(f"{data.name}:{kernel.name}", seed)
-            rows = run_case(
-                kernel, data, peers, thread_counts, policy, rng, bandwidth, log, first_call
-            )
-            for row in rows:
-                row["data_info"] = described
-            records.extend(rows)
+    cases = sum(kernel.on == _data_kind(data) for data in datasets for kernel in kernels)
+    with progress(cases, "benchmark cases", "cases") as bar:
+        # Lines printed while a bar is drawn go above it, so that it stays whole.
+        log = bar.write if bar.shown else log
+        for data in datasets:
+            on = _data_kind(data)
+            described = data.describe()
             log(
-                f"  {kernel.name:18s} {time.perf_counter() - start:6.1f} s  "
-                + "  ".join(f"{name}={_short(cell)}" for name, cell in rows[0]["peers"].items())
-                + _short_first_call(rows[-1].get("first_call"))
+                f"{data.name}: {described['shape']}, {described['nnz']:,} nonzeros "
+                f"({described['source']})"
             )
+            for kernel in kernels:
+                if kernel.on != on:
+                    continue
+                start = time.perf_counter()
+                rng = rng_for(f"{data.name}:{kernel.name}", seed)
+                rows = run_case(
+                    kernel, data, peers, thread_counts, policy, rng, bandwidth, log, first_call
+                )
+                for row in rows:
+                    row["data_info"] = described
+                records.extend(rows)
+                log(
+                    f"  {kernel.name:18s} {time.perf_counter() - start:6.1f} s  "
+                    + "  ".join(f"{name}={_short(cell)}" for name, cell in rows[0]["peers"].items())
+                    + _short_first_call(rows[-1].get("first_call"))
+                )
+                bar.update(1)
     return records
+
+
+def _data_kind(data):
+    """Which kernels run on ``data``: "tensor" (coordinates) or "matrix"."""
+    return "tensor" if hasattr(data, "coords") else "matrix"
 
 
 def _short_first_call(record):

@@ -115,7 +115,7 @@ else
 fi
 mkdir -p "$ROOT/build"
 start=$SECONDS
-if ! "${PIP[@]}" install --no-build-isolation -v -e ".[test]" >"$LOG" 2>&1; then
+if ! "${PIP[@]}" install --no-build-isolation -v -e ".[test,docs]" >"$LOG" 2>&1; then
     echo "----- last 80 lines of build/setup.log -----" >&2
     tail -n 80 "$LOG" >&2
     die "pip install -e . failed (full log: build/setup.log)"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Set up (idempotent, see scripts/setup.sh), then run the test suite: the Python checks (ruff's
-# lint and format check, mypy, stubtest of the core's stub; docs/testing.md), pytest, then the
-# C++ unit tests of the engines (tests/cpp, built with CMake in build/cpp-tests;
-# COITER_SKIP_CPP_TESTS=1 skips them). Any finding fails the run. Extra arguments go to pytest:
+# lint and format check, mypy, stubtest of the core's stub; docs/testing.md), the documentation
+# site's build with warnings as errors, pytest, then the C++ unit tests of the engines (tests/cpp,
+# built with CMake in build/cpp-tests; COITER_SKIP_CPP_TESTS=1 skips them). Any finding fails the run. Extra arguments go to pytest:
 #   bash scripts/test.sh -m slow   |   bash scripts/test.sh -k formats -x
 # With --sanitize first, the suite runs instead against a build of the C++ core with
 # AddressSanitizer + UBSan (.venv-sanitize, build/sanitize; see scripts/sanitize.sh):
@@ -26,6 +26,8 @@ MYPYPATH="$ROOT/python" "$PY" -m mypy.stubtest coiter._core \
 echo "[test] clang-format --dry-run of src/ and tests/cpp/"
 find "$ROOT/src" "$ROOT/tests/cpp" -name '*.[ch]pp' -print0 |
   xargs -0 "$ROOT/.venv/bin/clang-format" --dry-run --Werror
+echo "[test] the documentation site: sphinx-build -W (docs/testing.md)"
+"$PY" -m sphinx -W --keep-going -q -b html "$ROOT/docs" "$ROOT/build/docs"
 echo "[test] python -m pytest -q $*"
 "$PY" -m pytest -q "$@"
 if [[ "${COITER_SKIP_CPP_TESTS:-0}" != "1" ]]; then

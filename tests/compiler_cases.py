@@ -9,7 +9,7 @@ import coiter as ct
 
 ENGINES = ["c", "llvm"]
 
-# Formats per tensor order. "dh" is CSR with hashed rows ("hashed" of API.md §1).
+# Formats per tensor order. "dh" is CSR with hashed rows ("hashed" of docs/reference.md, "Formats").
 VECTOR_FORMATS = ["dense", "s", "h"]
 MATRIX_FORMATS = ["dense", "csr", "csc", "dcsr", "dcsc", "coo", "dh"]
 TENSOR3_FORMATS = ["dense", "csf", "coo", "dsd", "sds:2,0,1"]

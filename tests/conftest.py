@@ -3,7 +3,7 @@ import pytest
 
 import coiter as ct
 
-# Every format of API.md §1 that can store a matrix, by a readable id.
+# Every format of docs/reference.md, "Formats" that can store a matrix, by a readable id.
 MATRIX_FORMATS = {
     "dense": "dense",
     "csr": "csr",
@@ -28,7 +28,7 @@ def matrix_format(request):
 
 @pytest.fixture
 def thesis_matrix():
-    """The 4x6 matrix of taco-core.md §1.7 (row 2 empty)."""
+    """The 4x6 example matrix of Kjolstad's thesis, ch. 2 (row 2 empty)."""
     dense = np.zeros((4, 6))
     for (i, j), v in {
         (0, 0): 5,

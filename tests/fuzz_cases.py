@@ -19,8 +19,8 @@ schedule  random schedule text into ct.Schedule.parse and ct.compile, and random
           to the ct.Schedule builder; compiled kernels must compute the right result.
 file      damaged Matrix Market, FROSTT and .npz files (plain and gzip) into ct.read.
 
-A case passes with a correct result or a typed coiter error (API.md §7); any other exception
-fails it, and so does a crash or a hang: the cases run in child processes (see
+A case passes with a correct result or a typed coiter error (docs/reference.md, "Errors"); any other
+exception fails it, and so does a crash or a hang: the cases run in child processes (see
 ``run_batch``), which print each case's number before running it.
 """
 
@@ -148,7 +148,7 @@ def kernel_case(number, pool=KERNEL_POOL):
             continue
         except ct.ShapeError as error:
             # bound(..., max_exact) promises an exact extent, which these data may break:
-            # refused at the call (API.md §5), by both engines alike.
+            # refused at the call (docs/reference.md, "Schedules"), by both engines alike.
             assert schedule is not None and "max_exact" in schedule, f"{context}: {error!r}"
             outcomes.append("refused")
             continue
@@ -480,7 +480,7 @@ def expr_case(number):
         return "refused"
     except TypeError as error:
         # A statement naming a tensor that was not passed: like calling a function without
-        # an argument it needs (API.md §3 documents the TypeError of ct.evaluate).
+        # an argument it needs (docs/reference.md, "Tensors", documents the TypeError).
         if str(error).startswith("ct.evaluate: no tensor given for"):
             return "missing tensor"
         raise
@@ -598,7 +598,8 @@ def random_schedule_text(c):
 
 def schedule_case(number):
     c = RandomChoices(case_rng("schedule", number))
-    if c.integer(0, 4) == 0:  # the builder: bad argument types are TypeErrors (API.md §5)
+    # the builder: bad argument types are TypeErrors (docs/reference.md, "Schedules")
+    if c.integer(0, 4) == 0:
         method = c.pick(
             [
                 "split",

@@ -32,6 +32,24 @@ def test_pickle_and_deepcopy_round_trip(fmt, dtype):
         assert not np.shares_memory(back.values, t.values)
 
 
+@pytest.mark.parametrize(
+    "fmt",
+    [
+        ct.Format([ct.dense, ct.hashed(buckets=8)]),
+        ct.Format([ct.dense, ct.hashed(unique=False)]),
+        ct.Format([ct.dense, ct.compressed(full=True)]),
+    ],
+    ids=str,
+)
+def test_pickle_keeps_level_options(fmt):
+    # Formats without a text form travel level by level: every configured property and a
+    # hashed level's bucket count survive.
+    t = ct.asarray(np.arange(1.0, 13.0).reshape(3, 4), format=fmt)
+    back = pickle.loads(pickle.dumps(t))
+    assert back.format == t.format
+    np.testing.assert_array_equal(back.to_numpy(), t.to_numpy())
+
+
 def test_pickle_of_a_lazy_result_computes_it():
     a, da = make((5, 5), 0.5, "csr", seed=1)
     lazy = (a + a) @ np.ones(5)
@@ -110,15 +128,73 @@ def test_scipy_conversions():
         m = getattr(a, "to" + kind)()
         assert m.format == kind
         np.testing.assert_array_equal(m.toarray(), da)
-    # SciPy's own constructor reads tensors through np.asarray (it knows no other protocol):
-    # it works within ct.config.max_dense_bytes, and refuses beyond it instead of exhausting memory.
-    np.testing.assert_array_equal(sp.csr_array(a).toarray(), da)
-    big = ct.random((100_000, 100_000), 1e-6, "csr")
-    with pytest.raises(ValueError) as refused:  # SciPy re-raises our error as its own
-        sp.csr_array(big)
-    assert isinstance(refused.value.__context__, ct.ShapeError)
-    assert "to_scipy" in str(refused.value.__context__)
-    assert big.to_scipy().nnz == big.nnz
+    assert a.tocsr(copy=True).indptr is not a.tocsr().indptr
+
+
+_SCIPY_CLASSES = [
+    getattr(sp, f"{kind}_{container}")
+    for kind in ("csr", "csc", "coo", "bsr", "dia", "lil", "dok")
+    for container in ("array", "matrix")
+]
+
+
+@pytest.mark.parametrize("cls", _SCIPY_CLASSES, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "dcsr", "dense"])
+def test_scipy_constructors_convert_tensors_without_a_dense_copy(cls, fmt, monkeypatch):
+    a, da = make((6, 4), 0.5, fmt, seed=1)
+    # A dense copy (np.asarray) would now raise: SciPy must take the sparse route.
+    monkeypatch.setattr(ct.config, "max_dense_bytes", 8)
+    m = cls(a)
+    assert type(m) is cls
+    np.testing.assert_array_equal(m.toarray(), da)
+    assert cls(a, dtype=np.float32).dtype == np.float32
+
+
+def test_scipy_sees_tensors_as_sparse_and_shares_compressed_arrays():
+    a, da = make((6, 4), 0.5, "csr", seed=1)
+    assert sp.issparse(a) and not sp.issparse(np.ones(3))
+    m = sp.csr_array(a)
+    # SciPy's own CSR -> CSR copies nothing, and neither does a tensor's.
+    assert np.shares_memory(m.indices, a.levels[1].crd) and np.shares_memory(m.data, a.values)
+    np.testing.assert_array_equal(a.indptr, a.levels[1].pos)
+    np.testing.assert_array_equal(a.T.indices, a.levels[1].crd)  # CSR.T is CSC
+    for other in ("coo", "dcsr", "dense"):
+        t = a.asformat(other)
+        assert not hasattr(t, "indptr") and not hasattr(t, "indices")
+        np.testing.assert_array_equal(t.data, t.values)
+    with pytest.raises(AttributeError, match="to_scipy"):
+        _ = a.asformat("coo").indptr
+    # SciPy functions that take sparse input take tensors as they are.
+    np.testing.assert_array_equal(sp.hstack([a, sp.csr_array(da)]).toarray(), np.hstack([da, da]))
+
+
+def test_scipy_constructors_on_a_tensor_too_large_to_densify():
+    # 1,000,000 x 1,000,000 with 100,000 entries: dense it would be 8 TB.
+    n = 1_000_000
+    rng = np.random.default_rng(0)
+    m = sp.csr_array(
+        (rng.random(100_000), (rng.integers(0, n, 100_000), rng.integers(0, n, 100_000))),
+        shape=(n, n),
+    )
+    m.sum_duplicates()
+    big = ct.asarray(m)
+    for cls in (sp.csr_array, sp.csc_matrix, sp.coo_array, sp.lil_array, sp.dok_array):
+        converted = cls(big)
+        assert converted.shape == (n, n) and converted.nnz == m.nnz
+        assert (converted.tocsr() != m).nnz == 0
+
+
+def test_dot_of_a_matrix_and_a_numpy_array_is_computed_as_scipy_does():
+    # SciPy's LinearOperator (aslinearoperator, and every solver given a tensor) calls
+    # T.dot(X) with NumPy arrays: a NumPy array comes back at once, as from SciPy's arrays.
+    a, da = make((6, 4), 0.5, "csr", seed=1)
+    x, X = np.arange(4.0), np.arange(8.0).reshape(4, 2)
+    for operand in (x, X, x.reshape(-1, 1)):
+        got = a.dot(operand)
+        assert isinstance(got, np.ndarray)
+        np.testing.assert_allclose(got, da @ operand)
+    assert isinstance(a @ x, ct.Tensor)  # the operator stays lazy (and fuses)
+    assert isinstance(spla.aslinearoperator(a), spla.LinearOperator)
 
 
 def test_pydata_sparse_both_ways():

@@ -96,7 +96,8 @@ def test_broadcasting_follows_numpy():
 
 @pytest.mark.parametrize("fmt", ["dense", "csr", "csc", "coo"])
 def test_division_follows_dense_semantics(fmt):
-    """API.md §3: 0/0 is NaN, x/0 is ±inf, as NumPy (SciPy gives the same for sparse / sparse)."""
+    """0/0 is NaN, x/0 is ±inf, as NumPy (docs/reference.md, "Semantics"; SciPy gives the same
+    for sparse / sparse)."""
     a, da = make((4, 5), 0.4, fmt, seed=4)
     b, db = make((4, 5), 0.4, fmt, seed=5)
     with np.errstate(all="ignore"):
@@ -112,6 +113,55 @@ def test_division_follows_dense_semantics(fmt):
     # Integers divide truly, as NumPy.
     i, di = make((4, 5), 0.5, fmt, np.int64, seed=6)
     check(i / 2, di / 2)
+
+
+# Index-notation quotients with sparse operands, and NumPy's result on the dense copies.
+_QUOTIENTS = {
+    "C(i,j) = A(i,j) / B(i,j)": lambda A, B, x: A / B,
+    "C(i,j) = A(i,j) / 0": lambda A, B, x: A / 0,
+    "C(i,j) = 2 / A(i,j)": lambda A, B, x: 2 / A,
+    "C(i,j) = (A(i,j) + B(i,j)) / B(i,j)": lambda A, B, x: (A + B) / B,
+    "C(i,j) = A(i,j) * B(i,j) / B(i,j)": lambda A, B, x: A * B / B,
+    "y(i) = A(i,j) / B(i,j)": lambda A, B, x: (A / B).sum(axis=1),
+    "C(i,j) = A(i,j) / x(j)": lambda A, B, x: A / x,  # x without zeros: stays sparse
+}
+
+
+@pytest.mark.parametrize("engine", ["llvm", "c"])
+@pytest.mark.parametrize("fmt", ["csr", "coo", "dcsr"])
+@pytest.mark.parametrize("statement", sorted(_QUOTIENTS))
+def test_index_notation_division_follows_dense_semantics(statement, fmt, engine):
+    """docs/reference.md, "Semantics", for kernels: a sparse denominator's unstored zeros give
+    x/0 = ±inf and 0/0 = NaN wherever NumPy gives them; such results are inferred dense."""
+    a, da = make((5, 6), 0.4, fmt, seed=7)
+    b, db = make((5, 6), 0.4, fmt, seed=8)
+    x = np.linspace(1.0, 2.0, 6)
+    with np.errstate(all="ignore"):
+        expected = _QUOTIENTS[statement](da, db, x)
+    got = ct.evaluate(statement, A=a, B=b, x=x, engine=engine)
+    np.testing.assert_allclose(got.to_numpy(), expected, rtol=1e-12, equal_nan=True)
+    if statement.endswith("x(j)"):  # a dense denominator keeps the numerator's sparsity
+        assert ct.evaluate(statement, A=a, x=x, engine=engine, out_format="csr").nnz == a.nnz
+    # The same quotient assigned with Python's index notation.
+    i, j = ct.indices("i j")
+    if statement == "C(i,j) = A(i,j) / B(i,j)":
+        c = ct.zeros(a.shape, "dense")
+        c[i, j] = a[i, j] / b[i, j]
+        np.testing.assert_allclose(c.to_numpy(), expected, equal_nan=True)
+
+
+def test_index_notation_division_by_a_dense_zero_keeps_the_numerators_zeros():
+    """The one difference from dense arrays (docs/reference.md, "Semantics", as in products):
+    where the numerator stores nothing its zero annihilates over a dense denominator, even a 0
+    or NaN there."""
+    a, da = make((4, 5), 0.4, "csr", seed=9)
+    d = np.linspace(1.0, 2.0, 20).reshape(4, 5)
+    d[0] = 0.0
+    d[1, 1] = np.nan
+    got = ct.evaluate("C(i,j) = A(i,j) / D(i,j)", A=a, D=d).to_numpy()
+    with np.errstate(all="ignore"):
+        expected = np.where(da != 0, da / d, 0.0)
+    np.testing.assert_allclose(got, expected, equal_nan=True)
 
 
 @pytest.mark.parametrize("fmt", ["dense", "csr", "csc", "coo", "dcsr", "ell"])

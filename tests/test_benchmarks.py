@@ -24,7 +24,7 @@ from benchmarks.checking import cross_check  # noqa: E402
 from benchmarks.datasets import SPMV_BY_NAME, generate_matrix  # noqa: E402
 from benchmarks.kernels import KERNELS_BY_NAME, select  # noqa: E402
 from benchmarks.peers import CoiterPeer, CoiterScipyOperandsPeer, ScipyPeer  # noqa: E402
-from benchmarks.suite import run_case  # noqa: E402
+from benchmarks.suite import run_case, run_suite  # noqa: E402
 from benchmarks.timing import RepeatPolicy  # noqa: E402
 
 TINY = RepeatPolicy(min_repeats=1, max_repeats=2, budget_s=0.01, cap_s=0.1)
@@ -249,3 +249,21 @@ def test_paired_section_brackets_each_ratio_with_its_interval(tmp_path):
         assert r["coiter_s"] > 0 and r["scipy_s"] > 0 and r["pairs"] == 3
         assert r["ratio_low"] <= r["ratio"] <= r["ratio_high"]
     assert "paired, 1 thread" in (tmp_path / "smoke.md").read_text()
+
+
+def test_suite_run_shows_a_progress_bar_over_its_cases(capsys):
+    import coiter as ct
+
+    pytest.importorskip("tqdm")
+    saved = ct.config.progress
+    ct.config.progress = True
+    try:
+        data = generate_matrix(SPMV_BY_NAME["bcsstk17"].scaled(64), seed=0)
+        kernels = [KERNELS_BY_NAME["spmv_csr"], KERNELS_BY_NAME["spadd2_half"]]
+        records = run_suite([data], kernels, [CoiterPeer(), ScipyPeer()], [1], TINY, seed=0)
+    finally:
+        ct.config.progress = saved
+    assert {r["kernel"] for r in records} == {"spmv_csr", "spadd2_half"}
+    captured = capsys.readouterr()
+    assert "benchmark cases" in captured.err and "2/2" in captured.err
+    assert "spmv_csr" in captured.out and "spadd2_half" in captured.out  # the log, above the bar

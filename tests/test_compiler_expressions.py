@@ -1,7 +1,8 @@
-"""A combinatorial suite of compiled expressions (API.md §3, §4): every expression × operand
-formats × both engines (C and LLVM), compared with NumPy on the dense arrays; sparse results
-must also be canonical (sorted, no duplicates). Plus dtypes, empty / hypersparse / 1x1 / zero-size
-operands, explicit result formats, index notation, einsum, compiled kernels and errors."""
+"""A combinatorial suite of compiled expressions (docs/reference.md, "Index notation", "Kernels and
+the cache"): every expression × operand formats × both engines (C and LLVM), compared with NumPy on
+the dense arrays; sparse results must also be canonical (sorted, no duplicates). Plus dtypes, empty
+/ hypersparse / 1x1 / zero-size operands, explicit result formats, index notation, einsum, compiled
+kernels and errors."""
 
 import re
 import time
@@ -466,7 +467,7 @@ def test_unassembled_result_formats_are_refused(out_format):
         ct.evaluate("C(i,j) = 2 * A(i,j)", A=a, out_format=out_format)
 
 
-# -- inferred result formats (API.md §3 table) --------------------------------------------------
+# -- inferred result formats (docs/reference.md, "Result formats") ---------------------------------
 
 ADD = lambda a, b: a + b  # noqa: E731
 MUL = lambda a, b: a * b  # noqa: E731
@@ -928,6 +929,15 @@ def test_compiled_kernel(statement, formats, ref, engine):
 
 
 # -- errors -------------------------------------------------------------------------------------
+
+
+def test_evaluate_refuses_a_misspelt_option():
+    # An option's misspelling must not be ignored silently; tensors the statement does not
+    # read may be passed (one namespace of tensors for several statements).
+    with pytest.raises(TypeError, match=r"\['formats'\] is not a tensor .* reads \['A', 'x'\]"):
+        ct.evaluate("y(i) = A(i,j) * x(j)", A=np.eye(3), x=np.ones(3), formats={"y": "s"})
+    y = ct.evaluate("y(i) = A(i,j) * x(j)", A=np.eye(3), x=np.ones(3), z=np.ones(2))
+    np.testing.assert_allclose(y.to_numpy(), np.ones(3))
 
 
 @pytest.mark.parametrize("engine", ENGINES)

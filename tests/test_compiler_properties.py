@@ -1,8 +1,8 @@
-"""Property tests for the compiler: random well-formed index expressions (sums and differences
-of products of 1-4 accesses over 2-4 index variables, optional literals, optional explicit
-reductions, a random subset of the indices as the result), random operand formats, shapes
-(zero-size and unit extents included) and densities. ``ct.evaluate`` on both engines must equal
-NumPy on the dense arrays (API.md §3: unstored entries are exact zeros; implicit sums bind to
+"""Property tests for the compiler: random well-formed index expressions (sums and differences of
+products of 1-4 accesses over 2-4 index variables, optional literals, optional explicit reductions,
+a random subset of the indices as the result), random operand formats, shapes (zero-size and unit
+extents included) and densities. ``ct.evaluate`` on both engines must equal NumPy on the dense
+arrays (docs/reference.md, "Index notation": unstored entries are exact zeros; implicit sums bind to
 the smallest product term holding every use of the index)."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Corners of the user contract (API.md), each checked against NumPy or SciPy."""
+"""Corners of the user contract (docs/reference.md), each checked against NumPy or SciPy."""
 
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ import scipy.sparse as sp
 import coiter as ct
 
 
-# -- an index with two extents (API.md §3) ---------------------------------------------------------
+# -- an index with two extents (docs/reference.md, "Index notation") -------------------------------
 @pytest.mark.parametrize(
     "subscripts, shapes, index, extents",
     [
@@ -64,7 +64,8 @@ def test_notation_with_a_repeated_index_matches_numpy():
     )
 
 
-# -- the dense-size limit applies to inferred formats only (API.md §3, rule 3) ---------------------
+# -- the dense-size limit applies to inferred formats only (docs/reference.md, "Result formats",
+# rule 3) -----------------------------------------------------------------------------------------
 @pytest.fixture
 def small_dense_limit(monkeypatch):
     """A 4x4 float64 result (128 bytes) is just over this limit."""
@@ -87,7 +88,7 @@ def test_an_explicit_dense_result_is_not_limited(small_dense_limit, out_format):
     )
 
 
-# -- SciPy COO keeps its index width (API.md §2) ---------------------------------------------------
+# -- SciPy COO keeps its index width (docs/reference.md, "Tensors") --------------------------------
 def _coo(cls, row_dtype, col_dtype):
     """A non-canonical (unsorted, one duplicate) 4x5 COO matrix with the given index dtypes."""
     row = np.array([3, 0, 2, 0, 3])
@@ -133,7 +134,7 @@ def test_non_canonical_scipy_csr_keeps_its_index_width():
     np.testing.assert_array_equal(t.to_numpy(), csr.toarray())
 
 
-# -- compiled definitions (API.md §3, §4) ----------------------------------------------------------
+# -- compiled definitions (docs/reference.md, "Index notation", "Kernels and the cache") -----------
 @pytest.fixture
 def spmv():
     """``y[i] = A[i, j] * x[j]`` assigned, not computed, with its SciPy/NumPy reference."""
@@ -176,7 +177,7 @@ def test_an_assignment_without_definition_cannot_be_compiled():
         ct.compile(ct.zeros((3,), name="y"))
 
 
-# -- where an implicit sum binds (API.md §3) -------------------------------------------------------
+# -- where an implicit sum binds (docs/reference.md, "Index notation") -----------------------------
 # (statement, [] form, NumPy reference): the sum binds to the smallest term holding every use of
 # the summed index. Each reference differs from the sum taken around the whole expression.
 BINDINGS = [

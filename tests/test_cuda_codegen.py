@@ -1,6 +1,6 @@
-"""target="cuda" without a GPU (API.md §6): schedules with GPU units, the CUDA C++ the printer
-makes of them, NVRTC compiling it to machine code for an H100/H200 (sm_90), and the errors a
-machine without a GPU gives. The same kernels run on a GPU in test_cuda_device.py."""
+"""target="cuda" without a GPU (docs/reference.md, "Targets"): schedules with GPU units, the CUDA
+C++ the printer makes of them, NVRTC compiling it to machine code for an H100/H200 (sm_90), and the
+errors a machine without a GPU gives. The same kernels run on a GPU in test_cuda_device.py."""
 
 import os
 import subprocess

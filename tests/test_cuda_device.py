@@ -1,5 +1,5 @@
-"""target="cuda" on a real GPU, against NumPy (API.md §6). Skipped where there is no GPU;
-scripts/gpu_check.sh runs them on one. The compilation of the same kernels is tested
+"""target="cuda" on a real GPU, against NumPy (docs/reference.md, "Targets"). Skipped where there is
+no GPU; scripts/gpu_check.sh runs them on one. The compilation of the same kernels is tested
 everywhere in test_cuda_codegen.py."""
 
 import numpy as np

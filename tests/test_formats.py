@@ -4,7 +4,7 @@ import pytest
 
 import coiter as ct
 
-# taco-core.md Table 2-11 (defaults) and 2-12 (capabilities).
+# Kjolstad's thesis, Table 2-11 (defaults) and 2-12 (capabilities).
 PROPERTIES = {
     "dense": dict(full=True, ordered=True, unique=True, branchless=False, compact=True),
     "compressed": dict(full=False, ordered=True, unique=True, branchless=False, compact=True),

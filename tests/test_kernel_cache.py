@@ -1,5 +1,6 @@
-"""The signature cache (API.md §4): memory hits modulo renaming, disk hits from another
-process, corrupt entries recompiled, one compilation for concurrent requests."""
+"""The signature cache (docs/reference.md, "Kernels and the cache"): memory hits modulo renaming,
+disk hits from another process, corrupt entries recompiled, one compilation for concurrent
+requests."""
 
 import os
 import subprocess
@@ -46,10 +47,11 @@ def test_different_formats_do_not_share_a_kernel(cache_dir):
     assert ct.cache_info()["misses"] == before["misses"] + 1
 
 
-def run_in_new_process(cache_dir):
+def run_in_new_process(cache_dir, statement="y(i) = A(i,j) * x(j)", names=("A", "x", "y")):
+    formats = dict(zip(names, ("csr", "d", "d")))
     code = (
         "import coiter as ct, json\n"
-        "ct.compile('y(i) = A(i,j) * x(j)', formats={'A': 'csr', 'x': 'd', 'y': 'd'})\n"
+        f"ct.compile({statement!r}, formats={formats!r})\n"
         "print(json.dumps(ct.cache_info()))\n"
     )
     env = dict(os.environ, COITER_CACHE_DIR=str(cache_dir))
@@ -66,6 +68,25 @@ def test_a_second_process_loads_the_kernel_from_disk(cache_dir):
     second = run_in_new_process(cache_dir)
     assert first["compiles"] == 1 and first["disk_hits"] == 0
     assert second["compiles"] == 0 and second["disk_hits"] == 1
+
+
+def test_a_renamed_statement_in_another_process_loads_the_kernel_from_disk(cache_dir):
+    # The disk key covers the kernel's IR with its variables numbered, not named.
+    first = run_in_new_process(cache_dir)
+    second = run_in_new_process(cache_dir, "z(k) = B(k,l) * v(l)", names=("B", "v", "z"))
+    assert first["compiles"] == 1
+    assert second["compiles"] == 0 and second["disk_hits"] == 1
+    assert len(list(cache_dir.glob("*.kernel"))) == 1
+    # Kernels that differ in more than names still differ on disk.
+    third = run_in_new_process(cache_dir, "z(k) = B(k,l) * v(k)", names=("B", "v", "z"))
+    assert third["compiles"] == 1 and third["disk_hits"] == 0
+
+
+def test_stages_show_the_statement_names_whatever_the_cache_shares(cache_dir):
+    renamed = spmv("z(k) = B(k,l) * v(l)", names=("B", "v", "z"))
+    kern = spmv()
+    assert kern.stages["after IR passes"] != renamed.stages["after IR passes"]  # names shown
+    assert "A2_pos" in kern.stages["after IR passes"]
 
 
 def test_a_corrupted_cache_file_is_recompiled_not_executed(cache_dir):

@@ -1,5 +1,5 @@
-"""Calling compiled kernels (API.md §4): inputs by name, signature checks, index widths,
-and reusing an assembled result structure with out=."""
+"""Calling compiled kernels (docs/reference.md, "Kernels and the cache"): inputs by name, signature
+checks, index widths, and reusing an assembled result structure with out=."""
 
 import numpy as np
 import pytest

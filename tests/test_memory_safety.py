@@ -1,5 +1,6 @@
-"""Operands whose arrays lie, or were changed after coiter checked them, give a typed error
-and leave the process usable (API.md §4, §7): never a crash, never a read out of bounds.
+"""Operands whose arrays lie, or were changed after coiter checked them, give a typed error and
+leave the process usable (docs/reference.md, "Kernels and the cache", "Errors"): never a crash,
+never a read out of bounds.
 
 Each scenario runs in a child process, since a failure here is a crash of the interpreter.
 A child runs every case of one scenario in turn, printing one line per case; the test reads

@@ -110,7 +110,8 @@ def test_from_coords_with_duplicates_sums_like_numpy(data, order, nnz, seed):
     fmt = data.draw(formats_for(order).filter(lambda f: ct.as_format(f, order).block_shape is None))
     tensor = ct.from_coords(coords, values, shape, format=fmt)
     np.testing.assert_array_equal(tensor.to_numpy(), expected)
-    # Order-1 "coo" is a unique compressed level (API.md §1); "u" keeps duplicates.
+    # Order-1 "coo" is a unique compressed level (docs/reference.md, "Formats"); "u" keeps
+    # duplicates.
     keeping = "coo" if order > 1 else "u"
     kept = ct.from_coords(coords, values, shape, format=keeping, sum_duplicates=False)
     assert kept.nnz == nnz

@@ -14,7 +14,17 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "python" / "coiter"
 # not listed (a new one) counts as above them all: a listed module cannot import it until it is
 # given its place here.
 LAYERS = {
-    "foundation": ["_core", "errors", "dtypes", "config", "cuda_libraries", "threads"],
+    "foundation": [
+        "_core",
+        "errors",
+        "dtypes",
+        "config",
+        "cuda_libraries",
+        "threads",
+        "progress",
+        "plotting",
+        "display",
+    ],
     "formats and index notation": [
         "formats",
         "shapes",
@@ -47,6 +57,17 @@ LAYERS = {
         "linalg",
         "numpy_protocols",
     ],
+    # The autoscheduler (docs/autoscheduling.md) compiles, evaluates and times kernels.
+    "autoscheduler": [
+        "autosched.candidates",
+        "autosched.space",
+        "autosched.trimming",
+        "autosched.search",
+        "autosched.database",
+        "autosched.report",
+        "autosched.api",
+        "autosched",
+    ],
     "package": ["tensor_methods", "kernel_cache", ""],  # "": coiter/__init__.py
     # coiter.distributed (docs/distributed.md): `import coiter` does not import it (ct.distributed
     # imports it on first use, by name), so it sits above the whole package.
@@ -69,6 +90,8 @@ LAYERS = {
         "distributed.operators",
     ],
     "distributed: package": ["distributed.partitioned_methods", "distributed"],
+    # The command-line tool (docs/cli.md): built on the package, imported by no module of it.
+    "command line": ["cli", "__main__"],
 }
 
 

@@ -1,5 +1,5 @@
-"""DIA, ELL and BCSR tensors as operands of any expression (API.md §1: indexed by their
-logical modes), on both engines, against np.einsum on dense copies."""
+"""DIA, ELL and BCSR tensors as operands of any expression (docs/reference.md, "Formats": indexed by
+their logical modes), on both engines, against np.einsum on dense copies."""
 
 import numpy as np
 import pytest
@@ -148,3 +148,30 @@ def test_stored_format_results_are_refused(fmt):
     a = ct.asarray(A_DENSE, format="csr")
     with pytest.raises(ct.FormatError, match="result"):
         ct.evaluate("C(i,j) = 2 * A(i,j)", A=a, out_format=fmt)
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=str)
+@pytest.mark.parametrize(
+    "subscripts,extra,ref",
+    [
+        ("ij,j->i", X, lambda a: a @ X),
+        ("ij,jk->ik", W, lambda a: a @ W),
+        ("ij,ij->ij", None, lambda a: a * a),
+        ("ii->i", None, np.diagonal),
+    ],
+)
+def test_einsum_computes_on_stored_formats_without_converting(
+    fmt, subscripts, extra, ref, monkeypatch
+):
+    a = ct.asarray(A_DENSE, format=fmt)
+    operands = (
+        (a, a) if extra is None and subscripts.count(",") else (a,) if extra is None else (a, extra)
+    )
+
+    def no_conversion(self, *args, **kwargs):
+        raise AssertionError("ct.einsum converted an operand")
+
+    monkeypatch.setattr(ct.Tensor, "asformat", no_conversion)
+    np.testing.assert_allclose(
+        np.asarray(ct.einsum(subscripts, *operands)), ref(A_DENSE), atol=1e-12
+    )

@@ -1,11 +1,12 @@
-"""TACO's own schedules, in coiter's schedule syntax (API.md §5), computed on both engines and
-checked against np.einsum: the CPU schedules of TACO's test suite (test/tests-scheduling-eval.cpp
-and test/tests-workspaces.cpp), the default schedules its web tool ships (reference/peers.md
-§1.4), and its GPU schedules mapped onto CPU threads: gpu_block becomes cpu_thread, with the
-race strategy the innermost GPU loop asked for (the block loop's iterations share rows at their
-edges, whose updates TACO makes atomic in the thread loop); gpu_warp and gpu_thread loops run
-serially inside it. Sizes are TACO's test sizes scaled down, with extents the blocks do not
-divide. docs/schedules.md lists what runs and what is refused, with the reason."""
+"""TACO's own schedules, in coiter's schedule syntax (docs/reference.md, "Schedules"), computed on
+both engines and checked against np.einsum: the CPU schedules of TACO's test suite
+(test/tests-scheduling-eval.cpp and test/tests-workspaces.cpp), the default schedules its web tool
+ships (tensor-compiler.org's code generator), and its GPU schedules mapped onto CPU threads:
+gpu_block becomes cpu_thread, with the race strategy the innermost GPU loop asked for (the block
+loop's iterations share rows at their edges, whose updates TACO makes atomic in the thread loop);
+gpu_warp and gpu_thread loops run serially inside it. Sizes are TACO's test sizes scaled down, with
+extents the blocks do not divide. docs/schedules.md lists what runs and what is refused, with the
+reason."""
 
 import re
 

@@ -1,4 +1,4 @@
-"""The worked examples of the thesis (taco-core.md §1.7), packed into every format listed
+"""The worked examples of the thesis (Kjolstad's thesis, ch. 2), packed into every format listed
 there, compared array by array."""
 
 import numpy as np

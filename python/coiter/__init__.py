@@ -1,8 +1,8 @@
 """coiter: a sparse tensor algebra compiler for Python.
 
-This package provides per-level tensor formats (API.md §1), tensors that wrap NumPy and
-SciPy data without copying (§2), index notation (§3) compiled into fused kernels (§4), and
-file I/O. See README.md and docs/.
+This package provides per-level tensor formats, tensors that wrap NumPy and SciPy data without
+copying, index notation compiled into fused kernels, and file I/O. See README.md, and
+docs/reference.md for what each part promises.
 """
 
 from . import (
@@ -13,7 +13,8 @@ from . import (
     threads,  # noqa: F401 - makes coiter's thread pool visible to threadpoolctl
 )
 from ._core import get_num_threads, set_num_threads
-from .compiler import Kernel, compile, schedule_problem
+from .autosched import autoschedule, clear_tuning, instant_choice, tuning_info
+from .compiler import Kernel, compile, install_autoscheduler, schedule_problem
 from .config import config
 from .conversion import asarray
 from .creation import from_coords, random, zeros
@@ -43,17 +44,20 @@ from .formats import (
 from .io import load, read, save, write
 from .kernel_cache import cache_info, clear_cache
 from .notation import IndexVar, indices, max, min, sum
+from .plotting import spy
 from .schedule import Schedule
 from .tensor import Level, Tensor
 
 # Tensor's methods that need the compiler and the array operators (docs/architecture.md,
 # "Python layering").
 tensor.install_methods(tensor_methods)
+# The choice behind schedule="auto" (the autoscheduler sits above the compiler).
+install_autoscheduler(instant_choice)
 
 __version__ = _core.__version__
 
 __all__ = [
-    # formats (API.md §1)
+    # formats (docs/reference.md, "Formats")
     "Format",
     "LevelType",
     "as_format",
@@ -64,7 +68,7 @@ __all__ = [
     "offset",
     "range",
     "singleton",
-    # tensors (§2)
+    # tensors ("Tensors")
     "Tensor",
     "Level",
     "asarray",
@@ -75,7 +79,7 @@ __all__ = [
     "write",
     "save",
     "load",
-    # index notation (§3)
+    # index notation ("Index notation")
     "IndexVar",
     "indices",
     "sum",
@@ -84,18 +88,23 @@ __all__ = [
     "evaluate",
     "einsum",
     "config",
-    # compilation and kernels (§4)
+    # Jupyter (docs/jupyter.md)
+    "spy",
+    # compilation and kernels ("Kernels and the cache")
     "compile",
     "Kernel",
     "cache_info",
     "clear_cache",
     "get_num_threads",
     "set_num_threads",
-    # schedules (§5) and targets (§6)
+    # schedules ("Schedules") and targets ("Targets")
     "Schedule",
     "schedule_problem",
+    "autoschedule",
+    "tuning_info",
+    "clear_tuning",
     "cuda",
-    # errors (§7)
+    # errors ("Errors")
     "CoiterError",
     "CompileError",
     "DeviceError",

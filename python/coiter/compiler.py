@@ -1,30 +1,28 @@
-"""Compiling index notation into kernels and calling them (API.md §4)."""
+"""Compiling index notation into kernels and calling them (docs/reference.md, "Kernels and the
+cache")."""
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 from numpy.typing import DTypeLike
 
 from . import _core, cuda_libraries
 from .conversion import as_tensor
+from .display import kernel_html
 from .dtypes import value_dtype
 from .errors import CompileError, ScheduleError, ShapeError, SignatureError
-from .formats import Format, FormatLike, as_format, is_all_dense
+from .formats import Format, FormatLike, as_format
 from .notation import (
     Access,
     Assignment,
     Binary,
-    IndexExpr,
-    Literal,
-    Negate,
-    Reduction,
     accesses,
+    core_statement,
     map_tensors,
 )
 from .parser import Parsed, parse
@@ -41,6 +39,60 @@ _INT64 = np.dtype(np.int64)
 _IN_PLACE_OPERANDS = (Tensor, np.ndarray) + SCIPY_IN_PLACE
 # Whether default_engine said that kernels are compiled with the C compiler (said once).
 _warned_about_c_engine = False
+
+
+class AutoScheduler(Protocol):
+    """The choice behind ``schedule="auto"`` (coiter/autosched/api.py implements it; the package
+    installs it with :func:`install_autoscheduler`, as the autoscheduler sits above the compiler
+    in the layering: docs/architecture.md). It picks at once, timing nothing."""
+
+    def for_formats(
+        self,
+        stmt: Parsed,
+        formats: Mapping[str, Format],
+        dtypes: Mapping[str, np.dtype[Any]],
+        engine: str | None,
+    ) -> str:
+        """The schedule text for ``stmt`` on tensors of these formats and dtypes (by name)."""
+        ...
+
+    def for_operands(
+        self,
+        stmt: Parsed,
+        operands: Mapping[str, Tensor],
+        formats: Mapping[str, Format],
+        dtypes: Mapping[str, np.dtype[Any]],
+        engine: str | None,
+    ) -> tuple[str, dict[str, Format]]:
+        """The schedule text for ``stmt`` on these operands, and the operands to convert first
+        (by name, to a format)."""
+        ...
+
+    def input_key(self, operands: Mapping[str, Tensor]) -> Hashable:
+        """What ``for_operands`` depends on besides the statement and the formats: a choice
+        made for operands with an equal key may be reused (ct.evaluate remembers it)."""
+        ...
+
+
+_autoscheduler: AutoScheduler | None = None
+
+
+def install_autoscheduler(chooser: AutoScheduler) -> None:
+    """Make ``chooser`` the choice behind ``schedule="auto"`` (coiter/__init__.py calls it)."""
+    global _autoscheduler
+    _autoscheduler = chooser
+
+
+def autoscheduler() -> AutoScheduler:
+    """The installed choice behind ``schedule="auto"``."""
+    if _autoscheduler is None:
+        raise ScheduleError("schedule='auto': the autoscheduler is not installed (import coiter)")
+    return _autoscheduler
+
+
+def is_auto(schedule: object) -> bool:
+    """Whether ``schedule`` asks for the autoscheduler's choice."""
+    return isinstance(schedule, str) and schedule.strip() == "auto"
 
 
 def default_engine() -> str:
@@ -67,33 +119,6 @@ class TensorSpec:
         return f"TensorSpec({self.name!r}, {self.format}, {self.dtype})"
 
 
-def core_expression(expr: IndexExpr, var_of: Callable[[Any], _core.TensorVar]) -> _core.Expr:
-    """``expr`` as the core's expression; ``var_of`` gives the core's variable of an access's
-    tensor."""
-    if isinstance(expr, Access):
-        return _core.access(var_of(expr.tensor), [v.name for v in expr.indices])
-    if isinstance(expr, Literal):
-        return _core.literal(expr.value)
-    if isinstance(expr, Negate):
-        return _core.negate(core_expression(expr.a, var_of))
-    if isinstance(expr, Binary):
-        return _core.binary(
-            expr.op, core_expression(expr.a, var_of), core_expression(expr.b, var_of)
-        )
-    if isinstance(expr, Reduction):
-        return _core.reduce(expr.op, expr.var.name, core_expression(expr.body, var_of))
-    raise TypeError(f"not an index expression: {expr!r}")
-
-
-def core_statement(
-    assignment: Assignment, var_of: Callable[[Any], _core.TensorVar]
-) -> _core.Assignment:
-    """``assignment`` (over TensorSpecs) as the core's statement; ``var_of`` gives the core's
-    variable of each tensor."""
-    lhs = core_expression(assignment.lhs, var_of)
-    return _core.assignment(lhs, core_expression(assignment.rhs, var_of), assignment.accumulate)
-
-
 def _assembled_spec(spec: TensorSpec) -> TensorSpec:
     """``spec``, or a copy in the format the core computes it in and packs it from (see
     Kernel)."""
@@ -106,12 +131,16 @@ def _has_index_arrays(fmt: Format) -> bool:
 
 
 class Kernel:
-    """A compiled statement. Call it with its inputs by name: ``kern(A=A, x=x)``.
+    """A compiled statement; :func:`compile` makes one. Call it with its inputs by name:
+    ``kern(A=A, x=x)``.
 
-    ``kern.inputs`` lists the input names, ``kern.concrete`` the concrete index notation,
-    ``kern.source("c")``/``kern.source("llvm")`` the generated code, ``kern.stages`` the text of
-    every compiler stage. A kernel specializes on
-    the index width of its sparse inputs (int32 or int64); each width is compiled once.
+    A kernel specializes on the index width (int32 or int64) of its sparse inputs unless
+    compiled with an ``index_dtype``; each width is compiled once.
+
+    Attributes
+    ----------
+    inputs : list of str
+        The names of the inputs, in order of appearance in the statement.
     """
 
     def __init__(
@@ -220,12 +249,24 @@ class Kernel:
 
     @property
     def concrete(self) -> str:
-        """The concrete index notation of the kernel, as text."""
+        """The kernel's concrete index notation after scheduling, as text: its loops, where
+        statements (workspaces, accumulators), relations of derived loops and loop tags."""
         return self._core.concrete
 
     def source(self, language: str | None = None) -> str:
-        """The generated code: ``"c"`` (readable C), ``"llvm"`` (LLVM IR) or, for
-        ``target="cuda"``, ``"cuda"`` (CUDA C++). By default the target's own language."""
+        """The generated code, as text.
+
+        Parameters
+        ----------
+        language : {"c", "llvm", "cuda"}, optional
+            ``"c"``: readable C (what the C engine compiles); ``"llvm"``: the optimized LLVM IR;
+            ``"cuda"``: the CUDA C++ of a ``target="cuda"`` kernel. By default the target's
+            own language (C for the CPU).
+
+        Returns
+        -------
+        str
+        """
         if language is None:
             language = "cuda" if self._target == "cuda" else "c"
         return self._core.source(language)
@@ -242,13 +283,59 @@ class Kernel:
         stages[engine] = self._core.source(engine)
         return stages
 
+    def __repr__(self) -> str:
+        operands = ", ".join(
+            f"{n}: {self._specs[n].format} {self._specs[n].dtype}" for n in self.inputs
+        )
+        schedule = f" schedule={self._schedule}" if self._schedule else ""
+        return (
+            f"<coiter.Kernel {self._assignment} | {operands} -> {self._result.format} "
+            f"{self._result.dtype} | target={self._target}{schedule}>"
+        )
+
+    def _repr_html_(self) -> str:
+        """Jupyter's display: signature, concrete notation, generated source, cache state."""
+        return kernel_html(
+            statement=str(self._assignment),
+            operands=[(n, self._specs[n].format, self._specs[n].dtype) for n in self.inputs],
+            result=(self._result.name, self._result.format, self._result.dtype),
+            schedule=self._schedule,
+            target=self._target,
+            engine=self._engine,
+            concrete=self.concrete,
+            source=self.source(),
+            language="cuda" if self._target == "cuda" else "c",
+            variants=len(self._variants),
+            cache=_core.cache_info(),
+        )
+
     # -- calls ---------------------------------------------------------------------------
     def __call__(self, out: Tensor | None = None, **tensors: Any) -> Tensor:
-        """Run the kernel on the inputs given by name and return the result tensor.
+        """Run the kernel on the inputs given by name and return the result.
 
-        Inputs may be coiter tensors (read without copying) or anything ``ct.asarray``
-        accepts. ``out=`` receives the result (it must have the kernel's result format and
-        dtype)."""
+        Parameters
+        ----------
+        out : Tensor, optional
+            A tensor of the kernel's result format and dtype whose structure is already
+            assembled (a previous result): the kernel only computes its values.
+        **tensors
+            The inputs by name (:attr:`inputs`): coiter tensors, read without copying, or
+            anything :func:`asarray` accepts (canonical SciPy CSR/CSC and NumPy arrays are
+            read in place too). A kernel bound to a definition (``ct.compile(y)``) takes none.
+
+        Returns
+        -------
+        Tensor
+
+        Raises
+        ------
+        SignatureError
+            If an input's format, dtype, order or index width differs from the kernel's.
+        ShapeError
+            If the inputs' extents disagree.
+        FormatError
+            If an input's arrays are malformed (coordinates out of range, ``pos`` decreasing).
+        """
         if out is None and not self._bound and len(tensors) == len(self.inputs):
             # Fast path: coiter tensors, NumPy arrays or canonical SciPy CSR/CSC matrices
             # that need no conversion for every input, and the last variant's index widths.
@@ -337,94 +424,61 @@ class Kernel:
         return shape
 
 
-# At most this many combinations of operand mode orders are tried when no loop order fits.
-_MAX_TRIALS = 256
 # What a compilation attempt gives (with_reordered_operands returns it).
 K = TypeVar("K")
 
 
-def _reordered(fmt: Format) -> list[Format]:
-    """Formats with the same levels and every other mode order (for DIA, ELL and BCSR, whose
-    levels follow the rows: CSR and CSC)."""
-    if fmt.name is not None:
-        return [as_format(name, 2) for name in ("csr", "csc")]
-    order = list(fmt.mode_order)
-    return [
-        Format(list(fmt.levels), list(p))
-        for p in itertools.permutations(range(len(order)))
-        if list(p) != order
-    ]
+def core_assignment(typed: Assignment) -> _core.Assignment:
+    """A statement over TensorSpecs as the core's statement, its result as a kernel builds it
+    (the hashed levels it cannot insert into in one pass compressed, see Kernel), with int32
+    index arrays."""
+    built = _assembled_spec(typed.lhs.tensor)
+    if built is not typed.lhs.tensor:
+        typed = Assignment(Access(built, typed.lhs.indices), typed.rhs, typed.accumulate)
+    variables: dict[str, _core.TensorVar] = {}
 
+    def var_of(spec: TensorSpec) -> _core.TensorVar:
+        if spec.name not in variables:
+            variables[spec.name] = _core.TensorVar(spec.name, spec.format, spec.dtype.name, "int32")
+        return variables[spec.name]
 
-def loop_order_formats(
-    assignment: Assignment, operands: Mapping[str, Tensor], result_format: Format
-) -> dict[str, Format]:
-    """For each sparse operand (by name), its levels in the mode order that follows one loop
-    order: the result's indices in its storage order, then the summed indices. The first
-    conversion with_reordered_operands tries; it fits most statements at once."""
-    lhs = list(assignment.lhs.indices)
-    order = [lhs[m] for m in result_format.mode_order] if lhs else []
-    for a in accesses(assignment.rhs):
-        order += [v for v in a.indices if v not in order]
-    preferred = {}
-    for a in accesses(assignment.rhs):
-        tensor = operands.get(a.tensor.name)
-        if (
-            tensor is None
-            or tensor.ndim < 2
-            or is_all_dense(tensor.format)
-            or tensor.format.name is not None
-        ):
-            continue
-        modes = sorted(range(len(a.indices)), key=lambda m: order.index(a.indices[m]))
-        fmt = Format(list(tensor.format.levels), modes)
-        if fmt != tensor.format:
-            preferred[a.tensor.name] = fmt
-    return preferred
+    return core_statement(typed, var_of)
 
 
 def with_reordered_operands(
+    typed: Assignment,
     operands: Mapping[str, Tensor],
     attempt: Callable[[dict[str, Format]], K],
     error: CompileError,
-    preferred: dict[str, Format] | None = None,
+    schedule: str = "",
+    target: str = "cpu",
 ) -> tuple[K, dict[str, Tensor]]:
     """When no loop order traverses every operand in its storage order (e.g. A(k,i) * B(k,j)
     with both in CSR and a CSR result), convert sparse operands to other mode orders
     (transpositions, O(nnz) each), as a user expects the expression to just work.
 
-    ``operands`` maps input names to tensors; ``attempt(formats)`` compiles with the inputs'
-    formats overridden by name and raises CompileError when that fails. Fewest conversions are
-    tried first; the conversions are logged. Returns ``(kernel, converted tensors by name)``."""
-    sparse = [name for name, t in operands.items() if t.ndim >= 2 and not is_all_dense(t.format)]
-
-    def candidates() -> Iterator[dict[str, Format]]:
-        # The conversion that follows one loop order for all operands, then the fewest
-        # conversions first: every subset of operands of each size, with every combination
-        # of other mode orders for them.
-        if preferred:
-            yield preferred
-        for size in range(1, len(sparse) + 1):
-            for names in itertools.combinations(sparse, size):
-                for formats in itertools.product(*(_reordered(operands[n].format) for n in names)):
-                    yield dict(zip(names, formats))
-
-    for overrides in itertools.islice(candidates(), _MAX_TRIALS):
-        try:
-            kernel = attempt(overrides)
-        except CompileError:
-            continue
-        for name, fmt in overrides.items():
-            logger.info(
-                "coiter: converting %s from %s to %s so every operand is traversed in storage "
-                "order (%s)",
-                name,
-                operands[name].format,
-                fmt,
-                error,
-            )
-        return kernel, {name: operands[name].asformat(fmt) for name, fmt in overrides.items()}
-    raise error
+    ``typed`` is the statement over TensorSpecs (the operands' formats), ``operands`` maps
+    input names to tensors, and ``attempt(formats)`` compiles with the inputs' formats
+    overridden by name. The core chooses the conversions (``_core.operand_orders_that_traverse``:
+    one loop order for all operands first, then the fewest conversions); they are logged.
+    Returns ``(kernel, converted tensors by name)``; raises ``error`` when no conversion helps."""
+    try:
+        overrides = _core.operand_orders_that_traverse(core_assignment(typed), schedule, target)
+    except CompileError:
+        raise error from None
+    if not overrides:
+        raise error  # (the statement fails for another reason than its operands' orders)
+    kernel = attempt(overrides)
+    for name, fmt in overrides.items():
+        logger.info(
+            "coiter: converting %s from %s to %s so every operand is traversed in storage "
+            "order (%s)",
+            name,
+            operands[name].format,
+            fmt,
+            error,
+        )
+    return kernel, {name: operands[name].asformat(fmt) for name, fmt in overrides.items()}
 
 
 def _unique_names(tensors: Sequence[Any]) -> dict[int, str]:
@@ -502,8 +556,9 @@ def _compile_definition(
         return attempt({})
     except CompileError as error:
         rewritten, _, _, operands = specs_for_tensors(definition, tensor.name or "out")
-        preferred = loop_order_formats(rewritten, operands, tensor.format)
-        kernel, converted = with_reordered_operands(operands, attempt, error, preferred)
+        kernel, converted = with_reordered_operands(
+            rewritten, operands, attempt, error, schedule_text, target
+        )
         kernel._bound.update(converted)
         return kernel
 
@@ -520,19 +575,68 @@ def compile(
 ) -> Kernel:
     """Compile a statement into a :class:`Kernel`.
 
-    ``stmt`` is an expression string (``"y(i) = A(i,j) * x(j)"``), a parsed statement
-    (``coiter.parser.parse``'s result) or a tensor whose
-    definition was assigned with ``y[i] = ...`` (the kernel is then bound to that
-    definition's tensors: ``kern()`` recomputes ``y``; it is also the kernel that computes
-    ``y`` when its data is needed, so the definition is not compiled again).
+    Kernels are cached by signature (the statement up to renaming, formats, dtypes, index
+    widths, schedule, target and engine), in memory and on disk: compiling an equal signature
+    again generates no code.
+
+    Parameters
+    ----------
+    stmt : str or Tensor
+        A statement in the string syntax (``"y(i) = A(i,j) * x(j)"``), or a tensor whose
+        definition was assigned with ``y[i] = ...``: the kernel is then bound to that
+        definition's tensors (``kern()`` recomputes ``y``), and is the kernel that computes
+        ``y`` when its data is needed, so the definition is not compiled again.
+    formats : mapping of str to Format or str, optional
+        Each tensor's format by name; tensors not named are dense.
+    dtype : dtype, default float64
+        The value dtype of tensors not named in ``dtypes``.
+    dtypes : mapping of str to dtype, optional
+        Value dtypes by tensor name.
+    index_dtype : {None, numpy.int32, numpy.int64}, optional
+        The index width of the sparse inputs and the result. By default the kernel
+        specializes on the widths of the tensors it is called with.
+    schedule : Schedule or str, optional
+        Scheduling commands (docs/schedules.md); by default coiter's own schedule (the
+        outermost loop parallel where that is safe).
+    target : {"cpu", "cuda"}, default "cpu"
+        Where the kernel runs.
+    engine : {"llvm", "c"}, optional
+        The CPU code generator: LLVM's JIT (the default when coiter was built with LLVM) or
+        the system's C compiler.
+
+    Returns
+    -------
+    Kernel
+
+    Raises
+    ------
+    ParseError
+        If the statement is malformed.
+    FormatError
+        If a format is malformed or the result's cannot be computed (DIA).
+    ScheduleError
+        If the schedule is illegal for the statement.
+    CompileError
+        If code generation fails.
+
+    Examples
+    --------
+    >>> kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr"})
+    >>> kern.inputs
+    ['A', 'x']
+    >>> A = ct.from_coords([[0, 0], [1, 2]], [2.0, 3.0], shape=(2, 3), format="csr")
+    >>> kern(A=A, x=np.ones(3)).to_numpy()
+    array([2., 3.])
     """
     if schedule is None and isinstance(stmt, Tensor):
         schedule = stmt._schedule
+    if is_auto(schedule):
+        schedule = _auto_schedule(stmt, formats, dtype, dtypes, engine)
     schedule_text = text_of(schedule)
     if isinstance(stmt, Tensor):
         stmt._kernel = _compile_definition(stmt, index_dtype, schedule_text, target, engine)
         return stmt._kernel
-    typed, inputs, result_spec = _typed_statement(stmt, formats, dtype, dtypes)
+    typed, inputs, result_spec = typed_statement(stmt, formats, dtype, dtypes)
     return Kernel(
         typed,
         inputs,
@@ -544,7 +648,37 @@ def compile(
     )
 
 
-def _typed_statement(
+def _auto_schedule(
+    stmt: str | Tensor | Parsed,
+    formats: Mapping[str, FormatLike] | None,
+    dtype: DTypeLike,
+    dtypes: Mapping[str, DTypeLike] | None,
+    engine: str | None,
+) -> str:
+    """``schedule="auto"`` for ``ct.compile``: the autoscheduler's pick for the formats."""
+    if isinstance(stmt, Tensor):
+        definition = stmt._definition
+        if definition is None:
+            raise ValueError(f"{stmt._label()} has no definition to compile; assign one first")
+        rewritten, specs, result_spec, _ = specs_for_tensors(definition, stmt.name or "out")
+        chosen = {n: s.format for n, s in specs.items()}
+        chosen[result_spec.name] = result_spec.format
+        kinds = {n: s.dtype for n, s in specs.items()}
+        kinds[result_spec.name] = result_spec.dtype
+        return autoscheduler().for_formats(parse(str(rewritten)), chosen, kinds, engine)
+    parsed = parse(stmt) if isinstance(stmt, str) else stmt
+    refs = parsed[1]
+    formats = dict(formats or {})
+    dtypes = dict(dtypes or {})
+    return autoscheduler().for_formats(
+        parsed,
+        {n: as_format(formats.get(n, "dense"), r.order) for n, r in refs.items()},
+        {n: value_dtype(dtypes.get(n, dtype), f"tensor {n}") for n in refs},
+        engine,
+    )
+
+
+def typed_statement(
     stmt: str | Parsed,
     formats: Mapping[str, FormatLike] | None,
     dtype: DTypeLike,
@@ -584,15 +718,33 @@ def schedule_problem(
     dtypes: Mapping[str, DTypeLike] | None = None,
     target: str = "cpu",
 ) -> str | None:
-    """Why ``schedule`` is illegal for ``stmt``, or ``None`` when it is legal: the reason
-    :func:`compile` with this schedule would raise as ``ScheduleError``, naming the command
-    and the failed condition. Decided without lowering or compiling anything (no kernel is
-    built or cached), so a search over schedules can ask it of every candidate.
+    """Why ``schedule`` is illegal for ``stmt``, or ``None`` when it is legal.
 
-    ``stmt``, ``formats``, ``dtype``, ``dtypes`` and ``target`` are as for :func:`compile`;
-    for a tensor with a definition (``y[i] = ...``), ``formats`` overrides its tensors'
-    formats by name. ``schedule`` is a :class:`Schedule` or its text (malformed text is a
-    reason too).
+    The reason is the message :func:`compile` would raise as :class:`ScheduleError`, naming
+    the command and the failed condition. It is decided without lowering or compiling
+    anything (no kernel is built or cached), so a search over schedules can ask it of every
+    candidate.
+
+    Parameters
+    ----------
+    stmt : str or Tensor
+        As for :func:`compile`.
+    schedule : Schedule or str
+        The schedule, or its text; malformed text is a reason too.
+    formats, dtype, dtypes, target
+        As for :func:`compile`; for a tensor with a definition (``y[i] = ...``), ``formats``
+        overrides its tensors' formats by name.
+
+    Returns
+    -------
+    str or None
+
+    Examples
+    --------
+    >>> ct.schedule_problem("y(i) = A(i,j) * x(j)", "reorder(j,i)", formats={"A": "csc"}) is None
+    True
+    >>> print(ct.schedule_problem("y(i) = A(i,j) * x(j)", "reorder(j,i)", formats={"A": "csr"}))
+    schedule: loop order: A(i,j) would be traversed out of order ...
     """
     try:
         text = text_of(schedule)
@@ -612,19 +764,8 @@ def schedule_problem(
         chosen = {name: as_format(fmt, tensors[name].ndim) for name, fmt in (formats or {}).items()}
         typed, _, result_spec, _ = specs_for_tensors(definition, stmt.name or "out", chosen)
     else:
-        typed, _, result_spec = _typed_statement(stmt, formats, dtype, dtypes)
-    # The result as the kernel would build it (see Kernel: some hashed levels are compressed).
-    built = _assembled_spec(result_spec)
-    if built is not result_spec:
-        typed = Assignment(Access(built, typed.lhs.indices), typed.rhs, typed.accumulate)
-    variables: dict[str, _core.TensorVar] = {}
-
-    def var_of(spec: TensorSpec) -> _core.TensorVar:
-        if spec.name not in variables:
-            variables[spec.name] = _core.TensorVar(spec.name, spec.format, spec.dtype.name, "int32")
-        return variables[spec.name]
-
-    problem = _core.schedule_problem(core_statement(typed, var_of), text, target=target)
+        typed, _, result_spec = typed_statement(stmt, formats, dtype, dtypes)
+    problem = _core.schedule_problem(core_assignment(typed), text, target=target)
     return problem or None
 
 

@@ -1,5 +1,5 @@
-"""Converting objects to tensors: ``ct.asarray`` (API.md §2) dispatching on what it is given,
-and the fast paths of kernel calls and array operators for their operands."""
+"""Converting objects to tensors: ``ct.asarray`` (docs/reference.md, "Tensors") dispatching on what
+it is given, and the fast paths of kernel calls and array operators for their operands."""
 
 import numbers
 from typing import Any
@@ -26,13 +26,14 @@ def asarray(
     copy: bool | None = None,
     name: str | None = None,
 ) -> Tensor:
-    """Convert ``obj`` to a :class:`Tensor`.
+    """Convert ``obj`` to a :class:`Tensor`, without copying where its memory can be shared.
 
     Parameters
     ----------
-    obj : numpy.ndarray, scipy sparse array or matrix (any format), pydata/sparse COO or GCXS,
-        pandas DataFrame or Series (sparse ones keep their sparsity), scalar, nested list or
-        Tensor
+    obj : array_like, scipy.sparse array or matrix, or Tensor
+        A NumPy array, a SciPy sparse array or matrix (any format), a pydata/sparse COO or
+        GCXS array, a pandas DataFrame or Series (sparse ones keep their sparsity), a scalar,
+        a nested list, or a tensor.
     format : Format, str or None
         Target format; by default NumPy input becomes dense and SciPy input keeps its own
         format (csr, csc, coo, bcsr for bsr, dia).
@@ -44,6 +45,31 @@ def asarray(
         canonical SciPy CSR/CSC/BSR into their own format are wrapped without copying.
     name : str or None
         The tensor's name, used in error messages and as a kernel input name.
+
+    Returns
+    -------
+    Tensor
+        Sharing ``obj``'s memory where it can (and keeping ``obj`` alive), else a new tensor.
+        Non-canonical SciPy input (unsorted, duplicates) is packed: sorted, duplicates summed.
+
+    Raises
+    ------
+    ValueError
+        If ``copy=False`` and a copy is needed.
+    FormatError
+        If ``format`` is malformed or the data does not fit it.
+    TypeError
+        If the dtype is not supported.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> m = sp.random_array((4, 5), density=0.5, format="csr", random_state=0)
+    >>> A = ct.asarray(m)
+    >>> A.format, np.shares_memory(A.values, m.data)
+    (Format('ds'), True)
+    >>> ct.asarray(m, format="coo").nnz == m.nnz
+    True
     """
     if isinstance(obj, Tensor):
         return _convert_tensor(obj, format, dtype, copy, name)

@@ -1,5 +1,6 @@
-"""Creating tensors from data (API.md §2): dense arrays and Python data, coordinates, zeros,
-random entries. ``ct.asarray``, which takes any object, dispatches here (conversion.py)."""
+"""Creating tensors from data (docs/reference.md, "Tensors"): dense arrays and Python data,
+coordinates, zeros, random entries. ``ct.asarray``, which takes any object, dispatches here
+(conversion.py)."""
 
 import math
 from collections.abc import Iterable
@@ -69,18 +70,47 @@ def from_coords(
     dtype: DTypeLike | None = None,
     name: str | None = None,
 ) -> Tensor:
-    """A tensor from coordinates.
+    """A tensor packed from the coordinates and values of its entries.
 
     Parameters
     ----------
     coords : array_like of int, shape (nnz, order)
-        Row k holds the coordinates of entry k (0-based).
-    values : array_like, shape (nnz,), or a scalar given to every entry
+        Row k holds the coordinates of entry k (0-based), in any order.
+    values : array_like, shape (nnz,), or scalar
+        The entries' values; a scalar is given to every entry.
     shape : tuple of int
-    format : Format or str
-    sum_duplicates : bool
-        Sum entries with equal coordinates (default). When False, duplicates are kept if
-        the format can hold them (COO) and rejected otherwise.
+        The tensor's extents; every coordinate must lie within them.
+    format : Format or str, default "coo"
+        The format to pack into (see :func:`as_format`).
+    sum_duplicates : bool, default True
+        Sum entries with equal coordinates. When False, duplicates are kept if the format can
+        hold them (COO) and rejected otherwise.
+    dtype : dtype, optional
+        The value dtype; by default that of ``values``.
+    name : str, optional
+        The tensor's name (error messages, kernel input names).
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    ShapeError
+        If ``coords`` is not ``(nnz, len(shape))``, ``values`` does not match it, or a
+        coordinate lies outside ``shape``.
+    FormatError
+        If duplicates are kept but the format cannot hold them.
+    TypeError
+        If ``coords`` is not integral or the dtype is not supported.
+
+    Examples
+    --------
+    >>> T = ct.from_coords([[0, 1], [2, 0], [0, 1]], [1.0, 2.0, 3.0], shape=(3, 2), format="csr")
+    >>> T.to_numpy()
+    array([[0., 4.],
+           [0., 0.],
+           [2., 0.]])
     """
     shape = checked_shape(shape)
     order = len(shape)
@@ -110,7 +140,28 @@ def zeros(
     dtype: DTypeLike = np.float64,
     name: str | None = None,
 ) -> Tensor:
-    """A tensor of zeros; sparse formats store nothing."""
+    """A tensor of zeros.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+        The extents.
+    format : Format or str, default "dense"
+        The format; a sparse one stores no entries.
+    dtype : dtype, default float64
+        The value dtype.
+    name : str, optional
+        The tensor's name.
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    ShapeError
+        If a dense tensor of this shape would exceed the largest array coiter allocates.
+    """
     shape = checked_shape(shape)
     dtype = value_dtype(dtype)
     fmt = as_format(format, len(shape))
@@ -129,10 +180,38 @@ def random(
     seed: int | np.random.SeedSequence | None = None,
     name: str | None = None,
 ) -> Tensor:
-    """A tensor with ``round(density * size)`` nonzeros at distinct random coordinates.
+    """A tensor with ``round(density * size)`` entries at distinct random coordinates.
 
-    Values are uniform in [0, 1) for floating dtypes (real and imaginary parts for complex),
-    integers in 1..9 for integer dtypes, and True for bool.
+    Parameters
+    ----------
+    shape : int or tuple of int
+        The extents.
+    density : float
+        The fraction of coordinates stored, in [0, 1].
+    format : Format or str, default "csr"
+        The format to pack into.
+    dtype : dtype, default float64
+        The value dtype. Values are uniform in [0, 1) for floating dtypes (real and imaginary
+        parts for complex ones), integers 1 to 9 for integer dtypes, and True for bool.
+    seed : int or numpy.random.SeedSequence, optional
+        Seeds NumPy's default generator; the same seed gives the same tensor.
+    name : str, optional
+        The tensor's name.
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    ValueError
+        If ``density`` is outside [0, 1].
+
+    Examples
+    --------
+    >>> R = ct.random((100, 50), density=0.1, format="csr", seed=0)
+    >>> R.nnz, R.format
+    (500, Format('ds'))
     """
     shape = checked_shape(shape)
     if not 0.0 <= float(density) <= 1.0:

@@ -1,5 +1,5 @@
-"""The GPU target (API.md §6), ``ct.cuda``: whether a GPU is usable, and GPU tensors' data as
-CuPy objects. Finding NVIDIA's libraries is cuda_libraries.py."""
+"""The GPU target (docs/reference.md, "Targets"), ``ct.cuda``: whether a GPU is usable, and GPU
+tensors' data as CuPy objects. Finding NVIDIA's libraries is cuda_libraries.py."""
 
 from typing import Any
 

@@ -1,7 +1,7 @@
-"""Where NVIDIA's libraries are (API.md §6): coiter loads NVRTC (the CUDA C++ compiler) and the
-CUDA driver when it first needs them, so it imports and runs its CPU kernels on machines without
-CUDA. NVRTC is searched on the system's library path, in the ``nvidia-cuda-nvrtc`` wheel
-(``pip install coiter[gpu]``), in ``$CUDA_HOME/lib64`` and ``/usr/local/cuda/lib64``;
+"""Where NVIDIA's libraries are (docs/reference.md, "Targets"): coiter loads NVRTC (the CUDA C++
+compiler) and the CUDA driver when it first needs them, so it imports and runs its CPU kernels on
+machines without CUDA. NVRTC is searched on the system's library path, in the ``nvidia-cuda-nvrtc``
+wheel (``pip install coiter[gpu]``), in ``$CUDA_HOME/lib64`` and ``/usr/local/cuda/lib64``;
 ``COITER_NVRTC_LIBRARY`` names it exactly. :func:`prepare` tells the core where the wheels are.
 """
 

@@ -1,4 +1,4 @@
-"""Value and index dtypes coiter supports (API.md §2)."""
+"""Value and index dtypes coiter supports (docs/reference.md, "Tensors")."""
 
 from typing import Any
 

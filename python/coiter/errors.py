@@ -1,4 +1,4 @@
-"""Exception classes of coiter (API.md §7).
+"""Exception classes of coiter (docs/reference.md, "Errors").
 
 Every error coiter raises on bad input derives from :class:`CoiterError` and from the
 built-in class a NumPy/SciPy user would expect (``ValueError``, ``TypeError``,

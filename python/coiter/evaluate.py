@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import logging
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Protocol, TypeAlias
@@ -12,19 +11,31 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from . import _core
-from .compiler import Kernel, core_expression, loop_order_formats, with_reordered_operands
+from .compiler import (
+    Kernel,
+    autoscheduler,
+    is_auto,
+    typed_statement,
+    with_reordered_operands,
+)
 from .compiler import compile as compile_kernel
 from .conversion import as_tensor
 from .creation import from_coords
 from .errors import CompileError, ParseError, ShapeError
 from .format_inference import check_dense_size, infer_result_format
 from .formats import Format, FormatLike, as_format, is_all_dense
-from .notation import Access, Assignment, IndexVar, accesses, check_extents, map_tensors
+from .notation import (
+    Access,
+    Assignment,
+    IndexVar,
+    accesses,
+    check_extents,
+    core_expression,
+    map_tensors,
+)
 from .parser import Parsed, TensorRef, parse
-from .schedule import Schedule
+from .schedule import Schedule, schedule_text
 from .tensor import Tensor
-
-logger = logging.getLogger("coiter")
 
 # The kernels ct.evaluate chose, by what decides the choice: the statement's text, the
 # operands' names, formats and dtypes, and the options. Parsing the text, inferring the
@@ -33,8 +44,11 @@ logger = logging.getLogger("coiter")
 # 0.08 ms a call of the kernel, SciPy 0.2 ms); the compiler's own cache still holds the kernels.
 # Least recently used first; cleared with the compiler's (ct.clear_cache, kernel_cache.py).
 _CHOSEN_KERNELS_KEPT = 256
-# (kernel, result format, result dtype, None or the operands to pass instead: see choose_kernel)
-Choice: TypeAlias = tuple[Kernel, Format, np.dtype[Any], dict[str, Tensor] | None]
+# (kernel, result format, result dtype, None or the operands to pass instead, the formats to
+# convert operands to before each call: see choose_kernel)
+Choice: TypeAlias = tuple[
+    Kernel, Format, np.dtype[Any], dict[str, Tensor] | None, dict[str, Format]
+]
 _chosen_kernels: OrderedDict[Hashable, Choice] = OrderedDict()
 
 
@@ -55,13 +69,14 @@ def _choice_key(
     out_format: FormatLike | None,
     dtype: DTypeLike | None,
     engine: str | None,
-    schedule: Schedule | str | None,
+    schedule: Schedule | str | tuple[str, Hashable] | None,
     target: str = "cpu",
 ) -> Hashable:
     """What decides ct.evaluate's kernel (unhashable when an option is, such as an
-    out_format given as a list of levels: such calls are not remembered)."""
+    out_format given as a list of levels: such calls are not remembered). ``schedule`` is
+    ``("auto", key)`` for the autoscheduler's pick, ``key`` what it depends on."""
     operand_key = tuple((name, t.format, t.dtype) for name, t in operands.items())
-    schedule_key = schedule if schedule is None or isinstance(schedule, str) else str(schedule)
+    schedule_key = schedule if not isinstance(schedule, Schedule) else str(schedule)
     return (
         statement,
         operand_key,
@@ -73,22 +88,7 @@ def _choice_key(
     )
 
 
-def _computable(tensor: Tensor) -> Tensor:
-    """The tensor in a format the compiler iterates: DIA, ELL and BCSR (levels with derived
-    coordinates) are converted to CSR, and the conversion is logged."""
-    if tensor.format.name is None:
-        return tensor
-    logger.info(
-        "coiter: converting %s from %s to csr for the kernel (the compiler does not iterate "
-        "%s levels yet)",
-        tensor.name or "an operand",
-        tensor.format,
-        tensor.format.name,
-    )
-    return tensor.asformat("csr")
-
-
-def _result_dtype(assignment: Assignment, tensors: Mapping[str, Tensor]) -> np.dtype[Any]:
+def inferred_result_dtype(assignment: Assignment, tensors: Mapping[str, Tensor]) -> np.dtype[Any]:
     """NumPy's result type of the right side, computed by the compiler's promotion rules."""
 
     def var_of(tensor: TensorRef) -> _core.TensorVar:
@@ -107,10 +107,61 @@ def evaluate(
     target: str = "cpu",
     **tensors: Any,
 ) -> Tensor:
-    """Compute ``statement`` (a string such as ``"y(i) = A(i,j) * x(j)"``) on the tensors
-    given by name (coiter tensors, NumPy arrays or SciPy sparse matrices) and return the
-    result as a new tensor. The result format is inferred when ``out_format`` is None.
-    ``target="cuda"`` computes on the GPU (API.md §6)."""
+    """Compute a statement of index notation on the tensors given by name.
+
+    The statement is compiled for the operands' formats and dtypes (once: kernels are cached
+    by signature) and run; the result is a new tensor.
+
+    Parameters
+    ----------
+    statement : str
+        The statement in the string syntax, e.g. ``"y(i) = A(i,j) * x(j)"``. The result is new,
+        so it cannot also be an operand, and ``+=`` is refused.
+    out_format : Format or str, optional
+        The result's format. By default it is inferred, as SciPy would choose
+        (docs/reference.md, "Result formats"): sparse when every operand is, or when a sparse
+        operand masks the whole product; dense otherwise.
+    dtype : dtype, optional
+        The result's value dtype; by default NumPy's promotion of the operands' dtypes.
+    engine : {"llvm", "c"}, optional
+        The CPU code generator; by default LLVM when coiter was built with it.
+    schedule : Schedule or str, optional
+        Scheduling commands for the kernel (docs/schedules.md); by default coiter's own.
+    target : {"cpu", "cuda"}, default "cpu"
+        Where the kernel runs; ``"cuda"`` computes on an NVIDIA GPU (docs/gpu.md).
+    **tensors
+        The operands by the names the statement uses: tensors, NumPy arrays, SciPy sparse
+        matrices, or anything :func:`asarray` accepts.
+
+    Returns
+    -------
+    Tensor
+        The result, named as in the statement.
+
+    Raises
+    ------
+    ParseError
+        If the statement is malformed, names its result on the right, or uses ``+=``.
+    ShapeError
+        If operands' extents disagree, or an inferred dense result would exceed
+        ``ct.config.max_dense_bytes``.
+    ScheduleError
+        If the schedule is illegal for the statement.
+
+    See Also
+    --------
+    compile : compile once, call many times.
+    einsum : the same with NumPy's subscripts.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> A = sp.random_array((5, 4), density=0.5, format="csr", random_state=0)
+    >>> x = np.arange(4.0)
+    >>> y = ct.evaluate("y(i) = A(i,j) * x(j)", A=A, x=x)
+    >>> np.allclose(y.to_numpy(), A @ x), y.format
+    (True, Format('d'))
+    """
     assignment, refs = _parsed(statement) if isinstance(statement, str) else parse(statement)
     result_name = assignment.lhs.tensor.name
     if assignment.accumulate:
@@ -130,20 +181,14 @@ def evaluate(
             f"input (column {column} in {statement!r}); give the result another name",
             column=column,
         )
-    names = [name for name in refs if name != result_name]
-    missing = [n for n in names if n not in tensors]
-    if missing:
-        raise TypeError(f"ct.evaluate: no tensor given for {missing}")
-    operands = {name: as_tensor(tensors[name], name) for name in names}
-    for name, ref in refs.items():
-        if name != result_name and operands[name].ndim != ref.order:
-            raise ShapeError(
-                f"tensor {name} has {operands[name].ndim} modes but is indexed with "
-                f"{ref.order} indices in {statement!r}"
-            )
-    check_extents(accesses(assignment.rhs), lambda ref: operands[ref.name].shape)
-    key = _choice_key(statement, operands, out_format, dtype, engine, schedule, target)
+    operands = checked_operands(assignment, refs, tensors, "ct.evaluate")
     chosen: Choice | None
+    # The autoscheduler's pick depends on the operands' statistics and on the tuning database
+    # (which a tuning may have changed since): remembered by both.
+    choice_schedule = (
+        ("auto", autoscheduler().input_key(operands)) if is_auto(schedule) else schedule
+    )
+    key = _choice_key(statement, operands, out_format, dtype, engine, choice_schedule, target)
     try:
         chosen = _chosen_kernels.get(key)
     except TypeError:
@@ -158,16 +203,55 @@ def evaluate(
                 _chosen_kernels.popitem(last=False)
     else:
         _chosen_kernels.move_to_end(key)
-    kernel, fmt, result_dtype, replaced = chosen
+    kernel, fmt, result_dtype, replaced, conversions = chosen
     if replaced is not None:
         operands = replaced
+    elif conversions:
+        operands = {
+            n: t.asformat(conversions[n]) if n in conversions else t for n, t in operands.items()
+        }
     if out_format is None and is_all_dense(fmt):
-        # Only an inferred format is limited (API.md §3, rule 3): a dense result asked for
-        # with out_format= is what the user wants, however large.
+        # Only an inferred format is limited (docs/reference.md, "Result formats", rule 3): a dense
+        # result asked for with out_format= is what the user wants, however large.
         check_dense_size(kernel._result_shape(operands, None), result_dtype, result_name)
     result = kernel(**operands)
     result.name = result_name
     return result
+
+
+def checked_operands(
+    assignment: Assignment, refs: Mapping[str, TensorRef], tensors: Mapping[str, Any], caller: str
+) -> dict[str, Tensor]:
+    """The statement's inputs given by name in ``tensors``, as coiter tensors: each must be
+    given (TypeError, naming ``caller``), with as many modes as the statement indexes it with
+    and extents that agree where indices repeat (ShapeError)."""
+    result_name = assignment.lhs.tensor.name
+    names = [name for name in refs if name != result_name]
+    missing = [n for n in names if n not in tensors]
+    if missing:
+        raise TypeError(f"{caller}: no tensor given for {missing}")
+    # Tensors the statement does not read are allowed (one namespace of tensors for several
+    # statements), but a keyword that cannot be a tensor is a misspelt option (formats= for
+    # out_format=), which would otherwise be ignored without a word.
+    options = sorted(
+        name
+        for name, value in tensors.items()
+        if name not in names and isinstance(value, (dict, str, bool, type(None)))
+    )
+    if options:
+        raise TypeError(
+            f"{caller}: {options} is not a tensor of {str(assignment)!r} (which reads {names}) "
+            "nor an option (out_format, dtype, engine, schedule, target)"
+        )
+    operands = {name: as_tensor(tensors[name], name) for name in names}
+    for name in names:
+        if operands[name].ndim != refs[name].order:
+            raise ShapeError(
+                f"tensor {name} has {operands[name].ndim} modes but is indexed with "
+                f"{refs[name].order} indices in {str(assignment)!r}"
+            )
+    check_extents(accesses(assignment.rhs), lambda ref: operands[ref.name].shape)
+    return operands
 
 
 def choose_kernel(
@@ -181,9 +265,10 @@ def choose_kernel(
     target: str = "cpu",
 ) -> Choice:
     """(kernel, result format, result dtype, None or the operands to pass instead: some
-    converted to another mode order, repeated ones under names of their own)."""
+    converted to another mode order, repeated ones under names of their own; the formats to
+    convert operands to before each call, which ``schedule="auto"`` may ask for)."""
     result_name = assignment.lhs.tensor.name
-    rhs_dtype = _result_dtype(assignment, operands)
+    rhs_dtype = inferred_result_dtype(assignment, operands)
     result_dtype = rhs_dtype if dtype is None else np.dtype(dtype)
     order = len(assignment.lhs.indices)
     if out_format is None:
@@ -196,6 +281,17 @@ def choose_kernel(
     formats[result_name] = fmt
     dtypes = {name: t.dtype for name, t in operands.items()}
     dtypes[result_name] = result_dtype
+    conversions: dict[str, Format] = {}
+    if is_auto(schedule):
+        schedule, conversions = autoscheduler().for_operands(
+            (assignment, refs), operands, formats, dtypes, engine
+        )
+        if conversions:
+            formats.update(conversions)
+            operands = {
+                n: t.asformat(conversions[n]) if n in conversions else t
+                for n, t in operands.items()
+            }
     try:
         kernel = compile_kernel(
             (assignment, refs),
@@ -205,13 +301,13 @@ def choose_kernel(
             schedule=schedule,
             target=target,
         )
-        return kernel, fmt, result_dtype, None
+        return kernel, fmt, result_dtype, None, conversions
     except CompileError as error:
         # (Not remembered: which operands are converted, and how, depends on their data.)
         kernel, replaced = _compile_with_reordered_operands(
             (assignment, refs), operands, formats, dtypes, engine, schedule, error, target
         )
-        return kernel, fmt, result_dtype, replaced
+        return kernel, fmt, result_dtype, replaced, {}
 
 
 def _split_repeated(
@@ -267,8 +363,10 @@ def _compile_with_reordered_operands(
             target=target,
         )
 
-    preferred = loop_order_formats(parsed[0], operands, formats[result_name])
-    kernel, converted = with_reordered_operands(operands, attempt, error, preferred)
+    typed, _, _ = typed_statement(parsed, formats, np.float64, dtypes)
+    kernel, converted = with_reordered_operands(
+        typed, operands, attempt, error, schedule_text(schedule), target
+    )
     return kernel, dict(operands, **converted)
 
 
@@ -352,13 +450,49 @@ def einsum(
     out_format: FormatLike | None = None,
     dtype: DTypeLike | None = None,
     engine: str | None = None,
+    schedule: Schedule | str | None = None,
 ) -> Tensor:
     """NumPy's ``einsum`` over dense and sparse operands, computed by one fused kernel.
 
-    Supports ``->`` omitted (implicit output), ``...``, repeated indices within an operand
-    (diagonals and traces) and scalar outputs.
+    Parameters
+    ----------
+    subscripts : str
+        NumPy's subscripts, e.g. ``"ij,jk->ik"``. ``->`` may be left out (the implicit output
+        of NumPy), ``...`` broadcasts, and an index repeated within an operand takes its
+        diagonal (``"ii"`` is the trace).
+    *operands
+        Tensors, NumPy arrays, SciPy sparse matrices or anything :func:`asarray` accepts.
+    out_format : Format or str, optional
+        The result's format; inferred as by :func:`evaluate` when not given.
+    dtype : dtype, optional
+        The result's value dtype; by default NumPy's promotion of the operands' dtypes.
+    engine : {"llvm", "c"}, optional
+        The CPU code generator.
+    schedule : Schedule or str, optional
+        As for :func:`evaluate`: the operands are named ``t0``, ``t1``, ... and the indices
+        keep their letters; ``schedule="auto"`` asks the autoscheduler
+        (docs/autoscheduling.md).
+
+    Returns
+    -------
+    Tensor
+        A 0-d tensor for a scalar output.
+
+    Raises
+    ------
+    ShapeError
+        If an index ranges over different extents.
+    ValueError
+        If the subscripts are malformed or do not match the operands.
+
+    Examples
+    --------
+    >>> A = np.arange(6.0).reshape(2, 3)
+    >>> ct.einsum("ij,kj->ik", A, A).to_numpy()
+    array([[ 5., 14.],
+           [14., 50.]])
     """
-    tensors = [_computable(as_tensor(op, None)) for op in operands]
+    tensors = [as_tensor(op, None) for op in operands]
     inputs, output = _subscripts(subscripts, tensors)
     names = [f"t{k}" for k in range(len(tensors))]
     # Before diagonals are taken: a subscript repeated within an operand, as across operands,
@@ -381,4 +515,6 @@ def einsum(
         raise ValueError(f"einsum: output subscripts {output!r} repeat an index")
     result = f"out({','.join(output)})" if output else "out"
     statement = f"{result} = {' * '.join(terms)}"
-    return evaluate(statement, out_format=out_format, dtype=dtype, engine=engine, **given)
+    return evaluate(
+        statement, out_format=out_format, dtype=dtype, engine=engine, schedule=schedule, **given
+    )

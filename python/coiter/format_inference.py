@@ -1,93 +1,42 @@
-"""The result format coiter infers when none is given (API.md §3, "Inferred result format")."""
+"""The result format coiter infers when none is given (docs/reference.md, "Result formats")."""
 
 import math
 
 import numpy as np
 
+from . import _core
 from .config import config
 from .errors import ShapeError
 from .formats import Format, as_format
-from .notation import Access, Binary, Literal, Negate, Reduction, accesses
-
-
-def _is_sparse(fmt):
-    return any(level.name != "dense" for level in fmt.levels)
+from .notation import core_expression
 
 
 def assemblable(fmt: Format) -> bool:
     """Whether a kernel can compute a result in this format. The core decides from each level
     type's assembly (``Format.result_assembly_problem``; docs/architecture.md): dense levels
     located, compressed and singleton levels appended, hashed ones inserted; not DIA, ELL or
-    BCSR, nor a compressed level below a dense one below a compressed one."""
+    BCSR, whose levels derive their coordinates from others."""
     return fmt.result_assembly_problem is None
-
-
-def _terms(expr):
-    """The product terms of a sum."""
-    if isinstance(expr, Binary) and expr.op in ("add", "sub"):
-        return _terms(expr.a) + _terms(expr.b)
-    if isinstance(expr, Negate):
-        return _terms(expr.a)
-    return [expr]
-
-
-def _factors(expr):
-    """The factors of a product, or None when ``expr`` is not a single product."""
-    if isinstance(expr, Binary) and expr.op == "mul":
-        a, b = _factors(expr.a), _factors(expr.b)
-        return None if a is None or b is None else a + b
-    if isinstance(expr, Negate):
-        return _factors(expr.a)
-    if isinstance(expr, (Access, Literal)):
-        return [expr]
-    if isinstance(expr, Reduction) and expr.op == "add":
-        return _factors(expr.body)
-    return None
 
 
 def infer_result_format(result_indices, rhs, format_of):
     """The inferred format of a result indexed by ``result_indices`` for the right side
-    ``rhs``; ``format_of(tensor)`` gives an operand's format. Returns a Format."""
-    order = len(result_indices)
-    operands = accesses(rhs)
-    sparse_ops = [a for a in operands if _is_sparse(format_of(a.tensor))]
-    result_set = set(result_indices)
-    sparse = bool(operands) and len(sparse_ops) == len(operands)
-    factors = _factors(rhs)
-    if not sparse and factors is not None and sparse_ops:
-        access_factors = [f for f in factors if isinstance(f, Access)]
-        summed = {v for f in access_factors for v in f.indices} - result_set
-        dense_vars = {
-            v for f in access_factors if not _is_sparse(format_of(f.tensor)) for v in f.indices
-        }
-        carriers = [a for a in sparse_ops if result_set <= set(a.indices)]
-        sparse = (
-            bool(carriers)
-            and summed <= dense_vars
-            and not any(summed & set(a.indices) for a in sparse_ops)
-        )
-    if order == 0 or not sparse:
-        return as_format("dense", order)
-    carrying = [a for a in sparse_ops if result_set & set(a.indices)]
-    formats = {format_of(a.tensor) for a in carrying}
-    if len(formats) == 1:
-        (fmt,) = formats
-        if fmt.order == order and assemblable(fmt):
-            return fmt
-    if order == 1:
-        return as_format("s", 1)
-    first = result_indices[0]
-    for term in _terms(rhs):
-        term_accesses = accesses(term)
-        users = [a for a in term_accesses if first in a.indices]
-        if not users:
-            return as_format("d" + "s" * (order - 1), order)
-        for a in users:
-            fmt = format_of(a.tensor)
-            level = list(fmt.mode_order).index(a.indices.index(first))
-            if fmt.levels[level].name == "dense":
-                return as_format("d" + "s" * (order - 1), order)
-    return as_format("s" * order, order)
+    ``rhs``; ``format_of(tensor)`` gives an operand's format. The rule is the core's
+    (``_core.infer_result_format``, src/notation/result_format.hpp): this builds the core's
+    expression of ``rhs``, one variable per operand. Returns a Format."""
+    variables: dict[int, _core.TensorVar] = {}
+
+    def var_of(tensor):
+        key = id(tensor)
+        if key not in variables:
+            # Only the format matters to the rule; the dtype is any.
+            variables[key] = _core.TensorVar(
+                f"t{len(variables)}", format_of(tensor), "float64", "int64"
+            )
+        return variables[key]
+
+    rhs_in_core = core_expression(rhs, var_of)
+    return _core.infer_result_format([v.name for v in result_indices], rhs_in_core)
 
 
 def check_dense_size(shape, dtype, name):

@@ -1,4 +1,4 @@
-"""Level types and formats (API.md §1).
+"""Level types and formats (docs/reference.md, "Formats").
 
 The level types and :class:`Format` are the C++ classes of the core, exposed as they are;
 this module adds the Python conveniences: resolving the many spellings of a format that
@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TypeAlias
 
 from . import _core
+from .display import format_html
 from .errors import FormatError
 
 Format = _core.Format
@@ -20,22 +21,47 @@ dense = _core.dense
 compressed = _core.compressed
 singleton = _core.singleton
 hashed = _core.hashed
-range = _core.range  # noqa: A001 - the level type's name in the thesis and in API.md
+range = _core.range  # noqa: A001 - the level type's name in the thesis and in the API
 offset = _core.offset
 
-# What the API accepts wherever it takes a format (API.md §1): a Format, a name or letter string,
-# or a list of level types.
+# Jupyter's display of a format: its level diagram (docs/jupyter.md). Format is the core's class;
+# its Python conveniences are set here.
+setattr(Format, "_repr_html_", format_html)  # noqa: B010 - an attribute the stub does not declare
+
+# What the API accepts wherever it takes a format (docs/reference.md, "Formats"): a Format, a name
+# or letter string, or a list of level types.
 FormatLike: TypeAlias = Format | str | Sequence[LevelType]
 # A format as plain data, for pickling (format_state).
-FormatState: TypeAlias = str | tuple[list[tuple[str, dict[str, bool]]], tuple[int, ...], int]
+FormatState: TypeAlias = str | tuple[list[tuple[str, dict[str, bool | int]]], tuple[int, ...], int]
 
 _BCSR_TEXT = re.compile(r"^\s*bcsr\s*\(\s*\(?\s*(\d+)\s*,\s*(\d+)\s*\)?\s*\)\s*$")
 
 
 def bcsr(block_shape: Sequence[int]) -> Format:
-    """Block CSR with blocks of ``block_shape = (rows, cols)``.
+    """The block CSR format with blocks of ``block_shape = (rows, cols)``.
 
-    Levels: dense (block rows), compressed (block columns), dense, dense (inside a block).
+    Parameters
+    ----------
+    block_shape : sequence of two ints
+        The rows and columns of a block.
+
+    Returns
+    -------
+    Format
+        A format for matrices with four levels: dense (block rows), compressed (block
+        columns), dense and dense (the rows and columns inside a block). Matrices stored in it
+        must have extents divisible by the block shape.
+
+    Raises
+    ------
+    FormatError
+        If ``block_shape`` is not two integers.
+
+    Examples
+    --------
+    >>> fmt = ct.bcsr((2, 3))
+    >>> fmt.order, len(fmt.levels), fmt.block_shape
+    (2, 4, (2, 3))
     """
     try:
         rows, cols = (int(b) for b in block_shape)
@@ -45,11 +71,38 @@ def bcsr(block_shape: Sequence[int]) -> Format:
 
 
 def as_format(fmt: FormatLike, order: int) -> Format:
-    """Resolve ``fmt`` to a :class:`Format` describing tensors of ``order`` modes.
+    """The :class:`Format` that ``fmt`` names, for tensors of ``order`` modes.
 
-    Accepts a :class:`Format`, a list of level types, a format name (``"csr"``, ``"coo"``,
-    ``"dense"``, ...; a name wins over a letter string spelling the same word), the text
-    ``"bcsr((2, 3))"``, or the letter syntax (``"ds:1,0"``).
+    Every function that takes a format accepts what this function accepts.
+
+    Parameters
+    ----------
+    fmt : Format, str or sequence of LevelType
+        A :class:`Format`; a list of level types (mode order ``(0, 1, ...)``); a format name
+        (``"dense"``, ``"csr"``, ``"csc"``, ``"dcsr"``, ``"dcsc"``, ``"coo"``, ``"csf"``,
+        ``"dia"``, ``"ell"``; a name wins over a letter string spelling the same word); the
+        text ``"bcsr((2, 3))"``; or the letter syntax, one letter per level (``d`` dense,
+        ``s`` compressed, ``u`` compressed non-unique, ``q`` singleton, ``c`` singleton
+        non-unique, ``h`` hashed) with an optional mode order after ``:`` (``"ds:1,0"``).
+    order : int
+        The number of modes of the tensors the format is for. Names like ``"dense"`` and
+        ``"csf"`` give a format of this order.
+
+    Returns
+    -------
+    Format
+
+    Raises
+    ------
+    FormatError
+        If ``fmt`` is not a format, or describes tensors of another order.
+
+    Examples
+    --------
+    >>> ct.as_format("csc", 2)
+    Format('ds:1,0')
+    >>> ct.as_format("dense", 3) == ct.Format([ct.dense, ct.dense, ct.dense])
+    True
     """
     if isinstance(fmt, Format):
         result = fmt
@@ -94,8 +147,9 @@ def is_all_dense(fmt: Format) -> bool:
 
 def format_state(fmt: Format) -> FormatState:
     """A picklable description of a format: its text when that reads back as the same format,
-    else its levels (name and properties that differ from the level type's defaults) and mode
-    order. (Formats are C++ objects without pickle support.)"""
+    else its levels (name, the configurable properties that differ from the level type's
+    defaults, a hashed level's bucket count) and mode order. (Formats are C++ objects without
+    pickle support.)"""
     text = str(fmt)
     try:
         if as_format(text, fmt.order) == fmt:
@@ -105,11 +159,13 @@ def format_state(fmt: Format) -> FormatState:
     levels = []
     for level in fmt.levels:
         default = getattr(_core, level.name)
-        changed = {
+        changed: dict[str, bool | int] = {
             k: v
             for k, v in level.properties.items()
-            if k in ("ordered", "unique") and v != default.properties[k]
+            if k in level.configurable_properties and v != default.properties[k]
         }
+        if level.buckets is not None:
+            changed["buckets"] = level.buckets
         levels.append((level.name, changed))
     return (levels, tuple(fmt.mode_order), fmt.order)
 

@@ -3,10 +3,15 @@
 and ``T.rmatmat``, which compute ``T @ x`` and ``T.conj().T @ x`` with coiter's kernels and
 return NumPy arrays, as LinearOperator expects."""
 
+from typing import Any
+
 import numpy as np
 
+from .compiler import Kernel
+from .conversion import as_tensor
 from .errors import ShapeError
-from .evaluate import evaluate
+from .evaluate import choose_kernel, evaluate
+from .parser import parse
 
 
 def _operand(tensor, x, rows, what):
@@ -19,25 +24,45 @@ def _operand(tensor, x, rows, what):
     return np.ascontiguousarray(x)
 
 
-# The products as statements: ct.evaluate remembers the kernel it chose for each statement and
-# operand formats, so a solver's calls cost the kernel call and a table lookup (the lazy
-# operators would also build an expression each time: about 0.1 ms more per call).
+# The products as statements. Each call of a solver's matvec runs one of them: the kernel is
+# chosen once per (product, matrix format and dtype, operand dtype) and then called straight
+# (Kernel's fast path), about 0.02 ms of Python a product where ct.evaluate's lookup spent
+# 0.05 ms and the lazy operators' expression building 0.1 ms: at 10,000 rows that was as much
+# as the SpMV itself (benchmarks/cg_solve.py).
 _PRODUCTS = {
     (False, 1): "y(i) = A(i,j) * x(j)",
     (False, 2): "y(i,k) = A(i,j) * x(j,k)",
     (True, 1): "y(j) = A(i,j) * x(i)",
     (True, 2): "y(j,k) = A(i,j) * x(i,k)",
 }
+_product_kernels: dict[tuple[Any, ...], Kernel] = {}
+
+
+def forget_product_kernels() -> None:
+    """Empty the table of product kernels (ct.clear_cache calls it)."""
+    _product_kernels.clear()
+
+
+def _product(matrix, x, transposed):
+    statement = _PRODUCTS[transposed, x.ndim]
+    key = (statement, matrix.format, matrix.dtype, x.dtype)
+    kernel = _product_kernels.get(key)
+    if kernel is None:
+        # (Extents were checked by _operand.)
+        operands = {"A": matrix, "x": as_tensor(x, "x")}
+        assignment, refs = parse(statement)
+        chosen = choose_kernel(assignment, refs, operands, "dense", None, None, None)
+        kernel, replaced = chosen[0], chosen[3]
+        if replaced is not None:  # operands converted for this kernel: not remembered
+            return evaluate(statement, A=matrix, x=x, out_format="dense")
+        _product_kernels[key] = kernel
+    return kernel(A=matrix, x=x)
 
 
 def _apply(matrix, x, transposed=False):
     column = x.ndim == 2 and x.shape[1] == 1  # LinearOperator's column vectors
     operand = x.reshape(-1) if column else x
-    y = np.asarray(
-        evaluate(
-            _PRODUCTS[transposed, operand.ndim], A=matrix.evaluate(), x=operand, out_format="dense"
-        )
-    )
+    y = np.asarray(_product(matrix.evaluate(), operand, transposed))
     return y.reshape(-1, 1) if column else y
 
 

@@ -1,6 +1,6 @@
-"""Index notation in Python (API.md §3): index variables, expressions built with operators,
-reductions, and assignments. Expressions are plain Python trees; they become the C++ AST
-(``_core``) when compiled, where types are promoted and shapes checked."""
+"""Index notation in Python (docs/reference.md, "Index notation"): index variables, expressions
+built with operators, reductions, and assignments. Expressions are plain Python trees; they become
+the C++ AST (``_core``) when compiled, where types are promoted and shapes checked."""
 
 from __future__ import annotations
 
@@ -10,11 +10,28 @@ from typing import Any
 
 import numpy as np
 
+from . import _core
 from .errors import CompileError, ShapeError
 
 
 class IndexVar:
-    """An index variable, e.g. ``i, j = ct.indices("i j")`` or ``ct.IndexVar("i")``."""
+    """An index variable of index notation: ``ct.IndexVar("i")``, or several at once with
+    :func:`indices`.
+
+    Index variables name the modes of tensor accesses (``A[i, j]``); two variables are equal
+    when their names are. A variable on the right of an assignment but not on its left is
+    summed over.
+
+    Parameters
+    ----------
+    name : str
+        A Python identifier.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not an identifier.
+    """
 
     __slots__ = ("name",)
 
@@ -37,7 +54,24 @@ class IndexVar:
 
 
 def indices(names: str) -> tuple[IndexVar, ...]:
-    """Index variables from a space- or comma-separated string: ``ct.indices("i j k")``."""
+    """Index variables named by a space- or comma-separated string.
+
+    Parameters
+    ----------
+    names : str
+        The names, e.g. ``"i j k"`` or ``"i, j"``.
+
+    Returns
+    -------
+    tuple of IndexVar
+        One variable per name (a 1-tuple for a single name).
+
+    Examples
+    --------
+    >>> i, j = ct.indices("i j")
+    >>> i, j
+    (IndexVar('i'), IndexVar('j'))
+    """
     parts = names.replace(",", " ").split()
     return tuple(IndexVar(p) for p in parts) if len(parts) != 1 else (IndexVar(parts[0]),)
 
@@ -167,17 +201,66 @@ def _reduction(op: str, var: IndexVar | str, expr: object) -> Reduction:
 
 
 def sum(var: IndexVar | str, expr: object) -> Reduction:  # noqa: A001 - the API name (ct.sum)
-    """``ct.sum(i, expr)``: the sum of ``expr`` over ``i``."""
+    """The sum of ``expr`` over the index variable ``var``.
+
+    Indices that appear on the right of an assignment but not on its left are summed
+    implicitly; ``ct.sum`` makes a sum explicit, and is needed for a scalar result
+    (``s[()] = ct.sum(i, x[i] * x[i])``) or to sum over a smaller term than the implicit rule
+    would.
+
+    Parameters
+    ----------
+    var : IndexVar or str
+        The index summed over.
+    expr : index expression or number
+        What is summed.
+
+    Returns
+    -------
+    Reduction
+        An index expression.
+    """
     return _reduction("add", var, expr)
 
 
 def max(var: IndexVar | str, expr: object) -> Reduction:  # noqa: A001
-    """``ct.max(i, expr)``: the maximum over ``i`` (unstored entries count as zeros)."""
+    """The maximum of ``expr`` over the index variable ``var``.
+
+    Unstored entries count as zeros, as in the dense array: the maximum of a row of negative
+    stored values with an unstored entry is 0.
+
+    Parameters
+    ----------
+    var : IndexVar or str
+        The index reduced over.
+    expr : index expression or number
+        What is reduced.
+
+    Returns
+    -------
+    Reduction
+        An index expression.
+    """
     return _reduction("max", var, expr)
 
 
 def min(var: IndexVar | str, expr: object) -> Reduction:  # noqa: A001
-    """``ct.min(i, expr)``: the minimum over ``i`` (unstored entries count as zeros)."""
+    """The minimum of ``expr`` over the index variable ``var``.
+
+    Unstored entries count as zeros, as in the dense array.
+
+    Parameters
+    ----------
+    var : IndexVar or str
+        The index reduced over.
+    expr : index expression or number
+        What is reduced.
+
+    Returns
+    -------
+    Reduction
+        An index expression.
+    """
     return _reduction("min", var, expr)
 
 
@@ -284,3 +367,30 @@ def index_key(key: object, ndim: int, label: str) -> tuple[IndexVar, ...] | None
     if len(key) != ndim:
         raise ShapeError(f"{label} has {ndim} modes but is indexed with {len(key)} index variables")
     return key
+
+
+def core_expression(expr: IndexExpr, var_of: Callable[[Any], _core.TensorVar]) -> _core.Expr:
+    """``expr`` as the core's expression; ``var_of`` gives the core's variable of an access's
+    tensor."""
+    if isinstance(expr, Access):
+        return _core.access(var_of(expr.tensor), [v.name for v in expr.indices])
+    if isinstance(expr, Literal):
+        return _core.literal(expr.value)
+    if isinstance(expr, Negate):
+        return _core.negate(core_expression(expr.a, var_of))
+    if isinstance(expr, Binary):
+        return _core.binary(
+            expr.op, core_expression(expr.a, var_of), core_expression(expr.b, var_of)
+        )
+    if isinstance(expr, Reduction):
+        return _core.reduce(expr.op, expr.var.name, core_expression(expr.body, var_of))
+    raise TypeError(f"not an index expression: {expr!r}")
+
+
+def core_statement(
+    assignment: Assignment, var_of: Callable[[Any], _core.TensorVar]
+) -> _core.Assignment:
+    """``assignment`` (over TensorSpecs) as the core's statement; ``var_of`` gives the core's
+    variable of each tensor."""
+    lhs = core_expression(assignment.lhs, var_of)
+    return _core.assignment(lhs, core_expression(assignment.rhs, var_of), assignment.accumulate)

@@ -9,10 +9,10 @@ The kernel is chosen as ``ct.evaluate`` chooses one (evaluate.choose_kernel: ope
 mode reorderings) and remembered by the expression's structure, so a repeated ``A @ x`` costs a
 table lookup and the kernel call.
 
-Result formats follow API.md §3's inference applied to each operator on its own operands (as if
-every step were computed), which is what SciPy gives: csr + csr is csr, csr @ dense is dense. A
-dense result larger than ``ct.config.max_dense_bytes`` raises ``ShapeError`` when the operator
-is applied, before anything is computed.
+Result formats follow the inference of docs/reference.md, "Result formats", applied to each operator
+on its own operands (as if every step were computed), which is what SciPy gives: csr + csr is csr,
+csr @ dense is dense. A dense result larger than ``ct.config.max_dense_bytes`` raises ``ShapeError``
+when the operator is applied, before anything is computed.
 """
 
 import itertools
@@ -24,7 +24,6 @@ from typing import Any, cast
 import numpy as np
 
 from . import _core
-from .compiler import core_expression
 from .conversion import as_operand
 from .creation import wrap_dense
 from .elementwise import elementwise
@@ -43,6 +42,7 @@ from .notation import (
     Negate,
     Reduction,
     accesses,
+    core_expression,
     map_tensors,
 )
 from .parser import TensorRef
@@ -337,7 +337,7 @@ def _run(tensor, rhs):
 
 
 def _choose(assignment, refs, operands, tensor):
-    kernel, _, _, replaced = choose_kernel(
+    kernel, _, _, replaced, _ = choose_kernel(
         assignment, refs, operands, tensor.format, tensor.dtype, None, None
     )
     return kernel, replaced
@@ -418,7 +418,9 @@ def _keeps_zeros(op, a, b):
 
     if op in ("add", "sub"):
         return zero(a) and zero(b)
-    return True  # products (unstored zeros annihilate, API.md §3); division is checked apart
+    # Products: unstored zeros annihilate (docs/reference.md, "Semantics"); division is checked
+    # apart.
+    return True
 
 
 def arithmetic(op, a, b):
@@ -463,9 +465,10 @@ _NUMPY_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.t
 
 
 def _division_is_exact(a, b):
-    """Whether the compiler's division (an unstored numerator entry gives 0, API.md §3) equals
-    NumPy's for ``a / b``: it does unless an unstored zero of ``a`` meets a zero or NaN of ``b``
-    (0/0 is NaN). Otherwise the division is computed elementwise on the values (exactly)."""
+    """Whether the compiler's division (an unstored numerator entry gives 0: docs/reference.md,
+    "Semantics") equals NumPy's for ``a / b``: it does unless an unstored zero of ``a`` meets a zero
+    or NaN of ``b`` (0/0 is NaN). Otherwise the division is computed elementwise on the values
+    (exactly)."""
     if _is_tensor(a) and not is_all_dense(a.format):
         if not _is_tensor(b):
             return not (b == 0 or b != b)

@@ -1,4 +1,4 @@
-"""The string syntax of index notation (API.md §3):
+"""The string syntax of index notation (docs/reference.md, "Index notation"):
 
     statement := target ("=" | "+=") expr
     target    := NAME [ "(" [ index ("," index)* ] ")" ]

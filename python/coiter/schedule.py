@@ -1,5 +1,5 @@
-"""The scheduling language (API.md §5): ``ct.Schedule`` chains commands that transform a
-kernel's loops without changing what it computes.
+"""The scheduling language (docs/reference.md, "Schedules"): ``ct.Schedule`` chains commands that
+transform a kernel's loops without changing what it computes.
 
 A schedule is data: an ordered list of commands with textual arguments. Its canonical text,
 ``split(i,i0,i1,32);parallelize(i0,cpu_thread,no_races)``, is what the compiler receives,
@@ -16,6 +16,7 @@ from numbers import Integral
 from typing import TypeAlias
 
 from . import _core
+from .display import schedule_html
 from .errors import ScheduleError
 from .notation import IndexExpr, IndexVar
 
@@ -75,6 +76,14 @@ def _text(arg: Argument) -> str:
 class Schedule:
     """An immutable chain of scheduling commands; each method returns a new schedule.
 
+    A schedule transforms a kernel's loops without changing what it computes. Pass it to
+    :func:`compile`, :func:`evaluate` or ``Tensor.schedule``; :meth:`parse` reads the text form,
+    and ``str(s)`` writes it (the form that is part of a kernel's cache signature). Index
+    variables are matched to the statement's by name; arguments may be :class:`IndexVar` objects
+    or names. docs/schedules.md lists every command's preconditions.
+
+    Examples
+    --------
     >>> s = ct.Schedule().split("i", "i0", "i1", 32).parallelize("i0", "cpu_thread", "no_races")
     >>> str(s)
     'split(i,i0,i1,32);parallelize(i0,cpu_thread,no_races)'
@@ -224,6 +233,10 @@ class Schedule:
     def __repr__(self) -> str:
         return f"Schedule.parse({str(self)!r})"
 
+    def _repr_html_(self) -> str:
+        """Jupyter's display: the commands in order (docs/jupyter.md)."""
+        return schedule_html(str(self), self._commands)
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Schedule) and self._commands == other._commands
 
@@ -241,8 +254,8 @@ def schedule_text(schedule: Schedule | str | None) -> str:
     if isinstance(schedule, str):
         if schedule.strip() == "auto":
             raise ScheduleError(
-                "schedule='auto' needs the autoscheduler, which this version of coiter "
-                "does not have yet; pass a ct.Schedule or None (the default schedule)"
+                "schedule='auto' is chosen by ct.compile and ct.evaluate (docs/autoscheduling.md); "
+                "here pass a ct.Schedule or None (the default schedule)"
             )
         schedule = Schedule.parse(schedule)
     if not isinstance(schedule, Schedule):

@@ -29,7 +29,7 @@ SCIPY_IN_PLACE = (
 
 
 def natural_format(matrix):
-    """The format API.md §2 gives a SciPy input by default."""
+    """The format docs/reference.md, "Tensors" gives a SciPy input by default."""
     kind = matrix.format
     if kind in ("csr", "csc", "coo", "dia"):
         return as_format(kind, matrix.ndim)
@@ -128,9 +128,9 @@ def _coo_coords(coo):
 
 
 def _index_bits(matrix):
-    """64 when any index array of the SciPy input is int64, else 32: index arrays keep their
-    width (API.md §2), and a SciPy matrix may mix widths (COO row and col), of which the wider
-    wins. ``tocoo`` may narrow them, so they are read from the input itself."""
+    """64 when any index array of the SciPy input is int64, else 32: index arrays keep their width
+    (docs/reference.md, "Tensors"), and a SciPy matrix may mix widths (COO row and col), of which
+    the wider wins. ``tocoo`` may narrow them, so they are read from the input itself."""
     if matrix.format == "coo":
         arrays = _coo_coords(matrix)
     elif matrix.format == "dia":
@@ -166,3 +166,20 @@ def _scipy_kind(fmt):
     if fmt.name is None and tuple(fmt.mode_order) == (1, 0):
         return "csc"
     return "csr"
+
+
+def _register_as_scipy_sparse() -> None:
+    """Make ``scipy.sparse.issparse(T)`` true for tensors: SciPy's constructors then convert
+    them with the tensor's SciPy-named methods (``sp.csr_array(T)`` reads ``T.asformat("csr")``'s
+    ``indptr``/``indices``/``data``, ``sp.coo_array(T)`` calls ``T.tocoo()``, ...) instead of
+    ``np.asarray(T)``, a dense copy. ``issparse`` is ``isinstance(x, SparseABC)``, an ABC that
+    SciPy 1.15 added for this; older SciPy has no such hook and tensors stay unregistered
+    (SciPy's constructors then densify within ``ct.config.max_dense_bytes``)."""
+    try:
+        from scipy._lib._sparse import SparseABC
+    except ImportError:
+        return
+    SparseABC.register(Tensor)
+
+
+_register_as_scipy_sparse()

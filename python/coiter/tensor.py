@@ -1,4 +1,4 @@
-"""The tensor type (API.md §2): a format, a shape and the level and value arrays.
+"""The tensor type (docs/reference.md, "Tensors"): a format, a shape and the level and value arrays.
 
 A :class:`Tensor` wraps the C++ ``TensorStorage`` of the core, whose buffers may borrow
 NumPy memory (zero copy). Everything here is a thin layer: packing, validation and
@@ -22,6 +22,7 @@ from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from . import _core, cuda_libraries
 from .config import config
+from .display import tensor_html
 from .dtypes import value_dtype
 from .errors import OutOfRange, ShapeError
 from .formats import (
@@ -45,6 +46,7 @@ from .notation import (
     index_key,
     map_tensors,
 )
+from .progress import progress
 from .schedule import Schedule, schedule_text
 from .shapes import normalize_axes
 
@@ -135,10 +137,20 @@ def install_methods(methods: TensorMethods) -> None:
 
 
 class Level:
-    """One level of a tensor: its type and its arrays (NumPy views) and parameters.
+    """One level of a tensor: its type, its arrays (NumPy views) and its parameters.
 
-    Arrays and parameters are also attributes: ``level.pos``, ``level.crd``,
-    ``level.offset``, ``level.size`` (dense size or hashed bucket count), ...
+    ``Tensor.levels`` makes them. Arrays and parameters are also attributes: ``level.pos``,
+    ``level.crd``, ``level.offset``, ``level.size`` (a dense level's extent or a hashed level's
+    bucket count), ...
+
+    Attributes
+    ----------
+    type : LevelType
+        The level's type (``ct.compressed``, ...).
+    arrays : dict of str to numpy.ndarray
+        The level's arrays by name, views of the tensor's memory.
+    parameters : dict of str to int
+        The level's scalar parameters by name.
     """
 
     def __init__(
@@ -168,8 +180,16 @@ class Level:
 
 
 class Tensor:
-    """A tensor stored in a format. Create one with :func:`coiter.asarray`,
-    :func:`coiter.zeros`, :func:`coiter.from_coords` or :func:`coiter.random`."""
+    """A tensor stored in a format: its shape, dtype, format, and level and value arrays.
+
+    Create one with :func:`coiter.asarray`, :func:`coiter.zeros`, :func:`coiter.from_coords`,
+    :func:`coiter.random` or :func:`coiter.read`; kernels and operators return them. A tensor
+    is also an array (docs/arrays.md): operators (``A + B``, ``A @ x``), NumPy's ufuncs and
+    functions, indexing and SciPy's solvers work on it, lazily and fused where they can.
+
+    Assigning index notation to a tensor defines it: ``y[i] = A[i, j] * x[j]`` is computed when
+    ``y``'s data is first needed, or by :meth:`evaluate`.
+    """
 
     # The implementations above this module (see TensorMethods), installed by install_methods.
     _methods: ClassVar[TensorMethods]
@@ -184,12 +204,13 @@ class Tensor:
         self._dtype = np.dtype(storage.dtype)
         self._format = storage.format
         self.name = name
-        # The Assignment last assigned, kept once computed: ct.compile(y) compiles it (API.md §3).
+        # The Assignment last assigned, kept once computed: ct.compile(y) compiles it
+        # (docs/reference.md, "Index notation").
         self._assigned: Assignment | None = None  # the Assignment of y[i] = ... (see _definition)
         self._pending = False  # whether the definition is still to be computed (lazy evaluation)
         # the kernel that computes the definition, compiled once
         self._kernel: DefinitionKernel | None = None
-        # the schedule its definitions are compiled with (API.md §5)
+        # the schedule its definitions are compiled with (docs/reference.md, "Schedules")
         self._schedule: Schedule | str | None = None
         # An operator's result not computed yet (operators.LazyDefinition); its _data is then a
         # placeholder that knows only the shape, dtype and format.
@@ -217,11 +238,11 @@ class Tensor:
     def _set_storage(self, storage: _core.TensorStorage) -> None:
         self._data = storage
 
-    # -- devices (API.md §6) ------------------------------------------------------------------
+    # -- devices (docs/reference.md, "Targets") ----------------------------------------------------
     @property
     def device(self) -> str:
-        """Where the tensor's arrays live: ``"cpu"``, or ``"cuda"`` after ``to("cuda")`` and for
-        results of GPU kernels with a device operand."""
+        """The device holding the tensor's arrays: ``"cpu"``, or ``"cuda"`` after
+        ``to("cuda")`` and for results of GPU kernels with a device operand."""
         return self._storage.device
 
     @property
@@ -260,7 +281,7 @@ class Tensor:
             return Tensor(_core.to_device(self._storage), self.name)
         return Tensor(_core.to_host(self._storage), self.name)
 
-    # -- index notation (API.md §3) -------------------------------------------------------
+    # -- index notation (docs/reference.md, "Index notation") --------------------------------------
     def __setitem__(self, key: object, value: object) -> None:
         variables = index_key(key, self.ndim, self._label())
         if variables is None:
@@ -348,23 +369,27 @@ class Tensor:
     # -- attributes ---------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
+        """The extent of each mode."""
         return self._shape
 
     @property
     def ndim(self) -> int:
+        """The number of modes (the order)."""
         return len(self._shape)
 
     @property
     def dtype(self) -> np.dtype[Any]:
+        """The NumPy dtype of the values."""
         return self._dtype
 
     @property
     def index_dtype(self) -> np.dtype[Any]:
-        """Width of the index arrays: int32 or int64."""
+        """The NumPy dtype of the index arrays (``pos``, ``crd``): int32 or int64."""
         return np.dtype(self._storage.index_dtype)
 
     @property
     def format(self) -> Format:
+        """The storage format."""
         return self._format
 
     @property
@@ -379,6 +404,8 @@ class Tensor:
 
     @property
     def levels(self) -> list[Level]:
+        """One :class:`Level` per stored level, outermost first, with its arrays as NumPy
+        views (a CSR matrix's second level has ``pos`` and ``crd``)."""
         types = self.format.levels
         return [
             Level(t, arrays, params)
@@ -389,6 +416,7 @@ class Tensor:
 
     @property
     def size(self) -> int:
+        """The number of elements of the dense tensor, stored or not."""
         return math.prod(self.shape)
 
     # -- conversions --------------------------------------------------------------------
@@ -484,19 +512,28 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
+    def _pending_text(self) -> str | None:
+        """The definition of a tensor not computed yet, as text; None once computed. (Displays
+        show it instead of the data: displaying a tensor must not run its kernel.)"""
+        if self._pending and self._lazy is not None:
+            return self._lazy.text()
+        if self._pending and self._definition is not None:
+            return str(self._definition)
+        return None
+
     def __repr__(self) -> str:
         name = f" name={self.name!r}" if self.name else ""
-        # A pending tensor is shown as such: displaying it must not run its kernel.
-        if self._pending and self._lazy is not None:
-            state = f"lazy: {self._lazy.text()}"
-        elif self._pending and self._definition is not None:
-            state = f"lazy: {self._definition}"
-        else:
-            state = f"nnz={self.nnz}"
+        pending = self._pending_text()
+        state = f"nnz={self.nnz}" if pending is None else f"lazy: {pending}"
         return (
             f"<coiter.Tensor{name} shape={self.shape} dtype={self.dtype} format={self.format} "
             f"{state}>"
         )
+
+    def _repr_html_(self) -> str:
+        """Jupyter's display: format, shape, dtype, nnz, density, the level arrays and a spy
+        plot of a matrix (docs/jupyter.md); a lazy tensor's definition, not computed."""
+        return tensor_html(self, self._pending_text())
 
     # -- the array interface (docs/arrays.md) ----------------------------------------------
     # Operators build lazy index notation (operators.py) computed by fused kernels; functions
@@ -655,6 +692,8 @@ class Tensor:
         return self._methods.transpose(self, axes or None)
 
     def reshape(self, *shape: Any) -> Tensor:
+        """The tensor with another shape of the same size, as NumPy's (row-major order): a view
+        of a dense tensor; a sparse tensor's entries packed again."""
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
             shape = shape[0]
         return self._methods.reshape(self, shape)
@@ -673,26 +712,39 @@ class Tensor:
     def sum(
         self, axis: Axis = None, keepdims: bool = False, dtype: DTypeLike | None = None
     ) -> Tensor:
+        """The sum over the modes in ``axis`` (all by default), as NumPy's; lazy, and sparse
+        where the tensor is."""
         return self._methods.reduce("add", self, axis, keepdims, dtype)
 
     def max(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+        """The maximum over the modes in ``axis``; the unstored zeros count."""
         return self._methods.reduce("max", self, axis, keepdims)
 
     def min(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+        """The minimum over the modes in ``axis``; the unstored zeros count."""
         return self._methods.reduce("min", self, axis, keepdims)
 
     def mean(
         self, axis: Axis = None, keepdims: bool = False, dtype: DTypeLike | None = None
     ) -> Tensor:
+        """The mean over the modes in ``axis``, the unstored zeros counted, as NumPy's."""
         return self._methods.mean(self, axis, keepdims, dtype)
 
     def any(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+        """Whether any element over the modes in ``axis`` is nonzero."""
         return self._methods.reduce("max", self != 0, axis, keepdims)
 
     def all(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+        """Whether every element over the modes in ``axis`` (unstored ones too) is nonzero."""
         return self._methods.reduce("min", self != 0, axis, keepdims)
 
-    def dot(self, other: object) -> Tensor:
+    def dot(self, other: object) -> Any:
+        """SciPy's ``A.dot(B)``, which is ``A @ B``, except that a matrix times a NumPy array is
+        computed at once and returned as a NumPy array, as SciPy's sparse arrays do: SciPy's
+        ``aslinearoperator(T)`` (and every solver given ``T``) calls ``T.dot(X)`` for each product,
+        and the lazy ``T @ X`` would add building its expression to each (``T @ x`` still fuses)."""
+        if self.ndim == 2 and isinstance(other, np.ndarray) and other.ndim in (1, 2):
+            return self.matmat(other)
         return self._methods.dot(self, other)
 
     def astype(self, dtype: DTypeLike, copy: bool = True) -> Tensor:
@@ -711,10 +763,12 @@ class Tensor:
 
     @property
     def real(self) -> Tensor:
+        """The real part (the tensor itself for real dtypes)."""
         return self._methods.elementwise(np.real, self) if self.dtype.kind == "c" else self
 
     @property
     def imag(self) -> Tensor:
+        """The imaginary part (zeros for real dtypes)."""
         return self._methods.elementwise(np.imag, self)
 
     def nonzero(self) -> tuple[NDArray[np.int64], ...]:
@@ -723,6 +777,7 @@ class Tensor:
         return self._methods.nonzero(self)
 
     def count_nonzero(self) -> int:
+        """The number of stored entries that are not zero."""
         return int(np.count_nonzero(self._canonical_values()))
 
     def _canonical_values(self) -> NDArray[Any]:
@@ -733,21 +788,74 @@ class Tensor:
         """Elementwise product (SciPy's ``A.multiply(B)``)."""
         return self * other
 
-    def tocsr(self) -> Any:
-        return self.to_scipy("csr")
+    # SciPy's conversions, with SciPy's signatures: SciPy's constructors call them on any
+    # object issparse accepts (scipy_interop registers Tensor), so sp.coo_array(T),
+    # sp.lil_array(T), ... convert through to_scipy instead of np.asarray (a dense copy).
+    def tocsr(self, copy: bool = False) -> Any:
+        """A SciPy ``csr_array`` (matrices only)."""
+        return _copied(self.to_scipy("csr"), copy)
 
-    def tocsc(self) -> Any:
-        return self.to_scipy("csc")
+    def tocsc(self, copy: bool = False) -> Any:
+        """A SciPy ``csc_array`` (matrices only)."""
+        return _copied(self.to_scipy("csc"), copy)
 
-    def tocoo(self) -> Any:
-        return self.to_scipy("coo")
+    def tocoo(self, copy: bool = False) -> Any:
+        """A SciPy ``coo_array`` (matrices only)."""
+        return _copied(self.to_scipy("coo"), copy)
+
+    def tobsr(self, blocksize: tuple[int, int] | None = None, copy: bool = False) -> Any:
+        """A SciPy ``bsr_array`` (matrices only)."""
+        return self.to_scipy("csr").tobsr(blocksize=blocksize)
+
+    def todia(self, copy: bool = False) -> Any:
+        """A SciPy ``dia_array`` (matrices only)."""
+        return self.to_scipy("coo").todia()
+
+    def tolil(self, copy: bool = False) -> Any:
+        """A SciPy ``lil_array`` (matrices only)."""
+        return self.to_scipy("csr").tolil()
+
+    def todok(self, copy: bool = False) -> Any:
+        """A SciPy ``dok_array`` (matrices only)."""
+        return self.to_scipy("coo").todok()
+
+    # SciPy's (and pydata/sparse GCXS's) names of a CSR or CSC matrix's arrays. SciPy's
+    # compressed constructors read them after ``T.asformat("csr")``: sp.csr_array(T) then
+    # shares the tensor's arrays, as sp.csr_array(csr) does. Other formats have no indptr
+    # or indices (AttributeError, so hasattr() is False).
+    @property
+    def data(self) -> NDArray[Any]:
+        """The stored values (SciPy's and pydata/sparse's name for ``values``)."""
+        return self.values
+
+    @property
+    def indptr(self) -> NDArray[Any]:
+        """A CSR (CSC) matrix's row (column) pointers: its compressed level's ``pos``."""
+        pos: NDArray[Any] = self._compressed_level("indptr").pos
+        return pos
+
+    @property
+    def indices(self) -> NDArray[Any]:
+        """A CSR (CSC) matrix's column (row) indices: its compressed level's ``crd``."""
+        crd: NDArray[Any] = self._compressed_level("indices").crd
+        return crd
+
+    def _compressed_level(self, attribute: str) -> Level:
+        if self.ndim != 2 or self.format not in (as_format("csr", 2), as_format("csc", 2)):
+            raise AttributeError(
+                f"{attribute} belongs to CSR and CSC matrices, not to a tensor of format "
+                f"{self.format} and shape {self.shape} (T.to_scipy() converts it)"
+            )
+        return self.levels[1]
 
     def toarray(self) -> NDArray[Any]:
+        """A dense NumPy array (SciPy's spelling of :meth:`to_numpy`)."""
         return self.to_numpy()
 
     todense = toarray
 
     def getnnz(self) -> int:
+        """The number of stored entries (SciPy's spelling of :attr:`nnz`)."""
         return self.nnz
 
     def to_pydata(self, kind: str = "coo") -> Any:
@@ -768,9 +876,11 @@ class Tensor:
         return self._methods.rmatvec(self, x)
 
     def matmat(self, X: ArrayLike) -> NDArray[Any]:
+        """``T @ X`` as a NumPy array, for a dense matrix ``X``."""
         return self._methods.matmat(self, X)
 
     def rmatmat(self, X: ArrayLike) -> NDArray[Any]:
+        """``T^H @ X`` as a NumPy array, for a dense matrix ``X``."""
         return self._methods.rmatmat(self, X)
 
     # -- NumPy protocols --------------------------------------------------------------------
@@ -809,6 +919,11 @@ class Tensor:
         return self.copy()
 
 
+def _copied(matrix: Any, copy: bool) -> Any:
+    """A SciPy conversion's result, copied when asked (it may share the tensor's arrays)."""
+    return matrix.copy() if copy else matrix
+
+
 def _rebuild(
     state: FormatState,
     shape: Iterable[SupportsInt],
@@ -822,6 +937,11 @@ def _rebuild(
     return Tensor._from_level_arrays(
         format_from_state(state), shape, index_dtype, arrays, parameters, values, name
     )
+
+
+# Packing fewer entries than this takes well under a second: no progress bar is considered
+# (tensors are packed on the array operators' hot paths).
+_PACK_PROGRESS_ENTRIES = 1_000_000
 
 
 def pack(
@@ -843,14 +963,15 @@ def pack(
         else np.ascontiguousarray(c)
         for c in columns
     ]
-    storage = _core.pack(
-        fmt,
-        [int(e) for e in shape],
-        coordinates,
-        np.ascontiguousarray(values),
-        sum_duplicates,
-        index_bits,
-    )
+    values = np.ascontiguousarray(values)
+    entries = len(values)
+    with progress(
+        entries, f"packing {fmt}", "entries", small=entries < _PACK_PROGRESS_ENTRIES
+    ) as bar:
+        storage = _core.pack(
+            fmt, [int(e) for e in shape], coordinates, values, sum_duplicates, index_bits
+        )
+        bar.update(entries)
     return Tensor(storage, name)
 
 

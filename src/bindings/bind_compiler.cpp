@@ -4,8 +4,10 @@
 #include "bindings/numpy_buffer.hpp"
 #include "cin/concretize.hpp"
 #include "driver/compiler.hpp"
+#include "driver/operand_orders.hpp"
 #include "jit/build_id.hpp"
 #include "lower/lattice_printer.hpp"
+#include "notation/result_format.hpp"
 #include "schedule/schedule.hpp"
 
 namespace coiter::bindings {
@@ -94,6 +96,17 @@ void bindCompiler(py::module_& m) {
       },
       py::arg("lhs"), py::arg("rhs"), py::arg("accumulate") = py::none());
 
+  m.def("operand_orders_that_traverse", &operandOrdersThatTraverse, py::arg("assignment"), py::arg("schedule") = "",
+        py::arg("target") = "cpu", py::arg("max_trials") = 256,
+        "The operands (by name) to store in other mode orders so that the statement's loops "
+        "traverse every operand in storage order (driver/operand_orders.hpp); empty when they do.");
+  m.def(
+      "infer_result_format",
+      [](const std::vector<std::string>& resultIndices, const std::shared_ptr<ExprNode>& rhs) {
+        return inferResultFormat(resultIndices, rhs);
+      },
+      py::arg("result_indices"), py::arg("rhs"),
+      "The format inferred for a result indexed by result_indices (docs/reference.md, \"Result formats\").");
   m.def("concretize", [](const Assignment& a) { return cin::toString(cin::concretize(a)); });
   m.def(
       "outer_lattice", [](const Assignment& a) { return lower::outerLattice(cin::concretize(a)); },

@@ -60,30 +60,57 @@ void bindFormats(py::module_& m) {
   py::class_<LevelType, std::shared_ptr<LevelType>>(
       m, "LevelType",
       "A level type (dense, compressed, singleton, hashed, range, offset). Call it to set "
-      "optional properties: ct.compressed(ordered=False), ct.hashed(buckets=64).")
-      .def_property_readonly("name", &LevelType::name)
-      .def_property_readonly("properties", &propertiesOf)
-      .def_property_readonly("capabilities", &capabilitiesOf)
-      .def_property_readonly("full", [](const LevelType& l) { return l.properties().full; })
-      .def_property_readonly("ordered", [](const LevelType& l) { return l.properties().ordered; })
-      .def_property_readonly("unique", [](const LevelType& l) { return l.properties().unique; })
-      .def_property_readonly("branchless", [](const LevelType& l) { return l.properties().branchless; })
-      .def_property_readonly("compact", [](const LevelType& l) { return l.properties().compact; })
-      .def_property_readonly("buckets",
-                             [](const LevelType& l) -> py::object {
-                               if (!l.buckets()) return py::none();
-                               return py::int_(l.buckets());
-                             })
-      .def_property_readonly("letter",
-                             [](const LevelType& l) -> py::object {
-                               if (!l.letter()) return py::none();
-                               return py::str(std::string(1, l.letter()));
-                             })
-      .def_property_readonly("array_names", &LevelType::arrayNames)
+      "optional properties: ct.compressed(ordered=False), ct.hashed(buckets=64).\n\n"
+      "The six level types are the module attributes ct.dense, ct.compressed, ct.singleton, "
+      "ct.hashed, ct.range and ct.offset. Level types compare equal by value (name and "
+      "properties).")
+      .def_property_readonly("name", &LevelType::name, "The level type's name: \"dense\", \"compressed\", ...")
+      .def_property_readonly("properties", &propertiesOf, "The properties as a dict (full, ordered, unique, ...).")
+      .def_property_readonly(
+          "capabilities", &capabilitiesOf,
+          "What the level supports, as a dict: coordinate_iterate, position_iterate, locate, append, insert.")
+      .def_property_readonly("configurable_properties", &LevelType::configurableProperties,
+                             "The properties a user may set on this level type (calling it with another raises).")
+      .def_property_readonly(
+          "full", [](const LevelType& l) { return l.properties().full; },
+          "Whether every segment holds every coordinate of the dimension.")
+      .def_property_readonly(
+          "ordered", [](const LevelType& l) { return l.properties().ordered; },
+          "Whether the coordinates under one parent are non-decreasing.")
+      .def_property_readonly(
+          "unique", [](const LevelType& l) { return l.properties().unique; },
+          "Whether no coordinate repeats under one parent.")
+      .def_property_readonly(
+          "branchless", [](const LevelType& l) { return l.properties().branchless; },
+          "Whether every parent has exactly one child (singleton levels).")
+      .def_property_readonly(
+          "compact", [](const LevelType& l) { return l.properties().compact; },
+          "Whether no unlabeled (empty) slots lie between coordinates.")
+      .def_property_readonly(
+          "buckets",
+          [](const LevelType& l) -> py::object {
+            if (!l.buckets()) return py::none();
+            return py::int_(l.buckets());
+          },
+          "A hashed level's bucket count per segment, or None.")
+      .def_property_readonly(
+          "letter",
+          [](const LevelType& l) -> py::object {
+            if (!l.letter()) return py::none();
+            return py::str(std::string(1, l.letter()));
+          },
+          "The letter of the format syntax (d, s, u, q, c, h), or None for a level without one.")
+      .def_property_readonly("array_names", &LevelType::arrayNames,
+                             "The names of the level's arrays (pos, crd, ...), as Level exposes them.")
       // How a kernel computes the level in a result (format/level_kernel.hpp).
-      .def_property_readonly("assembly", [](const LevelType& l) { return assemblyName(l.assembly()); })
-      .def_property_readonly("locates", &LevelType::locatesEveryCoordinate)
-      .def_property_readonly("parameter_names", &LevelType::scalarNames)
+      .def_property_readonly(
+          "assembly", [](const LevelType& l) { return assemblyName(l.assembly()); },
+          "How a kernel builds the level in a result: located, appended, appended_below, inserted or none.")
+      .def_property_readonly("locates", &LevelType::locatesEveryCoordinate,
+                             "Whether the level has a position for every coordinate under each parent, computed from "
+                             "the parent's position (dense, range): kernels locate it instead of iterating it.")
+      .def_property_readonly("parameter_names", &LevelType::scalarNames,
+                             "The names of the level's scalar parameters (a hashed level's buckets, ...).")
       .def(
           "__call__",
           [](const LevelType& l, py::object ordered, py::object unique, py::object full, py::object compact,
@@ -113,52 +140,86 @@ void bindFormats(py::module_& m) {
   m.attr("range") = std::const_pointer_cast<LevelType>(rangeLevel());
   m.attr("offset") = std::const_pointer_cast<LevelType>(offsetLevel());
 
-  py::class_<Format>(m, "Format")
+  py::class_<Format>(m, "Format", R"doc(A tensor storage format: one level type per stored level, and a mode order.
+
+Parameters
+----------
+levels : list of LevelType
+    The level types, outermost first (``[ct.dense, ct.compressed]`` is CSR).
+mode_order : sequence of int, optional
+    Which mode each level stores: ``(1, 0)`` stores columns first (CSC). By default
+    ``(0, 1, ..., order - 1)``.
+
+Notes
+-----
+``Format.parse("ds:1,0")`` reads the letter syntax (d dense, s compressed, u compressed
+non-unique, q singleton, c singleton non-unique, h hashed; after ``:`` the mode order), and
+every function that takes a format also takes a name (``"csr"``, ``"coo"``, ``"dia"``, ...):
+see :func:`coiter.as_format`. Blocked and diagonal formats (``ct.bcsr``, ``"ell"``, ``"dia"``)
+have more levels than modes; :attr:`level_map` says which coordinate each level stores.
+Formats compare equal by value and print in the letter syntax when one exists.)doc")
       .def(py::init(
                [](const std::vector<std::shared_ptr<LevelType>>& levels, std::optional<std::vector<int>> modeOrder) {
                  std::vector<LevelTypePtr> l(levels.begin(), levels.end());
                  return Format(l, modeOrder.value_or(std::vector<int>{}));
                }),
            py::arg("levels"), py::arg("mode_order") = py::none())
-      .def_static("parse", &Format::parse, py::arg("text"))
-      .def_static("named", &Format::named, py::arg("name"), py::arg("order"))
-      .def_static("is_name", &Format::isName)
-      .def_static("bcsr", &Format::bcsr)
-      .def_property_readonly("levels",
-                             [](const Format& f) {
-                               py::list l;
-                               for (const auto& t : f.levels()) l.append(std::const_pointer_cast<LevelType>(t));
-                               return l;
-                             })
-      .def_property_readonly("mode_order", [](const Format& f) { return py::tuple(py::cast(f.modeOrder())); })
-      .def_property_readonly("order", &Format::order)
-      .def_property_readonly("name",
-                             [](const Format& f) -> py::object {
-                               if (f.name().empty()) return py::none();
-                               return py::str(f.name());
-                             })
-      .def_property_readonly("level_map",
-                             [](const Format& f) {
-                               py::list l;
-                               for (const auto& lc : f.levelMap()) l.append(levelCoordinateTuple(lc));
-                               return l;
-                             })
-      .def_property_readonly("block_shape",
-                             [](const Format& f) -> py::object {
-                               if (f.name() != "bcsr") return py::none();
-                               return py::make_tuple(f.levelMap()[0].factor, f.levelMap()[1].factor);
-                             })
-      .def("holds_duplicates", &Format::holdsDuplicates)
+      .def_static("parse", &Format::parse, py::arg("text"),
+                  "The format a letter string spells (\"ds\", \"ds:1,0\", \"sss\"); FormatError if malformed.")
+      .def_static("named", &Format::named, py::arg("name"), py::arg("order"),
+                  "The named format (\"csr\", \"coo\", \"dense\", ...) for tensors of ``order`` modes.")
+      .def_static("is_name", &Format::isName, "Whether a string is the name of a format.")
+      .def_static("bcsr", &Format::bcsr, "Block CSR with the given block shape (as ct.bcsr).")
+      .def_property_readonly(
+          "levels",
+          [](const Format& f) {
+            py::list l;
+            for (const auto& t : f.levels()) l.append(std::const_pointer_cast<LevelType>(t));
+            return l;
+          },
+          "The level types, outermost first.")
+      .def_property_readonly(
+          "mode_order", [](const Format& f) { return py::tuple(py::cast(f.modeOrder())); },
+          "Which mode each level stores, as a tuple.")
+      .def_property_readonly("order", &Format::order, "The number of modes of the tensors the format describes.")
+      .def_property_readonly(
+          "name",
+          [](const Format& f) -> py::object {
+            if (f.name().empty()) return py::none();
+            return py::str(f.name());
+          },
+          "The name of a named format without a letter spelling (\"dia\", \"ell\", \"bcsr\"), or None.")
+      .def_property_readonly(
+          "level_map",
+          [](const Format& f) {
+            py::list l;
+            for (const auto& lc : f.levelMap()) l.append(levelCoordinateTuple(lc));
+            return l;
+          },
+          "Which coordinate each level stores, one tuple per level: (kind, mode) or (kind, mode, factor), "
+          "kind being mode, block, within_block, diagonal or slot.")
+      .def_property_readonly(
+          "block_shape",
+          [](const Format& f) -> py::object {
+            if (f.name() != "bcsr") return py::none();
+            return py::make_tuple(f.levelMap()[0].factor, f.levelMap()[1].factor);
+          },
+          "A BCSR format's block shape (rows, cols), or None.")
+      .def("holds_duplicates", &Format::holdsDuplicates,
+           "Whether tensors in the format may store a coordinate more than once (non-unique levels).")
       // Why a kernel cannot compute a result in this format, or None (Format::resultAssemblyProblem).
-      .def_property_readonly("result_assembly_problem",
-                             [](const Format& f) -> py::object {
-                               std::string problem = f.resultAssemblyProblem();
-                               if (problem.empty()) return py::none();
-                               return py::str(problem);
-                             })
-      // The format a kernel computes a result of this format in (Format::resultAssemblyFormat):
-      // itself, or with the hashed levels it cannot insert into in one pass compressed.
-      .def_property_readonly("result_assembly_format", &Format::resultAssemblyFormat)
+      .def_property_readonly(
+          "result_assembly_problem",
+          [](const Format& f) -> py::object {
+            std::string problem = f.resultAssemblyProblem();
+            if (problem.empty()) return py::none();
+            return py::str(problem);
+          },
+          "Why a kernel cannot compute a result in this format, or None.")
+      .def_property_readonly("result_assembly_format", &Format::resultAssemblyFormat,
+                             "The format a kernel computes a result of this format in: the format itself, or "
+                             "with the hashed levels it cannot insert into in one pass compressed (the result "
+                             "is packed after the call).")
       .def("__str__", [](const Format& f) { return f.str().empty() ? f.repr() : f.str(); })
       .def("__repr__", &Format::repr)
       .def("__eq__", [](const Format& a, const Format& b) { return a == b; })

@@ -1,5 +1,5 @@
 // The extension module coiter._core: thin bindings, no logic. C++ exceptions become the
-// Python classes of coiter.errors (API.md §7).
+// Python classes of coiter.errors (docs/reference.md, "Errors").
 #include <pybind11/pybind11.h>
 
 #include "util/errors.hpp"

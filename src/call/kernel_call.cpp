@@ -409,7 +409,9 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
   std::vector<Buffer> owned(abi.arrays.size());
   std::map<std::pair<int, std::string>, Buffer*> resultArrays;
   std::shared_ptr<const DeviceCopy> deviceResult;
-  KernelThreadsScope threadCount;
+  int64_t entriesRead = 0;  // how many threads are worth waking (runtime/parallel_runtime.hpp)
+  for (const auto& op : operands) entriesRead += op->valuesAnywhere().length();
+  KernelThreadsScope threadCount(entriesRead);
   InterruptWatch interrupts;  // Ctrl-C from here on stops the kernel (runtime/interrupts.hpp)
   for (;;) {
     int64_t fixedPositions = allDense ? parentCount[order] : -1;  // values allocated in full

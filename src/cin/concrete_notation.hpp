@@ -1,4 +1,4 @@
-// Concrete index notation (taco-core.md §3.2-3.3): index notation with its loops made
+// Concrete index notation (Kjolstad's thesis, ch. 4): index notation with its loops made
 // explicit. A statement is an assignment, a forall, a where (consumer reads temporaries the
 // producer writes) or a sequence (define, then mutate). Reductions no longer appear in
 // expressions; they became compound assignments and where statements.

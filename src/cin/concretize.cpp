@@ -28,7 +28,7 @@ void reducedVariables(const Expr& e, std::set<std::string>& out) {
 Expr bindSum(const Expr& e, const std::string& var);
 
 // e with the smallest term strictly inside it that holds every use of var wrapped in
-// sum(var, .), or nullptr when that term is e itself. A term is a whole product (API.md §3):
+// sum(var, .), or nullptr when that term is e itself. A term is a whole product (docs/reference.md, "Index notation"):
 // a sum is entered when one side holds every use of var, and so is a product factor when the
 // term it leads to lies inside a sum or a reduction within that factor (b(i) * (c(i) + d(j,i))
 // sums j over d alone), but never to a bare factor: sum_k of A*D*E binds around the product,

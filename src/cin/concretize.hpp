@@ -1,4 +1,4 @@
-// Concretize (taco-core.md §3.5): index notation -> concrete index notation.
+// Concretize (Kjolstad's thesis, ch. 4): index notation -> concrete index notation.
 //   1. implicit (Einstein) sums become explicit reductions, bound to the smallest term (a
 //      whole product, possibly inside parentheses) that holds every use of the index;
 //   2. each reduction becomes a where statement with a scalar temporary, simplified to a
@@ -10,7 +10,7 @@
 
 namespace coiter::cin {
 
-// Wraps every index used on the right only in a sum, per API.md §3.
+// Wraps every index used on the right only in a sum, per docs/reference.md, "Index notation".
 notation::Assignment makeReductionsExplicit(const notation::Assignment& a);
 
 Stmt concretize(const notation::Assignment& a);

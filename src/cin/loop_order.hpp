@@ -1,4 +1,4 @@
-// The default loop order (an automatic `reorder`, taco-core.md §2.2 and §3.6). Concretize
+// The default loop order (an automatic `reorder`, Kjolstad's thesis, ch. 3 and ch. 4). Concretize
 // nests the result's indices outermost in their order; that traverses operands against their
 // storage order whenever they are stored differently (CSC SpMV, SpGEMM by rows). For every
 // chain of directly nested foralls this pass picks the permutation that

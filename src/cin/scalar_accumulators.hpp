@@ -1,4 +1,4 @@
-// Reductions into a local scalar (taco-core.md §4.5, footnote 30). A compound assignment
+// Reductions into a local scalar (Kjolstad's thesis, ch. 5, footnote 30). A compound assignment
 // whose result position does not depend on the innermost loop,
 //     ∀j y(i) += A(i,j) * x(j)
 // becomes a where with a scalar temporary,

@@ -1,4 +1,4 @@
-// Automatic workspaces (taco-core.md §3.6 and §4.6): a compressed result level can only be
+// Automatic workspaces (Kjolstad's thesis, ch. 4 and ch. 5): a compressed result level can only be
 // appended to in order, once per coordinate. When the chosen loop order puts a reduction
 // loop above the loop of such a level (SpGEMM by rows: ∀i ∀k ∀j A(i,j) += B(i,k) C(k,j)),
 // the reduction is computed into a dense workspace first and the workspace is then appended

@@ -104,8 +104,10 @@ class KernelCache {
     auto start = std::chrono::steady_clock::now();
     DiskCache disk = DiskCache::fromEnvironment();
     // On disk, the key also covers the kernel's IR (as ir_printer.hpp prints it): a cache
-    // written by a different build of the compiler can never supply code for this one.
-    std::string ir = ir::printIR(function);
+    // written by a different build of the compiler can never supply code for this one. Its
+    // variables are numbered, not named, as the signature renames tensors and index variables:
+    // `z(k) = B(k,l) * v(l)` finds the kernel that `y(i) = A(i,j) * x(j)` stored.
+    std::string ir = ir::printIR(function, ir::IRNames::Numbered);
     Signature sig = signature;
     sig.canonical += " | ir " + hashHex(ir.data(), ir.size());
     sig.hash = hashHex(sig.canonical.data(), sig.canonical.size());

@@ -1,5 +1,5 @@
 // A tensor format: one level type per level plus the map from mode coordinates to level
-// coordinates (for one-level-per-mode formats, the mode order). API.md §1.
+// coordinates (for one-level-per-mode formats, the mode order). docs/reference.md, "Formats".
 #pragma once
 #include <string>
 #include <vector>
@@ -18,7 +18,7 @@ class Format {
   // Letter syntax: "ds", "ds:1,0" (d dense, s compressed, u compressed non-unique,
   // q singleton, c singleton non-unique, h hashed).
   static Format parse(const std::string& text);
-  // Named formats of API.md §1 for tensors of the given order ("csr", "coo", "dense", ...).
+  // Named formats of docs/reference.md, "Formats" for tensors of the given order ("csr", "coo", "dense", ...).
   static Format named(const std::string& name, int order);
   static bool isName(const std::string& name);
   static Format bcsr(int64_t blockRows, int64_t blockCols);

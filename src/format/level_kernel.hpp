@@ -1,5 +1,5 @@
-// What a level type contributes to a compiled kernel (the capabilities of taco-core.md
-// §1.5 as IR, in the manner of TACO's ModeFormatImpl): the arrays and scalars a kernel takes
+// What a level type contributes to a compiled kernel (the level capabilities of Kjolstad's
+// thesis, ch. 2, as IR, in the manner of TACO's ModeFormatImpl): the arrays and scalars a kernel takes
 // for the level, how its positions under a parent are iterated, how a coordinate is located,
 // how a result level is appended to, and what the runtime does with an appended level after
 // the kernel. Each level type implements these in its own file (format/levels/); the lowerer

@@ -1,4 +1,4 @@
-// The level abstraction of the thesis (taco-core.md §1.3-1.6): a level type is known to the
+// The level abstraction of the thesis (Kjolstad's thesis, ch. 2): a level type is known to the
 // rest of coiter only through its properties and capabilities. One subclass per level type
 // lives in format/levels/; adding a level type means adding one class there.
 //
@@ -139,7 +139,7 @@ class LevelType {
   virtual char letter() const = 0;
   virtual std::vector<std::string> arrayNames() const = 0;
   virtual std::vector<std::string> scalarNames() const = 0;
-  // Which properties a user may configure on this level type (taco-core.md Table 2-11).
+  // Which properties a user may configure on this level type (Kjolstad's thesis, Table 2-11).
   virtual std::vector<std::string> configurableProperties() const = 0;
   int64_t buckets() const { return buckets_; }
 

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <sstream>
 
 #include "util/errors.hpp"
@@ -59,32 +60,49 @@ const char* infix(BinaryOp op) {
   return nullptr;
 }
 
-std::string expr(const Expr& e);
+// How variables are printed: by their names, or (IRNames::Numbered) as v0, v1, ... in order of
+// first appearance. Names are unique within a function, so numbering them keeps them apart.
+class Names {
+ public:
+  explicit Names(IRNames style) : numbered_(style == IRNames::Numbered) {}
+  std::string operator()(const std::string& name) {
+    if (!numbered_) return name;
+    auto [it, added] = numbers_.emplace(name, "v" + std::to_string(numbers_.size()));
+    return it->second;
+  }
+  bool numbered() const { return numbered_; }
+
+ private:
+  bool numbered_;
+  std::map<std::string, std::string> numbers_;
+};
+
+std::string expr(const Expr& e, Names& names);
 
 // An operand of an operator: parenthesized when it is an operator itself.
-std::string operand(const Expr& e) {
+std::string operand(const Expr& e, Names& names) {
   bool isOperator = (e->kind == ExprKind::Binary && infix(as<BinaryNode>(e).op)) || e->kind == ExprKind::Unary;
-  return isOperator ? "(" + expr(e) + ")" : expr(e);
+  return isOperator ? "(" + expr(e, names) + ")" : expr(e, names);
 }
 
-std::string expr(const Expr& e) {
+std::string expr(const Expr& e, Names& names) {
   switch (e->kind) {
     case ExprKind::Literal: return literal(as<LiteralNode>(e));
-    case ExprKind::VarRef: return as<VarRefNode>(e).var->name;
-    case ExprKind::Load: return as<LoadNode>(e).buffer->name + "[" + expr(as<LoadNode>(e).index) + "]";
+    case ExprKind::VarRef: return names(as<VarRefNode>(e).var->name);
+    case ExprKind::Load: return names(as<LoadNode>(e).buffer->name) + "[" + expr(as<LoadNode>(e).index, names) + "]";
     case ExprKind::Binary: {
       const auto& b = as<BinaryNode>(e);
-      if (const char* op = infix(b.op)) return operand(b.a) + op + operand(b.b);
-      return std::string(binaryOpName(b.op)) + "(" + expr(b.a) + ", " + expr(b.b) + ")";
+      if (const char* op = infix(b.op)) return operand(b.a, names) + op + operand(b.b, names);
+      return std::string(binaryOpName(b.op)) + "(" + expr(b.a, names) + ", " + expr(b.b, names) + ")";
     }
     case ExprKind::Unary: {
       const auto& u = as<UnaryNode>(e);
-      return (u.op == UnaryOp::Neg ? "-" : "!") + operand(u.a);
+      return (u.op == UnaryOp::Neg ? "-" : "!") + operand(u.a, names);
     }
-    case ExprKind::Cast: return dtypeName(e->type.elem) + "(" + expr(as<CastNode>(e).a) + ")";
+    case ExprKind::Cast: return dtypeName(e->type.elem) + "(" + expr(as<CastNode>(e).a, names) + ")";
     case ExprKind::Select: {
       const auto& s = as<SelectNode>(e);
-      return "select(" + expr(s.cond) + ", " + expr(s.a) + ", " + expr(s.b) + ")";
+      return "select(" + expr(s.cond, names) + ", " + expr(s.a, names) + ", " + expr(s.b, names) + ")";
     }
     case ExprKind::ThreadId: return "thread_id()";
     case ExprKind::NumThreads: return "num_threads()";
@@ -111,7 +129,10 @@ std::string scheduleText(const LoopSchedule& s) {
 
 class Printer {
  public:
-  explicit Printer(int indent) : indent_(indent) {}
+  Printer(int indent, IRNames style) : indent_(indent), names_(style) {}
+
+  std::string name(const std::string& n) { return names_(n); }
+  std::string expr(const Expr& e) { return coiter::ir::expr(e, names_); }
 
   void stmt(const Stmt& s) {
     switch (s->kind) {
@@ -121,17 +142,18 @@ class Printer {
         return line("}");
       case StmtKind::Declare: {
         const auto& d = as<DeclareNode>(s);
-        return line("let " + d.var->name + ": " + typeName(d.var->type) + " = " + (d.init ? expr(d.init) : "null"));
+        return line("let " + name(d.var->name) + ": " + typeName(d.var->type) + " = " +
+                    (d.init ? expr(d.init) : "null"));
       }
-      case StmtKind::Assign: return line(as<AssignNode>(s).var->name + " = " + expr(as<AssignNode>(s).value));
+      case StmtKind::Assign: return line(name(as<AssignNode>(s).var->name) + " = " + expr(as<AssignNode>(s).value));
       case StmtKind::Store: {
         const auto& n = as<StoreNode>(s);
-        return line(n.buffer->name + "[" + expr(n.index) + "] = " + expr(n.value));
+        return line(name(n.buffer->name) + "[" + expr(n.index) + "] = " + expr(n.value));
       }
       case StmtKind::For: {
         const auto& f = as<ForNode>(s);
-        line("for " + f.var->name + ": " + typeName(f.var->type) + " in [" + expr(f.begin) + ", " + expr(f.end) + ")" +
-             scheduleText(f.schedule) + " {");
+        line("for " + name(f.var->name) + ": " + typeName(f.var->type) + " in [" + expr(f.begin) + ", " + expr(f.end) +
+             ")" + scheduleText(f.schedule) + " {");
         nested(f.body);
         return line("}");
       }
@@ -151,18 +173,19 @@ class Printer {
       }
       case StmtKind::Break: return line("break");
       case StmtKind::Comment: {
+        if (names_.numbered()) return;  // comments name things; they are not code
         std::istringstream lines(as<CommentNode>(s).text);
         for (std::string l; std::getline(lines, l);) line("// " + l);
         return;
       }
       case StmtKind::Allocate: {
         const auto& n = as<AllocateNode>(s);
-        return line(n.buffer->name + " = " + (n.zero ? "calloc(" : "malloc(") + expr(n.count) + ")");
+        return line(name(n.buffer->name) + " = " + (n.zero ? "calloc(" : "malloc(") + expr(n.count) + ")");
       }
-      case StmtKind::Free: return line("free(" + as<FreeNode>(s).buffer->name + ")");
+      case StmtKind::Free: return line("free(" + name(as<FreeNode>(s).buffer->name) + ")");
       case StmtKind::Grow: {
         const auto& n = as<GrowNode>(s);
-        return line("grow(" + n.buffer->name + ", " + n.capacity->name + ", " + expr(n.needed) + ")");
+        return line("grow(" + name(n.buffer->name) + ", " + name(n.capacity->name) + ", " + expr(n.needed) + ")");
       }
       case StmtKind::Return: return line("return " + std::to_string(as<ReturnNode>(s).status));
       case StmtKind::Call: {
@@ -173,12 +196,12 @@ class Printer {
       }
       case StmtKind::AtomicUpdate: {
         const auto& n = as<AtomicUpdateNode>(s);
-        return line("atomic " + std::string(binaryOpName(n.op)) + " " + n.buffer->name + "[" + expr(n.index) + "], " +
-                    expr(n.value));
+        return line("atomic " + std::string(binaryOpName(n.op)) + " " + name(n.buffer->name) + "[" + expr(n.index) +
+                    "], " + expr(n.value));
       }
       case StmtKind::Prefetch: {
         const auto& n = as<PrefetchNode>(s);
-        return line("prefetch " + n.buffer->name + "[" + expr(n.index) + "]");
+        return line("prefetch " + name(n.buffer->name) + "[" + expr(n.index) + "]");
       }
     }
     throw CoiterError("IR printer: unknown statement kind");
@@ -201,18 +224,19 @@ class Printer {
 
  private:
   int indent_;
+  Names names_;
   std::ostringstream out_;
 };
 
 }  // namespace
 
-std::string printIR(const Function& f) {
-  Printer p(0);
+std::string printIR(const Function& f, IRNames names) {
+  Printer p(0, names);
   p.line("kernel " + f.name);
   for (const Param& param : f.params) {
     std::string slot = param.var->type.pointer ? "pointer_slots[" : "integer_slots[";
-    p.line("  param " + param.var->name + ": " + typeName(param.var->type) + " = " + slot + std::to_string(param.slot) +
-           "]" + (param.writeBack ? " (written back)" : ""));
+    p.line("  param " + p.name(param.var->name) + ": " + typeName(param.var->type) + " = " + slot +
+           std::to_string(param.slot) + "]" + (param.writeBack ? " (written back)" : ""));
   }
   if (f.body) p.nested(f.body);
   return p.text();

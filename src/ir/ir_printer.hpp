@@ -7,6 +7,9 @@
 // literals of a type other than int64, float64 and bool carry it (`3:int32`). The text is
 // deterministic and complete: two functions print alike only when they are the same IR,
 // comments aside (variables are told apart by name, which is unique within a function).
+// IRNames::Numbered prints variables as v0, v1, ... in order of first appearance and leaves out
+// comments: two kernels that differ only in the names of their tensors and index variables then
+// print alike (the disk cache's key, which kernels are shared by, docs/reference.md, "Kernels and the cache").
 #pragma once
 #include <string>
 
@@ -14,8 +17,10 @@
 
 namespace coiter::ir {
 
+enum class IRNames { AsGiven, Numbered };
+
 // A header line with the kernel's name, one line per parameter (its slot, and whether it is
 // written back), then the body.
-std::string printIR(const Function& f);
+std::string printIR(const Function& f, IRNames names = IRNames::AsGiven);
 
 }  // namespace coiter::ir

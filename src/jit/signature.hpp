@@ -1,6 +1,6 @@
 // The signature of a kernel: everything that determines its code. Two statements that differ
 // only in the names of their tensors and index variables have equal signatures, so they share
-// one compiled kernel (API.md §4).
+// one compiled kernel (docs/reference.md, "Kernels and the cache").
 #pragma once
 #include <string>
 

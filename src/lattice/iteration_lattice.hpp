@@ -1,4 +1,4 @@
-// Iteration lattices (taco-core.md §2.5). A forall's domain is a set expression over the
+// Iteration lattices (Kjolstad's thesis, ch. 3). A forall's domain is a set expression over the
 // segments its variable ranges over (one per tensor level indexed by the variable, plus the
 // variable's dimension for broadcast operands). The lattice lists the points the coiteration
 // passes through: the top point coiterates every segment; going down a lattice edge means a

@@ -1,4 +1,4 @@
-// Lowering (taco-core.md §4): concrete index notation -> one imperative IR function.
+// Lowering (Kjolstad's thesis, ch. 5): concrete index notation -> one imperative IR function.
 // Every forall is lowered from its iteration lattice: one loop per lattice point, an if-chain
 // over the regions of the point, and the statement body lowered recursively in each region
 // with the operands that are absent there replaced by zero (and simplified away). Results

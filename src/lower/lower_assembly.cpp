@@ -1,4 +1,4 @@
-// Result assembly fused with compute (taco-core.md §4.6). Dense result levels are located;
+// Result assembly fused with compute (Kjolstad's thesis, ch. 5). Dense result levels are located;
 // a compressed level and the singleton levels below it form an append group that shares a
 // position counter. An entry is appended when the loop of the group's deepest index
 // variable has produced it: the leaf group appends every computed entry; a group above
@@ -8,19 +8,13 @@
 // writes the child's pos entries directly.
 #include <algorithm>
 
+#include "lower/index_exprs.hpp"
 #include "lower/lowerer.hpp"
 #include "util/errors.hpp"
 
 namespace coiter::lower {
 
 using namespace ir;
-
-namespace {
-
-const Type kIndex = scalar(DType::Int64);
-Expr plusOne(const Expr& e) { return binary(BinaryOp::Add, e, intLit(1)); }
-
-}  // namespace
 
 const LevelType& Lowerer::levelOf(int resultLevel) const { return *resultTensor_->format.levels()[resultLevel]; }
 

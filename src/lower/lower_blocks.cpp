@@ -1,20 +1,17 @@
-// Loops of derived index variables (taco-core.md §2.4, §4.4). A split or divide turns
+// Loops of derived index variables (Kjolstad's thesis, ch. 3, ch. 5). A split or divide turns
 // ∀i into ∀i0 ∀i1: the outer loop enumerates blocks of i's coordinates and the inner loop
 // iterates i as before, restricted to the block [lo, hi). Coordinates stay in i's space, so
 // operands are read as without the split; a dense dimension iterates [lo, hi) and an ordered
 // sparse level finds the positions of [lo, hi) by binary search. The last block is shorter
 // when the block size does not divide the extent (the tail). A bound fixes a loop's extent at
 // compile time, checked when the kernel starts.
+#include "lower/index_exprs.hpp"
 #include "lower/lowerer.hpp"
 #include "util/errors.hpp"
 
 namespace coiter::lower {
 
 using namespace ir;
-
-namespace {
-const Type kIndex = scalar(DType::Int64);
-}  // namespace
 
 Lowerer::Interval Lowerer::intervalOf(const std::string& root, const std::string& loopVar) const {
   auto it = intervals_.find(root);

@@ -13,6 +13,7 @@
 //   - computed coordinates: the offset level's column is i + offset[d], not loaded;
 //   - padding: ELL's empty slots hold column -1 and are skipped, like a hashed level's
 //     empty buckets.
+#include "lower/index_exprs.hpp"
 #include "lower/lowerer.hpp"
 #include "util/errors.hpp"
 
@@ -21,8 +22,6 @@ namespace coiter::lower {
 using namespace ir;
 
 namespace {
-
-const Type kIndex = scalar(DType::Int64);
 
 // The level of the same mode that holds the other half of a blocked coordinate.
 int partnerLevel(const Format& format, int level, LevelCoordinate::Kind kind) {

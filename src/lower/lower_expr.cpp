@@ -1,6 +1,6 @@
 // Compute expressions. An access whose segment is absent in the current region is zero; zeros
 // are simplified away using only each operator's declared zero behaviour, so every region
-// gets exactly the code it needs (taco-core.md §4.1, zero-propagating simplification).
+// gets exactly the code it needs (Kjolstad's thesis, ch. 5, zero-propagating simplification).
 #include <cmath>
 #include <map>
 

@@ -1,4 +1,4 @@
-// Forall lowering (taco-core.md §4.1, Fig. 5-2): build the iteration lattice of the forall's
+// Forall lowering (Kjolstad's thesis, ch. 5, Fig. 5-2): build the iteration lattice of the forall's
 // domain, then emit one loop per lattice point. In each loop the iterators' coordinates are
 // read, the loop's coordinate is resolved (their minimum), locators are located, and an
 // if-chain selects the region: one branch per set of present segments whose body is not
@@ -8,6 +8,7 @@
 #include <functional>
 #include <set>
 
+#include "lower/index_exprs.hpp"
 #include "lower/lattice_printer.hpp"
 #include "lower/lowerer.hpp"
 #include "schedule/loop_iteration.hpp"
@@ -18,20 +19,6 @@ namespace coiter::lower {
 using namespace ir;
 namespace lt = coiter::lattice;
 namespace nt = coiter::notation;
-
-namespace {
-
-const Type kIndex = scalar(DType::Int64);
-
-Expr andAll(const std::vector<Expr>& terms) {
-  Expr out;
-  for (const auto& t : terms) out = out ? binary(BinaryOp::And, out, t) : t;
-  return out ? out : boolLit(true);
-}
-
-Expr plusOne(const Expr& e) { return binary(BinaryOp::Add, e, intLit(1)); }
-
-}  // namespace
 
 bool Lowerer::accumulatesIntoResult(const cin::Stmt& s) const {
   bool any = false;
@@ -255,414 +242,163 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   }
   std::vector<SegmentInfo> info;
   lt::IterationLattice lattice = latticeOf(v, f.body, info);
-  const auto& points = lattice.points();
-  const auto& segs = lattice.segments();
-  if (points.empty()) return nullptr;
-  Interval interval = intervalOf(v, f.var);
-  std::vector<Stmt> out;
+  if (lattice.points().empty()) return nullptr;
+  LatticeLoop loop{f, v, std::move(lattice), std::move(info), intervalOf(v, f.var)};
   auto paddingExcludedBefore = paddingExcluded_;
-  restrictToLevels(v, interval, out);
-  bool writes = writesResult(f.body);
+  restrictToLevels(v, loop.interval, loop.out);
+  loop.writes = writesResult(f.body);
   // A non-unique level (COO) may be iterated entry by entry only when every write to the
   // result accumulates (+=) into random-access (dense) levels: a plain assignment, or an
   // appended result (whose entries would repeat), needs the whole run of equal coordinates.
-  bool byRuns = writes && (!groups_.empty() || !onlyAccumulates(f.body));
-  bool accumulates = accumulatesIntoResult(f.body);
-
-  // Where each iterator starts and ends: [begin, end) of positions, or of coordinates for the
-  // dimension.
-  struct Range {
-    Expr begin, end;
-    bool single = false;
-  };
-  auto rangeOf = [&](int s) -> Range {
-    if (segs[s].dimension) return {interval.lo, interval.hi};
-    if (info[s].access->tensor->temporary) {
-      // (A split of a loop over a workspace's list is refused by the schedule's legality.)
-      if (interval.restricted) throw CompileError("lowering: loop '" + f.var + "' restricts a workspace to a block");
-      const WorkspaceVars& ws = workspaces_.at(info[s].access->tensor.get());
-      return {ws.at(intLit(0)), ws.at(ir::ref(ws.count))};
-    }
-    AccessState& state = accesses_.at(info[s].access);
-    int k = info[s].level;
-    Expr parent = k == 0 ? intLit(0) : state.pos[k - 1];
-    // Within a block, an ordered level's positions for coordinates [lo, hi) are found by
-    // binary search.
-    auto restrict = [&](Range r) -> Range {
-      if (!interval.restricted) return r;
-      // (The schedule's legality refuses to split loops over unordered levels, or over levels
-      // whose coordinates are computed, not stored.)
-      const Var& crd = state.vars->crd(k);
-      if (!segs[s].ordered || !crd) {
-        throw CompileError("lowering: " + segs[s].name + " cannot be restricted to a block");
-      }
-      std::string name = "p" + segs[s].name;
-      Expr lo = searchPosition(crd, r.begin, r.end, interval.lo, name + "_lo", out);
-      return {lo, searchPosition(crd, lo, r.end, interval.hi, name + "_hi", out)};
-    };
-    const LevelType& type = *state.vars->tensor->format.levels()[k];
-    LevelParent above{parent, k == 0 ? nullptr : state.runEnd[k - 1], k == 0};
-    std::optional<PositionRange> positions = type.positionRange(state.vars->levels[k], above);
-    if (!positions) throw CompileError("lowering: segment " + segs[s].name + " cannot be iterated");
-    Range r{positions->begin, positions->end, positions->single};
-    return interval.restricted ? restrict(r) : r;
-  };
-  auto segmentName = [&](int s) { return segs[s].dimension ? v : "p" + segs[s].name; };
-
-  // Iterators shared by several lattice points keep their state in variables.
-  // Iterating a non-unique level run by run (to append one result entry per coordinate)
-  // advances by runs, so it cannot be a plain for loop.
-  auto iteratesNonUnique = [&](const lt::LatticePoint& p) {
-    return std::any_of(p.iterators.begin(), p.iterators.end(), [&](int s) {
-      return !segs[s].dimension && !info[s].access->tensor->temporary &&
-             !info[s].access->tensor->format.levels()[info[s].level]->properties().unique;
-    });
-  };
-  auto iteratesRuns = [&](const lt::LatticePoint& p) { return byRuns && iteratesNonUnique(p); };
-  bool shared = points.size() > 1 || points.front().iterators.size() > 1 || iteratesRuns(points.front());
+  loop.byRuns = loop.writes && (!groups_.empty() || !onlyAccumulates(f.body));
+  loop.accumulates = accumulatesIntoResult(f.body);
+  const auto& points = loop.points();
+  loop.shared = points.size() > 1 || points.front().iterators.size() > 1 || iteratesRuns(loop, points.front());
   // A tagged loop (parallel, vectorized, unrolled) must be a single for loop.
   ParallelStateGuard parallelState(*this);
-  ParallelPlan plan = planLoop(f, v, !shared && points.size() == 1, iteratesNonUnique(points.front()));
-  std::map<int, Var> state, stateEnd;
-  if (shared) {
-    for (const auto& p : points) {
-      for (int s : p.iterators) {
-        if (state.count(s)) continue;
-        Range r = rangeOf(s);
-        state[s] = makeVar(freshName(segmentName(s)), kIndex);
-        stateEnd[s] = makeVar(freshName(segmentName(s) + "_end"), kIndex);
-        out.push_back(declare(state[s], r.begin));
-        out.push_back(declare(stateEnd[s], r.end));
-      }
-    }
-  }
-
-  // Each step of the loops below appends at most one result entry at v, and every step
-  // advances an iterator: their lengths bound the entries, so room for them is made once.
+  ParallelPlan plan = planLoop(f, v, !loop.shared && points.size() == 1, iteratesNonUnique(loop, points.front()));
+  if (loop.shared) declareSharedIterators(loop);
   int reservedBefore = reservedGroup_;
-  if (writes && !interval.restricted && v == f.var) {
-    Expr steps;
-    std::set<int> counted;
-    for (const auto& p : points) {
-      for (int s : p.iterators) {
-        if (!counted.insert(s).second) continue;
-        Expr length;
-        if (shared) {
-          length = binary(BinaryOp::Sub, ir::ref(stateEnd.at(s)), ir::ref(state.at(s)));
-        } else {
-          Range r = rangeOf(s);
-          length = r.single ? intLit(1) : binary(BinaryOp::Sub, r.end, r.begin);
-        }
-        steps = steps ? binary(BinaryOp::Add, steps, length) : length;
-      }
-    }
-    if (Stmt reserve = reserveResultRoom(v, steps, writes)) out.push_back(reserve);
-  }
-
-  bool storesEveryCoordinate = false;  // one loop over the whole extent, one unconditional body
-  // Lowers lattice point `pi` into `out`: a loop while its iterators last. A `lockstep` loop
-  // runs only while every iterator is at the same coordinate, so its body is the region where
-  // all are present and every step advances all of them.
-  auto lowerPoint = [&](size_t pi, bool lockstep) {
-    const lt::LatticePoint& point = points[pi];
-    bool forForm = !lockstep && point.iterators.size() == 1 && pi + 1 == points.size() && !iteratesRuns(point);
-    std::vector<Stmt> body;
-    Var loopVar;
-    Range loopRange;
-    if (forForm) {
-      int s = point.iterators[0];
-      loopRange = rangeOf(s);
-      loopVar = makeVar(freshName(segmentName(s)), kIndex);
-      if (shared) loopRange = {ir::ref(state[s]), ir::ref(stateEnd[s])};
-    }
-    auto positionOf = [&](int s) { return forForm ? ir::ref(loopVar) : ir::ref(state.at(s)); };
-
-    // Coordinates of the iterators and the resolved coordinate of v.
-    std::map<int, Expr> coordOf;
-    // Conditions under which the iterators' positions hold entries: a hashed level's empty
-    // buckets and ELL's and DIA's padding are visited and skipped.
-    std::vector<Expr> entries;
-    Expr resolved;
-    bool single = point.iterators.size() == 1;
-    for (int s : point.iterators) {
-      if (segs[s].dimension) {
-        coordOf[s] = positionOf(s);
-        resolved = coordOf[s];
-        continue;
-      }
-      AccessState& st = accesses_.at(info[s].access);
-      Expr c = storedCoordinate(st, info[s].level, positionOf(s));
-      Var cv = makeVar(freshName(single ? v : v + st.vars->tensor->name), kIndex);
-      body.push_back(declare(cv, c));
-      coordOf[s] = ir::ref(cv);
-      if (single) resolved = ir::ref(cv);
-    }
-    if (lockstep) resolved = coordOf[point.iterators.front()];
-    if (!resolved) {
-      Expr m;
-      for (int s : point.iterators) m = m ? binary(BinaryOp::Min, m, coordOf[s]) : coordOf[s];
-      Var rv = makeVar(freshName(v), kIndex);
-      body.push_back(declare(rv, m));
-      resolved = ir::ref(rv);
-    }
-    coords_[v] = resolved;
-    // A derived loop's own coordinate counts from its block's start (a workspace over a
-    // split's inner loop is indexed by it).
-    if (f.var != v) coords_[f.var] = binary(BinaryOp::Sub, resolved, interval.lo);
-    size_t coordinatesEnd = body.size();
-
-    // Enter the iterated levels, then locate.
-    std::map<const AccessNode*, int> enteredBefore;
-    for (auto& [acc, st] : accesses_) enteredBefore[acc] = st.entered;
-    int resultEnteredBefore = result_.entered;
-    std::map<int, Expr> advanceTo;  // next position of each iterator when it is at v
-    for (int s : point.iterators) {
-      if (segs[s].dimension) continue;
-      AccessState& st = accesses_.at(info[s].access);
-      int k = info[s].level;
-      const auto& type = *st.vars->tensor->format.levels()[k];
-      // A workspace's values are indexed by coordinate, other levels' by position.
-      st.pos[k] = info[s].access->tensor->temporary ? workspaceValueIndex(workspaces_.at(info[s].access->tensor.get()),
-                                                                          positionOf(s), coordOf[s], body)
-                                                    : positionOf(s);
-      st.runEnd[k] = nullptr;
-      st.entered = k + 1;
-      advanceTo[s] = plusOne(positionOf(s));
-      if (!type.properties().unique && (!single || byRuns)) {
-        // Coiterating a non-unique level, or appending a result entry per coordinate: take
-        // the whole run of equal coordinates at once.
-        Var run = makeVar(freshName("p" + segs[s].name + "_run_end"), kIndex);
-        Expr end = forForm ? loopRange.end : ir::ref(stateEnd.at(s));
-        body.push_back(declare(run, plusOne(positionOf(s))));
-        Expr more = binary(BinaryOp::And, binary(BinaryOp::Lt, ir::ref(run), end),
-                           binary(BinaryOp::Eq, cast(kIndex, load(st.vars->crd(k), ir::ref(run))), coordOf[s]));
-        body.push_back(whileLoop(more, assign(run, plusOne(ir::ref(run)))));
-        st.runEnd[k] = ir::ref(run);
-        advanceTo[s] = ir::ref(run);
-      }
-      if (info[s].access->tensor->temporary) continue;
-      if (Expr entry = entryCondition(st, k, coordOf[s])) entries.push_back(entry);
-    }
-    std::vector<int> failing;  // locators that may find nothing
-    for (int s : point.locators) {
-      AccessState& st = accesses_.at(info[s].access);
-      int k = info[s].level;
-      st.pos[k] = locatePosition(st, k, resolved, body);
-      st.entered = k + 1;
-      if (st.vars->tensor->format.levels()[k]->locateMayMiss()) failing.push_back(s);
-    }
-    resolveLocates(body);
-    enterResultLevels(body);
-
-    // Regions: subsets of the segments that may be absent at v.
-    std::vector<int> testable = failing;
-    if (!single && !lockstep) {
-      for (int s : point.iterators) {
-        if (!segs[s].dimension) testable.push_back(s);
-      }
-    }
-    auto savedZeroed = zeroed_;
-    for (size_t s = 1; s < info.size(); ++s) {
-      bool inPoint =
-          std::find(point.iterators.begin(), point.iterators.end(), static_cast<int>(s)) != point.iterators.end() ||
-          std::find(point.locators.begin(), point.locators.end(), static_cast<int>(s)) != point.locators.end();
-      if (!inPoint) zeroed_.insert(info[s].access);
-    }
-    auto pointZeroed = zeroed_;
-    std::vector<unsigned> masks;
-    unsigned all = (1u << testable.size()) - 1;
-    for (unsigned m = 0; m <= all; ++m) masks.push_back(m);
-    std::stable_sort(masks.begin(), masks.end(),
-                     [](unsigned a, unsigned b) { return __builtin_popcount(a) > __builtin_popcount(b); });
-    std::vector<std::pair<Expr, Stmt>> branches;
-    // The body of one region (the accesses in zeroed_ absent), with its result entry.
-    auto regionBody = [&] {
-      Var start;
-      Stmt begin = beginResultEntry(v, writes, accumulates, start);
-      openLoops_.push_back(v);
-      Stmt inner = lowerStmt(f.body);
-      openLoops_.pop_back();
-      Stmt commit = commitResultEntry(v, writes, start);
-      return countEntries(v, {begin, inner, commit}, writes);
-    };
-    const bool skipsEmptyBuckets = !entries.empty();
-    if (failing.empty() && !skipsEmptyBuckets && mergesWithSelects(f, testable, info)) {
-      // One body for every region: each operand's value is selected by whether its iterator
-      // is at v, so the merge has no branch to mispredict (coordinates of two random
-      // operands interleave unpredictably).
-      zeroed_ = pointZeroed;
-      for (int s : testable) presentIf_[info[s].access] = binary(BinaryOp::Eq, coordOf[s], resolved);
-      masks.clear();
-      branches.emplace_back(boolLit(true), regionBody());
-      for (int s : testable) presentIf_.erase(info[s].access);
-    }
-    for (unsigned m : masks) {
-      zeroed_ = pointZeroed;
-      std::vector<Expr> tests;
-      for (size_t t = 0; t < testable.size(); ++t) {
-        int s = testable[t];
-        bool failingLocator = std::find(failing.begin(), failing.end(), s) != failing.end();
-        if (m & (1u << t)) {
-          tests.push_back(failingLocator
-                              ? binary(BinaryOp::Ge, accesses_.at(info[s].access).pos[info[s].level], intLit(0))
-                              : binary(BinaryOp::Eq, coordOf[s], resolved));
-        } else {
-          zeroed_.insert(info[s].access);
-        }
-      }
-      if (isZero(f.body)) continue;
-      branches.emplace_back(andAll(tests), regionBody());
-      if (tests.empty()) break;  // unconditional: later branches are unreachable
-    }
-    if (branches.size() == 1 && branches.front().first->kind != ExprKind::Literal && failing.empty() &&
-        !skipsEmptyBuckets && !iteratesNonUnique(point) && appendsSpeculatively(f, v)) {
-      // An intersection (the only region with a nonzero body is "all present"): whether the
-      // iterators meet is as unpredictable as a coin flip on random patterns, so the body
-      // runs at every step (its loads are in range: every iterator is) and the entry is kept
-      // only when they do, instead of a branch that mispredicts half the time.
-      zeroed_ = pointZeroed;
-      appendIf_ = branches.front().first;
-      branches.front() = {boolLit(true), regionBody()};
-      appendIf_ = nullptr;
-    }
-    zeroed_ = savedZeroed;
-    storesEveryCoordinate = points.size() == 1 && forForm && segs[point.iterators[0]].dimension &&
-                            !interval.restricted && branches.size() == 1 &&
-                            branches.front().first->kind == ExprKind::Literal;
-    Stmt chain;
-    for (auto it = branches.rbegin(); it != branches.rend(); ++it) {
-      bool always = it->first->kind == ExprKind::Literal;
-      chain = always ? it->second : ifThen(it->first, it->second, chain);
-    }
-    body.push_back(chain);
-    // A dense workspace is cleared entry by entry as it is consumed (it is consumed whole: its
-    // consumer iterates exactly its list), ready for the next iteration of the loops around.
-    for (int s : point.iterators) {
-      if (segs[s].dimension || !info[s].access->tensor->temporary) continue;
-      const WorkspaceVars& ws = workspaces_.at(info[s].access->tensor.get());
-      Stmt clear = clearWorkspaceEntry(ws, info[s].access->tensor->dtype, coordOf[s]);
-      // In a merge, only the entry the loop is at has been consumed.
-      body.push_back(single || lockstep ? clear : ifThen(binary(BinaryOp::Eq, coordOf[s], resolved), clear));
-    }
-    if (skipsEmptyBuckets) {
-      // Nothing after the coordinate read may run for an empty bucket (its coordinate is -1).
-      std::vector<Stmt> rest(body.begin() + coordinatesEnd, body.end());
-      body.resize(coordinatesEnd);
-      body.push_back(ifThen(andAll(entries), block(std::move(rest))));
-    }
-
-    // Restore the iteration state for the next point.
-    for (auto& [acc, st] : accesses_) st.entered = enteredBefore[acc];
-    result_.entered = resultEnteredBefore;
-    coords_.erase(v);
-    coords_.erase(f.var);
-
-    if (forForm) {
-      if (loopRange.single) {
-        out.push_back(declare(loopVar, loopRange.begin));
-        out.push_back(block(std::move(body)));
-      } else {
-        out.push_back(forLoop(loopVar, loopRange.begin, loopRange.end, block(std::move(body)), plan.schedule));
-      }
-      return;
-    }
-    std::vector<Expr> ranges;
-    for (int s : point.iterators) ranges.push_back(binary(BinaryOp::Lt, ir::ref(state.at(s)), ir::ref(stateEnd.at(s))));
-    if (lockstep) {
-      // (The coordinates are only compared here; the body loads them again, checked.)
-      auto stored = [&](int s) {
-        const AccessState& st = accesses_.at(info[s].access);
-        return cast(kIndex, load(st.vars->crd(info[s].level), ir::ref(state.at(s))));
-      };
-      for (size_t n = 1; n < point.iterators.size(); ++n)
-        ranges.push_back(binary(BinaryOp::Eq, stored(point.iterators[n]), stored(point.iterators.front())));
-    }
-    // Advance: positions first (they compare their coordinate with v), the dimension last.
-    // A merge advances the iterators at the smallest coordinate, compared as loaded: the
-    // checked coordinates (ir/guard_coordinates.hpp) would put a clamp on the chain from each
-    // step's loads to the next step's positions. (With a dimension iterator v is the least.)
-    Expr least = resolved;
-    std::map<int, Expr> loaded;
-    bool dimension = false;
-    for (int s : point.iterators) dimension = dimension || segs[s].dimension;
-    if (!single && !lockstep && !dimension) {
-      least = nullptr;
-      for (int s : point.iterators) {
-        const AccessState& st = accesses_.at(info[s].access);
-        loaded[s] = info[s].access->tensor->temporary ? coordOf[s] : storedCoordinate(st, info[s].level, positionOf(s));
-        least = least ? binary(BinaryOp::Min, least, loaded[s]) : loaded[s];
-      }
-    }
-    // (Whether each advances is decided before any moves.)
-    std::map<int, Var> advances;
-    for (int s : point.iterators) {
-      if (segs[s].dimension || single || lockstep) continue;
-      advances[s] = makeVar(freshName(segmentName(s) + "_advances"), scalar(DType::Bool));
-      Expr at = loaded.count(s) ? loaded[s] : coordOf[s];
-      body.push_back(declare(advances[s], binary(BinaryOp::Eq, at, least)));
-    }
-    for (int s : point.iterators) {
-      if (segs[s].dimension) {
-        continue;
-      } else if (single || lockstep) {
-        body.push_back(assign(state.at(s), advanceTo[s]));
-      } else {
-        body.push_back(assign(state.at(s), select(ir::ref(advances[s]), advanceTo[s], ir::ref(state.at(s)))));
-      }
-    }
-    for (int s : point.iterators) {
-      if (segs[s].dimension) body.push_back(assign(state.at(s), plusOne(ir::ref(state.at(s)))));
-    }
-    out.push_back(whileLoop(andAll(ranges), block(std::move(body))));
-  };
-  // Operands stored with the same pattern (A + A', a matrix and its update, FEM matrices
-  // assembled alike) meet at every coordinate: a merge step, whose selects chain each step's
-  // positions to the last step's loads, costs several times a lockstep step, whose positions
-  // only count up. So a merge of ordered, unique levels first runs in lockstep for as long as
-  // its iterators' coordinates agree; the merge takes over from the first that differ (at
-  // once for different patterns: one compare).
-  const lt::LatticePoint& top = points.front();
-  bool lockstep = shared && top.iterators.size() > 1 && !interval.restricted &&
-                  std::all_of(top.iterators.begin(), top.iterators.end(), [&](int s) {
-                    return !segs[s].dimension && !info[s].access->tensor->temporary && segs[s].ordered &&
-                           accesses_.at(info[s].access).vars->crd(info[s].level) &&
-                           info[s].access->tensor->format.levels()[info[s].level]->smallestStoredCoordinate() == 0 &&
-                           info[s].access->tensor->format.levels()[info[s].level]->properties().unique &&
-                           info[s].access->tensor->format.levels()[info[s].level]->capabilities().positionIterate;
-                  });
-  if (lockstep && points.size() == 1) {
-    // An intersection (the loops end when any iterator does): where the iterators' ranges of
-    // coordinates do not meet (a band and its shifted copy, blocks of different rows) it is
-    // empty, which the first and last coordinates tell at once, instead of a merge that
-    // steps through one of them.
-    const int first = top.iterators.front();
-    auto stored = [&](int s, const Expr& position) {
-      const AccessState& st = accesses_.at(info[s].access);
-      return cast(kIndex, load(st.vars->crd(info[s].level), position));
-    };
-    std::vector<Expr> nonempty, apart;
-    for (int s : top.iterators) {
-      nonempty.push_back(binary(BinaryOp::Lt, ir::ref(state.at(s)), ir::ref(stateEnd.at(s))));
-      for (int t : top.iterators) {
-        if (t == s) continue;
-        Expr last = stored(t, binary(BinaryOp::Sub, ir::ref(stateEnd.at(t)), intLit(1)));
-        apart.push_back(binary(BinaryOp::Gt, stored(s, ir::ref(state.at(s))), last));
-      }
-    }
-    Expr disjoint = apart.front();
-    for (size_t n = 1; n < apart.size(); ++n) disjoint = binary(BinaryOp::Or, disjoint, apart[n]);
-    // Nested ifs: the coordinates are read only where the ranges are not empty.
-    out.push_back(ifThen(andAll(nonempty), ifThen(disjoint, assign(state.at(first), ir::ref(stateEnd.at(first))))));
-  }
-  if (lockstep) lowerPoint(0, true);
-  for (size_t pi = 0; pi < points.size(); ++pi) lowerPoint(pi, false);
+  reserveLoopAppends(loop);
+  bool lockstep = runsInLockstep(loop);
+  if (lockstep && points.size() == 1) skipDisjointIntersection(loop);
+  if (lockstep) lowerLatticePoint(loop, 0, true, plan.schedule);
+  for (size_t pi = 0; pi < points.size(); ++pi) lowerLatticePoint(loop, pi, false, plan.schedule);
   reservedGroup_ = reservedBefore;
   paddingExcluded_ = paddingExcludedBefore;
   for (const auto* access : accessOrder_) {
     if (!paddingExcluded_.count(access)) diagonalOffset_.erase(access);
   }
-  checkResultLoop(f, storesEveryCoordinate);
-  return plan.around(block(std::move(out)));
+  checkResultLoop(f, loop.storesEveryCoordinate);
+  return plan.around(block(std::move(loop.out)));
+}
+
+Lowerer::IteratorRange Lowerer::iteratorRange(LatticeLoop& loop, int s) {
+  const auto& segs = loop.segs();
+  const Interval& interval = loop.interval;
+  if (segs[s].dimension) return {interval.lo, interval.hi};
+  const SegmentInfo& info = loop.info[s];
+  if (info.access->tensor->temporary) {
+    // (A split of a loop over a workspace's list is refused by the schedule's legality.)
+    if (interval.restricted) throw CompileError("lowering: loop '" + loop.f.var + "' restricts a workspace to a block");
+    const WorkspaceVars& ws = workspaces_.at(info.access->tensor.get());
+    return {ws.at(intLit(0)), ws.at(ir::ref(ws.count))};
+  }
+  AccessState& state = accesses_.at(info.access);
+  int k = info.level;
+  Expr parent = k == 0 ? intLit(0) : state.pos[k - 1];
+  const LevelType& type = *state.vars->tensor->format.levels()[k];
+  LevelParent above{parent, k == 0 ? nullptr : state.runEnd[k - 1], k == 0};
+  std::optional<PositionRange> positions = type.positionRange(state.vars->levels[k], above);
+  if (!positions) throw CompileError("lowering: segment " + segs[s].name + " cannot be iterated");
+  if (!interval.restricted) return {positions->begin, positions->end, positions->single};
+  // Within a block, an ordered level's positions for coordinates [lo, hi) are found by
+  // binary search. (The schedule's legality refuses to split loops over unordered levels, or
+  // over levels whose coordinates are computed, not stored.)
+  const Var& crd = state.vars->crd(k);
+  if (!segs[s].ordered || !crd) throw CompileError("lowering: " + segs[s].name + " cannot be restricted to a block");
+  std::string name = "p" + segs[s].name;
+  Expr lo = searchPosition(crd, positions->begin, positions->end, interval.lo, name + "_lo", loop.out);
+  return {lo, searchPosition(crd, lo, positions->end, interval.hi, name + "_hi", loop.out)};
+}
+
+std::string Lowerer::iteratorName(const LatticeLoop& loop, int s) const {
+  return loop.segs()[s].dimension ? loop.v : "p" + loop.segs()[s].name;
+}
+
+bool Lowerer::iteratesNonUnique(const LatticeLoop& loop, const lt::LatticePoint& p) const {
+  return std::any_of(p.iterators.begin(), p.iterators.end(), [&](int s) {
+    const SegmentInfo& info = loop.info[s];
+    return !loop.segs()[s].dimension && !info.access->tensor->temporary &&
+           !info.access->tensor->format.levels()[info.level]->properties().unique;
+  });
+}
+
+// Iterating a non-unique level run by run (to append one result entry per coordinate)
+// advances by runs, so it cannot be a plain for loop.
+bool Lowerer::iteratesRuns(const LatticeLoop& loop, const lt::LatticePoint& p) const {
+  return loop.byRuns && iteratesNonUnique(loop, p);
+}
+
+// Iterators shared by several lattice points keep their state in variables.
+void Lowerer::declareSharedIterators(LatticeLoop& loop) {
+  for (const auto& p : loop.points()) {
+    for (int s : p.iterators) {
+      if (loop.state.count(s)) continue;
+      IteratorRange r = iteratorRange(loop, s);
+      loop.state[s] = makeVar(freshName(iteratorName(loop, s)), kIndex);
+      loop.stateEnd[s] = makeVar(freshName(iteratorName(loop, s) + "_end"), kIndex);
+      loop.out.push_back(declare(loop.state[s], r.begin));
+      loop.out.push_back(declare(loop.stateEnd[s], r.end));
+    }
+  }
+}
+
+// Each step of the points' loops appends at most one result entry at v, and every step
+// advances an iterator: their lengths bound the entries, so room for them is made once.
+void Lowerer::reserveLoopAppends(LatticeLoop& loop) {
+  if (!loop.writes || loop.interval.restricted || loop.v != loop.f.var) return;
+  Expr steps;
+  std::set<int> counted;
+  for (const auto& p : loop.points()) {
+    for (int s : p.iterators) {
+      if (!counted.insert(s).second) continue;
+      Expr length;
+      if (loop.shared) {
+        length = binary(BinaryOp::Sub, ir::ref(loop.stateEnd.at(s)), ir::ref(loop.state.at(s)));
+      } else {
+        IteratorRange r = iteratorRange(loop, s);
+        length = r.single ? intLit(1) : binary(BinaryOp::Sub, r.end, r.begin);
+      }
+      steps = steps ? binary(BinaryOp::Add, steps, length) : length;
+    }
+  }
+  if (Stmt reserve = reserveResultRoom(loop.v, steps, loop.writes)) loop.out.push_back(reserve);
+}
+
+// Operands stored with the same pattern (A + A', a matrix and its update, FEM matrices
+// assembled alike) meet at every coordinate: a merge step, whose selects chain each step's
+// positions to the last step's loads, costs several times a lockstep step, whose positions
+// only count up. So a merge of ordered, unique levels first runs in lockstep for as long as
+// its iterators' coordinates agree; the merge takes over from the first that differ (at
+// once for different patterns: one compare).
+bool Lowerer::runsInLockstep(const LatticeLoop& loop) const {
+  const lt::LatticePoint& top = loop.points().front();
+  if (!loop.shared || top.iterators.size() < 2 || loop.interval.restricted) return false;
+  return std::all_of(top.iterators.begin(), top.iterators.end(), [&](int s) {
+    const SegmentInfo& info = loop.info[s];
+    if (loop.segs()[s].dimension || info.access->tensor->temporary || !loop.segs()[s].ordered) return false;
+    const LevelType& type = *info.access->tensor->format.levels()[info.level];
+    return accesses_.at(info.access).vars->crd(info.level) && type.smallestStoredCoordinate() == 0 &&
+           type.properties().unique && type.capabilities().positionIterate;
+  });
+}
+
+// An intersection (the loops end when any iterator does): where the iterators' ranges of
+// coordinates do not meet (a band and its shifted copy, blocks of different rows) it is
+// empty, which the first and last coordinates tell at once, instead of a merge that steps
+// through one of them.
+void Lowerer::skipDisjointIntersection(LatticeLoop& loop) {
+  const lt::LatticePoint& top = loop.points().front();
+  const int first = top.iterators.front();
+  auto stored = [&](int s, const Expr& position) {
+    const AccessState& st = accesses_.at(loop.info[s].access);
+    return cast(kIndex, load(st.vars->crd(loop.info[s].level), position));
+  };
+  std::vector<Expr> nonempty, apart;
+  for (int s : top.iterators) {
+    nonempty.push_back(binary(BinaryOp::Lt, ir::ref(loop.state.at(s)), ir::ref(loop.stateEnd.at(s))));
+    for (int t : top.iterators) {
+      if (t == s) continue;
+      Expr last = stored(t, binary(BinaryOp::Sub, ir::ref(loop.stateEnd.at(t)), intLit(1)));
+      apart.push_back(binary(BinaryOp::Gt, stored(s, ir::ref(loop.state.at(s))), last));
+    }
+  }
+  Expr disjoint = apart.front();
+  for (size_t n = 1; n < apart.size(); ++n) disjoint = binary(BinaryOp::Or, disjoint, apart[n]);
+  // Nested ifs: the coordinates are read only where the ranges are not empty.
+  loop.out.push_back(
+      ifThen(andAll(nonempty), ifThen(disjoint, assign(loop.state.at(first), ir::ref(loop.stateEnd.at(first))))));
 }
 
 }  // namespace coiter::lower

@@ -1,4 +1,4 @@
-// Tagged loops (taco-core.md §5, parallelize and unroll): how a loop tagged cpu_thread or
+// Tagged loops (Kjolstad's thesis, ch. 6, parallelize and unroll): how a loop tagged cpu_thread or
 // cpu_vector (or, with target cuda, gpu_block, gpu_warp or gpu_thread) runs, and how its body
 // changes with the race strategy. What such a loop must satisfy (one for loop, not nested in
 // another parallel loop, no sparse result appended, temporaries declared inside it, a race

@@ -1,4 +1,4 @@
-// Loops over stored positions and fused loops (taco-core.md §2.4 collapse and coordinate-tree
+// Loops over stored positions and fused loops (Kjolstad's thesis, ch. 3 collapse and coordinate-tree
 // split, §5 pos/fuse).
 //
 // pos(j, jp, A(i,j)) iterates the positions of A's level for j inside the current segment;
@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "lower/index_exprs.hpp"
 #include "lower/lowerer.hpp"
 #include "util/errors.hpp"
 #include "util/text.hpp"
@@ -29,14 +30,6 @@ namespace coiter::lower {
 
 using namespace ir;
 namespace nt = coiter::notation;
-
-namespace {
-
-const Type kIndex = scalar(DType::Int64);
-
-Expr plusOne(const Expr& e) { return binary(BinaryOp::Add, e, intLit(1)); }
-
-}  // namespace
 
 Lowerer::PositionLevel Lowerer::positionLevel(const schedule::IndexRelation& r) const {
   // (What pos() needs of the access and its levels is the schedule's legality, checked before

@@ -2,6 +2,7 @@
 // lowered, written by its producer, ordered, read by its consumer through their list of
 // coordinates, and emptied for the next execution of the where. The format of the
 // workspace's level (precompute's `format`) picks the storage: dense, hashed or compressed.
+#include "lower/index_exprs.hpp"
 #include "lower/lowerer.hpp"
 #include "util/errors.hpp"
 
@@ -12,10 +13,7 @@ namespace nt = notation;
 
 namespace {
 
-const Type kIndex = scalar(DType::Int64);
 constexpr int64_t kInitialEntries = 16;  // hashed and compressed workspaces grow from here
-
-Expr plusOne(const Expr& e) { return binary(BinaryOp::Add, e, intLit(1)); }
 
 WorkspaceKind kindOf(const TensorVar& w) {
   if (w.order() > 1) return WorkspaceKind::DenseArray;

@@ -170,8 +170,75 @@ class Lowerer {
   ir::Expr lowerExpr(const notation::Expr& e);
   ir::Expr literal(const notation::Expr& e) const;
 
-  // lower_forall.cpp
+  // lower_forall.cpp: a forall over its iteration lattice. lowerForall dispatches derived loops
+  // (lower_blocks.cpp, lower_positions.cpp), builds the lattice, then lowers one loop per
+  // lattice point (lower_lattice_point.cpp), in lockstep first where the operands' patterns
+  // may agree.
   ir::Stmt lowerForall(const cin::ForallNode& f);
+  // Where an iterator starts and ends: [begin, end) of positions, or of coordinates for the
+  // dimension; `single`: exactly one position.
+  struct IteratorRange {
+    ir::Expr begin, end;
+    bool single = false;
+  };
+  struct Interval {
+    ir::Expr lo, hi;
+    bool restricted = false;
+  };
+  // The state of one forall's lowering, shared by its lattice points' loops.
+  struct LatticeLoop {
+    const cin::ForallNode& f;
+    std::string v;  // the variable iterated: f.var, or the root it derives from
+    lattice::IterationLattice lattice;
+    std::vector<SegmentInfo> info;
+    Interval interval;
+    bool writes = false;       // the body writes the result
+    bool byRuns = false;       // non-unique levels are iterated run by run
+    bool accumulates = false;  // some write to the result is compound
+    bool shared = false;       // iterators keep their state in variables (state, stateEnd)
+    std::map<int, ir::Var> state, stateEnd;
+    bool storesEveryCoordinate = false;  // one loop over the whole extent, one unconditional body
+    std::vector<ir::Stmt> out;
+    const std::vector<lattice::LatticePoint>& points() const { return lattice.points(); }
+    const std::vector<lattice::Segment>& segs() const { return lattice.segments(); }
+  };
+  IteratorRange iteratorRange(LatticeLoop& loop, int s);
+  std::string iteratorName(const LatticeLoop& loop, int s) const;
+  bool iteratesNonUnique(const LatticeLoop& loop, const lattice::LatticePoint& p) const;
+  bool iteratesRuns(const LatticeLoop& loop, const lattice::LatticePoint& p) const;
+  void declareSharedIterators(LatticeLoop& loop);
+  void reserveLoopAppends(LatticeLoop& loop);
+  bool runsInLockstep(const LatticeLoop& loop) const;
+  void skipDisjointIntersection(LatticeLoop& loop);
+  // lower_lattice_point.cpp: the loop of one lattice point, while its iterators last. A
+  // `lockstep` loop runs only while every iterator is at the same coordinate, so its body is
+  // the region where all are present and every step advances all of them.
+  struct PointLoop {
+    const lattice::LatticePoint& point;
+    bool lockstep = false;
+    bool forForm = false;  // one iterator, the last point: a for loop over its range
+    bool single = false;   // one iterator
+    ir::Var loopVar;       // forForm: the position (or coordinate) iterated
+    IteratorRange loopRange;
+    std::map<int, ir::Expr> coordOf;    // each iterator's coordinate
+    ir::Expr resolved;                  // the coordinate of v at this step
+    std::vector<ir::Expr> entries;      // conditions under which the positions hold entries
+    std::map<int, ir::Expr> advanceTo;  // next position of each iterator when it is at v
+    std::vector<int> failing;           // locators that may find nothing
+    std::vector<ir::Stmt> body;
+    size_t coordinatesEnd = 0;  // body statements that read the coordinates
+    std::map<const AccessNode*, int> enteredBefore;
+    int resultEnteredBefore = 0;
+    ir::Expr positionOf(const LatticeLoop& loop, int s) const {
+      return forForm ? ir::ref(loopVar) : ir::ref(loop.state.at(s));
+    }
+  };
+  void lowerLatticePoint(LatticeLoop& loop, size_t pi, bool lockstep, const ir::LoopSchedule& schedule);
+  void bindPointCoordinates(LatticeLoop& loop, PointLoop& p);
+  void enterPointLevels(LatticeLoop& loop, PointLoop& p);
+  ir::Stmt lowerPointRegions(LatticeLoop& loop, PointLoop& p);
+  void clearConsumedWorkspaces(LatticeLoop& loop, PointLoop& p);
+  void advanceIterators(LatticeLoop& loop, PointLoop& p);
   lattice::IterationLattice latticeOf(const std::string& var, const cin::Stmt& body, std::vector<SegmentInfo>& info);
   lattice::DomainExprPtr domainOf(const cin::Stmt& s, const std::string& var);
   lattice::DomainExprPtr domainOf(const notation::Expr& e, const std::string& var);
@@ -191,10 +258,6 @@ class Lowerer {
 
   // lower_blocks.cpp: loops of derived index variables (split, divide, bound).
   // The coordinates [lo, hi) a loop over the original variable `root` iterates now.
-  struct Interval {
-    ir::Expr lo, hi;
-    bool restricted = false;
-  };
   Interval intervalOf(const std::string& root, const std::string& loopVar) const;
   ir::Stmt lowerBlockLoop(const cin::ForallNode& f, const schedule::IndexRelation& r);
   // A split's inner loop outside its outer loop (TACO's GPU schedules: a thread's offset

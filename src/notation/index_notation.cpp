@@ -78,9 +78,28 @@ Expr negate(Expr a) {
   return std::make_shared<NegateNode>(std::move(a));
 }
 
-Expr binary(const Operator& op, Expr a, Expr b) {
+namespace {
+
+// Whether `e` may be zero where nothing is stored: it reads a level that does not hold every
+// coordinate, or is a zero literal (then a quotient by it is ±inf or NaN there).
+bool mayHoldUnstoredZeros(const Expr& e) {
+  bool may = false;
+  forEachSubexpression(e, [&](const Expr& x) {
+    if (x->kind == ExprKind::Literal) may = may || static_cast<const LiteralNode&>(*x).isZero();
+    if (x->kind != ExprKind::Access) return;
+    for (const auto& level : static_cast<const AccessNode&>(*x).tensor->format.levels()) {
+      may = may || !level->properties().full;
+    }
+  });
+  return may;
+}
+
+}  // namespace
+
+Expr binary(const Operator& given, Expr a, Expr b) {
+  const Operator& op = &given == &divOp() && mayHoldUnstoredZeros(b) ? divideByUnstoredOp() : given;
   DType t = promoteOperands(a->type, isWeak(a), b->type, isWeak(b));
-  if (&op == &divOp()) t = trueDivisionType(t);
+  if (op.name == divOp().name) t = trueDivisionType(t);
   if ((&op == &maxOp() || &op == &minOp()) && isComplex(t)) {
     throw DTypeError("max/min of complex values is not supported");
   }

@@ -1,4 +1,4 @@
-// Tensor index notation (taco-core.md §3.1): the expression a user writes, before any loop
+// Tensor index notation (Kjolstad's thesis, ch. 4): the expression a user writes, before any loop
 // order is chosen. Nodes are immutable and shared. Every expression node carries its value
 // type, computed by NumPy's promotion rules when the node is built (see type_promotion.hpp).
 #pragma once
@@ -113,7 +113,7 @@ std::vector<std::string> indexVariables(const Assignment& a);
 // Tensors read by the expression, in order of first appearance, without duplicates.
 std::vector<TensorVarPtr> operandsOf(const Expr& e);
 
-// Prints as in the string syntax of API.md §3: "y(i) = A(i,j) * x(j)".
+// Prints as in the string syntax of docs/reference.md, "Index notation": "y(i) = A(i,j) * x(j)".
 std::string toString(const Expr& e);
 std::string toString(const Assignment& a);
 

@@ -20,6 +20,10 @@ const Operator& divOp() {
   static const Operator op{"div", "/", true, false, false, false, false, 2};
   return op;
 }
+const Operator& divideByUnstoredOp() {
+  static const Operator op{"div", "/", false, false, false, false, false, 2};
+  return op;
+}
 const Operator& maxOp() {
   static const Operator op{"max", "", false, false, true, true, false, 3};
   return op;

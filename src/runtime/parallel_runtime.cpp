@@ -6,6 +6,7 @@
 #include <atomic>
 #include <string>
 
+#include "runtime/worker_pool.hpp"
 #include "util/errors.hpp"
 
 namespace coiter {
@@ -16,6 +17,9 @@ std::atomic<int>& threadCount() {
   static std::atomic<int> count{std::max(1, omp_get_max_threads())};
   return count;
 }
+
+// Whether setNumThreads chose the count (then kernels use it whatever their size).
+std::atomic<bool> threadCountChosen{false};
 
 // A division of [0, n) into `count` chunks; chunk k is [start(k), start(k + 1)).
 struct Chunks {
@@ -45,12 +49,18 @@ int threadsNow() { return kernelThreads > 0 ? kernelThreads : getNumThreads(); }
 
 }  // namespace
 
-KernelThreadsScope::KernelThreadsScope() : previous_(kernelThreads) { kernelThreads = getNumThreads(); }
+KernelThreadsScope::KernelThreadsScope(int64_t entriesRead) : previous_(kernelThreads) {
+  const int most = getNumThreads();
+  kernelThreads = threadCountChosen.load(std::memory_order_relaxed)
+                      ? most
+                      : static_cast<int>(std::clamp<int64_t>(entriesRead / kEntriesPerThread, 1, most));
+}
 KernelThreadsScope::~KernelThreadsScope() { kernelThreads = previous_; }
 
 void setNumThreads(int n) {
   if (n < 1) throw ArgumentError("the number of threads must be at least 1, not " + std::to_string(n));
   threadCount().store(n, std::memory_order_relaxed);
+  threadCountChosen.store(true, std::memory_order_relaxed);
 }
 
 int getNumThreads() { return threadCount().load(std::memory_order_relaxed); }
@@ -69,18 +79,22 @@ extern "C" void coiter_rt_parallel_for(CoiterParallelBody body, void* closure, i
     return;
   }
   const coiter::Chunks chunks = coiter::chunksOf(n, chunk, dynamic != 0, threads);
-  // num_threads, not omp_set_num_threads: the latter only sets the calling thread's default.
-  // OpenMP may start fewer threads than asked (nested regions, thread limits); the thread
-  // numbers then stay below the count, which is all kernels assume.
-  auto runChunk = [&](int64_t k) {
-    body(closure, begin + chunks.start(k), begin + chunks.start(k + 1), omp_get_thread_num());
+  struct Loop {
+    CoiterParallelBody body;
+    void* closure;
+    int64_t begin;
+    const coiter::Chunks* chunks;
+    int threads;
+  } loop{body, closure, begin, &chunks, threads};
+  // Chunk k runs as one call; static chunks go round robin (one block each when size == 0).
+  // On a worker the body sees its kernel's thread count (coiter_rt_num_threads), which may be
+  // below the setting (KernelThreadsScope), not the setting.
+  auto runChunk = [](void* state, int64_t k, int64_t thread) {
+    const Loop& l = *static_cast<const Loop*>(state);
+    const int outside = coiter::kernelThreads;
+    coiter::kernelThreads = l.threads;
+    l.body(l.closure, l.begin + l.chunks->start(k), l.begin + l.chunks->start(k + 1), thread);
+    coiter::kernelThreads = outside;
   };
-  if (dynamic) {
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-    for (int64_t k = 0; k < chunks.count; ++k) runChunk(k);
-  } else {
-    // Chunk k goes to thread k mod team size: round robin, or one block each when size == 0.
-#pragma omp parallel for schedule(static, 1) num_threads(threads)
-    for (int64_t k = 0; k < chunks.count; ++k) runChunk(k);
-  }
+  coiter::runOnWorkerPool(runChunk, &loop, chunks.count, threads, dynamic != 0);
 }

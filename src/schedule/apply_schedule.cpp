@@ -232,7 +232,7 @@ class Scheduler {
         done);
     if (!done) {
       // Moving a loop out of a where would need its consumer to distribute over the
-      // producer's reduction (taco-core.md §5): coiter does not rewrite wheres yet.
+      // producer's reduction (Kjolstad's thesis, ch. 6): coiter does not rewrite wheres yet.
       fail(
           "the loops are not directly nested (a where statement separates them, e.g. the temporary of a "
           "reduction); only directly nested loops can be reordered");

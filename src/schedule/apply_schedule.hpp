@@ -1,4 +1,4 @@
-// Applies a schedule's commands, in order, to a concrete statement (taco-core.md §5). Each
+// Applies a schedule's commands, in order, to a concrete statement (Kjolstad's thesis, ch. 6). Each
 // command checks its preconditions and throws ScheduleError naming the command and the
 // condition that failed; a schedule that applies never changes what the statement computes.
 // Conditions that depend on the statement the commands make together (what a loop iterates

@@ -2,7 +2,7 @@
 // "Legality"). Applying a command checks what the command alone decides (its arguments, that
 // its loops exist and nest as it needs); this checks every precondition that depends on the
 // statement the commands made together: its final loop order, what each loop iterates, where
-// its temporaries live, and the formats of its operands and result (taco-core.md §5). It walks
+// its temporaries live, and the formats of its operands and result (Kjolstad's thesis, ch. 6). It walks
 // the loops as lowering will, tracking which levels of every operand have positions and which
 // index variables are bound; a derived loop's provenance (the original variables it iterates,
 // the block it is restricted to) comes from the statement's relations (ScheduledStatement's

@@ -2,7 +2,7 @@
 // (lattice/ is a later stage: lowering builds the lattice, the legality check only needs its
 // shape). A loop over index variable v iterates the operand levels v indexes where the loop
 // starts (a sparse level, a workspace's list of coordinates) and locates the others; its
-// domain combines them as its expression does (taco-core.md §2.5): a product intersects, a sum
+// domain combines them as its expression does (Kjolstad's thesis, ch. 3): a product intersects, a sum
 // unites. What legality asks of that domain is
 //   - which levels the loop iterates (a split cannot restrict a workspace or an unordered
 //     level to a block), and

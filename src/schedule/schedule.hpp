@@ -1,4 +1,4 @@
-// The scheduling language (API.md §5, taco-core.md §5) as data: a list of commands with
+// The scheduling language (docs/reference.md, "Schedules"; Kjolstad's thesis, ch. 6) as data: a list of commands with
 // textual arguments, in the order they are applied. Its canonical text,
 //     split(i,i0,i1,32);parallelize(i0,cpu_thread,no_races)
 // is what Python's ct.Schedule produces, what the signature cache keys on, and what

@@ -1,4 +1,4 @@
-// A concrete statement together with what scheduling added to it (taco-core.md §2.4, §5):
+// A concrete statement together with what scheduling added to it (Kjolstad's thesis, ch. 3, ch. 6):
 // the relations that define derived index variables (split, divide, bound), and per-loop
 // tags (parallelize, unroll). The statement's foralls name derived variables; accesses keep
 // naming the original ones, and lowering maps between them (coordinate mapping, §4.4).

@@ -1,4 +1,4 @@
-// Packing coordinates into any assemblable format (taco-core.md §1.6-1.7): entries are
+// Packing coordinates into any assemblable format (Kjolstad's thesis, ch. 2): entries are
 // sorted by level coordinates, duplicates summed, and the levels built top-down, each level
 // type laying out its own arrays. Memory is proportional to the stored positions: a dense
 // level costs only what the format itself asks for.

@@ -1,4 +1,4 @@
-// Typed exceptions of the core. The bindings map each to the Python class of API.md §7;
+// Typed exceptions of the core. The bindings map each to the Python class of docs/reference.md, "Errors";
 // nothing on a user input path may assert or abort instead of throwing one of these.
 #pragma once
 #include <stdexcept>

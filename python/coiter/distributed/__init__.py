@@ -1,12 +1,11 @@
 """coiter on a Dask cluster (docs/distributed.md).
 
-Tensors are cut along one mode into contiguous blocks held on the workers
-(:func:`partition`, :func:`from_dask_array`, :func:`read`, :func:`put`); a statement runs as one
-Dask task per block, each calling the same compiled kernel on its blocks
-(:func:`evaluate`, :func:`einsum`), following SuperTaco's design
-(``../shared/reference/distributed-supertaco.md``) with Dask in Legion's place. Which index is
-distributed, and how partial results over a summed index combine, is the schedule's
-``distribute`` command (``ct.Schedule().distribute("i", 4)``).
+Tensors are cut along one mode into contiguous blocks held on the workers (:func:`partition`,
+:func:`from_dask_array`, :func:`read`, :func:`put`); a statement runs as one Dask task per block,
+each calling the same compiled kernel on its blocks (:func:`evaluate`, :func:`einsum`), following
+SuperTaco's design (S. D. Shinde's MIT master's thesis, 2019, which ran TACO's kernels on Legion)
+with Dask in Legion's place. Which index is distributed, and how partial results over a summed index
+combine, is the schedule's ``distribute`` command (``ct.Schedule().distribute("i", 4)``).
 
 Needs ``dask.distributed`` (``pip install coiter[distributed]``); ``import coiter`` does not
 import it.

@@ -2,7 +2,7 @@
 
 A block holds the entries of a contiguous coordinate range ``[lo, hi)`` of the mode, in
 *local* coordinates (``lo`` subtracted), with the tensor's format, dtype and index width: the
-unchanged single-process kernel runs on it (SuperTaco, distributed-supertaco.md §3.5).
+unchanged single-process kernel runs on it (Shinde's SuperTaco thesis, §3.5).
 
 When the mode is the format's first level and every level is dense, compressed or singleton
 (CSR, CSF, DCSR, COO, dense), a block is cut from the level arrays directly: one binary search

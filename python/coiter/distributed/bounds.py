@@ -1,5 +1,5 @@
 """Where a mode is cut into blocks: contiguous coordinate ranges, balanced by stored entries,
-by bytes (SuperTaco's byte-based split, distributed-supertaco.md §5.1) or by coordinates.
+by bytes (SuperTaco's byte-based split, Shinde's SuperTaco thesis, §5.1) or by coordinates.
 
 A partition of a mode of extent ``n`` into ``P`` blocks is described by its *bounds*: ``P + 1``
 strictly increasing integers from 0 to ``n``; block ``b`` holds coordinates ``bounds[b]`` to

@@ -170,7 +170,7 @@ def _hold(value: Any) -> Any:
 
 def round_robin(client: Client, count: int, workers: Sequence[str] | None = None) -> list[str]:
     """The worker of each of ``count`` blocks: block ``b`` on worker ``b mod W`` (SuperTaco's
-    mapping of blocks to nodes, distributed-supertaco.md §3.5)."""
+    mapping of blocks to nodes, Shinde's SuperTaco thesis, §3.5)."""
     targets = worker_addresses(client, workers)
     return [targets[b % len(targets)] for b in range(count)]
 

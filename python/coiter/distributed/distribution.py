@@ -1,6 +1,6 @@
 """The distribution schedule: ``distribute(i, parts, reduce, balance)`` in a ``ct.Schedule``.
 
-SuperTaco's distribution schedule (distributed-supertaco.md §3) has four parts; here they are:
+SuperTaco's distribution schedule (Shinde's SuperTaco thesis, §3) has four parts; here they are:
 
 1. **Index splitting**: ``distribute(i, parts)`` cuts loop ``i`` into ``parts`` contiguous
    blocks, one task each. Without the command, the index of the mode along which the operands

@@ -506,7 +506,8 @@ def _check_result_size(
     workers: Sequence[str] | None,
 ) -> None:
     """A dense result block (or partial) within ct.config.max_dense_bytes when its format was
-    inferred (API.md §3, rule 3, per process), and within the workers' memory."""
+    inferred (docs/reference.md, "Result formats", rule 3, per process), and within the workers'
+    memory."""
     if not is_all_dense(fmt):
         return
     if var in lhs_vars:

@@ -1,11 +1,11 @@
 """Whether a statement may be split along a summed index, and how its partials combine.
 
-Splitting a summed index ``j`` into blocks gives each block a *partial result*: the statement
-with ``j`` restricted to the block. The partials add up to the result only when the statement
-is a sum over ``j`` of terms that each hold ``j`` (SuperTaco's restriction, distributed-
-supertaco.md §3.5): in ``a(i) = d(i) + B(i,j) c(j)`` every block would add ``d`` again.
-A statement whose right side is one ``max``/``min`` over ``j`` combines its partials with
-max/min instead (the unstored zeros of every block count, as in the whole).
+Splitting a summed index ``j`` into blocks gives each block a *partial result*: the statement with
+``j`` restricted to the block. The partials add up to the result only when the statement is a sum
+over ``j`` of terms that each hold ``j`` (SuperTaco's restriction, Shinde's SuperTaco thesis, §3.5):
+in ``a(i) = d(i) + B(i,j) c(j)`` every block would add ``d`` again. A statement whose right side is
+one ``max``/``min`` over ``j`` combines its partials with max/min instead (the unstored zeros of
+every block count, as in the whole).
 
 The implicit (Einstein) sums are first made explicit with the compiler's rule (the smallest
 term holding every use of the index, ``src/cin/concretize.cpp``), then the expression is

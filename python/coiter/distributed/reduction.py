@@ -1,5 +1,5 @@
 """Combining the partial results of the blocks of a summed index (SuperTaco's summation tasks,
-distributed-supertaco.md §4.4 and §4.7)."""
+Shinde's SuperTaco thesis, §4.4 and §4.7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reading and writing tensors (API.md §2 "File I/O").
+"""Reading and writing tensors (docs/reference.md, "Tensors"; docs/io.md).
 
 Three file formats, chosen by the file's extension:
 

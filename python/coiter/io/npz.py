@@ -18,6 +18,7 @@ from ..conversion import asarray
 from ..dtypes import value_dtype
 from ..errors import FormatError, ParseError, ShapeError
 from ..formats import Format, FormatLike, LevelType, as_format, bcsr
+from ..progress import SMALL_FILE_BYTES, progress
 from ..tensor import Tensor
 from .casting import _cast_values
 
@@ -71,9 +72,15 @@ def save(path: str | os.PathLike[str], tensor: Any, *, compressed: bool = True) 
         for name, value in level.parameters.items():
             entries[f"level{k}.param.{name}"] = np.array(value, dtype=np.int64)
     writer = np.savez_compressed if compressed else np.savez
+    size = sum(array.nbytes for array in entries.values())
+    name = os.path.basename(os.fspath(path))
     # Through a file object: given a name, NumPy would append ".npz" to it.
-    with open(os.fspath(path), "wb") as stream:
+    with (
+        progress(size, f"writing {name}", "B", small=size < SMALL_FILE_BYTES) as bar,
+        open(os.fspath(path), "wb") as stream,
+    ):
         writer(stream, **entries)
+        bar.update(size)
 
 
 def load(path: str | os.PathLike[str]) -> Tensor:
@@ -89,7 +96,12 @@ def load(path: str | os.PathLike[str]) -> Tensor:
     path = os.fspath(path)
     # Opened here, so that a missing or unreadable file raises its usual OSError; every
     # error after this point comes from the file's contents.
-    with open(path, "rb") as stream:
+    size = os.path.getsize(path)
+    name = os.path.basename(path)
+    with (
+        progress(size, f"reading {name}", "B", small=size < SMALL_FILE_BYTES) as bar,
+        open(path, "rb") as stream,
+    ):
         try:
             archive = np.load(stream, allow_pickle=False)
         except _DAMAGED as error:
@@ -102,6 +114,7 @@ def load(path: str | os.PathLike[str]) -> Tensor:
             )
         with archive:
             pieces = _npz_pieces(_CheckedArchive(archive, path), path)
+        bar.update(size)
     try:
         return Tensor._from_level_arrays(*pieces)
     except (FormatError, ShapeError) as error:

@@ -7,8 +7,10 @@ one line per entry in chunks.
 """
 
 import gzip
+import os
 import re
 import warnings
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,10 +20,13 @@ from numpy.typing import NDArray
 from ..creation import from_coords
 from ..errors import FormatError, ParseError, ShapeError
 from ..formats import FormatLike
+from ..progress import SMALL_FILE_BYTES, Progress, progress
 from ..tensor import Tensor
 
 # Rows written (or values formatted) per chunk: bounds the memory of the text being built.
 _WRITE_CHUNK = 100_000
+# Lines read between two updates of a reading progress bar.
+_PROGRESS_LINES = 65_536
 
 
 def _open_text(path, mode="r"):
@@ -95,16 +100,40 @@ class _Body:
 def _load_table(stream, body):
     """Parse the rest of ``stream`` (positioned at ``body.first_line``) into a structured
     array with one field per column; a malformed line raises ParseError naming it."""
+    # A gzipped file's size says little about its text: its bar counts bytes without a total.
+    size = None if body.path.lower().endswith(".gz") else os.path.getsize(body.path)
+    quick = size is not None and size < SMALL_FILE_BYTES
+    name = os.path.basename(body.path)
     try:
-        with warnings.catch_warnings():
+        with (
+            progress(size, f"reading {name}", "B", small=quick) as bar,
+            warnings.catch_warnings(),
+        ):
             # A body without data lines is legal (an empty matrix); counts are checked later.
             warnings.filterwarnings("ignore", "loadtxt: input contained no data")
             return np.loadtxt(
-                stream, dtype=np.dtype(list(body.columns)), comments=body.comment, ndmin=1
+                _reported_lines(stream, bar, size) if bar.shown else stream,
+                dtype=np.dtype(list(body.columns)),
+                comments=body.comment,
+                ndmin=1,
             )
     except ValueError as error:
         _raise_malformed_line(body)
         raise ParseError(f"{body.path}: {error}", path=body.path) from error
+
+
+def _reported_lines(stream: Iterable[str], bar: Progress, size: int | None) -> Iterator[str]:
+    """The lines of ``stream``, reporting the characters read to ``bar`` as they go (latin-1:
+    one character per byte); at the end the bar is filled to the file's ``size`` when known
+    (the header read before, and "\r" dropped by newline translation, make up the rest)."""
+    read = reported = 0
+    for number, line in enumerate(stream, start=1):
+        read += len(line)
+        if number % _PROGRESS_LINES == 0:
+            bar.update(read - reported)
+            reported = read
+        yield line
+    bar.update((read if size is None else max(size, read)) - reported)
 
 
 def _data_lines(body):
@@ -185,9 +214,12 @@ def _write_rows(stream, template, columns):
     """Write ``template.format(*row)`` for the rows of ``columns`` (equal-length arrays),
     in chunks: Python's formatting gives shortest round-trip floats."""
     count = len(columns[0]) if columns else 0
-    for start in range(0, count, _WRITE_CHUNK):
-        chunk = [column[start : start + _WRITE_CHUNK].tolist() for column in columns]
-        stream.writelines(map(template.format, *chunk))
+    name = os.path.basename(stream.name) if isinstance(stream.name, str) else "file"
+    with progress(count, f"writing {name}", "lines", small=count <= _WRITE_CHUNK) as bar:
+        for start in range(0, count, _WRITE_CHUNK):
+            chunk = [column[start : start + _WRITE_CHUNK].tolist() for column in columns]
+            stream.writelines(map(template.format, *chunk))
+            bar.update(len(chunk[0]))
 
 
 def _write_entries(stream, coords, values):

@@ -1,4 +1,4 @@
-// Compressed level: segment of parent p is crd[pos[p]:pos[p+1]] (taco-core.md §1.6).
+// Compressed level: segment of parent p is crd[pos[p]:pos[p+1]] (Kjolstad's thesis, ch. 2).
 // Non-unique compressed levels (the top of COO) give every group of the branchless chain
 // below them its own position.
 #include <algorithm>

@@ -1,5 +1,6 @@
 // Dense level: stores only its size N; every segment holds coordinates 0..N-1 and the
-// position of coordinate i under parent p is p*N + i (taco-core.md §1.6; erratum 8).
+// position of coordinate i under parent p is p*N + i (Kjolstad's thesis, ch. 2;
+// its §5.2 prints the stride as "the size of the i dimension", but it must be the located level's N).
 #include <algorithm>
 
 #include "format/level_kernel.hpp"

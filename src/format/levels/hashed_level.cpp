@@ -1,5 +1,5 @@
 // Hashed level: each segment is an open-addressing table of W buckets with linear probing;
-// crd holds the coordinate in each bucket or -1 when empty (taco-core.md §1.6).
+// crd holds the coordinate in each bucket or -1 when empty (Kjolstad's thesis, ch. 2).
 //
 // Resize policy (the thesis defines none): W is one count for the whole level. A requested
 // bucket count is used when every segment fits in it; otherwise, and when none is requested,

@@ -1,6 +1,6 @@
 // Offset level (the columns of DIA): one child per parent, at the parent's position; the
 // coordinate is computed, not stored: row i on diagonal d has column i + offset[d]
-// (taco-core.md §1.6). Its parent is a range level, whose position is d*rows + i.
+// (Kjolstad's thesis, ch. 2). Its parent is a range level, whose position is d*rows + i.
 #include "format/level_kernel.hpp"
 #include "format/levels/level_checks.hpp"
 

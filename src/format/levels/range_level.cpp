@@ -1,5 +1,5 @@
 // Range level (the rows of DIA): under diagonal d, with offset o = offset[d], the rows
-// i in [max(0, -o), min(N, M - o)) exist, at positions d*N + i (taco-core.md §1.6).
+// i in [max(0, -o), min(N, M - o)) exist, at positions d*N + i (Kjolstad's thesis, ch. 2).
 // Its parent must be the dense level of diagonals, whose position is the diagonal number.
 #include <algorithm>
 

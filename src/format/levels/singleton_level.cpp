@@ -1,5 +1,5 @@
 // Singleton level: one child per parent, at the parent's own position; crd[p] is its
-// coordinate (taco-core.md §1.6). A non-compact singleton (ELL's column level) may leave a
+// coordinate (Kjolstad's thesis, ch. 2). A non-compact singleton (ELL's column level) may leave a
 // parent without a child, marked by crd[p] == -1.
 #include <algorithm>
 

@@ -1,0 +1,16 @@
+"""The autoscheduler (docs/autoscheduling.md): base candidates (candidates.py: where the
+asymptotic frontier plugs in), the schedule space and its trimming passes (space.py,
+trimming.py), the timed search (search.py), the tuning database (database.py), the report
+(report.py) and the public functions (api.py)."""
+
+from .api import DEFAULT_BUDGET, autoschedule, clear_tuning, instant_choice, tuning_info
+from .report import Report
+
+__all__ = [
+    "autoschedule",
+    "tuning_info",
+    "clear_tuning",
+    "instant_choice",
+    "Report",
+    "DEFAULT_BUDGET",
+]

@@ -1,0 +1,379 @@
+"""The autoscheduler's public functions: ``ct.autoschedule`` (tune on the user's operands),
+``ct.tuning_info``/``ct.clear_tuning`` (the tuning database), and the instant choice behind
+``schedule="auto"`` in ``ct.compile`` and ``ct.evaluate`` (no timing runs: a database hit,
+else a rule from the input statistics, else the default schedule).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import DTypeLike
+
+from .. import _core
+from ..compiler import default_engine
+from ..evaluate import checked_operands, inferred_result_dtype
+from ..format_inference import infer_result_format
+from ..formats import Format, FormatLike, as_format, is_all_dense
+from ..notation import accesses
+from ..parser import Parsed, parse
+from ..schedule import Schedule
+from ..tensor import Tensor
+from . import space as schedule_space
+from . import trimming
+from .candidates import Problem, loop_order_candidates
+from .database import (
+    Entry,
+    bucket_key,
+    bucket_of,
+    database,
+    distance,
+    operand_statistics,
+    signature,
+)
+from .report import Report
+from .search import Measurement, Variant, run_search
+
+__all__ = ["autoschedule", "tuning_info", "clear_tuning", "DEFAULT_BUDGET"]
+
+# Seconds ct.autoschedule spends by default: the issue asks for at most 2 s per signature.
+DEFAULT_BUDGET = 1.5
+# A dense copy of a sparse operand is tried when it has at most this many elements and is at
+# least 1/16 full (a sparser one would make the kernel iterate mostly zeros).
+_DENSE_COPY_LIMIT = 1 << 22
+_DENSE_COPY_DENSITY = 1 / 16
+# schedule="auto" reuses the tuning of the nearest inputs within this distance (the sum of
+# |log2| ratios of extents, nonzeros and row lengths: a factor 16 in all, spread or not).
+_NEAREST_DISTANCE = 4.0
+# The transpose rule converts when the inner product's estimated work exceeds the outer
+# product's (with the conversion) this many times.
+_INNER_PRODUCT_MARGIN = 4.0
+
+# This process's counts (ct.tuning_info).
+_counts = {"hits": 0, "misses": 0, "tunings": 0, "tuning_seconds": 0.0, "rule_choices": 0}
+
+
+def _prepare(
+    stmt: str | Parsed, out_format: FormatLike | None, operands: Mapping[str, Any]
+) -> tuple[Problem, dict[str, Tensor]]:
+    """The problem of ``stmt`` on ``operands`` (result format inferred as ct.evaluate does)."""
+    parsed = parse(stmt) if isinstance(stmt, str) else stmt
+    assignment, refs = parsed
+    result = assignment.lhs.tensor.name
+    unknown = sorted(set(operands) - set(refs) - {result})
+    if unknown:
+        raise TypeError(f"autoschedule: the statement has no tensor named {unknown}")
+    tensors = checked_operands(assignment, refs, operands, "autoschedule")
+    if out_format is None:
+        fmt = infer_result_format(
+            assignment.lhs.indices, assignment.rhs, lambda ref: tensors[ref.name].format
+        )
+    else:
+        fmt = as_format(out_format, len(assignment.lhs.indices))
+    formats: dict[str, FormatLike] = {n: t.format for n, t in tensors.items()}
+    formats[result] = fmt
+    dtypes: dict[str, DTypeLike] = {n: t.dtype for n, t in tensors.items()}
+    dtypes[result] = inferred_result_dtype(assignment, tensors)
+    return Problem.of(parsed, formats, dtypes), tensors
+
+
+def _extents(problem: Problem, operands: Mapping[str, Tensor]) -> dict[str, int]:
+    found = {}
+    for access in accesses(problem.parsed[0].rhs):
+        for mode, v in enumerate(access.indices):
+            found[v.name] = operands[access.tensor.name].shape[mode]
+    return found
+
+
+def conversion_options(problem: Problem, operands: Mapping[str, Tensor]) -> list[dict[str, Format]]:
+    """The single-operand conversions the search tries: a sparse matrix in the other mode order
+    (CSR <-> CSC), and a dense copy of a small, not too sparse operand."""
+    options = []
+    for name, t in operands.items():
+        fmt = problem.formats[name]
+        if is_all_dense(fmt) or fmt.name is not None:
+            continue
+        if t.ndim == 2:
+            options.append({name: Format(list(fmt.levels), list(reversed(fmt.mode_order)))})
+        if t.size <= _DENSE_COPY_LIMIT and t.nnz >= t.size * _DENSE_COPY_DENSITY:
+            options.append({name: as_format("dense", t.ndim)})
+    return options
+
+
+def _variant(
+    problem: Problem,
+    operands: Mapping[str, Tensor],
+    conversions: Mapping[str, Format],
+    budget: float,
+) -> Variant:
+    converted = problem.with_formats(conversions)
+    given = dict(operands)
+    seconds = 0.0
+    for name, fmt in conversions.items():
+        # One conversion, timed (repeating it would cost the search more than the noise).
+        start = time.perf_counter()
+        given[name] = operands[name].asformat(fmt)
+        seconds += time.perf_counter() - start
+    bases = loop_order_candidates(converted)
+    space = schedule_space.build(
+        converted,
+        bases,
+        trimming.PARTITION_PASSES,
+        trimming.MAPPING_PASSES,
+        trimming.concordant_loop_orders,
+        extents=_extents(problem, operands),
+        nonzeros={n: t.nnz for n, t in operands.items()},
+        threads=_core.get_num_threads(),
+    )
+    return Variant(
+        converted, given, {n: str(f) for n, f in conversions.items()}, seconds, bases, space
+    )
+
+
+def _best_concordancy(variant: Variant) -> int:
+    """The best concordancy score of the variant's legal loop orders (-1: none is legal)."""
+    orders = [b.loop_order for b in variant.bases if b.loop_order is not None]
+    return max((trimming.concordancy(o, variant.problem) for o in orders), default=-1)
+
+
+def autoschedule(
+    stmt: str,
+    budget: float = DEFAULT_BUDGET,
+    *,
+    out_format: FormatLike | None = None,
+    engine: str | None = None,
+    progress: bool | None = None,
+    conversions: bool = True,
+    retune: bool = False,
+    seed: int = 0,
+    **operands: Any,
+) -> tuple[Schedule, Report]:
+    """Tune a schedule for ``stmt`` (``"y(i) = A(i,j) * x(j)"``) on ``operands`` (given by
+    name, as for ``ct.evaluate``) within about ``budget`` seconds, and remember it in the tuning
+    database. Returns ``(schedule, report)``; when ``report.conversions`` is not empty the
+    schedule is for those operands converted (``ct.evaluate(..., schedule="auto")`` converts
+    them itself). A database entry for the same signature and similar inputs is returned
+    without timing anything, unless ``retune``. ``conversions=False`` keeps the given formats;
+    ``progress`` shows a tqdm bar (default: when the search is long and stderr a terminal)."""
+    if not isinstance(budget, (int, float)) or not budget > 0 or math.isinf(budget):
+        raise ValueError(
+            f"autoschedule: budget must be a positive number of seconds, not {budget!r}"
+        )
+    problem, tensors = _prepare(stmt, out_format, operands)
+    engine = engine or default_engine()
+    key = signature(problem, engine, _core.get_num_threads())
+    statistics = operand_statistics(tensors)
+    bucket = bucket_of(statistics)
+    bases = loop_order_candidates(problem)
+    if not retune:
+        entry = database.lookup(key, bucket)
+        if entry is not None:
+            _counts["hits"] += 1
+            return Schedule.parse(entry.schedule), _report_of_entry(problem, bases, entry)
+    _counts["misses"] += 1
+    start = time.perf_counter()
+    variants = [_variant(problem, tensors, {}, budget)]
+    promising: dict[str, Format] = {}
+    if conversions:
+        # The conversion the transpose rule picks first: its default is timed whatever the
+        # budget (run_search), as it is what schedule="auto" would do untuned.
+        options = conversion_options(problem, tensors)
+        promising = transpose_rule(problem, tensors)
+        options.sort(key=lambda option: option != promising)
+        given_score = _best_concordancy(variants[0])
+        for option in options:
+            variant = _variant(problem, tensors, option, budget)
+            # CPU-4 on conversions: one that leaves no loop order as concordant as the given
+            # formats allow is dropped untimed (its default can be slower by orders of
+            # magnitude: SDDMM with B in CSC), unless the transpose rule picked it.
+            if option == promising or _best_concordancy(variant) >= given_score:
+                variants.append(variant)
+        if promising:
+            variants.insert(0, variants.pop(1))  # the rule's conversion first (run_search)
+    result = run_search(
+        variants,
+        budget - (time.perf_counter() - start),
+        engine=engine,
+        progress=progress,
+        seed=seed,
+    )
+    seconds = time.perf_counter() - start
+    _counts["tunings"] += 1
+    _counts["tuning_seconds"] += seconds
+    best = result.best
+    database.store(
+        Entry(
+            key,
+            bucket,
+            best.schedule,
+            best.conversions,
+            best.total,
+            result.baseline.total,
+            seconds,
+            statistics,
+        )
+    )
+    report = Report(
+        problem.text,
+        bases,
+        result.measurements,
+        best,
+        result.baseline,
+        seconds,
+        result.strategy,
+        result.space_size,
+        {
+            (
+                ", ".join(f"{n}→{f}" for n, f in v.conversions.items()) or "given formats"
+            ): v.space.counts
+            for v in variants
+        },
+        arms=result.arms,
+    )
+    return Schedule.parse(best.schedule), report
+
+
+def _report_of_entry(problem: Problem, bases: list[Any], entry: Entry) -> Report:
+    chosen = Measurement(entry.schedule, entry.conversions, "database", "database", entry.seconds)
+    default = Measurement("", {}, "default", "default", entry.default_seconds)
+    return Report(
+        problem.text,
+        bases,
+        [],
+        chosen,
+        default,
+        entry.tuning_seconds,
+        "database",
+        from_database=True,
+    )
+
+
+def tuning_info() -> dict[str, Any]:
+    """The tuning database: ``path`` (None: in memory), ``entries``, ``signatures``, and this
+    process's ``hits`` and ``misses`` (ct.autoschedule), ``tunings``, ``tuning_seconds`` and
+    ``rule_choices`` (schedule="auto" without a database entry)."""
+    entries = database.entries()
+    return {
+        "path": database.path,
+        "entries": len(entries),
+        "signatures": len({e.signature for e in entries}),
+        **_counts,
+    }
+
+
+def clear_tuning() -> None:
+    """Forget every stored tuning (the next ct.autoschedule times again)."""
+    database.clear()
+
+
+# -- schedule="auto" (compiler.AutoScheduler) -------------------------------------------------
+
+
+class InstantChoice:
+    """The choice behind ``schedule="auto"``: no timing runs. Choices are remembered by
+    signature and input bucket until this process's database changes (a tuning or
+    ``ct.clear_tuning``), so a repeated ``ct.evaluate`` costs a dictionary lookup, not a
+    database query; tunings stored by other processes meanwhile are seen by inputs not yet
+    remembered."""
+
+    def __init__(self) -> None:
+        self._remembered: dict[tuple[Any, ...], tuple[int, tuple[str, dict[str, Format]]]] = {}
+
+    def for_formats(
+        self,
+        stmt: Parsed,
+        formats: Mapping[str, Format],
+        dtypes: Mapping[str, np.dtype[Any]],
+        engine: str | None,
+    ) -> str:
+        """``ct.compile``'s choice (no operands): the most recent tuning of this signature that
+        converts nothing, else the default schedule."""
+        problem = Problem.of(stmt, formats, dtypes)
+        key = signature(problem, engine or default_engine(), _core.get_num_threads())
+        entry = database.nearest(key, None, without_conversions=True)
+        return entry.schedule if entry is not None else ""
+
+    def input_key(self, operands: Mapping[str, Tensor]) -> tuple[Any, int]:
+        """The operands' statistics bucket, and the database's generation in this process."""
+        return bucket_key(operand_statistics(operands)), database.generation
+
+    def for_operands(
+        self,
+        stmt: Parsed,
+        operands: Mapping[str, Tensor],
+        formats: Mapping[str, Format],
+        dtypes: Mapping[str, np.dtype[Any]],
+        engine: str | None,
+    ) -> tuple[str, dict[str, Format]]:
+        """``ct.evaluate``'s choice: (schedule text, operands to convert first). The tuning of
+        these inputs' bucket, else of the nearest inputs tuned (within _NEAREST_DISTANCE),
+        else the transpose rule, else the default schedule."""
+        statistics = operand_statistics(operands)
+        bucket = bucket_of(statistics)
+        memo = (
+            str(stmt[0]),
+            tuple(sorted((n, str(f)) for n, f in formats.items())),
+            tuple(sorted((n, d.name) for n, d in dtypes.items())),
+            engine or default_engine(),
+            _core.get_num_threads(),
+            bucket,
+        )
+        remembered = self._remembered.get(memo)
+        if remembered is not None and remembered[0] == database.generation:
+            return remembered[1]
+        problem = Problem.of(stmt, formats, dtypes)
+        key = signature(problem, memo[3], memo[4])
+        entry = database.lookup(key, bucket) or database.nearest(key, statistics)
+        if entry is not None and distance(entry.statistics, statistics) <= _NEAREST_DISTANCE:
+            choice = (
+                entry.schedule,
+                {n: as_format(f, operands[n].ndim) for n, f in entry.conversions.items()},
+            )
+        else:
+            _counts["rule_choices"] += 1
+            choice = "", transpose_rule(problem, operands)
+        self._remembered[memo] = (database.generation, choice)
+        return choice
+
+
+def transpose_rule(problem: Problem, operands: Mapping[str, Tensor]) -> dict[str, Format]:
+    """The rule from input statistics: when a summed variable is stored last in two sparse
+    matrices (``C(i,j) = A(i,t) B(j,t)``, both CSR), the kernel intersects two rows per result
+    entry, about ``|i|·|j|·(row(A) + row(B))`` steps; transposing the second one (CSC) makes a
+    row-by-row product (Gustavson) of about ``nnz(A)·nnz(B)/|t| + nnz(B)`` steps. Convert when
+    that is _INNER_PRODUCT_MARGIN times less and the converted statement has a legal default."""
+    summed = set(problem.summed)
+    last: dict[str, list[str]] = {}
+    for name, levels in problem.levels.items():
+        if (
+            name in operands
+            and len(levels) == 2
+            and levels[-1].kind == "compressed"
+            and levels[-1].variable in summed
+            and problem.formats[name].name is None
+        ):
+            last.setdefault(levels[-1].variable, []).append(name)
+    extents = _extents(problem, operands)
+    for t, names in last.items():
+        if len(names) < 2:
+            continue
+        a, b = operands[names[0]], operands[names[1]]
+        free = [lv.variable for n in names[:2] for lv in problem.levels[n] if lv.variable != t]
+        inner = math.prod(extents[v] for v in free) * (
+            a.nnz / max(1, a.shape[0]) + b.nnz / max(1, b.shape[0])
+        )
+        outer = a.nnz * b.nnz / max(1, extents[t]) + b.nnz
+        if inner < _INNER_PRODUCT_MARGIN * outer:
+            continue
+        fmt = problem.formats[names[1]]
+        transposed = Format(list(fmt.levels), list(reversed(fmt.mode_order)))
+        if problem.with_formats({names[1]: transposed}).legality("") is None:
+            return {names[1]: transposed}
+    return {}
+
+
+instant_choice = InstantChoice()

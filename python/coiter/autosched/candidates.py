@@ -1,0 +1,153 @@
+"""The starting schedules of the empirical search: where the asymptotic frontier plugs in.
+
+The search (search.py) explores, for each *base candidate*, the schedule space of the search
+paper (space.py: partitions, loop-order-preserving mappings, parameters). A base candidate
+fixes the asymptotic choices: the loop order, and so which operands are intersected, located
+or walked. Until the asymptotic stage (``coiter.autosched.frontier``, issue 18 item 1) lands,
+:func:`base_candidates` gives the compiler's default schedule plus every legal loop order of
+the statement, each judged by ``ct.schedule_problem``. When the frontier lands, it replaces the
+loop orders here: its candidates carry a schedule text, which is all a :class:`Candidate`
+holds.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import DTypeLike
+
+from ..compiler import schedule_problem
+from ..formats import Format, FormatLike, as_format
+from ..notation import Reduction, accesses
+from ..parser import Parsed, parse
+
+__all__ = ["Problem", "Candidate", "base_candidates", "DEFAULT", "LOOP_ORDER"]
+
+# Where a base candidate comes from (Candidate.origin).
+DEFAULT = "default"
+LOOP_ORDER = "loop order"
+# Beyond this many index variables the loop orders are not enumerated (8! = 40320 legality
+# questions): the default schedule alone starts the search.
+_MAX_PERMUTED_VARIABLES = 6
+
+
+@dataclass(frozen=True)
+class Level:
+    """One stored level of an operand, as the schedule space reads it: the index variable it
+    stores, its level type's name, and the variables of the levels above it."""
+
+    variable: str
+    kind: str
+    above: tuple[str, ...]
+
+    @property
+    def random_access(self) -> bool:
+        return self.kind in ("dense", "hashed")
+
+
+@dataclass
+class Problem:
+    """A statement and the formats and dtypes of its tensors (the result's too): what a
+    schedule is chosen for. ``variables`` are the statement's index variables, left side
+    first, then in order of appearance; ``summed`` those not on the left side."""
+
+    text: str
+    parsed: Parsed
+    formats: dict[str, Format]
+    dtypes: dict[str, np.dtype[Any]]
+    result: str
+    variables: tuple[str, ...] = field(init=False)
+    summed: tuple[str, ...] = field(init=False)
+    levels: dict[str, tuple[Level, ...]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        assignment = self.parsed[0]
+        lhs = tuple(v.name for v in assignment.lhs.indices)
+        seen = list(lhs)
+        for access in accesses(assignment.rhs):
+            seen += [v.name for v in access.indices if v.name not in seen]
+        seen += [v for v in _reduction_variables(assignment.rhs) if v not in seen]
+        self.variables = tuple(seen)
+        self.summed = tuple(v for v in seen if v not in lhs)
+        self.levels = {}
+        all_accesses = [assignment.lhs] + accesses(assignment.rhs)
+        for access in all_accesses:
+            fmt = self.formats[access.tensor.name]
+            names = [v.name for v in access.indices]
+            stored = [names[m] for m in fmt.mode_order]
+            self.levels[access.tensor.name] = tuple(
+                Level(stored[k], fmt.levels[k].name, tuple(stored[:k])) for k in range(len(stored))
+            )
+
+    @classmethod
+    def of(
+        cls,
+        stmt: str | Parsed,
+        formats: Mapping[str, FormatLike],
+        dtypes: Mapping[str, DTypeLike] | None = None,
+    ) -> Problem:
+        """The problem of ``stmt`` (text or parsed) with ``formats`` and ``dtypes`` by tensor
+        name (missing: dense, float64)."""
+        parsed = parse(stmt) if isinstance(stmt, str) else stmt
+        assignment, refs = parsed
+        dtypes = dtypes or {}
+        return cls(
+            str(stmt) if isinstance(stmt, str) else str(assignment),
+            parsed,
+            {n: as_format(formats.get(n, "dense"), r.order) for n, r in refs.items()},
+            {n: np.dtype(dtypes.get(n, np.float64)) for n in refs},
+            assignment.lhs.tensor.name,
+        )
+
+    def with_formats(self, overrides: Mapping[str, Format]) -> Problem:
+        """The same statement with some tensors' formats replaced (a conversion)."""
+        return Problem(
+            self.text, self.parsed, dict(self.formats, **overrides), self.dtypes, self.result
+        )
+
+    def legality(self, schedule: str) -> str | None:
+        """Why ``schedule`` is illegal here (``ct.schedule_problem``, the authority), or None."""
+        return schedule_problem(self.parsed, schedule, formats=self.formats, dtypes=self.dtypes)
+
+
+def _reduction_variables(expr: Any) -> list[str]:
+    if isinstance(expr, Reduction):
+        return [expr.var.name] + _reduction_variables(expr.body)
+    children = [getattr(expr, name) for name in ("a", "b") if hasattr(expr, name)]
+    return [v for child in children for v in _reduction_variables(child)]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A starting schedule: its canonical text (``""`` is the compiler's default), where it
+    comes from, and the loop order it fixes (``None``: the default's, decided by the
+    compiler)."""
+
+    schedule: str
+    origin: str
+    loop_order: tuple[str, ...] | None = None
+
+
+def base_candidates(stmt: str, formats: Mapping[str, FormatLike]) -> list[Candidate]:
+    """The compiler's default schedule, then every loop order of ``stmt`` that is legal for
+    ``formats`` (name -> format; missing names are dense), in lexicographic order of the
+    permutations of the statement's index variables (left side first)."""
+    return loop_order_candidates(Problem.of(stmt, formats))
+
+
+def loop_order_candidates(problem: Problem) -> list[Candidate]:
+    """:func:`base_candidates` of a problem already read."""
+    found = [Candidate("", DEFAULT)]
+    variables = problem.variables
+    if not 2 <= len(variables) <= _MAX_PERMUTED_VARIABLES:
+        return found
+    for order in itertools.permutations(variables):
+        text = f"reorder({','.join(order)})"
+        if problem.legality(text):
+            continue
+        found.append(Candidate(text, LOOP_ORDER, tuple(order)))
+    return found

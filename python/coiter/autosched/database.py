@@ -1,0 +1,267 @@
+"""The persistent tuning database: what ``ct.autoschedule`` found, kept across processes.
+
+An SQLite file (Python's ``sqlite3``) in coiter's cache directory, beside the disk kernel cache
+(``COITER_CACHE_DIR``, else ``$XDG_CACHE_HOME/coiter``, else ``~/.cache/coiter``: the directory
+``ct.cache_info()["disk_directory"]`` names). Rows are keyed by the kernel's *signature* (the
+statement, every tensor's format and dtype, the engine, the thread count and the coiter version:
+what makes a timing comparable) and a *bucket* of input statistics (each operand's extents,
+nonzeros and row lengths, on a log2 scale, and how skewed its rows are), so inputs of a similar
+size and shape share a tuning and a second process with such inputs tunes nothing.
+
+Several processes may tune at once: the file is in WAL mode (readers never wait for a writer)
+with a busy timeout, and each write is one transaction (``INSERT OR REPLACE``: the last tuning
+of a key wins, and every tuning is a complete row). Without a cache directory (the disk cache
+is off) the database lives in memory, for this process only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _core
+from ..tensor import Tensor
+from .candidates import Problem
+
+FILE_NAME = "tuning.sqlite3"
+# Bumped when the search or the bucket changes what a stored row means.
+SCHEMA_VERSION = 1
+_BUSY_TIMEOUT_MS = 30_000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tuned (
+    signature TEXT NOT NULL,
+    bucket TEXT NOT NULL,
+    schedule TEXT NOT NULL,
+    conversions TEXT NOT NULL,
+    seconds REAL NOT NULL,
+    default_seconds REAL NOT NULL,
+    tuning_seconds REAL NOT NULL,
+    statistics TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (signature, bucket)
+)
+"""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A stored tuning: the schedule, the operands to convert first (name -> format text),
+    its time and the default's on the inputs it was tuned on, and how long tuning took."""
+
+    signature: str
+    bucket: str
+    schedule: str
+    conversions: dict[str, str]
+    seconds: float
+    default_seconds: float
+    tuning_seconds: float
+    statistics: dict[str, Any]
+
+
+def operand_statistics(operands: Mapping[str, Tensor]) -> dict[str, dict[str, Any]]:
+    """Per operand: shape, nonzeros and, for a sparse one whose first compressed level has a
+    parent (CSR's rows, CSF's fibers), the mean and maximum length of its segments."""
+    found: dict[str, dict[str, Any]] = {}
+    for name, tensor in sorted(operands.items()):
+        stats: dict[str, Any] = {"shape": list(tensor.shape), "nnz": int(tensor.nnz)}
+        # (The storage's arrays, not tensor.levels: this runs on every schedule="auto" call.)
+        for arrays in tensor._storage.level_arrays[1:]:
+            pos = arrays.get("pos")
+            if pos is not None and len(pos) > 1:
+                lengths = np.diff(pos)
+                stats["mean_row"] = float(pos[-1] - pos[0]) / (len(pos) - 1)
+                stats["max_row"] = int(lengths.max())
+                break
+        found[name] = stats
+    return found
+
+
+def _log2(value: float) -> int:
+    return round(math.log2(value)) if value >= 1 else 0
+
+
+def bucket_key(statistics: Mapping[str, Mapping[str, Any]]) -> tuple[Any, ...]:
+    """The bucket of some statistics: per operand, its extents, nonzeros and mean row length
+    rounded to powers of two, and the row skew (max / mean): 0 even (< 4), 1 skewed (< 32), 2
+    heavy."""
+    parts: list[Any] = []
+    for name, stats in sorted(statistics.items()):
+        part: tuple[Any, ...] = (
+            name,
+            tuple(_log2(n) for n in stats["shape"]),
+            _log2(stats["nnz"]),
+        )
+        if "mean_row" in stats:
+            mean = max(stats["mean_row"], 1e-9)
+            skew = stats["max_row"] / mean
+            part += (_log2(mean), 0 if skew < 4 else 1 if skew < 32 else 2)
+        parts.append(part)
+    return tuple(parts)
+
+
+def bucket_of(statistics: Mapping[str, Mapping[str, Any]]) -> str:
+    """:func:`bucket_key` as the database's text: ``A:14x14,nnz17,row3,even;x:14,nnz14``."""
+    texts = []
+    for name, shape, nnz, *rows in bucket_key(statistics):
+        text = f"{name}:" + "x".join(map(str, shape)) + f",nnz{nnz}"
+        if rows:
+            text += f",row{rows[0]}," + ("even", "skewed", "heavy")[rows[1]]
+        texts.append(text)
+    return ";".join(texts)
+
+
+def distance(a: Mapping[str, Mapping[str, Any]], b: Mapping[str, Mapping[str, Any]]) -> float:
+    """How far apart two inputs' statistics are: the sum of |log2 ratio| of their extents,
+    nonzeros and mean row lengths (infinite when the operands differ in name or order)."""
+    if a.keys() != b.keys():
+        return math.inf
+    total = 0.0
+    for name in a:
+        x, y = a[name], b[name]
+        if len(x["shape"]) != len(y["shape"]):
+            return math.inf
+        pairs = list(zip(x["shape"], y["shape"])) + [(x["nnz"], y["nnz"])]
+        if "mean_row" in x and "mean_row" in y:
+            pairs.append((x["mean_row"], y["mean_row"]))
+        total += sum(abs(math.log2(max(p, 1) / max(q, 1))) for p, q in pairs)
+    return total
+
+
+def signature(problem: Problem, engine: str, threads: int) -> str:
+    """What makes two tunings comparable, as canonical JSON text."""
+    return json.dumps(
+        {
+            "statement": str(problem.parsed[0]),
+            "formats": {n: str(f) for n, f in sorted(problem.formats.items())},
+            "dtypes": {n: d.name for n, d in sorted(problem.dtypes.items())},
+            "engine": engine,
+            "threads": threads,
+            "coiter": _core.__version__,
+            "schema": SCHEMA_VERSION,
+        },
+        sort_keys=True,
+    )
+
+
+class TuningDatabase:
+    """The database of one process: one connection, reopened in a forked child."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._connection: sqlite3.Connection | None = None
+        self._pid = -1
+        self._path: str | None = None
+        # Bumped by every change this process makes (InstantChoice forgets its choices).
+        self.generation = 0
+
+    @property
+    def path(self) -> str | None:
+        """The database file, or None when it lives in memory (no cache directory)."""
+        directory = _core.cache_info().get("disk_directory")
+        return os.path.join(directory, FILE_NAME) if directory else None
+
+    def _connect(self) -> sqlite3.Connection:
+        path = self.path
+        if self._connection is not None and self._pid == os.getpid() and path == self._path:
+            return self._connection
+        if path is not None:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        connection = sqlite3.connect(
+            path or ":memory:",
+            timeout=_BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,  # transactions are explicit (BEGIN IMMEDIATE ... COMMIT)
+            check_same_thread=False,
+        )
+        connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        if path is not None:
+            connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute(_SCHEMA)
+        self._connection, self._pid, self._path = connection, os.getpid(), path
+        return connection
+
+    def store(self, entry: Entry) -> None:
+        with self._lock:
+            self.generation += 1
+            connection = self._connect()
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                connection.execute(
+                    "INSERT OR REPLACE INTO tuned VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        entry.signature,
+                        entry.bucket,
+                        entry.schedule,
+                        json.dumps(entry.conversions, sort_keys=True),
+                        entry.seconds,
+                        entry.default_seconds,
+                        entry.tuning_seconds,
+                        json.dumps(entry.statistics, sort_keys=True),
+                        time.time(),
+                    ),
+                )
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+            connection.execute("COMMIT")
+
+    def lookup(self, signature: str, bucket: str) -> Entry | None:
+        """The entry of exactly this signature and bucket."""
+        rows = self._select("WHERE signature = ? AND bucket = ?", (signature, bucket))
+        return rows[0] if rows else None
+
+    def nearest(
+        self,
+        signature: str,
+        statistics: Mapping[str, Mapping[str, Any]] | None,
+        *,
+        without_conversions: bool = False,
+    ) -> Entry | None:
+        """The entry of ``signature`` whose inputs are closest to ``statistics`` (None: the
+        most recent), optionally only among those that convert no operand."""
+        rows = self._select("WHERE signature = ? ORDER BY created DESC", (signature,))
+        if without_conversions:
+            rows = [e for e in rows if not e.conversions]
+        if not rows:
+            return None
+        if statistics is None:
+            return rows[0]
+        return min(rows, key=lambda e: distance(e.statistics, statistics))
+
+    def entries(self) -> list[Entry]:
+        return self._select("ORDER BY created", ())
+
+    def clear(self) -> int:
+        """Delete every entry; returns how many there were."""
+        with self._lock:
+            self.generation += 1
+            connection = self._connect()
+            return connection.execute("DELETE FROM tuned").rowcount
+
+    def _select(self, where: str, args: tuple[Any, ...]) -> list[Entry]:
+        with self._lock:
+            rows = (
+                self._connect()
+                .execute(
+                    "SELECT signature, bucket, schedule, conversions, seconds, default_seconds, "
+                    f"tuning_seconds, statistics FROM tuned {where}",
+                    args,
+                )
+                .fetchall()
+            )
+        return [
+            Entry(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], r[6], json.loads(r[7]))
+            for r in rows
+        ]
+
+
+database = TuningDatabase()

@@ -1,0 +1,516 @@
+"""The empirical search: time schedules on the user's operands under a budget of seconds.
+
+Each *variant* is the statement on one choice of operand formats: the formats given, or one
+operand converted (a transpose, a dense copy: Finch's Galley converts formats the same way).
+A variant has its base candidates (candidates.py) and its schedule space (space.py). The search
+times, in order:
+
+1. the default schedule on the given formats (the baseline every speedup is relative to), then
+   the default on each converted variant (a conversion is judged by conversion + kernel time):
+   the first conversion (the most promising: the caller's order) even past the budget, the
+   others while it lasts;
+2. the rest, exhaustively when the budget fits every schedule at the cost seen so far, else by
+   Thompson sampling: each *arm* (a variant's base loop order and partition, the search paper's
+   "split schedule") has a Gaussian posterior over the log of its schedules' time relative to
+   the baseline; each round samples every arm's posterior, draws an untried schedule from the
+   arm with the smallest sample, times it and updates that arm.
+
+Kernels are timed as ``benchmarks/`` times them: a warm-up call (whose result is checked against
+the baseline's: a schedule never changes results, and one that does is dropped and logged as the
+compiler bug it is), then the median of several calls. A search over more than about a second
+shows a tqdm progress bar when tqdm is installed and stderr is a terminal (or when asked).
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import math
+import os
+import random
+import signal
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..compiler import compile as compile_kernel
+from ..errors import CompileError, ScheduleError
+from ..formats import is_all_dense
+from ..tensor import Tensor
+from . import space as schedule_space
+from .candidates import Candidate, Problem
+
+logger = logging.getLogger("coiter")
+
+# Timing of one schedule: calls until this share of the budget is spent, within these bounds.
+_MIN_CALLS, _MAX_CALLS = 3, 15
+_SHARE_OF_BUDGET = 0.04
+# Thompson sampling: prior N(0, 1) over log(time / baseline) per arm; noise variance of one
+# schedule's log time around its arm's mean (schedules of one arm differ by their parameters).
+_PRIOR_VARIANCE = 1.0
+_NOISE_VARIANCE = 0.25
+_STOPPED = "stopped"
+# Results beyond this many elements are compared entry by entry instead of densely.
+_DENSE_COMPARISON_LIMIT = 4_000_000
+
+
+@dataclass
+class Variant:
+    """The statement on one choice of formats: the operands to pass (some converted), what
+    was converted (name -> format text), the seconds converting takes, the base candidates and
+    the schedule space."""
+
+    problem: Problem
+    operands: dict[str, Tensor]
+    conversions: dict[str, str]
+    conversion_seconds: float
+    bases: list[Candidate]
+    space: schedule_space.Space
+
+
+@dataclass
+class Measurement:
+    """One timed schedule. ``seconds`` is the kernel's median, ``total`` adds the conversion;
+    ``error`` says why it was not timed (it failed to compile, or changed the result)."""
+
+    schedule: str
+    conversions: dict[str, str]
+    origin: str
+    arm: str
+    seconds: float = math.inf
+    conversion_seconds: float = 0.0
+    compile_seconds: float = 0.0
+    calls: int = 0
+    error: str | None = None
+
+    @property
+    def total(self) -> float:
+        return self.seconds + self.conversion_seconds
+
+    @property
+    def stopped(self) -> bool:
+        """The call was stopped over time: ``seconds`` is a lower bound."""
+        return self.error is not None and self.error.startswith(_STOPPED)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "schedule": self.schedule,
+            "conversions": self.conversions,
+            "origin": self.origin,
+            "arm": self.arm,
+            "seconds": self.seconds,
+            "conversion_seconds": self.conversion_seconds,
+            "compile_seconds": self.compile_seconds,
+            "calls": self.calls,
+            "error": self.error,
+        }
+
+
+@dataclass
+class SearchResult:
+    measurements: list[Measurement]
+    baseline: Measurement
+    best: Measurement
+    seconds: float
+    strategy: str  # "exhaustive" or "thompson sampling"
+    space_size: int | None  # schedules in the space (None: not counted, it is large)
+    arms: dict[str, tuple[int, float]] = field(default_factory=dict)  # arm: (timed, mean log)
+
+
+def time_calls(fn: Callable[[], object], budget: float, warm: bool = False) -> tuple[float, int]:
+    """(median seconds, calls) of ``fn`` after one warm-up call (none when ``warm``): at least
+    _MIN_CALLS, more while ``budget`` seconds last, at most _MAX_CALLS. The cyclic garbage
+    collector is off meanwhile, as in benchmarks/timing.py (results are freed by reference
+    counting); unlike there, no collection runs first: in a user's process with a large heap
+    one costs tens of milliseconds, a kernel's worth of budget."""
+    if not warm:
+        fn()
+    runs: list[float] = []
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        while len(runs) < _MIN_CALLS or (
+            len(runs) < _MAX_CALLS and time.perf_counter() - start < budget
+        ):
+            t = time.perf_counter()
+            result = fn()
+            runs.append(time.perf_counter() - t)
+            del result
+    finally:
+        gc.enable()
+    return statistics.median(runs), len(runs)
+
+
+class OverTime(Exception):
+    """A call stopped by call_within's time limit."""
+
+
+def call_within(fn: Callable[[], Any], limit: float | None) -> Any:
+    """``fn()``, stopped after ``limit`` seconds (None: no limit) by the kernels' interrupt: a
+    SIGINT to this process, which a running kernel checks at every loop around another and
+    answers with KeyboardInterrupt (docs/compiler.md, "Interrupting a kernel"); raises
+    OverTime then. Only in the main thread and under Python's own SIGINT handler: a program
+    with a handler of its own (which a SIGINT would trigger) runs ``fn`` to its end. A user's
+    Ctrl-C meanwhile still raises KeyboardInterrupt."""
+    if (
+        limit is None
+        or threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        return fn()
+    fired = threading.Event()
+
+    def fire() -> None:
+        fired.set()
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Timer(limit, fire)
+    timer.daemon = True
+    try:
+        timer.start()  # (inside: on a busy machine the limit may pass before start returns)
+        return fn()
+    except KeyboardInterrupt:
+        if not fired.is_set():
+            raise
+        raise OverTime from None
+    finally:
+        _stop_timer(fired, timer)
+
+
+def _stop_timer(fired: threading.Event, timer: threading.Timer) -> None:
+    """Cancel call_within's timer and take the KeyboardInterrupts its SIGINT still owes: Python's
+    own handler runs at the next bytecode after the signal, besides the kernel's exception,
+    and a signal sent just as ``fn`` returned has not been answered at all. Python runs
+    pending handlers within microseconds; 20 ms of short sleeps is ample."""
+    deadline = time.monotonic() + 0.02
+    while True:
+        try:
+            timer.cancel()
+            timer.join()
+            if not fired.is_set():
+                return
+            while time.monotonic() < deadline:
+                time.sleep(0.001)
+            return
+        except KeyboardInterrupt:
+            if not fired.is_set():
+                raise
+
+
+def same_result(a: Tensor, b: Tensor) -> bool:
+    """Whether two results agree up to floating-point reassociation."""
+    if a.shape != b.shape:
+        return False
+    if a.format == b.format and _same_structure(a, b):
+        # The common case, and linear: the same levels, entry for entry.
+        return bool(np.allclose(a.values, b.values, rtol=1e-9, atol=_atol(b.values)))
+    if a.ndim == 2 and math.prod(a.shape) > _DENSE_COMPARISON_LIMIT:
+        x, y = a.to_scipy().tocsr(), b.to_scipy().tocsr()
+        difference = (x - y).tocsr()
+        largest = np.abs(difference.data).max(initial=0)
+        return bool(largest <= 1e-9 * np.abs(y.data).max(initial=0) + 1e-12)
+    if math.prod(a.shape) <= _DENSE_COMPARISON_LIMIT:
+        x, y = a.to_numpy(), b.to_numpy()
+        return bool(
+            np.allclose(x, y, rtol=1e-9, atol=1e-9 * max(1.0, float(np.abs(y).max(initial=0))))
+        )
+    entries = []
+    for t in (a, b):
+        coords, values = t.coords()
+        keep = values != 0
+        coords, values = coords[keep], values[keep]
+        order = np.lexsort(coords.T[::-1]) if coords.size else np.arange(0)
+        entries.append((coords[order], values[order]))
+    (ca, va), (cb, vb) = entries
+    return ca.shape == cb.shape and bool(np.array_equal(ca, cb)) and bool(np.allclose(va, vb))
+
+
+def _same_structure(a: Tensor, b: Tensor) -> bool:
+    arrays = zip(a._storage.level_arrays, b._storage.level_arrays)
+    return all(
+        x.keys() == y.keys() and all(np.array_equal(x[k], y[k]) for k in x) for x, y in arrays
+    )
+
+
+def _atol(values: Any) -> float:
+    return 1e-9 * max(1.0, float(np.abs(values).max(initial=0)))
+
+
+class _Runner:
+    """Compiles, checks and times schedules of the variants."""
+
+    def __init__(self, variants: list[Variant], engine: str | None, budget: float) -> None:
+        self.variants = variants
+        self.engine = engine
+        self.budget = budget
+        self.reference: Tensor | None = None
+        self.best = math.inf  # the fastest total so far
+
+    def measure(self, variant: Variant, schedule: str, origin: str, arm: str) -> Measurement:
+        m = Measurement(
+            schedule,
+            variant.conversions,
+            origin,
+            arm,
+            conversion_seconds=variant.conversion_seconds,
+        )
+        problem = variant.problem
+        start = time.perf_counter()
+        try:
+            kernel = compile_kernel(
+                problem.parsed,
+                formats=problem.formats,
+                dtypes=problem.dtypes,
+                index_dtype=_index_dtype(variant.operands),
+                schedule=schedule,
+                engine=self.engine,
+            )
+        except (CompileError, ScheduleError) as error:
+            m.error = f"{type(error).__name__}: {error}"
+            return m
+        m.compile_seconds = time.perf_counter() - start
+        operands = variant.operands
+        # The first call's result is checked; the second call's time decides how to time the
+        # rest (a first call pays for fresh result memory). A first call four times slower
+        # than the best schedule so far and than its share of the budget is the only one.
+        share = self.budget * _SHARE_OF_BUDGET
+        # Past the baseline, a first call is stopped when it is hopeless: a black hole of the
+        # space (a split of a compressed loop outside its parent) can take seconds a call.
+        limit = None if self.reference is None else max(2 * share, 4 * self.best)
+        start = time.perf_counter()
+        try:
+            result = call_within(lambda: kernel(**operands), limit)
+        except OverTime:
+            m.error = f"{_STOPPED} after {limit:.2g} s (4 times the best so far)"
+            m.seconds = time.perf_counter() - start
+            return m
+        first = time.perf_counter() - start
+        if self.reference is None:
+            self.reference = result
+        elif not same_result(result, self.reference):
+            m.error = "changed the result (a compiler bug: please report it)"
+            logger.warning("coiter: schedule %r %s", schedule, m.error)
+            return m
+        del result
+        if first >= max(4 * share, 4 * self.best):
+            # Too slow to call again (even the baseline: a second call of it would take a
+            # budget's worth); the first call's time, fresh memory and all, is the time.
+            m.seconds, m.calls = first, 1
+            self.best = min(self.best, m.total)
+            return m
+        start = time.perf_counter()
+        kernel(**operands)
+        second = time.perf_counter() - start
+        if second >= share:
+            # A slow schedule is not called again: one call tells it is slow, and repeating it
+            # would spend the budget that faster schedules need.
+            m.seconds, m.calls = second, 1
+        else:
+            m.seconds, m.calls = time_calls(lambda: kernel(**operands), share, warm=True)
+        self.best = min(self.best, m.total)
+        return m
+
+
+def _index_dtype(operands: Mapping[str, Tensor]) -> np.dtype[Any] | None:
+    """The sparse operands' index width when they share one that is not the compiler's first
+    guess (int32): a kernel then compiles once, not once per width."""
+    widths = {t.index_dtype for t in operands.values() if not is_all_dense(t.format)}
+    wide = np.dtype(np.int64)
+    return wide if widths == {wide} else None
+
+
+def _progress(enabled: bool | None, budget: float) -> Any:
+    """A tqdm bar over the budget's seconds, or None (tqdm is optional: the autotune extra)."""
+    if enabled is False or (enabled is None and (budget < 1.0 or not sys.stderr.isatty())):
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        if enabled:
+            logger.warning("coiter: the progress bar needs tqdm (pip install coiter[autotune])")
+        return None
+    return tqdm(total=round(budget, 1), unit="s", desc="autoschedule", leave=False)
+
+
+def run_search(
+    variants: list[Variant],
+    budget: float,
+    *,
+    engine: str | None = None,
+    progress: bool | None = None,
+    seed: int = 0,
+) -> SearchResult:
+    """Search ``variants`` (the first is the given formats) for ``budget`` seconds."""
+    start = time.perf_counter()
+    rng = random.Random(seed)
+    runner = _Runner(variants, engine, budget)
+    bar = _progress(progress, budget)
+    measurements: list[Measurement] = []
+
+    def elapsed() -> float:
+        return time.perf_counter() - start
+
+    def record(m: Measurement) -> None:
+        measurements.append(m)
+        if bar is not None:
+            bar.n = min(round(elapsed(), 1), bar.total)
+            best = min((x.total for x in measurements if x.error is None), default=math.inf)
+            bar.set_postfix(timed=len(measurements), best=f"{best * 1e3:.3g} ms")
+
+    try:
+        # The variants come in order of promise: the caller puts first the conversion that the
+        # transpose rule picks, whose default is then the reference result and the time that
+        # stops a hopeless default on the given formats (an inner product of seconds). The
+        # first two defaults are timed whatever the budget, the others while it lasts.
+        for k, variant in enumerate(variants):
+            if k >= 2 and elapsed() >= budget:
+                break
+            record(runner.measure(variant, "", "default", _arm(variant, "default")))
+        # The baseline is the default on the given formats (its time a lower bound when it was
+        # stopped) or, when no loop order fits them (ct.evaluate then converts operands too),
+        # the first conversion's default that compiles.
+        given = next(m for m in measurements if not m.conversions)
+        baseline = (
+            given
+            if given.error is None or given.stopped
+            else next((m for m in measurements if m.error is None), None)
+        )
+        if baseline is None:
+            raise CompileError(
+                "autoschedule: the default schedule compiles neither on the given formats nor "
+                f"on any conversion: {given.error}"
+            )
+        arms = _arms(variants)
+        size = _size(arms)
+        per_schedule = elapsed() / max(1, len(measurements))
+        exhaustive = size is not None and size * per_schedule <= budget - elapsed()
+        posterior: dict[str, list[float]] = {name: [] for name in arms}
+        for variant, schedule, origin, arm in _draws(arms, posterior, exhaustive, rng):
+            if elapsed() + per_schedule > budget:
+                break
+            m = runner.measure(variant, schedule, origin, arm)
+            record(m)
+            if m.error is None:
+                posterior[arm].append(math.log(m.total / baseline.total))
+            else:
+                posterior[arm].append(math.log(4.0))  # a failure teaches the arm little good
+            per_schedule = elapsed() / len(measurements)
+    finally:
+        if bar is not None:
+            bar.close()
+    timed = [m for m in measurements if m.error is None]
+    best = min(timed, key=lambda m: m.total)
+    summary = {arm: (len(logs), statistics.fmean(logs)) for arm, logs in posterior.items() if logs}
+    return SearchResult(
+        measurements,
+        baseline,
+        best,
+        elapsed(),
+        "exhaustive" if exhaustive else "thompson sampling",
+        size,
+        summary,
+    )
+
+
+_LOOP_ORDERS = "loop orders"
+# Spaces of at most this many partitions are expanded to decide whether to search them all.
+_EXPANDED_PARTITIONS = 24
+# An arm's schedules: drawn lazily ((variant, template) pairs are filled when first drawn).
+_Points = list[tuple[Variant, Any]]
+
+
+def _arm(variant: Variant, name: str) -> str:
+    converted = ", ".join(f"{n}→{f}" for n, f in variant.conversions.items())
+    return f"[{converted}] {name}" if converted else name
+
+
+def _arms(variants: list[Variant]) -> dict[str, _Points]:
+    """Each variant's base loop orders (one arm per variant) and its partitions (an arm each,
+    expanded into templates when first drawn), by arm."""
+    arms: dict[str, _Points] = {}
+    for variant in variants:
+        bases = [b for b in variant.bases if b.schedule]
+        if bases:
+            arms.setdefault(_arm(variant, _LOOP_ORDERS), []).extend((variant, b) for b in bases)
+        for index, (base, partition) in enumerate(variant.space.arms):
+            name = _arm(variant, f"{base.schedule} | {partition}")
+            arms.setdefault(name, []).append((variant, index))
+    return arms
+
+
+def _size(arms: dict[str, _Points]) -> int | None:
+    """How many schedules the arms fill (None: more than _EXPANDED_PARTITIONS partitions, which
+    are not expanded to count them)."""
+    partitions = sum(isinstance(p, int) for points in arms.values() for _, p in points)
+    if partitions > _EXPANDED_PARTITIONS:
+        return None
+    total = 0
+    for points in arms.values():
+        for variant, point in points:
+            if isinstance(point, int):
+                total += sum(variant.space.size(t) for t in variant.space.templates_of(point))
+            else:
+                total += 1
+    return total
+
+
+def _draws(
+    arms: dict[str, _Points],
+    posterior: Mapping[str, list[float]],
+    exhaustive: bool,
+    rng: random.Random,
+) -> Iterator[tuple[Variant, str, str, str]]:
+    """(variant, schedule, origin, arm) to time next: every arm in turn when exhaustive, else
+    Thompson sampling over the arms that have schedules left."""
+    # arm -> the filled schedules of its last drawn template not yet timed
+    pending: dict[str, list[tuple[Variant, str, str]]] = {}
+    remaining = {arm: list(points) for arm, points in arms.items()}
+    for points in remaining.values():
+        rng.shuffle(points)
+
+    def next_schedule(arm: str) -> tuple[Variant, str, str] | None:
+        while remaining[arm] or pending.get(arm):
+            if pending.get(arm):
+                return pending[arm].pop()
+            variant, point = remaining[arm].pop()
+            if isinstance(point, Candidate):
+                return variant, point.schedule, point.origin
+            if isinstance(point, int):  # a partition: its templates, in random order
+                templates = list(variant.space.templates_of(point))
+                rng.shuffle(templates)
+                remaining[arm].extend((variant, t) for t in templates)
+                continue
+            filled = list(schedule_space.fill(variant.space, point))
+            rng.shuffle(filled)
+            pending[arm] = [(variant, text, "space") for text in filled]
+        return None
+
+    live = [arm for arm in arms if remaining[arm]]
+    # The base loop orders first (the frontier's members: few, and each a whole asymptotic
+    # choice), then the partitions of the space.
+    for arm in [a for a in live if a.endswith(_LOOP_ORDERS)]:
+        while (drawn := next_schedule(arm)) is not None:
+            yield drawn[0], drawn[1], drawn[2], arm
+        live.remove(arm)
+    while live:
+        arm = live[0] if exhaustive else min(live, key=lambda a: _sample(posterior[a], rng))
+        drawn = next_schedule(arm)
+        if drawn is None:
+            live.remove(arm)
+            continue
+        if exhaustive and not (remaining[arm] or pending.get(arm)):
+            live.remove(arm)
+        yield drawn[0], drawn[1], drawn[2], arm
+
+
+def _sample(logs: list[float], rng: random.Random) -> float:
+    """A sample of an arm's mean log time (conjugate Gaussian posterior)."""
+    precision = 1 / _PRIOR_VARIANCE + len(logs) / _NOISE_VARIANCE
+    mean = (sum(logs) / _NOISE_VARIANCE) / precision
+    return rng.gauss(mean, math.sqrt(1 / precision))

@@ -1,0 +1,386 @@
+"""ct.autoschedule, the tuning database and schedule="auto" (docs/autoscheduling.md).
+
+Budgets are fractions of a second: the tests check what the search returns and remembers, not
+how good it is (benchmarks/autoschedule.py measures that)."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import coiter as ct
+from coiter.autosched import space as schedule_space
+from coiter.autosched import trimming
+from coiter.autosched.candidates import Problem, loop_order_candidates
+from coiter.autosched.database import bucket_of, operand_statistics
+from coiter.autosched.search import Measurement, OverTime, call_within, same_result, time_calls
+from coiter.notation import accesses
+
+SPMV = "y(i) = A(i,j) * x(j)"
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def tuning_dir(tmp_path, monkeypatch):
+    """A private cache directory, so the tuning database starts empty."""
+    monkeypatch.setenv("COITER_CACHE_DIR", str(tmp_path))
+    yield tmp_path
+
+
+def spmv_operands(rows=300, cols=200, density=0.05, seed=0):
+    A = sp.random(rows, cols, density=density, format="csr", random_state=seed)
+    x = np.random.default_rng(seed).random(cols)
+    return A, x
+
+
+def test_autoschedule_returns_a_schedule_that_computes_the_statement(tuning_dir):
+    A, x = spmv_operands()
+    schedule, report = ct.autoschedule(SPMV, budget=0.4, A=A, x=x)
+    assert isinstance(schedule, ct.Schedule)
+    assert str(schedule) == report.schedule
+    assert not report.from_database and report.timed
+    assert report.default.schedule == "" and report.default in report.measurements
+    assert report.chosen.total == min(m.total for m in report.timed)
+    assert report.speedup == pytest.approx(report.default.total / report.chosen.total)
+    operands = {"A": A, "x": x}
+    for name, fmt in report.conversions.items():
+        operands[name] = ct.asarray(operands[name]).asformat(fmt)
+    y = ct.evaluate(SPMV, schedule=schedule, **operands)
+    np.testing.assert_allclose(y.to_numpy(), A @ x, rtol=1e-12)
+    assert report.tuning_seconds < 0.4 + 1.0  # the budget, and one schedule that ran past it
+
+
+def test_the_report_reads_as_text_html_and_a_plot(tuning_dir):
+    A, x = spmv_operands()
+    _, report = ct.autoschedule(SPMV, budget=0.3, A=A, x=x)
+    text = str(report)
+    assert SPMV in text and "default" in text and "chosen" in text
+    assert "loop orders concordant" in text  # the space's counts
+    html = report._repr_html_()
+    assert html.startswith("<p>") and "<table>" in html
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    ax = report.plot()
+    assert len(ax.patches) == len(report.timed)
+
+
+def test_a_second_call_is_a_database_hit_that_times_nothing(tuning_dir):
+    A, x = spmv_operands()
+    schedule, first = ct.autoschedule(SPMV, budget=0.3, A=A, x=x)
+    before = ct.tuning_info()
+    again, second = ct.autoschedule(SPMV, budget=0.3, A=A, x=x)
+    assert second.from_database and second.measurements == []
+    assert again == schedule and second.conversions == first.conversions
+    after = ct.tuning_info()
+    assert after["hits"] == before["hits"] + 1 and after["tunings"] == before["tunings"]
+    assert after["entries"] == 1 and after["path"] == str(tuning_dir / "tuning.sqlite3")
+    # retune times again
+    _, third = ct.autoschedule(SPMV, budget=0.3, retune=True, A=A, x=x)
+    assert not third.from_database and third.timed
+
+
+def test_clear_tuning_forgets(tuning_dir):
+    A, x = spmv_operands()
+    ct.autoschedule(SPMV, budget=0.2, A=A, x=x)
+    assert ct.tuning_info()["entries"] == 1
+    ct.clear_tuning()
+    assert ct.tuning_info()["entries"] == 0
+    _, report = ct.autoschedule(SPMV, budget=0.2, A=A, x=x)
+    assert not report.from_database
+
+
+def test_similar_inputs_share_a_bucket_and_different_ones_do_not():
+    A, x = spmv_operands(seed=0)
+    B, y = spmv_operands(seed=1)  # same sizes and density, other entries
+    C, z = spmv_operands(rows=3000, seed=0)
+    bucket = bucket_of(operand_statistics({"A": ct.asarray(A), "x": ct.asarray(x)}))
+    assert bucket == bucket_of(operand_statistics({"A": ct.asarray(B), "x": ct.asarray(y)}))
+    assert bucket != bucket_of(operand_statistics({"A": ct.asarray(C), "x": ct.asarray(z)}))
+
+
+def test_the_database_is_in_wal_mode_and_keeps_whole_rows(tuning_dir):
+    import sqlite3
+
+    from coiter.autosched.database import Entry, database
+
+    entry = Entry("sig", "bucket", "split(i,i0,i1,16)", {"A": "ds:1,0"}, 1.0, 2.0, 0.5, {"A": {}})
+    database.store(entry)
+    assert database.lookup("sig", "bucket") == entry
+    assert database.lookup("sig", "other") is None
+    database.store(Entry("sig", "bucket", "", {}, 0.5, 2.0, 0.5, {"A": {}}))  # the last wins
+    assert database.lookup("sig", "bucket").schedule == ""
+    with sqlite3.connect(tuning_dir / "tuning.sqlite3") as other:
+        assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert other.execute("SELECT COUNT(*) FROM tuned").fetchone()[0] == 1
+
+
+_TUNE_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np, scipy.sparse as sp
+    import coiter as ct
+    seed = int(sys.argv[1])
+    A = sp.random(300, 200, density=0.05, format="csr", random_state=seed)
+    x = np.random.default_rng(seed).random(200)
+    schedule, report = ct.autoschedule("y(i) = A(i,j) * x(j)", budget=float(sys.argv[2]),
+                                       A=A, x=x)
+    y = ct.evaluate("y(i) = A(i,j) * x(j)", schedule="auto", A=A, x=x)
+    assert np.allclose(y.to_numpy(), A @ x)
+    print(json.dumps({"schedule": str(schedule), "hit": report.from_database,
+                      "timed": len(report.measurements), **ct.tuning_info()}))
+    """
+)
+
+
+def _tune_in(cache_dir, seed, budget):
+    env = dict(os.environ, COITER_CACHE_DIR=str(cache_dir))
+    return subprocess.Popen(
+        [sys.executable, "-c", _TUNE_SCRIPT, str(seed), str(budget)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _result(process):
+    out, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_two_processes_tune_at_once_and_a_third_tunes_nothing(tmp_path):
+    # Two processes tune the same signature and bucket at the same time (both write: the last
+    # write wins, whole); a third with similar inputs (other entries, same statistics bucket)
+    # finds the tuning and times nothing.
+    first, second = _tune_in(tmp_path, 0, 0.3), _tune_in(tmp_path, 1, 0.3)
+    results = [_result(first), _result(second)]
+    assert all(r["entries"] == 1 for r in results)
+    third = _result(_tune_in(tmp_path, 2, 0.3))
+    assert third["hit"] and third["timed"] == 0 and third["tunings"] == 0
+    assert third["schedule"] in {r["schedule"] for r in results}
+
+
+def test_evaluate_auto_uses_the_tuning(tuning_dir):
+    A, x = spmv_operands()
+    schedule, _ = ct.autoschedule(SPMV, budget=0.3, conversions=False, A=A, x=x)
+    y = ct.evaluate(SPMV, schedule="auto", A=A, x=x)
+    np.testing.assert_allclose(y.to_numpy(), A @ x, rtol=1e-12)
+    assert ct.tuning_info()["rule_choices"] == 0
+    # ct.compile has no operands: the latest tuning of the signature that converts nothing.
+    kern = ct.compile(SPMV, formats={"A": "csr", "x": "dense", "y": "dense"}, schedule="auto")
+    direct = ct.compile(SPMV, formats={"A": "csr", "x": "dense", "y": "dense"}, schedule=schedule)
+    assert kern.concrete == direct.concrete
+
+
+def test_compile_auto_without_a_tuning_is_the_default(tuning_dir):
+    auto = ct.compile(SPMV, formats={"A": "csr"}, schedule="auto")
+    assert auto.concrete == ct.compile(SPMV, formats={"A": "csr"}).concrete
+
+
+def test_the_transpose_rule_turns_an_inner_product_into_a_row_product(tuning_dir):
+    # einsum("it,jt->ij", Y, Y) with CSR Y intersects two rows per result entry; the rule
+    # (no tuning stored) converts the second operand to CSC, which the default then
+    # multiplies row by row.
+    Y = sp.random(400, 100, density=0.02, format="csr", random_state=3)
+    before = ct.tuning_info()["rule_choices"]
+    C = ct.evaluate("C(i,j) = A(i,t) * B(j,t)", schedule="auto", A=Y, B=Y)
+    assert ct.tuning_info()["rule_choices"] == before + 1
+    np.testing.assert_allclose(C.to_scipy().toarray(), (Y @ Y.T).toarray(), rtol=1e-12)
+    problem = Problem.of("C(i,j) = A(i,t) * B(j,t)", {"A": "csr", "B": "csr", "C": "csr"})
+    from coiter.autosched.api import transpose_rule
+
+    chosen = transpose_rule(problem, {"A": ct.asarray(Y), "B": ct.asarray(Y)})
+    assert list(chosen) == ["B"] and list(chosen["B"].mode_order) == [1, 0]
+    # Few, nearly full columns: the rows' products are as many as the intersections' steps
+    # (about 50·50·4 each way), so nothing is converted.
+    full = sp.random(50, 4, density=0.9, format="csr", random_state=3)
+    assert transpose_rule(problem, {"A": ct.asarray(full), "B": ct.asarray(full)}) == {}
+
+
+def test_einsum_takes_the_schedule_too(tuning_dir):
+    # The motivating case: einsum("it,jt->ij", Y, Y) with a CSR Y (an inner product by
+    # default); schedule="auto" converts the second operand by the transpose rule.
+    Y = sp.random(400, 100, density=0.02, format="csr", random_state=3)
+    before = ct.tuning_info()["rule_choices"]
+    C = ct.einsum("it,jt->ij", Y, Y, schedule="auto")
+    assert ct.tuning_info()["rule_choices"] == before + 1
+    np.testing.assert_allclose(C.to_scipy().toarray(), (Y @ Y.T).toarray(), rtol=1e-12)
+    D = ct.einsum("it,jt->ij", Y, Y, schedule="reorder(i,j,t)")
+    np.testing.assert_allclose(D.to_numpy(), (Y @ Y.T).toarray(), rtol=1e-12)
+
+
+def test_conversions_are_searched_and_timed_with_their_cost(tuning_dir):
+    Y = sp.random(400, 100, density=0.02, format="csr", random_state=3)
+    _, report = ct.autoschedule("C(i,j) = A(i,t) * B(j,t)", budget=0.5, A=Y, B=Y)
+    converted = [m for m in report.measurements if m.conversions]
+    assert converted and all(m.conversion_seconds > 0 for m in converted)
+    assert all(m.total == m.seconds + m.conversion_seconds for m in converted)
+    C = ct.evaluate("C(i,j) = A(i,t) * B(j,t)", schedule="auto", A=Y, B=Y)
+    np.testing.assert_allclose(C.to_scipy().toarray(), (Y @ Y.T).toarray(), rtol=1e-12)
+
+
+def test_bad_arguments_raise_clear_errors(tuning_dir):
+    A, x = spmv_operands()
+    with pytest.raises(ValueError, match="budget"):
+        ct.autoschedule(SPMV, budget=0, A=A, x=x)
+    with pytest.raises(TypeError, match="no tensor given"):
+        ct.autoschedule(SPMV, budget=0.1, A=A)
+    with pytest.raises(TypeError, match="no tensor named"):
+        ct.autoschedule(SPMV, budget=0.1, A=A, x=x, z=x)
+    with pytest.raises(ct.ShapeError):
+        ct.autoschedule(SPMV, budget=0.1, A=A, x=np.ones(7))
+
+
+def test_progress_bar_when_asked(tuning_dir, capsys):
+    pytest.importorskip("tqdm")
+    A, x = spmv_operands()
+    ct.autoschedule(SPMV, budget=0.3, progress=True, A=A, x=x)
+    assert "autoschedule" in capsys.readouterr().err
+
+
+def test_time_calls_takes_the_median_of_at_least_three_calls():
+    calls = []
+    seconds, count = time_calls(lambda: calls.append(1), 0.0)
+    assert count == 3 and len(calls) == 4 and seconds >= 0  # a warm-up, then three
+
+
+@pytest.mark.parametrize("shape", [(30, 20), (3000, 2000)])  # dense, then sparse comparison
+def test_same_result_compares_values_and_structure(shape):
+    m = sp.random(*shape, density=0.01, format="csr", random_state=0)
+    a = ct.asarray(m)
+    assert same_result(a, ct.asarray(m.copy()))  # same levels
+    assert same_result(a, a.asformat("csc"))  # other levels, same entries
+    assert not same_result(a, ct.asarray(m * 2))
+    assert not same_result(a, ct.asarray(m * 2).asformat("csc"))
+    other = m.copy()
+    other.data[-1] += 1e-3
+    assert not same_result(a, ct.asarray(other))
+    assert not same_result(a, ct.asarray(other).asformat("csc"))
+
+
+def test_a_measurement_total_includes_its_conversion():
+    m = Measurement("", {"A": "ds:1,0"}, "default", "default", 1.0, conversion_seconds=0.5)
+    assert m.total == 1.5 and m.as_dict()["conversions"] == {"A": "ds:1,0"}
+
+
+# -- every searched candidate computes what NumPy does ---------------------------------------
+
+STATEMENTS = [
+    ("y(i) = A(i,j) * x(j)", "ij,j->i"),
+    ("y(j) = A(i,j) * x(i)", "ij,i->j"),
+    ("C(i,k) = A(i,j) * B(j,k)", "ij,jk->ik"),
+    ("C(i,j) = A(i,t) * B(j,t)", "it,jt->ij"),
+    ("C(i,j) = A(i,j) * B(i,j)", "ij,ij->ij"),
+    ("y(i) = B(i,j,k) * c(k)", None),
+]
+
+
+def _operand(draw, order, shape, seed):
+    density = draw(st.sampled_from([0.1, 0.3, 1.0]))
+    rng = np.random.default_rng(seed)
+    dense = rng.random(shape) * (rng.random(shape) < density)
+    formats = {1: ["dense", "s"], 2: ["dense", "csr", "csc", "dcsr", "coo"], 3: ["dense", "csf"]}
+    return ct.asarray(dense, format=draw(st.sampled_from(formats[order]))), dense
+
+
+@st.composite
+def problems(draw):
+    stmt, _ = draw(st.sampled_from(STATEMENTS))
+    sizes = {v: draw(st.integers(1, 9)) for v in "ijkt"}
+    problem = Problem.of(stmt, {})
+    operands, dense = {}, {}
+    for k, access in enumerate(accesses(problem.parsed[0].rhs)):
+        shape = tuple(sizes[v.name] for v in access.indices)
+        operands[access.tensor.name], dense[access.tensor.name] = _operand(
+            draw, len(shape), shape, draw(st.integers(0, 2**16)) + k
+        )
+    return stmt, operands, dense
+
+
+def _expected(stmt, dense):
+    problem = Problem.of(stmt, {})
+    assignment = problem.parsed[0]
+    terms = accesses(assignment.rhs)
+    spec = ",".join("".join(v.name for v in a.indices) for a in terms)
+    spec += "->" + "".join(v.name for v in assignment.lhs.indices)
+    return np.einsum(spec, *[dense[a.tensor.name] for a in terms])
+
+
+@pytest.mark.parametrize("engine", ["llvm", "c"])
+@settings(
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(case=problems(), seed=st.integers(0, 1000))
+def test_every_searched_candidate_computes_what_numpy_does(engine, case, seed, tuning_dir):
+    if engine == "llvm" and not ct._core.with_llvm:
+        pytest.skip("this build has no LLVM engine")
+    stmt, operands, dense = case
+    expected = _expected(stmt, dense)
+    _, report = ct.autoschedule(
+        stmt, budget=0.25, engine=engine, seed=seed, retune=True, **operands
+    )
+    assert not [m for m in report.measurements if m.error and "changed the result" in m.error]
+    # Besides what the search timed, a few schedules drawn from the space directly.
+    problem = Problem.of(stmt, {n: t.format for n, t in operands.items()})
+    built = schedule_space.build(
+        problem,
+        loop_order_candidates(problem),
+        trimming.PARTITION_PASSES,
+        trimming.MAPPING_PASSES,
+        trimming.concordant_loop_orders,
+        threads=2,
+    )
+    rng = np.random.default_rng(seed)
+    drawn = []
+    for index in rng.permutation(len(built.templates))[:20]:
+        drawn += list(schedule_space.fill(built, built.templates[index]))[:1]
+        if len(drawn) == 2:
+            break
+    # (schedule, conversions, result format): the search's with the inferred result format,
+    # the space's drawn for a dense result (Problem.of's default).
+    cases = [(m.schedule, m.conversions, None) for m in report.timed]
+    cases += [(s, {}, "dense") for s in drawn]
+    for schedule, conversions, out_format in cases:
+        given_operands = {
+            n: t.asformat(conversions[n]) if n in conversions else t for n, t in operands.items()
+        }
+        result = ct.evaluate(
+            stmt, schedule=schedule, engine=engine, out_format=out_format, **given_operands
+        )
+        np.testing.assert_allclose(
+            result.to_numpy(),
+            expected,
+            rtol=1e-10,
+            atol=1e-12,
+            err_msg=f"{schedule} {conversions}",
+        )
+
+
+def test_call_within_stops_a_long_kernel_and_lets_a_short_one_finish():
+    n = 1400
+    rng = np.random.default_rng(0)
+    A, B = rng.random((n, n)), rng.random((n, n))
+    kern = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats={"A": "dd", "B": "dd", "C": "dd"})
+    start = time.perf_counter()
+    with pytest.raises(OverTime):
+        call_within(lambda: kern(A=A, B=B), 0.2)
+    assert time.perf_counter() - start < 1.5  # a plain call takes seconds
+    # A call that ends first returns its result, and no interrupt is left to go off later.
+    small = call_within(lambda: kern(A=np.eye(2), B=np.ones((2, 2))).to_numpy(), 5.0)
+    np.testing.assert_array_equal(small, np.ones((2, 2)))
+    for limit in (0.001, 0.001, None, 5.0):
+        try:
+            assert call_within(lambda: 7, limit) == 7
+        except OverTime:
+            assert limit == 0.001  # the limit may pass before the call starts
+        time.sleep(0.05)  # a stray KeyboardInterrupt would be raised here

@@ -1,0 +1,63 @@
+"""Statements whose loops cannot traverse every operand in storage order: the core chooses
+which operands to store in other mode orders (driver/operand_orders.hpp), ct.evaluate and the
+compilation of a definition convert them (logged), and ct.compile of a statement with fixed
+formats refuses with CompileError."""
+
+import logging
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import coiter as ct
+from coiter import _core
+from coiter.compiler import core_assignment, typed_statement
+
+
+def chosen(statement, formats):
+    typed, _, _ = typed_statement(statement, formats, np.float64, None)
+    return _core.operand_orders_that_traverse(core_assignment(typed))
+
+
+def test_nothing_is_converted_when_the_loops_already_traverse_every_operand():
+    assert chosen("y(i) = A(i,j) * x(j)", {"A": "csr"}) == {}
+    assert chosen("y(j) = A(i,j) * x(i)", {"A": "csr"}) == {}  # pulls along A's rows
+
+
+def test_one_loop_order_for_every_operand_comes_first():
+    # C = AᵀB with CSR operands and a CSR result: rows i of C are columns of A and of B.
+    got = chosen("C(i,j) = A(k,i) * B(k,j)", {"A": "csr", "B": "csr", "C": "csr"})
+    assert got == {"A": ct.as_format("csc", 2), "B": ct.as_format("csc", 2)}
+
+
+def test_an_impossible_statement_keeps_its_own_problem():
+    typed, _, _ = typed_statement(
+        "C(i,j) = A(k,i) * B(k,j)", {"A": "csr", "B": "csr", "C": "csr"}, np.float64, None
+    )
+    with pytest.raises(ct.CompileError, match="appended"):
+        _core.operand_orders_that_traverse(core_assignment(typed), max_trials=0)
+
+
+@pytest.mark.parametrize("engine", ["c", "llvm"])
+def test_evaluate_converts_and_logs(engine, caplog):
+    A = sp.random(30, 20, density=0.2, format="csr", random_state=1)
+    B = sp.random(30, 25, density=0.2, format="csr", random_state=2)
+    with caplog.at_level(logging.INFO, logger="coiter"):
+        C = ct.evaluate("C(i,j) = A(k,i) * B(k,j)", A=A, B=B, out_format="csr", engine=engine)
+    np.testing.assert_allclose(C.to_numpy(), (A.T @ B).toarray())
+    assert any("traversed in storage order" in r.getMessage() for r in caplog.records)
+
+
+def test_compile_of_fixed_formats_refuses():
+    with pytest.raises(ct.CompileError):
+        ct.compile("C(i,j) = A(k,i) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"})
+
+
+def test_a_definition_compiles_with_its_operands_converted():
+    A = ct.asarray(sp.random(12, 9, density=0.3, format="csr", random_state=3))
+    C = ct.zeros((9, 9), format="csr")
+    i, j, k = ct.indices("i j k")
+    C[i, j] = A[k, i] * A[k, j]
+    kern = ct.compile(C)
+    dense = A.to_numpy()
+    np.testing.assert_allclose(kern().to_numpy(), dense.T @ dense)
