@@ -16,12 +16,14 @@ TENSOR3_FORMATS = ["dense", "csf", "coo", "dsd", "sds:2,0,1"]
 FORMATS_BY_ORDER = {0: [None], 1: VECTOR_FORMATS, 2: MATRIX_FORMATS, 3: TENSOR3_FORMATS}
 
 # Result formats a kernel can assemble, per order (explicit out_format choices): any mix of
-# dense and compressed/hashed levels, singletons below a compressed level.
+# dense and compressed/hashed levels, singletons below a compressed level. Hashed last levels
+# under dense ones (h, dh, ddh) are inserted in one pass, the others (hs) computed compressed
+# and packed (docs/compiler.md).
 OUT_FORMATS_BY_ORDER = {
     0: [None],
-    1: ["dense", "s"],
-    2: ["dense", "csr", "csc", "dcsr", "dcsc", "coo", "sd", "sd:1,0", "dh", "hs"],
-    3: ["dense", "csf", "coo", "dss", "sss:2,0,1", "dsd", "ssd", "sds", "sds:2,0,1", "sdd"],
+    1: ["dense", "s", "h"],
+    2: ["dense", "csr", "csc", "dcsr", "dcsc", "coo", "sd", "sd:1,0", "dh", "dh:1,0", "hs"],
+    3: ["dense", "csf", "coo", "dss", "sss:2,0,1", "dsd", "ssd", "sds", "sds:2,0,1", "sdd", "ddh"],
 }
 
 # Result formats no kernel assembles (their levels derive coordinates from others): asking

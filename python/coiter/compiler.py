@@ -16,7 +16,7 @@ from .conversion import as_tensor
 from .display import kernel_html
 from .dtypes import value_dtype
 from .errors import CompileError, ScheduleError, ShapeError, SignatureError
-from .formats import Format, FormatLike, as_format, compressed
+from .formats import Format, FormatLike, as_format
 from .notation import (
     Access,
     Assignment,
@@ -120,12 +120,10 @@ class TensorSpec:
 
 
 def _assembled_spec(spec: TensorSpec) -> TensorSpec:
-    """``spec``, or a copy whose hashed levels are compressed (see Kernel)."""
-    levels = list(spec.format.levels)
-    if spec.format.name is not None or not any(level.name == "hashed" for level in levels):
-        return spec
-    built = [compressed if level.name == "hashed" else level for level in levels]
-    return TensorSpec(spec.name, Format(built, list(spec.format.mode_order)), spec.dtype)
+    """``spec``, or a copy in the format the core computes it in and packs it from (see
+    Kernel)."""
+    built = spec.format.result_assembly_format
+    return spec if built == spec.format else TensorSpec(spec.name, built, spec.dtype)
 
 
 def _has_index_arrays(fmt: Format) -> bool:
@@ -161,9 +159,10 @@ class Kernel:
         self._assignment = assignment  # accesses refer to TensorSpec objects
         self._specs = specs  # name -> TensorSpec (inputs)
         self._result = result_spec
-        # Hashed result levels take random inserts, but their bucket count must be known
-        # before the first insert: the kernel assembles compressed levels instead and the
-        # result is packed into the hashed format afterwards (same entries).
+        # A hashed result level is inserted into in one pass when only dense levels lie above
+        # it and none below (``dh``, ``h``); otherwise (``hs``) the kernel assembles the
+        # format the core names (the hashed levels compressed) and the result is packed into
+        # the hashed format afterwards (same entries).
         self._built = _assembled_spec(result_spec)
         if self._built is not result_spec:
             self._assignment = Assignment(
@@ -431,7 +430,8 @@ K = TypeVar("K")
 
 def core_assignment(typed: Assignment) -> _core.Assignment:
     """A statement over TensorSpecs as the core's statement, its result as a kernel builds it
-    (hashed levels compressed, see Kernel), with int32 index arrays."""
+    (the hashed levels it cannot insert into in one pass compressed, see Kernel), with int32
+    index arrays."""
     built = _assembled_spec(typed.lhs.tensor)
     if built is not typed.lhs.tensor:
         typed = Assignment(Access(built, typed.lhs.indices), typed.rhs, typed.accumulate)

@@ -216,6 +216,10 @@ Formats compare equal by value and print in the letter syntax when one exists.)d
             return py::str(problem);
           },
           "Why a kernel cannot compute a result in this format, or None.")
+      .def_property_readonly("result_assembly_format", &Format::resultAssemblyFormat,
+                             "The format a kernel computes a result of this format in: the format itself, or "
+                             "with the hashed levels it cannot insert into in one pass compressed (the result "
+                             "is packed after the call).")
       .def("__str__", [](const Format& f) { return f.str().empty() ? f.repr() : f.str(); })
       .def("__repr__", &Format::repr)
       .def("__eq__", [](const Format& a, const Format& b) { return a == b; })

@@ -7,6 +7,8 @@
 #include <limits>
 #include <map>
 #include <new>
+#include <optional>
+#include <type_traits>
 
 #include "call/chunked_assembly.hpp"
 #include "call/result_size_hints.hpp"
@@ -113,6 +115,157 @@ int32_t runOnDevice(const LoadedKernel& code, const KernelABI& abi,
   return status;
 }
 
+// Runs a kernel that assembles its sparse result by rows (KernelABI::chunks) as chunks of
+// `rows` rows on `threads` threads (call/chunked_assembly.hpp).
+int32_t runChunks(KernelEntry entry, const KernelABI& abi,
+                  const std::vector<std::shared_ptr<const TensorStorage>>& operands, int64_t rows, int threads,
+                  const std::vector<int64_t>& levelExtents, std::vector<void*>& pointers,
+                  std::vector<int64_t>& integers) {
+  const ChunkedAssembly& plan = abi.chunks;
+  const int resultIndex = abi.result();
+  const notation::TensorVar& result = *abi.tensors[resultIndex];
+  const auto& levels = result.format.levels();
+  ChunkedCall call{entry, &plan, rows, 1, -1, result.indexType, {}};
+  for (int k = 1; k < plan.appendLevel; ++k) call.parentsPerRow *= levelExtents[k];
+  int64_t perEntry = 1;
+  for (size_t k = plan.appendLevel + 1; k < levels.size(); ++k) {
+    if (levels[k]->assembly() == LevelAssembly::Located) perEntry *= levelExtents[k];
+  }
+  for (const auto& a : abi.arrays) {
+    if (a.tensor != resultIndex || a.capacitySlot < 0) continue;
+    if (a.array == "pos") {
+      call.posSlot = a.slot;
+    } else {
+      call.appended.push_back(AppendedArray{a.slot, a.capacitySlot, dtypeSize(a.type), a.level < 0 ? perEntry : 1});
+    }
+  }
+  // Row weights: the row pointers of an operand stored by the same rows (CSR-like).
+  auto var = std::find(abi.indexVars.begin(), abi.indexVars.end(), plan.indexVar);
+  for (const auto& [t, mode] : abi.indexVarModes[var - abi.indexVars.begin()]) {
+    if (t == resultIndex || call.rowWeights) continue;
+    const Format& f = abi.tensors[t]->format;
+    // The first level must hold the rows themselves (a BCSR operand's holds block rows,
+    // and its pos array counts those).
+    if (f.order() >= 2 && f.modeOrder()[0] == mode && f.levels()[0]->locatesEveryCoordinate() &&
+        f.levelMap()[0].kind == LevelCoordinate::Kind::Mode && f.levels()[1]->storesSegments()) {
+      const Buffer& pos = operands[t]->levels()[1].array("pos");
+      call.rowWeights = pos.data();
+      call.rowWeightType = pos.dtype();
+    }
+  }
+  return runChunkedAssembly(call, threads, pointers, integers);
+}
+
+// Entries per parent to size an inserted result level for on a kernel's first try: the
+// fullest segment of the kernel's last result (recorded for such kernels instead of its
+// entries), else the operands' stored values per parent; at most the level's extent (all its
+// coordinates).
+int64_t insertEntriesHint(const std::vector<std::shared_ptr<const TensorStorage>>& operands, int64_t parents,
+                          int64_t extent, KernelEntry entry) {
+  if (parents <= 0) return 0;
+  int64_t hint = lastResultEntries(entry);
+  if (hint <= 0) {
+    int64_t values = 0;
+    for (const auto& op : operands) values += op->valuesAnywhere().length();
+    hint = values / parents + (values % parents != 0);
+  }
+  return std::min(hint, extent);
+}
+
+// Sets the `length` index elements of `array` (of `type`) to `value`.
+void fillIndexArray(void* array, DType type, int64_t length, int64_t value) {
+  dispatchDType(type, [&](auto* tag) {
+    using I = std::remove_pointer_t<decltype(tag)>;
+    if constexpr (std::is_same_v<I, int32_t> || std::is_same_v<I, int64_t>) {
+      std::fill(static_cast<I*>(array), static_cast<I*>(array) + length, static_cast<I>(value));
+    }
+  });
+}
+
+// How many elements each result array of one try starts with.
+struct ResultSizes {
+  int64_t guess;                            // an appended array's first capacity
+  int64_t fixedPositions;                   // values (and an inserted level's arrays) allocated in full, or -1
+  int inserted;                             // the inserted level, or -1
+  const std::vector<int64_t>& parentCount;  // positions above each level (-1: not known before)
+};
+
+// Allocates the result arrays of one try into the kernel's slots, each zeroed or filled as it
+// needs (a compute-only kernel gets the given structure's index arrays), and returns them,
+// owned until the kernel takes them over; `bytes` and `lengths` get each one's size and
+// elements by pointer slot, `countsPerParent` the levels whose pos the kernel fills with counts.
+std::vector<std::unique_ptr<void, ResultArrayDeleter>> allocateResultArrays(
+    const KernelABI& abi, const TensorStorage* structure, const ResultSizes& sizes, bool onHost,
+    std::vector<void*>& pointers, std::vector<int64_t>& integers, std::vector<size_t>& bytes,
+    std::vector<int64_t>& lengths, std::vector<bool>& countsPerParent) {
+  const int resultIndex = abi.result();
+  const notation::TensorVar& result = *abi.tensors[resultIndex];
+  const std::vector<int64_t>& parentCount = sizes.parentCount;
+  std::vector<std::unique_ptr<void, ResultArrayDeleter>> allocated;
+  for (const auto& a : abi.arrays) {
+    if (a.tensor != resultIndex) continue;
+    if (!abi.assembles && a.level >= 0) {
+      // Compute-only: the given structure is read, never written or grown.
+      const Buffer& given = structure->levelsAnywhere()[a.level].array(a.array);
+      pointers[a.slot] = given.data();
+      if (a.capacitySlot >= 0) integers[a.capacitySlot] = given.length();
+      continue;
+    }
+    int64_t capacity = !abi.assembles ? structure->values().length() : sizes.guess;
+    bool zero = false;
+    std::optional<int64_t> start;  // what an inserted level's array starts as
+    if (a.array == "vals" && sizes.fixedPositions >= 0) {
+      capacity = sizes.fixedPositions;
+      zero = !abi.resultOverwritten;
+    } else if (sizes.inserted >= 0 && a.level == sizes.inserted) {
+      capacity = sizes.fixedPositions;
+      start = result.format.levels()[a.level]->insertArrayStart(a.array);
+    } else if (a.array == "pos") {
+      zero = true;
+      countsPerParent[a.level] = std::count(abi.countedLevels.begin(), abi.countedLevels.end(), a.level) > 0;
+      if (parentCount[a.level] >= 0) {
+        // One more than the parents (2**63 - 1 parents leave no room: refused just below).
+        capacity = parentCount[a.level] + (parentCount[a.level] < std::numeric_limits<int64_t>::max());
+      }  // else the parents appear as the kernel appends above: it grows the array
+    }
+    // A dense prefix's positions follow from the shape alone, so they may exceed memory.
+    const size_t size = checkedArrayBytes(capacity, a.type, [&] {
+      return "result " + result.name + ": " +
+             (a.level < 0 ? "the values" : "array '" + a.array + "' of level " + std::to_string(a.level));
+    });
+    // A device kernel's result is written on the device (zeroed there): the host copy is
+    // overwritten by the download, or never touched while the result stays on the device.
+    allocated.emplace_back(allocateResultArray(size, zero && onHost));
+    if (start) fillIndexArray(allocated.back().get(), a.type, capacity, *start);
+    bytes[a.slot] = size;
+    lengths[a.slot] = capacity;
+    pointers[a.slot] = allocated.back().get();
+    if (a.capacitySlot >= 0) integers[a.capacitySlot] = capacity;
+  }
+  return allocated;
+}
+
+// The result arrays the kernel left in its slots, as Buffers in `owned` (freed with them), by
+// level and name; compute-only kernels' index arrays stay the given structure's.
+std::map<std::pair<int, std::string>, Buffer*> adoptResultArrays(const KernelABI& abi,
+                                                                 const std::vector<void*>& pointers,
+                                                                 const std::vector<int64_t>& integers,
+                                                                 const std::vector<int64_t>& lengths,
+                                                                 std::vector<Buffer>& owned) {
+  std::map<std::pair<int, std::string>, Buffer*> arrays;
+  owned.assign(abi.arrays.size(), Buffer());
+  for (size_t n = 0; n < abi.arrays.size(); ++n) {
+    const auto& a = abi.arrays[n];
+    if (a.tensor != abi.result()) continue;
+    if (!abi.assembles && a.level >= 0) continue;  // the structure's own arrays
+    // (A grown array's capacity is the kernel's to report; the others keep their allocation.)
+    int64_t capacity = a.capacitySlot >= 0 ? integers[a.capacitySlot] : lengths[a.slot];
+    owned[n] = adopt(a.type, capacity, pointers[a.slot]);
+    arrays[{a.level, a.array}] = &owned[n];
+  }
+  return arrays;
+}
+
 }  // namespace
 
 std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const KernelABI& abi,
@@ -195,13 +348,14 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
   for (const auto& e : abi.extents) {
     if (e.mode >= 0) {
       integers[e.slot] = extent(e.tensor, e.mode);
-    } else {  // a scalar of the level (a hashed level's buckets, a derived level's size)
+    } else if (e.tensor != resultIndex) {  // a scalar of the level (a hashed level's buckets, a derived level's size)
       integers[e.slot] = operands[e.tensor]->levelsAnywhere()[-1 - e.mode].scalar(e.scalar);
-    }
+    }  // (a result level's scalars are set below, before each try)
   }
 
   // Result arrays: dense levels are allocated in full and zeroed (unless the kernel stores every
-  // entry); appended arrays start with a capacity the kernel grows.
+  // entry), and so is an inserted level with the values under it; appended arrays start with a
+  // capacity the kernel grows.
   const auto& levels = result.format.levels();
   size_t order = levels.size();
   std::vector<int64_t> levelExtents = result.format.levelExtents(shape);
@@ -226,43 +380,6 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
     }
     if (!readsDeviceCopy(*structure)) naming(result, [&] { structure->checkStructure(); });
   }
-  // Until the kernel takes them over, result arrays are freed if a later allocation fails.
-  std::vector<std::unique_ptr<void, ResultArrayDeleter>> allocated;
-  std::vector<size_t> resultBytes(abi.pointerSlots, 0);  // by pointer slot
-  for (const auto& a : abi.arrays) {
-    if (a.tensor != resultIndex) continue;
-    if (!abi.assembles && a.level >= 0) {
-      // Compute-only: the given structure is read, never written or grown.
-      const Buffer& given = structure->levelsAnywhere()[a.level].array(a.array);
-      pointers[a.slot] = given.data();
-      if (a.capacitySlot >= 0) integers[a.capacitySlot] = given.length();
-      continue;
-    }
-    int64_t capacity = !abi.assembles ? structure->values().length() : guess;
-    bool zero = false;
-    if (a.array == "vals" && allDense) {
-      capacity = parentCount[order];
-      zero = !abi.resultOverwritten;
-    } else if (a.array == "pos") {
-      zero = true;
-      countsPerParent[a.level] = std::count(abi.countedLevels.begin(), abi.countedLevels.end(), a.level) > 0;
-      if (parentCount[a.level] >= 0) {
-        // One more than the parents (2**63 - 1 parents leave no room: refused just below).
-        capacity = parentCount[a.level] + (parentCount[a.level] < std::numeric_limits<int64_t>::max());
-      }  // else the parents appear as the kernel appends above: it grows the array
-    }
-    // A dense prefix's positions follow from the shape alone, so they may exceed memory.
-    const size_t bytes = checkedArrayBytes(capacity, a.type, [&] {
-      return "result " + result.name + ": " +
-             (a.level < 0 ? "the values" : "array '" + a.array + "' of level " + std::to_string(a.level));
-    });
-    // A device kernel's result is written on the device (zeroed there): the host copy is
-    // overwritten by the download, or never touched while the result stays on the device.
-    allocated.emplace_back(allocateResultArray(bytes, zero && onHost));
-    resultBytes[a.slot] = bytes;
-    pointers[a.slot] = allocated.back().get();
-    if (a.capacitySlot >= 0) integers[a.capacitySlot] = capacity;
-  }
   for (const auto& a : abi.arrays) {
     if (a.tensor == resultIndex) continue;
     const TensorStorage& s = *operands[a.tensor];
@@ -272,75 +389,72 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
       pointers[a.slot] = a.level < 0 ? s.values().data() : s.levels()[a.level].array(a.array).data();
     }
   }
+  // An inserted result level (Format::insertsResultLevel: hashed, under dense levels only)
+  // has all its positions before the kernel runs: parents times the W of its scalars, which
+  // come from the given structure, or are chosen here and grown while the kernel reports a
+  // full table (kTableFull). Each try allocates the result anew.
+  int inserted = -1;
+  for (size_t k = 0; k < order; ++k)
+    if (result.format.insertsResultLevel(static_cast<int>(k))) inserted = static_cast<int>(k);
+  LevelStorage insertedScalars;  // its scalars (in a LevelStorage for countPositions)
+  if (inserted >= 0 && abi.assembles) {
+    int64_t hint = insertEntriesHint(operands, parentCount[inserted], levelExtents[inserted], entry);
+    insertedScalars.scalars = levels[inserted]->insertScalars(hint);
+  } else if (inserted >= 0) {
+    insertedScalars.scalars = structure->levelsAnywhere()[inserted].scalars;
+  }
 
-  int64_t violations = 0;
-  if (abi.violationSlot >= 0) pointers[abi.violationSlot] = &violations;
-
-  for (auto& array : allocated) array.release();  // the kernel may reallocate them
   int32_t status = ir::kOk;
+  int64_t violations = 0;
+  std::vector<Buffer> owned(abi.arrays.size());
+  std::map<std::pair<int, std::string>, Buffer*> resultArrays;
+  std::shared_ptr<const DeviceCopy> deviceResult;
   int64_t entriesRead = 0;  // how many threads are worth waking (runtime/parallel_runtime.hpp)
   for (const auto& op : operands) entriesRead += op->valuesAnywhere().length();
   KernelThreadsScope threadCount(entriesRead);
   InterruptWatch interrupts;  // Ctrl-C from here on stops the kernel (runtime/interrupts.hpp)
-  std::shared_ptr<const DeviceCopy> deviceResult;
-  if (!onHost) {
-    status = runOnDevice(code, abi, operands, structure, pointers, integers, resultBytes, anyOnDevice, deviceResult);
-  } else if (abi.chunks.enabled) {
-    // The kernel computes the rows its caller asks for: all of them, or chunks in parallel.
-    const ChunkedAssembly& plan = abi.chunks;
-    auto var = std::find(abi.indexVars.begin(), abi.indexVars.end(), plan.indexVar);
-    auto [t, m] = abi.indexVarModes[var - abi.indexVars.begin()].front();
-    int64_t rows = extent(t, m);
-    integers[plan.beginSlot] = 0;
-    integers[plan.endSlot] = rows;
-    int threads = getNumThreads();
-    // On one thread the kernel appends straight into the result (chunks would add a copy).
-    if (threads > 1 && rows > 1) {
-      ChunkedCall call{entry, &plan, rows, 1, -1, result.indexType, {}};
-      for (int k = 1; k < plan.appendLevel; ++k) call.parentsPerRow *= levelExtents[k];
-      int64_t perEntry = 1;
-      for (size_t k = plan.appendLevel + 1; k < order; ++k) {
-        if (levels[k]->assembly() == LevelAssembly::Located) perEntry *= levelExtents[k];
+  for (;;) {
+    int64_t fixedPositions = allDense ? parentCount[order] : -1;  // values allocated in full
+    if (inserted >= 0) {
+      fixedPositions = levels[inserted]->countPositions(insertedScalars, parentCount[inserted]);
+      for (const auto& e : abi.extents)
+        if (e.tensor == resultIndex && e.mode == -1 - inserted) integers[e.slot] = insertedScalars.scalar(e.scalar);
+    }
+    std::vector<size_t> resultBytes(abi.pointerSlots, 0);     // by pointer slot
+    std::vector<int64_t> resultLengths(abi.pointerSlots, 0);  // elements allocated, by pointer slot
+    // Until the kernel takes them over, result arrays are freed if a later allocation fails.
+    std::vector<std::unique_ptr<void, ResultArrayDeleter>> allocated =
+        allocateResultArrays(abi, structure, ResultSizes{guess, fixedPositions, inserted, parentCount}, onHost,
+                             pointers, integers, resultBytes, resultLengths, countsPerParent);
+    violations = 0;
+    if (abi.violationSlot >= 0) pointers[abi.violationSlot] = &violations;
+
+    for (auto& array : allocated) array.release();  // the kernel may reallocate them
+    if (!onHost) {
+      status = runOnDevice(code, abi, operands, structure, pointers, integers, resultBytes, anyOnDevice, deviceResult);
+    } else if (abi.chunks.enabled) {
+      // The kernel computes the rows its caller asks for: all of them, or chunks in parallel.
+      const ChunkedAssembly& plan = abi.chunks;
+      auto var = std::find(abi.indexVars.begin(), abi.indexVars.end(), plan.indexVar);
+      auto [t, m] = abi.indexVarModes[var - abi.indexVars.begin()].front();
+      int64_t rows = extent(t, m);
+      integers[plan.beginSlot] = 0;
+      integers[plan.endSlot] = rows;
+      int threads = getNumThreads();
+      // On one thread the kernel appends straight into the result (chunks would add a copy).
+      if (threads > 1 && rows > 1) {
+        status = runChunks(entry, abi, operands, rows, threads, levelExtents, pointers, integers);
+        countsPerParent[plan.appendLevel] = false;  // the chunks turned them into offsets
+      } else {
+        status = entry(pointers.data(), integers.data());
       }
-      for (const auto& a : abi.arrays) {
-        if (a.tensor != resultIndex || a.capacitySlot < 0) continue;
-        if (a.array == "pos") {
-          call.posSlot = a.slot;
-        } else {
-          call.appended.push_back(AppendedArray{a.slot, a.capacitySlot, dtypeSize(a.type), a.level < 0 ? perEntry : 1});
-        }
-      }
-      // Row weights: the row pointers of an operand stored by the same rows (CSR-like).
-      for (const auto& [t, mode] : abi.indexVarModes[var - abi.indexVars.begin()]) {
-        if (t == resultIndex || call.rowWeights) continue;
-        const Format& f = abi.tensors[t]->format;
-        // The first level must hold the rows themselves (a BCSR operand's holds block rows,
-        // and its pos array counts those).
-        if (f.order() >= 2 && f.modeOrder()[0] == mode && f.levels()[0]->locatesEveryCoordinate() &&
-            f.levelMap()[0].kind == LevelCoordinate::Kind::Mode && f.levels()[1]->storesSegments()) {
-          const Buffer& pos = operands[t]->levels()[1].array("pos");
-          call.rowWeights = pos.data();
-          call.rowWeightType = pos.dtype();
-        }
-      }
-      status = runChunkedAssembly(call, threads, pointers, integers);
-      countsPerParent[plan.appendLevel] = false;  // the chunks turned them into offsets
     } else {
       status = entry(pointers.data(), integers.data());
     }
-  } else {
-    status = entry(pointers.data(), integers.data());
-  }
-  // From here on the result arrays belong to Buffers (freed with them), whatever happens.
-  std::vector<Buffer> owned(abi.arrays.size());
-  std::map<std::pair<int, std::string>, Buffer*> resultArrays;
-  for (size_t n = 0; n < abi.arrays.size(); ++n) {
-    const auto& a = abi.arrays[n];
-    if (a.tensor != resultIndex) continue;
-    if (!abi.assembles && a.level >= 0) continue;  // the structure's own arrays
-    int64_t capacity = a.capacitySlot >= 0 ? integers[a.capacitySlot] : 0;
-    owned[n] = adopt(a.type, capacity, pointers[a.slot]);
-    resultArrays[{a.level, a.array}] = &owned[n];
+    // From here on the result arrays belong to Buffers (freed with them), whatever happens.
+    resultArrays = adoptResultArrays(abi, pointers, integers, resultLengths, owned);
+    if (status != ir::kTableFull || violations != 0 || inserted < 0) break;
+    insertedScalars.scalars = levels[inserted]->largerInsertScalars(insertedScalars.scalars);
   }
   if (violations != 0) reportInvalidCoordinate(abi, operands);
   if (status == ir::kOutOfMemory) throw std::bad_alloc();
@@ -383,12 +497,16 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
     level.parentCount = positions;
     level.extent = levelExtents[k];
     level.countsPerParent = countsPerParent[k];
+    if (static_cast<int>(k) == inserted) level.scalars = insertedScalars.scalars;
     level.trim = trimmed;
     positions = levels[k]->finishAssembly(level, storageLevels[k]);
   }
   Buffer& vals = *resultArrays.at({-1, "vals"});
   Buffer values = trimmed(vals, positions);
-  recordResultEntries(entry, positions);
+  // (For an inserted level: its fullest segment, the size the next call's tables start from.)
+  int64_t entries = positions;
+  if (inserted >= 0) entries = levels[inserted]->fullestSegment(storageLevels[inserted], parentCount[inserted]);
+  recordResultEntries(entry, entries);
   auto storage = std::make_shared<TensorStorage>(result.format, shape, result.dtype, result.indexType,
                                                  std::move(storageLevels), std::move(values));
   storage->markValid();

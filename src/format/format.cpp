@@ -263,4 +263,22 @@ std::string Format::resultAssemblyProblem() const {
   return "";
 }
 
+bool Format::insertsResultLevel(int k) const {
+  if (levels_[k]->assembly() != LevelAssembly::Inserted || k + 1 != order_ || hasDerivedLevels()) return false;
+  for (int above = 0; above < k; ++above)
+    if (levels_[above]->assembly() != LevelAssembly::Located) return false;
+  return true;
+}
+
+Format Format::resultAssemblyFormat() const {
+  std::vector<LevelTypePtr> levels = levels_;
+  bool changed = false;
+  for (int k = 0; k < order_; ++k) {
+    if (levels_[k]->assembly() != LevelAssembly::Inserted || insertsResultLevel(k)) continue;
+    levels[k] = compressedLevel();
+    changed = true;
+  }
+  return changed ? Format(levels, modeOrder_) : *this;
+}
+
 }  // namespace coiter

@@ -45,10 +45,18 @@ class Format {
   // hold duplicate coordinates (COO).
   bool holdsDuplicates() const;
   // Why a kernel cannot compute a result in this format, or "" when it can: levels located
-  // (dense) or appended (compressed, singleton below an appended level) or inserted (hashed,
-  // which callers assemble as compressed and pack), no appended level below a located one
-  // below an appended one, and no derived levels (DIA, ELL, BCSR).
+  // (dense), appended (compressed, singleton below an appended level) or inserted (hashed;
+  // see resultAssemblyFormat), and no derived levels (DIA, ELL, BCSR).
   std::string resultAssemblyProblem() const;
+  // Whether a kernel computing a result in this format inserts level k in one pass: an
+  // inserted level (hashed) with every level above it located (dense), so that its parents
+  // and their storage exist before the kernel runs, and no level below it.
+  bool insertsResultLevel(int k) const;
+  // The format a kernel computes a result of this format in: the format itself, or, where an
+  // inserted level is not inserted in one pass (insertsResultLevel: `hs`, a hashed level
+  // under a compressed one), the format with that level compressed; its caller packs the
+  // result into this format after the call.
+  Format resultAssemblyFormat() const;
   // Checks a tensor shape against the format (order, block divisibility).
   void checkShape(const std::vector<int64_t>& shape) const;
 

@@ -21,6 +21,7 @@ Var lookup(const std::map<std::string, Var>& vars, const std::string& name) {
 Var LevelKernelVars::array(const std::string& name) const { return lookup(arrays, name); }
 Var LevelKernelVars::capacity(const std::string& name) const { return lookup(capacities, name); }
 Var LevelKernelVars::scalar(const std::string& name) const { return lookup(scalars, name); }
+Var LevelKernelVars::scratchArray(const std::string& name) const { return lookup(scratch, name); }
 
 Buffer& AssembledLevel::array(const std::string& name) const {
   auto it = arrays.find(name);
@@ -80,5 +81,27 @@ Stmt LevelType::openSegments(const LevelKernelVars&, const Expr&, const Expr&, L
 int64_t LevelType::finishAssembly(const AssembledLevel&, LevelStorage&) const {
   throw CompileError("a " + name() + " level cannot be computed by a kernel");
 }
+
+std::map<std::string, int64_t> LevelType::insertScalars(int64_t) const {
+  throw CompileError("a " + name() + " level is not inserted into");
+}
+
+std::map<std::string, int64_t> LevelType::largerInsertScalars(const std::map<std::string, int64_t>&) const {
+  throw CompileError("a " + name() + " level is not inserted into");
+}
+
+int64_t LevelType::insertArrayStart(const std::string&) const { return 0; }
+
+int64_t LevelType::fullestSegment(const LevelStorage&, int64_t) const {
+  throw CompileError("a " + name() + " level is not inserted into");
+}
+
+Stmt LevelType::startInserts(const LevelKernelVars&, const Expr&) const { return nullptr; }
+
+Expr LevelType::insert(const LevelKernelVars&, const Expr&, const Expr&, LevelCode&) const {
+  throw CompileError("lowering: a " + name() + " level is not inserted into");
+}
+
+Expr LevelType::insertsFull(const LevelKernelVars&) const { return nullptr; }
 
 }  // namespace coiter

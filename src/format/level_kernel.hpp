@@ -36,11 +36,13 @@ struct LevelKernelVars {
   std::map<std::string, ir::Var> arrays;      // kernelArrays(), by name
   std::map<std::string, ir::Var> capacities;  // result levels: elements each grown array holds
   std::map<std::string, ir::Var> scalars;     // kernelScalars(), by name
+  std::map<std::string, ir::Var> scratch;     // inserted result levels: insertScratch(), by name
   ir::Expr extent;                            // range of the level's coordinates
   // The named array or scalar, or null when the level has none by that name.
   ir::Var array(const std::string& name) const;
   ir::Var capacity(const std::string& name) const;
   ir::Var scalar(const std::string& name) const;
+  ir::Var scratchArray(const std::string& name) const;
 };
 
 // The positions [begin, end) a level's segment under a parent spans. `single`: exactly one
@@ -72,16 +74,17 @@ enum class LevelAssembly {
   Located,        // positions follow from the parent's and the coordinate; allocated in full (dense)
   Appended,       // entries appended in coordinate order, segments bounded by pos (compressed)
   AppendedBelow,  // coordinates appended beside the level above, sharing its positions (singleton)
-  Inserted,       // entries inserted in any order (hashed): workspaces only, not results yet
+  Inserted,       // entries inserted in any order into storage sized before the kernel (hashed)
 };
 inline bool isAppended(LevelAssembly a) { return a == LevelAssembly::Appended || a == LevelAssembly::AppendedBelow; }
 
 // A result level's arrays as the kernel left them, and what the runtime makes of them.
 struct AssembledLevel {
-  std::map<std::string, Buffer*> arrays;  // the kernel's grown arrays, by name
-  int64_t parentCount = 0;                // positions of the level above (1 above the top)
-  int64_t extent = 0;                     // range of the level's coordinates
-  bool countsPerParent = false;           // pos holds each parent's count, not offsets
+  std::map<std::string, Buffer*> arrays;   // the kernel's grown arrays, by name
+  int64_t parentCount = 0;                 // positions of the level above (1 above the top)
+  int64_t extent = 0;                      // range of the level's coordinates
+  bool countsPerParent = false;            // pos holds each parent's count, not offsets
+  std::map<std::string, int64_t> scalars;  // inserted levels: the scalars the kernel ran with
   // The first `length` elements of a kernel's array as the level's array (the rest given
   // back to the system).
   std::function<Buffer(const Buffer& array, int64_t length)> trim;

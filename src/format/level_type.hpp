@@ -215,6 +215,34 @@ class LevelType {
   // After the kernel: the level's arrays trimmed into `out`; returns its position count.
   virtual int64_t finishAssembly(const AssembledLevel& in, LevelStorage& out) const;
 
+  // ---- Inserted levels in a result (LevelAssembly::Inserted; Format::insertsResultLevel) ----
+  // The kernel inserts each entry where the level puts it, into arrays the call allocated
+  // before the kernel ran: countPositions() elements each, for the scalars the call chose,
+  // every element starting as insertArrayStart(array). When a segment reaches its load limit
+  // the kernel returns kTableFull and the call reruns it with largerInsertScalars().
+  //
+  // The level's scalars for a kernel's first try, when about `entriesPerParent` entries go
+  // under each parent.
+  virtual std::map<std::string, int64_t> insertScalars(int64_t entriesPerParent) const;
+  // The scalars of the next try after `tried` met a full segment.
+  virtual std::map<std::string, int64_t> largerInsertScalars(const std::map<std::string, int64_t>& tried) const;
+  // The value every element of the level's kernel array `array` starts as.
+  virtual int64_t insertArrayStart(const std::string& array) const;
+  // The most entries a parent's segment holds (the next call's first try is sized for it).
+  virtual int64_t fullestSegment(const LevelStorage& s, int64_t parentCount) const;
+  // Int64 arrays the kernel keeps for the level while it inserts (the lowerer declares them
+  // into LevelKernelVars::scratch and frees them when the kernel ends).
+  virtual std::vector<std::string> insertScratch() const { return {}; }
+  // IR, before the first insert: the scratch arrays allocated for `parents` parents.
+  virtual ir::Stmt startInserts(const LevelKernelVars& vars, const ir::Expr& parents) const;
+  // IR: the position of `coord` under `parent`, stored there first when it is new; -1 when
+  // the parent's segment is at its load limit (the kernel then returns kTableFull).
+  virtual ir::Expr insert(const LevelKernelVars& vars, const ir::Expr& parent, const ir::Expr& coord,
+                          LevelCode& code) const;
+  // IR: whether some insert found its segment full (for inserts inside a parallel loop, which
+  // cannot return: the kernel checks this after the loop).
+  virtual ir::Expr insertsFull(const LevelKernelVars& vars) const;
+
  protected:
   explicit LevelType(LevelProperties defaults) : props_(defaults), defaults_(defaults) {}
   virtual std::shared_ptr<LevelType> clone() const = 0;

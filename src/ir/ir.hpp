@@ -38,13 +38,16 @@ inline Type pointerTo(DType t) { return Type{t, true}; }
 // kBoundViolated: an extent differs from what a bound() of the schedule promised.
 // kUnorderedWorkspace: a compressed workspace was given its coordinates out of order.
 // kInterrupted: the user asked the kernel to stop (Ctrl-C) before it finished.
+// kTableFull: an inserted result level (hashed) met a segment at its load limit; the caller
+// reruns the kernel with larger tables (LevelType::largerInsertScalars).
 enum KernelStatus : int32_t {
   kOk = 0,
   kOutOfMemory = 1,
   kStructureMismatch = 2,
   kBoundViolated = 3,
   kUnorderedWorkspace = 4,
-  kInterrupted = 5
+  kInterrupted = 5,
+  kTableFull = 6
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -38,6 +38,8 @@ void Lowerer::enterResultLevels(std::vector<Stmt>& out) {
     if (bound == coords_.end()) break;
     if (groupOfLevel_[k] >= 0) {
       result_.pos[k] = ir::ref(groups_[groupOfLevel_[k]].count);
+    } else if (k == insertedLevel_) {
+      result_.pos[k] = nullptr;  // found (and claimed) by each store: updateResultEntry
     } else {
       result_.pos[k] = locatePosition(result_, k, bound->second, out);
     }
@@ -73,6 +75,45 @@ Expr Lowerer::resultPosition() const {
     throw CompileError("lowering: the result " + resultTensor_->name + " is written before all its indices are bound");
   }
   return result_.pos[order - 1];
+}
+
+Stmt Lowerer::updateResultEntry(const notation::Operator* op, const Expr& value) {
+  if (insertedLevel_ < 0) return updateResult(op, resultPosition(), value);
+  // An inserted last level (hashed): each store finds the entry's position in its parent's
+  // table, claiming an empty bucket when the entry is new, so the loops may visit the
+  // result's coordinates in any order and revisit them (sums accumulate in place).
+  resultPosition();  // (checks that every index is bound)
+  const int k = insertedLevel_;
+  const LevelType& type = levelOf(k);
+  const LevelKernelVars& vars = result_.vars->levels[k];
+  Expr parent = k > 0 ? result_.pos[k - 1] : intLit(0);
+  Expr coord = coords_.at(result_.levelVars[k]);
+  std::vector<Stmt> out;
+  LevelCode code{"p" + resultTensor_->name + std::to_string(k + 1),
+                 [this](const std::string& base) { return freshName(base); }, out};
+  if (!assemble_) {
+    // Compute-only: the entry must be in the given tables.
+    Expr at = type.locate(vars, parent, coord, code);
+    out.push_back(ifThen(binary(BinaryOp::Lt, at, intLit(0)), ret(kStructureMismatch)));
+    out.push_back(updateResult(op, at, value));
+    return block(std::move(out));
+  }
+  // A store of zero where zero changes nothing (the values start at zero; a plain store
+  // writes an entry once) inserts no entry: what SciPy stores, except for sums that cancel.
+  const DType dtype = resultTensor_->dtype;
+  Var v = makeVar(freshName(resultTensor_->name + "_value"), scalar(dtype));
+  Expr at = type.insert(vars, parent, coord, code);
+  Expr full = binary(BinaryOp::Lt, at, intLit(0));
+  if (parallelDepth_ == 0) {
+    out.push_back(ifThen(full, ret(kTableFull)));
+    out.push_back(updateResult(op, at, ir::ref(v)));
+  } else {
+    // (A parallel loop cannot return: the kernel checks the level after the loop.)
+    out.push_back(ifThen(logicalNot(full), updateResult(op, at, ir::ref(v))));
+  }
+  Stmt insert = block(std::move(out));
+  if (!op || op->zeroIsIdentity) insert = ifThen(binary(BinaryOp::Ne, ir::ref(v), zeroOf(dtype)), insert);
+  return block({declare(v, value), insert});
 }
 
 Stmt Lowerer::beginResultEntry(const std::string& var, bool writesResult, bool accumulates, Var& startVar) {

@@ -85,7 +85,7 @@ Lowerer::ParallelPlan Lowerer::planLoop(const cin::ForallNode& f, const std::str
   if (tags->unit == ParallelUnit::None || f.var == chunkedLoop_) return plan;
   // A compute-only kernel (out= with a given sparse structure) checks the structure entry by
   // entry in order: its loops over the result's rows run serially.
-  if (!assemble_ && !groups_.empty() && writesResult(f.body)) return plan;
+  if (!assemble_ && (!groups_.empty() || insertedLevel_ >= 0) && writesResult(f.body)) return plan;
   // (The schedule's legality check has refused every tagged loop that cannot be lowered so:
   // schedule/legality.hpp. A merge would need while loops, which no unit divides.)
   if (!forForm) throw CompileError("lowering: the parallel loop '" + f.var + "' coiterates several operands");

@@ -116,8 +116,8 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
     const auto& a = cin::as<cin::AssignNode>(f.body);
     const auto& lhs = a.lhs->indices;
     bool rowOnly = std::find(lhs.begin(), lhs.end(), bound[1]) == lhs.end();
-    if (a.lhs->tensor == resultTensor_ && a.accumulate == &nt::addOp() && groups_.empty() && trailingDense_ < 0 &&
-        rowOnly) {
+    if (a.lhs->tensor == resultTensor_ && a.accumulate == &nt::addOp() && groups_.empty() && insertedLevel_ < 0 &&
+        trailingDense_ < 0 && rowOnly) {
       sum = &a;
     }
   }

@@ -82,9 +82,13 @@ TensorVars& Lowerer::addTensor(const notation::TensorVarPtr& t, bool result) {
       throw CompileError("lowering: level " + std::to_string(k + 1) + " of " + t->name + " (" + type.name() +
                          ") stores a coordinate the compiler cannot derive");
     }
-    if (result && !isAppended(type.assembly()) && type.assembly() != LevelAssembly::Located) {
-      throw FormatError("computing a result with a " + type.name() + " level is not supported yet (tensor " + t->name +
-                        "); choose a dense or compressed result format");
+    const bool inserted = result && format.insertsResultLevel(static_cast<int>(k));
+    if (result && !isAppended(type.assembly()) && type.assembly() != LevelAssembly::Located && !inserted) {
+      std::string instead = type.assembly() == LevelAssembly::Inserted ? format.resultAssemblyFormat().str() : "";
+      throw FormatError("a kernel cannot compute the " + type.name() + " level " + std::to_string(k + 1) +
+                        " of the result " + t->name + " (format " + format.str() + ")" +
+                        (instead.empty() ? "; choose a dense or compressed result format"
+                                         : ": compute it in format " + instead + " and convert it with asformat()"));
     }
     for (const LevelKernelArray& array : type.kernelArrays()) {
       level.arrays[array.name] = pointerParam(prefix + "_" + array.name, t->indexType, static_cast<int>(k), array.name);
@@ -97,11 +101,16 @@ TensorVars& Lowerer::addTensor(const notation::TensorVarPtr& t, bool result) {
       level.scalars[scalar.name] = integerParam(prefix + "_" + scalar.suffix, false);
       abi_.extents.push_back(ExtentSlot{vars->index, -1 - static_cast<int>(k), params_.back().slot, scalar.name});
     }
+    if (inserted && assemble_) {
+      for (const std::string& name : type.insertScratch())
+        level.scratch[name] = makeVar(freshName(prefix + "_" + name), pointerTo(DType::Int64));
+    }
   }
   vars->vals = pointerParam(t->name + "_vals", t->dtype, -1, "vals");
-  // Appended values grow; an all-dense result is allocated in full by the caller.
-  bool grows = std::any_of(levels.begin(), levels.end(),
-                           [](const LevelTypePtr& l) { return l->assembly() != LevelAssembly::Located; });
+  // Appended values grow; the values of located and inserted levels are allocated in full by
+  // the caller.
+  bool grows =
+      std::any_of(levels.begin(), levels.end(), [](const LevelTypePtr& l) { return isAppended(l->assembly()); });
   if (result && grows) {
     vars->valsCap = integerParam(t->name + "_vals_capacity", true);
     abi_.arrays.back().capacitySlot = params_.back().slot;
@@ -220,6 +229,10 @@ void Lowerer::planResultAssembly() {
   for (size_t k = 0; k < levels.size(); ++k) {
     LevelAssembly assembly = levels[k]->assembly();
     if (assembly == LevelAssembly::Located) continue;
+    if (assembly == LevelAssembly::Inserted) {  // the last level, under located ones (addTensor)
+      planResultInserts(static_cast<int>(k));
+      continue;
+    }
     if (assembly == LevelAssembly::AppendedBelow) {  // joins the group above
       groups_.back().last = static_cast<int>(k);
       groupOfLevel_[k] = static_cast<int>(groups_.size()) - 1;
@@ -249,6 +262,20 @@ void Lowerer::planResultAssembly() {
     throw FormatError("out: reusing the structure of a " + resultTensor_->format.str() +
                       " result (dense levels below a compressed one) is not supported yet");
   }
+}
+
+void Lowerer::planResultInserts(int level) {
+  insertedLevel_ = level;
+  if (!assemble_) return;  // a compute-only kernel locates the entries in the given tables
+  // The level's scratch arrays live for the whole kernel; a full table found inside a
+  // parallel loop (which cannot return) is reported after the computation.
+  const LevelKernelVars& vars = result_.vars->levels[level];
+  Expr parents = intLit(1);
+  for (int k = 0; k < level; ++k) parents = binary(BinaryOp::Mul, parents, result_.vars->levels[k].extent);
+  for (const auto& [name, scratch] : vars.scratch) prologue_.push_back(declare(scratch, nullptr));
+  prologue_.push_back(levelOf(level).startInserts(vars, parents));
+  if (Expr full = levelOf(level).insertsFull(vars)) epilogue_.push_back(ifThen(full, ret(kTableFull)));
+  for (const auto& [name, scratch] : vars.scratch) epilogue_.push_back(freeBuffer(scratch));
 }
 
 ir::Expr Lowerer::blockSize() const {

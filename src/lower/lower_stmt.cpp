@@ -109,7 +109,7 @@ Stmt Lowerer::lowerAssign(const cin::AssignNode& a) {
     if (a.accumulate) value = binary(irOpOf(*a.accumulate), ir::ref(temp), value);
     return assign(temp, value);
   }
-  return updateResult(a.accumulate, resultPosition(), value);
+  return updateResultEntry(a.accumulate, value);
 }
 
 Stmt Lowerer::updateResult(const nt::Operator* op, Expr p, Expr value) {

@@ -116,6 +116,9 @@ class Lowerer {
   TensorVars& addTensor(const notation::TensorVarPtr& t, bool result);
   void registerAccesses(const cin::Stmt& s);
   void planResultAssembly();
+  // A result level inserted in one pass (Format::insertsResultLevel): its scratch arrays.
+  void planResultInserts(int level);
+  int insertedLevel_ = -1;  // that level, or -1
   ir::Expr extentOf(const std::string& indexVar) const;
   ir::Expr blockSize() const;  // values per appended entry (dense levels below the groups)
   std::string freshName(const std::string& base);
@@ -373,6 +376,9 @@ class Lowerer {
   ir::Stmt reserveResultRoom(const std::string& var, const ir::Expr& steps, bool writesResult);
   int reservedGroup_ = -1;
   ir::Expr resultPosition() const;
+  // result(entry) op= value at the entry the bound coordinates name: located, or inserted
+  // into the result's inserted level.
+  ir::Stmt updateResultEntry(const notation::Operator* op, const ir::Expr& value);
   const LevelType& levelOf(int resultLevel) const;     // a level of the result
   bool appendsResultAt(const std::string& var) const;  // a result append group ends at var
   ir::Stmt checkResultEntry(const AppendGroup& group);

@@ -516,7 +516,7 @@ class Checker {
     if (!tags || tags->unit == ParallelUnit::None || f.var == chunkedLoop_) return;
     // A compute-only kernel checks the given structure entry by entry, in order: its loops
     // over the result's entries run serially.
-    if (!assemble_ && !groups_.empty() && writesResult(f.body)) return;
+    if (!assemble_ && (!groups_.empty() || insertedLevel_ >= 0) && writesResult(f.body)) return;
     bool threads = tags->unit == ParallelUnit::CpuThread;
     bool gpu = isGpuUnit(tags->unit);
     std::string command =
@@ -539,12 +539,35 @@ class Checker {
       fail(command + ": the loop appends entries to the sparse result " + result_->name +
            "; sparse results are assembled in parallel only by the outermost loop over their rows");
     }
+    if (writesResult(f.body) && insertedLevel_ >= 0) requireOwnTables(f, root, gpu, repeats, command);
     if (threads || gpu) requirePrivateTemporaries(f, *tags, command);
     if (racesOnResult(f.body, root) || repeats) requireRaceStrategy(f, root, *tags, repeats, command);
     if (gpu)
       gpuUnit_ = tags->unit;
     else if (threads)
       ++parallelDepth_;
+  }
+
+  // A parallel loop around inserts into the result's hashed level: each iteration must insert
+  // into tables no other iteration touches, those of the parents its one variable determines
+  // (the index of a dense result level above the hashed one), each coordinate met once. A
+  // loop over positions of fused loops binds two variables: a row may span two iterations.
+  void requireOwnTables(const cin::ForallNode& f, const std::string& root, bool gpu, bool repeats,
+                        const std::string& command) const {
+    if (gpu) {
+      fail(command + ": the loop inserts entries into the sparse result " + result_->name +
+           "; target='cuda' does not assemble sparse results yet (compute into a given structure with out=, or "
+           "choose a dense result)");
+    }
+    const std::vector<std::string> bound = s_.boundVariables(root);
+    const std::vector<std::string> above(resultVars_.begin(), resultVars_.begin() + insertedLevel_);
+    if (bound.size() != 1 || !contains(above, bound[0]) || repeats) {
+      fail(command + ": iterations would insert into the same hash tables of the result " + result_->name +
+           " (format " + result_->format.str() + "; " +
+           (repeats ? "the loop visits the positions of a non-unique level, whose coordinates repeat"
+                    : "the loop's iterations are not the indices of a dense level above its hashed level") +
+           "); parallelize a loop over the result's dense levels");
+    }
   }
 
   // Temporaries a parallel loop writes must be declared inside it: declared outside, they are
@@ -630,6 +653,10 @@ class Checker {
     for (size_t k = 0; k < levels.size(); ++k) {
       LevelAssembly assembly = levels[k]->assembly();
       if (assembly == LevelAssembly::Located) continue;
+      if (assembly == LevelAssembly::Inserted) {  // in one pass (Format::insertsResultLevel)
+        insertedLevel_ = static_cast<int>(k);
+        continue;
+      }
       if (assembly == LevelAssembly::AppendedBelow && !groups_.empty()) {
         groups_.back().last = static_cast<int>(k);
         continue;
@@ -747,6 +774,7 @@ class Checker {
   std::vector<std::string> resultVars_;  // the index variable of each result level
   int resultEntered_ = 0;
   std::vector<AppendGroup> groups_;
+  int insertedLevel_ = -1;                     // the result's inserted (hashed) level, or -1
   std::set<std::string> bound_;                // index variables bound by the loops around
   std::vector<std::string> open_;              // original variables of the loops around
   std::set<std::string> restricted_;           // variables restricted to a block

@@ -6,6 +6,7 @@
 // W is the smallest power of two that keeps the fullest segment at most half full. A table
 // therefore never loses an entry, and locate stops after one full wrap even in a full table.
 #include <algorithm>
+#include <functional>
 
 #include "format/level_kernel.hpp"
 #include "format/levels/level_checks.hpp"
@@ -33,7 +34,7 @@ class HashedLevel final : public LevelType {
 
   // In kernels: segment p is the W buckets [p*W, (p+1)*W), empty ones holding -1; a
   // coordinate is located by linear probing from bucket coord % W (at most W probes; -1 when
-  // absent). Workspaces insert into hashed levels; results do not yet.
+  // absent). A result level inserts in the same probe, claiming the empty bucket it ends at.
   std::vector<LevelKernelArray> kernelArrays() const override { return {{"crd", false}}; }
   std::vector<LevelKernelScalar> kernelScalars() const override { return {{"size", "buckets"}}; }
   std::optional<PositionRange> positionRange(const LevelKernelVars& vars, const LevelParent& parent) const override {
@@ -44,30 +45,80 @@ class HashedLevel final : public LevelType {
   }
   ir::Expr locate(const LevelKernelVars& vars, const ir::Expr& parent, const ir::Expr& coord,
                   LevelCode& code) const override {
-    using namespace ir;
-    const Type index = ir::scalar(DType::Int64);
-    Expr w = ir::ref(vars.scalar("size"));
-    Var base = makeVar(code.freshName(code.name + "_base"), index);
-    Var bucket = makeVar(code.freshName(code.name + "_bucket"), index);
-    Var step = makeVar(code.freshName(code.name + "_probe"), index);
-    Var found = makeVar(code.freshName(code.name), index);
-    Var stored = makeVar(code.freshName(code.name + "_crd"), index);
-    Expr slot = binary(BinaryOp::Add, ir::ref(base), ir::ref(bucket));
-    Expr next = binary(BinaryOp::Add, ir::ref(bucket), intLit(1));
-    code.out.push_back(declare(base, binary(BinaryOp::Mul, parent, w)));
-    code.out.push_back(declare(bucket, binary(BinaryOp::Rem, coord, w)));
-    code.out.push_back(declare(found, intLit(-1)));
-    Stmt probe = block({
-        declare(stored, cast(index, load(vars.array("crd"), slot))),
-        ifThen(binary(BinaryOp::Eq, ir::ref(stored), coord), block({assign(found, slot), breakLoop()})),
-        ifThen(binary(BinaryOp::Eq, ir::ref(stored), intLit(-1)), breakLoop()),
-        assign(bucket, select(binary(BinaryOp::Eq, next, w), intLit(0), next)),
-    });
-    code.out.push_back(forLoop(step, intLit(0), w, probe));
-    return ir::ref(found);
+    return probe(vars, parent, coord, code, nullptr);
   }
   bool locateMayMiss() const override { return true; }
   LevelAssembly assembly() const override { return LevelAssembly::Inserted; }
+
+  // In a result: W is chosen before the kernel runs (it is the stride of every parent's table).
+  // A parent's table takes entries up to its load limit, W/2, or W itself for the requested
+  // bucket count; the next W is then what bucketCountFor chooses for one entry more than
+  // the limit, so that the W a kernel ends with is the one pack() chooses for the same
+  // entries whenever the first try's W was not larger. Each parent's entry count is kept
+  // in a scratch array, counts[p + 1]; counts[0] counts the inserts that found their table
+  // full.
+  std::map<std::string, int64_t> insertScalars(int64_t entriesPerParent) const override {
+    return {{"size", bucketCountFor(buckets_, buckets_ > 0 ? 0 : entriesPerParent)}};
+  }
+  std::map<std::string, int64_t> largerInsertScalars(const std::map<std::string, int64_t>& tried) const override {
+    const int64_t w = tried.at("size");
+    return {{"size", bucketCountFor(0, loadLimit(w) + 1)}};
+  }
+  int64_t insertArrayStart(const std::string&) const override { return -1; }  // empty buckets
+  int64_t fullestSegment(const LevelStorage& s, int64_t parentCount) const override {
+    const Buffer& crd = s.array("crd");
+    const int64_t w = s.scalar("size");
+    int64_t fullest = 0;
+    dispatchDType(crd.dtype(), [&](auto* tag) {
+      using I = std::remove_pointer_t<decltype(tag)>;
+      if constexpr (std::is_same_v<I, int32_t> || std::is_same_v<I, int64_t>) {
+        const I* c = crd.as<I>();
+        for (int64_t p = 0; p < parentCount; ++p)
+          fullest = std::max<int64_t>(fullest, std::count_if(c + p * w, c + (p + 1) * w, [](I x) { return x >= 0; }));
+      }
+    });
+    return fullest;
+  }
+  std::vector<std::string> insertScratch() const override { return {"counts"}; }
+  ir::Stmt startInserts(const LevelKernelVars& vars, const ir::Expr& parents) const override {
+    return ir::allocate(vars.scratchArray("counts"), ir::binary(ir::BinaryOp::Add, parents, ir::intLit(1)), true);
+  }
+  ir::Expr insert(const LevelKernelVars& vars, const ir::Expr& parent, const ir::Expr& coord,
+                  LevelCode& code) const override {
+    using namespace ir;
+    const Type index = ir::scalar(DType::Int64);
+    Var counts = vars.scratchArray("counts");
+    Var crd = vars.array("crd");
+    Expr w = ir::ref(vars.scalar("size"));
+    Expr half = binary(BinaryOp::Div, w, intLit(2));
+    // (Only the first try runs with the requested count: every larger W is a power of two above it.)
+    Expr limit = buckets_ > 0 ? select(binary(BinaryOp::Eq, w, intLit(buckets_)), w, half) : half;
+    Expr counted = binary(BinaryOp::Add, parent, intLit(1));
+    auto claim = [&](const Expr& slot, const Var& found) {
+      Var entries = makeVar(code.freshName(code.name + "_entries"), index);
+      Stmt take =
+          block({store(crd, slot, cast(ir::scalar(crd->type.elem), coord)),
+                 store(counts, counted, binary(BinaryOp::Add, ir::ref(entries), intLit(1))), assign(found, slot)});
+      return block(
+          {declare(entries, load(counts, counted)), ifThen(binary(BinaryOp::Lt, ir::ref(entries), limit), take)});
+    };
+    Expr found = probe(vars, parent, coord, code, claim);
+    // Not found and not claimed: the table is at its limit (or, at the requested count, has
+    // no empty bucket left).
+    code.out.push_back(
+        ifThen(binary(BinaryOp::Eq, found, intLit(-1)), atomicUpdate(BinaryOp::Add, counts, intLit(0), intLit(1))));
+    return found;
+  }
+  ir::Expr insertsFull(const LevelKernelVars& vars) const override {
+    return ir::binary(ir::BinaryOp::Ne, ir::load(vars.scratchArray("counts"), ir::intLit(0)), ir::intLit(0));
+  }
+  int64_t finishAssembly(const AssembledLevel& in, LevelStorage& out) const override {
+    const int64_t w = in.scalars.at("size");
+    const int64_t positions = checkedProduct(in.parentCount, w, name());
+    out.scalars["size"] = w;
+    out.arrays["crd"] = in.trim(in.array("crd"), positions);
+    return positions;
+  }
 
   PackOutput pack(const PackInput& in) const override {
     // Group first, to know the fullest segment before choosing W.
@@ -154,6 +205,38 @@ class HashedLevel final : public LevelType {
 
  protected:
   std::shared_ptr<LevelType> clone() const override { return std::make_shared<HashedLevel>(*this); }
+
+ private:
+  // The entries a table of W buckets takes in a result before it counts as full.
+  int64_t loadLimit(int64_t w) const { return buckets_ > 0 && w == buckets_ ? w : w / 2; }
+
+  // Linear probing from bucket coord % W, at most W probes: the position of `coord` under
+  // `parent`, or -1. At an empty bucket, `atEmpty(slot, found)` may claim it (inserts).
+  ir::Expr probe(const LevelKernelVars& vars, const ir::Expr& parent, const ir::Expr& coord, LevelCode& code,
+                 const std::function<ir::Stmt(const ir::Expr&, const ir::Var&)>& atEmpty) const {
+    using namespace ir;
+    const Type index = ir::scalar(DType::Int64);
+    Expr w = ir::ref(vars.scalar("size"));
+    Var base = makeVar(code.freshName(code.name + "_base"), index);
+    Var bucket = makeVar(code.freshName(code.name + "_bucket"), index);
+    Var step = makeVar(code.freshName(code.name + "_probe"), index);
+    Var found = makeVar(code.freshName(code.name), index);
+    Var stored = makeVar(code.freshName(code.name + "_crd"), index);
+    Expr slot = binary(BinaryOp::Add, ir::ref(base), ir::ref(bucket));
+    Expr next = binary(BinaryOp::Add, ir::ref(bucket), intLit(1));
+    code.out.push_back(declare(base, binary(BinaryOp::Mul, parent, w)));
+    code.out.push_back(declare(bucket, binary(BinaryOp::Rem, coord, w)));
+    code.out.push_back(declare(found, intLit(-1)));
+    Stmt empty = atEmpty ? block({atEmpty(slot, found), breakLoop()}) : breakLoop();
+    Stmt body = block({
+        declare(stored, cast(index, load(vars.array("crd"), slot))),
+        ifThen(binary(BinaryOp::Eq, ir::ref(stored), coord), block({assign(found, slot), breakLoop()})),
+        ifThen(binary(BinaryOp::Eq, ir::ref(stored), intLit(-1)), empty),
+        assign(bucket, select(binary(BinaryOp::Eq, next, w), intLit(0), next)),
+    });
+    code.out.push_back(forLoop(step, intLit(0), w, body));
+    return ir::ref(found);
+  }
 };
 
 }  // namespace
