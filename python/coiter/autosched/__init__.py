@@ -1,0 +1,5 @@
+"""coiter's autoscheduler (docs/autoscheduling.md)."""
+
+from .frontier import frontier
+
+__all__ = ["frontier"]
