@@ -67,7 +67,9 @@ std::string Frontier::report(bool all) const {
     std::string s = "  #" + std::to_string(k) + "  " + c.program.toString() + "\n";
     s += "       cost: " + toString(c.cost, false) + "\n";
     for (const auto& stage : c.lowering.stages) {
-      s += "       kernel: " + notation::toString(stage.statement) +
+      std::string formats;
+      for (const auto& [name, format] : stage.formats()) formats += (formats.empty() ? "" : " ") + name + ":" + format;
+      s += "       kernel: " + notation::toString(stage.statement) + "   formats " + formats +
            "   schedule: " + (stage.schedule.empty() ? "(default)" : stage.schedule) + "\n";
     }
     return s;

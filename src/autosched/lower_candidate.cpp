@@ -154,6 +154,19 @@ std::string twoFormatsOfOneTensor(const nt::Assignment& a) {
 
 }  // namespace
 
+std::vector<std::pair<std::string, std::string>> KernelStage::formats() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  auto add = [&](const nt::TensorVar& t) {
+    bool seen = std::any_of(out.begin(), out.end(), [&](const auto& f) { return f.first == t.name; });
+    if (t.order() > 0 && !seen) out.emplace_back(t.name, t.format.str());
+  };
+  add(*statement.lhs->tensor);
+  nt::forEachSubexpression(statement.rhs, [&](const nt::Expr& e) {
+    if (e->kind == nt::ExprKind::Access) add(*static_cast<const nt::AccessNode&>(*e).tensor);
+  });
+  return out;
+}
+
 Lowering lowerCandidate(const ProductStatement& s, const Candidate& c, const LegalityCheck& legal) {
   Lowering out = Lowerer(s, c).lower();
   for (size_t k = 0; k < out.stages.size(); ++k) {

@@ -8,6 +8,7 @@
 #pragma once
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "autosched/candidate_program.hpp"
@@ -19,6 +20,8 @@ namespace coiter::autosched {
 struct KernelStage {
   notation::Assignment statement;  // its tensors carry the formats the stage reads and writes
   std::string schedule;            // schedule text
+  // Each tensor's name and format (letter syntax), the result first; scalars have none.
+  std::vector<std::pair<std::string, std::string>> formats() const;
 };
 
 struct Lowering {

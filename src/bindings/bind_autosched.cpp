@@ -23,16 +23,9 @@ struct CandidateView {
   const autosched::RankedCandidate& get() const { return frontier->candidates[static_cast<size_t>(index)]; }
 };
 
-// The formats of a stage's tensors by name (order-0 tensors, scalars, need none).
-py::dict stageFormats(const notation::Assignment& a) {
+py::dict stageFormats(const autosched::KernelStage& stage) {
   py::dict formats;
-  auto add = [&](const notation::TensorVar& t) {
-    if (t.order() > 0) formats[py::str(t.name)] = t.format.str();
-  };
-  add(*a.lhs->tensor);
-  notation::forEachSubexpression(a.rhs, [&](const notation::Expr& e) {
-    if (e->kind == notation::ExprKind::Access) add(*static_cast<const notation::AccessNode&>(*e).tensor);
-  });
+  for (const auto& [name, format] : stage.formats()) formats[py::str(name)] = format;
   return formats;
 }
 
@@ -53,16 +46,15 @@ void bindAutosched(py::module_& m) {
                                int d = c.get().dominatedBy;
                                return d < 0 ? py::object(py::none()) : py::object(py::int_(d));
                              })
-      .def_property_readonly(
-          "stages",
-          [](const CandidateView& c) {
-            py::list stages;
-            for (const auto& s : c.get().lowering.stages) {
-              stages.append(py::make_tuple(notation::toString(s.statement), stageFormats(s.statement), s.schedule,
-                                           s.statement.lhs->tensor->name));
-            }
-            return stages;
-          })
+      .def_property_readonly("stages",
+                             [](const CandidateView& c) {
+                               py::list stages;
+                               for (const auto& s : c.get().lowering.stages) {
+                                 stages.append(py::make_tuple(notation::toString(s.statement), stageFormats(s),
+                                                              s.schedule, s.statement.lhs->tensor->name));
+                               }
+                               return stages;
+                             })
       .def("__repr__", [](const CandidateView& c) {
         return "<AsymptoticCandidate #" + std::to_string(c.index) + " " + c.get().program.toString() + ">";
       });
