@@ -66,7 +66,9 @@ def check_members(statement, formats, subscripts, seed):
     for member in f.members:
         assert member.lowered and member.on_frontier
         for engine in ENGINES:
-            got = dense_of(member.evaluate(engine=engine, **arrays))
+            result = member.evaluate(engine=engine, **arrays)
+            assert result.format == f.result_format, member.program
+            got = dense_of(result)
             np.testing.assert_allclose(
                 got, expected, rtol=1e-12, atol=1e-12, err_msg=f"{engine}: {member.program}"
             )
@@ -105,7 +107,12 @@ def test_spmv2_frontier_has_the_two_pass_program():
     assert first.result == "w" and "w(" in second.statement
 
 
-@pytest.mark.parametrize("seed", range(6))
+# Input formats of the random statements: dense, compressed and hashed levels, and stored mode
+# orders other than the statement's (CSC, DCSC).
+FORMATS_BY_ORDER = {1: ["d", "s", "h"], 2: ["dd", "ds", "ss", "dh", "ds:1,0", "ss:1,0"]}
+
+
+@pytest.mark.parametrize("seed", range(8))
 def test_random_products_frontier_members_compute_einsum(seed):
     rng = np.random.default_rng(100 + seed)
     variables = "ijkl"
@@ -117,7 +124,7 @@ def test_random_products_frontier_members_compute_einsum(seed):
         name = "T" + str(n)
         terms.append(f"{name}({','.join(sub)})")
         subscripts.append(sub)
-        formats[name] = "".join(rng.choice(["d", "s"], size=order))
+        formats[name] = str(rng.choice(FORMATS_BY_ORDER[order]))
     used = sorted(set("".join(subscripts)))
     out = "".join(v for v in used if rng.random() < 0.5)
     out_sub = ",".join(out)
