@@ -62,6 +62,7 @@ def measure(name, repeat):
         "candidates": len(built.candidates),
         "lowered": len(lowered),
         "frontier": len(built.members),
+        "distinct_costs": len(built.cost_classes),
         "two_kernel_members": sum(len(m.stages) == 2 for m in built.members),
         "build_s": statistics.median(seconds),
         "build_s_max": max(seconds),
@@ -93,16 +94,18 @@ def markdown(rows, env):
         "(Ahrens et al., PLDI 2022, Fig. 6). The differences are explained in "
         "docs/autoscheduling-asymptotic.md.",
         "",
-        "| kernel | min depth | candidates | lowered | frontier | two-kernel members | build (s) "
+        "| kernel | min depth | candidates | lowered | frontier | distinct costs "
+        "| two-kernel members | build (s) "
         "| paper min-depth | paper frontier | paper TACO min-depth | paper TACO frontier |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         paper = row["paper"]
         lines.append(
             f"| {row['kernel']} | {row['minimum_depth']} | {row['candidates']:,} "
             f"| {row['lowered']:,} "
-            f"| {row['frontier']} | {row['two_kernel_members']} | {row['build_s']:.3f} "
+            f"| {row['frontier']} | {row['distinct_costs']} | {row['two_kernel_members']} "
+            f"| {row['build_s']:.3f} "
             f"| {_count(paper['min_depth'])} | {_count(paper['undominated'])} "
             f"| {_count(paper['taco_min_depth'])} | {_count(paper['taco_undominated'])} |"
         )

@@ -201,8 +201,14 @@ Union asymptoticCost(const ProductStatement& s, const Candidate& c) {
     nonempty.push_back(atom);
   }
   for (const auto& v : s.vars) cost.push_back(Query{{v}, {}});
-  // Assumption: every patterned input is nonempty.
-  for (auto& q : cost) q.atoms.insert(q.atoms.end(), nonempty.begin(), nonempty.end());
+  // Assumption: every patterned input is nonempty (implied where an atom of it is there).
+  for (auto& q : cost) {
+    std::set<std::string> present;
+    for (const auto& atom : q.atoms) present.insert(atom.tensor);
+    for (const auto& atom : nonempty) {
+      if (!present.count(atom.tensor)) q.atoms.push_back(atom);
+    }
+  }
   return simplify(cost);
 }
 

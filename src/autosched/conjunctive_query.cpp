@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace coiter::autosched {
 
@@ -22,8 +23,8 @@ void renameExistentials(std::vector<Atom>& atoms) {
   }
 }
 
-// Backtracking search for a homomorphism from t's atoms (from index `next` on) into s's
-// atoms, extending `map` (t's variable -> s's variable). Fixed variables map to themselves.
+// Backtracking search for a homomorphism from t's atoms into s's atoms: t's variables are
+// bound to s's as atoms are matched; t's variables that are s's head variables are fixed.
 class Homomorphism {
  public:
   Homomorphism(const Query& s, const Query& t) : s_(s) {
@@ -31,39 +32,43 @@ class Homomorphism {
     for (const auto& a : t.atoms) {
       size_t candidates = 0;
       for (const auto& b : s.atoms) candidates += b.tensor == a.tensor && b.vars.size() == a.vars.size();
-      order_.push_back({candidates, a});
+      order_.push_back({candidates, &a});
     }
     std::sort(order_.begin(), order_.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-    for (const auto& v : s.head) map_[v] = v;  // s's head variables are fixed
   }
-  bool exists() { return search(0); }
+  bool exists() { return (order_.empty() || order_.front().first > 0) && search(0); }
 
  private:
+  // What t's variable is bound to, or null.
+  const std::string* image(const std::string& var) const {
+    for (const auto& [from, to] : map_) {
+      if (*from == var) return to;
+    }
+    if (std::binary_search(s_.head.begin(), s_.head.end(), var)) return &var;
+    return nullptr;
+  }
   bool search(size_t next) {
     if (next == order_.size()) return true;
-    const Atom& a = order_[next].second;
-    if (order_[next].first == 0) return false;
+    const Atom& a = *order_[next].second;
     for (const auto& b : s_.atoms) {
       if (b.tensor != a.tensor || b.vars.size() != a.vars.size()) continue;
-      std::vector<std::string> bound;  // variables this choice binds, undone on backtracking
+      size_t mark = map_.size();  // bindings made by this choice are undone on backtracking
       bool ok = true;
       for (size_t k = 0; k < a.vars.size() && ok; ++k) {
-        auto it = map_.find(a.vars[k]);
-        if (it != map_.end()) {
-          ok = it->second == b.vars[k];
-        } else {
-          map_[a.vars[k]] = b.vars[k];
-          bound.push_back(a.vars[k]);
-        }
+        const std::string* to = image(a.vars[k]);
+        if (to)
+          ok = *to == b.vars[k];
+        else
+          map_.emplace_back(&a.vars[k], &b.vars[k]);
       }
       if (ok && search(next + 1)) return true;
-      for (const auto& v : bound) map_.erase(v);
+      map_.resize(mark);
     }
     return false;
   }
   const Query& s_;
-  std::vector<std::pair<size_t, Atom>> order_;
-  std::map<std::string, std::string> map_;
+  std::vector<std::pair<size_t, const Atom*>> order_;
+  std::vector<std::pair<const std::string*, const std::string*>> map_;
 };
 
 }  // namespace
@@ -122,9 +127,16 @@ bool contained(const Union& s, const Union& t) {
 }
 
 Union simplify(const Union& u) {
+  // Equal queries once (a loop emits the same tasks for several accesses).
+  Union distinct = u;
+  for (auto& q : distinct) q.normalize();
+  auto key = [](const Query& q) { return std::tie(q.head, q.atoms); };
+  std::sort(distinct.begin(), distinct.end(), [&](const Query& a, const Query& b) { return key(a) < key(b); });
+  distinct.erase(
+      std::unique(distinct.begin(), distinct.end(), [&](const Query& a, const Query& b) { return key(a) == key(b); }),
+      distinct.end());
   Union minimized;
-  for (Query q : u) {
-    q.normalize();
+  for (Query q : distinct) {
     // Dropping an atom only adds tasks, so the smaller query is equivalent when it is
     // still contained in the original.
     for (size_t k = 0; k < q.atoms.size();) {

@@ -1,5 +1,7 @@
 #include "autosched/frontier.hpp"
 
+#include <algorithm>
+
 #include "autosched/asymptotic_cost.hpp"
 #include "autosched/enumerate_candidates.hpp"
 #include "notation/index_notation.hpp"
@@ -38,6 +40,17 @@ Frontier asymptoticFrontier(const notation::Assignment& a, const LegalityCheck& 
     members = kept;
   }
   f.members = members;
+  for (int m : members) {
+    auto equal = [&](const std::vector<int>& cls) {
+      const Union& other = f.candidates[cls.front()].cost;
+      return contained(other, f.candidates[m].cost) && contained(f.candidates[m].cost, other);
+    };
+    auto it = std::find_if(f.costClasses.begin(), f.costClasses.end(), equal);
+    if (it == f.costClasses.end())
+      f.costClasses.push_back({m});
+    else
+      it->push_back(m);
+  }
   for (int m : members) f.candidates[m].onFrontier = true;
   // Containment is transitive, so every candidate left out is dominated by a member.
   for (auto& c : f.candidates) {
@@ -60,7 +73,8 @@ std::string Frontier::report(bool all) const {
   out += ")\n";
   out += "  minimum loop depth " + std::to_string(minimumDepth) + ": " + std::to_string(candidates.size()) +
          " candidates (" + std::to_string(deeper) + " deeper ones left out), " + std::to_string(lowered) +
-         " lower to coiter schedules, " + std::to_string(members.size()) + " on the frontier\n";
+         " lower to coiter schedules, " + std::to_string(members.size()) + " on the frontier (" +
+         std::to_string(costClasses.size()) + " distinct costs)\n";
   out += "  costs: unions of task sets, sunk costs included, every sparse input assumed nonempty (not printed)\n";
   auto describe = [&](size_t k) {
     const RankedCandidate& c = candidates[k];

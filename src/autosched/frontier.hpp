@@ -29,6 +29,9 @@ struct Frontier {
   size_t deeper = 0;                        // candidates the minimum-depth filter left out
   std::vector<RankedCandidate> candidates;  // the minimum-depth universe, in enumeration order
   std::vector<int> members;                 // indices of the frontier's candidates
+  // The members grouped by equal cost (each one's costs contain each other's): candidates the
+  // model cannot tell apart, left to the empirical stage.
+  std::vector<std::vector<int>> costClasses;
   // Candidates, their costs and schedules, and for each dominated one the candidate that
   // dominates it; `all`: also the candidates that do not lower, with the reason.
   std::string report(bool all = false) const;

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "notation/operators.hpp"
+#include "schedule/schedule.hpp"
 
 namespace coiter::autosched {
 
@@ -122,7 +123,7 @@ class Lowerer {
     schedule += (schedule.empty() ? "" : ";") + std::string("precompute(") + nt::toString(group) + "," +
                 list(c_.workspaceVars) + "," + list(c_.workspaceVars) + "," + precomputeFormat(c_.workspaceFormat) +
                 ")";
-    return single(rhs, schedule);
+    return single(rhs, schedule::parseSchedule(schedule).toString());  // canonical: no spaces
   }
 
   Lowering twoKernels() const {

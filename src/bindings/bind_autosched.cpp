@@ -63,6 +63,7 @@ void bindAutosched(py::module_& m) {
       .def_property_readonly("minimum_depth", [](const Frontier& f) { return f.minimumDepth; })
       .def_property_readonly("deeper", [](const Frontier& f) { return f.deeper; })
       .def_property_readonly("members", [](const Frontier& f) { return f.members; })
+      .def_property_readonly("cost_classes", [](const Frontier& f) { return f.costClasses; })
       .def_property_readonly("candidates",
                              [](const std::shared_ptr<Frontier>& f) {
                                std::vector<CandidateView> out;

@@ -145,6 +145,8 @@ class Frontier:
         self.dtypes = dict(dtypes)
         self.candidates = [FrontierCandidate(c, self) for c in core.candidates]
         self.members = [self.candidates[k] for k in core.members]
+        # The members grouped by equal cost: the model cannot tell a class's members apart.
+        self.cost_classes = [[self.candidates[k] for k in cls] for cls in core.cost_classes]
         self.minimum_depth: int = core.minimum_depth
 
     def report(self, all: bool = False) -> str:
