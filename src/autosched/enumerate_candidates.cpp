@@ -4,6 +4,9 @@
 #include <map>
 #include <set>
 
+#include "autosched/lower_candidate.hpp"
+#include "lattice/iteration_lattice.hpp"
+
 namespace coiter::autosched {
 
 namespace {
@@ -80,31 +83,77 @@ ProgramAccess writeAccess(const std::string& tensor, const std::vector<std::stri
   return concordantAccess(tensor, indices, format, binding);
 }
 
-// A level offering both walk and locate (hashed) is located where another access walks the
-// same variable and walked otherwise, as coiter's iteration lattices decide: an unordered
-// level is never merged with another iterator (lattice/iteration_lattice.hpp).
-void resolveProtocols(Candidate& c) {
-  std::vector<ProgramAccess*> reads;
-  for (auto& f : c.consumer.factors) reads.push_back(&f);
+// The segment a read level adds to a loop's iteration lattice, as the lowerer makes it
+// (lower/lower_forall.cpp): from the level type, or for a workspace that precompute keeps as
+// a list (compressed or hashed) its list of touched coordinates.
+lattice::Segment segmentOf(const ProgramAccess& a, size_t level, bool workspaceList) {
+  lattice::Segment seg;
+  seg.name = a.tensor + std::to_string(level + 1);
+  if (workspaceList) {
+    seg.iterable = true;
+    return seg;
+  }
+  const LevelType& type = *a.format.levels()[level];
+  LevelCapabilities caps = type.capabilities();
+  seg.iterable = !type.locatesEveryCoordinate() && (caps.positionIterate || caps.coordinateIterate);
+  seg.ordered = type.properties().ordered;
+  seg.locatable = caps.locate;
+  seg.full = type.properties().full;
+  return seg;
+}
+
+// Each read level's protocol as coiter's iteration lattice of its loop decides it (the top
+// point's iterators walk, its locators locate): a level offering both walk and locate (hashed)
+// is located beside another iterator, an unordered one is never merged, a loop appending to a
+// result iterates no unordered level. `precomputed`: the where is one precompute command.
+void resolveProtocols(Candidate& c, bool precomputed) {
+  std::vector<ProgramAccess*> consumerReads, producerReads, allReads;
+  for (auto& f : c.consumer.factors) consumerReads.push_back(&f);
   if (c.grouped) {
-    for (auto& f : c.producer.factors) reads.push_back(&f);
+    for (auto& f : c.producer.factors) producerReads.push_back(&f);
   }
-  auto onlyWalks = [](const ProgramAccess& a, size_t k) { return offeredProtocols(*a.format.levels()[k]).size() == 1; };
-  for (ProgramAccess* a : reads) {
-    std::vector<std::string> vars = a->levelVars();
-    for (size_t k = 0; k < vars.size(); ++k) {
-      if (onlyWalks(*a, k)) continue;
-      bool walkedElsewhere = false;
-      for (ProgramAccess* b : reads) {
-        std::vector<std::string> bVars = b->levelVars();
-        for (size_t m = 0; m < bVars.size(); ++m) {
-          walkedElsewhere = walkedElsewhere ||
-                            (b != a && bVars[m] == vars[k] && onlyWalks(*b, m) && b->protocols[m] == Protocol::Walk);
-        }
+  allReads = consumerReads;
+  allReads.insert(allReads.end(), producerReads.begin(), producerReads.end());
+  auto resolve = [&](const std::string& var, const std::vector<ProgramAccess*>& reads, const ProgramAccess* write) {
+    std::vector<lattice::Segment> segments(1);
+    segments[0].name = "U_" + var;
+    segments[0].dimension = segments[0].iterable = segments[0].full = segments[0].ordered = true;
+    std::vector<std::pair<ProgramAccess*, size_t>> owners{{nullptr, 0}};
+    lattice::DomainExprPtr domain;
+    for (ProgramAccess* a : reads) {
+      std::vector<std::string> vars = a->levelVars();
+      for (size_t k = 0; k < vars.size(); ++k) {
+        if (vars[k] != var) continue;
+        bool workspace = c.grouped && a->tensor == c.workspace;
+        // precompute's dense workspace is an array, located (not a segment of the loop).
+        const auto& levels = c.workspaceFormat.levels();
+        bool array =
+            std::all_of(levels.begin(), levels.end(), [](const auto& l) { return l->locatesEveryCoordinate(); });
+        if (workspace && precomputed && array) continue;
+        segments.push_back(segmentOf(*a, k, workspace && precomputed));
+        owners.push_back({a, k});
+        auto leaf = lattice::segmentDomain(static_cast<int>(segments.size()) - 1);
+        domain = domain ? lattice::intersection(domain, leaf) : leaf;
       }
-      a->protocols[k] = walkedElsewhere ? Protocol::Locate : Protocol::Walk;
     }
-  }
+    if (!domain) return;   // no level of this loop is read: it iterates its dimension
+    bool appends = false;  // the loop appends to its nest's result at this variable
+    if (write) {
+      std::vector<std::string> vars = write->levelVars();
+      for (size_t k = 0; k < vars.size(); ++k) {
+        appends = appends || (vars[k] == var && !write->format.levels()[k]->locatesEveryCoordinate());
+      }
+    }
+    lattice::IterationLattice lattice = lattice::IterationLattice::build(domain, segments, 0, appends);
+    const lattice::LatticePoint& top = lattice.points().front();
+    for (size_t s = 1; s < owners.size(); ++s) {
+      bool iterated = std::find(top.iterators.begin(), top.iterators.end(), static_cast<int>(s)) != top.iterators.end();
+      owners[s].first->protocols[owners[s].second] = iterated ? Protocol::Walk : Protocol::Locate;
+    }
+  };
+  for (const auto& v : c.outer) resolve(v, allReads, &c.consumer.lhs);
+  for (const auto& v : c.consumer.loops) resolve(v, consumerReads, &c.consumer.lhs);
+  for (const auto& v : c.producer.loops) resolve(v, producerReads, precomputed ? nullptr : &c.producer.lhs);
 }
 
 std::string freshTensorName(const ProductStatement& s) {
@@ -137,7 +186,7 @@ struct Builder {
   Universe& out;
 
   void add(Candidate c) {
-    resolveProtocols(c);
+    resolveProtocols(c, c.grouped && precomputeProblem(s, c).empty());
     if (seen.insert(c.toString()).second) out.candidates.push_back(std::move(c));
   }
 

@@ -48,13 +48,42 @@ std::string precomputeFormat(const Format& f) {
   return "";
 }
 
+}  // namespace
+
+// precompute keeps the workspace's loops in the consumer in the producer's order, and puts
+// every other loop of the consumer around the where.
+std::string precomputeProblem(const ProductStatement& s, const Candidate& c) {
+  if (!c.grouped) return "";
+  if (c.consumer.loops != c.workspaceVars)
+    return "precompute cannot express it: the consumer's loops are not the workspace's, in its order";
+  std::vector<int> rest;
+  for (size_t f = 0; f < s.factors.size(); ++f) {
+    const auto& group = c.groupedFactors;
+    if (std::find(group.begin(), group.end(), static_cast<int>(f)) == group.end()) rest.push_back(static_cast<int>(f));
+  }
+  std::vector<std::string> restVars = s.varsOf(rest);
+  for (const auto& v : c.outer) {
+    if (!contains(restVars, v) && !contains(s.resultIndices, v))
+      return "precompute cannot express it: loop " + v + " around the where is the grouped factors' alone";
+  }
+  if (precomputeFormat(c.workspaceFormat).empty())
+    return "precompute cannot express it: a workspace over several variables is dense";
+  for (const auto& a : c.consumer.factors) {
+    if (a.tensor == c.workspace && a.transposed)
+      return "precompute cannot express it: the consumer reads the workspace out of order";
+  }
+  return "";
+}
+
+namespace {
+
 class Lowerer {
  public:
   Lowerer(const ProductStatement& s, const Candidate& c) : s_(s), c_(c) {}
 
   Lowering lower() {
     if (!c_.grouped) return single(product(reads(c_.consumer, c_.consumer.factors.size())), reorder(c_.outer));
-    std::string why = whyNotPrecompute();
+    std::string why = precomputeProblem(s_, c_);
     if (why.empty()) return precomputed();
     if (!c_.outer.empty()) return {{}, why + ", and loops run around the where, so it is not two kernels either"};
     return twoKernels();
@@ -83,32 +112,6 @@ class Lowerer {
 
   Lowering single(const nt::Expr& rhs, const std::string& schedule) const {
     return {{KernelStage{resultAssignment(rhs), schedule}}, ""};
-  }
-
-  // precompute keeps the workspace's loops in the consumer in the producer's order, and puts
-  // every other loop of the consumer around the where.
-  std::string whyNotPrecompute() const {
-    if (c_.consumer.loops != c_.workspaceVars)
-      return "precompute cannot express it: the consumer's loops are not the workspace's, in its order";
-    std::vector<std::string> groupVars = s_.varsOf(c_.groupedFactors);
-    std::vector<int> rest;
-    for (size_t f = 0; f < s_.factors.size(); ++f) {
-      const auto& group = c_.groupedFactors;
-      if (std::find(group.begin(), group.end(), static_cast<int>(f)) == group.end())
-        rest.push_back(static_cast<int>(f));
-    }
-    std::vector<std::string> restVars = s_.varsOf(rest);
-    for (const auto& v : c_.outer) {
-      if (!contains(restVars, v) && !contains(s_.resultIndices, v))
-        return "precompute cannot express it: loop " + v + " around the where is the grouped factors' alone";
-    }
-    if (precomputeFormat(c_.workspaceFormat).empty())
-      return "precompute cannot express it: a workspace over several variables is dense";
-    for (const auto& a : c_.consumer.factors) {
-      if (a.tensor == c_.workspace && a.transposed)
-        return "precompute cannot express it: the consumer reads the workspace out of order";
-    }
-    return "";
   }
 
   Lowering precomputed() const {

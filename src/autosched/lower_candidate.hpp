@@ -32,6 +32,10 @@ struct Lowering {
 // "" when the schedule is legal for the statement, else the reason (coiter::scheduleProblem).
 using LegalityCheck = std::function<std::string(const notation::Assignment&, const std::string& schedule)>;
 
+// Why the candidate's where is not one precompute command ("" when it is, or when it has no
+// where): then it lowers as two kernels, or not at all.
+std::string precomputeProblem(const ProductStatement& s, const Candidate& c);
+
 Lowering lowerCandidate(const ProductStatement& s, const Candidate& c, const LegalityCheck& legal);
 
 }  // namespace coiter::autosched

@@ -72,7 +72,8 @@ void testMinimumDepth() {
   for (const auto& c : u.candidates) check(c.depth() == 3, "depth 3: " + c.toString());
 }
 
-// A hashed level is located where another access walks its variable, walked alone.
+// A hashed level's protocol is its loop's lattice's: located beside another iterator,
+// walked alone.
 void testHashedProtocol() {
   Universe u =
       enumerateCandidates(productStatement(statement({"a", "d", {"i"}}, {{"b", "s", {"i"}}, {"c", "h", {"i"}}})));
@@ -81,6 +82,10 @@ void testHashedProtocol() {
   Universe alone =
       enumerateCandidates(productStatement(statement({"a", "d", {"i"}}, {{"b", "d", {"i"}}, {"c", "h", {"i"}}})));
   check(find(alone, "∀i a(i) = b(l(i)) * c(w(i))") != nullptr, "hashed c walked beside a dense b");
+  // Two hashed vectors: the lattice iterates one and locates the other ([c1 | b1]).
+  Universe both =
+      enumerateCandidates(productStatement(statement({"a", "d", {"i"}}, {{"b", "h", {"i"}}, {"c", "h", {"i"}}})));
+  check(find(both, "∀i a(i) = b(l(i)) * c(w(i))") != nullptr, "of two hashed vectors one is walked");
 }
 
 void testRefusals() {
