@@ -134,6 +134,25 @@ def test_random_products_frontier_members_compute_einsum(seed):
     check_members(statement, formats, ",".join(subscripts) + "->" + out, seed)
 
 
+def test_sddmm_frontier_members_compute_einsum_and_the_unfused_product_is_dominated():
+    statement = "A(i,j) = B(i,j) * C(i,k) * D(k,j)"
+    f = check_members(statement, {"A": "csr", "B": "csr"}, "ij,ik,kj->ij", 11)
+    # Computing C·D first into a dense matrix visits every (i, j, k): dominated.
+    unfused = [c for c in f.candidates if "w(i,j) = C(l(i),l(k)) * D(l(k),l(j))" in c.program]
+    assert unfused and all(c.dominated_by is not None for c in unfused if c.lowered)
+    assert any("precompute(" in m.schedule for m in f.members)
+
+
+def test_evaluate_names_what_is_missing():
+    f = frontier(KERNELS["SpMV"][0], formats=KERNELS["SpMV"][1])
+    with pytest.raises(ValueError, match="no operand named 'c'"):
+        f.members[0].evaluate(B=np.eye(3))
+    spgemm = frontier(KERNELS["SpGEMM"][0], formats=KERNELS["SpGEMM"][1])
+    unlowered = next(c for c in spgemm.candidates if not c.lowered)
+    with pytest.raises(ValueError, match="does not lower"):
+        unlowered.evaluate(B=np.eye(3), C=np.eye(3))
+
+
 def test_unsupported_statements_are_refused():
     with pytest.raises(ValueError, match="applies 'add'"):
         frontier("a(i) = B(i,j) * c(j) + d(i)", formats={"B": "csr"})

@@ -51,7 +51,7 @@ struct Candidate {
   std::string workspace;                   // its tensor name
   std::vector<std::string> workspaceVars;  // W, in the producer's order (its modes)
   Format workspaceFormat;                  // its format over W
-  std::vector<std::string> accessOrder;    // all loops in program order: outer, producer, consumer
+  std::vector<std::string> loopOrder;      // all loops in program order: outer, producer, consumer
   int depth() const;                       // maximum loop nesting
   std::string toString() const;            // the program in CIN with protocols
 };

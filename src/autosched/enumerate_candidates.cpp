@@ -205,7 +205,7 @@ struct Builder {
     std::vector<int> all;
     for (size_t f = 0; f < s.factors.size(); ++f) all.push_back(static_cast<int>(f));
     c.consumer.factors = reads(all, order);
-    c.accessOrder = order;
+    c.loopOrder = order;
     add(std::move(c));
   }
 
@@ -229,9 +229,9 @@ struct Builder {
     c.consumer.lhs = writeAccess(s.result->name, s.resultIndices, s.result->format, consumerBinding);
     c.consumer.factors = reads(rest, consumerBinding);
     c.consumer.factors.push_back(readAccess(workspace, wsVars, wsFormat, consumerBinding));
-    c.accessOrder = producerBinding;
+    c.loopOrder = producerBinding;
     for (const auto& v : consumerLoops) {
-      if (!contains(c.accessOrder, v)) c.accessOrder.push_back(v);
+      if (!contains(c.loopOrder, v)) c.loopOrder.push_back(v);
     }
     add(std::move(c));
   }

@@ -35,7 +35,7 @@ void bindAutosched(py::module_& m) {
   py::class_<CandidateView>(m, "AsymptoticCandidate")
       .def_property_readonly("index", [](const CandidateView& c) { return c.index; })
       .def_property_readonly("program", [](const CandidateView& c) { return c.get().program.toString(); })
-      .def_property_readonly("loop_order", [](const CandidateView& c) { return c.get().program.accessOrder; })
+      .def_property_readonly("loop_order", [](const CandidateView& c) { return c.get().program.loopOrder; })
       .def_property_readonly("depth", [](const CandidateView& c) { return c.get().program.depth(); })
       .def_property_readonly("cost", [](const CandidateView& c) { return autosched::toString(c.get().cost); })
       .def_property_readonly("on_frontier", [](const CandidateView& c) { return c.get().onFrontier; })

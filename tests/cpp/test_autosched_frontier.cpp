@@ -89,11 +89,45 @@ void testSpMV2() {
   testFrontierInvariants(a, "SpMV2");
 }
 
+// SDDMM A(i,j) = B(i,j) C(i,k) D(k,j), B sparse, C and D dense (§1): the fused nest costs
+// {(i,j,k) | B(i,j)}; computing C·D first into a dense matrix (unfused) costs {(i,j,k)}, and
+// is dominated. Keeping i's and j's loops around a where that computes B(i,j)·C(i,k) into a
+// dense vector over k is as cheap as the fused nest, and lowers to one precompute.
+void testSDDMM() {
+  auto a =
+      statement({"A", "ds", {"i", "j"}}, {{"B", "ds", {"i", "j"}}, {"C", "dd", {"i", "k"}}, {"D", "dd", {"k", "j"}}});
+  Frontier f = asymptoticFrontier(a, autosched_test::legal);
+  const RankedCandidate* fused = find(f, "∀i ∀j ∀k A(i,j) = B(l(i),w(j)) * C(l(i),l(k)) * D(l(k),l(j))");
+  check(fused && fused->onFrontier, "SDDMM: the fused nest is on the frontier");
+  if (fused) {
+    Union expected{q({"i"}, {}), q({"i", "j"}, {{"B", {"i", "j"}}}), q({"i", "j", "k"}, {{"B", {"i", "j"}}})};
+    Union tasks = programTasks(fused->program);
+    check(contained(tasks, expected) && contained(expected, tasks), "SDDMM fused tasks: " + toString(tasks));
+  }
+  const RankedCandidate* unfused = find(
+      f,
+      "((∀i ∀j A(i,j) = B(l(i),w(j)) * w(l(i),l(j))) where (∀i ∀j ∀k w(i,j) = C(l(i),l(k)) * D(l(k),l(j))))  [w: dd]");
+  check(unfused && unfused->lowered() && !unfused->onFrontier && unfused->dominatedBy >= 0,
+        "SDDMM: the unfused matrix product is dominated");
+  const RankedCandidate* vector =
+      find(f, "∀i ∀j ((∀k A(i,j) = D(l(k),l(j)) * w(l(k))) where (∀k w(k) = B(l(i),w(j)) * C(l(i),l(k))))  [w: d]");
+  check(vector && vector->onFrontier && vector->lowering.stages.size() == 1,
+        "SDDMM: the precomputed vector is a member");
+  if (vector && vector->lowered()) {
+    const KernelStage& k = vector->lowering.stages[0];
+    check(notation::toString(k.statement) == "A(i,j) = D(k,j) * (B(i,j) * C(i,k))",
+          "SDDMM: the statement is rewritten around the group, got " + notation::toString(k.statement));
+    check(k.schedule == "reorder(i,j,k);precompute(B(i,j)*C(i,k),[k],[k],dense)", "SDDMM: schedule " + k.schedule);
+  }
+  testFrontierInvariants(a, "SDDMM");
+}
+
 }  // namespace
 
 int main() {
   testSpGEMMTasks();
   testSpMV2();
+  testSDDMM();
   testFrontierInvariants(statement({"y", "d", {"i"}}, {{"A", "ds", {"i", "j"}}, {"x", "d", {"j"}}}), "SpMV");
   testFrontierInvariants(
       statement({"A", "ds", {"i", "j"}}, {{"B", "ds", {"i", "k"}}, {"C", "ds", {"k", "j"}}, {"D", "ds", {"k", "j"}}}),

@@ -115,6 +115,8 @@ class FrontierCandidate:
             )
             inputs = {}
             for name in kern.inputs:
+                if name not in values:
+                    raise ValueError(f"no operand named {name!r} (the statement reads it)")
                 tensor = as_tensor(values[name])
                 inputs[name] = (
                     tensor.asformat(stage.formats[name]) if name in stage.formats else tensor
