@@ -307,7 +307,8 @@ Universe enumerateCandidates(const ProductStatement& s) {
       }
     }
   }
-  // What the minimum-depth filter left out, counted as the universe would hold them.
+  // What the minimum-depth filter left out, counted without building them (so equal programs
+  // are not merged).
   auto factorial = [](size_t k) {
     size_t f = 1;
     for (size_t m = 2; m <= k; ++m) f *= m;

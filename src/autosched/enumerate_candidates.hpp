@@ -15,7 +15,7 @@ namespace coiter::autosched {
 struct Universe {
   std::vector<Candidate> candidates;  // of minimum depth, each program once
   int minimumDepth = 0;
-  size_t deeper = 0;  // candidates left out for being deeper than the minimum
+  size_t deeper = 0;  // candidates left out for being deeper than the minimum (equal programs not merged)
 };
 
 Universe enumerateCandidates(const ProductStatement& s);

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "autosched/candidate_program.hpp"
+#include "autosched/conjunctive_query.hpp"
 #include "driver/compiler.hpp"
 #include "notation/index_notation.hpp"
 #include "notation/operators.hpp"
@@ -44,6 +46,23 @@ inline notation::Assignment statement(const Term& result, const std::vector<Term
 // The legality check the bindings pass: the driver's.
 inline std::string legal(const notation::Assignment& a, const std::string& schedule) {
   return scheduleProblem(a, schedule);
+}
+
+// A conjunctive query in normal form.
+inline autosched::Query query(std::vector<std::string> head, std::vector<autosched::Atom> atoms) {
+  autosched::Query out{std::move(head), std::move(atoms)};
+  out.normalize();
+  return out;
+}
+
+// The item of `items` whose program prints as `program`, or null.
+template <class Item>
+const Item* withProgram(const std::vector<Item>& items, const std::string& program,
+                        const autosched::Candidate& (*programOf)(const Item&)) {
+  for (const auto& item : items) {
+    if (programOf(item).toString() == program) return &item;
+  }
+  return nullptr;
 }
 
 inline int finish(const char* name) {

@@ -9,11 +9,7 @@ using autosched_test::check;
 
 namespace {
 
-Query q(std::vector<std::string> head, std::vector<Atom> atoms) {
-  Query out{std::move(head), std::move(atoms)};
-  out.normalize();
-  return out;
-}
+const auto q = autosched_test::query;
 
 void testCQ() {
   Query bij = q({"i", "j"}, {{"B", {"i", "j"}}});

@@ -14,10 +14,8 @@ using autosched_test::statement;
 namespace {
 
 const Candidate* find(const Universe& u, const std::string& program) {
-  for (const auto& c : u.candidates) {
-    if (c.toString() == program) return &c;
-  }
-  return nullptr;
+  return autosched_test::withProgram<Candidate>(u.candidates, program,
+                                                [](const Candidate& c) -> const Candidate& { return c; });
 }
 
 void testProtocols() {

@@ -12,17 +12,11 @@ using autosched_test::statement;
 namespace {
 
 const RankedCandidate* find(const Frontier& f, const std::string& program) {
-  for (const auto& c : f.candidates) {
-    if (c.program.toString() == program) return &c;
-  }
-  return nullptr;
+  return autosched_test::withProgram<RankedCandidate>(
+      f.candidates, program, [](const RankedCandidate& c) -> const Candidate& { return c.program; });
 }
 
-Query q(std::vector<std::string> head, std::vector<Atom> atoms) {
-  Query out{std::move(head), std::move(atoms)};
-  out.normalize();
-  return out;
-}
+const auto q = autosched_test::query;
 
 // The tasks of the three SpGEMM orders (§1) over CSR operands, without sunk costs:
 //   Gustavson (i,k,j):      {i} ∪ {(i,k) | B(i,k)} ∪ {(i,k,j) | B(i,k) ∧ C(k,j)}
