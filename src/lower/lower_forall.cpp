@@ -541,6 +541,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
       if (segs[s].dimension || !info[s].access->tensor->temporary) continue;
       const WorkspaceVars& ws = workspaces_.at(info[s].access->tensor.get());
       Stmt clear = clearWorkspaceEntry(ws, info[s].access->tensor->dtype, coordOf[s]);
+      if (!clear) continue;  // compressed and hashed workspaces are emptied whole after the consumer
       // In a merge, only the entry the loop is at has been consumed.
       body.push_back(single || lockstep ? clear : ifThen(binary(BinaryOp::Eq, coordOf[s], resolved), clear));
     }
