@@ -39,9 +39,12 @@ class Interpreter {
     candidate_ = &c;
     loops(c.outer, 0, {}, {{}}, [&](const std::vector<std::string>& q, const Disjunction& g) {
       if (!c.grouped) return nest(c.consumer, q, g);
-      // The where: the workspace starts zero, initialized in full when it is dense.
+      // The where: the workspace starts zero. A dense array is zeroed whole each time (a
+      // precompute list is emptied as it is consumed, a sparse tensor starts empty).
       state_[c.workspace] = {};
-      if (c.workspaceFormat.order() > 0 && !anyPatterned(c.workspaceFormat)) {
+      bool array = c.precomputed ? c.workspaceFormat.order() > 1
+                                 : c.workspaceFormat.order() > 0 && !anyPatterned(c.workspaceFormat);
+      if (array) {
         std::vector<std::string> head = q;
         head.insert(head.end(), c.workspaceVars.begin(), c.workspaceVars.end());
         emit(head, g);

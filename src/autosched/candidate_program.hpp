@@ -51,9 +51,13 @@ struct Candidate {
   std::string workspace;                   // its tensor name
   std::vector<std::string> workspaceVars;  // W, in the producer's order (its modes)
   Format workspaceFormat;                  // its format over W
-  std::vector<std::string> loopOrder;      // all loops in program order: outer, producer, consumer
-  int depth() const;                       // maximum loop nesting
-  std::string toString() const;            // the program in CIN with protocols
+  // The where lowers as one precompute command (else as two kernels, or not at all): then a
+  // workspace over one variable is read through its list of touched coordinates whatever its
+  // format, and one over several is a dense array (lower/lower_workspaces.cpp).
+  bool precomputed = false;
+  std::vector<std::string> loopOrder;  // all loops in program order: outer, producer, consumer
+  int depth() const;                   // maximum loop nesting
+  std::string toString() const;        // the program in CIN with protocols
 };
 
 }  // namespace coiter::autosched

@@ -85,7 +85,7 @@ ProgramAccess writeAccess(const std::string& tensor, const std::vector<std::stri
 
 // The segment a read level adds to a loop's iteration lattice, as the lowerer makes it
 // (lower/lower_forall.cpp): from the level type, or for a workspace that precompute keeps as
-// a list (compressed or hashed) its list of touched coordinates.
+// a list its list of touched coordinates.
 lattice::Segment segmentOf(const ProgramAccess& a, size_t level, bool workspaceList) {
   lattice::Segment seg;
   seg.name = a.tensor + std::to_string(level + 1);
@@ -105,8 +105,9 @@ lattice::Segment segmentOf(const ProgramAccess& a, size_t level, bool workspaceL
 // Each read level's protocol as coiter's iteration lattice of its loop decides it (the top
 // point's iterators walk, its locators locate): a level offering both walk and locate (hashed)
 // is located beside another iterator, an unordered one is never merged, a loop appending to a
-// result iterates no unordered level. `precomputed`: the where is one precompute command.
-void resolveProtocols(Candidate& c, bool precomputed) {
+// result iterates no unordered level; precompute's workspace over one variable is walked (its
+// list), one over several located (an array).
+void resolveProtocols(Candidate& c) {
   std::vector<ProgramAccess*> consumerReads, producerReads, allReads;
   for (auto& f : c.consumer.factors) consumerReads.push_back(&f);
   if (c.grouped) {
@@ -125,12 +126,8 @@ void resolveProtocols(Candidate& c, bool precomputed) {
       for (size_t k = 0; k < vars.size(); ++k) {
         if (vars[k] != var) continue;
         bool workspace = c.grouped && a->tensor == c.workspace;
-        // precompute's dense workspace is an array, located (not a segment of the loop).
-        const auto& levels = c.workspaceFormat.levels();
-        bool array =
-            std::all_of(levels.begin(), levels.end(), [](const auto& l) { return l->locatesEveryCoordinate(); });
-        if (workspace && precomputed && array) continue;
-        segments.push_back(segmentOf(*a, k, workspace && precomputed));
+        if (workspace && c.precomputed && vars.size() > 1) continue;  // an array, located
+        segments.push_back(segmentOf(*a, k, workspace && c.precomputed));
         owners.push_back({a, k});
         auto leaf = lattice::segmentDomain(static_cast<int>(segments.size()) - 1);
         domain = domain ? lattice::intersection(domain, leaf) : leaf;
@@ -153,7 +150,7 @@ void resolveProtocols(Candidate& c, bool precomputed) {
   };
   for (const auto& v : c.outer) resolve(v, allReads, &c.consumer.lhs);
   for (const auto& v : c.consumer.loops) resolve(v, consumerReads, &c.consumer.lhs);
-  for (const auto& v : c.producer.loops) resolve(v, producerReads, precomputed ? nullptr : &c.producer.lhs);
+  for (const auto& v : c.producer.loops) resolve(v, producerReads, c.precomputed ? nullptr : &c.producer.lhs);
 }
 
 std::string freshTensorName(const ProductStatement& s) {
@@ -186,7 +183,8 @@ struct Builder {
   Universe& out;
 
   void add(Candidate c) {
-    resolveProtocols(c, c.grouped && precomputeProblem(s, c).empty());
+    c.precomputed = c.grouped && precomputeProblem(s, c).empty();
+    resolveProtocols(c);
     if (seen.insert(c.toString()).second) out.candidates.push_back(std::move(c));
   }
 

@@ -104,7 +104,7 @@ void testSDDMM() {
   check(unfused && unfused->lowered() && !unfused->onFrontier && unfused->dominatedBy >= 0,
         "SDDMM: the unfused matrix product is dominated");
   const RankedCandidate* vector =
-      find(f, "∀i ∀j ((∀k A(i,j) = D(l(k),l(j)) * w(l(k))) where (∀k w(k) = B(l(i),w(j)) * C(l(i),l(k))))  [w: d]");
+      find(f, "∀i ∀j ((∀k A(i,j) = D(l(k),l(j)) * w(w(k))) where (∀k w(k) = B(l(i),w(j)) * C(l(i),l(k))))  [w: d]");
   check(vector && vector->onFrontier && vector->lowering.stages.size() == 1,
         "SDDMM: the precomputed vector is a member");
   if (vector && vector->lowered()) {
