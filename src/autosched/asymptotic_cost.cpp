@@ -188,7 +188,7 @@ Union programTasks(const Candidate& c) {
   return in.tasks;
 }
 
-Union asymptoticCost(const ProductStatement& s, const Candidate& c) {
+Union asymptoticCost(const ProductStatement& s, const Candidate& c, Simplifier& simplify) {
   Union cost = programTasks(c);
   // Sunk costs: reading each patterned input, iterating each dimension.
   std::vector<Atom> nonempty;

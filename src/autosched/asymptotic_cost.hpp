@@ -22,7 +22,7 @@ namespace coiter::autosched {
 Union programTasks(const Candidate& c);
 
 // The cost the frontier compares: the program's tasks with the statement's sunk costs, under
-// its assumptions, simplified.
-Union asymptoticCost(const ProductStatement& s, const Candidate& c);
+// its assumptions, simplified by `simplify` (one per statement).
+Union asymptoticCost(const ProductStatement& s, const Candidate& c, Simplifier& simplify);
 
 }  // namespace coiter::autosched

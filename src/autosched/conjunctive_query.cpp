@@ -126,7 +126,7 @@ bool contained(const Union& s, const Union& t) {
   });
 }
 
-Union simplify(const Union& u) {
+Union Simplifier::operator()(const Union& u) {
   // Equal queries once (a loop emits the same tasks for several accesses).
   Union distinct = u;
   for (auto& q : distinct) q.normalize();
@@ -135,11 +135,21 @@ Union simplify(const Union& u) {
   distinct.erase(
       std::unique(distinct.begin(), distinct.end(), [&](const Query& a, const Query& b) { return key(a) == key(b); }),
       distinct.end());
+  auto [it, fresh] = memo_.try_emplace(toString(distinct));
+  if (fresh) it->second = minimize(distinct);
+  return it->second;
+}
+
+Union simplify(const Union& u) { return Simplifier()(u); }
+
+Union Simplifier::minimize(const Union& distinct) {
   Union minimized;
-  for (Query q : distinct) {
+  for (const Query& original : distinct) {
+    auto [it, fresh] = minimalQueries_.try_emplace(original.toString(), original);
+    Query& q = it->second;
     // Dropping an atom only adds tasks, so the smaller query is equivalent when it is
     // still contained in the original.
-    for (size_t k = 0; k < q.atoms.size();) {
+    for (size_t k = 0; fresh && k < q.atoms.size();) {
       Query smaller = q;
       smaller.atoms.erase(smaller.atoms.begin() + static_cast<std::ptrdiff_t>(k));
       if (contained(smaller, q))
@@ -147,7 +157,7 @@ Union simplify(const Union& u) {
       else
         ++k;
     }
-    q.normalize();
+    if (fresh) q.normalize();
     minimized.push_back(q);
   }
   Union kept;

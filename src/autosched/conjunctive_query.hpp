@@ -11,6 +11,7 @@
 // task (i, j, k) stands for all tuples over subsets of its indices), so T's head may be
 // larger than S's: T's extra head variables map like existential ones.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,18 @@ bool contained(const Union& s, const Union& t);
 // contained in another one (of two equivalent queries the first is kept): the normal form
 // the frontier compares, computed once per candidate.
 Union simplify(const Union& u);
+
+// simplify() remembering what it computed: candidates of one statement often emit the same
+// tasks (they differ in a workspace's format, a loop order that walks the same levels).
+class Simplifier {
+ public:
+  Union operator()(const Union& u);
+
+ private:
+  Union minimize(const Union& distinct);         // `distinct`: normalized, sorted, without repeats
+  std::map<std::string, Union> memo_;            // by the distinct queries, printed
+  std::map<std::string, Query> minimalQueries_;  // each query minimized, by the query printed
+};
 
 std::string toString(const Union& u, bool withAssumptions = true);  // queries joined by " ∪ "
 

@@ -1,6 +1,7 @@
 #include "autosched/frontier.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "autosched/asymptotic_cost.hpp"
 #include "autosched/enumerate_candidates.hpp"
@@ -16,50 +17,59 @@ Frontier asymptoticFrontier(const notation::Assignment& a, const LegalityCheck& 
   Universe u = enumerateCandidates(f.statement);
   f.minimumDepth = u.minimumDepth;
   f.deeper = u.deeper;
+  Simplifier simplify;
   for (auto& c : u.candidates) {
     RankedCandidate r;
-    r.cost = asymptoticCost(f.statement, c);
     r.lowering = lowerCandidate(f.statement, c, legal);
+    if (r.lowered()) r.cost = asymptoticCost(f.statement, c, simplify);  // only these are ranked
     r.program = std::move(c);
     f.candidates.push_back(std::move(r));
   }
-  // The online Pareto filter (§3.5) over the candidates that lower: a candidate joins unless
-  // a member is strictly cheaper, and pushes out the members it is strictly cheaper than.
-  std::vector<int> members;
+  // Candidates with the same cost (printed alike) are ranked once, through the first of them.
+  std::map<std::string, std::vector<int>> byCost;
+  std::vector<std::vector<int>*> groups;  // in order of first appearance
   for (int k = 0; k < static_cast<int>(f.candidates.size()); ++k) {
     if (!f.candidates[k].lowered()) continue;
-    const Union& cost = f.candidates[k].cost;
-    bool dominated = false;
-    for (int m : members) dominated = dominated || strictlyCheaper(f.candidates[m].cost, cost);
-    if (dominated) continue;
-    std::vector<int> kept;
-    for (int m : members) {
-      if (!strictlyCheaper(cost, f.candidates[m].cost)) kept.push_back(m);
-    }
-    kept.push_back(k);
-    members = kept;
+    auto [it, fresh] = byCost.try_emplace(toString(f.candidates[k].cost));
+    if (fresh) groups.push_back(&it->second);
+    it->second.push_back(k);
   }
-  f.members = members;
-  for (int m : members) {
+  auto costOf = [&](const std::vector<int>* g) -> const Union& { return f.candidates[g->front()].cost; };
+  // The online Pareto filter (§3.5) over the candidates that lower: a candidate joins unless
+  // a member is strictly cheaper, and pushes out the members it is strictly cheaper than.
+  std::vector<const std::vector<int>*> kept;
+  for (const auto* g : groups) {
+    bool dominated = false;
+    for (const auto* m : kept) dominated = dominated || strictlyCheaper(costOf(m), costOf(g));
+    if (dominated) continue;
+    std::vector<const std::vector<int>*> next;
+    for (const auto* m : kept) {
+      if (!strictlyCheaper(costOf(g), costOf(m))) next.push_back(m);
+    }
+    next.push_back(g);
+    kept = next;
+  }
+  for (const auto* g : kept) {
+    f.members.insert(f.members.end(), g->begin(), g->end());
     auto equal = [&](const std::vector<int>& cls) {
       const Union& other = f.candidates[cls.front()].cost;
-      return contained(other, f.candidates[m].cost) && contained(f.candidates[m].cost, other);
+      return contained(other, costOf(g)) && contained(costOf(g), other);
     };
     auto it = std::find_if(f.costClasses.begin(), f.costClasses.end(), equal);
     if (it == f.costClasses.end())
-      f.costClasses.push_back({m});
+      f.costClasses.push_back(*g);
     else
-      it->push_back(m);
+      it->insert(it->end(), g->begin(), g->end());
   }
-  for (int m : members) f.candidates[m].onFrontier = true;
+  std::sort(f.members.begin(), f.members.end());
+  for (int m : f.members) f.candidates[m].onFrontier = true;
   // Containment is transitive, so every candidate left out is dominated by a member.
-  for (auto& c : f.candidates) {
-    if (!c.lowered() || c.onFrontier) continue;
-    for (int m : members) {
-      if (strictlyCheaper(f.candidates[m].cost, c.cost)) {
-        c.dominatedBy = m;
-        break;
-      }
+  for (const auto* g : groups) {
+    if (f.candidates[g->front()].onFrontier) continue;
+    for (const auto* m : kept) {
+      if (!strictlyCheaper(costOf(m), costOf(g))) continue;
+      for (int k : *g) f.candidates[k].dominatedBy = m->front();
+      break;
     }
   }
   return f;

@@ -16,7 +16,7 @@ namespace coiter::autosched {
 
 struct RankedCandidate {
   Candidate program;
-  Union cost;
+  Union cost;            // computed for the candidates that lower (the others are not ranked)
   Lowering lowering;     // no stages: not lowered (lowering.problem says why), not ranked
   int dominatedBy = -1;  // index of a frontier candidate whose cost is strictly contained in this one's
   bool onFrontier = false;

@@ -37,7 +37,9 @@ void bindAutosched(py::module_& m) {
       .def_property_readonly("program", [](const CandidateView& c) { return c.get().program.toString(); })
       .def_property_readonly("loop_order", [](const CandidateView& c) { return c.get().program.loopOrder; })
       .def_property_readonly("depth", [](const CandidateView& c) { return c.get().program.depth(); })
-      .def_property_readonly("cost", [](const CandidateView& c) { return autosched::toString(c.get().cost); })
+      .def_property_readonly(
+          "cost",
+          [](const CandidateView& c) { return c.get().lowered() ? autosched::toString(c.get().cost) : std::string(); })
       .def_property_readonly("on_frontier", [](const CandidateView& c) { return c.get().onFrontier; })
       .def_property_readonly("lowered", [](const CandidateView& c) { return c.get().lowered(); })
       .def_property_readonly("problem", [](const CandidateView& c) { return c.get().lowering.problem; })

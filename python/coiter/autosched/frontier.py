@@ -64,7 +64,8 @@ class FrontierCandidate:
 
     @property
     def cost(self) -> str:
-        """The task set as a union of conjunctive queries, sunk costs included."""
+        """The task set as a union of conjunctive queries, sunk costs included ("" for a
+        candidate that does not lower: those are not ranked)."""
         return self._core.cost
 
     @property
