@@ -52,7 +52,8 @@ class Homomorphism {
     const Atom& a = *order_[next].second;
     for (const auto& b : s_.atoms) {
       if (b.tensor != a.tensor || b.vars.size() != a.vars.size()) continue;
-      size_t mark = map_.size();  // bindings made by this choice are undone on backtracking
+      if (++steps_ > kMaxSteps) return false;  // undecided: counted as not contained
+      size_t mark = map_.size();               // bindings made by this choice are undone on backtracking
       bool ok = true;
       for (size_t k = 0; k < a.vars.size() && ok; ++k) {
         const std::string* to = image(a.vars[k]);
@@ -66,6 +67,12 @@ class Homomorphism {
     }
     return false;
   }
+  // The search is exponential in the worst case (queries with many atoms of one tensor). A
+  // search that takes longer gives up and answers "not contained", which is sound: a
+  // candidate that cannot be shown cheaper or dearer stays on the frontier, an atom or query
+  // that cannot be shown redundant stays in its cost.
+  static constexpr size_t kMaxSteps = 20000;
+  size_t steps_ = 0;
   const Query& s_;
   std::vector<std::pair<size_t, const Atom*>> order_;
   std::vector<std::pair<const std::string*, const std::string*>> map_;
