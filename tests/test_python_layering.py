@@ -59,6 +59,7 @@ LAYERS = {
     ],
     # The autoscheduler (docs/autoscheduling.md) compiles, evaluates and times kernels.
     "autoscheduler": [
+        "autosched.frontier",
         "autosched.candidates",
         "autosched.space",
         "autosched.trimming",

@@ -24,6 +24,7 @@ LAYERS = [
     "codegen",  # C, CUDA and LLVM printers of the IR
     "jit",  # engines, signatures, the disk cache
     "call",  # running a kernel on tensors: arguments, results, chunked assembly
+    "autosched",  # the autoscheduler's asymptotic frontier (legality: the driver's, passed in)
     "driver",  # the compiler driver: every stage in order, the kernel cache
     "bindings",  # the Python module
 ]

@@ -226,6 +226,7 @@ void Lowerer::clearConsumedWorkspaces(LatticeLoop& loop, PointLoop& p) {
     if (loop.segs()[s].dimension || !info.access->tensor->temporary) continue;
     const WorkspaceVars& ws = workspaces_.at(info.access->tensor.get());
     Stmt clear = clearWorkspaceEntry(ws, info.access->tensor->dtype, p.coordOf[s]);
+    if (!clear) continue;  // compressed and hashed workspaces are emptied whole after the consumer
     // In a merge, only the entry the loop is at has been consumed.
     p.body.push_back(p.single || p.lockstep ? clear : ifThen(binary(BinaryOp::Eq, p.coordOf[s], p.resolved), clear));
   }

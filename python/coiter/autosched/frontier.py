@@ -1,0 +1,181 @@
+"""The asymptotic stage of the autoscheduler (docs/autoscheduling-asymptotic.md): a thin
+wrapper of the core's ``asymptotic_frontier`` (src/autosched/).
+
+``frontier("A(i,j) = B(i,k) * C(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"})``
+enumerates the statement's candidate programs of minimum loop depth, derives each one's cost
+as a set of tasks, and keeps the candidates no other candidate is asymptotically cheaper
+than. Every frontier member lowers to one or two kernels (a statement, its tensors' formats
+and a schedule) that :meth:`FrontierCandidate.evaluate` runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import DTypeLike
+
+from .. import _core
+from ..compiler import TensorSpec, _typed_statement, compile, core_statement
+from ..conversion import as_tensor
+from ..formats import Format, FormatLike
+from ..tensor import Tensor
+
+
+@dataclass(frozen=True)
+class KernelStage:
+    """One kernel of a lowered candidate: its statement, the formats of its tensors by
+    name (operands read transposed have their modes reordered), its schedule text and the
+    name of the tensor it computes."""
+
+    statement: str
+    formats: dict[str, str]
+    schedule: str
+    result: str
+
+
+class FrontierCandidate:
+    """A candidate program of the asymptotic stage."""
+
+    def __init__(self, core: _core.AsymptoticCandidate, owner: Frontier) -> None:
+        self._core = core
+        self._owner = owner
+
+    @property
+    def index(self) -> int:
+        return self._core.index
+
+    @property
+    def program(self) -> str:
+        """The program in concrete index notation with protocols (``w(i)`` walks, ``l(i)``
+        locates the level indexed by ``i``)."""
+        return self._core.program
+
+    @property
+    def loop_order(self) -> list[str]:
+        """The loops in program order: around the where, in its producer, in its consumer."""
+        return self._core.loop_order
+
+    @property
+    def depth(self) -> int:
+        return self._core.depth
+
+    @property
+    def cost(self) -> str:
+        """The task set as a union of conjunctive queries, sunk costs included ("" for a
+        candidate that does not lower: those are not ranked)."""
+        return self._core.cost
+
+    @property
+    def on_frontier(self) -> bool:
+        return self._core.on_frontier
+
+    @property
+    def lowered(self) -> bool:
+        """Whether the candidate lowers to kernels that pass coiter's legality check."""
+        return self._core.lowered
+
+    @property
+    def problem(self) -> str:
+        """Why the candidate does not lower ("" when it does)."""
+        return self._core.problem
+
+    @property
+    def dominated_by(self) -> FrontierCandidate | None:
+        """A frontier member asymptotically cheaper than this candidate (None for members
+        and for candidates that do not lower)."""
+        index = self._core.dominated_by
+        return None if index is None else self._owner.candidates[index]
+
+    @property
+    def stages(self) -> list[KernelStage]:
+        return [KernelStage(s, dict(f), sched, r) for s, f, sched, r in self._core.stages]
+
+    @property
+    def schedule(self) -> str:
+        """The schedule text of the candidate's last kernel (the one computing the result)."""
+        return self.stages[-1].schedule if self.lowered else ""
+
+    def evaluate(self, engine: str | None = None, **operands: Any) -> Tensor:
+        """Runs the candidate's kernels on the operands (by name), converting each operand
+        to the format its kernel reads; returns the result."""
+        if not self.lowered:
+            raise ValueError(f"candidate #{self.index} does not lower: {self.problem}")
+        values: dict[str, Any] = dict(operands)
+        result: Tensor | None = None
+        for stage in self.stages:
+            kern = compile(
+                stage.statement,
+                formats=stage.formats,
+                dtype=self._owner.dtype,
+                dtypes=self._owner.dtypes,
+                schedule=stage.schedule,
+                engine=engine,
+            )
+            inputs = {}
+            for name in kern.inputs:
+                if name not in values:
+                    raise ValueError(f"no operand named {name!r} (the statement reads it)")
+                tensor = as_tensor(values[name])
+                inputs[name] = (
+                    tensor.asformat(stage.formats[name]) if name in stage.formats else tensor
+                )
+            result = kern(**inputs)
+            values[stage.result] = result
+        assert result is not None  # a lowered candidate has at least one kernel
+        # A candidate that writes its result transposed: converted back.
+        return result.asformat(self._owner.result_format)
+
+    def __repr__(self) -> str:
+        return f"<FrontierCandidate #{self.index} {self.program}>"
+
+
+class Frontier:
+    """A statement's minimum-depth candidates and the frontier among them."""
+
+    def __init__(
+        self,
+        core: _core.AsymptoticFrontier,
+        result_format: Format,
+        dtype: DTypeLike,
+        dtypes: Mapping[str, DTypeLike],
+    ) -> None:
+        self._core = core
+        self.result_format = result_format
+        self.dtype = dtype
+        self.dtypes = dict(dtypes)
+        self.candidates = [FrontierCandidate(c, self) for c in core.candidates]
+        self.members = [self.candidates[k] for k in core.members]
+        # The members grouped by equal cost: the model cannot tell a class's members apart.
+        self.cost_classes = [[self.candidates[k] for k in cls] for cls in core.cost_classes]
+        self.minimum_depth: int = core.minimum_depth
+
+    def report(self, all: bool = False) -> str:
+        """Candidates, costs, schedules and for each dominated candidate the member that
+        dominates it; ``all``: also the candidates that do not lower, with the reason."""
+        return self._core.report(all)
+
+    def __str__(self) -> str:
+        return self.report()
+
+
+def frontier(
+    stmt: str,
+    formats: Mapping[str, FormatLike] | None = None,
+    dtype: DTypeLike = np.float64,
+    dtypes: Mapping[str, DTypeLike] | None = None,
+) -> Frontier:
+    """The asymptotic frontier of ``stmt`` (a product of accesses summed over the variables
+    its result lacks) with its tensors in ``formats`` (dense where not given)."""
+    typed, _, result = _typed_statement(stmt, formats, dtype, dtypes)
+    variables: dict[str, _core.TensorVar] = {}
+
+    def var_of(spec: TensorSpec) -> _core.TensorVar:
+        if spec.name not in variables:
+            variables[spec.name] = _core.TensorVar(spec.name, spec.format, spec.dtype.name, "int32")
+        return variables[spec.name]
+
+    core = _core.asymptotic_frontier(core_statement(typed, var_of))
+    return Frontier(core, result.format, dtype, dtypes or {})

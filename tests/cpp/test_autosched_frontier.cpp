@@ -1,0 +1,130 @@
+// Costs and frontier membership (src/autosched/asymptotic_cost.hpp, frontier.hpp), worked by
+// hand for SpMV and SpGEMM over CSR operands; every member's kernels pass the legality check.
+#include "autosched/asymptotic_cost.hpp"
+#include "autosched/frontier.hpp"
+#include "autosched_test_support.hpp"
+
+using namespace coiter;
+using namespace coiter::autosched;
+using autosched_test::check;
+using autosched_test::statement;
+
+namespace {
+
+const RankedCandidate* find(const Frontier& f, const std::string& program) {
+  return autosched_test::withProgram<RankedCandidate>(
+      f.candidates, program, [](const RankedCandidate& c) -> const Candidate& { return c.program; });
+}
+
+const auto q = autosched_test::query;
+
+// The tasks of the three SpGEMM orders (§1) over CSR operands, without sunk costs:
+//   Gustavson (i,k,j):      {i} ∪ {(i,k) | B(i,k)} ∪ {(i,k,j) | B(i,k) ∧ C(k,j)}
+//   inner products (i,j,k): C read as CSC; the dense levels make (i,j) a dense loop, and k
+//                           walks both lists: {(i,j)} ∪ {(i,j,k) | B(i,k)} ∪ {(i,j,k) | C(k,j)}
+void testSpGEMMTasks() {
+  auto a = statement({"A", "ds", {"i", "j"}}, {{"B", "ds", {"i", "k"}}, {"C", "ds", {"k", "j"}}});
+  Frontier f = asymptoticFrontier(a, autosched_test::legal);
+  const RankedCandidate* gustavson = find(f, "∀i ∀k ∀j A(i,j) = B(l(i),w(k)) * C(l(k),w(j))");
+  const RankedCandidate* inner = find(f, "∀i ∀j ∀k A(i,j) = B(l(i),w(k)) * C(l(j),w(k))");
+  check(gustavson && inner, "SpGEMM: the Gustavson and inner-product orders are candidates");
+  if (!gustavson || !inner) return;
+  Union expected{q({"i"}, {}), q({"i", "k"}, {{"B", {"i", "k"}}}),
+                 q({"i", "j", "k"}, {{"B", {"i", "k"}}, {"C", {"k", "j"}}})};
+  Union tasks = programTasks(gustavson->program);
+  check(contained(tasks, expected) && contained(expected, tasks), "Gustavson's tasks: " + toString(tasks));
+  Union innerExpected{q({"i", "j"}, {}), q({"i", "j", "k"}, {{"B", {"i", "k"}}}),
+                      q({"i", "j", "k"}, {{"C", {"k", "j"}}})};
+  Union innerTasks = programTasks(inner->program);
+  check(contained(innerTasks, innerExpected) && contained(innerExpected, innerTasks),
+        "inner products' tasks: " + toString(innerTasks));
+  // Gustavson is on the frontier, lowered as a reorder; the inner products are dominated.
+  check(gustavson->onFrontier, "SpGEMM: Gustavson is on the frontier");
+  check(gustavson->lowered() && gustavson->lowering.stages.size() == 1 &&
+            gustavson->lowering.stages[0].schedule == "reorder(i,k,j)",
+        "SpGEMM: Gustavson lowers to reorder(i,k,j)");
+  check(!inner->onFrontier && inner->dominatedBy >= 0, "SpGEMM: the inner products are dominated");
+  if (inner->dominatedBy >= 0) {
+    check(strictlyCheaper(f.candidates[inner->dominatedBy].cost, inner->cost),
+          "the inner products' dominator is strictly cheaper");
+  }
+}
+
+// Every frontier member lowers and passes the legality check; no member is strictly cheaper
+// than another; every dominated candidate has a strictly cheaper member.
+void testFrontierInvariants(const notation::Assignment& a, const std::string& name) {
+  Frontier f = asymptoticFrontier(a, autosched_test::legal);
+  check(!f.members.empty(), name + ": a nonempty frontier");
+  for (int m : f.members) {
+    const RankedCandidate& c = f.candidates[m];
+    check(c.lowered(), name + ": member lowers: " + c.program.toString());
+    for (const auto& s : c.lowering.stages)
+      check(scheduleProblem(s.statement, s.schedule).empty(), name + ": legal " + s.schedule);
+    for (int other : f.members)
+      check(!strictlyCheaper(f.candidates[other].cost, c.cost), name + ": members are incomparable");
+  }
+  for (const auto& c : f.candidates) {
+    if (!c.lowered() || c.onFrontier) continue;
+    check(c.dominatedBy >= 0 && strictlyCheaper(f.candidates[c.dominatedBy].cost, c.cost),
+          name + ": a dominated candidate names a strictly cheaper member: " + c.program.toString());
+  }
+}
+
+// SpMV2 a(i) = B(i,j) C(j,k) d(k): the where computing C·d first into a dense vector runs in
+// two loops of depth 2 (§5's 82× over the default); it is on the frontier, as two kernels.
+void testSpMV2() {
+  auto a = statement({"a", "d", {"i"}}, {{"B", "ds", {"i", "j"}}, {"C", "ds", {"j", "k"}}, {"d", "d", {"k"}}});
+  Frontier f = asymptoticFrontier(a, autosched_test::legal);
+  check(f.minimumDepth == 2, "SpMV2: minimum depth 2");
+  const RankedCandidate* twoPass =
+      find(f, "((∀i ∀j a(i) = B(l(i),w(j)) * w(l(j))) where (∀j ∀k w(j) = C(l(j),w(k)) * d(l(k))))  [w: d]");
+  check(twoPass && twoPass->onFrontier, "SpMV2: C·d into a dense w, then B·w, is on the frontier");
+  if (twoPass) check(twoPass->lowering.stages.size() == 2, "SpMV2: it lowers to two kernels");
+  testFrontierInvariants(a, "SpMV2");
+}
+
+// SDDMM A(i,j) = B(i,j) C(i,k) D(k,j), B sparse, C and D dense (§1): the fused nest costs
+// {(i,j,k) | B(i,j)}; computing C·D first into a dense matrix (unfused) costs {(i,j,k)}, and
+// is dominated. Keeping i's and j's loops around a where that computes B(i,j)·C(i,k) into a
+// dense vector over k is as cheap as the fused nest, and lowers to one precompute.
+void testSDDMM() {
+  auto a =
+      statement({"A", "ds", {"i", "j"}}, {{"B", "ds", {"i", "j"}}, {"C", "dd", {"i", "k"}}, {"D", "dd", {"k", "j"}}});
+  Frontier f = asymptoticFrontier(a, autosched_test::legal);
+  const RankedCandidate* fused = find(f, "∀i ∀j ∀k A(i,j) = B(l(i),w(j)) * C(l(i),l(k)) * D(l(k),l(j))");
+  check(fused && fused->onFrontier, "SDDMM: the fused nest is on the frontier");
+  if (fused) {
+    Union expected{q({"i"}, {}), q({"i", "j"}, {{"B", {"i", "j"}}}), q({"i", "j", "k"}, {{"B", {"i", "j"}}})};
+    Union tasks = programTasks(fused->program);
+    check(contained(tasks, expected) && contained(expected, tasks), "SDDMM fused tasks: " + toString(tasks));
+  }
+  const RankedCandidate* unfused = find(
+      f,
+      "((∀i ∀j A(i,j) = B(l(i),w(j)) * w(l(i),l(j))) where (∀i ∀j ∀k w(i,j) = C(l(i),l(k)) * D(l(k),l(j))))  [w: dd]");
+  check(unfused && unfused->lowered() && !unfused->onFrontier && unfused->dominatedBy >= 0,
+        "SDDMM: the unfused matrix product is dominated");
+  const RankedCandidate* vector =
+      find(f, "∀i ∀j ((∀k A(i,j) = D(l(k),l(j)) * w(w(k))) where (∀k w(k) = B(l(i),w(j)) * C(l(i),l(k))))  [w: d]");
+  check(vector && vector->onFrontier && vector->lowering.stages.size() == 1,
+        "SDDMM: the precomputed vector is a member");
+  if (vector && vector->lowered()) {
+    const KernelStage& k = vector->lowering.stages[0];
+    check(notation::toString(k.statement) == "A(i,j) = D(k,j) * (B(i,j) * C(i,k))",
+          "SDDMM: the statement is rewritten around the group, got " + notation::toString(k.statement));
+    check(k.schedule == "reorder(i,j,k);precompute(B(i,j)*C(i,k),[k],[k],dense)", "SDDMM: schedule " + k.schedule);
+  }
+  testFrontierInvariants(a, "SDDMM");
+}
+
+}  // namespace
+
+int main() {
+  testSpGEMMTasks();
+  testSpMV2();
+  testSDDMM();
+  testFrontierInvariants(statement({"y", "d", {"i"}}, {{"A", "ds", {"i", "j"}}, {"x", "d", {"j"}}}), "SpMV");
+  testFrontierInvariants(
+      statement({"A", "ds", {"i", "j"}}, {{"B", "ds", {"i", "k"}}, {"C", "ds", {"k", "j"}}, {"D", "ds", {"k", "j"}}}),
+      "SpGEMMH");
+  return autosched_test::finish("all frontier tests passed");
+}
