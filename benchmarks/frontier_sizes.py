@@ -1,5 +1,5 @@
 """Frontier sizes of the autoscheduler's asymptotic stage for the paper's six kernels
-(asymptotic-cost-model.md §5, formats as there), with the time to build each frontier,
+(Ahrens et al., PLDI 2022 §5, formats as there), with the time to build each frontier,
 next to the paper's table (Fig. 6).
 
 For each kernel: the minimum-depth candidates coiter enumerates, how many lower to schedules

@@ -1,5 +1,5 @@
 """The asymptotic stage of the autoscheduler (docs/autoscheduling-asymptotic.md): for the
-paper's six kernels (asymptotic-cost-model.md §5, formats as there: first mode dense, the rest
+paper's six kernels (Ahrens et al., PLDI 2022 §5, formats as there: first mode dense, the rest
 compressed; vectors dense), every frontier member, run as the kernels it lowers to, computes
 what ``np.einsum`` computes, on both engines; random product statements over random formats
 likewise; the report names for each dominated candidate the member that dominates it."""

@@ -1,4 +1,4 @@
-// A candidate's asymptotic cost as a set of tasks (asymptotic-cost-model.md §3.6): an
+// A candidate's asymptotic cost as a set of tasks (Ahrens et al., PLDI 2022): an
 // abstract interpreter walks the candidate's loops with the bound variables Q, a guard G
 // (which iterations run, in disjunctive normal form) and for every tensor a predicate of
 // where it may be nonzero, and emits

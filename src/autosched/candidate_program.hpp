@@ -1,4 +1,4 @@
-// A candidate program of the asymptotic stage (asymptotic-cost-model.md §2, CIN with
+// A candidate program of the asymptotic stage (Ahrens et al., PLDI 2022 §2, CIN with
 // protocols): loops, at most one where-grouping (a workspace computed by a producer nest and
 // read by the consumer nest), and for every read level its access protocol. Only statements
 // that multiply accesses (with implicit sums) are candidates' statements (autosched_statement.hpp).

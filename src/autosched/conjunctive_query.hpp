@@ -1,4 +1,4 @@
-// Task sets as unions of conjunctive queries (asymptotic-cost-model.md §3.3-§3.5), and their
+// Task sets as unions of conjunctive queries (Ahrens et al., PLDI 2022), and their
 // containment. A task is a tuple of index values; a conjunctive query
 //     {(i, k) | ∃$1: B(i, k) ∧ C(k, $1)}
 // names the set of tasks whose head variables satisfy every atom ("B(i,k) is nonzero").

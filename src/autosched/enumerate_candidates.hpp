@@ -1,4 +1,4 @@
-// The candidate universe of a product statement (asymptotic-cost-model.md §4, steps 6.2-6.6
+// The candidate universe of a product statement (Ahrens et al., PLDI 2022 §4, steps 6.2-6.6
 // as far as coiter can express them): every where-grouping of two or more factors, not all
 // of them (or none), every placement of the loops (outside the where, in its consumer, in its producer) and
 // every order of each group of loops, every workspace format coiter offers for the

@@ -1,4 +1,4 @@
-// The asymptotic stage of the autoscheduler (asymptotic-cost-model.md; docs/
+// The asymptotic stage of the autoscheduler (Ahrens et al., PLDI 2022; docs/
 // autoscheduling-asymptotic.md): a statement's candidate programs of minimum loop depth, each
 // with its cost as a union of conjunctive queries, lowered to schedules the compiler runs,
 // and the Pareto frontier of the lowered candidates under asymptotic domination (a candidate
