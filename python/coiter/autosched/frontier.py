@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from .. import _core
-from ..compiler import TensorSpec, _typed_statement, compile, core_statement
+from ..compiler import compile, core_assignment, typed_statement
 from ..conversion import as_tensor
 from ..formats import Format, FormatLike
 from ..tensor import Tensor
@@ -169,13 +169,6 @@ def frontier(
 ) -> Frontier:
     """The asymptotic frontier of ``stmt`` (a product of accesses summed over the variables
     its result lacks) with its tensors in ``formats`` (dense where not given)."""
-    typed, _, result = _typed_statement(stmt, formats, dtype, dtypes)
-    variables: dict[str, _core.TensorVar] = {}
-
-    def var_of(spec: TensorSpec) -> _core.TensorVar:
-        if spec.name not in variables:
-            variables[spec.name] = _core.TensorVar(spec.name, spec.format, spec.dtype.name, "int32")
-        return variables[spec.name]
-
-    core = _core.asymptotic_frontier(core_statement(typed, var_of))
+    typed, _, result = typed_statement(stmt, formats, dtype, dtypes)
+    core = _core.asymptotic_frontier(core_assignment(typed))
     return Frontier(core, result.format, dtype, dtypes or {})
