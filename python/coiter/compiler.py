@@ -459,26 +459,26 @@ def with_reordered_operands(
 
     ``typed`` is the statement over TensorSpecs (the operands' formats), ``operands`` maps
     input names to tensors, and ``attempt(formats)`` compiles with the inputs' formats
-    overridden by name. The core chooses the conversions (``_core.operand_orders_that_traverse``:
-    one loop order for all operands first, then the fewest conversions); they are logged.
-    Returns ``(kernel, converted tensors by name)``; raises ``error`` when no conversion helps."""
-    try:
-        overrides = _core.operand_orders_that_traverse(core_assignment(typed), schedule, target)
-    except CompileError:
-        raise error from None
-    if not overrides:
-        raise error  # (the statement fails for another reason than its operands' orders)
-    kernel = attempt(overrides)
-    for name, fmt in overrides.items():
-        logger.info(
-            "coiter: converting %s from %s to %s so every operand is traversed in storage "
-            "order (%s)",
-            name,
-            operands[name].format,
-            fmt,
-            error,
-        )
-    return kernel, {name: operands[name].asformat(fmt) for name, fmt in overrides.items()}
+    overridden by name. The core proposes the conversions its legality check accepts, in order
+    (``_core.operand_orders_that_traverse``: one loop order for all operands first, then the
+    fewest conversions); the first that compiles is used, and logged. Returns ``(kernel,
+    converted tensors by name)``; raises ``error`` when none compiles."""
+    for overrides in _core.operand_orders_that_traverse(core_assignment(typed), schedule, target):
+        try:
+            kernel = attempt(overrides)
+        except CompileError:
+            continue  # (lowering refuses a few schedules the legality check passes)
+        for name, fmt in overrides.items():
+            logger.info(
+                "coiter: converting %s from %s to %s so every operand is traversed in storage "
+                "order (%s)",
+                name,
+                operands[name].format,
+                fmt,
+                error,
+            )
+        return kernel, {name: operands[name].asformat(fmt) for name, fmt in overrides.items()}
+    raise error
 
 
 def _unique_names(tensors: Sequence[Any]) -> dict[int, str]:

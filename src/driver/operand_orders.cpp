@@ -87,16 +87,15 @@ std::map<std::string, Format> followingOneLoopOrder(const Assignment& a) {
 
 }  // namespace
 
-std::map<std::string, Format> operandOrdersThatTraverse(const Assignment& a, const std::string& schedule,
-                                                        const std::string& target, int maxTrials) {
-  const std::string problem = scheduleProblem(a, schedule, target);
-  if (problem.empty()) return {};
+std::vector<std::map<std::string, Format>> operandOrdersThatTraverse(const Assignment& a, const std::string& schedule,
+                                                                     const std::string& target, int maxTrials) {
   std::vector<TensorVarPtr> sparse;
   for (const auto& t : operandsOf(a.rhs))
     if (t->order() >= 2 && !isAllDense(t->format)) sparse.push_back(t);
+  std::vector<std::map<std::string, Format>> legal;
   int trials = 0;
-  // Whether the statement with these operands' formats replaced is legal.
-  auto legalWith = [&](const std::map<std::string, Format>& formats) {
+  // Judges a candidate: kept when the statement with these operands' formats is legal.
+  auto judge = [&](const std::map<std::string, Format>& formats) {
     std::map<std::string, TensorVarPtr> replaced;
     for (const auto& t : sparse) {
       auto f = formats.find(t->name);
@@ -104,13 +103,14 @@ std::map<std::string, Format> operandOrdersThatTraverse(const Assignment& a, con
     }
     ++trials;
     try {
-      return scheduleProblem(assignment(a.lhs, withTensors(a.rhs, replaced), a.accumulate), schedule, target).empty();
+      if (scheduleProblem(assignment(a.lhs, withTensors(a.rhs, replaced), a.accumulate), schedule, target).empty())
+        legal.push_back(formats);
     } catch (const CompileError&) {
-      return false;  // (a candidate the compiler refuses for another reason: the next one)
+      // (a candidate the compiler refuses for another reason: not kept)
     }
   };
   std::map<std::string, Format> preferred = followingOneLoopOrder(a);
-  if (!preferred.empty() && maxTrials > 0 && legalWith(preferred)) return preferred;
+  if (!preferred.empty() && trials < maxTrials) judge(preferred);
   // The fewest conversions first: subsets of the sparse operands by size, each with every
   // combination of their other orders.
   const int n = static_cast<int>(sparse.size());
@@ -126,11 +126,11 @@ std::map<std::string, Format> operandOrdersThatTraverse(const Assignment& a, con
       std::vector<size_t> pick(members.size(), 0);
       bool more = std::none_of(members.begin(), members.end(), [&](int k) { return orders[k].empty(); });
       while (more) {
-        if (trials >= maxTrials) throw CompileError(problem);
+        if (trials >= maxTrials) return legal;
         std::map<std::string, Format> formats;
         for (size_t m = 0; m < members.size(); ++m)
           formats.emplace(sparse[members[m]]->name, orders[members[m]][pick[m]]);
-        if (legalWith(formats)) return formats;
+        if (formats != preferred) judge(formats);
         // The next combination (the last member's order changing fastest).
         more = false;
         for (size_t m = members.size(); m-- > 0;) {
@@ -143,7 +143,7 @@ std::map<std::string, Format> operandOrdersThatTraverse(const Assignment& a, con
       }
     } while (std::prev_permutation(chosen.begin(), chosen.end()));
   }
-  throw CompileError(problem);
+  return legal;
 }
 
 }  // namespace coiter

@@ -6,20 +6,23 @@
 #pragma once
 #include <map>
 #include <string>
+#include <vector>
 
 #include "format/format.hpp"
 #include "notation/index_notation.hpp"
 
 namespace coiter {
 
-// The operands (by name) to give other formats (the same levels in another mode order; CSR or
-// CSC for DIA, ELL and BCSR) so that `schedule` is legal for the statement (scheduleProblem
-// finds nothing). Candidates, at most `maxTrials`: first the conversion that follows one loop
-// order for every operand (the result's indices in its storage order, then the summed ones),
-// then the fewest conversions, each subset of sparse operands in order of appearance with
-// every combination of other orders. Empty when the statement is legal as it is; throws
-// CompileError with the statement's own problem when no candidate is legal.
-std::map<std::string, Format> operandOrdersThatTraverse(const notation::Assignment& a, const std::string& schedule,
-                                                        const std::string& target, int maxTrials = 256);
+// Candidate conversions, each the operands (by name) to give other formats (the same levels in
+// another mode order; CSR or CSC for DIA, ELL and BCSR), kept when `schedule` is legal for the
+// statement with them (scheduleProblem finds nothing), in the order to try them: first the
+// conversion that follows one loop order for every operand (the result's indices in its
+// storage order, then the summed ones), then the fewest conversions, each subset of sparse
+// operands in order of appearance with every combination of other orders; at most `maxTrials`
+// candidates are judged. The caller compiles them in turn: lowering may still refuse one the
+// legality check passed.
+std::vector<std::map<std::string, Format>> operandOrdersThatTraverse(const notation::Assignment& a,
+                                                                     const std::string& schedule,
+                                                                     const std::string& target, int maxTrials = 256);
 
 }  // namespace coiter
