@@ -24,7 +24,9 @@ CHILD = textwrap.dedent(
     ct.set_num_threads(threads)
     rng = np.random.default_rng(0)
     if case == "dense":  # a dense product: no sparse level, loops of a plain matmul
-        n = 1600
+        # 64 G multiply-adds: tens of seconds on 2 cores, so a fast machine cannot finish
+        # it before the signal (n = 1600 once did, in 1 s on a CI machine).
+        n = 4000
         A, B = rng.random((n, n)), rng.random((n, n))
         formats = {"A": "dd", "B": "dd", "C": "dd"}
         kern = ct.compile("C(i,j) = A(i,k) * B(k,j)", formats=formats, engine=engine)
@@ -41,6 +43,7 @@ CHILD = textwrap.dedent(
         eye = sp.eye_array(2, format="csr")
         small = lambda: kern(A=eye, B=eye).to_numpy()
     y = ct.asarray(np.arange(5.0), name="y")
+    small()  # the kernel is compiled and loaded before the long call starts
     print(json.dumps({"ready": time.time()}), flush=True)
     try:
         run()
