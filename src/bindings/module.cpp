@@ -12,6 +12,7 @@ void bindStorage(py::module_& m);
 void bindCompiler(py::module_& m);
 void bindRuntime(py::module_& m);
 void bindCuda(py::module_& m);
+void bindIo(py::module_& m);
 }  // namespace coiter::bindings
 
 namespace {
@@ -64,4 +65,5 @@ PYBIND11_MODULE(_core, m) {
   coiter::bindings::bindCompiler(m);
   coiter::bindings::bindRuntime(m);
   coiter::bindings::bindCuda(m);
+  coiter::bindings::bindIo(m);
 }
