@@ -182,11 +182,12 @@ class TestRead:
         path.write_bytes(text.encode("latin-1"))
         return path
 
+    @pytest.mark.parametrize("block_bytes", [16, 4099])
     @pytest.mark.parametrize("gzipped", [False, True])
-    def test_blocks_split_mid_line(self, tmp_path, threads, monkeypatch, gzipped):
-        # Blocks of 4099 bytes: lines cut at every block end, and a header spanning blocks.
-        monkeypatch.setattr(text_table, "_BLOCK_BYTES", 4099)
-        text, rows, cols, values = random_lines(20_000, seed=3)
+    def test_blocks_split_mid_line(self, tmp_path, threads, monkeypatch, gzipped, block_bytes):
+        # Lines cut at every block end (or longer than a block), a header spanning blocks.
+        monkeypatch.setattr(text_table, "_BLOCK_BYTES", block_bytes)
+        text, rows, cols, values = random_lines(5_000, seed=3)
         header = "%%MatrixMarket matrix coordinate real general\n" + "% long comment\n" * 500
         full = header + f"1000000 1000000 {len(rows)}\n" + text
         path = tmp_path / ("m.mtx.gz" if gzipped else "m.mtx")

@@ -40,14 +40,15 @@ py::tuple parseTextEntries(const py::buffer& text, const std::vector<std::string
                                             comment[0], skipLines, getNumThreads());
   }
   py::list columns;
-  for (size_t column = 0; column < kinds.size(); ++column) {
-    py::array array(py::dtype(fields[column]), std::vector<py::ssize_t>{entries->count()});
-    void* out = array.mutable_data();
-    {
-      py::gil_scoped_release nogil;
-      entries->copyColumn(column, out);
-    }
+  std::vector<void*> out;
+  for (const std::string& name : fields) {
+    py::array array(py::dtype(name), std::vector<py::ssize_t>{entries->count()});
+    out.push_back(array.mutable_data());
     columns.append(array);
+  }
+  {
+    py::gil_scoped_release nogil;
+    entries->copyColumns(out);
   }
   return py::make_tuple(columns, entries->lineEnds(), entries->badLine(), py::bytes(entries->badText()));
 }

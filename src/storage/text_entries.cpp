@@ -182,15 +182,16 @@ void TextEntries::parseChunk(const char* p, const char* end, Chunk& chunk) const
   chunk.lineEnds = line;
 }
 
-void TextEntries::copyColumn(size_t column, void* out) const {
+void TextEntries::copyColumns(const std::vector<void*>& out) const {
   const size_t width = fields_.size();
-  auto* into = static_cast<uint64_t*>(out);
   const int64_t chunkCount = static_cast<int64_t>(chunks_.size());
 #pragma omp parallel for num_threads(threads_) schedule(static, 1)
   for (int64_t k = 0; k < chunkCount; ++k) {
     const std::vector<uint64_t>& words = chunks_[k].words;
-    uint64_t* to = into + firstEntry_[k];
-    for (size_t i = column, e = 0; i < words.size(); i += width, ++e) to[e] = words[i];
+    std::vector<uint64_t*> to(width);
+    for (size_t c = 0; c < width; ++c) to[c] = static_cast<uint64_t*>(out[c]) + firstEntry_[k];
+    for (size_t i = 0, e = 0; i < words.size(); i += width, ++e)
+      for (size_t c = 0; c < width; ++c) to[c][e] = words[i + c];
   }
 }
 

@@ -35,9 +35,9 @@ class TextEntries {
   int64_t badLine() const { return badLine_; }
   // That line's text, without its line end.
   const std::string& badText() const { return badText_; }
-  // Copies field `column` of every entry, in order, into `out` (count() words of the field's
-  // type: int64_t, uint64_t or double).
-  void copyColumn(size_t column, void* out) const;
+  // Copies the fields of every entry, in order, into `out`, one array per field of count()
+  // words of the field's type (int64_t, uint64_t or double), in one pass over the rows.
+  void copyColumns(const std::vector<void*>& out) const;
 
  private:
   struct Chunk {

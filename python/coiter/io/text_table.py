@@ -9,10 +9,12 @@ one line per entry in chunks.
 
 import gzip
 import io
+import mmap
 import os
 import re
 import warnings
 from collections.abc import Iterable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 
@@ -136,8 +138,11 @@ def _load_table(body: _Body) -> _Table:
                 return _numpy_table(
                     _reported_lines(stream, bar, size) if bar.shown else stream, body
                 )
-        with (gzip.open if gzipped else open)(body.path, "rb") as stream:
-            return _parsed_table(_line_blocks(stream), body, body.first_line - 1, bar)
+        with (
+            (gzip.open if gzipped else open)(body.path, "rb") as stream,
+            closing(_line_blocks(stream) if gzipped else _mapped_blocks(stream)) as blocks,
+        ):
+            return _parsed_table(blocks, body, body.first_line - 1, bar)
 
 
 def _load_piece(text: str, body: _Body) -> _Table:
@@ -185,10 +190,33 @@ def _parsed_table(
     return _Table({label: array for (label, _), array in zip(body.columns, arrays)}, rows)
 
 
+def _mapped_blocks(stream: Any) -> Iterator[memoryview]:
+    """The bytes of the file open as ``stream``, memory-mapped (not copied), in blocks of
+    about ``_BLOCK_BYTES`` that end just past a "\\n" (all but the last). A block is valid until
+    the next is asked for."""
+    size = os.fstat(stream.fileno()).st_size
+    if size == 0:
+        return  # nothing to map
+    with (
+        mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as mapped,
+        memoryview(mapped) as view,
+    ):
+        start = 0
+        while start < size:
+            end = min(start + _BLOCK_BYTES, size)
+            if end < size:
+                cut = mapped.rfind(b"\n", start, end) + 1
+                # A line longer than a block: the block runs to its end.
+                end = cut if cut > start else (mapped.find(b"\n", end) + 1 or size)
+            with view[start:end] as block:
+                yield block
+            start = end
+
+
 def _line_blocks(stream: Any) -> Iterator[memoryview]:
-    """The bytes of a binary ``stream`` in blocks of about ``_BLOCK_BYTES`` that end just past
-    a "\n" (all but the last), so that no line is cut in two. One buffer is reused: a block
-    is valid until the next is asked for."""
+    """The bytes of a binary ``stream`` (a gzip file's, which cannot be mapped) in blocks of
+    about ``_BLOCK_BYTES`` that end just past a "\\n" (all but the last), so that no line is
+    cut in two. One buffer is reused: a block is valid until the next is asked for."""
     buffer = bytearray(_BLOCK_BYTES)
     kept = 0  # bytes of the line cut at the end of the last block, moved to the front
     while True:
@@ -310,6 +338,10 @@ def _last_line(path):
 def _first_out_of_range(coords, lower, upper):
     """Index of the first row of ``coords`` with a coordinate outside [lower, upper]
     (per column), and that column; None when all fit."""
+    if len(coords) == 0 or (
+        (coords.min(axis=0) >= lower).all() and (coords.max(axis=0) <= np.asarray(upper)).all()
+    ):
+        return None  # the common case, told by two reductions without temporaries
     bad = (coords < lower) | (coords > np.asarray(upper))
     rows = np.flatnonzero(bad.any(axis=1))
     if rows.size == 0:
