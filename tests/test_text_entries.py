@@ -16,6 +16,18 @@ MTX_REAL = "%%MatrixMarket matrix coordinate real general\n"
 
 
 @pytest.fixture
+def blocks(monkeypatch):
+    """Read in blocks of the given size: a mapped file is cut in blocks only for a progress
+    bar, so one is forced (drawn on stderr)."""
+
+    def use(block_bytes):
+        monkeypatch.setattr(text_table, "_BLOCK_BYTES", block_bytes)
+        monkeypatch.setattr(ct.config, "progress", True)
+
+    return use
+
+
+@pytest.fixture
 def threads():
     """Run with 4 threads (chunks), whatever the machine has; restore the setting after."""
     before = ct.get_num_threads()
@@ -184,9 +196,9 @@ class TestRead:
 
     @pytest.mark.parametrize("block_bytes", [16, 4099])
     @pytest.mark.parametrize("gzipped", [False, True])
-    def test_blocks_split_mid_line(self, tmp_path, threads, monkeypatch, gzipped, block_bytes):
+    def test_blocks_split_mid_line(self, tmp_path, threads, blocks, gzipped, block_bytes):
         # Lines cut at every block end (or longer than a block), a header spanning blocks.
-        monkeypatch.setattr(text_table, "_BLOCK_BYTES", block_bytes)
+        blocks(block_bytes)
         text, rows, cols, values = random_lines(5_000, seed=3)
         header = "%%MatrixMarket matrix coordinate real general\n" + "% long comment\n" * 500
         full = header + f"1000000 1000000 {len(rows)}\n" + text
@@ -197,8 +209,8 @@ class TestRead:
         assert ours.nnz == len(rows)
         assert (ours != expected).nnz == 0
 
-    def test_malformed_line_number_across_blocks(self, tmp_path, threads, monkeypatch):
-        monkeypatch.setattr(text_table, "_BLOCK_BYTES", 10_000)
+    def test_malformed_line_number_across_blocks(self, tmp_path, threads, blocks):
+        blocks(10_000)
         text, *_ = random_lines(50_000, seed=4)
         lines = text.splitlines(keepends=True)
         lines[41_234] = "5 6 7 8\n"

@@ -15,6 +15,9 @@ enum CharClass : unsigned char { kOrdinary, kSeparator, kLineEnd, kComment };
 
 // Below this many bytes a chunk is not worth a thread of its own.
 constexpr size_t kMinChunkBytes = 64 * 1024;
+// Chunks per thread, taken as threads come free: a thread slowed down (a busy machine) holds
+// up the others by one small chunk, not by half the text.
+constexpr size_t kChunksPerThread = 8;
 
 // Each parser reads a number starting at s and returns the end of what it read, or null when
 // no number starts there; the caller checks that the token ends there.
@@ -105,7 +108,7 @@ TextEntries::TextEntries(const char* text, size_t size, std::vector<TextField> f
 
   // Chunks end just past a "\n", so none splits a line or a "\r\n".
   size_t rest = static_cast<size_t>(end - p);
-  size_t chunkCount = std::clamp<size_t>(rest / kMinChunkBytes, 1, static_cast<size_t>(threads_));
+  size_t chunkCount = std::clamp<size_t>(rest / kMinChunkBytes, 1, kChunksPerThread * static_cast<size_t>(threads_));
   std::vector<const char*> bounds{p};
   for (size_t k = 1; k < chunkCount; ++k) {
     const char* target = std::max(p + rest * k / chunkCount, bounds.back());
@@ -115,7 +118,7 @@ TextEntries::TextEntries(const char* text, size_t size, std::vector<TextField> f
   bounds.push_back(end);
   chunks_.resize(chunkCount);
   std::exception_ptr failure;
-#pragma omp parallel for num_threads(threads_) schedule(static, 1)
+#pragma omp parallel for num_threads(threads_) schedule(dynamic, 1)
   for (size_t k = 0; k < chunkCount; ++k) {
     try {
       parseChunk(bounds[k], bounds[k + 1], chunks_[k]);
@@ -185,7 +188,7 @@ void TextEntries::parseChunk(const char* p, const char* end, Chunk& chunk) const
 void TextEntries::copyColumns(const std::vector<void*>& out) const {
   const size_t width = fields_.size();
   const int64_t chunkCount = static_cast<int64_t>(chunks_.size());
-#pragma omp parallel for num_threads(threads_) schedule(static, 1)
+#pragma omp parallel for num_threads(threads_) schedule(dynamic, 1)
   for (int64_t k = 0; k < chunkCount; ++k) {
     const std::vector<uint64_t>& words = chunks_[k].words;
     std::vector<uint64_t*> to(width);

@@ -32,8 +32,9 @@ from ..tensor import Tensor
 _WRITE_CHUNK = 100_000
 # Lines read between two updates of a reading progress bar (NumPy's parser).
 _PROGRESS_LINES = 65_536
-# Bytes of a file handed to the core's parser at once: bounds the text held in memory, and a
-# reading progress bar moves after each block.
+# Bytes of a file handed to the core's parser at once: a reading progress bar moves after
+# each block, and a gzip file's text is decompressed a block at a time. A mapped file read
+# without a bar is parsed in one block, so its columns need no concatenation.
 _BLOCK_BYTES = 64 << 20
 # The fields the core's parser reads (one token each; a complex number in one token is not).
 _NATIVE_FIELDS = ("int64", "uint64", "float64")
@@ -140,7 +141,11 @@ def _load_table(body: _Body) -> _Table:
                 )
         with (
             (gzip.open if gzipped else open)(body.path, "rb") as stream,
-            closing(_line_blocks(stream) if gzipped else _mapped_blocks(stream)) as blocks,
+            closing(
+                _line_blocks(stream)
+                if gzipped
+                else _mapped_blocks(stream, _BLOCK_BYTES if bar.shown else None)
+            ) as blocks,
         ):
             return _parsed_table(blocks, body, body.first_line - 1, bar)
 
@@ -183,17 +188,17 @@ def _parsed_table(
         if bar is not None:
             bar.update(len(block))
     arrays = [
-        np.concatenate(part) if part else np.zeros(0, dtype)
+        (part[0] if len(part) == 1 else np.concatenate(part)) if part else np.zeros(0, dtype)
         for part, (_, dtype) in zip(parts, body.columns)
     ]
     rows = len(arrays[0]) if arrays else 0
     return _Table({label: array for (label, _), array in zip(body.columns, arrays)}, rows)
 
 
-def _mapped_blocks(stream: Any) -> Iterator[memoryview]:
+def _mapped_blocks(stream: Any, block_bytes: int | None) -> Iterator[memoryview]:
     """The bytes of the file open as ``stream``, memory-mapped (not copied), in blocks of
-    about ``_BLOCK_BYTES`` that end just past a "\\n" (all but the last). A block is valid until
-    the next is asked for."""
+    about ``block_bytes`` (None: one block) that end just past a "\\n" (all but the last). A
+    block is valid until the next is asked for."""
     size = os.fstat(stream.fileno()).st_size
     if size == 0:
         return  # nothing to map
@@ -203,7 +208,7 @@ def _mapped_blocks(stream: Any) -> Iterator[memoryview]:
     ):
         start = 0
         while start < size:
-            end = min(start + _BLOCK_BYTES, size)
+            end = size if block_bytes is None else min(start + block_bytes, size)
             if end < size:
                 cut = mapped.rfind(b"\n", start, end) + 1
                 # A line longer than a block: the block runs to its end.
@@ -338,10 +343,12 @@ def _last_line(path):
 def _first_out_of_range(coords, lower, upper):
     """Index of the first row of ``coords`` with a coordinate outside [lower, upper]
     (per column), and that column; None when all fit."""
-    if len(coords) == 0 or (
-        (coords.min(axis=0) >= lower).all() and (coords.max(axis=0) <= np.asarray(upper)).all()
+    uppers = np.broadcast_to(upper, coords.shape[1:])
+    if all(  # the common case, told by reductions of each column (fast, no temporaries)
+        len(column) == 0 or (column.min() >= lower and column.max() <= bound)
+        for column, bound in zip(coords.T, uppers)
     ):
-        return None  # the common case, told by two reductions without temporaries
+        return None
     bad = (coords < lower) | (coords > np.asarray(upper))
     rows = np.flatnonzero(bad.any(axis=1))
     if rows.size == 0:
