@@ -13,7 +13,7 @@ import mmap
 import os
 import re
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
@@ -195,7 +195,7 @@ def _parsed_table(
     return _Table({label: array for (label, _), array in zip(body.columns, arrays)}, rows)
 
 
-def _mapped_blocks(stream: Any, block_bytes: int | None) -> Iterator[memoryview]:
+def _mapped_blocks(stream: Any, block_bytes: int | None) -> Generator[memoryview, None, None]:
     """The bytes of the file open as ``stream``, memory-mapped (not copied), in blocks of
     about ``block_bytes`` (None: one block) that end just past a "\\n" (all but the last). A
     block is valid until the next is asked for."""
@@ -218,7 +218,7 @@ def _mapped_blocks(stream: Any, block_bytes: int | None) -> Iterator[memoryview]
             start = end
 
 
-def _line_blocks(stream: Any) -> Iterator[memoryview]:
+def _line_blocks(stream: Any) -> Generator[memoryview, None, None]:
     """The bytes of a binary ``stream`` (a gzip file's, which cannot be mapped) in blocks of
     about ``_BLOCK_BYTES`` that end just past a "\\n" (all but the last), so that no line is
     cut in two. One buffer is reused: a block is valid until the next is asked for."""
