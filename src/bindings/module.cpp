@@ -13,6 +13,7 @@ void bindCompiler(py::module_& m);
 void bindRuntime(py::module_& m);
 void bindCuda(py::module_& m);
 void bindAutosched(py::module_& m);
+void bindIo(py::module_& m);
 }  // namespace coiter::bindings
 
 namespace {
@@ -66,4 +67,5 @@ PYBIND11_MODULE(_core, m) {
   coiter::bindings::bindRuntime(m);
   coiter::bindings::bindCuda(m);
   coiter::bindings::bindAutosched(m);
+  coiter::bindings::bindIo(m);
 }

@@ -14,7 +14,6 @@ Files that cannot be cut into byte ranges (gzip-compressed, ``.npz``, Matrix Mar
 
 from __future__ import annotations
 
-import io
 import operator
 import os
 from collections.abc import Sequence
@@ -36,7 +35,7 @@ from ..io.matrix_market import _mirrored, _mm_columns, _mm_values, _MMHeader, _r
 from ..io.text_table import (
     _Body,
     _first_out_of_range,
-    _load_table,
+    _load_piece,
     _open_text,
     _padded_shape,
     _parse_error,
@@ -286,7 +285,7 @@ def _read_piece(
     else:
         columns = tuple((f"mode {m + 1} coordinate", np.dtype(np.int64)) for m in range(order))
         body = _Body(path, first_line, columns + (("value", _frostt_value_dtype(dtype)),), "#")
-    table = _load_table(io.StringIO(text), body)  # a malformed line: ParseError naming it
+    table = _load_piece(text, body)  # a malformed line: ParseError naming it
     lines = len(table)
     labels = [label for label, _ in body.columns[:order]]
     coords = np.column_stack([table[label] for label in labels]).reshape(-1, order).astype(np.int64)

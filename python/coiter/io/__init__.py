@@ -7,9 +7,12 @@ Three file formats, chosen by the file's extension:
 * coiter's own ``.npz``: any tensor in any format, saved exactly (level arrays, values,
   index width), loaded without pickle.
 
-Text bodies are parsed by :func:`numpy.loadtxt` (compiled, millions of lines per second).
-Only when it fails, or when a count or coordinate check fails, is the file scanned again
-line by line, to name the offending line in the :class:`~coiter.ParseError`.
+Text bodies are parsed by the core's parser (``_core.parse_text_entries``), in parallel
+chunks, without the GIL (by :func:`numpy.loadtxt` only for FROSTT values read as complex,
+one token each, which the core does not parse). A malformed line is reported by number and
+checked again in Python to say what is wrong with it; when a count or coordinate check
+fails, the file is scanned again line by line, to name the offending line in the
+:class:`~coiter.ParseError`.
 
 This package holds the public functions and the choice of format by extension; each
 format lives in its own module (:mod:`.matrix_market`, :mod:`.frostt`, :mod:`.npz`), and

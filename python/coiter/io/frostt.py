@@ -39,10 +39,7 @@ def _read_frostt(
     order = field_count - 1
     columns = tuple((f"mode {m + 1} coordinate", np.dtype(np.int64)) for m in range(order))
     body = _Body(path, number, columns + (("value", _frostt_value_dtype(dtype)),), "#")
-    with _open_text(path) as stream:
-        for _ in range(number - 1):
-            stream.readline()
-        table = _load_table(stream, body)
+    table = _load_table(body)
     coords = np.column_stack([table[label] for label, _ in columns]).reshape(-1, order)
     outside = _first_out_of_range(coords, 1, np.iinfo(np.int64).max)
     if outside is not None:

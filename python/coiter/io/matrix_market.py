@@ -48,8 +48,8 @@ def _read_matrix_market(
 ) -> Tensor:
     with _open_text(path) as stream:
         header = _read_mm_header(stream, path)
-        body = _Body(path, header.size_line + 1, _mm_columns(header, dtype), "%")
-        table = _load_table(stream, body)
+    body = _Body(path, header.size_line + 1, _mm_columns(header, dtype), "%")
+    table = _load_table(body)
     _check_entry_count(body, len(table), header.entries, header.size_line)
     shape = _padded_shape(path, (header.rows, header.cols), shape, "declared size")
     if header.layout == "array":

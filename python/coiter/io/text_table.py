@@ -1,22 +1,27 @@
 """Text tables shared by the Matrix Market and FROSTT formats.
 
-Opening (optionally gzipped) text files, parsing their bodies with :func:`numpy.loadtxt`,
-finding the line to name in a :class:`~coiter.ParseError` when a check fails, checking a
+Opening (optionally gzipped) text files, parsing their bodies with the core's parallel
+parser (:func:`numpy.loadtxt` for one-token complex values, which it does not read), finding
+the line to name in a :class:`~coiter.ParseError` when a check fails, checking a
 requested shape against the file's extents, packing the entries into a tensor, and writing
 one line per entry in chunks.
 """
 
 import gzip
+import io
+import mmap
 import os
 import re
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import _core
 from ..creation import from_coords
 from ..errors import FormatError, ParseError, ShapeError
 from ..formats import FormatLike
@@ -25,8 +30,14 @@ from ..tensor import Tensor
 
 # Rows written (or values formatted) per chunk: bounds the memory of the text being built.
 _WRITE_CHUNK = 100_000
-# Lines read between two updates of a reading progress bar.
+# Lines read between two updates of a reading progress bar (NumPy's parser).
 _PROGRESS_LINES = 65_536
+# Bytes of a file handed to the core's parser at once: a reading progress bar moves after
+# each block, and a gzip file's text is decompressed a block at a time. A mapped file read
+# without a bar is parsed in one block, so its columns need no concatenation.
+_BLOCK_BYTES = 64 << 20
+# The fields the core's parser reads (one token each; a complex number in one token is not).
+_NATIVE_FIELDS = ("int64", "uint64", "float64")
 
 
 def _open_text(path, mode="r"):
@@ -97,29 +108,153 @@ class _Body:
     comment: str  # text from this character on is a comment
 
 
-def _load_table(stream, body):
-    """Parse the rest of ``stream`` (positioned at ``body.first_line``) into a structured
-    array with one field per column; a malformed line raises ParseError naming it."""
+@dataclass(frozen=True)
+class _Table:
+    """The fields of a body's data lines: ``table[label]`` is one column, ``len(table)`` the
+    number of data lines."""
+
+    columns: dict[str, NDArray[Any]]
+    rows: int
+
+    def __getitem__(self, label: str) -> NDArray[Any]:
+        return self.columns[label]
+
+    def __len__(self) -> int:
+        return self.rows
+
+
+def _load_table(body: _Body) -> _Table:
+    """Parse the data lines of ``body.path`` (from ``body.first_line`` on) into a table with
+    one column per field; a malformed line raises ParseError naming it."""
     # A gzipped file's size says little about its text: its bar counts bytes without a total.
-    size = None if body.path.lower().endswith(".gz") else os.path.getsize(body.path)
+    gzipped = body.path.lower().endswith(".gz")
+    size = None if gzipped else os.path.getsize(body.path)
     quick = size is not None and size < SMALL_FILE_BYTES
     name = os.path.basename(body.path)
-    try:
+    with progress(size, f"reading {name}", "B", small=quick) as bar:
+        if not _parsed_natively(body):
+            with _open_text(body.path) as stream:
+                for _ in range(body.first_line - 1):
+                    stream.readline()
+                return _numpy_table(
+                    _reported_lines(stream, bar, size) if bar.shown else stream, body
+                )
         with (
-            progress(size, f"reading {name}", "B", small=quick) as bar,
-            warnings.catch_warnings(),
+            (gzip.open if gzipped else open)(body.path, "rb") as stream,
+            closing(
+                _line_blocks(stream)
+                if gzipped
+                else _mapped_blocks(stream, _BLOCK_BYTES if bar.shown else None)
+            ) as blocks,
         ):
+            return _parsed_table(blocks, body, body.first_line - 1, bar)
+
+
+def _load_piece(text: str, body: _Body) -> _Table:
+    """Parse ``text``, whole data lines of ``body.path`` from somewhere in its body, into a
+    table; a malformed line raises ParseError naming the first one in the file."""
+    if not _parsed_natively(body):
+        return _numpy_table(io.StringIO(text), body)
+    return _parsed_table([text.encode("latin-1")], body, None, None)
+
+
+def _parsed_natively(body: _Body) -> bool:
+    """Whether the core's parser reads every field (it reads no one-token complex number)."""
+    return all(dtype.name in _NATIVE_FIELDS for _, dtype in body.columns)
+
+
+def _parsed_table(
+    blocks: Iterable[Any], body: _Body, skip_lines: int | None, bar: Progress | None
+) -> _Table:
+    """Parse ``blocks`` (bytes-like, each ending at a line end but the last) with the core's
+    parallel parser, the first ``skip_lines`` lines not read. ``skip_lines`` None: the blocks
+    are a piece of the body whose line numbers are unknown, so a malformed line is found again
+    in the file to be named."""
+    fields = [dtype.name for _, dtype in body.columns]
+    parts: list[list[NDArray[Any]]] = [[] for _ in fields]
+    line_ends = 0  # in the blocks before this one
+    for block in blocks:
+        skip = max(0, (skip_lines or 0) - line_ends)
+        columns, block_line_ends, bad_line, bad_text = _core.parse_text_entries(
+            block, fields, body.comment, skip
+        )
+        if bad_line:
+            if skip_lines is None:
+                _raise_malformed_line(body)
+            _raise_line_problem(body, line_ends + bad_line, bad_text.decode("latin-1"))
+        for part, column in zip(parts, columns):
+            part.append(column)
+        line_ends += block_line_ends
+        if bar is not None:
+            bar.update(len(block))
+    arrays = [
+        (part[0] if len(part) == 1 else np.concatenate(part)) if part else np.zeros(0, dtype)
+        for part, (_, dtype) in zip(parts, body.columns)
+    ]
+    rows = len(arrays[0]) if arrays else 0
+    return _Table({label: array for (label, _), array in zip(body.columns, arrays)}, rows)
+
+
+def _mapped_blocks(stream: Any, block_bytes: int | None) -> Generator[memoryview, None, None]:
+    """The bytes of the file open as ``stream``, memory-mapped (not copied), in blocks of
+    about ``block_bytes`` (None: one block) that end just past a "\\n" (all but the last). A
+    block is valid until the next is asked for."""
+    size = os.fstat(stream.fileno()).st_size
+    if size == 0:
+        return  # nothing to map
+    with (
+        mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as mapped,
+        memoryview(mapped) as view,
+    ):
+        start = 0
+        while start < size:
+            end = size if block_bytes is None else min(start + block_bytes, size)
+            if end < size:
+                cut = mapped.rfind(b"\n", start, end) + 1
+                # A line longer than a block: the block runs to its end.
+                end = cut if cut > start else (mapped.find(b"\n", end) + 1 or size)
+            with view[start:end] as block:
+                yield block
+            start = end
+
+
+def _line_blocks(stream: Any) -> Generator[memoryview, None, None]:
+    """The bytes of a binary ``stream`` (a gzip file's, which cannot be mapped) in blocks of
+    about ``_BLOCK_BYTES`` that end just past a "\\n" (all but the last), so that no line is
+    cut in two. One buffer is reused: a block is valid until the next is asked for."""
+    buffer = bytearray(_BLOCK_BYTES)
+    kept = 0  # bytes of the line cut at the end of the last block, moved to the front
+    while True:
+        if kept == len(buffer):  # a line longer than the buffer: a new one twice as large
+            buffer = buffer + bytes(len(buffer))
+        read = stream.readinto(memoryview(buffer)[kept:])
+        if not read:
+            if kept:
+                yield memoryview(buffer)[:kept]
+            return
+        end = kept + read
+        cut = buffer.rfind(b"\n", 0, end) + 1
+        if cut == 0:
+            kept = end
+            continue
+        yield memoryview(buffer)[:cut]
+        buffer[: end - cut] = buffer[cut:end]
+        kept = end - cut
+
+
+def _numpy_table(lines: Iterable[str], body: _Body) -> _Table:
+    """Parse ``lines`` with :func:`numpy.loadtxt`, for the fields the core does not parse."""
+    try:
+        with warnings.catch_warnings():
             # A body without data lines is legal (an empty matrix); counts are checked later.
             warnings.filterwarnings("ignore", "loadtxt: input contained no data")
-            return np.loadtxt(
-                _reported_lines(stream, bar, size) if bar.shown else stream,
-                dtype=np.dtype(list(body.columns)),
-                comments=body.comment,
-                ndmin=1,
+            table = np.loadtxt(
+                lines, dtype=np.dtype(list(body.columns)), comments=body.comment, ndmin=1
             )
     except ValueError as error:
         _raise_malformed_line(body)
         raise ParseError(f"{body.path}: {error}", path=body.path) from error
+    return _Table({label: table[label] for label, _ in body.columns}, len(table))
 
 
 def _reported_lines(stream: Iterable[str], bar: Progress, size: int | None) -> Iterator[str]:
@@ -148,21 +283,30 @@ def _data_lines(body):
 
 
 def _raise_malformed_line(body):
-    """Find the first line NumPy could not parse and raise a ParseError naming it."""
-    labels = ", ".join(label for label, _ in body.columns)
+    """Find the first malformed data line of the body and raise a ParseError naming it."""
     for number, fields in _data_lines(body):
-        if len(fields) != len(body.columns):
-            raise _parse_error(
-                body.path,
-                number,
-                f"expected {len(body.columns)} fields ({labels}), found {len(fields)}",
-            )
-        for position, (field, (label, dtype)) in enumerate(zip(fields, body.columns), 1):
-            problem = _field_problem(field, dtype)
-            if problem:
-                raise _parse_error(
-                    body.path, number, f"field {position} ({label}) {field!r} {problem}"
-                )
+        _check_line(body, number, fields)
+
+
+def _raise_line_problem(body: _Body, number: int, text: str) -> None:
+    """Raise the ParseError for line ``number`` holding ``text``, which the parser refused."""
+    _check_line(body, number, text.split(body.comment, 1)[0].split())
+    raise _parse_error(body.path, number, f"cannot parse {text!r}")  # the checks disagree
+
+
+def _check_line(body, number, fields):
+    """Raise a ParseError naming what is wrong with the ``fields`` of data line ``number``."""
+    labels = ", ".join(label for label, _ in body.columns)
+    if len(fields) != len(body.columns):
+        raise _parse_error(
+            body.path,
+            number,
+            f"expected {len(body.columns)} fields ({labels}), found {len(fields)}",
+        )
+    for position, (field, (label, dtype)) in enumerate(zip(fields, body.columns), 1):
+        problem = _field_problem(field, dtype)
+        if problem:
+            raise _parse_error(body.path, number, f"field {position} ({label}) {field!r} {problem}")
 
 
 def _field_problem(field, dtype):
@@ -199,6 +343,12 @@ def _last_line(path):
 def _first_out_of_range(coords, lower, upper):
     """Index of the first row of ``coords`` with a coordinate outside [lower, upper]
     (per column), and that column; None when all fit."""
+    uppers = np.broadcast_to(upper, coords.shape[1:])
+    if all(  # the common case, told by reductions of each column (fast, no temporaries)
+        len(column) == 0 or (column.min() >= lower and column.max() <= bound)
+        for column, bound in zip(coords.T, uppers)
+    ):
+        return None
     bad = (coords < lower) | (coords > np.asarray(upper))
     rows = np.flatnonzero(bad.any(axis=1))
     if rows.size == 0:

@@ -1,0 +1,175 @@
+"""Reading text files: ``ct.read`` against fast_matrix_market and SciPy, same run, same files.
+
+A random real general ``.mtx`` and a random 3-mode ``.tns`` of ``--entries`` entries each are
+written once into a temporary folder. Then, at one thread and at all threads:
+
+- ``.mtx``: ``ct.read(path, format="coo")`` against ``fast_matrix_market.mmread`` and
+  ``scipy.io.mmread`` (both return COO), the calls interleaved; coiter's matrix is checked
+  entry for entry against fast_matrix_market's first.
+- ``.tns``: ``ct.read`` (COO) against ``fast_matrix_market.mmread`` of the ``.mtx`` (the same
+  entry count; no peer reads FROSTT files), and at one thread against ``numpy.loadtxt`` of
+  the same file (how coiter parsed text bodies before); the tensor is checked against the
+  one written.
+
+Each ratio is the peer's median over coiter's (above 1: coiter is faster). The machine's
+load average is recorded with the numbers.
+
+    python -m benchmarks.reading [--entries N] [--output-dir DIR]
+"""
+
+import argparse
+import os
+import pathlib
+import sys
+import tempfile
+
+import fast_matrix_market as fmm
+import numpy as np
+import scipy.io
+import scipy.io._fast_matrix_market as scipy_fmm
+import scipy.sparse as sp
+
+import coiter as ct
+
+from .environment import environment, write_results
+from .timing import RepeatPolicy, measure_interleaved, time_call
+
+# Reads take seconds: a few each, interleaved.
+POLICY = RepeatPolicy(min_repeats=3, max_repeats=5, budget_s=6.0, cap_s=30.0)
+
+
+def write_files(folder, entries, seed):
+    """The .mtx and .tns files, and the tensor written into the .tns."""
+    rng = np.random.default_rng(seed)
+    n = 1_000_000
+    matrix = sp.coo_array(
+        (rng.standard_normal(entries), (rng.integers(0, n, entries), rng.integers(0, n, entries))),
+        shape=(n, n),
+    )
+    mtx = folder / "matrix.mtx"
+    fmm.mmwrite(mtx, matrix)
+    coords = rng.integers(0, 1000, (entries, 3))
+    values = rng.standard_normal(entries)
+    tns = folder / "tensor.tns"
+    tensor = ct.from_coords(coords, values, (1000, 1000, 1000), format="coo")
+    ct.write(tns, tensor)
+    return mtx, tns, tensor
+
+
+def set_threads(threads):
+    ct.set_num_threads(threads)
+    fmm.PARALLELISM = threads
+    scipy_fmm.PARALLELISM = threads
+
+
+def same_matrix(ours, theirs):
+    return (ours.to_scipy().tocsr() != theirs).nnz == 0
+
+
+def same_entries(ours, written):
+    (coords, values), (written_coords, written_values) = ours.coords(), written.coords()
+    return np.array_equal(coords, written_coords) and np.array_equal(values, written_values)
+
+
+def timed(label, contenders, check):
+    """Times ``contenders`` (name -> call) interleaved after one checked warm-up call each."""
+    warmup = {}
+    for name, fn in contenders.items():
+        seconds, result = time_call(fn)
+        if name == "coiter" and not check(result):
+            raise AssertionError(f"{label}: coiter's result differs from the peer's")
+        del result
+        warmup[name] = seconds
+    timings = measure_interleaved(contenders, POLICY, warmup)
+    for t in timings.values():
+        if isinstance(t, Exception):
+            raise t
+    return {name: t.as_dict() | {"runs": None} for name, t in timings.items()}
+
+
+def run(entries, seed=0):
+    rows = []
+    with tempfile.TemporaryDirectory() as name:
+        folder = pathlib.Path(name)
+        mtx, tns, tensor = write_files(folder, entries, seed)
+        reference = sp.csr_array(fmm.mmread(mtx))
+        for threads in (1, os.cpu_count() or 1):
+            set_threads(threads)
+            mtx_timings = timed(
+                "mtx",
+                {
+                    "coiter": lambda: ct.read(mtx, format="coo"),
+                    "fast_matrix_market": lambda: fmm.mmread(mtx),
+                    "scipy": lambda: scipy.io.mmread(mtx),
+                },
+                lambda ours: same_matrix(ours, reference),
+            )
+            tns_timings = timed(
+                "tns",
+                {
+                    "coiter": lambda: ct.read(tns, format="coo"),
+                    "fast_matrix_market (.mtx)": lambda: fmm.mmread(mtx),
+                }
+                # coiter's parser before this one, single-threaded: timed once.
+                | (
+                    {"numpy.loadtxt": lambda: np.loadtxt(tns, comments="#")} if threads == 1 else {}
+                ),
+                lambda ours: same_entries(ours, tensor),
+            )
+            for file, timings in (("mtx", mtx_timings), ("tns", tns_timings)):
+                coiter_s = timings["coiter"]["median"]
+                for peer, timing in timings.items():
+                    if peer == "coiter":
+                        continue
+                    row = {
+                        "file": file,
+                        "threads": threads,
+                        "peer": peer,
+                        "coiter_s": coiter_s,
+                        "peer_s": timing["median"],
+                        "ratio": timing["median"] / coiter_s,
+                        "load_average": os.getloadavg(),
+                    }
+                    rows.append(row | {"timings": timings})
+                    print(
+                        f".{file} {threads} thread(s): coiter {coiter_s:6.2f} s   {peer} "
+                        f"{timing['median']:6.2f} s   ratio {row['ratio']:5.2f}   "
+                        f"load {row['load_average'][0]:.2f}",
+                        flush=True,
+                    )
+    return rows
+
+
+def markdown(rows, entries):
+    lines = [
+        f"# Reading {entries:,}-entry text files (ratio = peer time / coiter time)",
+        "",
+        "| file | threads | peer | coiter s | peer s | ratio | load average (1 min) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| .{r['file']} | {r['threads']} | {r['peer']} | {r['coiter_s']:.2f} | "
+            f"{r['peer_s']:.2f} | {r['ratio']:.2f} | {r['load_average'][0]:.2f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entries", type=int, default=10_000_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--output-dir", default=str(pathlib.Path(__file__).parent / "results"))
+    args = parser.parse_args(argv)
+    rows = run(args.entries, args.seed)
+    out = pathlib.Path(args.output_dir)
+    write_results(
+        out / "reading.json",
+        environment(entries=args.entries, fast_matrix_market=fmm.__version__, cases=rows),
+    )
+    (out / "reading.md").write_text(markdown(rows, args.entries))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,244 @@
+"""The core's parallel parser of text entry lines (src/storage/text_entries.cpp), on its own
+and through ct.read: line ends, comments, chunk and block boundaries, the number syntax, and
+the line a malformed entry is reported at."""
+
+import gzip
+
+import numpy as np
+import pytest
+import scipy.io
+
+import coiter as ct
+from coiter import _core
+from coiter.io import text_table
+
+MTX_REAL = "%%MatrixMarket matrix coordinate real general\n"
+
+
+@pytest.fixture
+def blocks(monkeypatch):
+    """Read in blocks of the given size: a mapped file is cut in blocks only for a progress
+    bar, so one is forced (drawn on stderr)."""
+
+    def use(block_bytes):
+        monkeypatch.setattr(text_table, "_BLOCK_BYTES", block_bytes)
+        monkeypatch.setattr(ct.config, "progress", True)
+
+    return use
+
+
+@pytest.fixture
+def threads():
+    """Run with 4 threads (chunks), whatever the machine has; restore the setting after."""
+    before = ct.get_num_threads()
+    ct.set_num_threads(4)
+    yield 4
+    ct.set_num_threads(before)
+
+
+def parse(text, fields=("int64", "int64", "float64"), comment="%", skip=0):
+    data = text.encode("latin-1") if isinstance(text, str) else text
+    return _core.parse_text_entries(data, list(fields), comment, skip)
+
+
+def random_lines(count, seed=0):
+    """Text of ``count`` "i j value" lines, and the columns they hold."""
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(1, 10**6, count)
+    cols = rng.integers(1, 10**6, count)
+    values = rng.standard_normal(count) * 10.0 ** rng.integers(-30, 30, count)
+    text = "".join(
+        f"{i} {j} {v!r}\n" for i, j, v in zip(rows.tolist(), cols.tolist(), values.tolist())
+    )
+    return text, rows, cols, values
+
+
+class TestParser:
+    def test_line_ends_whitespace_and_comments(self):
+        text = (
+            "% header comment\r\n"
+            "1 2 3.5  \t\r\n"  # CRLF, trailing whitespace
+            "\r\n"
+            "   % a comment between entries\n"
+            "4\t5 -6e2 % a comment after the fields\r"  # a lone CR ends a line too
+            "7 8 +.25\x0c\n"
+            "9 10 inf"  # the last line has no line end
+        )
+        columns, line_ends, bad_line, _ = parse(text)
+        assert bad_line == 0
+        assert line_ends == 6
+        np.testing.assert_array_equal(columns[0], [1, 4, 7, 9])
+        np.testing.assert_array_equal(columns[1], [2, 5, 8, 10])
+        np.testing.assert_array_equal(columns[2], [3.5, -600.0, 0.25, np.inf])
+        assert [c.dtype for c in columns] == [np.int64, np.int64, np.float64]
+
+    def test_skipped_lines_are_not_read(self):
+        columns, line_ends, bad_line, _ = parse("not data\r\nnor this\r1 1 1\n", skip=2)
+        assert (bad_line, line_ends) == (0, 3)
+        np.testing.assert_array_equal(columns[2], [1.0])
+
+    @pytest.mark.parametrize(
+        "token", ["1.5", "+1.5", "-1.5", "1.", ".5", "1e5", "1E-5", "-0", "1e400", "-1e400"]
+    )
+    def test_reals_as_python_reads_them(self, token):
+        columns, _, bad_line, _ = parse(f"1 1 {token}\n")
+        assert bad_line == 0
+        assert columns[2][0] == float(token)
+
+    def test_underflow_and_special_values(self):
+        columns, _, bad_line, _ = parse("1 1 1e-400\n1 1 NaN\n1 1 -Infinity\n1 1 5e-324\n")
+        assert bad_line == 0
+        value = columns[2]
+        assert value[0] == 0.0 and np.isnan(value[1]) and value[2] == -np.inf
+        assert value[3] == float("5e-324")
+
+    @pytest.mark.parametrize(
+        "token", ["+-1", "--1", "nan(1)", "1e", "0x10", "1_0", "e5", "infinite", "1.5.", "."]
+    )
+    def test_malformed_reals(self, token):
+        _, _, bad_line, bad_text = parse(f"1 1 1\n2 2 {token}\n")
+        assert bad_line == 2
+        assert bad_text == f"2 2 {token}".encode()
+
+    @pytest.mark.parametrize(
+        "token,field,valid",
+        [
+            ("9223372036854775807", "int64", True),
+            ("-9223372036854775808", "int64", True),
+            ("9223372036854775808", "int64", False),
+            ("-9223372036854775809", "int64", False),
+            ("+7", "int64", True),
+            ("007", "int64", True),
+            ("+-7", "int64", False),
+            ("7.0", "int64", False),
+            ("18446744073709551615", "uint64", True),
+            ("18446744073709551616", "uint64", False),
+            ("-0", "uint64", True),
+            ("-1", "uint64", False),
+        ],
+    )
+    def test_integer_ranges(self, token, field, valid):
+        columns, _, bad_line, _ = parse(f"{token}\n", fields=[field])
+        assert bad_line == (0 if valid else 1)
+        if valid:
+            assert int(columns[0][0]) == int(token)
+
+    def test_field_count(self):
+        assert parse("1 1 1\n1 1\n")[2] == 2
+        assert parse("1 1 1\n1 1 1 1\n")[2] == 2
+        assert parse("1 1\n", fields=["int64", "int64"])[2] == 0
+
+    @pytest.mark.parametrize("count", [1, 1000, 150_000])
+    def test_chunks_split_mid_line(self, threads, count):
+        # 150k lines are several 64 KiB chunks: their boundaries fall inside lines.
+        text, rows, cols, values = random_lines(count)
+        columns, line_ends, bad_line, _ = parse(text)
+        assert (bad_line, line_ends) == (0, count)
+        np.testing.assert_array_equal(columns[0], rows)
+        np.testing.assert_array_equal(columns[1], cols)
+        np.testing.assert_array_equal(columns[2], values)
+
+    @pytest.mark.parametrize("where", [0.1, 0.55, 0.97])
+    def test_malformed_line_in_a_later_chunk(self, threads, where):
+        text, *_ = random_lines(150_000, seed=1)
+        lines = text.splitlines(keepends=True)
+        bad = int(len(lines) * where)
+        lines[bad] = "12 13 x1\n"
+        lines[-1000] = "1 1\n"  # a later malformed line is not the one reported
+        _, _, bad_line, bad_text = parse("".join(lines))
+        assert bad_line == bad + 1
+        assert bad_text == b"12 13 x1"
+
+    def test_rejects_bad_arguments(self):
+        with pytest.raises(ValueError, match="int64, uint64 or float64"):
+            parse("1\n", fields=["complex128"])
+        with pytest.raises(ValueError, match="one character"):
+            parse("1\n", comment="%%")
+
+
+def mtx_text(text_of_entries, count, field="real"):
+    return (
+        f"%%MatrixMarket matrix coordinate {field} general\n% c\n10 10 {count}\n" + text_of_entries
+    )
+
+
+class TestRead:
+    @pytest.mark.parametrize("field", ["real", "integer", "complex", "pattern"])
+    def test_fields_match_scipy(self, tmp_path, field):
+        rng = np.random.default_rng(2)
+        lines = []
+        for _ in range(40):
+            i, j = rng.integers(1, 11, 2)
+            value = {
+                "real": f" {float(rng.standard_normal())!r}",
+                "integer": f" {rng.integers(-(10**12), 10**12)}",
+                "complex": f" {float(rng.standard_normal())!r} {float(rng.standard_normal())!r}",
+                "pattern": "",
+            }[field]
+            lines.append(f"{i} {j}{value}\r\n")
+        path = tmp_path / "m.mtx"
+        path.write_bytes(mtx_text("".join(lines), len(lines), field).encode())
+        ours = ct.read(path, format="coo").to_numpy()
+        np.testing.assert_array_equal(ours, scipy.io.mmread(path).toarray())
+
+    def test_crlf_and_cr_only_files(self, tmp_path):
+        text = mtx_text("1 1 1.5\n3 4 2.5\n% c\n10 10 3.5", 3)
+        expected = ct.read(self.write(tmp_path, "lf.mtx", text)).to_numpy()
+        for ending in ["\r\n", "\r"]:
+            path = self.write(tmp_path, "other.mtx", text.replace("\n", ending))
+            np.testing.assert_array_equal(ct.read(path).to_numpy(), expected)
+        assert expected[9, 9] == 3.5 and expected[2, 3] == 2.5
+
+    def write(self, tmp_path, name, text):
+        path = tmp_path / name
+        path.write_bytes(text.encode("latin-1"))
+        return path
+
+    @pytest.mark.parametrize("block_bytes", [16, 4099])
+    @pytest.mark.parametrize("gzipped", [False, True])
+    def test_blocks_split_mid_line(self, tmp_path, threads, blocks, gzipped, block_bytes):
+        # Lines cut at every block end (or longer than a block), a header spanning blocks.
+        blocks(block_bytes)
+        text, rows, cols, values = random_lines(5_000, seed=3)
+        header = "%%MatrixMarket matrix coordinate real general\n" + "% long comment\n" * 500
+        full = header + f"1000000 1000000 {len(rows)}\n" + text
+        path = tmp_path / ("m.mtx.gz" if gzipped else "m.mtx")
+        path.write_bytes(gzip.compress(full.encode()) if gzipped else full.encode())
+        ours = ct.read(path, format="csr").to_scipy()
+        expected = scipy.io.mmread(path).tocsr()
+        assert ours.nnz == len(rows)
+        assert (ours != expected).nnz == 0
+
+    def test_malformed_line_number_across_blocks(self, tmp_path, threads, blocks):
+        blocks(10_000)
+        text, *_ = random_lines(50_000, seed=4)
+        lines = text.splitlines(keepends=True)
+        lines[41_234] = "5 6 7 8\n"
+        path = self.write(tmp_path, "bad.mtx", mtx_text("".join(lines), len(lines)))
+        with pytest.raises(ct.ParseError) as caught:
+            ct.read(path)
+        assert caught.value.line == 41_234 + 4  # banner, comment, size line
+        assert "expected 3 fields (row, column, value), found 4" in str(caught.value)
+
+    def test_coordinate_overflow(self, tmp_path):
+        path = self.write(tmp_path, "big.mtx", mtx_text("1 1 1\n99999999999999999999 1 1\n", 2))
+        with pytest.raises(ct.ParseError) as caught:
+            ct.read(path)
+        assert caught.value.line == 5
+        assert "field 1 (row) '99999999999999999999' is outside the int64 range" in str(
+            caught.value
+        )
+
+    def test_frostt_in_parallel(self, tmp_path, threads):
+        rng = np.random.default_rng(5)
+        n = 100_000
+        coords = rng.integers(1, 50, (n, 3))
+        values = rng.standard_normal(n)
+        body = "".join(
+            f"{i} {j} {k} {v!r}\n" for (i, j, k), v in zip(coords.tolist(), values.tolist())
+        )
+        path = self.write(tmp_path, "t.tns", "# comment\n" + body)
+        tensor = ct.read(path, format="coo")
+        expected = np.zeros((49, 49, 49))
+        np.add.at(expected, tuple((coords - 1).T), values)
+        np.testing.assert_allclose(tensor.to_numpy(), expected, rtol=1e-12, atol=0)
