@@ -22,7 +22,7 @@ CELL_TIMEOUT_S = 300
 
 
 def test_there_are_notebooks():
-    assert len(NOTEBOOKS) >= 6
+    assert len(NOTEBOOKS) >= 8
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
