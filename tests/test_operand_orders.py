@@ -63,3 +63,23 @@ def test_a_definition_compiles_with_its_operands_converted():
     kern = ct.compile(C)
     dense = A.to_numpy()
     np.testing.assert_allclose(kern().to_numpy(), dense.T @ dense)
+
+
+@pytest.mark.parametrize("engine", ["llvm", "c"])
+def test_every_candidate_the_legality_check_accepts_compiles_and_computes(engine):
+    # A + B*C with A's rows hashed, under a split of i: where B's row is empty, the loop over
+    # i1 iterates A's hashed level alone, which lowering locates over the block (the legality
+    # check and the lattice once disagreed there: "A2 cannot be restricted to a block").
+    statement = "R() = A(j,i) + B(j,i) * C(j,i)"
+    formats = {"A": "dh", "B": "sd", "C": "sd"}
+    schedule = "split(i,i0,i1,2)"
+    got = candidates(statement, formats, schedule=schedule)
+    assert got, "a conversion makes the statement legal"
+    rng = np.random.default_rng(3)
+    mats = {n: sp.random_array((7, 6), density=0.35, rng=rng, format="csr") for n in "ABC"}
+    expected = mats["A"].sum() + mats["B"].multiply(mats["C"]).sum()
+    for overrides in got:
+        chosen = {n: overrides.get(n, ct.as_format(f, 2)) for n, f in formats.items()}
+        kern = ct.compile(statement, formats=chosen, schedule=schedule, engine=engine)
+        result = kern(**{n: ct.asarray(m, format=chosen[n]) for n, m in mats.items()})
+        np.testing.assert_allclose(result.to_numpy(), expected, err_msg=str(overrides))

@@ -23,6 +23,7 @@ from .notation import (
     Binary,
     accesses,
     core_statement,
+    core_variables,
     map_tensors,
 )
 from .parser import Parsed, parse
@@ -218,18 +219,13 @@ class Kernel:
             default = self._index_dtype.name if self._index_dtype is not None else "int32"
             index_of = {name: np.dtype(w).name for name, w in zip(self._sparse_inputs, widths)}
             result_index = "int64" if wide else "int32"
-            cache: dict[str, _core.TensorVar] = {}
+            built = self._built
 
-            def var_of(spec: TensorSpec) -> _core.TensorVar:
-                if spec.name not in cache:
-                    index = (
-                        result_index if spec is self._built else index_of.get(spec.name, default)
-                    )
-                    cache[spec.name] = _core.TensorVar(
-                        spec.name, spec.format, spec.dtype.name, index
-                    )
-                return cache[spec.name]
+            def describe(spec: TensorSpec, _: int) -> tuple[str, Any, str, str]:
+                index = result_index if spec is built else index_of.get(spec.name, default)
+                return spec.name, spec.format, spec.dtype.name, index
 
+            var_of = core_variables(lambda spec: spec.name, describe)
             statement = core_statement(self._assignment, var_of)
             try:
                 core = _core.compile(
@@ -435,13 +431,9 @@ def core_assignment(typed: Assignment) -> _core.Assignment:
     built = _assembled_spec(typed.lhs.tensor)
     if built is not typed.lhs.tensor:
         typed = Assignment(Access(built, typed.lhs.indices), typed.rhs, typed.accumulate)
-    variables: dict[str, _core.TensorVar] = {}
-
-    def var_of(spec: TensorSpec) -> _core.TensorVar:
-        if spec.name not in variables:
-            variables[spec.name] = _core.TensorVar(spec.name, spec.format, spec.dtype.name, "int32")
-        return variables[spec.name]
-
+    var_of = core_variables(
+        lambda spec: spec.name, lambda spec, _: (spec.name, spec.format, spec.dtype.name, "int32")
+    )
     return core_statement(typed, var_of)
 
 
@@ -461,24 +453,25 @@ def with_reordered_operands(
     input names to tensors, and ``attempt(formats)`` compiles with the inputs' formats
     overridden by name. The core proposes the conversions its legality check accepts, in order
     (``_core.operand_orders_that_traverse``: one loop order for all operands first, then the
-    fewest conversions); the first that compiles is used, and logged. Returns ``(kernel,
-    converted tensors by name)``; raises ``error`` when none compiles."""
-    for overrides in _core.operand_orders_that_traverse(core_assignment(typed), schedule, target):
-        try:
-            kernel = attempt(overrides)
-        except CompileError:
-            continue  # (lowering refuses a few schedules the legality check passes)
-        for name, fmt in overrides.items():
-            logger.info(
-                "coiter: converting %s from %s to %s so every operand is traversed in storage "
-                "order (%s)",
-                name,
-                operands[name].format,
-                fmt,
-                error,
-            )
-        return kernel, {name: operands[name].asformat(fmt) for name, fmt in overrides.items()}
-    raise error
+    fewest conversions); the first is used, and logged. Returns ``(kernel, converted tensors
+    by name)``; raises ``error`` when there is none."""
+    candidates = _core.operand_orders_that_traverse(core_assignment(typed), schedule, target)
+    if not candidates:
+        raise error
+    # (Lowering compiles whatever the legality check accepts: a CompileError from the first
+    # candidate is a compiler bug, raised as it is rather than hidden by trying the next.)
+    overrides = candidates[0]
+    kernel = attempt(overrides)
+    for name, fmt in overrides.items():
+        logger.info(
+            "coiter: converting %s from %s to %s so every operand is traversed in storage "
+            "order (%s)",
+            name,
+            operands[name].format,
+            fmt,
+            error,
+        )
+    return kernel, {name: operands[name].asformat(fmt) for name, fmt in overrides.items()}
 
 
 def _unique_names(tensors: Sequence[Any]) -> dict[int, str]:

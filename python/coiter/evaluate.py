@@ -10,7 +10,6 @@ from typing import Any, Protocol, TypeAlias
 import numpy as np
 from numpy.typing import DTypeLike
 
-from . import _core
 from .compiler import (
     Kernel,
     autoscheduler,
@@ -31,6 +30,7 @@ from .notation import (
     accesses,
     check_extents,
     core_expression,
+    core_variables,
     map_tensors,
 )
 from .parser import Parsed, TensorRef, parse
@@ -91,10 +91,11 @@ def _choice_key(
 def inferred_result_dtype(assignment: Assignment, tensors: Mapping[str, Tensor]) -> np.dtype[Any]:
     """NumPy's result type of the right side, computed by the compiler's promotion rules."""
 
-    def var_of(tensor: TensorRef) -> _core.TensorVar:
-        t = tensors[tensor.name]
-        return _core.TensorVar(tensor.name, t.format, t.dtype.name, "int64")
+    def describe(ref: TensorRef, _: int) -> tuple[str, Any, str, str]:
+        t = tensors[ref.name]
+        return ref.name, t.format, t.dtype.name, "int64"
 
+    var_of = core_variables(lambda ref: ref.name, describe)
     return np.dtype(core_expression(assignment.rhs, var_of).dtype)
 
 

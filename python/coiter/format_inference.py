@@ -8,7 +8,7 @@ from . import _core
 from .config import config
 from .errors import ShapeError
 from .formats import Format, as_format
-from .notation import core_expression
+from .notation import core_expression, core_variables
 
 
 def assemblable(fmt: Format) -> bool:
@@ -24,17 +24,8 @@ def infer_result_format(result_indices, rhs, format_of):
     ``rhs``; ``format_of(tensor)`` gives an operand's format. The rule is the core's
     (``_core.infer_result_format``, src/notation/result_format.hpp): this builds the core's
     expression of ``rhs``, one variable per operand. Returns a Format."""
-    variables: dict[int, _core.TensorVar] = {}
-
-    def var_of(tensor):
-        key = id(tensor)
-        if key not in variables:
-            # Only the format matters to the rule; the dtype is any.
-            variables[key] = _core.TensorVar(
-                f"t{len(variables)}", format_of(tensor), "float64", "int64"
-            )
-        return variables[key]
-
+    # Only the format matters to the rule; the dtype is any.
+    var_of = core_variables(id, lambda t, n: (f"t{n}", format_of(t), "float64", "int64"))
     rhs_in_core = core_expression(rhs, var_of)
     return _core.infer_result_format([v.name for v in result_indices], rhs_in_core)
 

@@ -5,7 +5,7 @@ the C++ AST (``_core``) when compiled, where types are promoted and shapes check
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -367,6 +367,23 @@ def index_key(key: object, ndim: int, label: str) -> tuple[IndexVar, ...] | None
     if len(key) != ndim:
         raise ShapeError(f"{label} has {ndim} modes but is indexed with {len(key)} index variables")
     return key
+
+
+def core_variables(
+    key: Callable[[Any], Hashable], describe: Callable[[Any, int], tuple[str, Any, str, str]]
+) -> Callable[[Any], _core.TensorVar]:
+    """A ``var_of`` for core_expression and core_statement: one core variable per distinct
+    ``key(tensor)`` (a tensor accessed twice is one variable), made from ``describe(tensor,
+    n)`` = (name, format, dtype name, index dtype name), n counting the variables made."""
+    variables: dict[Hashable, _core.TensorVar] = {}
+
+    def var_of(tensor: Any) -> _core.TensorVar:
+        k = key(tensor)
+        if k not in variables:
+            variables[k] = _core.TensorVar(*describe(tensor, len(variables)))
+        return variables[k]
+
+    return var_of
 
 
 def core_expression(expr: IndexExpr, var_of: Callable[[Any], _core.TensorVar]) -> _core.Expr:

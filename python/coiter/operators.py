@@ -43,6 +43,7 @@ from .notation import (
     Reduction,
     accesses,
     core_expression,
+    core_variables,
     map_tensors,
 )
 from .parser import TensorRef
@@ -233,12 +234,7 @@ def _summed(expr, result_variables):
 # -- building lazy results -----------------------------------------------------------------
 def _promoted_dtype(rhs):
     """The dtype the compiler computes ``rhs`` in (its NumPy promotion rules)."""
-    names: dict[int, str] = {}
-
-    def var_of(tensor):
-        name = names.setdefault(id(tensor), f"t{len(names)}")
-        return _core.TensorVar(name, tensor.format, tensor.dtype.name, "int64")
-
+    var_of = core_variables(id, lambda t, n: (f"t{n}", t.format, t.dtype.name, "int64"))
     return np.dtype(core_expression(rhs, var_of).dtype)
 
 

@@ -22,6 +22,8 @@ namespace coiter {
 
 namespace {
 
+using Operands = std::vector<std::shared_ptr<const TensorStorage>>;
+
 bool hasIndexArrays(const Format& f) {
   for (const auto& l : f.levels()) {
     if (!l->arrayNames().empty()) return true;
@@ -58,8 +60,7 @@ void naming(const notation::TensorVar& tensor, Check&& check) {
 
 // The kernel met an operand coordinate outside its dimension (ir/guard_coordinates.hpp): the
 // operands' bounds, re-checked, name the entry.
-[[noreturn]] void reportInvalidCoordinate(const KernelABI& abi,
-                                          const std::vector<std::shared_ptr<const TensorStorage>>& operands) {
+[[noreturn]] void reportInvalidCoordinate(const KernelABI& abi, const Operands& operands) {
   for (size_t t = 0; t < operands.size(); ++t) naming(*abi.tensors[t], [&] { operands[t]->checkBounds(); });
   throw FormatError("an operand's coordinate lies outside its dimension (its index arrays changed during the call)");
 }
@@ -77,9 +78,8 @@ Buffer trimmed(const Buffer& array, int64_t length) {
 // Runs a device kernel (LoadedKernel::run): each pointer slot with its size, its use and the
 // device copy of its array where an operand has one. The result stays on the device (returned
 // in `kept`) when `keepOnDevice`.
-int32_t runOnDevice(const LoadedKernel& code, const KernelABI& abi,
-                    const std::vector<std::shared_ptr<const TensorStorage>>& operands, const TensorStorage* structure,
-                    std::vector<void*>& pointers, std::vector<int64_t>& integers,
+int32_t runOnDevice(const LoadedKernel& code, const KernelABI& abi, const Operands& operands,
+                    const TensorStorage* structure, std::vector<void*>& pointers, std::vector<int64_t>& integers,
                     const std::vector<size_t>& resultBytes, bool keepOnDevice,
                     std::shared_ptr<const DeviceCopy>& kept) {
   const int resultIndex = abi.result();
@@ -117,8 +117,7 @@ int32_t runOnDevice(const LoadedKernel& code, const KernelABI& abi,
 
 // Runs a kernel that assembles its sparse result by rows (KernelABI::chunks) as chunks of
 // `rows` rows on `threads` threads (call/chunked_assembly.hpp).
-int32_t runChunks(KernelEntry entry, const KernelABI& abi,
-                  const std::vector<std::shared_ptr<const TensorStorage>>& operands, int64_t rows, int threads,
+int32_t runChunks(KernelEntry entry, const KernelABI& abi, const Operands& operands, int64_t rows, int threads,
                   const std::vector<int64_t>& levelExtents, std::vector<void*>& pointers,
                   std::vector<int64_t>& integers) {
   const ChunkedAssembly& plan = abi.chunks;
@@ -160,8 +159,7 @@ int32_t runChunks(KernelEntry entry, const KernelABI& abi,
 // fullest segment of the kernel's last result (recorded for such kernels instead of its
 // entries), else the operands' stored values per parent; at most the level's extent (all its
 // coordinates).
-int64_t insertEntriesHint(const std::vector<std::shared_ptr<const TensorStorage>>& operands, int64_t parents,
-                          int64_t extent, KernelEntry entry) {
+int64_t insertEntriesHint(const Operands& operands, int64_t parents, int64_t extent, KernelEntry entry) {
   if (parents <= 0) return 0;
   int64_t hint = lastResultEntries(entry);
   if (hint <= 0) {
@@ -266,69 +264,75 @@ std::map<std::pair<int, std::string>, Buffer*> adoptResultArrays(const KernelABI
   return arrays;
 }
 
-}  // namespace
+// A device kernel reads an operand's device copy, checked when it was made, where it has one.
+bool readsDeviceCopy(bool onHost, const TensorStorage& s) { return !onHost && s.deviceCopy(); }
 
-std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const KernelABI& abi,
-                                          const std::vector<std::shared_ptr<const TensorStorage>>& operands,
-                                          const std::vector<int64_t>& resultShape, bool resultShapeGiven,
-                                          const TensorStorage* structure) {
-  const KernelEntry entry = code.entry();  // null for a device kernel
-  const bool onHost = code.runsOnHost();
-  int resultIndex = abi.result();
+// Checks each operand against the kernel's signature, and its arrays against its format (so
+// the kernel never reads out of bounds). Returns whether any operand has a device copy.
+bool checkOperands(const KernelABI& abi, const Operands& operands, bool onHost) {
+  const int resultIndex = abi.result();
   if (static_cast<int>(operands.size()) != resultIndex) {
     throw SignatureError("the kernel takes " + std::to_string(resultIndex) + " operands, got " +
                          std::to_string(operands.size()));
   }
-  const notation::TensorVar& result = *abi.tensors[resultIndex];
-  // Operands first: everything below reads their shapes and arrays.
-  // A device kernel reads an operand's device copy, checked when it was made, where it has one.
-  auto readsDeviceCopy = [&](const TensorStorage& s) { return !onHost && s.deviceCopy(); };
   bool anyOnDevice = false;
   for (int t = 0; t < resultIndex; ++t) {
     checkOperand(*abi.tensors[t], *operands[t]);
     anyOnDevice = anyOnDevice || operands[t]->deviceCopy();
-    if (readsDeviceCopy(*operands[t])) continue;
+    if (readsDeviceCopy(onHost, *operands[t])) continue;
     naming(*abi.tensors[t], [&] { operands[t]->checkStructure(); });
   }
-  std::vector<int64_t> derivedShape;
-  const std::vector<int64_t>& shape = resultShapeGiven ? resultShape : derivedShape;
-  if (!resultShapeGiven) {
-    // Each result extent is the extent of an operand mode indexed by the same variable.
-    derivedShape.assign(result.order(), -1);
-    for (const auto& modes : abi.indexVarModes) {
-      int source = -1;
-      for (size_t n = 0; n < modes.size(); ++n) {
-        if (modes[n].first != resultIndex) source = static_cast<int>(n);
-      }
-      for (const auto& [t, m] : modes) {
-        if (t == resultIndex && source >= 0) {
-          derivedShape[m] = operands[modes[source].first]->shape()[modes[source].second];
-        }
-      }
+  return anyOnDevice;
+}
+
+// The result's shape when none is given: each extent is the extent of an operand mode indexed
+// by the same variable.
+std::vector<int64_t> derivedResultShape(const KernelABI& abi, const Operands& operands) {
+  const int resultIndex = abi.result();
+  const notation::TensorVar& result = *abi.tensors[resultIndex];
+  std::vector<int64_t> shape(result.order(), -1);
+  for (const auto& modes : abi.indexVarModes) {
+    int source = -1;
+    for (size_t n = 0; n < modes.size(); ++n) {
+      if (modes[n].first != resultIndex) source = static_cast<int>(n);
     }
-    for (int m = 0; m < result.order(); ++m) {
-      if (derivedShape[m] < 0) {
-        throw ShapeError("no input determines the extent of mode " + std::to_string(m) + " of the result " +
-                         result.name + "; pass out= or a result shape");
-      }
+    for (const auto& [t, m] : modes) {
+      if (t == resultIndex && source >= 0) shape[m] = operands[modes[source].first]->shape()[modes[source].second];
     }
   }
+  for (int m = 0; m < result.order(); ++m) {
+    if (shape[m] < 0) {
+      throw ShapeError("no input determines the extent of mode " + std::to_string(m) + " of the result " + result.name +
+                       "; pass out= or a result shape");
+    }
+  }
+  return shape;
+}
+
+// The extent of mode `mode` of tensor `tensor` of the call (the result's from `shape`).
+int64_t extentOf(const KernelABI& abi, const Operands& operands, const std::vector<int64_t>& shape, int tensor,
+                 int mode) {
+  return tensor == abi.result() ? shape[mode] : operands[tensor]->shape()[mode];
+}
+
+// Every index variable ranges over modes of one extent, and the result's shape suits its
+// format and index type.
+void checkExtents(const KernelABI& abi, const Operands& operands, const std::vector<int64_t>& shape) {
+  const notation::TensorVar& result = *abi.tensors[abi.result()];
   if (static_cast<int>(shape.size()) != result.order()) {
     throw ShapeError("result " + result.name + " has " + std::to_string(result.order()) + " modes, shape given has " +
                      std::to_string(shape.size()));
   }
-  auto extent = [&](int tensor, int mode) {
-    return tensor == resultIndex ? shape[mode] : operands[tensor]->shape()[mode];
-  };
   for (size_t v = 0; v < abi.indexVars.size(); ++v) {
     const auto& modes = abi.indexVarModes[v];
     auto [t0, m0] = modes.front();
+    int64_t e0 = extentOf(abi, operands, shape, t0, m0);
     for (const auto& [t, m] : modes) {
-      if (extent(t, m) != extent(t0, m0)) {
+      int64_t e = extentOf(abi, operands, shape, t, m);
+      if (e != e0) {
         throw ShapeError("index '" + abi.indexVars[v] + "' ranges over mode " + std::to_string(m0) + " of " +
-                         abi.tensors[t0]->name + " (extent " + std::to_string(extent(t0, m0)) + ") and mode " +
-                         std::to_string(m) + " of " + abi.tensors[t]->name + " (extent " +
-                         std::to_string(extent(t, m)) + ")");
+                         abi.tensors[t0]->name + " (extent " + std::to_string(e0) + ") and mode " + std::to_string(m) +
+                         " of " + abi.tensors[t]->name + " (extent " + std::to_string(e) + ")");
       }
     }
   }
@@ -342,16 +346,152 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
                            "for a result of this shape");
     }
   }
+}
+
+// A compute-only kernel's given result structure matches the kernel's result.
+void checkStructure(const KernelABI& abi, const TensorStorage* structure, const std::vector<int64_t>& shape,
+                    bool onHost) {
+  const notation::TensorVar& result = *abi.tensors[abi.result()];
+  if (!structure) throw CoiterError("a compute-only kernel needs the result structure");
+  if (structure->format() != result.format || structure->shape() != shape ||
+      structure->indexType() != result.indexType) {
+    throw SignatureError("out: its format, shape or index dtype differs from the kernel's result");
+  }
+  if (!readsDeviceCopy(onHost, *structure)) naming(result, [&] { structure->checkStructure(); });
+}
+
+// The operands' extents, level scalars and arrays into the kernel's slots. (A result level's
+// scalars are set before each try.)
+void bindOperandSlots(const KernelABI& abi, const Operands& operands, const std::vector<int64_t>& shape, bool onHost,
+                      std::vector<void*>& pointers, std::vector<int64_t>& integers) {
+  const int resultIndex = abi.result();
+  for (const auto& e : abi.extents) {
+    if (e.mode >= 0) {
+      integers[e.slot] = extentOf(abi, operands, shape, e.tensor, e.mode);
+    } else if (e.tensor != resultIndex) {  // a scalar of the level (a hashed level's buckets, a derived level's size)
+      integers[e.slot] = operands[e.tensor]->levelsAnywhere()[-1 - e.mode].scalar(e.scalar);
+    }
+  }
+  for (const auto& a : abi.arrays) {
+    if (a.tensor == resultIndex) continue;
+    const TensorStorage& s = *operands[a.tensor];
+    if (readsDeviceCopy(onHost, s)) {
+      pointers[a.slot] = a.level < 0 ? s.valuesAnywhere().data() : s.levelsAnywhere()[a.level].array(a.array).data();
+    } else {
+      pointers[a.slot] = a.level < 0 ? s.values().data() : s.levels()[a.level].array(a.array).data();
+    }
+  }
+}
+
+// Positions above each result level: the product of the dense levels' extents above it, or
+// -1 below the first level that is not dense (its positions are known only once assembled).
+std::vector<int64_t> densePrefixPositions(const notation::TensorVar& result, const std::vector<int64_t>& levelExtents) {
+  const auto& levels = result.format.levels();
+  std::vector<int64_t> parentCount(levels.size() + 1, 1);
+  for (size_t k = 0; k < levels.size(); ++k) {
+    parentCount[k + 1] = -1;
+    if (parentCount[k] < 0 || levels[k]->assembly() != LevelAssembly::Located) continue;
+    if (__builtin_mul_overflow(parentCount[k], levelExtents[k], &parentCount[k + 1]))
+      throw ShapeError("result " + result.name + ": level " + std::to_string(k) +
+                       " (dense) would have more than 2**63 positions");
+  }
+  return parentCount;
+}
+
+// Runs a host kernel once: whole, or (a kernel that assembles by rows, on several threads) in
+// chunks of rows. Clears `countsPerParent` of the chunked level, whose counts the chunks turn
+// into offsets.
+int32_t runOnHost(KernelEntry entry, const KernelABI& abi, const Operands& operands, const std::vector<int64_t>& shape,
+                  const std::vector<int64_t>& levelExtents, std::vector<void*>& pointers,
+                  std::vector<int64_t>& integers, std::vector<bool>& countsPerParent) {
+  if (!abi.chunks.enabled) return entry(pointers.data(), integers.data());
+  // The kernel computes the rows its caller asks for: all of them, or chunks in parallel.
+  const ChunkedAssembly& plan = abi.chunks;
+  auto var = std::find(abi.indexVars.begin(), abi.indexVars.end(), plan.indexVar);
+  auto [t, m] = abi.indexVarModes[var - abi.indexVars.begin()].front();
+  int64_t rows = extentOf(abi, operands, shape, t, m);
+  integers[plan.beginSlot] = 0;
+  integers[plan.endSlot] = rows;
+  int threads = getNumThreads();
+  // On one thread the kernel appends straight into the result (chunks would add a copy).
+  if (threads <= 1 || rows <= 1) return entry(pointers.data(), integers.data());
+  int32_t status = runChunks(entry, abi, operands, rows, threads, levelExtents, pointers, integers);
+  countsPerParent[plan.appendLevel] = false;
+  return status;
+}
+
+// Raises the error a kernel's status (or its coordinate flag) reports.
+void raiseForStatus(int32_t status, int64_t violations, const KernelABI& abi, const Operands& operands) {
+  if (violations != 0) reportInvalidCoordinate(abi, operands);
+  if (status == ir::kOk) return;
+  if (status == ir::kOutOfMemory) throw std::bad_alloc();
+  if (status == ir::kInterrupted) throw InterruptedError("the kernel was interrupted");
+  if (status == ir::kStructureMismatch) {
+    throw FormatError(
+        "out: its structure is not the one these operands produce (their sparsity "
+        "pattern changed); call the kernel without out= to assemble a new result");
+  }
+  if (status == ir::kBoundViolated) {
+    throw ShapeError("an extent of the operands breaks a bound() of the kernel's schedule (see kern.concrete)");
+  }
+  if (status == ir::kUnorderedWorkspace) {
+    throw ScheduleError(
+        "precompute: the compressed workspace received its coordinates out of order (the loop "
+        "over them iterates an unordered level); use a dense or hashed workspace");
+  }
+  throw CoiterError("kernel failed with status " + std::to_string(status));
+}
+
+// The assembled result's storage from the arrays the kernel left: per-parent counts turned
+// into offsets, each level's size found, the arrays trimmed to it.
+std::shared_ptr<TensorStorage> assembledResult(const notation::TensorVar& result, const std::vector<int64_t>& shape,
+                                               const std::vector<int64_t>& levelExtents,
+                                               const std::map<std::pair<int, std::string>, Buffer*>& resultArrays,
+                                               const std::vector<bool>& countsPerParent, int inserted,
+                                               const LevelStorage& insertedScalars,
+                                               const std::vector<int64_t>& parentCount, KernelEntry entry) {
+  const auto& levels = result.format.levels();
+  std::vector<LevelStorage> storageLevels(levels.size());
+  int64_t positions = 1;  // of the level above (1 above the top)
+  for (size_t k = 0; k < levels.size(); ++k) {
+    AssembledLevel level;
+    for (auto& [key, array] : resultArrays) {
+      if (key.first == static_cast<int>(k)) level.arrays[key.second] = array;
+    }
+    level.parentCount = positions;
+    level.extent = levelExtents[k];
+    level.countsPerParent = countsPerParent[k];
+    if (static_cast<int>(k) == inserted) level.scalars = insertedScalars.scalars;
+    level.trim = trimmed;
+    positions = levels[k]->finishAssembly(level, storageLevels[k]);
+  }
+  Buffer values = trimmed(*resultArrays.at({-1, "vals"}), positions);
+  // (For an inserted level: its fullest segment, the size the next call's tables start from.)
+  int64_t entries = positions;
+  if (inserted >= 0) entries = levels[inserted]->fullestSegment(storageLevels[inserted], parentCount[inserted]);
+  recordResultEntries(entry, entries);
+  return std::make_shared<TensorStorage>(result.format, shape, result.dtype, result.indexType, std::move(storageLevels),
+                                         std::move(values));
+}
+
+}  // namespace
+
+std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const KernelABI& abi, const Operands& operands,
+                                          const std::vector<int64_t>& resultShape, bool resultShapeGiven,
+                                          const TensorStorage* structure) {
+  const KernelEntry entry = code.entry();  // null for a device kernel
+  const bool onHost = code.runsOnHost();
+  // Operands first: everything below reads their shapes and arrays.
+  const bool anyOnDevice = checkOperands(abi, operands, onHost);
+  const int resultIndex = abi.result();
+  const notation::TensorVar& result = *abi.tensors[resultIndex];
+  const std::vector<int64_t> shape = resultShapeGiven ? resultShape : derivedResultShape(abi, operands);
+  checkExtents(abi, operands, shape);
+  if (!abi.assembles) checkStructure(abi, structure, shape, onHost);
 
   std::vector<void*> pointers(abi.pointerSlots, nullptr);
   std::vector<int64_t> integers(abi.integerSlots, 0);
-  for (const auto& e : abi.extents) {
-    if (e.mode >= 0) {
-      integers[e.slot] = extent(e.tensor, e.mode);
-    } else if (e.tensor != resultIndex) {  // a scalar of the level (a hashed level's buckets, a derived level's size)
-      integers[e.slot] = operands[e.tensor]->levelsAnywhere()[-1 - e.mode].scalar(e.scalar);
-    }  // (a result level's scalars are set below, before each try)
-  }
+  bindOperandSlots(abi, operands, shape, onHost, pointers, integers);
 
   // Result arrays: dense levels are allocated in full and zeroed (unless the kernel stores every
   // entry), and so is an inserted level with the values under it; appended arrays start with a
@@ -362,33 +502,9 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
   int64_t guess = 64;
   for (const auto& op : operands) guess += op->valuesAnywhere().length();
   guess = std::max(guess, lastResultEntries(entry));
-  std::vector<int64_t> parentCount(order + 1, 1);  // positions above level k (dense prefix)
-  for (size_t k = 0; k < order; ++k) {
-    parentCount[k + 1] = -1;
-    if (parentCount[k] < 0 || levels[k]->assembly() != LevelAssembly::Located) continue;
-    if (__builtin_mul_overflow(parentCount[k], levelExtents[k], &parentCount[k + 1]))
-      throw ShapeError("result " + result.name + ": level " + std::to_string(k) +
-                       " (dense) would have more than 2**63 positions");
-  }
+  const std::vector<int64_t> parentCount = densePrefixPositions(result, levelExtents);
   bool allDense = order == 0 || parentCount[order] >= 0;
   std::vector<bool> countsPerParent(order, false);  // pos holds counts (prefix-summed below)
-  if (!abi.assembles) {
-    if (!structure) throw CoiterError("a compute-only kernel needs the result structure");
-    if (structure->format() != result.format || structure->shape() != shape ||
-        structure->indexType() != result.indexType) {
-      throw SignatureError("out: its format, shape or index dtype differs from the kernel's result");
-    }
-    if (!readsDeviceCopy(*structure)) naming(result, [&] { structure->checkStructure(); });
-  }
-  for (const auto& a : abi.arrays) {
-    if (a.tensor == resultIndex) continue;
-    const TensorStorage& s = *operands[a.tensor];
-    if (readsDeviceCopy(s)) {
-      pointers[a.slot] = a.level < 0 ? s.valuesAnywhere().data() : s.levelsAnywhere()[a.level].array(a.array).data();
-    } else {
-      pointers[a.slot] = a.level < 0 ? s.values().data() : s.levels()[a.level].array(a.array).data();
-    }
-  }
   // An inserted result level (Format::insertsResultLevel: hashed, under dense levels only)
   // has all its positions before the kernel runs: parents times the W of its scalars, which
   // come from the given structure, or are chosen here and grown while the kernel reports a
@@ -430,85 +546,26 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
     if (abi.violationSlot >= 0) pointers[abi.violationSlot] = &violations;
 
     for (auto& array : allocated) array.release();  // the kernel may reallocate them
-    if (!onHost) {
-      status = runOnDevice(code, abi, operands, structure, pointers, integers, resultBytes, anyOnDevice, deviceResult);
-    } else if (abi.chunks.enabled) {
-      // The kernel computes the rows its caller asks for: all of them, or chunks in parallel.
-      const ChunkedAssembly& plan = abi.chunks;
-      auto var = std::find(abi.indexVars.begin(), abi.indexVars.end(), plan.indexVar);
-      auto [t, m] = abi.indexVarModes[var - abi.indexVars.begin()].front();
-      int64_t rows = extent(t, m);
-      integers[plan.beginSlot] = 0;
-      integers[plan.endSlot] = rows;
-      int threads = getNumThreads();
-      // On one thread the kernel appends straight into the result (chunks would add a copy).
-      if (threads > 1 && rows > 1) {
-        status = runChunks(entry, abi, operands, rows, threads, levelExtents, pointers, integers);
-        countsPerParent[plan.appendLevel] = false;  // the chunks turned them into offsets
-      } else {
-        status = entry(pointers.data(), integers.data());
-      }
-    } else {
-      status = entry(pointers.data(), integers.data());
-    }
+    status = onHost ? runOnHost(entry, abi, operands, shape, levelExtents, pointers, integers, countsPerParent)
+                    : runOnDevice(code, abi, operands, structure, pointers, integers, resultBytes, anyOnDevice,
+                                  deviceResult);
     // From here on the result arrays belong to Buffers (freed with them), whatever happens.
     resultArrays = adoptResultArrays(abi, pointers, integers, resultLengths, owned);
     if (status != ir::kTableFull || violations != 0 || inserted < 0) break;
     insertedScalars.scalars = levels[inserted]->largerInsertScalars(insertedScalars.scalars);
   }
-  if (violations != 0) reportInvalidCoordinate(abi, operands);
-  if (status == ir::kOutOfMemory) throw std::bad_alloc();
-  if (status == ir::kInterrupted) throw InterruptedError("the kernel was interrupted");
-  if (status == ir::kStructureMismatch) {
-    throw FormatError(
-        "out: its structure is not the one these operands produce (their sparsity "
-        "pattern changed); call the kernel without out= to assemble a new result");
-  }
-  if (status == ir::kBoundViolated) {
-    throw ShapeError("an extent of the operands breaks a bound() of the kernel's schedule (see kern.concrete)");
-  }
-  if (status == ir::kUnorderedWorkspace) {
-    throw ScheduleError(
-        "precompute: the compressed workspace received its coordinates out of order (the loop "
-        "over them iterates an unordered level); use a dense or hashed workspace");
-  }
-  if (status != ir::kOk) throw CoiterError("kernel failed with status " + std::to_string(status));
+  raiseForStatus(status, violations, abi, operands);
+  std::shared_ptr<TensorStorage> storage;
   if (!abi.assembles) {
-    Buffer& vals = *resultArrays.at({-1, "vals"});
-    auto storage = std::make_shared<TensorStorage>(result.format, shape, result.dtype, result.indexType,
-                                                   structure->levelsAnywhere(), vals);
-    storage->markValid();
-    if (deviceResult) storage->attachDevice(deviceResult, /*hostCurrent=*/false);
-    return storage;
-  }
-  if (deviceResult && !allDense) {
-    throw CoiterError("a device kernel assembled a sparse result (lowering refuses that on a GPU)");
-  }
-
-  // Turn per-parent counts into offsets and find each level's size. `positions` is the
-  // number of positions of the level above (1 above the top).
-  std::vector<LevelStorage> storageLevels(order);
-  int64_t positions = 1;
-  for (size_t k = 0; k < order; ++k) {
-    AssembledLevel level;
-    for (auto& [key, array] : resultArrays) {
-      if (key.first == static_cast<int>(k)) level.arrays[key.second] = array;
+    storage = std::make_shared<TensorStorage>(result.format, shape, result.dtype, result.indexType,
+                                              structure->levelsAnywhere(), *resultArrays.at({-1, "vals"}));
+  } else {
+    if (deviceResult && !allDense) {
+      throw CoiterError("a device kernel assembled a sparse result (lowering refuses that on a GPU)");
     }
-    level.parentCount = positions;
-    level.extent = levelExtents[k];
-    level.countsPerParent = countsPerParent[k];
-    if (static_cast<int>(k) == inserted) level.scalars = insertedScalars.scalars;
-    level.trim = trimmed;
-    positions = levels[k]->finishAssembly(level, storageLevels[k]);
+    storage = assembledResult(result, shape, levelExtents, resultArrays, countsPerParent, inserted, insertedScalars,
+                              parentCount, entry);
   }
-  Buffer& vals = *resultArrays.at({-1, "vals"});
-  Buffer values = trimmed(vals, positions);
-  // (For an inserted level: its fullest segment, the size the next call's tables start from.)
-  int64_t entries = positions;
-  if (inserted >= 0) entries = levels[inserted]->fullestSegment(storageLevels[inserted], parentCount[inserted]);
-  recordResultEntries(entry, entries);
-  auto storage = std::make_shared<TensorStorage>(result.format, shape, result.dtype, result.indexType,
-                                                 std::move(storageLevels), std::move(values));
   storage->markValid();
   if (deviceResult) storage->attachDevice(deviceResult, /*hostCurrent=*/false);
   return storage;

@@ -14,11 +14,6 @@ using namespace notation;
 
 namespace {
 
-bool isAllDense(const Format& f) {
-  return !f.hasDerivedLevels() &&
-         std::all_of(f.levels().begin(), f.levels().end(), [](const auto& l) { return l->name() == "dense"; });
-}
-
 // The same levels in every other mode order; DIA, ELL and BCSR (levels that follow the rows)
 // become CSR or CSC.
 std::vector<Format> otherOrders(const Format& f) {
@@ -71,7 +66,7 @@ std::map<std::string, Format> followingOneLoopOrder(const Assignment& a) {
   std::map<std::string, Format> preferred;
   for (const auto* r : reads) {
     const Format& f = r->tensor->format;
-    if (f.order() < 2 || isAllDense(f) || f.hasDerivedLevels()) continue;
+    if (f.order() < 2 || f.isAllDense() || f.hasDerivedLevels()) continue;
     std::vector<int> modes(f.order());
     std::iota(modes.begin(), modes.end(), 0);
     std::stable_sort(modes.begin(), modes.end(),
@@ -91,7 +86,7 @@ std::vector<std::map<std::string, Format>> operandOrdersThatTraverse(const Assig
                                                                      const std::string& target, int maxTrials) {
   std::vector<TensorVarPtr> sparse;
   for (const auto& t : operandsOf(a.rhs))
-    if (t->order() >= 2 && !isAllDense(t->format)) sparse.push_back(t);
+    if (t->order() >= 2 && !t->format.isAllDense()) sparse.push_back(t);
   std::vector<std::map<std::string, Format>> legal;
   int trials = 0;
   // Judges a candidate: kept when the statement with these operands' formats is legal.

@@ -19,8 +19,8 @@ namespace coiter {
 // conversion that follows one loop order for every operand (the result's indices in its
 // storage order, then the summed ones), then the fewest conversions, each subset of sparse
 // operands in order of appearance with every combination of other orders; at most `maxTrials`
-// candidates are judged. The caller compiles them in turn: lowering may still refuse one the
-// legality check passed.
+// candidates are judged. Lowering compiles every candidate the legality check passes: the
+// caller uses the first; the others are the alternatives, in order, for a search.
 std::vector<std::map<std::string, Format>> operandOrdersThatTraverse(const notation::Assignment& a,
                                                                      const std::string& schedule,
                                                                      const std::string& target, int maxTrials = 256);

@@ -214,6 +214,11 @@ std::vector<int64_t> Format::levelExtents(const std::vector<int64_t>& shape) con
   return extents;
 }
 
+bool Format::isAllDense() const {
+  return !hasDerivedLevels() && std::all_of(levels_.begin(), levels_.end(),
+                                            [](const LevelTypePtr& l) { return l->kind() == LevelKind::Dense; });
+}
+
 bool Format::holdsDuplicates() const {
   for (size_t k = 0; k < levels_.size(); ++k) {
     if (levels_[k]->properties().unique) continue;

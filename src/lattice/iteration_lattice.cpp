@@ -65,12 +65,12 @@ void addFirst(Points& points, std::set<std::vector<int>>& seen, LatticePoint p) 
 struct Builder {
   const std::vector<Segment>& segments;
   int dimension;
-  bool inOrder;
+  bool unorderedLocated;  // build()'s locateUnordered
 
   // Segment rule and dimension rule.
   Points leaf(int s) const {
     const Segment& seg = segments[s];
-    bool iterate = seg.iterable && (seg.ordered || !inOrder || !seg.locatable);
+    bool iterate = seg.iterable && (seg.ordered || !unorderedLocated || !seg.locatable);
     if (seg.dimension || iterate) return {LatticePoint{{s}, {}}};
     if (seg.locatable) return {LatticePoint{{dimension}, {s}}};
     throw CoiterError("lattice: segment " + seg.name + " can neither be iterated nor located");
@@ -216,10 +216,10 @@ struct Builder {
 }  // namespace
 
 IterationLattice IterationLattice::build(const DomainExprPtr& domain, const std::vector<Segment>& segments,
-                                         int dimension, bool inOrder) {
+                                         int dimension, bool locateUnordered) {
   IterationLattice lattice;
   lattice.segments_ = segments;
-  Builder builder{lattice.segments_, dimension, inOrder};
+  Builder builder{lattice.segments_, dimension, locateUnordered};
   Points points = builder.build(domain);
   // Lattice order: more iterators first (a stable sort keeps construction order otherwise).
   std::stable_sort(points.begin(), points.end(), [](const LatticePoint& x, const LatticePoint& y) {

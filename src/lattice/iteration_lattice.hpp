@@ -49,10 +49,11 @@ struct LatticePoint {
 class IterationLattice {
  public:
   // `dimension` is the index of the variable's dimension segment in `segments`. With
-  // `inOrder` (the loop appends to a result), unordered segments are never iterated: they are
-  // located while the dimension is iterated.
+  // `locateUnordered` (the loop appends to a result, or covers a block of coordinates),
+  // unordered segments that can be located are never iterated: they are located while the
+  // dimension is iterated.
   static IterationLattice build(const DomainExprPtr& domain, const std::vector<Segment>& segments, int dimension,
-                                bool inOrder = false);
+                                bool locateUnordered = false);
 
   const std::vector<LatticePoint>& points() const { return points_; }
   const std::vector<Segment>& segments() const { return segments_; }

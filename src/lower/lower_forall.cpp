@@ -190,7 +190,13 @@ void Lowerer::resolveLocates(std::vector<Stmt>& out) {
   }
 }
 
-lt::IterationLattice Lowerer::latticeOf(const std::string& var, const cin::Stmt& body, std::vector<SegmentInfo>& info) {
+// `restricted`: the loop covers one block of the coordinates, where an unordered level's
+// positions cannot be narrowed to the block, so such levels are located as the block's
+// coordinates are iterated. The schedule's legality refuses a split whose loop iterates an
+// unordered level by itself; it may still do so in a region of an outer loop where the
+// operands beside it are absent (A + B*C where B's row is empty): that is the case this serves.
+lt::IterationLattice Lowerer::latticeOf(const std::string& var, const cin::Stmt& body, std::vector<SegmentInfo>& info,
+                                        bool restricted) {
   // Segments of this forall (nested foralls build their own).
   auto savedSegments = std::move(segments_);
   auto savedInfo = std::move(segmentInfo_);
@@ -207,7 +213,7 @@ lt::IterationLattice Lowerer::latticeOf(const std::string& var, const cin::Stmt&
   bool appends = appendsResultAt(var) && writesResult(body);
   // A zero body (every operand absent) iterates nothing.
   lt::IterationLattice lattice =
-      domain ? lt::IterationLattice::build(domain, segments_, 0, appends) : lt::IterationLattice();
+      domain ? lt::IterationLattice::build(domain, segments_, 0, appends || restricted) : lt::IterationLattice();
   info = segmentInfo_;
   segments_ = std::move(savedSegments);
   segmentInfo_ = std::move(savedInfo);
@@ -220,7 +226,7 @@ std::string Lowerer::outerLattice() {
   if (root_->kind != cin::StmtKind::Forall) return "";
   std::vector<SegmentInfo> info;
   const auto& f = cin::as<cin::ForallNode>(root_);
-  return latticeOf(f.var, f.body, info).toString();
+  return latticeOf(f.var, f.body, info, false).toString();
 }
 
 std::string outerLattice(const cin::Stmt& stmt) {
@@ -241,9 +247,10 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
     if (own->kind == schedule::RelationKind::Fuse) return lowerFusedLoop(f, *own);
   }
   std::vector<SegmentInfo> info;
-  lt::IterationLattice lattice = latticeOf(v, f.body, info);
+  Interval interval = intervalOf(v, f.var);
+  lt::IterationLattice lattice = latticeOf(v, f.body, info, interval.restricted);
   if (lattice.points().empty()) return nullptr;
-  LatticeLoop loop{f, v, std::move(lattice), std::move(info), intervalOf(v, f.var)};
+  LatticeLoop loop{f, v, std::move(lattice), std::move(info), interval};
   auto paddingExcludedBefore = paddingExcluded_;
   restrictToLevels(v, loop.interval, loop.out);
   loop.writes = writesResult(f.body);

@@ -239,7 +239,8 @@ class Lowerer {
   ir::Stmt lowerPointRegions(LatticeLoop& loop, PointLoop& p);
   void clearConsumedWorkspaces(LatticeLoop& loop, PointLoop& p);
   void advanceIterators(LatticeLoop& loop, PointLoop& p);
-  lattice::IterationLattice latticeOf(const std::string& var, const cin::Stmt& body, std::vector<SegmentInfo>& info);
+  lattice::IterationLattice latticeOf(const std::string& var, const cin::Stmt& body, std::vector<SegmentInfo>& info,
+                                      bool restricted);
   lattice::DomainExprPtr domainOf(const cin::Stmt& s, const std::string& var);
   lattice::DomainExprPtr domainOf(const notation::Expr& e, const std::string& var);
   int segmentFor(const AccessNode* access, int level);

@@ -10,10 +10,6 @@ namespace coiter::notation {
 
 namespace {
 
-bool isSparse(const Format& f) {
-  return std::any_of(f.levels().begin(), f.levels().end(), [](const auto& l) { return l->name() != "dense"; });
-}
-
 std::vector<const AccessNode*> accessesIn(const Expr& e) {
   std::vector<const AccessNode*> out;
   forEachSubexpression(e, [&](const Expr& x) {
@@ -74,7 +70,7 @@ Format inferResultFormat(const std::vector<std::string>& resultIndices, const Ex
   };
   std::vector<const AccessNode*> operands = accessesIn(rhs), sparseOps;
   for (const auto* a : operands)
-    if (isSparse(a->tensor->format)) sparseOps.push_back(a);
+    if (!a->tensor->format.isAllDense()) sparseOps.push_back(a);
   bool sparse = !operands.empty() && sparseOps.size() == operands.size();
   std::optional<std::vector<Expr>> factors = factorsOf(rhs);
   if (!sparse && factors && !sparseOps.empty()) {
@@ -86,7 +82,7 @@ Format inferResultFormat(const std::vector<std::string>& resultIndices, const Ex
       const auto& a = static_cast<const AccessNode&>(*f);
       for (const auto& v : a.indices) {
         if (!resultSet.count(v)) summed.insert(v);
-        if (!isSparse(a.tensor->format)) denseVars.insert(v);
+        if (a.tensor->format.isAllDense()) denseVars.insert(v);
       }
     }
     bool carried = std::any_of(sparseOps.begin(), sparseOps.end(), [&](const AccessNode* a) {
@@ -131,7 +127,7 @@ Format inferResultFormat(const std::vector<std::string>& resultIndices, const Ex
       int mode = static_cast<int>(std::find(a->indices.begin(), a->indices.end(), first) - a->indices.begin());
       const auto& modes = f.modeOrder();
       int level = static_cast<int>(std::find(modes.begin(), modes.end(), mode) - modes.begin());
-      if (f.levels()[level]->name() == "dense") return lettered('d', 's', order);
+      if (f.levels()[level]->kind() == LevelKind::Dense) return lettered('d', 's', order);
     }
   }
   return lettered('s', 's', order);
