@@ -138,6 +138,15 @@ REFUSED = [
         "cpu",
         r"the result C would be appended out of order \(its levels are iterated in a different",
     ),
+    (
+        # The blocks of j around the rows: each row of C would be appended to once per block
+        # (this once computed a wrong result).
+        "C(i,j) = A(i,t) * B(j,t)",
+        {"A": "csr", "B": "csr", "C": "csr"},
+        "reorder(i,j,t);split(j,j0,j1,256);reorder(j0,i,j1,t)",
+        "cpu",
+        r"the result C would be appended out of order \(its levels are iterated in a different",
+    ),
     # -- loops restricted to a block --------------------------------------------------------------
     (
         SPMV,
@@ -449,3 +458,19 @@ def test_every_legal_answer_compiles_and_computes():
             continue
         kern = ct.compile(SPMV, formats={"A": "csr"}, schedule=schedule)
         np.testing.assert_allclose(np.asarray(kern(A=ct.asarray(A, format="csr"), x=x)), A @ x)
+
+
+@pytest.mark.parametrize("engine", ["llvm", "c"])
+def test_blocks_of_an_appended_level_inside_its_parent_loop_append_in_order(engine):
+    # C = A·Bᵀ with a CSR result: blocks of j inside the loop over rows append each row's
+    # entries block after block, in order; blocks of j around the rows are refused (REFUSED).
+    rng = np.random.default_rng(5)
+    A = rng.random((40, 30)) * (rng.random((40, 30)) < 0.2)
+    B = rng.random((50, 30)) * (rng.random((50, 30)) < 0.2)
+    formats = {"A": "csr", "B": "csr", "C": "csr"}
+    stmt = "C(i,j) = A(i,t) * B(j,t)"
+    for schedule in ["reorder(i,j,t);split(j,j0,j1,8)", "split(i,i0,i1,4);reorder(i0,i1,j,t)"]:
+        assert ct.schedule_problem(stmt, schedule, formats=formats) is None
+        kern = ct.compile(stmt, formats=formats, schedule=schedule, engine=engine)
+        got = kern(A=ct.asarray(A, format="csr"), B=ct.asarray(B, format="csr"))
+        np.testing.assert_allclose(got.to_numpy(), A @ B.T, err_msg=schedule)

@@ -290,7 +290,13 @@ class Checker {
     tagged(f, root, true, false);
     bool wasRestricted = !restricted_.insert(root).second;
     openBlocks_.insert(&r);
+    // The blocks enumerate the root's coordinates in order: in the nest, the block loop is a
+    // loop over the root (where it sits decides the order of appends, see requireAppendOrder).
+    blockDepths_.push_back(open_.size());
+    open_.push_back(root);
     stmt(f.body);
+    open_.pop_back();
+    blockDepths_.pop_back();
     openBlocks_.erase(&r);
     if (!wasRestricted) restricted_.erase(root);
   }
@@ -697,8 +703,12 @@ class Checker {
       previous = position;
     }
     auto above = resultVars_.begin() + group.last;
-    for (const auto& loop : open_) {
-      if (std::find(resultVars_.begin(), above, loop) == above) {
+    for (size_t depth = 0; depth < open_.size(); ++depth) {
+      const std::string& loop = open_[depth];
+      // (A block loop counts in the order above, not here: each block appends its part of
+      // the coordinates the loop inside it iterates.)
+      bool block = std::find(blockDepths_.begin(), blockDepths_.end(), depth) != blockDepths_.end();
+      if (!block && std::find(resultVars_.begin(), above, loop) == above) {
         fail("schedule: level " + std::to_string(group.first + 1) + " of the result " + name +
              " would be appended to once per value of the index '" + loop +
              "'; this loop order needs a workspace or a result format with random insert");
@@ -777,6 +787,7 @@ class Checker {
   int insertedLevel_ = -1;                     // the result's inserted (hashed) level, or -1
   std::set<std::string> bound_;                // index variables bound by the loops around
   std::vector<std::string> open_;              // original variables of the loops around
+  std::vector<size_t> blockDepths_;            // the places in open_ of block loops (their roots)
   std::set<std::string> restricted_;           // variables restricted to a block
   std::set<const IndexRelation*> openBlocks_;  // splits whose outer loop is around
   std::set<const IndexRelation*> strided_;     // splits whose inner loop is around, not the outer
