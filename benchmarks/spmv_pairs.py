@@ -26,10 +26,19 @@ def matrices(rng: np.random.Generator) -> dict[str, sp.csr_array]:
         cols = (rows + rng.integers(-2 * per_row, 2 * per_row, rows.size)) % n
         return sp.csr_array((rng.random(rows.size), (rows, cols)), shape=(n, n))
 
+    def power_law(n: int, mean_per_row: int) -> sp.csr_array:
+        # Row lengths from a Pareto tail (a few rows of thousands, most of a few), columns
+        # uniform: a web or social graph's adjacency.
+        lengths = (rng.pareto(1.5, n) + 1) * mean_per_row / 3
+        rows = np.repeat(np.arange(n), np.minimum(lengths, n // 10).astype(np.int64))
+        cols = rng.integers(0, n, rows.size)
+        return sp.csr_array((rng.random(rows.size), (rows, cols)), shape=(n, n))
+
     return {
         "uniform 200k x 20": uniform(200_000, 20),
         "banded 200k x 50": banded(200_000, 50),
         "short rows 1M x 4": uniform(1_000_000, 4),
+        "power-law rows 500k": power_law(500_000, 10),
     }
 
 
@@ -54,7 +63,8 @@ def main() -> None:
             scipy_s.append(time.perf_counter() - start)
         ratio = np.median(np.array(scipy_s) / np.array(coiter_s))
         print(
-            f"{name}: {M.nnz / 1e6:.1f}M nonzeros, SciPy/coiter {ratio:.2f} "
+            f"{name}: {M.nnz / 1e6:.1f}M nonzeros ({M.indices.dtype} indices), "
+            f"SciPy/coiter {ratio:.2f} "
             f"(coiter {np.median(coiter_s) * 1e3:.2f} ms, SciPy {np.median(scipy_s) * 1e3:.2f} ms)"
         )
 

@@ -176,8 +176,10 @@ def test_coordinates_are_checked_where_they_are_loaded():
         "(uint32_t)(A_dim1 < 1));"
     ) in src
     assert f"int64_t j = (int64_t)(int32_t){clamp};" in src
-    assert src.count("coordinate_violations[0] += 1;") == 2
-    assert src.count("if (invalid_coordinate") == 2 and "invalid_coordinate_0 != 0" in src
+    # (Three flags: the function's, and the parallel bodies' of the loop over blocks of rows
+    # and of the loop row by row, ir/guard_coordinates.cpp, checkedPerBlock.)
+    assert src.count("coordinate_violations[0] += 1;") == 3
+    assert src.count("if (invalid_coordinate") == 3 and "invalid_coordinate_0 != 0" in src
     # Hashed levels store empty buckets as -1: their coordinates lie in [-1, extent).
     src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "dh", "x": "d", "y": "d"}).source("c")
     assert (
@@ -261,9 +263,12 @@ def test_spgemm_prefetches_the_rows_of_b_its_loop_over_a_reaches_next():
     assert "__builtin_prefetch(&B2_pos[(int64_t)A2_crd[pA2 + 8]]);" in src
     # Only while the entries ahead are in A's row.
     assert "if (pA2 + 4 < pA2_end) {" in src and "pA2 < pA2_end; pA2++" in src
-    # CSR SpMV reads its rows in order: nothing to prefetch.
+    # CSR SpMV reads its rows in order: no row to prefetch. What it gathers from x is
+    # prefetched 32 entries ahead, in blocks of rows whose columns lie far apart
+    # (ir/guard_coordinates.cpp, checkedPerBlock).
     src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}).source("c")
-    assert "prefetch" not in src
+    assert src.count("__builtin_prefetch(") == 1
+    assert "__builtin_prefetch(&x_vals[(int64_t)A2_crd[coiter_min_i64(pA2 + 32, " in src
 
 
 def test_intersection_appends_without_a_branch_on_whether_the_rows_meet():

@@ -6,6 +6,7 @@ way a terminal or Jupyter does: os.kill(pid, SIGINT)."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -92,8 +93,13 @@ def test_kernels_check_in_outer_loops_only():
 
     kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine="c")
     c = kern.source("c")
-    assert c.count("*coiter_rt_interrupt_flag != 0") == 2  # the row loop, and after it
-    row_loop = c.index("for (int64_t i = 0")
-    assert (
-        row_loop < c.index("coiter_rt_interrupt_flag != 0", row_loop) < c.index("for (int64_t pA2")
-    )
+    # The rows run in blocks whose coordinates are checked together, or row by row
+    # (ir/guard_coordinates.cpp, checkedPerBlock): each version of the row loop checks, and so
+    # does the block loop; after each parallel loop, the kernel returns if the flag is set.
+    checks = [m.start() for m in re.finditer(r"\*coiter_rt_interrupt_flag != 0", c)]
+    returns = [at for at in checks if "return 5;" in c[at : at + 120]]
+    assert len(returns) == 2 and len(checks) > 4
+    for at in checks:
+        if at not in returns:
+            loop = c[c.rindex("for (", 0, at) :]
+            assert loop.startswith(("for (int64_t i_block = ", "for (int64_t i = ")), loop[:60]

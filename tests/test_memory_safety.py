@@ -234,30 +234,46 @@ def test_out_reuse_with_changed_operand_is_refused():
     assert lines["out"].startswith("FormatError: tensor A:"), lines["out"]
 
 
+# The three ways CSR SpMV checks a block of rows (ir/guard_coordinates.cpp, checkedPerBlock):
+# (rows, columns, entries per row).
+ROW_LAYOUTS = {
+    "short_close": (300, 300, 3),  # one pass over the block's coordinates, then its rows
+    "long_close": (300, 300, 30),  # each row checked before it runs (checkedBeforeLoop)
+    "far": (300, 20_000, 4),  # one pass, then rows that prefetch what they gather
+}
+
+
 @pytest.mark.parametrize("engine", ["llvm", "c"])
 @pytest.mark.parametrize("index_dtype", ["int32", "int64"])
-def test_row_checked_before_its_loop(engine, index_dtype):
-    # CSR SpMV's row loop checks the row's largest coordinate first and then runs unclamped
-    # (ir/guard_coordinates.cpp, checkedBeforeLoop). A coordinate at the last column is in
-    # range; one at the extent, in the last row only, sends that row down the guarded loop,
-    # which reports it, whatever the rows before it held.
+@pytest.mark.parametrize("layout", sorted(ROW_LAYOUTS))
+def test_rows_checked_before_they_run(engine, index_dtype, layout):
+    # CSR SpMV checks a block of rows' coordinates, or each long row's, before the rows run
+    # unclamped. A coordinate at the last column is in range; one at the extent, in the
+    # last row only, sends that row's block down the guarded loop, which reports it,
+    # whatever the rows before it held.
     import numpy as np
     import scipy.sparse as sp
 
     import coiter as ct
 
-    n = 300
-    M = sp.random_array((n, n), density=0.05, format="csr", random_state=7, dtype=np.float64)
+    n, m, per_row = ROW_LAYOUTS[layout]
+    rng = np.random.default_rng(7)
+    rows = np.repeat(np.arange(n), per_row)
+    M = sp.csr_array((rng.random(rows.size), (rows, rng.integers(0, m, rows.size))), shape=(n, m))
+    M.sum_duplicates()
     M.indices = M.indices.astype(index_dtype)
     M.indptr = M.indptr.astype(index_dtype)
-    M.indices[M.indptr[n - 2]] = n - 1  # the last column: in range
+    M.indices[M.indptr[n - 2]] = m - 1  # the last column: in range
     M.sort_indices()
-    x = np.arange(n, dtype=np.float64)
+    x = np.arange(m, dtype=np.float64)
     A = ct.asarray(M, name="A")
     y = ct.evaluate("y(i) = A(i,j) * x(j)", A=A, x=x, engine=engine)
     np.testing.assert_allclose(y.to_numpy(), M @ x)
     assert A.levels[1].crd.dtype == index_dtype
     bad = int(M.indptr[n - 1])
-    A.levels[1].crd[bad] = n  # the last row, after the check at wrapping
-    with pytest.raises(ct.FormatError, match=rf"crd\[{bad}\] = {n} is outside \[0, {n}\)"):
+    A.levels[1].crd[bad] = m  # the last row, after the check at wrapping
+    with pytest.raises(ct.FormatError, match=rf"crd\[{bad}\] = {m} is outside \[0, {m}\)"):
+        ct.evaluate("y(i) = A(i,j) * x(j)", A=A, x=x, engine=engine)
+    A.levels[1].crd[bad] = -1
+    with pytest.raises(ct.FormatError, match=rf"crd\[{bad}\] = -1 is outside \[0, {m}\)"):
         ct.evaluate("y(i) = A(i,j) * x(j)", A=A, x=x, engine=engine)

@@ -164,6 +164,146 @@ class InnermostCoordinateLoads : public IRVisitor {
   std::vector<Var> arrays_;
 };
 
+// Rows of a loop that are checked together (checkedPerBlock): enough that the check's own
+// cost (a pass over the block's coordinates, a branch) is small next to the block's work
+// even at 4 entries per row, and few enough that the coordinates, read a second time by
+// the rows, are still in the L1 cache.
+constexpr int64_t kRowsPerCheck = 32;
+
+// Coordinates this far apart or more, the first and last of a block of rows, mark rows
+// that gather from all over their operands (checkedPerBlock).
+constexpr int64_t kFarColumns = 4096;
+// Entries per row, on average over the loop's rows, from which rows whose coordinates lie
+// close together are checked one by one (checkedPerBlock).
+constexpr int64_t kLongRow = 16;
+
+// Whether every guarded coordinate that the body of loop `i` loads is crd[q] in a row loop
+// `for q in [pos[i], pos[i + 1])` of i itself (variables declared from i, like CSR's
+// `pA1 = i`, are followed). Then the coordinates rows [lo, hi) load are exactly crd[pos[lo]]
+// .. crd[pos[hi] - 1] (the caller checked that pos starts at 0, never decreases and ends at
+// crd's length), and one pass over them checks a block of rows. Also required: the body
+// leaves the loop only at its end (no break of it, no return), and writes neither i nor pos.
+class RowLoopCoordinates : public IRVisitor {
+ public:
+  struct RowArrays {
+    Var pos;
+    std::vector<Var> crd;  // each loaded at its row loop's position
+  };
+
+  RowLoopCoordinates(const CoordinateRanges& ranges, const ForNode& loop) : ranges_(ranges), i_(loop.var.get()) {
+    collectDefinitions(loop.body);
+    visit(loop.body);
+    for (const RowArrays& rows : rows_) eligible_ = eligible_ && !written_.count(rows.pos.get());
+    eligible_ = eligible_ && !rows_.empty() && !written_.count(i_);
+  }
+  bool eligible() const { return eligible_; }
+  const std::vector<RowArrays>& rows() const { return rows_; }
+  // The body's row loops: position variable -> pos.
+  const std::map<const VarNode*, Var>& rowLoops() const { return allRowLoops_; }
+
+ protected:
+  void visitLoad(const LoadNode& n) override {
+    if (ranges_.count(n.buffer.get())) {
+      const VarNode* q = n.index->kind == ExprKind::VarRef ? as<VarRefNode>(n.index).var.get() : nullptr;
+      auto row = q ? rowLoops_.find(q) : rowLoops_.end();
+      if (row == rowLoops_.end()) {
+        eligible_ = false;
+      } else {
+        std::vector<Var>& crd = rowsOf(row->second).crd;
+        if (std::find(crd.begin(), crd.end(), n.buffer) == crd.end()) crd.push_back(n.buffer);
+      }
+    }
+    IRVisitor::visitLoad(n);
+  }
+  void visitFor(const ForNode& n) override {
+    visit(n.begin);
+    visit(n.end);
+    Var pos = rowPositions(n);
+    if (pos) rowLoops_[n.var.get()] = allRowLoops_[n.var.get()] = pos;
+    ++loopDepth_;
+    visit(n.body);
+    --loopDepth_;
+    rowLoops_.erase(n.var.get());
+  }
+  void visitWhile(const WhileNode& n) override {
+    visit(n.cond);
+    ++loopDepth_;
+    visit(n.body);
+    --loopDepth_;
+  }
+  void visitBreak(const BreakNode&) override { eligible_ = eligible_ && loopDepth_ > 0; }
+  void visitReturn(const ReturnNode&) override { eligible_ = false; }
+
+ private:
+  // Declared values (followed when they are never assigned) and what the body writes.
+  void collectDefinitions(const Stmt& s) {
+    if (!s) return;
+    switch (s->kind) {
+      case StmtKind::Declare:
+        if (as<DeclareNode>(s).init) definitions_[as<DeclareNode>(s).var.get()] = as<DeclareNode>(s).init;
+        return;
+      case StmtKind::Assign: written_.insert(as<AssignNode>(s).var.get()); return;
+      case StmtKind::Store: written_.insert(as<StoreNode>(s).buffer.get()); return;
+      case StmtKind::AtomicUpdate: written_.insert(as<AtomicUpdateNode>(s).buffer.get()); return;
+      case StmtKind::Allocate: written_.insert(as<AllocateNode>(s).buffer.get()); return;
+      case StmtKind::Free: written_.insert(as<FreeNode>(s).buffer.get()); return;
+      case StmtKind::Grow: written_.insert(as<GrowNode>(s).buffer.get()); return;
+      case StmtKind::Call:  // runtime functions write through their pointer arguments
+        for (const Expr& a : as<CallNode>(s).args) {
+          if (a->kind == ExprKind::VarRef) written_.insert(as<VarRefNode>(a).var.get());
+        }
+        return;
+      default: break;
+    }
+    forEachChildStmt(s, [this](const Stmt& child) { collectDefinitions(child); });
+  }
+  // `e` without casts, through variables declared once and never assigned.
+  const Expr& resolved(const Expr& e) const {
+    if (e->kind == ExprKind::Cast) return resolved(as<CastNode>(e).a);
+    if (e->kind == ExprKind::VarRef) {
+      const VarNode* v = as<VarRefNode>(e).var.get();
+      auto definition = definitions_.find(v);
+      if (definition != definitions_.end() && !written_.count(v)) return resolved(definition->second);
+    }
+    return e;
+  }
+  bool isI(const Expr& e) const {
+    const Expr& r = resolved(e);
+    return r->kind == ExprKind::VarRef && as<VarRefNode>(r).var.get() == i_;
+  }
+  bool isIPlusOne(const Expr& e) const {
+    const Expr& r = resolved(e);
+    if (r->kind != ExprKind::Binary || as<BinaryNode>(r).op != BinaryOp::Add) return false;
+    auto one = [](const Expr& x) { return x->kind == ExprKind::Literal && as<LiteralNode>(x).intValue == 1; };
+    const auto& b = as<BinaryNode>(r);
+    return (isI(b.a) && one(b.b)) || (one(b.a) && isI(b.b));
+  }
+  // The pos array of a loop over [pos[i], pos[i + 1]); null for other loops.
+  Var rowPositions(const ForNode& n) const {
+    const Expr &begin = resolved(n.begin), &end = resolved(n.end);
+    if (begin->kind != ExprKind::Load || end->kind != ExprKind::Load) return nullptr;
+    const auto &first = as<LoadNode>(begin), &last = as<LoadNode>(end);
+    if (first.buffer != last.buffer || !isI(first.index) || !isIPlusOne(last.index)) return nullptr;
+    return first.buffer;
+  }
+  RowArrays& rowsOf(const Var& pos) {
+    for (RowArrays& rows : rows_) {
+      if (rows.pos == pos) return rows;
+    }
+    return rows_.emplace_back(RowArrays{pos, {}});
+  }
+
+  const CoordinateRanges& ranges_;
+  const VarNode* i_;
+  std::map<const VarNode*, Expr> definitions_;
+  std::unordered_set<const VarNode*> written_;
+  std::map<const VarNode*, Var> rowLoops_;  // enclosing row loops: position variable -> pos
+  std::map<const VarNode*, Var> allRowLoops_;
+  int loopDepth_ = 0;
+  bool eligible_ = true;
+  std::vector<RowArrays> rows_;
+};
+
 class CoordinateGuard {
  public:
   CoordinateGuard(const Stmt& body, const CoordinateRanges& ranges, Var violations, const FreshName& fresh)
@@ -182,6 +322,13 @@ class CoordinateGuard {
   static Type flagType() { return scalar(DType::UInt32); }
   Var newFlag() { return makeVar(fresh_("invalid_coordinate"), flagType()); }
   static Expr violated(const Var& flag) { return binary(BinaryOp::Ne, ir::ref(flag), lit(flagType(), 0)); }
+
+  // A parallel loop's `body`, guarded with the flag `own`: declares it, and reports it as
+  // the body ends.
+  Stmt withOwnFlag(const Stmt& body, const Var& own) const {
+    return block({declare(own, lit(flagType(), 0)), body,
+                  ifThen(violated(own), atomicUpdate(BinaryOp::Add, violations_, intLit(0), intLit(1)))});
+  }
 
   // Nonzero exactly when the coordinate `loaded` lies outside its range.
   Expr badness(const Expr& loaded, const CoordinateRange& range) const {
@@ -359,6 +506,9 @@ class CoordinateGuard {
       case StmtKind::For: {
         const auto& n = as<ForNode>(s);
         Expr begin = sub(n.begin), end = sub(n.end);
+        if (loads.empty() && !isGpuLoop(n.schedule.kind)) {
+          if (Stmt versioned = checkedPerBlock(n, flag, topLevel)) return versioned;
+        }
         if (n.schedule.kind != LoopKind::Parallel && !isGpuLoop(n.schedule.kind)) {
           if (loads.empty()) {
             if (Stmt versioned = checkedBeforeLoop(n, flag)) return versioned;
@@ -372,10 +522,7 @@ class CoordinateGuard {
         Stmt body = stmt(n.body, own, /*topLevel=*/false);
         bool guardsBody = guarded_;
         guarded_ = guarded_ || guardedBefore;
-        if (guardsBody) {
-          body = block({declare(own, lit(flagType(), 0)), body,
-                        ifThen(violated(own), atomicUpdate(BinaryOp::Add, violations_, intLit(0), intLit(1)))});
-        }
+        if (guardsBody) body = withOwnFlag(body, own);
         return withFlagUpdates(forLoop(n.var, begin, end, body, n.schedule));
       }
       case StmtKind::Return:
@@ -390,46 +537,176 @@ class CoordinateGuard {
     return s;
   }
 
+  // Statements that check each array's coordinates at positions [begin, end) in one pass
+  // that vectorizes, and the condition that all of them lie in their ranges. Coordinates are
+  // shifted to start at 0 and taken as unsigned (a negative one becomes huge): 32-bit ones
+  // from 0 by their largest (eight to a vector maximum), which must not pass the last
+  // coordinate clamped into int32's range (lastCoordinate); 64-bit ones, whose unsigned
+  // maximum takes four instructions per four coordinates on AVX2, by two reductions of one
+  // instruction each: u < extent exactly when u - extent has its top bit set and u has not
+  // (extent <= 2^63), so the and of all u - extent must have it and the or of all u not.
+  struct RangeCheck {
+    std::vector<Stmt> take;
+    Expr inRange;
+  };
+  RangeCheck coordinatesInRange(const std::vector<Var>& arrays, const Expr& begin, const Expr& end,
+                                const std::string& position) {
+    const Type i64 = scalar(DType::Int64), u32 = scalar(DType::UInt32), u64 = scalar(DType::UInt64);
+    std::vector<Stmt> reductions, scan;
+    Expr inRange;
+    Var q = makeVar(fresh_(position), i64);
+    auto both = [&](Expr x) { inRange = inRange ? binary(BinaryOp::And, inRange, x) : x; };
+    for (const Var& crd : arrays) {
+      const CoordinateRange& range = ranges_.at(crd.get());
+      Expr loaded = load(crd, ir::ref(q));
+      if (clampsByMinimum(loaded, range)) {
+        Var largest = makeVar(fresh_(crd->name + "_largest"), u32);
+        reductions.push_back(declare(largest, lit(u32, 0)));
+        scan.push_back(assign(largest, binary(BinaryOp::Max, ir::ref(largest), cast(u32, loaded))));
+        both(binary(BinaryOp::And, binary(BinaryOp::Le, ir::ref(largest), lastCoordinate(range)),
+                    binary(BinaryOp::Ge, range.extent, intLit(1))));
+        continue;
+      }
+      Expr u = cast(u64, binary(BinaryOp::Add, cast(i64, loaded), intLit(-range.lo)));
+      Expr extent = cast(u64, binary(BinaryOp::Add, range.extent, intLit(-range.lo)));
+      Var below = makeVar(fresh_(crd->name + "_below"), u64), bits = makeVar(fresh_(crd->name + "_bits"), u64);
+      reductions.push_back(declare(below, cast(u64, intLit(-1))));
+      reductions.push_back(declare(bits, lit(u64, 0)));
+      scan.push_back(assign(below, binary(BinaryOp::And, ir::ref(below), binary(BinaryOp::Sub, u, extent))));
+      scan.push_back(assign(bits, binary(BinaryOp::Or, ir::ref(bits), u)));
+      both(binary(BinaryOp::And, binary(BinaryOp::Lt, cast(i64, ir::ref(below)), intLit(0)),
+                  binary(BinaryOp::Ge, cast(i64, ir::ref(bits)), intLit(0))));
+    }
+    reductions.push_back(forLoop(q, cast(i64, begin), cast(i64, end), block(std::move(scan))));
+    return {std::move(reductions), inRange};
+  }
+
+  // A loop over rows whose coordinates are all loaded by row loops of its own rows (CSR
+  // SpMV's and SpMM's row loop, RowLoopCoordinates) is versioned per block of
+  // kRowsPerCheck rows: one pass checks the block's coordinates (coordinatesInRange), and
+  // when all lie in their ranges the block's rows run as lowered, else guarded. Checking
+  // each row before it runs (checkedBeforeLoop) cost a loop, a reduction and a branch per
+  // row: with 4 entries per row, SpMV took about 1.4x its time without checks. (As there, the
+  // coordinates are read twice, the second time from cache, and a writer changing them
+  // between the reads is outside the guarantee.) The loop's iterations become blocks, a
+  // parallel loop's too (its chunk is divided by the block's size); a block runs its rows
+  // in order, as a serial loop would.
+  Stmt checkedPerBlock(const ForNode& n, const Var& flag, bool topLevel) {
+    if (n.schedule.kind != LoopKind::Serial && n.schedule.kind != LoopKind::Parallel) return nullptr;
+    RowLoopCoordinates rows(ranges_, n);
+    if (!rows.eligible()) return nullptr;
+    const Type i64 = scalar(DType::Int64), type = n.var->type;
+    Var begin = makeVar(fresh_(n.var->name + "_begin"), type), end = makeVar(fresh_(n.var->name + "_end"), type);
+    Var blockIndex = makeVar(fresh_(n.var->name + "_block"), type);
+    Var first = makeVar(fresh_(n.var->name + "_first"), type), stop = makeVar(fresh_(n.var->name + "_stop"), type);
+    const Expr size = intLit(kRowsPerCheck, type.elem);
+    Expr blockCount = binary(BinaryOp::Div,
+                             binary(BinaryOp::Add, binary(BinaryOp::Sub, ir::ref(end), ir::ref(begin)),
+                                    intLit(kRowsPerCheck - 1, type.elem)),
+                             size);
+    bool parallel = n.schedule.kind == LoopKind::Parallel;
+    // A parallel body has a flag of its own, reported as the body ends.
+    Var blockFlag = parallel ? newFlag() : flag;
+    std::vector<Stmt> body;
+    body.push_back(
+        declare(first, binary(BinaryOp::Add, ir::ref(begin), binary(BinaryOp::Mul, ir::ref(blockIndex), size))));
+    body.push_back(declare(stop, binary(BinaryOp::Min, binary(BinaryOp::Add, ir::ref(first), size), ir::ref(end))));
+    Expr inRange;
+    std::map<const VarNode*, Expr> limits, ends;  // pos -> the block's, and the loop's, last position + 1
+    for (const RowLoopCoordinates::RowArrays& row : rows.rows()) {
+      Var limit = makeVar(fresh_(row.pos->name + "_limit"), i64);
+      body.push_back(declare(limit, cast(i64, load(row.pos, ir::ref(stop)))));
+      limits[row.pos.get()] = ir::ref(limit);
+      ends[row.pos.get()] = cast(i64, load(row.pos, ir::ref(end)));
+      RangeCheck check =
+          coordinatesInRange(row.crd, load(row.pos, ir::ref(first)), ir::ref(limit), n.var->name + "_position");
+      for (Stmt& s : check.take) body.push_back(std::move(s));
+      inRange = inRange ? binary(BinaryOp::And, inRange, check.inRange) : check.inRange;
+    }
+    guarded_ = true;
+    // Rows whose coordinates lie far apart gather from all over their operands: their
+    // elements are prefetched (prefetchGathers). Rows that read close together (banded)
+    // would only pay for the prefetches' instructions. The block's first and last
+    // coordinates tell the two apart.
+    const RowLoopCoordinates::RowArrays& sample = rows.rows().front();
+    Var far = makeVar(fresh_(n.var->name + "_far"), scalar(DType::Bool));
+    body.push_back(declare(far, boolLit(false)));
+    body.push_back(
+        ifThen(binary(BinaryOp::Lt, cast(i64, load(sample.pos, ir::ref(first))), limits.at(sample.pos.get())),
+               assign(far, logicalNot(close(sample, ir::ref(first), ir::ref(stop))))));
+    std::map<const VarNode*, GatheringLoop> gathering;
+    for (const auto& [q, pos] : rows.rowLoops()) {
+      for (const RowLoopCoordinates::RowArrays& row : rows.rows()) {
+        if (row.pos == pos) gathering[q] = GatheringLoop{row.crd, ends.at(pos.get())};
+      }
+    }
+    Stmt unchecked = forLoop(n.var, ir::ref(first), ir::ref(stop), n.body);
+    Stmt prefetched = forLoop(n.var, ir::ref(first), ir::ref(stop), prefetchGathers(n.body, gathering));
+    Stmt checked = forLoop(n.var, ir::ref(first), ir::ref(stop), stmt(n.body, blockFlag, topLevel && !parallel));
+    body.push_back(ifThen(inRange, ifThen(ir::ref(far), prefetched, unchecked), checked));
+    Stmt blockBody = parallel ? withOwnFlag(block(std::move(body)), blockFlag) : block(std::move(body));
+    LoopSchedule schedule = n.schedule;
+    if (schedule.chunk > 0) schedule.chunk = (schedule.chunk + kRowsPerCheck - 1) / kRowsPerCheck;
+    Stmt blocks = forLoop(blockIndex, lit(type, 0), blockCount, blockBody, schedule);
+    // Long rows that read close together (banded) run row by row, each checked before it
+    // runs (checkedBeforeLoop): a pass over a whole block's coordinates before its rows
+    // keeps the core from streaming the coordinates and the values at once (SpMV at 50
+    // entries per row took 1.15x as long in blocks). Decided once per call, on the average
+    // row length and the middle row's spread.
+    Var own = parallel ? newFlag() : flag;
+    Stmt rowBody = stmt(n.body, own, topLevel && !parallel);
+    Stmt byRow =
+        forLoop(n.var, ir::ref(begin), ir::ref(end), parallel ? withOwnFlag(rowBody, own) : rowBody, n.schedule);
+    Var rowByRow = makeVar(fresh_(n.var->name + "_by_row"), scalar(DType::Bool));
+    Var middle = makeVar(fresh_(n.var->name + "_middle"), type);
+    Expr entries =
+        binary(BinaryOp::Sub, cast(i64, load(sample.pos, ir::ref(end))), cast(i64, load(sample.pos, ir::ref(begin))));
+    Expr longRows =
+        binary(BinaryOp::Ge, entries,
+               binary(BinaryOp::Mul, cast(i64, binary(BinaryOp::Sub, ir::ref(end), ir::ref(begin))), intLit(kLongRow)));
+    Expr middleStart = cast(i64, load(sample.pos, ir::ref(middle))),
+         middleEnd = cast(i64, load(sample.pos, binary(BinaryOp::Add, ir::ref(middle), intLit(1, type.elem))));
+    Stmt decide =
+        block({declare(middle, binary(BinaryOp::Add, ir::ref(begin),
+                                      binary(BinaryOp::Div, binary(BinaryOp::Sub, ir::ref(end), ir::ref(begin)),
+                                             intLit(2, type.elem)))),
+               ifThen(binary(BinaryOp::And, longRows, binary(BinaryOp::Lt, middleStart, middleEnd)),
+                      assign(rowByRow, close(sample, ir::ref(middle),
+                                             binary(BinaryOp::Add, ir::ref(middle), intLit(1, type.elem)))))});
+    return block({declare(begin, n.begin), declare(end, n.end), declare(rowByRow, boolLit(false)),
+                  ifThen(binary(BinaryOp::Lt, ir::ref(begin), ir::ref(end)), decide),
+                  ifThen(ir::ref(rowByRow), byRow, blocks)});
+  }
+
+  // Whether the coordinates of rows [first, stop) lie close together: their first and last
+  // (of the first crd array) less than kFarColumns apart. Only for rows with entries.
+  static Expr close(const RowLoopCoordinates::RowArrays& rows, const Expr& first, const Expr& stop) {
+    const Type i64 = scalar(DType::Int64), u64 = scalar(DType::UInt64);
+    Expr start = cast(i64, load(rows.pos, first)), limit = cast(i64, load(rows.pos, stop));
+    Expr spread = binary(BinaryOp::Sub, cast(i64, load(rows.crd.front(), binary(BinaryOp::Add, limit, intLit(-1)))),
+                         cast(i64, load(rows.crd.front(), start)));
+    return binary(BinaryOp::Le, cast(u64, binary(BinaryOp::Add, spread, intLit(kFarColumns))),
+                  cast(u64, intLit(2 * kFarColumns)));
+  }
+
   // An innermost serial loop whose only coordinate loads are crd[q] of its own variable q
-  // (CSR SpMV's row loop) is checked before it runs: one pass takes the largest coordinate
-  // of each array over the loop's range (an integer maximum, which vectorizes), and when
-  // all lie in their ranges the loop runs as lowered, without a clamp or a flag per
-  // coordinate; otherwise it runs guarded. Clamping each coordinate cost the SpMV loop,
-  // whose floating-point sum keeps it scalar, three instructions of about seven per entry.
-  // (The arrays are read twice, the second time from cache. A writer changing them between
-  // the two reads, while the kernel runs, is outside the guarantee: guard_coordinates.hpp.)
+  // (a row loop that checkedPerBlock does not cover) is checked before it runs: one pass
+  // takes the largest coordinate of each array over the loop's range, and when all lie in
+  // their ranges the loop runs as lowered, without a clamp or a flag per coordinate;
+  // otherwise it runs guarded. Clamping each coordinate cost the SpMV loop three
+  // instructions of about seven per entry. (The arrays are read twice, the second time from
+  // cache. A writer changing them between the two reads, while the kernel runs, is outside
+  // the guarantee: guard_coordinates.hpp.)
   Stmt checkedBeforeLoop(const ForNode& n, const Var& flag) {
     InnermostCoordinateLoads loads(ranges_, n.var);
     loads.visit(n.body);
     if (!loads.onlyAtLoopVariable()) return nullptr;
-    const Type u64 = scalar(DType::UInt64);
-    std::vector<Stmt> maxima, scan;
-    Expr inRange;
-    Var q = makeVar(fresh_(n.var->name + "_checked"), n.var->type);
-    for (const Var& crd : loads.arrays()) {
-      const CoordinateRange& range = ranges_.at(crd.get());
-      // Coordinates shifted to start at 0, as unsigned: a negative one becomes huge. 32-bit
-      // coordinates from 0 stay 32-bit (eight to a vector maximum), and their largest must
-      // not pass the last coordinate clamped into int32's range (lastCoordinate).
-      Expr loaded = load(crd, ir::ref(q));
-      bool narrow = clampsByMinimum(loaded, range);
-      const Type unsignedType = narrow ? scalar(DType::UInt32) : u64;
-      Expr c = narrow ? loaded : binary(BinaryOp::Add, cast(scalar(DType::Int64), loaded), intLit(-range.lo));
-      Var largest = makeVar(fresh_(crd->name + "_largest"), unsignedType);
-      maxima.push_back(declare(largest, lit(unsignedType, 0)));
-      scan.push_back(assign(largest, binary(BinaryOp::Max, ir::ref(largest), cast(unsignedType, c))));
-      Expr below = narrow ? binary(BinaryOp::And, binary(BinaryOp::Le, ir::ref(largest), lastCoordinate(range)),
-                                   binary(BinaryOp::Ge, range.extent, intLit(1)))
-                          : binary(BinaryOp::Lt, ir::ref(largest),
-                                   cast(u64, binary(BinaryOp::Add, range.extent, intLit(-range.lo))));
-      inRange = inRange ? binary(BinaryOp::And, inRange, below) : below;
-    }
     guarded_ = true;
-    std::vector<Stmt> out = maxima;
-    out.push_back(forLoop(q, n.begin, n.end, block(std::move(scan))));
+    RangeCheck largest = coordinatesInRange(loads.arrays(), n.begin, n.end, n.var->name + "_checked");
+    std::vector<Stmt> out = std::move(largest.take);
     Stmt unchecked = forLoop(n.var, n.begin, n.end, n.body, n.schedule);
     Stmt checked = forLoop(n.var, n.begin, n.end, stmt(n.body, flag, false), n.schedule);
-    out.push_back(ifThen(inRange, unchecked, checked));
+    out.push_back(ifThen(largest.inRange, unchecked, checked));
     return block(std::move(out));
   }
 

@@ -25,11 +25,16 @@
 // before each Return when its own flag is. The caller zeroes violations[0] before the call and
 // reports the operands (their arrays re-checked to name the bad entry) when it is not zero.
 //
-// An innermost serial loop whose only coordinate loads are crd[q] of its own variable q is
-// versioned instead: a vectorizable pass takes each array's largest coordinate over the
-// loop's range, and the loop runs as lowered when all are in range, guarded otherwise. The
-// arrays are then read twice; a writer changing them between the reads, during the call, is
-// outside the guarantee (as is any writer racing a running kernel).
+// A loop over rows whose coordinates are all loaded by row loops `for q in [pos[i],
+// pos[i + 1])` of its own rows (CSR SpMV, SpMM) is versioned per block of rows instead: a
+// vectorizable pass checks the block's coordinates (crd[pos[first]] .. crd[pos[stop] - 1]),
+// and its rows run as lowered when all are in range, guarded otherwise. Where the block's
+// coordinates lie far apart, its rows also prefetch what they gather through them
+// (prefetchGathers); where they lie close together and rows are long, each row is checked
+// before it runs instead. So is any other innermost serial loop whose only coordinate loads
+// are crd[q] of its own variable q. The arrays are then read twice; a writer changing them
+// between the reads, during the call, is outside the guarantee (as is any writer racing a
+// running kernel).
 //
 // Positions (pos arrays) are not rewritten: the caller checks them before every call
 // (ValidationScope::Structure, O(rows)), which bounds every loop over positions.

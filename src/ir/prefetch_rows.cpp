@@ -194,7 +194,86 @@ class PrefetchRows : public IRMutator {
   const FreshName& fresh_;
 };
 
+// Adds the prefetches of gathered elements (prefetchGathers) to the loops it is given.
+class PrefetchGathers : public IRMutator {
+ public:
+  explicit PrefetchGathers(const std::map<const VarNode*, GatheringLoop>& loops) : loops_(loops) {}
+
+ private:
+  Stmt mutateFor(const ForNode& n, const Stmt& s) override {
+    Stmt rewritten = IRMutator::mutateFor(n, s);
+    auto gathering = loops_.find(n.var.get());
+    if (gathering == loops_.end()) return rewritten;
+    const auto& loop = as<ForNode>(rewritten);
+    // The loop's declarations, followed to find the loads whose index is a coordinate.
+    std::map<const VarNode*, Expr> values;
+    collectDeclarations(loop.body, values);
+    std::vector<std::pair<Var, Var>> gathers;  // (gathered buffer, crd array)
+    findGathers(loop.body, n.var.get(), gathering->second.crd, values, gathers);
+    if (gathers.empty()) return rewritten;
+    const Type i64 = scalar(DType::Int64);
+    Expr ahead = binary(BinaryOp::Min, binary(BinaryOp::Add, ir::ref(n.var), intLit(kGatherPrefetchDistance)),
+                        binary(BinaryOp::Add, gathering->second.limit, intLit(-1)));
+    std::vector<Stmt> prefetches;
+    for (const auto& [buffer, crd] : gathers) prefetches.push_back(prefetch(buffer, cast(i64, load(crd, ahead))));
+    prefetches.push_back(loop.body);
+    return forLoop(loop.var, loop.begin, loop.end, block(std::move(prefetches)), loop.schedule);
+  }
+
+  static void collectDeclarations(const Stmt& s, std::map<const VarNode*, Expr>& values) {
+    if (!s) return;
+    if (s->kind == StmtKind::Declare && as<DeclareNode>(s).init)
+      values[as<DeclareNode>(s).var.get()] = as<DeclareNode>(s).init;
+    forEachChildStmt(s, [&](const Stmt& child) { collectDeclarations(child, values); });
+  }
+  // The crd array (among `crd`) that `e` reads at position q, through casts and declared
+  // variables; null when `e` is not such a coordinate.
+  static Var coordinateAt(const Expr& e, const VarNode* q, const std::vector<Var>& crd,
+                          const std::map<const VarNode*, Expr>& values) {
+    if (e->kind == ExprKind::Cast) return coordinateAt(as<CastNode>(e).a, q, crd, values);
+    if (e->kind == ExprKind::VarRef) {
+      auto value = values.find(as<VarRefNode>(e).var.get());
+      return value == values.end() ? nullptr : coordinateAt(value->second, q, crd, values);
+    }
+    if (e->kind != ExprKind::Load) return nullptr;
+    const auto& l = as<LoadNode>(e);
+    bool atQ = l.index->kind == ExprKind::VarRef && as<VarRefNode>(l.index).var.get() == q;
+    return atQ && std::find(crd.begin(), crd.end(), l.buffer) != crd.end() ? l.buffer : nullptr;
+  }
+  static void findGathers(const Stmt& s, const VarNode* q, const std::vector<Var>& crd,
+                          const std::map<const VarNode*, Expr>& values, std::vector<std::pair<Var, Var>>& out) {
+    class Loads : public IRVisitor {
+     public:
+      Loads(const VarNode* q, const std::vector<Var>& crd, const std::map<const VarNode*, Expr>& values,
+            std::vector<std::pair<Var, Var>>& out)
+          : q_(q), crd_(crd), values_(values), out_(out) {}
+
+     protected:
+      void visitLoad(const LoadNode& n) override {
+        if (Var c = coordinateAt(n.index, q_, crd_, values_)) {
+          auto same = [&](const auto& g) { return g.first == n.buffer && g.second == c; };
+          if (std::none_of(out_.begin(), out_.end(), same)) out_.emplace_back(n.buffer, c);
+        }
+        IRVisitor::visitLoad(n);
+      }
+
+     private:
+      const VarNode* q_;
+      const std::vector<Var>& crd_;
+      const std::map<const VarNode*, Expr>& values_;
+      std::vector<std::pair<Var, Var>>& out_;
+    } loads(q, crd, values, out);
+    loads.visit(s);
+  }
+
+  const std::map<const VarNode*, GatheringLoop>& loops_;
+};
+
 }  // namespace
+
+Stmt prefetchGathers(const Stmt& s, const std::map<const VarNode*, GatheringLoop>& loops) {
+  return PrefetchGathers(loops).mutate(s);
+}
 
 Stmt prefetchIndirectRows(const Stmt& s, const FreshName& fresh) { return PrefetchRows(fresh).mutate(s); }
 

@@ -9,7 +9,9 @@
 // arrays the inner loop reads at its position. Prefetches never fault and change no result.
 #pragma once
 #include <functional>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "ir/ir.hpp"
 
@@ -22,5 +24,22 @@ constexpr int64_t kPrefetchDistance = 4;
 using FreshName = std::function<std::string(const std::string&)>;
 
 Stmt prefetchIndirectRows(const Stmt& s, const FreshName& fresh);
+
+// Positions ahead that an element gathered through a coordinate is prefetched.
+constexpr int64_t kGatherPrefetchDistance = 32;
+
+// A loop over positions q whose coordinates crd[q] (for each array in `crd`) are read at every
+// position below `limit`.
+struct GatheringLoop {
+  std::vector<Var> crd;
+  Expr limit;  // Int64; greater than every q of the loop
+};
+
+// Software prefetch of elements gathered through coordinates (x[j] with j = crd[q] in CSR
+// SpMV): random reads, whose cache misses the out-of-order core overlaps only as far as its
+// window reaches (a few rows of 4 entries). `s` with, at the top of each loop in `loops` (by
+// its variable), a prefetch of each such element at position min(q + d, limit - 1). Only for
+// coordinates known to be in range: the address is then within its array.
+Stmt prefetchGathers(const Stmt& s, const std::map<const VarNode*, GatheringLoop>& loops);
 
 }  // namespace coiter::ir
