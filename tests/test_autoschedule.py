@@ -206,6 +206,22 @@ def test_auto_picks_the_frontier_member_that_makes_the_inner_product_a_row_produ
     assert list(picked.conversions) == ["B"] and list(picked.conversions["B"].mode_order) == [1, 0]
 
 
+def test_auto_takes_the_default_when_the_cheapest_member_is_its_program(tuning_dir):
+    # SpMV's cheapest member is reorder(i,j), the program the default schedule makes (which
+    # also tags its outer loop parallel): schedule="auto" keeps the default. (No tuning: this
+    # process remembers choices made with other tests' tunings of these operands.)
+    ct.clear_tuning()
+    A, x = spmv_operands()
+    operands = {"A": ct.asarray(A), "x": ct.asarray(x)}
+    problem = Problem.of(SPMV, {"A": "csr", "x": "dense", "y": "dense"})
+    picked = cheapest_member(problem, frontier_bases(problem)[0], operands)
+    assert picked.candidate.schedule == "reorder(i,j)" and not picked.conversions
+    choice = ct.autosched.instant_choice.for_operands(
+        problem.parsed, operands, problem.formats, problem.dtypes, None
+    )
+    assert choice == ("", {})
+
+
 def test_auto_runs_a_frontier_member_of_two_kernels(tuning_dir):
     # SpGEMMH: every frontier member has the same cost; the one converting no operand is the
     # two-kernel program that multiplies C and D elementwise first (w = C∘D, then A = B·w).

@@ -17,7 +17,9 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from .. import _core
+from ..compiler import compile as compile_kernel
 from ..compiler import default_engine
+from ..errors import CompileError, ScheduleError
 from ..evaluate import checked_operands, inferred_result_dtype
 from ..format_inference import infer_result_format
 from ..formats import Format, FormatLike, as_format, is_all_dense
@@ -34,6 +36,7 @@ from .candidates import (
     frontier_bases,
     frontier_summary,
     loop_order_candidates,
+    workspace_candidates,
 )
 from .cost_estimate import estimated_tasks, parse_cost
 from .database import (
@@ -131,8 +134,8 @@ def _variant(
     frontier: list[FrontierBase],
 ) -> Variant:
     """The statement on the operands with ``conversions`` made: its base candidates are the
-    default, the frontier's members of one schedule on these formats, and the other legal
-    loop orders."""
+    default, the frontier's members of one schedule on these formats, the other legal loop
+    orders, and the workspaces of those that trimming.useful_workspace keeps."""
     converted = problem.with_formats(conversions)
     given = dict(operands)
     seconds = 0.0
@@ -144,8 +147,11 @@ def _variant(
     members = [f.candidate for f in frontier if f.candidate and f.conversions == conversions]
     taken = {m.schedule for m in members}
     loop_orders = loop_order_candidates(converted)
-    # The default first, then the frontier's members in place of the loop orders they equal.
+    # The default first, then the frontier's members in place of the loop orders they equal,
+    # then the other loop orders, then workspaces over the innermost loop of each.
     bases = loop_orders[:1] + members + [b for b in loop_orders[1:] if b.schedule not in taken]
+    workspaces, useless = workspace_candidates(converted, bases, trimming.useful_workspace)
+    bases += workspaces
     space = schedule_space.build(
         converted,
         bases,
@@ -156,6 +162,8 @@ def _variant(
         nonzeros={n: t.nnz for n, t in operands.items()},
         threads=_core.get_num_threads(),
     )
+    if useless:
+        space.counts.dropped_by["useful workspace"] = useless
     return Variant(
         converted, given, {n: str(f) for n, f in conversions.items()}, seconds, bases, space
     )
@@ -392,7 +400,7 @@ class InstantChoice:
             picked = cheapest_member(problem, bases, operands)
             if picked is not None:
                 _counts["frontier_choices"] += 1
-                choice = _as_choice(picked, memo[3])
+                choice = _as_choice(problem, picked, memo[3])
             else:
                 # Statements the asymptotic stage does not schedule (sums, literals, ...).
                 logger.info(
@@ -454,12 +462,35 @@ def _converted_operands(problem: Problem, base: FrontierBase) -> set[str]:
     }
 
 
-def _as_choice(base: FrontierBase, engine: str) -> tuple[str | Pipeline, dict[str, Format]]:
+def _as_choice(
+    problem: Problem, base: FrontierBase, engine: str
+) -> tuple[str | Pipeline, dict[str, Format]]:
     """A frontier member as schedule="auto"'s choice: its schedule and conversions, or its
-    kernels (compiled now, as ct.evaluate would compile one)."""
-    if base.candidate is not None:
+    kernels (compiled now, as ct.evaluate would compile one). A member whose program is the
+    default schedule's on the same formats is the default: the default also parallelizes its
+    outer loop, whose code runs faster even on one thread (SpGEMM's row-by-row product by
+    about 20%)."""
+    if base.candidate is None:
+        return base.member.pipeline(engine), {}
+    converted = problem.with_formats(base.conversions)
+
+    def program(schedule: str) -> str:
+        kernel = compile_kernel(
+            converted.parsed,
+            formats=converted.formats,
+            dtypes=converted.dtypes,
+            schedule=schedule,
+            engine=engine,
+        )
+        return kernel.concrete.split(" | ")[0]  # (the loop tags follow " | ")
+
+    try:
+        default = program("")
+    except (CompileError, ScheduleError):
+        # (No default on these formats: ct.evaluate would convert operands for one.)
         return base.candidate.schedule, dict(base.conversions)
-    return base.member.pipeline(engine), {}
+    same = default == program(base.candidate.schedule)
+    return ("" if same else base.candidate.schedule), dict(base.conversions)
 
 
 def transpose_rule(problem: Problem, operands: Mapping[str, Tensor]) -> dict[str, Format]:

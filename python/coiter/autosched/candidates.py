@@ -11,13 +11,15 @@ each member of the statement's frontier lowers to one kernel or two. A member wh
 computes the statement itself, in the result's format, is a :class:`Candidate` (its schedule)
 on the operands converted to the formats it reads; any other member (a workspace computed as
 a tensor of its own first, a result written transposed) runs as a pipeline of its kernels.
+:func:`workspace_candidates` adds ``precompute``: a loop order with the right side accumulated
+in a workspace over its innermost variable.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,12 +42,18 @@ __all__ = [
     "DEFAULT",
     "LOOP_ORDER",
     "FRONTIER",
+    "WORKSPACE",
+    "workspace_candidates",
 ]
 
 # Where a base candidate comes from (Candidate.origin).
 DEFAULT = "default"
 LOOP_ORDER = "loop order"
 FRONTIER = "frontier"
+WORKSPACE = "workspace"
+# precompute's workspace formats tried: a dense array (the default) and a hashed list, which
+# stays small when the dense one would be as long as a huge dimension.
+WORKSPACE_FORMATS = ("", "hashed")
 # Beyond this many index variables the loop orders are not enumerated (8! = 40320 legality
 # questions): the default schedule alone starts the search.
 _MAX_PERMUTED_VARIABLES = 6
@@ -146,6 +154,41 @@ class Candidate:
     schedule: str
     origin: str
     loop_order: tuple[str, ...] | None = None
+
+
+def workspace_candidates(
+    problem: Problem,
+    bases: Sequence[Candidate],
+    useful: Callable[[tuple[str, ...], Problem], bool],
+) -> tuple[list[Candidate], int]:
+    """For each base candidate with a loop order, the statement's right side precomputed into
+    a workspace over its innermost loop's variable (Gustavson's row accumulator:
+    ``reorder(i,k,j);precompute(B(i,k) * C(k,j),[j],[jw])``), in each of WORKSPACE_FORMATS,
+    where ``useful`` (trimming.useful_workspace) keeps the loop order and ``ct.schedule_problem``
+    accepts the schedule. Returns the candidates and how many loop orders ``useful`` dropped."""
+    rhs = str(problem.parsed[0].rhs)
+    found, dropped = [], 0
+    for base in bases:
+        order = base.loop_order
+        if order is None or not base.schedule:
+            continue
+        if not useful(order, problem):
+            dropped += 1
+            continue
+        v = order[-1]
+        w = _fresh_variable(f"{v}w", problem.variables)
+        for fmt in WORKSPACE_FORMATS:
+            text = f"{base.schedule};precompute({rhs},[{v}],[{w}]{',' + fmt if fmt else ''})"
+            if problem.legality(text) is None:
+                found.append(Candidate(text, WORKSPACE, order))
+    return found, dropped
+
+
+def _fresh_variable(name: str, taken: Sequence[str]) -> str:
+    fresh, n = name, 1
+    while fresh in taken:
+        fresh, n = f"{name}{n}", n + 1
+    return fresh
 
 
 def base_candidates(stmt: str, formats: Mapping[str, FormatLike]) -> list[Candidate]:
