@@ -10,7 +10,9 @@ import time
 import numpy as np
 import pytest
 
+import coiter as ct
 from coiter.autosched import frontier
+from coiter.autosched.candidates import Problem, frontier_bases
 from compiler_cases import ENGINES
 
 RNG_SEED = 7
@@ -76,7 +78,48 @@ def check_members(statement, formats, subscripts, seed):
             np.testing.assert_allclose(
                 got, expected, rtol=1e-12, atol=1e-12, err_msg=f"{engine}: {member.program}"
             )
+    check_empirical_bases(statement, formats, arrays, expected, f)
     return f
+
+
+def check_empirical_bases(statement, formats, arrays, expected, f):
+    """Every frontier member as the empirical stage takes it (candidates.frontier_bases: one
+    schedule of the statement on converted operands, else the pipeline of its kernels), run
+    the way ct.autoschedule and schedule="auto" run it, computes what np.einsum computes."""
+    problem = Problem.of(statement, formats)
+    bases, why_not = frontier_bases(problem)
+    assert why_not is None
+    assert [b.member.index for b in bases] == [m.index for m in f.members]
+    for base in bases:
+        for engine in ENGINES:
+            if base.candidate is None:
+                assert not base.conversions
+                result = base.member.pipeline(engine)(**arrays)
+            else:
+                assert base.candidate.origin == f"frontier #{base.member.index}"
+                assert (
+                    problem.with_formats(base.conversions).legality(base.candidate.schedule) is None
+                )
+                kern = ct.compile(
+                    statement,
+                    formats=dict(problem.formats, **base.conversions),
+                    schedule=base.candidate.schedule,
+                    engine=engine,
+                )
+                given = {n: ct.asarray(a, format=problem.formats[n]) for n, a in arrays.items()}
+                converted = {
+                    n: t.asformat(base.conversions[n]) if n in base.conversions else t
+                    for n, t in given.items()
+                }
+                result = kern(**converted)
+            assert result.format == problem.formats[problem.result]
+            np.testing.assert_allclose(
+                dense_of(result),
+                expected,
+                rtol=1e-12,
+                atol=1e-12,
+                err_msg=f"{engine}: {base.member.program}",
+            )
 
 
 @pytest.mark.parametrize("kernel", sorted(KERNELS))

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 import coiter as ct
 from coiter.autosched import space as schedule_space
 from coiter.autosched import trimming
-from coiter.autosched.candidates import Problem, loop_order_candidates
+from coiter.autosched.api import cheapest_member
+from coiter.autosched.candidates import Problem, frontier_bases, loop_order_candidates
 from coiter.autosched.database import bucket_of, operand_statistics
 from coiter.autosched.search import Measurement, OverTime, call_within, same_result, time_calls
 from coiter.notation import accesses
@@ -187,16 +188,72 @@ def test_compile_auto_without_a_tuning_is_the_default(tuning_dir):
     assert auto.concrete == ct.compile(SPMV, formats={"A": "csr"}).concrete
 
 
-def test_the_transpose_rule_turns_an_inner_product_into_a_row_product(tuning_dir):
-    # einsum("it,jt->ij", Y, Y) with CSR Y intersects two rows per result entry; the rule
-    # (no tuning stored) converts the second operand to CSC, which the default then
-    # multiplies row by row.
+def test_auto_picks_the_frontier_member_that_makes_the_inner_product_a_row_product(tuning_dir):
+    # einsum("it,jt->ij", Y, Y) with CSR Y intersects two rows per result entry by default;
+    # without a tuning, schedule="auto" takes the frontier member cheapest on Y's statistics:
+    # Gustavson's row-by-row product on B converted to CSC.
     Y = sp.random(400, 100, density=0.02, format="csr", random_state=3)
-    before = ct.tuning_info()["rule_choices"]
+    before = ct.tuning_info()
     C = ct.evaluate("C(i,j) = A(i,t) * B(j,t)", schedule="auto", A=Y, B=Y)
-    assert ct.tuning_info()["rule_choices"] == before + 1
+    after = ct.tuning_info()
+    assert after["frontier_choices"] == before["frontier_choices"] + 1
+    assert after["rule_choices"] == before["rule_choices"]
     np.testing.assert_allclose(C.to_scipy().toarray(), (Y @ Y.T).toarray(), rtol=1e-12)
     problem = Problem.of("C(i,j) = A(i,t) * B(j,t)", {"A": "csr", "B": "csr", "C": "csr"})
+    bases, _ = frontier_bases(problem)
+    picked = cheapest_member(problem, bases, {"A": ct.asarray(Y), "B": ct.asarray(Y)})
+    assert picked.candidate is not None and picked.candidate.loop_order == ("i", "t", "j")
+    assert list(picked.conversions) == ["B"] and list(picked.conversions["B"].mode_order) == [1, 0]
+
+
+def test_auto_takes_the_default_when_the_cheapest_member_is_its_program(tuning_dir):
+    # SpMV's cheapest member is reorder(i,j), the program the default schedule makes (which
+    # also tags its outer loop parallel): schedule="auto" keeps the default. (No tuning: this
+    # process remembers choices made with other tests' tunings of these operands.)
+    ct.clear_tuning()
+    A, x = spmv_operands()
+    operands = {"A": ct.asarray(A), "x": ct.asarray(x)}
+    problem = Problem.of(SPMV, {"A": "csr", "x": "dense", "y": "dense"})
+    picked = cheapest_member(problem, frontier_bases(problem)[0], operands)
+    assert picked.candidate.schedule == "reorder(i,j)" and not picked.conversions
+    choice = ct.autosched.instant_choice.for_operands(
+        problem.parsed, operands, problem.formats, problem.dtypes, None
+    )
+    assert choice == ("", {})
+
+
+def test_auto_runs_a_frontier_member_of_two_kernels(tuning_dir):
+    # SpGEMMH: every frontier member has the same cost; the one converting no operand is the
+    # two-kernel program that multiplies C and D elementwise first (w = C∘D, then A = B·w).
+    B, C, D = (sp.random(120, 120, density=0.05, format="csr", random_state=s) for s in range(3))
+    stmt = "A(i,j) = B(i,k) * C(k,j) * D(k,j)"
+    operands = {"B": B, "C": C, "D": D}
+    before = ct.tuning_info()["frontier_choices"]
+    for engine in ("c", "llvm"):
+        A = ct.evaluate(stmt, schedule="auto", engine=engine, **operands)
+        np.testing.assert_allclose(A.to_scipy().toarray(), (B @ C.multiply(D)).toarray())
+        assert A.format == ct.asarray(B).format
+    assert ct.tuning_info()["frontier_choices"] == before + 2
+    problem = Problem.of(stmt, {n: "csr" for n in "ABCD"})
+    bases, _ = frontier_bases(problem)
+    picked = cheapest_member(problem, bases, {n: ct.asarray(t) for n, t in operands.items()})
+    assert picked.candidate is None
+    first, second = picked.member.stages
+    assert first.statement == "w(k,j) = C(k,j) * D(k,j)" and "w(k,j)" in second.statement
+
+
+def test_the_transpose_rule_decides_where_the_frontier_does_not_apply(tuning_dir, caplog):
+    # A literal factor is outside the asymptotic stage (products of accesses only): the
+    # fallback is logged, and the transpose rule converts the second operand to CSC.
+    Y = sp.random(400, 100, density=0.02, format="csr", random_state=3)
+    stmt = "C(i,j) = 2 * A(i,t) * B(j,t)"
+    before = ct.tuning_info()["rule_choices"]
+    with caplog.at_level("INFO", logger="coiter"):
+        C = ct.evaluate(stmt, schedule="auto", A=Y, B=Y)
+    assert ct.tuning_info()["rule_choices"] == before + 1
+    assert "using the transpose rule instead of the frontier" in caplog.text
+    np.testing.assert_allclose(C.to_scipy().toarray(), 2 * (Y @ Y.T).toarray(), rtol=1e-12)
+    problem = Problem.of(stmt, {"A": "csr", "B": "csr", "C": "csr"})
     from coiter.autosched.api import transpose_rule
 
     chosen = transpose_rule(problem, {"A": ct.asarray(Y), "B": ct.asarray(Y)})
@@ -209,14 +266,25 @@ def test_the_transpose_rule_turns_an_inner_product_into_a_row_product(tuning_dir
 
 def test_einsum_takes_the_schedule_too(tuning_dir):
     # The motivating case: einsum("it,jt->ij", Y, Y) with a CSR Y (an inner product by
-    # default); schedule="auto" converts the second operand by the transpose rule.
+    # default); schedule="auto" takes the frontier's row-by-row product.
     Y = sp.random(400, 100, density=0.02, format="csr", random_state=3)
-    before = ct.tuning_info()["rule_choices"]
+    before = ct.tuning_info()["frontier_choices"]
     C = ct.einsum("it,jt->ij", Y, Y, schedule="auto")
-    assert ct.tuning_info()["rule_choices"] == before + 1
+    assert ct.tuning_info()["frontier_choices"] == before + 1
     np.testing.assert_allclose(C.to_scipy().toarray(), (Y @ Y.T).toarray(), rtol=1e-12)
     D = ct.einsum("it,jt->ij", Y, Y, schedule="reorder(i,j,t)")
     np.testing.assert_allclose(D.to_numpy(), (Y @ Y.T).toarray(), rtol=1e-12)
+
+
+def test_autoschedule_searches_the_frontier_members_of_one_schedule(tuning_dir):
+    Y = sp.random(400, 100, density=0.02, format="csr", random_state=3)
+    # (The base loop orders are timed right after the defaults: 1.5 s is ample for them even
+    # on a busy machine, where each compile takes a tenth of a second.)
+    _, report = ct.autoschedule("C(i,j) = A(i,t) * B(j,t)", budget=1.5, A=Y, B=Y)
+    assert "#1 searched (B→ds:1,0)" in report.frontier and "B→ds:1,0" in report.space
+    member = next(c for c in report.candidates if c.origin == "frontier #1")
+    timed = [m for m in report.measurements if m.schedule == member.schedule and m.conversions]
+    assert timed and timed[0].conversions == {"B": "ds:1,0"} and timed[0].error is None
 
 
 def test_conversions_are_searched_and_timed_with_their_cost(tuning_dir):

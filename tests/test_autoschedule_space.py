@@ -10,7 +10,13 @@ import scipy.sparse as sp
 
 import coiter as ct
 from coiter.autosched import space, trimming
-from coiter.autosched.candidates import Problem, base_candidates, loop_order_candidates
+from coiter.autosched.candidates import (
+    WORKSPACE,
+    Problem,
+    base_candidates,
+    loop_order_candidates,
+    workspace_candidates,
+)
 from coiter.autosched.space import Context, Derived, Mapping, Partition, Step
 
 SPMV = "y(i) = A(i,j) * x(j)"
@@ -144,6 +150,21 @@ def test_concordancy_of_spmm():
     assert trimming.concordant_loop_orders(orders, problem) == [True, False, False]
 
 
+SPGEMM = "A(i,j) = B(i,k) * C(k,j)"
+
+
+def test_useful_workspace():
+    # Gustavson's order i -> k -> j appends to a CSR row of A: a workspace over j helps.
+    sparse_result = Problem.of(SPGEMM, {"A": "csr", "B": "csr", "C": "csr"})
+    assert trimming.useful_workspace(("i", "k", "j"), sparse_result)
+    # Into a dense result the products accumulate in place.
+    dense_result = Problem.of(SPGEMM, {"A": "dense", "B": "csr", "C": "csr"})
+    assert not trimming.useful_workspace(("i", "k", "j"), dense_result)
+    # Over a summed variable (the inner product's k) it would hold one scalar.
+    assert not trimming.useful_workspace(("i", "j", "k"), sparse_result)
+    assert not trimming.useful_workspace((), sparse_result)
+
+
 # -- base candidates -----------------------------------------------------------------------
 
 
@@ -155,6 +176,32 @@ def test_base_candidates_are_the_default_and_the_legal_loop_orders():
     assert {c.loop_order for c in dense[1:]} == {("i", "j"), ("j", "i")}
     for c in csr + dense:
         assert ct.schedule_problem(SPMV, c.schedule, formats={"A": "csr"}) is None or (c in dense)
+
+
+def test_workspace_candidates_precompute_the_row_of_a_sparse_result():
+    problem = Problem.of(SPGEMM, {"A": "csr", "B": "csr", "C": "csr"})
+    bases = loop_order_candidates(problem)
+    found, dropped = workspace_candidates(problem, bases, trimming.useful_workspace)
+    orders = [b.loop_order for b in bases if b.loop_order]
+    useful = [o for o in orders if trimming.useful_workspace(o, problem)]
+    assert useful and dropped == len(orders) - len(useful)
+    assert {c.schedule for c in found} == {
+        f"reorder({','.join(o)});precompute(B(i,k) * C(k,j),[j],[jw]{fmt})"
+        for o in useful
+        for fmt in ("", ",hashed")
+    }
+    assert all(c.origin == WORKSPACE and problem.legality(c.schedule) is None for c in found)
+    B = sp.random_array((40, 30), density=0.1, format="csr", random_state=0)
+    C = sp.random_array((30, 50), density=0.1, format="csr", random_state=1)
+    for c in found:
+        A = ct.evaluate(SPGEMM, schedule=c.schedule, B=B, C=C)
+        np.testing.assert_allclose(A.to_numpy(), (B @ C).toarray(), rtol=1e-12)
+    # A dense result keeps no workspace candidate.
+    dense = Problem.of(SPGEMM, {"A": "dense", "B": "csr", "C": "csr"})
+    assert (
+        workspace_candidates(dense, loop_order_candidates(dense), trimming.useful_workspace)[0]
+        == []
+    )
 
 
 # -- parameter filling ---------------------------------------------------------------------

@@ -59,7 +59,9 @@ LAYERS = {
     ],
     # The autoscheduler (docs/autoscheduling.md) compiles, evaluates and times kernels.
     "autoscheduler": [
+        "autosched.pipeline",
         "autosched.frontier",
+        "autosched.cost_estimate",
         "autosched.candidates",
         "autosched.space",
         "autosched.trimming",

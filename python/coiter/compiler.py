@@ -42,6 +42,15 @@ _IN_PLACE_OPERANDS = (Tensor, np.ndarray) + SCIPY_IN_PLACE
 _warned_about_c_engine = False
 
 
+class KernelPlan(Protocol):
+    """Kernels that compute a statement together, called like one :class:`Kernel` (the
+    autoscheduler's programs of two kernels: coiter/autosched/pipeline.py)."""
+
+    def __call__(self, **operands: Any) -> Tensor: ...
+
+    def _result_shape(self, operands: Mapping[str, Tensor], out: Tensor | None) -> list[int]: ...
+
+
 class AutoScheduler(Protocol):
     """The choice behind ``schedule="auto"`` (coiter/autosched/api.py implements it; the package
     installs it with :func:`install_autoscheduler`, as the autoscheduler sits above the compiler
@@ -64,9 +73,10 @@ class AutoScheduler(Protocol):
         formats: Mapping[str, Format],
         dtypes: Mapping[str, np.dtype[Any]],
         engine: str | None,
-    ) -> tuple[str, dict[str, Format]]:
+    ) -> tuple[str | KernelPlan, dict[str, Format]]:
         """The schedule text for ``stmt`` on these operands, and the operands to convert first
-        (by name, to a format)."""
+        (by name, to a format); or kernels that compute ``stmt`` from the operands as given
+        (and no conversions)."""
         ...
 
     def input_key(self, operands: Mapping[str, Tensor]) -> Hashable:

@@ -12,6 +12,7 @@ from numpy.typing import DTypeLike
 
 from .compiler import (
     Kernel,
+    KernelPlan,
     autoscheduler,
     is_auto,
     typed_statement,
@@ -47,7 +48,7 @@ _CHOSEN_KERNELS_KEPT = 256
 # (kernel, result format, result dtype, None or the operands to pass instead, the formats to
 # convert operands to before each call: see choose_kernel)
 Choice: TypeAlias = tuple[
-    Kernel, Format, np.dtype[Any], dict[str, Tensor] | None, dict[str, Format]
+    Kernel | KernelPlan, Format, np.dtype[Any], dict[str, Tensor] | None, dict[str, Format]
 ]
 _chosen_kernels: OrderedDict[Hashable, Choice] = OrderedDict()
 
@@ -284,9 +285,13 @@ def choose_kernel(
     dtypes[result_name] = result_dtype
     conversions: dict[str, Format] = {}
     if is_auto(schedule):
-        schedule, conversions = autoscheduler().for_operands(
+        picked, conversions = autoscheduler().for_operands(
             (assignment, refs), operands, formats, dtypes, engine
         )
+        if not isinstance(picked, str):
+            # A program of several kernels (a frontier member), run as one.
+            return picked, fmt, result_dtype, None, {}
+        schedule = picked
         if conversions:
             formats.update(conversions)
             operands = {

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .compiler import Kernel
+from .compiler import Kernel, KernelPlan
 from .conversion import as_tensor
 from .errors import ShapeError
 from .evaluate import choose_kernel, evaluate
@@ -35,7 +35,7 @@ _PRODUCTS = {
     (True, 1): "y(j) = A(i,j) * x(i)",
     (True, 2): "y(j,k) = A(i,j) * x(i,k)",
 }
-_product_kernels: dict[tuple[Any, ...], Kernel] = {}
+_product_kernels: dict[tuple[Any, ...], Kernel | KernelPlan] = {}
 
 
 def forget_product_kernels() -> None:

@@ -1,11 +1,13 @@
 """The autoscheduler's public functions: ``ct.autoschedule`` (tune on the user's operands),
 ``ct.tuning_info``/``ct.clear_tuning`` (the tuning database), and the instant choice behind
 ``schedule="auto"`` in ``ct.compile`` and ``ct.evaluate`` (no timing runs: a database hit,
-else a rule from the input statistics, else the default schedule).
+else the asymptotic frontier's member cheapest on the input statistics, else a rule from the
+input statistics or the default schedule).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Mapping
@@ -15,7 +17,9 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from .. import _core
+from ..compiler import compile as compile_kernel
 from ..compiler import default_engine
+from ..errors import CompileError, ScheduleError
 from ..evaluate import checked_operands, inferred_result_dtype
 from ..format_inference import infer_result_format
 from ..formats import Format, FormatLike, as_format, is_all_dense
@@ -25,7 +29,16 @@ from ..schedule import Schedule
 from ..tensor import Tensor
 from . import space as schedule_space
 from . import trimming
-from .candidates import Problem, loop_order_candidates
+from .candidates import (
+    FRONTIER,
+    FrontierBase,
+    Problem,
+    frontier_bases,
+    frontier_summary,
+    loop_order_candidates,
+    workspace_candidates,
+)
+from .cost_estimate import estimated_tasks, parse_cost
 from .database import (
     Entry,
     bucket_key,
@@ -35,10 +48,13 @@ from .database import (
     operand_statistics,
     signature,
 )
+from .pipeline import Pipeline
 from .report import Report
 from .search import Measurement, Variant, run_search
 
 __all__ = ["autoschedule", "tuning_info", "clear_tuning", "DEFAULT_BUDGET"]
+
+logger = logging.getLogger("coiter")
 
 # Seconds ct.autoschedule spends by default: the issue asks for at most 2 s per signature.
 DEFAULT_BUDGET = 1.5
@@ -54,7 +70,14 @@ _NEAREST_DISTANCE = 4.0
 _INNER_PRODUCT_MARGIN = 4.0
 
 # This process's counts (ct.tuning_info).
-_counts = {"hits": 0, "misses": 0, "tunings": 0, "tuning_seconds": 0.0, "rule_choices": 0}
+_counts = {
+    "hits": 0,
+    "misses": 0,
+    "tunings": 0,
+    "tuning_seconds": 0.0,
+    "frontier_choices": 0,
+    "rule_choices": 0,
+}
 
 
 def _prepare(
@@ -108,8 +131,11 @@ def _variant(
     problem: Problem,
     operands: Mapping[str, Tensor],
     conversions: Mapping[str, Format],
-    budget: float,
+    frontier: list[FrontierBase],
 ) -> Variant:
+    """The statement on the operands with ``conversions`` made: its base candidates are the
+    default, the frontier's members of one schedule on these formats, the other legal loop
+    orders, and the workspaces of those that trimming.useful_workspace keeps."""
     converted = problem.with_formats(conversions)
     given = dict(operands)
     seconds = 0.0
@@ -118,7 +144,14 @@ def _variant(
         start = time.perf_counter()
         given[name] = operands[name].asformat(fmt)
         seconds += time.perf_counter() - start
-    bases = loop_order_candidates(converted)
+    members = [f.candidate for f in frontier if f.candidate and f.conversions == conversions]
+    taken = {m.schedule for m in members}
+    loop_orders = loop_order_candidates(converted)
+    # The default first, then the frontier's members in place of the loop orders they equal,
+    # then the other loop orders, then workspaces over the innermost loop of each.
+    bases = loop_orders[:1] + members + [b for b in loop_orders[1:] if b.schedule not in taken]
+    workspaces, useless = workspace_candidates(converted, bases, trimming.useful_workspace)
+    bases += workspaces
     space = schedule_space.build(
         converted,
         bases,
@@ -129,6 +162,8 @@ def _variant(
         nonzeros={n: t.nnz for n, t in operands.items()},
         threads=_core.get_num_threads(),
     )
+    if useless:
+        space.counts.dropped_by["useful workspace"] = useless
     return Variant(
         converted, given, {n: str(f) for n, f in conversions.items()}, seconds, bases, space
     )
@@ -176,7 +211,10 @@ def autoschedule(
             return Schedule.parse(entry.schedule), _report_of_entry(problem, bases, entry)
     _counts["misses"] += 1
     start = time.perf_counter()
-    variants = [_variant(problem, tensors, {}, budget)]
+    members, why_not = frontier_bases(problem)
+    if why_not:
+        logger.info("coiter: autoschedule %s: no frontier (%s)", problem.text, why_not)
+    variants = [_variant(problem, tensors, {}, members)]
     promising: dict[str, Format] = {}
     if conversions:
         # The conversion the transpose rule picks first: its default is timed whatever the
@@ -185,12 +223,22 @@ def autoschedule(
         promising = transpose_rule(problem, tensors)
         options.sort(key=lambda option: option != promising)
         given_score = _best_concordancy(variants[0])
+        # The conversions that frontier members read their operands in come after those.
+        member_options = [m.conversions for m in members if m.candidate and m.conversions]
+        options += [
+            c for k, c in enumerate(member_options) if c not in options + member_options[:k]
+        ]
         for option in options:
-            variant = _variant(problem, tensors, option, budget)
+            variant = _variant(problem, tensors, option, members)
             # CPU-4 on conversions: one that leaves no loop order as concordant as the given
             # formats allow is dropped untimed (its default can be slower by orders of
-            # magnitude: SDDMM with B in CSC), unless the transpose rule picked it.
-            if option == promising or _best_concordancy(variant) >= given_score:
+            # magnitude: SDDMM with B in CSC), unless the transpose rule picked it or a
+            # frontier member reads the operands so.
+            if (
+                option == promising
+                or option in member_options
+                or _best_concordancy(variant) >= given_score
+            ):
                 variants.append(variant)
         if promising:
             variants.insert(0, variants.pop(1))  # the rule's conversion first (run_search)
@@ -219,7 +267,12 @@ def autoschedule(
     )
     report = Report(
         problem.text,
-        bases,
+        [
+            b
+            for k, v in enumerate(variants)
+            for b in v.bases
+            if k == 0 or b.origin.startswith(FRONTIER)
+        ],
         result.measurements,
         best,
         result.baseline,
@@ -233,6 +286,7 @@ def autoschedule(
             for v in variants
         },
         arms=result.arms,
+        frontier=frontier_summary(members, why_not),
     )
     return Schedule.parse(best.schedule), report
 
@@ -254,8 +308,10 @@ def _report_of_entry(problem: Problem, bases: list[Any], entry: Entry) -> Report
 
 def tuning_info() -> dict[str, Any]:
     """The tuning database: ``path`` (None: in memory), ``entries``, ``signatures``, and this
-    process's ``hits`` and ``misses`` (ct.autoschedule), ``tunings``, ``tuning_seconds`` and
-    ``rule_choices`` (schedule="auto" without a database entry)."""
+    process's ``hits`` and ``misses`` (ct.autoschedule), ``tunings``, ``tuning_seconds``, and
+    the choices of schedule="auto" without a database entry: ``frontier_choices`` (a frontier
+    member) and ``rule_choices`` (the transpose rule or the default, for statements the
+    frontier does not take)."""
     entries = database.entries()
     return {
         "path": database.path,
@@ -281,7 +337,10 @@ class InstantChoice:
     remembered."""
 
     def __init__(self) -> None:
-        self._remembered: dict[tuple[Any, ...], tuple[int, tuple[str, dict[str, Format]]]] = {}
+        self._remembered: dict[
+            tuple[Any, ...], tuple[int, tuple[str | Pipeline, dict[str, Format]]]
+        ] = {}
+        self._frontiers: dict[tuple[Any, ...], tuple[list[FrontierBase], str | None]] = {}
 
     def for_formats(
         self,
@@ -308,10 +367,12 @@ class InstantChoice:
         formats: Mapping[str, Format],
         dtypes: Mapping[str, np.dtype[Any]],
         engine: str | None,
-    ) -> tuple[str, dict[str, Format]]:
-        """``ct.evaluate``'s choice: (schedule text, operands to convert first). The tuning of
-        these inputs' bucket, else of the nearest inputs tuned (within _NEAREST_DISTANCE),
-        else the transpose rule, else the default schedule."""
+    ) -> tuple[str | Pipeline, dict[str, Format]]:
+        """``ct.evaluate``'s choice: (schedule text, operands to convert first), or a frontier
+        member's kernels. The tuning of these inputs' bucket, else of the nearest inputs tuned
+        (within _NEAREST_DISTANCE), else the frontier member cheapest on these inputs'
+        statistics (cheapest_member), else (a statement the frontier does not take) the
+        transpose rule, else the default schedule."""
         statistics = operand_statistics(operands)
         bucket = bucket_of(statistics)
         memo = (
@@ -328,16 +389,108 @@ class InstantChoice:
         problem = Problem.of(stmt, formats, dtypes)
         key = signature(problem, memo[3], memo[4])
         entry = database.lookup(key, bucket) or database.nearest(key, statistics)
+        choice: tuple[str | Pipeline, dict[str, Format]]
         if entry is not None and distance(entry.statistics, statistics) <= _NEAREST_DISTANCE:
             choice = (
                 entry.schedule,
                 {n: as_format(f, operands[n].ndim) for n, f in entry.conversions.items()},
             )
         else:
-            _counts["rule_choices"] += 1
-            choice = "", transpose_rule(problem, operands)
+            bases, why_not = self._frontier_of(problem)
+            picked = cheapest_member(problem, bases, operands)
+            if picked is not None:
+                _counts["frontier_choices"] += 1
+                choice = _as_choice(problem, picked, memo[3])
+            else:
+                # Statements the asymptotic stage does not schedule (sums, literals, ...).
+                logger.info(
+                    "coiter: schedule='auto' for %s: %s; using the transpose rule instead of "
+                    "the frontier",
+                    problem.text,
+                    why_not,
+                )
+                _counts["rule_choices"] += 1
+                choice = "", transpose_rule(problem, operands)
         self._remembered[memo] = (database.generation, choice)
         return choice
+
+    def _frontier_of(self, problem: Problem) -> tuple[list[FrontierBase], str | None]:
+        """frontier_bases of the problem, built once per statement, formats and dtypes in this
+        process (the frontier depends on formats only: SpMTTKRP's takes about half a second)."""
+        key = (
+            problem.text,
+            tuple(sorted((n, str(f)) for n, f in problem.formats.items())),
+            tuple(sorted((n, d.name) for n, d in problem.dtypes.items())),
+        )
+        found = self._frontiers.get(key)
+        if found is None:
+            found = self._frontiers[key] = frontier_bases(problem)
+        return found
+
+
+def cheapest_member(
+    problem: Problem, bases: list[FrontierBase], operands: Mapping[str, Tensor]
+) -> FrontierBase | None:
+    """The frontier member with the fewest estimated tasks on these operands (cost_estimate.py:
+    its cost evaluated with their extents and nonzeros), plus the nonzeros of the operands it
+    converts; on a tie, the member converting fewest operands, then the one of fewest kernels
+    (None: no member)."""
+    extents = _extents(problem, operands)
+    shapes = {n: t.shape for n, t in operands.items()}
+    nonzeros = {n: int(t.nnz) for n, t in operands.items()}
+
+    def estimate(base: FrontierBase) -> tuple[float, int, int, int]:
+        tasks = estimated_tasks(parse_cost(base.member.cost), extents, shapes, nonzeros)
+        converted = _converted_operands(problem, base)
+        tasks += sum(nonzeros[n] for n in converted)
+        return tasks, len(converted), len(base.member.stages), base.member.index
+
+    return min(bases, key=estimate, default=None)
+
+
+def _converted_operands(problem: Problem, base: FrontierBase) -> set[str]:
+    """The operands a member reads in another format than the given one."""
+    if base.candidate is not None:
+        return set(base.conversions)
+    return {
+        n
+        for stage in base.member.stages
+        for n, f in stage.formats.items()
+        if n in problem.formats
+        and n != problem.result
+        and as_format(f, len(problem.levels[n])) != problem.formats[n]
+    }
+
+
+def _as_choice(
+    problem: Problem, base: FrontierBase, engine: str
+) -> tuple[str | Pipeline, dict[str, Format]]:
+    """A frontier member as schedule="auto"'s choice: its schedule and conversions, or its
+    kernels (compiled now, as ct.evaluate would compile one). A member whose program is the
+    default schedule's on the same formats is the default: the default also parallelizes its
+    outer loop, whose code runs faster even on one thread (SpGEMM's row-by-row product by
+    about 20%)."""
+    if base.candidate is None:
+        return base.member.pipeline(engine), {}
+    converted = problem.with_formats(base.conversions)
+
+    def program(schedule: str) -> str:
+        kernel = compile_kernel(
+            converted.parsed,
+            formats=converted.formats,
+            dtypes=converted.dtypes,
+            schedule=schedule,
+            engine=engine,
+        )
+        return kernel.concrete.split(" | ")[0]  # (the loop tags follow " | ")
+
+    try:
+        default = program("")
+    except (CompileError, ScheduleError):
+        # (No default on these formats: ct.evaluate would convert operands for one.)
+        return base.candidate.schedule, dict(base.conversions)
+    same = default == program(base.candidate.schedule)
+    return ("" if same else base.candidate.schedule), dict(base.conversions)
 
 
 def transpose_rule(problem: Problem, operands: Mapping[str, Tensor]) -> dict[str, Format]:

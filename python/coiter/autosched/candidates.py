@@ -3,17 +3,23 @@
 The search (search.py) explores, for each *base candidate*, the schedule space of the search
 paper (space.py: partitions, loop-order-preserving mappings, parameters). A base candidate
 fixes the asymptotic choices: the loop order, and so which operands are intersected, located
-or walked. Until the asymptotic stage (``coiter.autosched.frontier``, issue 18 item 1) lands,
-:func:`base_candidates` gives the compiler's default schedule plus every legal loop order of
-the statement, each judged by ``ct.schedule_problem``. When the frontier lands, it replaces the
-loop orders here: its candidates carry a schedule text, which is all a :class:`Candidate`
-holds.
+or walked. :func:`base_candidates` gives the compiler's default schedule plus every legal loop
+order of the statement, each judged by ``ct.schedule_problem``.
+
+The asymptotic stage (``coiter.autosched.frontier``) plugs in through :func:`frontier_bases`:
+each member of the statement's frontier lowers to one kernel or two. A member whose one kernel
+computes the statement itself, in the result's format, is a :class:`Candidate` (its schedule)
+on the operands converted to the formats it reads; any other member (a workspace computed as
+a tensor of its own first, a result written transposed) runs as a pipeline of its kernels.
+:func:`workspace_candidates` adds ``precompute``: a loop order with the right side accumulated
+in a workspace over its innermost variable.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,12 +30,30 @@ from ..compiler import schedule_problem
 from ..formats import Format, FormatLike, as_format
 from ..notation import Reduction, accesses
 from ..parser import Parsed, parse
+from .frontier import FrontierCandidate, frontier
 
-__all__ = ["Problem", "Candidate", "base_candidates", "DEFAULT", "LOOP_ORDER"]
+__all__ = [
+    "Problem",
+    "Candidate",
+    "FrontierBase",
+    "base_candidates",
+    "frontier_bases",
+    "frontier_summary",
+    "DEFAULT",
+    "LOOP_ORDER",
+    "FRONTIER",
+    "WORKSPACE",
+    "workspace_candidates",
+]
 
 # Where a base candidate comes from (Candidate.origin).
 DEFAULT = "default"
 LOOP_ORDER = "loop order"
+FRONTIER = "frontier"
+WORKSPACE = "workspace"
+# precompute's workspace formats tried: a dense array (the default) and a hashed list, which
+# stays small when the dense one would be as long as a huge dimension.
+WORKSPACE_FORMATS = ("", "hashed")
 # Beyond this many index variables the loop orders are not enumerated (8! = 40320 legality
 # questions): the default schedule alone starts the search.
 _MAX_PERMUTED_VARIABLES = 6
@@ -132,6 +156,41 @@ class Candidate:
     loop_order: tuple[str, ...] | None = None
 
 
+def workspace_candidates(
+    problem: Problem,
+    bases: Sequence[Candidate],
+    useful: Callable[[tuple[str, ...], Problem], bool],
+) -> tuple[list[Candidate], int]:
+    """For each base candidate with a loop order, the statement's right side precomputed into
+    a workspace over its innermost loop's variable (Gustavson's row accumulator:
+    ``reorder(i,k,j);precompute(B(i,k) * C(k,j),[j],[jw])``), in each of WORKSPACE_FORMATS,
+    where ``useful`` (trimming.useful_workspace) keeps the loop order and ``ct.schedule_problem``
+    accepts the schedule. Returns the candidates and how many loop orders ``useful`` dropped."""
+    rhs = str(problem.parsed[0].rhs)
+    found, dropped = [], 0
+    for base in bases:
+        order = base.loop_order
+        if order is None or not base.schedule:
+            continue
+        if not useful(order, problem):
+            dropped += 1
+            continue
+        v = order[-1]
+        w = _fresh_variable(f"{v}w", problem.variables)
+        for fmt in WORKSPACE_FORMATS:
+            text = f"{base.schedule};precompute({rhs},[{v}],[{w}]{',' + fmt if fmt else ''})"
+            if problem.legality(text) is None:
+                found.append(Candidate(text, WORKSPACE, order))
+    return found, dropped
+
+
+def _fresh_variable(name: str, taken: Sequence[str]) -> str:
+    fresh, n = name, 1
+    while fresh in taken:
+        fresh, n = f"{name}{n}", n + 1
+    return fresh
+
+
 def base_candidates(stmt: str, formats: Mapping[str, FormatLike]) -> list[Candidate]:
     """The compiler's default schedule, then every loop order of ``stmt`` that is legal for
     ``formats`` (name -> format; missing names are dense), in lexicographic order of the
@@ -151,3 +210,73 @@ def loop_order_candidates(problem: Problem) -> list[Candidate]:
             continue
         found.append(Candidate(text, LOOP_ORDER, tuple(order)))
     return found
+
+
+@dataclass(frozen=True)
+class FrontierBase:
+    """A member of the statement's asymptotic frontier, as the empirical stage uses it. When
+    ``candidate`` is set, the member is that schedule of the statement on the operands
+    converted to ``conversions`` (name -> format; empty: the given formats); otherwise it runs
+    as the pipeline of its kernels (``member.pipeline()``)."""
+
+    member: FrontierCandidate
+    conversions: dict[str, Format]
+    candidate: Candidate | None
+
+
+_LOOP_ORDER_SCHEDULE = re.compile(r"reorder\(([\w,]+)\)")
+
+
+def frontier_bases(problem: Problem) -> tuple[list[FrontierBase], str | None]:
+    """The frontier members of ``problem`` that lower, as base candidates, and None; or no
+    members and why the frontier does not apply (the asymptotic stage takes products of
+    accesses only)."""
+    try:
+        built = frontier(
+            problem.text, problem.formats, problem.dtypes[problem.result], problem.dtypes
+        )
+    except ValueError as error:
+        return [], f"{type(error).__name__}: {error}"
+    statement = str(problem.parsed[0])
+    bases = []
+    for member in built.members:
+        stages = member.stages
+        candidate = None
+        conversions: dict[str, Format] = {}
+        if len(stages) == 1 and str(parse(stages[0].statement)[0]) == statement:
+            stage = stages[0]
+            formats = {n: as_format(f, len(problem.levels[n])) for n, f in stage.formats.items()}
+            # (A scalar result has no format to write transposed.)
+            result_format = formats.get(problem.result, problem.formats[problem.result])
+            if result_format == problem.formats[problem.result]:
+                match = _LOOP_ORDER_SCHEDULE.fullmatch(stage.schedule)
+                order = tuple(match.group(1).split(",")) if match else None
+                candidate = Candidate(stage.schedule, f"{FRONTIER} #{member.index}", order)
+                conversions = {
+                    n: f
+                    for n, f in formats.items()
+                    if n != problem.result and f != problem.formats[n]
+                }
+        bases.append(FrontierBase(member, conversions, candidate))
+    if not bases:
+        return [], "no frontier member lowers to coiter kernels"
+    return bases, None
+
+
+def frontier_summary(bases: list[FrontierBase], why_not: str | None) -> str:
+    """What the search does with each frontier member, for the report."""
+    if why_not:
+        return f"none ({why_not})"
+    parts = []
+    for base in bases:
+        name = f"#{base.member.index}"
+        if base.candidate is None:
+            kernels = len(base.member.stages)
+            why = f"{kernels} kernels" if kernels > 1 else "another result format or statement"
+            parts.append(f"{name} not searched ({why}: schedule='auto' runs it)")
+        elif base.conversions:
+            converted = ", ".join(f"{n}→{f}" for n, f in base.conversions.items())
+            parts.append(f"{name} searched ({converted})")
+        else:
+            parts.append(f"{name} searched")
+    return f"{len(bases)} members: " + "; ".join(parts)

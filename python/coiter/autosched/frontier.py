@@ -11,29 +11,16 @@ and a schedule) that :meth:`FrontierCandidate.evaluate` runs.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import DTypeLike
 
 from .. import _core
-from ..compiler import compile, core_assignment, typed_statement
-from ..conversion import as_tensor
+from ..compiler import core_assignment, typed_statement
 from ..formats import Format, FormatLike
 from ..tensor import Tensor
-
-
-@dataclass(frozen=True)
-class KernelStage:
-    """One kernel of a lowered candidate: its statement, the formats of its tensors by
-    name (operands read transposed have their modes reordered), its schedule text and the
-    name of the tensor it computes."""
-
-    statement: str
-    formats: dict[str, str]
-    schedule: str
-    result: str
+from .pipeline import KernelStage, Pipeline
 
 
 class FrontierCandidate:
@@ -98,35 +85,18 @@ class FrontierCandidate:
         """The schedule text of the candidate's last kernel (the one computing the result)."""
         return self.stages[-1].schedule if self.lowered else ""
 
+    def pipeline(self, engine: str | None = None) -> Pipeline:
+        """The candidate's kernels, compiled, called like one kernel (pipeline.py)."""
+        if not self.lowered:
+            raise ValueError(f"candidate #{self.index} does not lower: {self.problem}")
+        return Pipeline(
+            self.stages, self._owner.result_format, self._owner.dtype, self._owner.dtypes, engine
+        )
+
     def evaluate(self, engine: str | None = None, **operands: Any) -> Tensor:
         """Runs the candidate's kernels on the operands (by name), converting each operand
         to the format its kernel reads; returns the result."""
-        if not self.lowered:
-            raise ValueError(f"candidate #{self.index} does not lower: {self.problem}")
-        values: dict[str, Any] = dict(operands)
-        result: Tensor | None = None
-        for stage in self.stages:
-            kern = compile(
-                stage.statement,
-                formats=stage.formats,
-                dtype=self._owner.dtype,
-                dtypes=self._owner.dtypes,
-                schedule=stage.schedule,
-                engine=engine,
-            )
-            inputs = {}
-            for name in kern.inputs:
-                if name not in values:
-                    raise ValueError(f"no operand named {name!r} (the statement reads it)")
-                tensor = as_tensor(values[name])
-                inputs[name] = (
-                    tensor.asformat(stage.formats[name]) if name in stage.formats else tensor
-                )
-            result = kern(**inputs)
-            values[stage.result] = result
-        assert result is not None  # a lowered candidate has at least one kernel
-        # A candidate that writes its result transposed: converted back.
-        return result.asformat(self._owner.result_format)
+        return self.pipeline(engine)(**operands)
 
     def __repr__(self) -> str:
         return f"<FrontierCandidate #{self.index} {self.program}>"

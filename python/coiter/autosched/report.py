@@ -19,13 +19,14 @@ from .space import SpaceCounts
 class Report:
     """The record of one autoschedule call.
 
-    ``candidates``: the base candidates (the default and the legal loop orders; the asymptotic
-    frontier when it lands) of the given formats. ``space``: the counts of the schedule space of
-    each variant (by conversion). ``measurements``: every schedule timed, in order (failures
-    carry their ``error``). ``chosen``: the winner; ``default``: the baseline. ``from_database``:
-    the tuning was found in the tuning database, and nothing was timed now. ``arms``: the
-    bandit's arms that were drawn, with how many schedules each had timed and their mean
-    log(time / default).
+    ``candidates``: the base candidates (the default, the asymptotic frontier's members of one
+    schedule, the other legal loop orders) of every variant. ``frontier``: what became of each
+    frontier member (searched, on which formats, or why not). ``space``: the counts of the
+    schedule space of each variant (by conversion). ``measurements``: every schedule timed, in
+    order (failures carry their ``error``). ``chosen``: the winner; ``default``: the baseline.
+    ``from_database``: the tuning was found in the tuning database, and nothing was timed now.
+    ``arms``: the bandit's arms that were drawn, with how many schedules each had timed and
+    their mean log(time / default).
     """
 
     statement: str
@@ -40,6 +41,7 @@ class Report:
     from_database: bool = False
     # The bandit's arms that were drawn: (schedules timed, mean log(time / default)).
     arms: dict[str, tuple[int, float]] = field(default_factory=dict)
+    frontier: str = ""
 
     @property
     def schedule(self) -> str:
@@ -87,9 +89,11 @@ class Report:
                 f"  {len(self.measurements)} schedules timed in {self.tuning_seconds:.2f} s "
                 f"({self.strategy}; space beyond the defaults: {size})"
             )
+        if self.frontier:
+            lines.append(f"  frontier: {self.frontier}")
         lines.append(f"  base candidates: {len(self.candidates)}")
         for c in self.candidates:
-            lines.append(f"    {c.origin:<10} {c.schedule or '(default)'}")
+            lines.append(f"    {c.origin:<11} {c.schedule or '(default)'}")
         for variant, counts in self.space.items():
             dropped = ", ".join(f"{n} {k}" for n, k in sorted(counts.dropped_by.items()))
             lines.append(

@@ -122,6 +122,19 @@ def vector_innermost(mapping: Mapping, context: Context) -> bool:
     return vector in mapping.order[-2:] and vector.role in ("inner", "whole")
 
 
+def useful_workspace(order: Sequence[str], problem: Problem) -> bool:
+    """A workspace over the innermost loop's variable (candidates.workspace_candidates) is kept
+    only when that variable indexes the result at a level without dense random access: the
+    workspace then turns scattered insertions into a sparse level into an append of the
+    accumulated row. Into a dense result level the products already accumulate in place, so a
+    workspace only adds a copy; over a summed variable it holds one scalar, which the compiler
+    keeps in a register anyway."""
+    if not order:
+        return False
+    level = next((lv for lv in problem.levels[problem.result] if lv.variable == order[-1]), None)
+    return level is not None and level.kind != "dense"
+
+
 def concordancy(order: Sequence[str], problem: Problem) -> int:
     """The number of pairwise level-order preferences of the tensors (the result's included)
     that the loop order ``order`` obeys: for each access and each pair of its levels, +1 when
