@@ -452,9 +452,14 @@ class KernelBuilder {
       }
       case StmtKind::Prefetch: {
         auto& n = ir::as<ir::PrefetchNode>(s);
-        // llvm.prefetch(address, read, high locality, data cache)
+        // llvm.prefetch(address, read, high locality, data cache). A prefetch may point past
+        // what the kernel checked (a coordinate ahead, not yet validated): its address is a
+        // plain GEP, not an inbounds one, whose out-of-range result would be poison.
+        if (!n.buffer->type.pointer) failCodegen("prefetching non-pointer " + n.buffer->name);
+        llvm::Value* base = b_.CreateLoad(memoryType(n.buffer->type), slotOf(n.buffer));
+        llvm::Value* address = b_.CreateGEP(memoryType(ir::scalar(n.buffer->type.elem)), base, {toInt64(n.index)});
         b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
-                           {elementAddress(n.buffer, n.index), b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+                           {address, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
         return;
       }
       case StmtKind::Return:
