@@ -128,3 +128,20 @@ def test_lines_written_go_to_stdout_above_a_drawn_bar(capsys, setting):
         bar.write("still printed")
     captured = capsys.readouterr()
     assert "still printed" in captured.out and captured.err == ""
+
+
+def test_a_callers_switch_overrides_the_setting_and_a_clock_bar_shows_its_notes(capsys, setting):
+    ct.config.progress = False
+    with progress_module.progress(2.0, "budget", "s", show=True) as bar:
+        assert bar.shown
+        bar.advance_to(1.5)
+        bar.advance_to(9.0)  # (past the total: kept at the total)
+        bar.note(timed=3, best="1.5 ms")
+    err = capsys.readouterr().err
+    assert "budget" in err and "best=1.5 ms" in err and "timed=3" in err
+    ct.config.progress = True
+    with progress_module.progress(2.0, "hidden", "s", show=False) as bar:
+        assert not bar.shown
+        bar.advance_to(1.0)
+        bar.note(best="x")
+    assert "hidden" not in capsys.readouterr().err

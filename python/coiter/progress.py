@@ -36,13 +36,17 @@ _TICK_S = 0.5
 
 
 class Progress(Protocol):
-    """What ``progress`` yields: ``update(n)`` adds ``n`` units of work done; ``shown`` says
-    whether a bar is drawn (work done only to report progress can be skipped when not);
-    ``write(text)`` prints a line to stdout above a drawn bar, which stays whole."""
+    """What ``progress`` yields: ``update(n)`` adds ``n`` units of work done, ``advance_to(n)``
+    sets the units done (work measured on a clock, such as a time budget); ``note(**fields)``
+    shows fields after the bar (the best time so far); ``shown`` says whether a bar is drawn
+    (work done only to report progress can be skipped when not); ``write(text)`` prints a line
+    to stdout above a drawn bar, which stays whole."""
 
     shown: bool
 
     def update(self, n: int = 1) -> None: ...
+    def advance_to(self, n: float) -> None: ...
+    def note(self, **fields: Any) -> None: ...
     def write(self, text: str) -> None: ...
 
 
@@ -52,6 +56,12 @@ class _Silent:
     shown = False
 
     def update(self, n: int = 1) -> None:
+        pass
+
+    def advance_to(self, n: float) -> None:
+        pass
+
+    def note(self, **fields: Any) -> None:
         pass
 
     def write(self, text: str) -> None:
@@ -68,6 +78,14 @@ class _Bar:
 
     def update(self, n: int = 1) -> None:
         self._bar.update(n)
+
+    def advance_to(self, n: float) -> None:
+        total = self._bar.total
+        self._bar.n = n if total is None else min(n, total)
+        self._bar.refresh()
+
+    def note(self, **fields: Any) -> None:
+        self._bar.set_postfix(**fields)
 
     def write(self, text: str) -> None:
         self._bar.write(text, file=sys.stdout)
@@ -106,9 +124,10 @@ def _bar_class(forced: bool) -> Any:
     return tqdm
 
 
-def enabled() -> bool:
-    """Whether ``progress`` draws bars now (``ct.config.progress`` and where we run)."""
-    setting = config.progress
+def enabled(show: bool | None = None) -> bool:
+    """Whether ``progress`` draws bars now: ``show`` when given, else ``ct.config.progress``
+    and where we run."""
+    setting = config.progress if show is None else show
     if setting is None:
         return _watched()
     return bool(setting)
@@ -116,19 +135,25 @@ def enabled() -> bool:
 
 @contextmanager
 def progress(
-    total: int | None, desc: str, unit: str = "it", *, small: bool = False
+    total: float | None,
+    desc: str,
+    unit: str = "it",
+    *,
+    small: bool = False,
+    show: bool | None = None,
 ) -> Iterator[Progress]:
     """A progress bar of ``total`` units (None: unknown) described by ``desc``, for the
     duration of the ``with`` block; silent unless ``ct.config.progress`` asks for it (see the
-    module's documentation). ``small=True`` says the work is surely quick: then only a forced
-    bar is drawn, and a hot path pays no more than this check."""
-    if small and config.progress is not True:
+    module's documentation), or ``show`` (a caller's own switch, such as ``ct.autoschedule``'s
+    ``progress=``) where it is not None. ``small=True`` says the work is surely quick: then only
+    a forced bar is drawn, and a hot path pays no more than this check."""
+    forced = (config.progress if show is None else show) is True
+    if small and not forced:
         yield _Silent()
         return
-    if not enabled():
+    if not enabled(show):
         yield _Silent()
         return
-    forced = config.progress is True
     bar_class = _bar_class(forced)
     if bar_class is None:
         yield _Silent()

@@ -193,7 +193,9 @@ def autoschedule(
     schedule is for those operands converted (``ct.evaluate(..., schedule="auto")`` converts
     them itself). A database entry for the same signature and similar inputs is returned
     without timing anything, unless ``retune``. ``conversions=False`` keeps the given formats;
-    ``progress`` shows a tqdm bar (default: when the search is long and stderr a terminal)."""
+    ``progress`` shows a tqdm bar (``coiter.progress``): True always, False never, None (the
+    default) as ``ct.config.progress`` says, in a terminal or notebook once the search has run
+    a second."""
     if not isinstance(budget, (int, float)) or not budget > 0 or math.isinf(budget):
         raise ValueError(
             f"autoschedule: budget must be a positive number of seconds, not {budget!r}"

@@ -18,7 +18,8 @@ times, in order:
 Kernels are timed as ``benchmarks/`` times them: a warm-up call (whose result is checked against
 the baseline's: a schedule never changes results, and one that does is dropped and logged as the
 compiler bug it is), then the median of several calls. A search over more than about a second
-shows a tqdm progress bar when tqdm is installed and stderr is a terminal (or when asked).
+shows coiter's progress bar (coiter.progress: tqdm, in a terminal or a notebook, or when asked),
+over the budget's seconds, with the schedules timed and the best time so far.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ import os
 import random
 import signal
 import statistics
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -42,6 +42,8 @@ import numpy as np
 from ..compiler import compile as compile_kernel
 from ..errors import CompileError, ScheduleError
 from ..formats import is_all_dense
+from ..progress import Progress
+from ..progress import progress as progress_bar
 from ..tensor import Tensor
 from . import space as schedule_space
 from .candidates import Candidate, Problem
@@ -325,19 +327,6 @@ def _index_dtype(operands: Mapping[str, Tensor]) -> np.dtype[Any] | None:
     return wide if widths == {wide} else None
 
 
-def _progress(enabled: bool | None, budget: float) -> Any:
-    """A tqdm bar over the budget's seconds, or None (tqdm is optional: the autotune extra)."""
-    if enabled is False or (enabled is None and (budget < 1.0 or not sys.stderr.isatty())):
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        if enabled:
-            logger.warning("coiter: the progress bar needs tqdm (pip install coiter[autotune])")
-        return None
-    return tqdm(total=round(budget, 1), unit="s", desc="autoschedule", leave=False)
-
-
 def run_search(
     variants: list[Variant],
     budget: float,
@@ -350,7 +339,18 @@ def run_search(
     start = time.perf_counter()
     rng = random.Random(seed)
     runner = _Runner(variants, engine, budget)
-    bar = _progress(progress, budget)
+    with progress_bar(round(budget, 1), "autoschedule", "s", show=progress) as bar:
+        return _search(variants, budget, runner, rng, start, bar)
+
+
+def _search(
+    variants: list[Variant],
+    budget: float,
+    runner: _Runner,
+    rng: random.Random,
+    start: float,
+    bar: Progress,
+) -> SearchResult:
     measurements: list[Measurement] = []
 
     def elapsed() -> float:
@@ -358,52 +358,48 @@ def run_search(
 
     def record(m: Measurement) -> None:
         measurements.append(m)
-        if bar is not None:
-            bar.n = min(round(elapsed(), 1), bar.total)
+        if bar.shown:
+            bar.advance_to(round(elapsed(), 1))
             best = min((x.total for x in measurements if x.error is None), default=math.inf)
-            bar.set_postfix(timed=len(measurements), best=f"{best * 1e3:.3g} ms")
+            bar.note(timed=len(measurements), best=f"{best * 1e3:.3g} ms")
 
-    try:
-        # The variants come in order of promise: the caller puts first the conversion that the
-        # transpose rule picks, whose default is then the reference result and the time that
-        # stops a hopeless default on the given formats (an inner product of seconds). The
-        # first two defaults are timed whatever the budget, the others while it lasts.
-        for k, variant in enumerate(variants):
-            if k >= 2 and elapsed() >= budget:
-                break
-            record(runner.measure(variant, "", "default", _arm(variant, "default")))
-        # The baseline is the default on the given formats (its time a lower bound when it was
-        # stopped) or, when no loop order fits them (ct.evaluate then converts operands too),
-        # the first conversion's default that compiles.
-        given = next(m for m in measurements if not m.conversions)
-        baseline = (
-            given
-            if given.error is None or given.stopped
-            else next((m for m in measurements if m.error is None), None)
+    # The variants come in order of promise: the caller puts first the conversion that the
+    # transpose rule picks, whose default is then the reference result and the time that
+    # stops a hopeless default on the given formats (an inner product of seconds). The
+    # first two defaults are timed whatever the budget, the others while it lasts.
+    for k, variant in enumerate(variants):
+        if k >= 2 and elapsed() >= budget:
+            break
+        record(runner.measure(variant, "", "default", _arm(variant, "default")))
+    # The baseline is the default on the given formats (its time a lower bound when it was
+    # stopped) or, when no loop order fits them (ct.evaluate then converts operands too),
+    # the first conversion's default that compiles.
+    given = next(m for m in measurements if not m.conversions)
+    baseline = (
+        given
+        if given.error is None or given.stopped
+        else next((m for m in measurements if m.error is None), None)
+    )
+    if baseline is None:
+        raise CompileError(
+            "autoschedule: the default schedule compiles neither on the given formats nor "
+            f"on any conversion: {given.error}"
         )
-        if baseline is None:
-            raise CompileError(
-                "autoschedule: the default schedule compiles neither on the given formats nor "
-                f"on any conversion: {given.error}"
-            )
-        arms = _arms(variants)
-        size = _size(arms)
-        per_schedule = elapsed() / max(1, len(measurements))
-        exhaustive = size is not None and size * per_schedule <= budget - elapsed()
-        posterior: dict[str, list[float]] = {name: [] for name in arms}
-        for variant, schedule, origin, arm in _draws(arms, posterior, exhaustive, rng):
-            if elapsed() + per_schedule > budget:
-                break
-            m = runner.measure(variant, schedule, origin, arm)
-            record(m)
-            if m.error is None:
-                posterior[arm].append(math.log(m.total / baseline.total))
-            else:
-                posterior[arm].append(math.log(4.0))  # a failure teaches the arm little good
-            per_schedule = elapsed() / len(measurements)
-    finally:
-        if bar is not None:
-            bar.close()
+    arms = _arms(variants)
+    size = _size(arms)
+    per_schedule = elapsed() / max(1, len(measurements))
+    exhaustive = size is not None and size * per_schedule <= budget - elapsed()
+    posterior: dict[str, list[float]] = {name: [] for name in arms}
+    for variant, schedule, origin, arm in _draws(arms, posterior, exhaustive, rng):
+        if elapsed() + per_schedule > budget:
+            break
+        m = runner.measure(variant, schedule, origin, arm)
+        record(m)
+        if m.error is None:
+            posterior[arm].append(math.log(m.total / baseline.total))
+        else:
+            posterior[arm].append(math.log(4.0))  # a failure teaches the arm little good
+        per_schedule = elapsed() / len(measurements)
     timed = [m for m in measurements if m.error is None]
     best = min(timed, key=lambda m: m.total)
     summary = {arm: (len(logs), statistics.fmean(logs)) for arm, logs in posterior.items() if logs}
