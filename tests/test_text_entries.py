@@ -38,7 +38,7 @@ def threads():
 
 def parse(text, fields=("int64", "int64", "float64"), comment="%", skip=0):
     data = text.encode("latin-1") if isinstance(text, str) else text
-    return _core.parse_text_entries(data, list(fields), comment, skip)
+    return _core.parse_text_entries(data, list(fields), comment, skip)[:4]
 
 
 def random_lines(count, seed=0):

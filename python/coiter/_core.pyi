@@ -224,8 +224,12 @@ def check_dense_array(shape: Sequence[_Int], dtype: str, what: str) -> None: ...
 
 # io
 def parse_text_entries(
-    text: Any, fields: Sequence[str], comment: str, skip_lines: _Int
-) -> tuple[list[NDArray[Any]], int, int, bytes]: ...
+    text: Any,
+    fields: Sequence[str],
+    comment: str,
+    skip_lines: _Int,
+    bases: Sequence[_Int] | None = None,
+) -> tuple[list[NDArray[Any]], int, int, bytes, list[tuple[int, int] | None]]: ...
 
 # runtime
 def get_num_threads() -> int: ...
