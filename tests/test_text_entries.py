@@ -341,3 +341,37 @@ class TestRead:
         expected = np.zeros((49, 49, 49))
         np.add.at(expected, tuple((coords - 1).T), values)
         np.testing.assert_allclose(tensor.to_numpy(), expected, rtol=1e-12, atol=0)
+
+
+class TestAdoptedColumns:
+    """pack(adopt=True), which ct.read uses: the tensor may keep the given arrays."""
+
+    def test_sorted_columns_are_kept_and_unsorted_ones_sorted(self):
+        from coiter.formats import as_format
+        from coiter.tensor import pack
+
+        rng = np.random.default_rng(8)
+        rows = np.sort(rng.integers(0, 50, 400)).astype(np.int32)
+        cols = rng.integers(0, 60, 400).astype(np.int32)
+        values = rng.standard_normal(400)
+        expected = np.zeros((50, 60))
+        np.add.at(expected, (rows, cols), values)
+        for order in (np.lexsort((cols, rows)), rng.permutation(400)):
+            r, c, v = rows[order], cols[order], values[order]
+            kept = v.copy()
+            tensor = pack(as_format("coo", 2), (50, 60), [r, c], kept, adopt=True)
+            np.testing.assert_allclose(tensor.to_numpy(), expected, rtol=1e-13, atol=1e-13)
+            again = pack(as_format("coo", 2), (50, 60), [r, c], v)
+            np.testing.assert_array_equal(tensor.values, again.values)
+        sorted_unique = np.unique(rows.astype(np.int64) * 60 + cols)
+        r, c = (sorted_unique // 60).astype(np.int32), (sorted_unique % 60).astype(np.int32)
+        given = rng.standard_normal(len(r))
+        tensor = pack(as_format("coo", 2), (50, 60), [r, c], given, adopt=True)
+        assert np.shares_memory(tensor.values, given)  # in order, no duplicates: not copied
+
+    def test_adopting_only_sums_duplicates(self):
+        from coiter.formats import as_format
+        from coiter.tensor import pack
+
+        with pytest.raises(ValueError, match="adopt=True"):
+            pack(as_format("coo", 1), (3,), [np.array([0])], np.ones(1), False, adopt=True)

@@ -96,7 +96,8 @@ def _tensor_of_columns(
     try:
         fmt = as_format(format, len(shape))
         values = values.astype(value_dtype(values.dtype), copy=False)
-        return pack(fmt, shape, columns, values)
+        # The columns are this read's own: the tensor keeps them rather than copies.
+        return pack(fmt, shape, columns, values, adopt=True)
     except ShapeError as error:
         raise ShapeError(
             f'{path}: {error}; format="coo" stores only the file\'s entries'
