@@ -64,7 +64,11 @@ py::tuple parseTextEntries(const py::buffer& text, const std::vector<std::string
   py::list parsed, extremes;
   for (size_t c = 0; c < fields.size(); ++c) {
     const py::array& array = arrays[c];
-    parsed.append(entries->count() == entries->capacity() ? array : array[py::slice(0, entries->count(), 1)]);
+    // The first count() slots; copied out when the rest would waste much memory (a "\r\n"
+    // file's bound is twice its lines), since a tensor may keep the array it gets.
+    const int64_t unused = entries->capacity() - entries->count();
+    py::object kept = unused == 0 ? py::object(array) : py::object(array[py::slice(0, entries->count(), 1)]);
+    parsed.append(unused > entries->capacity() / 8 ? kept.attr("copy")() : kept);
     const bool isSigned = columns[c].type == TextField::Int32 || columns[c].type == TextField::Int64;
     extremes.append(isSigned ? py::object(py::make_tuple(entries->minimum(c), entries->maximum(c))) : py::none());
   }
