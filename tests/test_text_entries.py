@@ -38,7 +38,7 @@ def threads():
 
 def parse(text, fields=("int64", "int64", "float64"), comment="%", skip=0):
     data = text.encode("latin-1") if isinstance(text, str) else text
-    return _core.parse_text_entries(data, list(fields), comment, skip)
+    return _core.parse_text_entries(data, list(fields), comment, skip)[:4]
 
 
 def random_lines(count, seed=0):
@@ -149,6 +149,44 @@ class TestParser:
         assert bad_line == bad + 1
         assert bad_text == b"12 13 x1"
 
+    def test_int32_fields_bases_and_extremes(self):
+        text = "% c\n3 7 0.5\n1 2 -1\n\n5 -4 2\n"
+        columns, line_ends, bad_line, _, extremes = _core.parse_text_entries(
+            text.encode(), ["int32", "int64", "float64"], "%", 0, [1, 1, 0]
+        )
+        assert (bad_line, line_ends) == (0, 5)
+        assert [c.dtype for c in columns] == [np.int32, np.int64, np.float64]
+        np.testing.assert_array_equal(columns[0], [2, 0, 4])  # 0-based: the base subtracted
+        np.testing.assert_array_equal(columns[1], [6, 1, -5])
+        assert extremes == [(1, 5), (-4, 7), None]  # as written, before the base
+        empty = _core.parse_text_entries(b"% none\n", ["int32", "float64"], "%", 0, [1, 0])
+        assert len(empty[0][0]) == 0 and empty[4] == [(0, -1), None]
+        with pytest.raises(ValueError, match="only signed integer fields"):
+            _core.parse_text_entries(b"1\n", ["float64"], "%", 0, [1])
+
+    @pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"])
+    def test_lines_without_entries_across_chunks(self, threads, ending):
+        # Comments, blank lines and "\r\n" (counted twice) leave slots empty in many
+        # chunks: the entries after them move down, in order.
+        text, rows, cols, values = random_lines(30_000, seed=6)
+        lines = text.splitlines()
+        for k in range(0, len(lines), 97):
+            lines[k] += ending + "% a comment" + ending
+        body = ending.join(lines) + ending
+        columns, line_ends, bad_line, _, extremes = _core.parse_text_entries(
+            body.encode(), ["int32", "int32", "float64"], "%", 0, [1, 1, 0]
+        )
+        assert bad_line == 0 and line_ends == len(rows) + 2 * len(range(0, len(lines), 97))
+        np.testing.assert_array_equal(columns[0], rows - 1)
+        np.testing.assert_array_equal(columns[1], cols - 1)
+        np.testing.assert_array_equal(columns[2], values)
+        assert extremes[0] == (rows.min(), rows.max())
+        # A tensor may keep these arrays: they hold little more than the entries, even
+        # when the bound was twice the lines ("\r\n").
+        for column in columns:
+            memory = column if column.base is None else column.base
+            assert memory.size <= len(rows) * 9 // 8
+
     def test_rejects_bad_arguments(self):
         with pytest.raises(ValueError, match="int64, uint64 or float64"):
             parse("1\n", fields=["complex128"])
@@ -229,6 +267,72 @@ class TestRead:
             caught.value
         )
 
+    @pytest.mark.parametrize(
+        ("field", "symmetry"),
+        [
+            (field, symmetry)
+            for field in ("real", "integer", "complex", "pattern")
+            for symmetry in ("general", "symmetric", "skew-symmetric", "hermitian")
+            # The combinations the format allows.
+            if (symmetry != "hermitian" or field == "complex")
+            and (field, symmetry) != ("pattern", "skew-symmetric")
+        ],
+    )
+    @pytest.mark.parametrize("in_order", [True, False])
+    def test_symmetries_fields_and_order_match_scipy(
+        self, tmp_path, threads, symmetry, field, in_order
+    ):
+        rng = np.random.default_rng(7)
+        n = 300
+        dense = (rng.random((n, n)) < 0.05) * rng.integers(1, 9, (n, n))
+        keep = np.tril(dense, -1 if symmetry == "skew-symmetric" else 0)
+        rows, cols = np.nonzero(keep)  # row-major: sorted by row, then column
+        if not in_order:
+            order = rng.permutation(len(rows))
+            rows, cols = rows[order], cols[order]
+
+        def value(i, j):
+            v = int(keep[i, j])
+            imaginary = 0.0 if i == j else v * 0.25  # a hermitian diagonal is real
+            return {
+                "real": f" {v * 0.25!r}",
+                "integer": f" {v}",
+                "complex": f" {v * 0.5!r} {imaginary!r}",
+                "pattern": "",
+            }[field]
+
+        lines = "".join(
+            f"{i + 1} {j + 1}{value(i, j)}\n" for i, j in zip(rows.tolist(), cols.tolist())
+        )
+        header = f"%%MatrixMarket matrix coordinate {field} {symmetry}\n{n} {n} {len(rows)}\n"
+        path = self.write(tmp_path, "m.mtx", header + lines)
+        expected = scipy.io.mmread(path).toarray()
+        for fmt in ("coo", "csr"):
+            np.testing.assert_array_equal(ct.read(path, format=fmt).to_numpy(), expected)
+
+    @pytest.mark.parametrize("in_order", [True, False])
+    def test_int64_coordinates_of_a_huge_declared_size(self, tmp_path, in_order):
+        # A declared size beyond int32: the coordinates are parsed as int64.
+        big = 3_000_000_000
+        entries = [(big, 5, 1.5), (7, big - 1, -2.0), (2**31, 2**31 + 1, 3.0), (1, 1, 4.0)]
+        if in_order:
+            entries.sort()
+        lines = "".join(f"{i} {j} {v}\n" for i, j, v in entries)
+        path = self.write(tmp_path, "big.mtx", mtx_text(lines, 4).replace("10 10", f"{big} {big}"))
+        tensor = ct.read(path, format="coo")
+        coords, values = tensor.coords()
+        expected = sorted((i - 1, j - 1, v) for i, j, v in entries)
+        assert tensor.shape == (big, big)
+        np.testing.assert_array_equal(coords, [[i, j] for i, j, _ in expected])
+        np.testing.assert_array_equal(values, [v for *_, v in expected])
+
+    def test_frostt_coordinates_beyond_int32(self, tmp_path):
+        # Parsed as int32 first; a coordinate beyond it means reading again as int64.
+        path = self.write(tmp_path, "t.tns", "3000000000 2 1.5\n1 1 2.5\n")
+        coords, values = ct.read(path).coords()
+        np.testing.assert_array_equal(coords, [[0, 0], [2_999_999_999, 1]])
+        np.testing.assert_array_equal(values, [2.5, 1.5])
+
     def test_frostt_in_parallel(self, tmp_path, threads):
         rng = np.random.default_rng(5)
         n = 100_000
@@ -242,3 +346,37 @@ class TestRead:
         expected = np.zeros((49, 49, 49))
         np.add.at(expected, tuple((coords - 1).T), values)
         np.testing.assert_allclose(tensor.to_numpy(), expected, rtol=1e-12, atol=0)
+
+
+class TestAdoptedColumns:
+    """pack(adopt=True), which ct.read uses: the tensor may keep the given arrays."""
+
+    def test_sorted_columns_are_kept_and_unsorted_ones_sorted(self):
+        from coiter.formats import as_format
+        from coiter.tensor import pack
+
+        rng = np.random.default_rng(8)
+        rows = np.sort(rng.integers(0, 50, 400)).astype(np.int32)
+        cols = rng.integers(0, 60, 400).astype(np.int32)
+        values = rng.standard_normal(400)
+        expected = np.zeros((50, 60))
+        np.add.at(expected, (rows, cols), values)
+        for order in (np.lexsort((cols, rows)), rng.permutation(400)):
+            r, c, v = rows[order], cols[order], values[order]
+            kept = v.copy()
+            tensor = pack(as_format("coo", 2), (50, 60), [r, c], kept, adopt=True)
+            np.testing.assert_allclose(tensor.to_numpy(), expected, rtol=1e-13, atol=1e-13)
+            again = pack(as_format("coo", 2), (50, 60), [r, c], v)
+            np.testing.assert_array_equal(tensor.values, again.values)
+        sorted_unique = np.unique(rows.astype(np.int64) * 60 + cols)
+        r, c = (sorted_unique // 60).astype(np.int32), (sorted_unique % 60).astype(np.int32)
+        given = rng.standard_normal(len(r))
+        tensor = pack(as_format("coo", 2), (50, 60), [r, c], given, adopt=True)
+        assert np.shares_memory(tensor.values, given)  # in order, no duplicates: not copied
+
+    def test_adopting_only_sums_duplicates(self):
+        from coiter.formats import as_format
+        from coiter.tensor import pack
+
+        with pytest.raises(ValueError, match="adopt=True"):
+            pack(as_format("coo", 1), (3,), [np.array([0])], np.ones(1), False, adopt=True)

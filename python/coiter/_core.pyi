@@ -224,8 +224,15 @@ def check_dense_array(shape: Sequence[_Int], dtype: str, what: str) -> None: ...
 
 # io
 def parse_text_entries(
-    text: Any, fields: Sequence[str], comment: str, skip_lines: _Int
-) -> tuple[list[NDArray[Any]], int, int, bytes]: ...
+    text: Any,
+    fields: Sequence[str],
+    comment: str,
+    skip_lines: _Int,
+    bases: Sequence[_Int] | None = None,
+) -> tuple[list[NDArray[Any]], int, int, bytes, list[tuple[int, int] | None]]: ...
+def pack_parsed(
+    format: Format, shape: Sequence[_Int], coords: Sequence[NDArray[Any]], values: NDArray[Any]
+) -> TensorStorage: ...
 
 # runtime
 def get_num_threads() -> int: ...

@@ -952,10 +952,14 @@ def pack(
     sum_duplicates: bool = True,
     name: str | None = None,
     index_bits: int = 32,
+    adopt: bool = False,
 ) -> Tensor:
     """A tensor packed (in C++) from one coordinate array per mode and the values.
 
     ``index_bits=32`` gives int32 indices when everything fits, else int64; 64 forces int64.
+    ``adopt=True``: the arrays are the caller's to give up (nothing else holds them, as with a
+    reader's parsed columns), so the tensor may keep them instead of copies; duplicates are
+    then summed and ``index_bits`` is 32.
     """
     coordinates = [
         np.ascontiguousarray(c, dtype=np.int64)
@@ -968,9 +972,13 @@ def pack(
     with progress(
         entries, f"packing {fmt}", "entries", small=entries < _PACK_PROGRESS_ENTRIES
     ) as bar:
-        storage = _core.pack(
-            fmt, [int(e) for e in shape], coordinates, values, sum_duplicates, index_bits
-        )
+        extents = [int(e) for e in shape]
+        if adopt:
+            if not sum_duplicates or index_bits != 32:
+                raise ValueError("pack(adopt=True) sums duplicates at index_bits=32")
+            storage = _core.pack_parsed(fmt, extents, coordinates, values)
+        else:
+            storage = _core.pack(fmt, extents, coordinates, values, sum_duplicates, index_bits)
         bar.update(entries)
     return Tensor(storage, name)
 

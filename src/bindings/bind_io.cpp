@@ -5,10 +5,13 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "bindings/numpy_buffer.hpp"
 #include "runtime/parallel_runtime.hpp"
+#include "storage/pack.hpp"
 #include "storage/text_entries.hpp"
 #include "util/errors.hpp"
 
@@ -19,45 +22,79 @@ namespace coiter::bindings {
 namespace {
 
 TextField textField(const std::string& name) {
+  if (name == "int32") return TextField::Int32;
   if (name == "int64") return TextField::Int64;
   if (name == "uint64") return TextField::UInt64;
   if (name == "float64") return TextField::Float64;
-  throw ArgumentError("a text field is int64, uint64 or float64, not '" + name + "'");
+  throw ArgumentError("a text field is int32, int64, uint64 or float64, not '" + name + "'");
 }
 
 py::tuple parseTextEntries(const py::buffer& text, const std::vector<std::string>& fields, const std::string& comment,
-                           int64_t skipLines) {
+                           int64_t skipLines, const std::optional<std::vector<int64_t>>& bases) {
   py::buffer_info info = text.request();
   if (info.ndim != 1 || info.itemsize != 1 || info.strides[0] != 1)
     throw ArgumentError("the text to parse must be contiguous bytes");
   if (comment.size() != 1) throw ArgumentError("the comment marker must be one character");
-  std::vector<TextField> kinds;
-  for (const std::string& name : fields) kinds.push_back(textField(name));
+  if (bases && bases->size() != fields.size()) throw ArgumentError("one base per field");
+  std::vector<TextColumn> columns;
+  for (size_t c = 0; c < fields.size(); ++c) {
+    const TextField type = textField(fields[c]);
+    const int64_t base = bases ? (*bases)[c] : 0;
+    if (base != 0 && (type == TextField::UInt64 || type == TextField::Float64))
+      throw ArgumentError("only signed integer fields have a base");
+    columns.push_back({type, base});
+  }
   std::unique_ptr<TextEntries> entries;
   {
     py::gil_scoped_release nogil;
-    entries = std::make_unique<TextEntries>(static_cast<const char*>(info.ptr), static_cast<size_t>(info.size), kinds,
+    entries = std::make_unique<TextEntries>(static_cast<const char*>(info.ptr), static_cast<size_t>(info.size), columns,
                                             comment[0], skipLines, getNumThreads());
   }
-  py::list columns;
+  // Uninitialized arrays of the bound on the entries: the parser writes every slot it keeps.
+  std::vector<py::array> arrays;
   std::vector<void*> out;
   for (const std::string& name : fields) {
-    py::array array(py::dtype(name), std::vector<py::ssize_t>{entries->count()});
-    out.push_back(array.mutable_data());
-    columns.append(array);
+    arrays.emplace_back(py::dtype(name), std::vector<py::ssize_t>{entries->capacity()});
+    out.push_back(arrays.back().mutable_data());
   }
   {
     py::gil_scoped_release nogil;
-    entries->copyColumns(out);
+    entries->parse(out);
   }
-  return py::make_tuple(columns, entries->lineEnds(), entries->badLine(), py::bytes(entries->badText()));
+  py::list parsed, extremes;
+  for (size_t c = 0; c < fields.size(); ++c) {
+    const py::array& array = arrays[c];
+    // The first count() slots; copied out when the rest would waste much memory (a "\r\n"
+    // file's bound is twice its lines), since a tensor may keep the array it gets.
+    const int64_t unused = entries->capacity() - entries->count();
+    py::object kept = unused == 0 ? py::object(array) : py::object(array[py::slice(0, entries->count(), 1)]);
+    parsed.append(unused > entries->capacity() / 8 ? kept.attr("copy")() : kept);
+    const bool isSigned = columns[c].type == TextField::Int32 || columns[c].type == TextField::Int64;
+    extremes.append(isSigned ? py::object(py::make_tuple(entries->minimum(c), entries->maximum(c))) : py::none());
+  }
+  return py::make_tuple(parsed, entries->lineEnds(), entries->badLine(), py::bytes(entries->badText()), extremes);
+}
+
+// Packs the columns a reader parsed, which nothing else holds: the tensor keeps them as its
+// arrays where packing leaves them as they are (sorted input), instead of copying them.
+std::shared_ptr<TensorStorage> packParsed(const Format& format, const std::vector<int64_t>& shape,
+                                          const std::vector<py::array>& coords, const py::array& values) {
+  PackRequest r;
+  r.format = format;
+  r.shape = shape;
+  for (size_t m = 0; m < coords.size(); ++m)
+    r.modeCoords.push_back(borrowArray(coords[m], "coordinates of mode " + std::to_string(m)));
+  r.values = borrowArray(values, "values");
+  r.adoptInputs = true;
+  py::gil_scoped_release nogil;
+  return packCoordinates(r);
 }
 
 }  // namespace
 
 void bindIo(py::module_& m) {
   m.def("parse_text_entries", &parseTextEntries, py::arg("text"), py::arg("fields"), py::arg("comment"),
-        py::arg("skip_lines"),
+        py::arg("skip_lines"), py::arg("bases") = py::none(),
         R"(Parse the entry lines of a text tensor file, in parallel.
 
 Parameters
@@ -65,19 +102,28 @@ Parameters
 text : bytes-like
     The text, latin-1; lines end at "\n", "\r\n" or "\r".
 fields : list of str
-    The type of each field of a data line: "int64", "uint64" or "float64".
+    The type of each field of a data line: "int32", "int64", "uint64" or "float64". An
+    "int32" field is parsed as an int64 and stored narrowed: its extremes say whether it fits.
 comment : str
     The character that starts a comment (to the end of the line).
 skip_lines : int
     Lines at the start of `text` that hold no data and are not read.
+bases : list of int, optional
+    Per field, a number subtracted from each value before it is stored (signed integer fields
+    only; 1 turns 1-based coordinates into 0-based ones). None: all 0.
 
 Returns
 -------
 tuple
-    ``(columns, line_ends, bad_line, bad_text)``: one array per field with the values of the
-    entries in order (those before the first malformed line, if any), the number of line ends
-    in `text`, the 1-based number of the first malformed line (0 when none) and its text.
+    ``(columns, line_ends, bad_line, bad_text, extremes)``: one array per field with the
+    values of the entries in order (those before the first malformed line, if any), the number
+    of line ends in `text`, the 1-based number of the first malformed line (0 when none), its
+    text, and per field the ``(least, greatest)`` value parsed (before the base is subtracted;
+    ``(0, -1)`` when there are no entries) of a signed integer field, None for the others.
 )");
+  m.def("pack_parsed", &packParsed, py::arg("format"), py::arg("shape"), py::arg("coords"), py::arg("values"),
+        "Packs the coordinates (one array per mode) and values a reader parsed into a tensor of the given format, "
+        "summing duplicates; the arrays are given up: the tensor may keep them instead of copies.");
 }
 
 }  // namespace coiter::bindings

@@ -198,7 +198,9 @@ bool isCallersMemory(const Buffer& b, const PackRequest& r) {
   return std::any_of(r.modeCoords.begin(), r.modeCoords.end(), [&](const Buffer& c) { return b.data() == c.data(); });
 }
 
-Buffer ownMemory(const Buffer& b, const PackRequest& r) { return isCallersMemory(b, r) ? b.copy() : b; }
+Buffer ownMemory(const Buffer& b, const PackRequest& r) {
+  return !r.adoptInputs && isCallersMemory(b, r) ? b.copy() : b;
+}
 
 }  // namespace
 

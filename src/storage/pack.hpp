@@ -17,6 +17,9 @@ struct PackRequest {
   Buffer values;                   // length nnz
   bool sumDuplicates = true;       // else duplicates are kept where the format can hold them
   int indexBits = 32;              // 32: int32 when everything fits, else int64; 64: int64
+  // The caller gives the coordinate and value buffers up (a file reader's fresh columns):
+  // the tensor may keep them as its arrays instead of copies.
+  bool adoptInputs = false;
 };
 
 std::shared_ptr<TensorStorage> packCoordinates(const PackRequest& request);

@@ -1,8 +1,10 @@
 // Parsing the entry lines of a text tensor file (the body of a Matrix Market or FROSTT file):
 // one entry per line, its fields separated by whitespace, text from a comment character on
-// ignored, blank lines skipped. The text is split into chunks at line ends and the chunks are
-// parsed in parallel, each into its own rows; the rows are then copied column by column into
-// the caller's arrays.
+// ignored, blank lines skipped. The text is split into chunks at line ends; a first parallel
+// pass counts each chunk's line ends (a bound on its entries), which gives every chunk its
+// own slots in the caller's columns, and a second parses the chunks in parallel straight into
+// those slots, at the columns' final types. Only when lines hold no entry (comments, blank
+// lines, "\r\n" counted twice) are the chunks moved down to close the gaps.
 //
 // The accepted syntax is the one coiter's Python readers check a line against when they name
 // a malformed line (python/coiter/io/text_table.py): integers are [+-]?digits within the
@@ -17,43 +19,64 @@
 
 namespace coiter {
 
-// How a field is parsed; each is stored as one 8-byte word.
-enum class TextField { Int64, UInt64, Float64 };
+// How a field is parsed and stored: Int32 parses an int64 and stores it narrowed (the
+// caller checks the extremes to know it fits), the others store what they parse.
+enum class TextField { Int32, Int64, UInt64, Float64 };
+
+struct TextColumn {
+  TextField type;
+  int64_t base = 0;  // subtracted from a signed integer before it is stored (1: 1-based to 0-based)
+};
 
 class TextEntries {
  public:
-  // Parses `size` bytes at `text` (`comment` starts a comment). The first `skipLines` lines are not data (a header) and
-  // are skipped unread. `threads` bounds the chunks parsed at once.
-  TextEntries(const char* text, size_t size, std::vector<TextField> fields, char comment, int64_t skipLines,
+  // Prepares to parse `size` bytes at `text` (`comment` starts a comment): cuts them into
+  // chunks and counts their line ends. The first `skipLines` lines are not data (a header)
+  // and are skipped unread. `threads` bounds the chunks worked on at once.
+  TextEntries(const char* text, size_t size, std::vector<TextColumn> columns, char comment, int64_t skipLines,
               int threads);
+
+  // Slots each array passed to parse() must have: a bound on the entries.
+  int64_t capacity() const { return capacity_; }
+  // Parses the entries into `out`, one array per column of capacity() elements of the
+  // column's type (int32_t, int64_t, uint64_t or double); entry e goes to slot e.
+  void parse(const std::vector<void*>& out);
 
   // Entries (data lines) parsed; when a line is malformed, those before it.
   int64_t count() const { return count_; }
+  // The least and greatest value (as parsed, before the base is subtracted) of the signed
+  // integer column c over the count() entries; 0 and -1 when there are none.
+  int64_t minimum(size_t c) const { return minima_[c]; }
+  int64_t maximum(size_t c) const { return maxima_[c]; }
   // Line ends in the text ("\r\n" counts once): the number of the line after it, less one.
   int64_t lineEnds() const { return lineEnds_; }
   // 1-based number (in the text) of the first malformed line, 0 when every line parsed.
   int64_t badLine() const { return badLine_; }
   // That line's text, without its line end.
   const std::string& badText() const { return badText_; }
-  // Copies the fields of every entry, in order, into `out`, one array per field of count()
-  // words of the field's type (int64_t, uint64_t or double), in one pass over the rows.
-  void copyColumns(const std::vector<void*>& out) const;
 
  private:
   struct Chunk {
-    std::vector<uint64_t> words;  // row-major: fields_.size() words per entry
-    int64_t lineEnds = 0;         // up to the malformed line, if any
-    int64_t badLine = 0;          // 1-based within the chunk, 0 when none
+    const char* begin;
+    const char* end;
+    int64_t firstSlot = 0;  // where its entries go: the bounds of the chunks before it
+    int64_t bound = 0;      // its line ends, and one for a last line without one
+    int64_t count = 0;      // entries parsed
+    int64_t lineEnds = 0;   // up to the malformed line, if any
+    int64_t badLine = 0;    // 1-based within the chunk, 0 when none
     std::string badText;
+    std::vector<int64_t> minima, maxima;  // per column (signed integers only)
   };
-  void parseChunk(const char* begin, const char* end, Chunk& chunk) const;
+  void parseChunk(Chunk& chunk, const std::vector<void*>& out) const;
 
-  std::vector<TextField> fields_;
+  std::vector<TextColumn> columns_;
   unsigned char classes_[256];  // what each byte is: see CharClass in text_entries.cpp
   int threads_;
+  int64_t skipped_ = 0;  // header lines skipped
   std::vector<Chunk> chunks_;
-  std::vector<int64_t> firstEntry_;  // per chunk: the number of entries before it
+  int64_t capacity_ = 0;
   int64_t count_ = 0;
+  std::vector<int64_t> minima_, maxima_;
   int64_t lineEnds_ = 0;
   int64_t badLine_ = 0;
   std::string badText_;

@@ -8,11 +8,12 @@ Three file formats, chosen by the file's extension:
   index width), loaded without pickle.
 
 Text bodies are parsed by the core's parser (``_core.parse_text_entries``), in parallel
-chunks, without the GIL (by :func:`numpy.loadtxt` only for FROSTT values read as complex,
-one token each, which the core does not parse). A malformed line is reported by number and
-checked again in Python to say what is wrong with it; when a count or coordinate check
-fails, the file is scanned again line by line, to name the offending line in the
-:class:`~coiter.ParseError`.
+chunks, without the GIL, straight into the arrays packing takes (0-based int32 coordinates
+when they fit), which the tensor then keeps where it can (by :func:`numpy.loadtxt` only for
+FROSTT values read as complex, one token each, which the core does not parse). A malformed
+line is reported by number and checked again in Python to say what is wrong with it; when a
+count or coordinate check fails, the file is scanned again line by line, to name the
+offending line in the :class:`~coiter.ParseError`.
 
 This package holds the public functions and the choice of format by extension; each
 format lives in its own module (:mod:`.matrix_market`, :mod:`.frostt`, :mod:`.npz`), and

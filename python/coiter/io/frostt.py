@@ -1,5 +1,6 @@
 """FROSTT (``.tns``, ``.tns.gz``) files: one ``i j k ... value`` line per entry, any order."""
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,8 @@ from .text_table import (
     _open_text,
     _padded_shape,
     _parse_error,
+    _Table,
+    _tensor_of_columns,
     _tensor_of_entries,
     _write_entries,
 )
@@ -37,25 +40,61 @@ def _read_frostt(
     if field_count < 2:
         raise _parse_error(path, number, "a FROSTT line needs at least one coordinate and a value")
     order = field_count - 1
-    columns = tuple((f"mode {m + 1} coordinate", np.dtype(np.int64)) for m in range(order))
-    body = _Body(path, number, columns + (("value", _frostt_value_dtype(dtype)),), "#")
-    table = _load_table(body)
-    coords = np.column_stack([table[label] for label, _ in columns]).reshape(-1, order)
-    outside = _first_out_of_range(coords, 1, np.iinfo(np.int64).max)
+    labels = tuple(f"mode {m + 1} coordinate" for m in range(order))
+    value = ("value", _frostt_value_dtype(dtype))
+    plain = _Body(
+        path, number, tuple((label, np.dtype(np.int64)) for label in labels) + (value,), "#"
+    )
+    table = _load_table(_parsed_coordinates(plain, np.int32))
+    if not _coordinates_fit(table, labels, np.iinfo(np.int64).max):
+        _raise_coordinate_problem(plain, order, shape)
+    if not _coordinates_fit(table, labels, np.iinfo(np.int32).max):
+        # A coordinate beyond int32 (only a 0-based int64 column holds it): read again so.
+        table = _load_table(_parsed_coordinates(plain, np.int64))
+    extents = tuple(table.extremes[label][1] for label in labels)
+    if shape is not None and len(shape) == order and not _coordinates_fit(table, labels, shape):
+        _raise_coordinate_problem(plain, order, shape)
+    shape = _padded_shape(path, extents, shape, "largest coordinates")
+    values = _cast_values(np.ascontiguousarray(table["value"]), dtype, path)
+    columns = [table[label] for label in labels]
+    return _tensor_of_columns(path, columns, values, shape, format or "coo")
+
+
+def _parsed_coordinates(plain: _Body, index: type) -> _Body:
+    """``plain`` (int64 coordinates as written) with its coordinates parsed straight into
+    what packing takes: 0-based (base 1) ``index`` integers."""
+    order = len(plain.columns) - 1
+    columns = tuple((label, np.dtype(index)) for label, _ in plain.columns[:order])
+    return replace(plain, columns=columns + plain.columns[order:], bases=(1,) * order + (0,))
+
+
+def _coordinates_fit(table: _Table, labels: tuple[str, ...], upper: Any) -> bool:
+    """Whether every coordinate of the table (as written, 1-based) is in 1..upper (per mode,
+    or the same for all); the parser's extremes tell, without a pass over the columns."""
+    uppers = np.broadcast_to(upper, (len(labels),))
+    return len(table) == 0 or all(
+        table.extremes[label][0] >= 1 and table.extremes[label][1] <= bound
+        for label, bound in zip(labels, uppers.tolist())
+    )
+
+
+def _raise_coordinate_problem(plain: _Body, order: int, shape: tuple[int, ...] | None) -> None:
+    """Raise the error naming the first coordinate below 1, or else outside ``shape``, read
+    again from the file as written (``plain``: int64, 1-based)."""
+    table = _load_table(plain)
+    coords = np.column_stack([table[label] for label, _ in plain.columns[:order]])
+    outside = _first_out_of_range(coords.reshape(-1, order), 1, np.iinfo(np.int64).max)
     if outside is not None:
         entry, mode = outside
         raise _parse_error(
-            path,
-            _line_of_entry(body, entry),
+            plain.path,
+            _line_of_entry(plain, entry),
             f"mode {mode + 1} coordinate "
             f"{coords[entry, mode]} is below 1 (FROSTT coordinates are 1-based)",
         )
-    extents = tuple(int(e) for e in coords.max(axis=0))
-    if shape is not None and len(shape) == order:
-        _check_frostt_shape(body, coords, shape)
-    shape = _padded_shape(path, extents, shape, "largest coordinates")
-    values = _cast_values(np.ascontiguousarray(table["value"]), dtype, path)
-    return _tensor_of_entries(path, coords - 1, values, shape, format or "coo")
+    if shape is not None:
+        _check_frostt_shape(plain, coords, shape)
+    raise AssertionError(f"{plain.path}: the parser's extremes disagree with its values")
 
 
 def _first_frostt_line(path):

@@ -1,6 +1,6 @@
 """Matrix Market (``.mtx``, ``.mtx.gz``) files: matrices in coordinate or array layout."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,7 @@ from .text_table import (
     _open_text,
     _padded_shape,
     _parse_error,
-    _tensor_of_entries,
+    _tensor_of_columns,
     _value_columns,
     _write_entries,
     _write_rows,
@@ -49,17 +49,30 @@ def _read_matrix_market(
     with _open_text(path) as stream:
         header = _read_mm_header(stream, path)
     body = _Body(path, header.size_line + 1, _mm_columns(header, dtype), "%")
+    if header.layout == "coordinate":
+        body = _parsed_coordinates(body, header)
     table = _load_table(body)
     _check_entry_count(body, len(table), header.entries, header.size_line)
     shape = _padded_shape(path, (header.rows, header.cols), shape, "declared size")
     if header.layout == "array":
         coords, values = _mm_array_entries(header, _mm_values(table, header, dtype))
+        columns = [coords[:, 0], coords[:, 1]]
         default_format = "dense"
     else:
-        coords, values = _mm_coordinate_entries(body, header, table, dtype)
+        columns, values = _mm_coordinate_entries(body, header, table, dtype)
         default_format = "csr"
     values = _cast_values(values, dtype, path)
-    return _tensor_of_entries(path, coords, values, shape, format or default_format)
+    return _tensor_of_columns(path, columns, values, shape, format or default_format)
+
+
+def _parsed_coordinates(body: _Body, header: _MMHeader) -> _Body:
+    """``body`` with its coordinates parsed straight into what packing takes: 0-based (base
+    1), and int32 when the declared size fits it (half the bytes to write and sort)."""
+    narrow = max(header.rows, header.cols) <= np.iinfo(np.int32).max
+    index = np.dtype(np.int32 if narrow else np.int64)
+    columns = tuple((label, index) for label, _ in body.columns[:2]) + body.columns[2:]
+    bases = (1, 1) + (0,) * (len(body.columns) - 2)
+    return replace(body, columns=columns, bases=bases)
 
 
 def _read_mm_header(stream, path):
@@ -179,37 +192,59 @@ def _check_entry_count(body, found, declared, size_line):
 
 
 def _mm_coordinate_entries(body, header, table, dtype):
-    """0-based coordinates and values of a coordinate file, symmetric parts mirrored."""
-    coords = np.column_stack([table["row"], table["column"]]).reshape(-1, 2)
-    outside = _first_out_of_range(coords, 1, (header.rows, header.cols))
-    if outside is not None:
-        entry, mode = outside
-        name, extent = ("row", header.rows) if mode == 0 else ("column", header.cols)
-        raise _parse_error(
-            body.path,
-            _line_of_entry(body, entry),
-            f"{name} coordinate {coords[entry, mode]} is outside 1..{extent}",
-        )
+    """0-based coordinate columns (row, column) and values of a coordinate file parsed with
+    ``_parsed_coordinates``' body, symmetric parts mirrored."""
+    fits = len(table) == 0 or all(
+        table.extremes[label][0] >= 1 and table.extremes[label][1] <= extent
+        for label, extent in (("row", header.rows), ("column", header.cols))
+    )
+    if not fits:
+        _raise_coordinate_outside(body.plain(), header)
+    rows, cols = table["row"], table["column"]
     values = _mm_values(table, header, dtype)
-    coords -= 1
     if header.symmetry == "general":
-        return coords, values
+        return [rows, cols], values
     if header.symmetry == "skew-symmetric":
-        diagonal = np.flatnonzero((coords[:, 0] == coords[:, 1]) & (values != 0))
+        diagonal = np.flatnonzero((rows == cols) & (values != 0))
         if diagonal.size:
             raise _parse_error(
                 body.path,
                 _line_of_entry(body, int(diagonal[0])),
                 "a skew-symmetric matrix has a zero diagonal, but this entry on it is nonzero",
             )
-    return _mirrored(coords, values, header.symmetry)
+    return _mirrored_columns(rows, cols, values, header.symmetry)
+
+
+def _raise_coordinate_outside(body, header):
+    """Raise the ParseError naming the first entry whose coordinate is outside the declared
+    size, read again from the file as written (``body``: the int64, 1-based one)."""
+    table = _load_table(body)
+    coords = np.column_stack([table["row"], table["column"]]).reshape(-1, 2)
+    outside = _first_out_of_range(coords, 1, (header.rows, header.cols))
+    if outside is None:
+        raise AssertionError(f"{body.path}: the parser's extremes disagree with its values")
+    entry, mode = outside
+    name, extent = ("row", header.rows) if mode == 0 else ("column", header.cols)
+    raise _parse_error(
+        body.path,
+        _line_of_entry(body, entry),
+        f"{name} coordinate {coords[entry, mode]} is outside 1..{extent}",
+    )
 
 
 def _mirrored(coords, values, symmetry):
-    """Add the transposed twin of every off-diagonal entry of a symmetric file."""
-    off = coords[:, 0] != coords[:, 1]
+    """Add the transposed twin of every off-diagonal entry of a symmetric file (coordinates
+    as rows of ``coords``)."""
+    (rows, cols), values = _mirrored_columns(coords[:, 0], coords[:, 1], values, symmetry)
+    return np.column_stack([rows, cols]), values
+
+
+def _mirrored_columns(rows, cols, values, symmetry):
+    """Add the transposed twin of every off-diagonal entry of a symmetric file (coordinates
+    as the columns ``rows`` and ``cols``)."""
+    off = rows != cols
     return (
-        np.concatenate([coords, coords[off][:, ::-1]]),
+        [np.concatenate([rows, cols[off]]), np.concatenate([cols, rows[off]])],
         np.concatenate([values, _twin_values(values[off], symmetry)]),
     )
 

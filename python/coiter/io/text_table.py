@@ -13,7 +13,7 @@ import mmap
 import os
 import re
 import warnings
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
@@ -22,11 +22,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import _core
-from ..creation import from_coords
+from ..dtypes import value_dtype
 from ..errors import FormatError, ParseError, ShapeError
-from ..formats import FormatLike
+from ..formats import FormatLike, as_format
 from ..progress import SMALL_FILE_BYTES, Progress, progress
-from ..tensor import Tensor
+from ..tensor import Tensor, pack
 
 # Rows written (or values formatted) per chunk: bounds the memory of the text being built.
 _WRITE_CHUNK = 100_000
@@ -37,7 +37,7 @@ _PROGRESS_LINES = 65_536
 # without a bar is parsed in one block, so its columns need no concatenation.
 _BLOCK_BYTES = 64 << 20
 # The fields the core's parser reads (one token each; a complex number in one token is not).
-_NATIVE_FIELDS = ("int64", "uint64", "float64")
+_NATIVE_FIELDS = ("int32", "int64", "uint64", "float64")
 
 
 def _open_text(path, mode="r"):
@@ -76,11 +76,28 @@ def _tensor_of_entries(
     shape: tuple[int, ...],
     format: FormatLike,
 ) -> Tensor:
-    """The tensor holding a file's entries. Packing refuses a declared size too large for
-    the format (a dense level over a huge mode, or the pos array under it); the error then
-    names the file as well as the level and array."""
+    """The tensor holding a file's entries, from their coordinates as rows of ``coords``."""
+    return _tensor_of_columns(
+        path, [coords[:, m] for m in range(coords.shape[1])], values, shape, format
+    )
+
+
+def _tensor_of_columns(
+    path: str,
+    columns: Sequence[NDArray[Any]],
+    values: NDArray[Any],
+    shape: tuple[int, ...],
+    format: FormatLike,
+) -> Tensor:
+    """The tensor holding a file's entries, from one column of 0-based coordinates per mode
+    (int32 or int64, checked against ``shape`` by the packing). Packing refuses a declared
+    size too large for the format (a dense level over a huge mode, or the pos array under
+    it); the error then names the file as well as the level and array."""
     try:
-        return from_coords(coords, values, shape, format=format)
+        fmt = as_format(format, len(shape))
+        values = values.astype(value_dtype(values.dtype), copy=False)
+        # The columns are this read's own: the tensor keeps them rather than copies.
+        return pack(fmt, shape, columns, values, adopt=True)
     except ShapeError as error:
         raise ShapeError(
             f'{path}: {error}; format="coo" stores only the file\'s entries'
@@ -106,15 +123,31 @@ class _Body:
     first_line: int  # 1-based number of the first line that may hold data
     columns: tuple[tuple[str, Any], ...]  # ((label, dtype), ...) of the fields of a data line
     comment: str  # text from this character on is a comment
+    # Per field, a number subtracted from the (signed integer) values as they are parsed; ()
+    # for none. A narrowed (int32) coordinate field is only trusted once the table's extremes
+    # show that its values fit.
+    bases: tuple[int, ...] = ()
+
+    def plain(self) -> "_Body":
+        """This body with every integer field parsed as int64 and no bases: the values as the
+        file writes them, which the line-by-line checks report."""
+        columns = tuple(
+            (label, np.dtype(np.int64) if dtype == np.int32 else dtype)
+            for label, dtype in self.columns
+        )
+        return _Body(self.path, self.first_line, columns, self.comment)
 
 
 @dataclass(frozen=True)
 class _Table:
     """The fields of a body's data lines: ``table[label]`` is one column, ``len(table)`` the
-    number of data lines."""
+    number of data lines, ``table.extremes[label]`` the least and greatest value of a signed
+    integer field as the file writes it (before its base is subtracted; (0, -1) when there
+    are no lines)."""
 
     columns: dict[str, NDArray[Any]]
     rows: int
+    extremes: dict[str, tuple[int, int]]
 
     def __getitem__(self, label: str) -> NDArray[Any]:
         return self.columns[label]
@@ -171,12 +204,14 @@ def _parsed_table(
     are a piece of the body whose line numbers are unknown, so a malformed line is found again
     in the file to be named."""
     fields = [dtype.name for _, dtype in body.columns]
+    bases = list(body.bases) or None
     parts: list[list[NDArray[Any]]] = [[] for _ in fields]
+    extremes: dict[str, tuple[int, int]] = {}
     line_ends = 0  # in the blocks before this one
     for block in blocks:
         skip = max(0, (skip_lines or 0) - line_ends)
-        columns, block_line_ends, bad_line, bad_text = _core.parse_text_entries(
-            block, fields, body.comment, skip
+        columns, block_line_ends, bad_line, bad_text, block_extremes = _core.parse_text_entries(
+            block, fields, body.comment, skip, bases
         )
         if bad_line:
             if skip_lines is None:
@@ -184,6 +219,10 @@ def _parsed_table(
             _raise_line_problem(body, line_ends + bad_line, bad_text.decode("latin-1"))
         for part, column in zip(parts, columns):
             part.append(column)
+        for (label, _), pair in zip(body.columns, block_extremes):
+            if pair is not None and len(columns[0]):
+                low, high = extremes.get(label, pair)
+                extremes[label] = (min(low, pair[0]), max(high, pair[1]))
         line_ends += block_line_ends
         if bar is not None:
             bar.update(len(block))
@@ -192,7 +231,13 @@ def _parsed_table(
         for part, (_, dtype) in zip(parts, body.columns)
     ]
     rows = len(arrays[0]) if arrays else 0
-    return _Table({label: array for (label, _), array in zip(body.columns, arrays)}, rows)
+    table = {label: array for (label, _), array in zip(body.columns, arrays)}
+    return _Table(table, rows, _signed_extremes(body, extremes))
+
+
+def _signed_extremes(body: _Body, found: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+    """``found`` with (0, -1) for the signed integer fields it lacks (no entries)."""
+    return {label: found.get(label, (0, -1)) for label, dtype in body.columns if dtype.kind == "i"}
 
 
 def _mapped_blocks(stream: Any, block_bytes: int | None) -> Generator[memoryview, None, None]:
@@ -249,12 +294,20 @@ def _numpy_table(lines: Iterable[str], body: _Body) -> _Table:
             # A body without data lines is legal (an empty matrix); counts are checked later.
             warnings.filterwarnings("ignore", "loadtxt: input contained no data")
             table = np.loadtxt(
-                lines, dtype=np.dtype(list(body.columns)), comments=body.comment, ndmin=1
+                lines, dtype=np.dtype(list(body.plain().columns)), comments=body.comment, ndmin=1
             )
     except ValueError as error:
         _raise_malformed_line(body)
         raise ParseError(f"{body.path}: {error}", path=body.path) from error
-    return _Table({label: table[label] for label, _ in body.columns}, len(table))
+    columns: dict[str, NDArray[Any]] = {}
+    extremes: dict[str, tuple[int, int]] = {}
+    for position, (label, dtype) in enumerate(body.columns):
+        column = table[label]
+        if dtype.kind == "i" and len(column):
+            extremes[label] = (int(column.min()), int(column.max()))
+        base = body.bases[position] if body.bases else 0
+        columns[label] = (column - base if base else column).astype(dtype, copy=False)
+    return _Table(columns, len(table), _signed_extremes(body, extremes))
 
 
 def _reported_lines(stream: Iterable[str], bar: Progress, size: int | None) -> Iterator[str]:
@@ -296,6 +349,7 @@ def _raise_line_problem(body: _Body, number: int, text: str) -> None:
 
 def _check_line(body, number, fields):
     """Raise a ParseError naming what is wrong with the ``fields`` of data line ``number``."""
+    body = body.plain()  # the file's own syntax: a narrowed field is parsed as an int64
     labels = ", ".join(label for label, _ in body.columns)
     if len(fields) != len(body.columns):
         raise _parse_error(
