@@ -215,8 +215,8 @@ std::vector<int64_t> Format::levelExtents(const std::vector<int64_t>& shape) con
 }
 
 bool Format::isAllDense() const {
-  return !hasDerivedLevels() && std::all_of(levels_.begin(), levels_.end(),
-                                            [](const LevelTypePtr& l) { return l->kind() == LevelKind::Dense; });
+  return !hasDerivedLevels() &&
+         std::all_of(levels_.begin(), levels_.end(), [](const LevelTypePtr& l) { return l->properties().full; });
 }
 
 bool Format::holdsDuplicates() const {

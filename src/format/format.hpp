@@ -44,7 +44,8 @@ class Format {
   // Whether some non-unique level has only branchless levels below it, so the format can
   // hold duplicate coordinates (COO).
   bool holdsDuplicates() const;
-  // Whether every level is dense and none is derived: a dense array, with no unstored zeros.
+  // Whether every level is full (dense: every coordinate under every parent) and none is
+  // derived: a dense array, with no unstored zeros.
   bool isAllDense() const;
   // Why a kernel cannot compute a result in this format, or "" when it can: levels located
   // (dense), appended (compressed, singleton below an appended level) or inserted (hashed;

@@ -127,7 +127,7 @@ Format inferResultFormat(const std::vector<std::string>& resultIndices, const Ex
       int mode = static_cast<int>(std::find(a->indices.begin(), a->indices.end(), first) - a->indices.begin());
       const auto& modes = f.modeOrder();
       int level = static_cast<int>(std::find(modes.begin(), modes.end(), mode) - modes.begin());
-      if (f.levels()[level]->kind() == LevelKind::Dense) return lettered('d', 's', order);
+      if (f.levels()[level]->properties().full) return lettered('d', 's', order);  // a dense level
     }
   }
   return lettered('s', 's', order);
