@@ -209,6 +209,7 @@ def pack(
     values: NDArray[Any],
     sum_duplicates: bool = ...,
     index_bits: _Int = ...,
+    adopt: bool = ...,
 ) -> TensorStorage: ...
 def from_arrays(
     format: Format,
@@ -230,9 +231,6 @@ def parse_text_entries(
     skip_lines: _Int,
     bases: Sequence[_Int] | None = None,
 ) -> tuple[list[NDArray[Any]], int, int, bytes, list[tuple[int, int] | None]]: ...
-def pack_parsed(
-    format: Format, shape: Sequence[_Int], coords: Sequence[NDArray[Any]], values: NDArray[Any]
-) -> TensorStorage: ...
 
 # runtime
 def get_num_threads() -> int: ...

@@ -973,12 +973,9 @@ def pack(
         entries, f"packing {fmt}", "entries", small=entries < _PACK_PROGRESS_ENTRIES
     ) as bar:
         extents = [int(e) for e in shape]
-        if adopt:
-            if not sum_duplicates or index_bits != 32:
-                raise ValueError("pack(adopt=True) sums duplicates at index_bits=32")
-            storage = _core.pack_parsed(fmt, extents, coordinates, values)
-        else:
-            storage = _core.pack(fmt, extents, coordinates, values, sum_duplicates, index_bits)
+        if adopt and (not sum_duplicates or index_bits != 32):
+            raise ValueError("pack(adopt=True) sums duplicates at index_bits=32")
+        storage = _core.pack(fmt, extents, coordinates, values, sum_duplicates, index_bits, adopt)
         bar.update(entries)
     return Tensor(storage, name)
 

@@ -11,7 +11,6 @@
 
 #include "bindings/numpy_buffer.hpp"
 #include "runtime/parallel_runtime.hpp"
-#include "storage/pack.hpp"
 #include "storage/text_entries.hpp"
 #include "util/errors.hpp"
 
@@ -75,21 +74,6 @@ py::tuple parseTextEntries(const py::buffer& text, const std::vector<std::string
   return py::make_tuple(parsed, entries->lineEnds(), entries->badLine(), py::bytes(entries->badText()), extremes);
 }
 
-// Packs the columns a reader parsed, which nothing else holds: the tensor keeps them as its
-// arrays where packing leaves them as they are (sorted input), instead of copying them.
-std::shared_ptr<TensorStorage> packParsed(const Format& format, const std::vector<int64_t>& shape,
-                                          const std::vector<py::array>& coords, const py::array& values) {
-  PackRequest r;
-  r.format = format;
-  r.shape = shape;
-  for (size_t m = 0; m < coords.size(); ++m)
-    r.modeCoords.push_back(borrowArray(coords[m], "coordinates of mode " + std::to_string(m)));
-  r.values = borrowArray(values, "values");
-  r.adoptInputs = true;
-  py::gil_scoped_release nogil;
-  return packCoordinates(r);
-}
-
 }  // namespace
 
 void bindIo(py::module_& m) {
@@ -121,9 +105,6 @@ tuple
     text, and per field the ``(least, greatest)`` value parsed (before the base is subtracted;
     ``(0, -1)`` when there are no entries) of a signed integer field, None for the others.
 )");
-  m.def("pack_parsed", &packParsed, py::arg("format"), py::arg("shape"), py::arg("coords"), py::arg("values"),
-        "Packs the coordinates (one array per mode) and values a reader parsed into a tensor of the given format, "
-        "summing duplicates; the arrays are given up: the tensor may keep them instead of copies.");
 }
 
 }  // namespace coiter::bindings

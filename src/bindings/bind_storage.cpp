@@ -33,7 +33,7 @@ py::list levelParameters(const TensorStorage& t) {
 
 std::shared_ptr<TensorStorage> pack(const Format& format, const std::vector<int64_t>& shape,
                                     const std::vector<py::array>& coords, const py::array& values, bool sumDuplicates,
-                                    int indexBits) {
+                                    int indexBits, bool adopt) {
   PackRequest r;
   r.format = format;
   r.shape = shape;
@@ -42,6 +42,7 @@ std::shared_ptr<TensorStorage> pack(const Format& format, const std::vector<int6
   r.values = borrowArray(values, "values");
   r.sumDuplicates = sumDuplicates;
   r.indexBits = indexBits;
+  r.adoptInputs = adopt;
   py::gil_scoped_release nogil;
   return packCoordinates(r);
 }
@@ -262,8 +263,10 @@ void bindStorage(py::module_& m) {
       .def("element", &element);
 
   m.def("pack", &pack, py::arg("format"), py::arg("shape"), py::arg("coords"), py::arg("values"),
-        py::arg("sum_duplicates") = true, py::arg("index_bits") = 32,
-        "Packs coordinates (one array per mode) and values into a tensor of the given format.");
+        py::arg("sum_duplicates") = true, py::arg("index_bits") = 32, py::arg("adopt") = false,
+        "Packs coordinates (one array per mode) and values into a tensor of the given format; with adopt, "
+        "the arrays are given up (nothing else holds them, as a reader's parsed columns): the tensor may "
+        "keep them instead of copies.");
   m.def("wrap_dense", &wrapDense, py::arg("array"), py::arg("format") = py::none(),
         "A dense tensor reading the array in place; SignatureError if it needs converting.");
   m.def("wrap_scipy", &wrapScipy, py::arg("matrix"), py::arg("for_kernel_call") = false,
