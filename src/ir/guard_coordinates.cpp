@@ -237,23 +237,10 @@ class RowLoopCoordinates : public IRVisitor {
  private:
   // Declared values (followed when they are never assigned) and what the body writes.
   void collectDefinitions(const Stmt& s) {
-    if (!s) return;
-    switch (s->kind) {
-      case StmtKind::Declare:
-        if (as<DeclareNode>(s).init) definitions_[as<DeclareNode>(s).var.get()] = as<DeclareNode>(s).init;
-        return;
-      case StmtKind::Assign: written_.insert(as<AssignNode>(s).var.get()); return;
-      case StmtKind::Store: written_.insert(as<StoreNode>(s).buffer.get()); return;
-      case StmtKind::AtomicUpdate: written_.insert(as<AtomicUpdateNode>(s).buffer.get()); return;
-      case StmtKind::Allocate: written_.insert(as<AllocateNode>(s).buffer.get()); return;
-      case StmtKind::Free: written_.insert(as<FreeNode>(s).buffer.get()); return;
-      case StmtKind::Grow: written_.insert(as<GrowNode>(s).buffer.get()); return;
-      case StmtKind::Call:  // runtime functions write through their pointer arguments
-        for (const Expr& a : as<CallNode>(s).args) {
-          if (a->kind == ExprKind::VarRef) written_.insert(as<VarRefNode>(a).var.get());
-        }
-        return;
-      default: break;
+    if (!s || forEachWrite(s, [this](const VarNode* v) { written_.insert(v); })) return;
+    if (s->kind == StmtKind::Declare) {
+      if (as<DeclareNode>(s).init) definitions_[as<DeclareNode>(s).var.get()] = as<DeclareNode>(s).init;
+      return;
     }
     forEachChildStmt(s, [this](const Stmt& child) { collectDefinitions(child); });
   }

@@ -440,6 +440,32 @@ void forEachChildStmt(const Stmt& s, Visit&& visit) {
   }
 }
 
+// Calls write(v) on each variable or buffer statement `s` itself writes: an assigned variable;
+// a buffer stored into, updated atomically, allocated, freed or grown (and the grown array's
+// capacity); a runtime call's pointer arguments (the functions write through them). Returns
+// whether `s` is such a statement; declarations, loops and blocks are left to the caller (what
+// they mean, a definition or a write, depends on the analysis).
+template <typename Write>
+bool forEachWrite(const Stmt& s, Write&& write) {
+  switch (s->kind) {
+    case StmtKind::Assign: write(as<AssignNode>(s).var.get()); return true;
+    case StmtKind::Store: write(as<StoreNode>(s).buffer.get()); return true;
+    case StmtKind::AtomicUpdate: write(as<AtomicUpdateNode>(s).buffer.get()); return true;
+    case StmtKind::Allocate: write(as<AllocateNode>(s).buffer.get()); return true;
+    case StmtKind::Free: write(as<FreeNode>(s).buffer.get()); return true;
+    case StmtKind::Grow:
+      write(as<GrowNode>(s).buffer.get());
+      write(as<GrowNode>(s).capacity.get());
+      return true;
+    case StmtKind::Call:
+      for (const Expr& a : as<CallNode>(s).args) {
+        if (a->kind == ExprKind::VarRef) write(as<VarRefNode>(a).var.get());
+      }
+      return true;
+    default: return false;
+  }
+}
+
 // The buffers `s` allocates (Allocate statements anywhere inside), each once, in the order of
 // their first Allocate: what an allocation failure must free (ir.hpp, AllocateNode).
 std::vector<Var> allocatedBuffers(const Stmt& s);

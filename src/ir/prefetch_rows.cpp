@@ -17,26 +17,12 @@ using VarSet = std::unordered_set<const VarNode*>;
 // Variables `s` writes (assigns, declares, loops over, allocates or grows) and buffers it
 // stores into: a value read from them at a later iteration is not known here.
 void collectWritten(const Stmt& s, VarSet& out) {
-  if (!s) return;
-  switch (s->kind) {
-    case StmtKind::Declare: out.insert(as<DeclareNode>(s).var.get()); return;
-    case StmtKind::Assign: out.insert(as<AssignNode>(s).var.get()); return;
-    case StmtKind::Store: out.insert(as<StoreNode>(s).buffer.get()); return;
-    case StmtKind::AtomicUpdate: out.insert(as<AtomicUpdateNode>(s).buffer.get()); return;
-    case StmtKind::Call:  // runtime functions write through their pointer arguments
-      for (const Expr& a : as<CallNode>(s).args) {
-        if (a->kind == ExprKind::VarRef) out.insert(as<VarRefNode>(a).var.get());
-      }
-      return;
-    case StmtKind::For: out.insert(as<ForNode>(s).var.get()); break;
-    case StmtKind::Allocate: out.insert(as<AllocateNode>(s).buffer.get()); return;
-    case StmtKind::Free: out.insert(as<FreeNode>(s).buffer.get()); return;
-    case StmtKind::Grow:
-      out.insert(as<GrowNode>(s).buffer.get());
-      out.insert(as<GrowNode>(s).capacity.get());
-      return;
-    default: break;
+  if (!s || forEachWrite(s, [&](const VarNode* v) { out.insert(v); })) return;
+  if (s->kind == StmtKind::Declare) {
+    out.insert(as<DeclareNode>(s).var.get());
+    return;
   }
+  if (s->kind == StmtKind::For) out.insert(as<ForNode>(s).var.get());
   forEachChildStmt(s, [&](const Stmt& child) { collectWritten(child, out); });
 }
 
