@@ -27,7 +27,7 @@ from . import _core
 from .conversion import as_operand
 from .creation import wrap_dense
 from .elementwise import elementwise
-from .errors import CompileError, ShapeError
+from .errors import ShapeError
 from .evaluate import choose_kernel
 from .format_inference import check_dense_size, default_sparse_format, infer_result_format
 from .formats import Format, as_format, is_all_dense
@@ -84,13 +84,12 @@ class _Placeholder:
 
 class LazyDefinition:
     """The expression a lazy tensor computes: ``out(variables) = rhs``, ``rhs`` over tensors,
-    with its lazy operands inlined; ``step`` is the same over the operands themselves, computed
-    instead when the fused expression does not compile."""
+    with its lazy operands inlined."""
 
-    __slots__ = ("variables", "rhs", "step", "depth", "sums", "sparse_accesses", "_signature")
+    __slots__ = ("variables", "rhs", "depth", "sums", "sparse_accesses", "_signature")
 
-    def __init__(self, variables, rhs, step):
-        self.variables, self.rhs, self.step = tuple(variables), rhs, step
+    def __init__(self, variables, rhs):
+        self.variables, self.rhs = tuple(variables), rhs
         self.depth = _depth(rhs)
         used = {v for a in accesses(rhs) for v in a.indices}
         self.sums = bool(used - set(self.variables))  # a contraction or reduction
@@ -245,7 +244,7 @@ def lazy(shape, variables, rhs, step_rhs, format=None, dtype=None):
     format and dtype are inferred from it, as if every step were computed on its own (and
     remembered by its signature: inference costs more than a small kernel's call)."""
     variables = list(variables)
-    definition = LazyDefinition(variables, rhs, step_rhs)
+    definition = LazyDefinition(variables, rhs)
     if dtype is None or format is None:
         text, tensors = definition.signature(step_rhs)
         key = (text, tuple((t.format, t.dtype) for t in tensors))
@@ -297,21 +296,12 @@ def _remember(table, key, value):
 
 
 def run(tensor):
-    """Compute the lazy ``tensor``; returns the computed storage."""
+    """Compute the lazy ``tensor``; returns the computed storage. The fused expression always
+    compiles (every expression over every stored format does); a ``CompileError`` here is a
+    compiler bug and surfaces as one."""
     definition = tensor._lazy
-    try:
-        return _run(tensor, definition.rhs)
-    except CompileError:
-        if definition.step is definition.rhs:
-            raise
-    # The fused expression does not compile (a combination the compiler cannot iterate yet):
-    # each lazy operand is computed by its own kernel when this one reads it.
-    return _run(tensor, definition.step)
-
-
-def _run(tensor, rhs):
-    variables = tensor._lazy.variables
-    text, tensors = tensor._lazy.signature(rhs)
+    rhs, variables = definition.rhs, definition.variables
+    text, tensors = definition.signature(rhs)
     key = (text, tuple((t.format, t.dtype) for t in tensors), tensor.format, tensor.dtype)
     operands = {f"t{k}": t for k, t in enumerate(tensors)}
     chosen = _recall(_kernels, key)
