@@ -112,10 +112,24 @@ REFUSED = [
     ),
     (
         SPMV,
-        {"A": "csr"},
+        {"A": "dense"},
+        "fuse(i,j,f);split(f,f0,f1,4);reorder(f1,f0)",
+        "cpu",
+        "a strided walk visits coordinates or stored positions, not the fused loop 'f'",
+    ),
+    (
+        "C(i,j) = A(i,j) * D(i,j)",
+        {"A": "csr", "D": "dense", "C": "csr"},
         "pos(j,jp,A(i,j));split(jp,jp0,jp1,4);reorder(i,jp1,jp0)",
         "cpu",
-        "a strided walk visits coordinates, not the positions or fused loops 'jp' iterates",
+        "a strided walk cannot append to the sparse result C",
+    ),
+    (
+        SPMV,
+        {"A": "csr", "x": "s"},
+        "pos(j,jp,A(i,j));split(jp,jp0,jp1,4);reorder(i,jp1,jp0)",
+        "cpu",
+        r"pos\(j,jp,A\(i,j\)\): x is sparse over 'j' and cannot be located at A's positions",
     ),
     (
         "C(i,j) = A(i,j) * D(i,j)",
@@ -350,6 +364,7 @@ LEGAL = [
         "cpu",
     ),
     (SPMV, {"A": "csr"}, "split(i,i0,i1,32);parallelize(i0,cpu_thread,no_races)", "cpu"),
+    (SPMV, {"A": "csr"}, "pos(j,jp,A(i,j));split(jp,jp0,jp1,4);reorder(i,jp1,jp0)", "cpu"),
     (
         SPMV,
         {"A": "csr"},
@@ -450,6 +465,11 @@ def test_every_legal_answer_compiles_and_computes():
         "split(i,i0,i1,4);reorder(i1,i0)",
         "split(i,i0,i1,4);reorder(i1,i0);parallelize(i1,cpu_thread,no_races)",
         "split(i,i0,i1,3);split(j,j0,j1,2);reorder(i1,i0,j0,j1)",
+        # strided walks over stored positions, of one row and of the fused loops
+        "pos(j,jp,A(i,j));split(jp,jp0,jp1,2);reorder(i,jp1,jp0)",
+        "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,4);reorder(fp1,fp0)",
+        "fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,4);reorder(fp1,fp0);"
+        "parallelize(fp1,cpu_thread,atomics)",
     ]:
         problem = ct.schedule_problem(SPMV, schedule, formats={"A": "csr"})
         if problem is not None:

@@ -366,6 +366,14 @@ GPU_ON_CPU = {
         "split(k,thread,thread_col,32);reorder(block,warp,warp_row,thread,thread_col,j);"
         "parallelize(block,CPUThread,NoRaces)",
     ),
+    # scheduleSpMVRowsGPU: a thread's offset outside the blocks of A's positions it visits
+    # within a row (a strided walk over positions).
+    "spmv_rows": (
+        spmv,
+        "split(i,block,block_row,256);split(block_row,warp_row,warp,8);pos(j,jpos,A(i,j));"
+        "split(jpos,thread_nz,thread,32);reorder(block,warp,warp_row,thread,thread_nz);"
+        "parallelize(block,CPUThread,NoRaces)",
+    ),
 }
 
 
@@ -381,21 +389,14 @@ REFUSED = {
         "parallelize(block,CPUThread,Atomics)",
         "positions of more than two fused loops are not supported",
     ),
-    # scheduleSpMVRowsGPU and scheduleSpMSpVGPU walk positions strided: a split's inner loop
-    # over positions outside its outer loop.
-    "gpu_spmv_rows": (
-        spmv,
-        "split(i,block,block_row,256);split(block_row,warp_row,warp,8);pos(j,jpos,A(i,j));"
-        "split(jpos,thread_nz,thread,32);reorder(block,warp,warp_row,thread,thread_nz);"
-        "parallelize(block,CPUThread,NoRaces)",
-        "a strided walk visits coordinates, not the positions or fused loops 'jpos' iterates",
-    ),
+    # scheduleSpMSpVGPU walks the positions of the fused loops strided, as spmv_rows does, but
+    # its vector x is sparse: it cannot be located at A's positions.
     "gpu_spmspv": (
         spmspv,
         "reorder(j,i);fuse(j,i,f);pos(f,fpos,A(i,j));split(fpos,block,fpos_block,4096);"
         "split(fpos_block,fpos_thread,thread,512);reorder(block,thread,fpos_thread);"
         "parallelize(block,CPUThread,Atomics)",
-        "a strided walk visits coordinates, not the positions or fused loops 'fpos' iterates",
+        r"pos\(f,fpos,A\(i,j\)\): x is sparse over 'j' and cannot be located at A's positions",
     ),
     "gpu_mttkrp": (
         mttkrp,

@@ -5,6 +5,9 @@
 // sparse level finds the positions of [lo, hi) by binary search. The last block is shorter
 // when the block size does not divide the extent (the tail). A bound fixes a loop's extent at
 // compile time, checked when the kernel starts.
+#include <optional>
+#include <utility>
+
 #include "lower/index_exprs.hpp"
 #include "lower/lowerer.hpp"
 #include "util/errors.hpp"
@@ -12,6 +15,33 @@
 namespace coiter::lower {
 
 using namespace ir;
+
+namespace {
+
+// map[key] = value while this lives; then the entry before (or none) again.
+template <typename Map>
+class ScopedEntry {
+ public:
+  ScopedEntry(Map& map, const typename Map::key_type& key, typename Map::mapped_type value) : map_(map), key_(key) {
+    if (auto it = map_.find(key_); it != map_.end()) saved_ = it->second;
+    map_.insert_or_assign(key_, std::move(value));
+  }
+  ~ScopedEntry() {
+    if (saved_)
+      map_.insert_or_assign(key_, *saved_);
+    else
+      map_.erase(key_);
+  }
+  ScopedEntry(const ScopedEntry&) = delete;
+  ScopedEntry& operator=(const ScopedEntry&) = delete;
+
+ private:
+  Map& map_;
+  typename Map::key_type key_;
+  std::optional<typename Map::mapped_type> saved_;
+};
+
+}  // namespace
 
 Lowerer::Interval Lowerer::intervalOf(const std::string& root, const std::string& loopVar) const {
   auto it = intervals_.find(root);
@@ -75,6 +105,22 @@ Stmt Lowerer::lowerBlockLoop(const cin::ForallNode& f, const schedule::IndexRela
     // offset the inner loop is at in every block.
     Expr blockStart = binary(BinaryOp::Add, lo, binary(BinaryOp::Mul, ir::ref(block), size));
     Expr at = binary(BinaryOp::Add, blockStart, offset->second);
+    const schedule::IndexRelation* own = scheduled_.relationOf(root);
+    if (own && own->kind == schedule::RelationKind::Pos && own->bounded == root) {
+      // Over stored positions: the loop over the root's positions, restricted to the one at
+      // that offset (none past the segment's end), binds the coordinates of its entry.
+      ParallelStateGuard parallelState(*this);
+      ParallelPlan plan = planLoop(f, root, true);
+      Stmt inner;
+      {
+        ScopedEntry one(intervals_, root,
+                        Interval{at, binary(BinaryOp::Min, binary(BinaryOp::Add, at, intLit(1)), hiEnd), true});
+        inner = lowerPositionLoop(cin::ForallNode(root, f.body), *own);
+      }
+      if (!inner) return nullptr;
+      out.push_back(plan.around(forLoop(block, intLit(0), blocks, inner, plan.schedule)));
+      return ir::block(std::move(out));
+    }
     Var coordinate = makeVar(freshName(root), kIndex);
     std::vector<Stmt> visit;
     std::map<const AccessNode*, int> before;
@@ -108,17 +154,14 @@ Stmt Lowerer::lowerBlockLoop(const cin::ForallNode& f, const schedule::IndexRela
 
   ParallelStateGuard parallelState(*this);
   ParallelPlan plan = planLoop(f, root, true);
-  auto savedInterval =
-      intervals_.find(root) != intervals_.end() ? std::optional<Interval>(intervals_[root]) : std::nullopt;
-  intervals_[root] = Interval{ir::ref(blockLo), ir::ref(blockHi), true};
-  // (The block loop is not an open loop of `root`: the inner loop is, for assembly checks.)
-  openBlocks_.insert(&r);
-  Stmt inner = lowerStmt(f.body);
-  openBlocks_.erase(&r);
-  if (savedInterval)
-    intervals_[root] = *savedInterval;
-  else
-    intervals_.erase(root);
+  Stmt inner;
+  {
+    ScopedEntry restricted(intervals_, root, Interval{ir::ref(blockLo), ir::ref(blockHi), true});
+    // (The block loop is not an open loop of `root`: the inner loop is, for assembly checks.)
+    openBlocks_.insert(&r);
+    inner = lowerStmt(f.body);
+    openBlocks_.erase(&r);
+  }
   if (!inner) return nullptr;
   body.push_back(inner);
   out.push_back(plan.around(forLoop(block, intLit(0), blocks, ir::block(std::move(body)), plan.schedule)));

@@ -197,33 +197,45 @@ class Checker {
 
   // A split's inner loop outside its outer loop (TACO's GPU schedules put a thread's offset
   // outside the blocks it visits) walks the offsets within a block, and the outer loop inside
-  // it visits the coordinate at that offset in every block: a strided walk, which reaches
-  // every operand by locate.
+  // it visits the coordinate, or the stored position, at that offset in every block: a strided
+  // walk. Over coordinates it reaches every operand by locate; over positions it is the loop
+  // over those positions restricted to one of them (positionLoop's conditions).
   void stridedLoop(const cin::ForallNode& f, const IndexRelation& r) {
     std::string command = "schedule: loop '" + f.var + "' iterates inside one block of '" + r.outer + "' (" +
                           r.toString() + ") but is outside that loop";
     std::string root = s_.rootOf(r.parent);
     if (r.kind != RelationKind::Split) fail(command + "; a divide's blocks are sized only inside its outer loop");
-    if (s_.isDerived(root)) {
-      fail(command + "; a strided walk visits coordinates, not the positions or fused loops '" + root + "' iterates");
+    const IndexRelation* positions = positionsBounding(root);
+    if (s_.isDerived(root) && !positions) {
+      fail(command + "; a strided walk visits coordinates or stored positions, not the fused loop '" + root + "'");
     }
-    if (auto sparse = sparseOver({root}, nullptr)) {
-      fail(command + "; a strided walk locates every operand, but " + sparse->first->tensor->name +
-           " is sparse over '" + root + "'");
-    }
-    for (const AccessNode* acc : accesses_) {
-      // (Levels of blocks or diagonals would need the coordinate mapped to them, in order.)
-      if (contains(acc->indices, root) && acc->tensor->format.hasDerivedLevels()) {
-        fail(command + "; a strided walk locates every operand, but " + acc->tensor->name +
-             " stores blocks or diagonals of '" + root + "'");
+    std::vector<std::string> visited = positions ? s_.boundVariables(positions->parent) : std::vector{root};
+    if (!positions) {
+      if (auto sparse = sparseOver({root}, nullptr)) {
+        fail(command + "; a strided walk locates every operand, but " + sparse->first->tensor->name +
+             " is sparse over '" + root + "'");
+      }
+      for (const AccessNode* acc : accesses_) {
+        // (Levels of blocks or diagonals would need the coordinate mapped to them, in order.)
+        if (contains(acc->indices, root) && acc->tensor->format.hasDerivedLevels()) {
+          fail(command + "; a strided walk locates every operand, but " + acc->tensor->name +
+               " stores blocks or diagonals of '" + root + "'");
+        }
       }
     }
-    if (writesResult(f.body) && groupEndingAt(root) >= 0) {
+    bool appends =
+        std::any_of(visited.begin(), visited.end(), [&](const std::string& v) { return groupEndingAt(v) >= 0; });
+    if (writesResult(f.body) && appends) {
       fail(command + "; a strided walk cannot append to the sparse result " + result_->name);
     }
-    // Nothing between the two reads the root: the outer loop binds it.
+    // Nothing between the two reads what the walk visits: the outer loop binds it.
     bool outerInside = false;
-    if (readsOutside(f.body, r, root, outerInside) || !outerInside) {
+    bool readsBetween = readsOutside(f.body, r, root, outerInside);
+    for (const std::string& v : visited) {
+      bool found = false;
+      readsBetween = readsBetween || readsOutside(f.body, r, v, found);
+    }
+    if (readsBetween || !outerInside) {
       fail(command + "; its outer loop must be nested inside it, and nothing outside that loop may use '" + root + "'");
     }
     ParallelGuard guard(*this);
@@ -231,6 +243,12 @@ class Checker {
     strided_.insert(&r);
     stmt(f.body);
     strided_.erase(&r);
+  }
+
+  // The pos() relation whose position loop `root` is, if any.
+  const IndexRelation* positionsBounding(const std::string& root) const {
+    const IndexRelation* own = s_.relationOf(root);
+    return own && own->kind == RelationKind::Pos && own->bounded == root ? own : nullptr;
   }
 
   // Whether `s` reads or writes a tensor at `root` outside the outer loop of `r`, which it
@@ -274,6 +292,11 @@ class Checker {
     if (strided_.count(&r)) {
       ParallelGuard guard(*this);
       tagged(f, root, true, false);
+      if (const IndexRelation* positions = positionsBounding(root)) {
+        const cin::ForallNode visit(root, f.body);  // the position loop, over one position
+        positionLoop(visit, *positions);
+        return;
+      }
       State saved = state();
       bound_.insert(root);
       resolveLocates();
@@ -284,8 +307,8 @@ class Checker {
       restore(saved);
       return;
     }
-    const IndexRelation* own = s_.relationOf(root);
-    if (!restricted_.count(root) && own && own->kind == RelationKind::Pos && own->bounded == root) positionLevel(*own);
+    const IndexRelation* own = positionsBounding(root);
+    if (!restricted_.count(root) && own) positionLevel(*own);
     ParallelGuard guard(*this);
     tagged(f, root, true, false);
     bool wasRestricted = !restricted_.insert(root).second;
