@@ -202,10 +202,10 @@ REFUSED = [
     ),
     (
         "y(i) = B(i,j,k) * c(k)",
-        {"B": "csf"},
+        {"B": "dds"},
         "fuse(j,k,jk);fuse(i,jk,f);pos(f,fp,B(i,j,k))",
         "cpu",
-        "positions of more than two fused loops are not supported",
+        "stored like CSR or CSF",
     ),
     (
         "y(i) = B(i,j,k) * c(k)",

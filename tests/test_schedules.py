@@ -696,6 +696,70 @@ def test_pos_split_spmv_with_empty_and_heavy_rows(fmt, threads, engine):
         ct.set_num_threads(previous)
 
 
+def _sparse_tensor(rng, shape, density):
+    """Random entries, with whole slices and fibres emptied so that segments of every level
+    are empty somewhere (the position loops must step over them)."""
+    dense = rng.random(shape) * (rng.random(shape) < density)
+    dense[rng.random(shape[0]) < 0.3] = 0
+    dense[:, rng.random(shape[1]) < 0.3] = 0
+    return dense
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    shape=st.tuples(st.integers(1, 9), st.integers(1, 8), st.integers(1, 10)),
+    density=st.floats(0.0, 0.6),
+    top=st.sampled_from(["d", "s"]),
+    block=st.integers(1, 30),
+    walk=st.sampled_from(["blocks", "strided", "parallel"]),
+    result=st.sampled_from(["ij", "i"]),
+    threads=st.sampled_from([1, 3]),
+    engine=st.sampled_from(ENGINES),
+    seed=st.integers(0, 2**16),
+)
+def test_positions_of_three_fused_loops(
+    shape, density, top, block, walk, result, threads, engine, seed
+):
+    # TTV over the nonzeros of a CSF tensor (dss) or one with stored rows (sss): the rows and
+    # fibres of each position are tracked (searched at a block's start, advanced at segment
+    # ends), and a sum over k is kept in a register until the fibre ends.
+    rng = np.random.default_rng(seed)
+    B = _sparse_tensor(rng, shape, density)
+    c = rng.random(shape[2])
+    schedule = f"fuse(j,k,jk);fuse(i,jk,f);pos(f,fp,B(i,j,k));split(fp,fp0,fp1,{block})"
+    if walk == "strided":
+        schedule += ";reorder(fp1,fp0)"
+    if walk == "parallel":
+        schedule += ";parallelize(fp0,cpu_thread,atomics)"
+    stmt = f"A({','.join(result)}) = B(i,j,k) * c(k)"
+    previous = ct.get_num_threads()
+    ct.set_num_threads(threads)
+    try:
+        kern = ct.compile(
+            stmt, formats={"B": top + "ss", "A": "dense"}, schedule=schedule, engine=engine
+        )
+        got = np.asarray(kern(B=ct.asarray(B, format=top + "ss"), c=c))
+    finally:
+        ct.set_num_threads(previous)
+    np.testing.assert_allclose(got, np.einsum(f"ijk,k->{result}", B, c), rtol=1e-12, atol=1e-14)
+
+
+def test_positions_of_four_fused_loops(engine):
+    rng = np.random.default_rng(31)
+    B = rng.random((6, 5, 7, 4)) * (rng.random((6, 5, 7, 4)) < 0.2)
+    B[2] = 0
+    C = rng.random((7, 3))
+    kern = ct.compile(
+        "A(i,j,n) = B(i,j,k,l) * C(k,n)",
+        formats={"B": "dsss", "A": "dense"},
+        schedule="reorder(i,j,k,l,n);fuse(k,l,kl);fuse(j,kl,jkl);fuse(i,jkl,f);pos(f,fp,B(i,j,k,l));"
+        "split(fp,fp0,fp1,5);parallelize(fp0,cpu_thread,atomics)",
+        engine=engine,
+    )
+    got = np.asarray(kern(B=ct.asarray(B, format="dsss"), C=C))
+    np.testing.assert_allclose(got, np.einsum("ijkl,kn->ijn", B, C), rtol=1e-12)
+
+
 def test_fused_dense_loops(engine):
     B = np.random.default_rng(13).random((30, 21))
     kern = ct.compile(

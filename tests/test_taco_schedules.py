@@ -103,12 +103,16 @@ def ttm(result="dense"):
     )
 
 
-def mttkrp(statement="A(i,j) = B(i,k,l) * C(k,j) * D(l,j)"):
+def mttkrp(statement="A(i,j) = B(i,k,l) * C(k,j) * D(l,j)", rank=35):
     rng = _rng(8)
     return (
         statement,
         {"B": "dss", "C": "dense", "D": "dense", "A": "dense"},
-        {"B": _sparse((51, 52, 61), 0.1, 8), "C": rng.random((52, 35)), "D": rng.random((61, 35))},
+        {
+            "B": _sparse((51, 52, 61), 0.1, 8),
+            "C": rng.random((52, rank)),
+            "D": rng.random((61, rank)),
+        },
         ("ikl,kj,lj->ij", ["B", "C", "D"]),
     )
 
@@ -366,6 +370,25 @@ GPU_ON_CPU = {
         "split(k,thread,thread_col,32);reorder(block,warp,warp_row,thread,thread_col,j);"
         "parallelize(block,CPUThread,NoRaces)",
     ),
+    # scheduleTTVGPU: positions of three fused loops over B (CSF), each thread's products
+    # precomputed into a workspace over its split's inner loop.
+    "ttv": (
+        ttv,
+        "fuse(j,k,jk);fuse(i,jk,f);pos(f,fpos,B(i,j,k));split(fpos,block,fpos1,2048);"
+        "split(fpos1,warp,fpos2,256);split(fpos2,thread,thread_nz,8);reorder(block,warp,thread,thread_nz);"
+        "precompute(B(i,j,k)*c(k),thread_nz,thread_nz_pre);unroll(thread_nz_pre,8);"
+        "parallelize(block,CPUThread,Atomics)",
+    ),
+    # scheduleMTTKRPGPU: the same over B(i,k,l), with the dense loop j walked strided between
+    # the blocks of positions and the positions themselves; its bound promises one block of 32
+    # columns (TACO's test rank).
+    "mttkrp": (
+        lambda: mttkrp(rank=32),
+        "reorder(i,k,l,j);fuse(k,l,kl);fuse(i,kl,f);pos(f,fpos,B(i,k,l));split(fpos,block,fpos1,128);"
+        "split(fpos1,warp,nnz,16);split(j,dense_val_unbounded,thread,32);"
+        "bound(dense_val_unbounded,dense_val,1,MaxExact);reorder(block,warp,dense_val,thread,nnz);"
+        "parallelize(block,CPUThread,Atomics)",
+    ),
     # scheduleSpMVRowsGPU: a thread's offset outside the blocks of A's positions it visits
     # within a row (a strided walk over positions).
     "spmv_rows": (
@@ -380,15 +403,6 @@ GPU_ON_CPU = {
 # -- TACO schedules coiter refuses, with the reason (docs/schedules.md, "TACO's schedules") -----
 
 REFUSED = {
-    # scheduleTTVGPU, scheduleTTMGPU, scheduleMTTKRPGPU fuse three loops before pos.
-    "gpu_ttv": (
-        ttv,
-        "fuse(j,k,jk);fuse(i,jk,f);pos(f,fpos,B(i,j,k));split(fpos,block,fpos1,2048);"
-        "split(fpos1,warp,fpos2,256);split(fpos2,thread,thread_nz,8);reorder(block,warp,thread,thread_nz);"
-        "precompute(B(i,j,k)*c(k),thread_nz,thread_nz_pre);unroll(thread_nz_pre,8);"
-        "parallelize(block,CPUThread,Atomics)",
-        "positions of more than two fused loops are not supported",
-    ),
     # scheduleSpMSpVGPU walks the positions of the fused loops strided, as spmv_rows does, but
     # its vector x is sparse: it cannot be located at A's positions.
     "gpu_spmspv": (
@@ -397,14 +411,6 @@ REFUSED = {
         "split(fpos_block,fpos_thread,thread,512);reorder(block,thread,fpos_thread);"
         "parallelize(block,CPUThread,Atomics)",
         r"pos\(f,fpos,A\(i,j\)\): x is sparse over 'j' and cannot be located at A's positions",
-    ),
-    "gpu_mttkrp": (
-        mttkrp,
-        "reorder(i,k,l,j);fuse(k,l,kl);fuse(i,kl,f);pos(f,fpos,B(i,k,l));split(fpos,block,fpos1,128);"
-        "split(fpos1,warp,nnz,16);split(j,dense_val_unbounded,thread,32);"
-        "bound(dense_val_unbounded,dense_val,1,MaxExact);reorder(block,warp,dense_val,thread,nnz);"
-        "parallelize(block,CPUThread,Atomics)",
-        "positions of more than two fused loops are not supported",
     ),
     # scheduleSDDMMCPU with TACO's CSR result: the vectorized loop over B's positions appends
     # to it (and the reduction loop j around that loop would append each entry once per j).

@@ -8,7 +8,10 @@
 // position crosses the end of its row (a while loop, as rows may be empty). That is for a
 // CSR-like access; for DCSR the search runs over the stored rows and the row's coordinate is
 // read from the top level's crd, and for COO every position has its own row coordinate (the
-// singleton level shares the top level's positions), so nothing is searched. The loop visits
+// singleton level shares the top level's positions), so nothing is searched. More fused loops
+// (fuse(j, k, jk); fuse(i, jk, f) over a CSF tensor) track the position of every level above
+// the iterated one the same way, each searched within the level below it and advanced when
+// the position below crosses the end of its segment. The loop visits
 // only A's stored entries, so the statement must be zero wherever A is; the other operands
 // are located by the bound coordinates.
 //
@@ -20,6 +23,7 @@
 // A fused loop without pos iterates the dense product space i × j.
 #include <algorithm>
 #include <cctype>
+#include <functional>
 
 #include "lower/index_exprs.hpp"
 #include "lower/lowerer.hpp"
@@ -48,7 +52,7 @@ Lowerer::PositionLevel Lowerer::positionLevel(const schedule::IndexRelation& r) 
   std::vector<std::string> bound = scheduled_.boundVariables(r.parent);
   auto at = std::find(state.levelVars.begin(), state.levelVars.end(), bound.back());
   out.level = static_cast<int>(at - state.levelVars.begin());
-  out.fused = bound.size() == 2;
+  out.fused = bound.size() >= 2;
   return out;
 }
 
@@ -60,7 +64,7 @@ Lowerer::Interval Lowerer::positionInterval(const schedule::IndexRelation& r) co
     const Var& rowPos = state.vars->pos(0);
     if (p.rowPerPosition())
       return {cast(kIndex, load(rowPos, intLit(0))), cast(kIndex, load(rowPos, intLit(1))), false};
-    return {cast(kIndex, load(pos, intLit(0))), cast(kIndex, load(pos, storedRows(p))), false};
+    return {cast(kIndex, load(pos, intLit(0))), cast(kIndex, load(pos, positionsOfLevel(p, p.level - 1))), false};
   }
   Expr parent = p.level == 0 ? intLit(0) : state.pos[p.level - 1];
   return {cast(kIndex, load(pos, parent)), cast(kIndex, load(pos, plusOne(parent))), false};
@@ -70,6 +74,11 @@ Expr Lowerer::storedRows(const PositionLevel& p) const {
   const TensorVars& vars = *accesses_.at(p.access).vars;
   if (p.denseRows()) return ir::ref(vars.extents[p.access->tensor->format.modeOrder()[0]]);
   return cast(kIndex, load(vars.pos(0), intLit(1)));  // DCSR: the rows stored in the top level
+}
+
+Expr Lowerer::positionsOfLevel(const PositionLevel& p, int k) const {
+  if (k == 0) return storedRows(p);
+  return cast(kIndex, load(accesses_.at(p.access).vars->pos(k), positionsOfLevel(p, k - 1)));
 }
 
 Expr Lowerer::denseResultPosition() const {
@@ -93,29 +102,37 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
   ParallelPlan plan = planLoop(f, r.bounded, true);
   Interval interval = intervalOf(r.bounded, f.var);
   std::vector<Stmt> out;
-  const Var& pos = vars.pos(level.level);
   Var p = makeVar(freshName("p" + vars.tensor->name + std::to_string(level.level + 1)), kIndex);
-  // The row: CSR and DCSR track the position of the row in the level above (for CSR the
-  // row itself) across the block; COO reads each position's row coordinate.
-  Var row;
-  Expr trackedRow;  // the tracked row's coordinate
-  bool tracksRow = level.fused && !level.rowPerPosition();
-  if (tracksRow) {
-    // The row of the block's first position: the first r with pos[r + 1] > lo, i.e. one
-    // less than the first q in [1, rows] with pos[q] >= lo + 1.
-    Expr q =
-        searchPosition(pos, intLit(1), plusOne(storedRows(level)), plusOne(interval.lo), bound[0] + "_search", out);
-    row = makeVar(freshName(level.denseRows() ? bound[0] : "p" + vars.tensor->name + "1"), kIndex);
-    out.push_back(declare(row, binary(BinaryOp::Sub, q, intLit(1))));
-    trackedRow = level.denseRows() ? ir::ref(row) : cast(kIndex, load(vars.crd(0), ir::ref(row)));
+  // The rows: CSR, DCSR and CSF track the position of each level above the iterated one (for
+  // a dense top level the row itself); COO reads each position's row coordinate.
+  int tracked = level.fused && !level.rowPerPosition() ? level.level : 0;  // levels 0 .. tracked - 1
+  std::vector<Var> row(tracked);
+  std::vector<Expr> trackedCoordinate(tracked);
+  {
+    // The position of level k holding the one below: the first q in [1, positions of level k]
+    // with pos_{k+1}[q] >= below + 1, less one (below: the block's first position, then the
+    // tracked position of the level under k).
+    Expr below = interval.lo;
+    for (int k = tracked - 1; k >= 0; --k) {
+      Expr q = searchPosition(vars.pos(k + 1), intLit(1), plusOne(positionsOfLevel(level, k)), plusOne(below),
+                              bound[k] + "_search", out);
+      bool dense = k == 0 && level.denseRows();
+      row[k] = makeVar(freshName(dense ? bound[0] : "p" + vars.tensor->name + std::to_string(k + 1)), kIndex);
+      out.push_back(declare(row[k], binary(BinaryOp::Sub, q, intLit(1))));
+      trackedCoordinate[k] = dense ? ir::ref(row[k]) : cast(kIndex, load(vars.crd(k), ir::ref(row[k])));
+      below = ir::ref(row[k]);
+    }
   }
+  auto bindTracked = [&] {
+    for (int k = 0; k < tracked; ++k) coords_[bound[k]] = trackedCoordinate[k];
+  };
   // Sum a row's products in a register when the body adds into a dense result entry that
   // depends on the row only.
   const cin::AssignNode* sum = nullptr;
   if (level.fused && f.body->kind == cin::StmtKind::Assign) {
     const auto& a = cin::as<cin::AssignNode>(f.body);
     const auto& lhs = a.lhs->indices;
-    bool rowOnly = std::find(lhs.begin(), lhs.end(), bound[1]) == lhs.end();
+    bool rowOnly = std::find(lhs.begin(), lhs.end(), bound.back()) == lhs.end();
     if (a.lhs->tensor == resultTensor_ && a.accumulate == &nt::addOp() && groups_.empty() && insertedLevel_ < 0 &&
         trailingDense_ < 0 && rowOnly) {
       sum = &a;
@@ -137,10 +154,17 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
       out.push_back(declare(current, intLit(-1)));
     }
   }
-  if (tracksRow) {
-    Expr ended = binary(BinaryOp::Le, cast(kIndex, load(pos, plusOne(ir::ref(row)))), ir::ref(p));
-    if (sum) coords_[bound[0]] = trackedRow;
-    body.push_back(whileLoop(ended, block({sum ? flush() : nullptr, assign(row, plusOne(ir::ref(row)))})));
+  if (tracked > 0) {
+    // Level k's position advances while the position below it is past the end of its segment;
+    // the levels above follow. A row's sum is added when the innermost tracked row ends.
+    if (sum) bindTracked();
+    std::function<Stmt(int)> advance = [&](int k) -> Stmt {
+      Expr below = k == tracked - 1 ? ir::ref(p) : ir::ref(row[k + 1]);
+      Expr ended = binary(BinaryOp::Le, cast(kIndex, load(vars.pos(k + 1), plusOne(ir::ref(row[k])))), below);
+      return whileLoop(ended, block({k == tracked - 1 && sum ? flush() : nullptr,
+                                     assign(row[k], plusOne(ir::ref(row[k]))), k > 0 ? advance(k - 1) : nullptr}));
+    };
+    body.push_back(advance(tracked - 1));
   }
   Var i;
   if (level.rowPerPosition()) {
@@ -158,9 +182,12 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
   std::map<const AccessNode*, int> othersBefore;  // every access's entered levels, this one's too
   for (auto& [a, st] : accesses_) othersBefore[a] = st.entered;
   int resultBefore = result_.entered;
-  if (level.fused) {
-    coords_[bound[0]] = tracksRow ? trackedRow : ir::ref(i);
-    state.pos[0] = tracksRow ? ir::ref(row) : ir::ref(p);
+  if (tracked > 0) {
+    bindTracked();
+    for (int k = 0; k < tracked; ++k) state.pos[k] = ir::ref(row[k]);
+  } else if (level.fused) {
+    coords_[bound[0]] = ir::ref(i);
+    state.pos[0] = ir::ref(p);
   }
   coords_[bound.back()] = ir::ref(j);
   // A loop derived from the positions (a split's inner loop) counts them from its block's
@@ -198,10 +225,13 @@ Stmt Lowerer::lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexR
 
   out.push_back(forLoop(p, interval.lo, interval.hi, block(std::move(body)), plan.schedule));
   if (sum) {
-    coords_[bound[0]] = tracksRow ? trackedRow : ir::ref(current);
+    if (tracked > 0)
+      bindTracked();
+    else
+      coords_[bound[0]] = ir::ref(current);
     out.push_back(flush());  // the block's last row
   }
-  if (level.fused) coords_.erase(bound[0]);
+  for (size_t k = 0; k + 1 < bound.size(); ++k) coords_.erase(bound[k]);
   return plan.around(block(std::move(out)));
 }
 

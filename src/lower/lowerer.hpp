@@ -298,7 +298,7 @@ class Lowerer {
   struct PositionLevel {
     const AccessNode* access = nullptr;
     int level = -1;      // the level whose positions are iterated
-    bool fused = false;  // the loop also binds the level above (pos of a fused loop)
+    bool fused = false;  // the loop also binds the levels above (pos of fused loops)
     const LevelType& typeOf(int k) const { return *access->tensor->format.levels()[k]; }
     // For a fused loop: the rows are located (CSR: a row is its position) or stored in
     // segments (DCSR, with the row's coordinate in its crd; COO, where the iterated level is
@@ -311,6 +311,8 @@ class Lowerer {
   // Positions of the level above a fused position loop's level (CSR: its rows; DCSR: the
   // rows it stores).
   ir::Expr storedRows(const PositionLevel& p) const;
+  // How many positions level k of a fused position loop's access has (k = 0: storedRows).
+  ir::Expr positionsOfLevel(const PositionLevel& p, int k) const;
   ir::Stmt lowerPositionLoop(const cin::ForallNode& f, const schedule::IndexRelation& r);
   ir::Stmt lowerFusedLoop(const cin::ForallNode& f, const schedule::IndexRelation& r);
   // result(position) op= value, as the race strategy of the enclosing parallel loop asks.

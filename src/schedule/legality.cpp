@@ -374,7 +374,9 @@ class Checker {
            "' and cannot be located at " + p.access->tensor->name + "'s positions");
     }
     bool writes = writesResult(f.body);
-    if (writes && p.fused && (groupEndingAt(bound[0]) >= 0 || groupEndingAt(bound[1]) >= 0)) {
+    bool appendsFused =
+        std::any_of(bound.begin(), bound.end(), [&](const std::string& v) { return groupEndingAt(v) >= 0; });
+    if (writes && p.fused && appendsFused) {
       fail(command + ": a loop over the positions of fused loops cannot append to the sparse result " + result_->name +
            " (format " + result_->format.str() + "); choose a dense result");
     }
@@ -469,26 +471,29 @@ class Checker {
     }
     if (!out.access) fail(command + ": the access is not read where the loop runs");
     std::vector<std::string> bound = s_.boundVariables(r.parent);
-    if (bound.size() > 2) fail(command + ": positions of more than two fused loops are not supported");
     std::vector<std::string> levelVars = nt::levelIndices(*out.access);
     auto at = std::find(levelVars.begin(), levelVars.end(), bound.back());
     if (at == levelVars.end()) {
       fail(command + ": no level of " + out.access->tensor->name + " is indexed by '" + bound.back() + "'");
     }
     out.level = static_cast<int>(at - levelVars.begin());
-    out.fused = bound.size() == 2;
+    out.fused = bound.size() >= 2;
     const auto& levels = out.access->tensor->format.levels();
     const LevelType& level = *levels[out.level];
     if (out.fused) {
-      // Rows located (CSR) or stored in segments (DCSR, COO); the fused level's positions in
-      // segments (CSR, DCSR) or one per row position (COO).
+      // The fused loops are the access's first levels, in order. Rows located (CSR, CSF) or
+      // stored in segments (DCSR, COO); every level below them in segments (CSR, CSF, DCSR), or,
+      // for two loops, the fused level's positions one per row position (COO).
+      bool inOrder =
+          out.level + 1 == static_cast<int>(bound.size()) && std::equal(bound.begin(), bound.end(), levelVars.begin());
       bool rowsLocated = levels[0]->locatesEveryCoordinate(), rowsStored = levels[0]->storesSegments();
-      bool fusable = out.level == 1 && (((rowsLocated || rowsStored) && level.storesSegments()) ||
-                                        (rowsStored && level.properties().branchless));
-      if (!fusable) {
+      bool segmentsBelow = true;
+      for (int k = 1; k <= out.level; ++k) segmentsBelow = segmentsBelow && levels[k]->storesSegments();
+      bool coo = bound.size() == 2 && rowsStored && level.properties().branchless;
+      if (!inOrder || !(((rowsLocated || rowsStored) && segmentsBelow) || coo)) {
         fail(command + ": positions of fused loops need " + out.access->tensor->name +
-             "'s first two levels stored like CSR (dense, compressed), DCSR (compressed, compressed) or COO "
-             "(compressed, singleton)");
+             "'s first levels, in the fused order, stored like CSR or CSF (dense, then compressed), DCSR "
+             "(compressed, then compressed) or, for two loops, COO (compressed, singleton)");
       }
     } else if (!level.storesSegments()) {
       fail(command + ": level " + std::to_string(out.level + 1) + " of " + out.access->tensor->name +
