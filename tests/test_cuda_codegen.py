@@ -82,6 +82,62 @@ def test_spmv_gpu_schedules_compile(schedule):
     assert "__global__" in kern.source()
 
 
+# TACO's GPU schedules over positions, with its GPU units: TTV and MTTKRP over the positions of
+# three fused loops of a CSF tensor, and SpMV by rows, whose thread loop walks a row's
+# positions strided (here with atomics, which coiter asks of GPU loops that share y's entries).
+TACO_GPU_OVER_POSITIONS = {
+    "ttv": (
+        "A(i,j) = B(i,j,k) * c(k)",
+        {"B": "dss", "c": "d", "A": "dd"},
+        "fuse(j,k,jk);fuse(i,jk,f);pos(f,fpos,B(i,j,k));split(fpos,block,fpos1,2048);"
+        "split(fpos1,warp,fpos2,256);split(fpos2,thread,thread_nz,8);"
+        "reorder(block,warp,thread,thread_nz);parallelize(block,GPUBlock,IgnoreRaces);"
+        "parallelize(warp,GPUWarp,IgnoreRaces);parallelize(thread,GPUThread,Atomics)",
+    ),
+    "mttkrp": (
+        "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
+        {"B": "dss", "C": "dd", "D": "dd", "A": "dd"},
+        "reorder(i,k,l,j);fuse(k,l,kl);fuse(i,kl,f);pos(f,fpos,B(i,k,l));"
+        "split(fpos,block,fpos1,128);split(fpos1,warp,nnz,16);"
+        "split(j,dense_val_unbounded,thread,32);bound(dense_val_unbounded,dense_val,1,MaxExact);"
+        "reorder(block,warp,dense_val,thread,nnz);parallelize(block,GPUBlock,IgnoreRaces);"
+        "parallelize(warp,GPUWarp,IgnoreRaces);parallelize(thread,GPUThread,Atomics)",
+    ),
+    "spmv_rows": (
+        "y(i) = A(i,j) * x(j)",
+        {"A": "csr", "x": "d", "y": "d"},
+        "split(i,block,block_row,256);split(block_row,warp_row,warp,8);pos(j,jpos,A(i,j));"
+        "split(jpos,thread_nz,thread,32);reorder(block,warp,warp_row,thread,thread_nz);"
+        "parallelize(block,GPUBlock,NoRaces);parallelize(warp,GPUWarp,NoRaces);"
+        "parallelize(thread,GPUThread,Atomics)",
+    ),
+}
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("name", sorted(TACO_GPU_OVER_POSITIONS))
+def test_taco_gpu_schedules_over_positions_compile(name):
+    stmt, formats, schedule = TACO_GPU_OVER_POSITIONS[name]
+    kern = ct.compile(stmt, formats=formats, schedule=schedule, target="cuda")
+    source = kern.source()
+    assert "__global__" in source and "coiter_atomic_add_float64((double*)&" in source
+
+
+@needs_nvrtc
+def test_a_workspace_of_each_gpu_thread_is_refused_with_the_reason():
+    # TACO's GPU TTV also precomputes each thread's products into a workspace over its
+    # split's inner loop; coiter would allocate it inside the kernel, which a GPU cannot.
+    stmt, formats, schedule = TACO_GPU_OVER_POSITIONS["ttv"]
+    schedule = schedule.replace(
+        "reorder(block,warp,thread,thread_nz);",
+        "reorder(block,warp,thread,thread_nz);precompute(B(i,j,k)*c(k),thread_nz,thread_nz_pre);",
+    )
+    with pytest.raises(
+        ct.ScheduleError, match="allocates ws0_vals in the kernel before its inner GPU"
+    ):
+        ct.compile(stmt, formats=formats, schedule=schedule, target="cuda")
+
+
 @needs_nvrtc
 def test_spmm_schedules_compile():
     formats = {"A": "csr", "B": "dd", "C": "dd"}

@@ -409,7 +409,7 @@ SPMV = "y(i) = A(i,j) * x(j)"
             SPMV,
             {"A": "dense"},
             "fuse(i,j,f);pos(f,fp,A(i,j))",
-            r"stored like CSR \(dense, compressed\), DCSR",
+            r"stored like CSR or CSF \(dense, then compressed\), DCSR",
         ),
         (
             SPMV,
