@@ -437,6 +437,36 @@ class TestAdoptedColumns:
         tensor = pack(as_format("coo", 2), (50, 60), [r, c], given, adopt=True)
         assert np.shares_memory(tensor.values, given)  # in order, no duplicates: not copied
 
+    @pytest.mark.parametrize("fmt", ["coo", "csr"])
+    def test_sorted_entries_with_and_without_duplicates(self, fmt):
+        # In order already: one pass finds both the order and any duplicates. Without
+        # duplicates the arrays are kept; with them the sums go to new arrays, and the
+        # caller's (when not adopted) are left as they were.
+        from coiter.formats import as_format
+        from coiter.tensor import pack
+
+        rng = np.random.default_rng(9)
+        keys = np.unique(rng.integers(0, 40 * 50, 300))
+        rows, cols = (keys // 50).astype(np.int32), (keys % 50).astype(np.int32)
+        values = rng.standard_normal(len(keys))
+        tensor = pack(as_format(fmt, 2), (40, 50), [rows, cols], values, adopt=True)
+        assert np.shares_memory(tensor.values, values)
+        expected = np.zeros((40, 50))
+        expected[rows, cols] = values
+        np.testing.assert_array_equal(tensor.to_numpy(), expected)
+
+        twice = np.repeat(np.arange(len(keys)), 1 + (np.arange(len(keys)) % 3 == 0))
+        r, c, v = rows[twice], cols[twice], values[twice]
+        given = [a.copy() for a in (r, c, v)]
+        tensor = pack(as_format(fmt, 2), (40, 50), given[:2], given[2])
+        for before, after in zip((r, c, v), given):
+            np.testing.assert_array_equal(before, after)
+        summed = np.zeros((40, 50))
+        np.add.at(summed, (r, c), v)
+        assert not np.array_equal(summed, expected)  # some entries were doubled
+        np.testing.assert_array_equal(tensor.to_numpy(), summed)
+        assert tensor.nnz == len(keys)
+
     def test_adopting_only_sums_duplicates(self):
         from coiter.formats import as_format
         from coiter.tensor import pack
