@@ -106,9 +106,10 @@ const char* parseInteger(const char* s, const char* end, bool isSigned, uint64_t
 }
 
 // [+-]? then a decimal number (optionally with an exponent), inf, infinity or nan, any case.
-// fast_float (third_party/) rounds correctly as std::from_chars and strtod do, so the value
-// is the same double, but in about half the time: the real values are most of a file's text.
-// Out of range, it rounds to infinity or to a (sub)normal or zero, as NumPy does.
+// fast_float (third_party/) rounds correctly, as std::from_chars and strtod do, so the value
+// is the same double; libstdc++'s from_chars runs the same algorithm, but out of line, and
+// the reals are most of a file's text. Out of range, fast_float rounds to infinity or to a
+// (sub)normal or zero, as strtod and NumPy do.
 const char* parseReal(const char* s, const char* end, uint64_t& out) {
   // fast_float takes a "-" of its own (and no sign after it), but no "+".
   if (*s == '+' && (++s == end || *s == '+' || *s == '-')) return nullptr;
