@@ -77,15 +77,15 @@ const char* parseInteger(const char* s, const char* end, bool isSigned, uint64_t
   }
   const char* digits = s;
   uint64_t magnitude = 0;
+  bool more = true;    // digits may follow
   if (end - s >= 8) {  // the first (up to) 8 digits at once: coordinates have no more
     const int count = leadingDigits(s);
     magnitude = digitsValue(s, count);
     s += count;
-    if (count == 8)
-      while (s < end && static_cast<unsigned>(*s - '0') < 10) magnitude = 10 * magnitude + (*s++ - '0');
-  } else {
-    while (s < end && static_cast<unsigned>(*s - '0') < 10) magnitude = 10 * magnitude + (*s++ - '0');
+    more = count == 8;
   }
+  if (more)  // one at a time: past the first 8, or within 8 bytes of the end
+    while (s < end && static_cast<unsigned>(*s - '0') < 10) magnitude = 10 * magnitude + (*s++ - '0');
   if (s == digits) return nullptr;
   if (s - digits > 19) {  // may have overflowed: from_chars knows (leading zeros included)
     auto [stop, error] = std::from_chars(digits, s, magnitude);
