@@ -3,6 +3,7 @@ and through ct.read: line ends, comments, chunk and block boundaries, the number
 the line a malformed entry is reported at."""
 
 import gzip
+import struct
 
 import numpy as np
 import pytest
@@ -91,6 +92,68 @@ class TestParser:
         value = columns[2]
         assert value[0] == 0.0 and np.isnan(value[1]) and value[2] == -np.inf
         assert value[3] == float("5e-324")
+
+    def test_reals_bit_for_bit_as_python_reads_them(self):
+        # fast_float parses reals: every double must be the one Python's float() gives,
+        # bit for bit (signs of zeros and NaNs included), on the hard cases of decimal to
+        # binary conversion and on random doubles written in several ways.
+        halfway = "1.00000000000000011102230246251565404236316680908203125"  # 1 + ulp/2
+        tricky = [
+            "0", "-0", "+0", "0.0", "-0.0", "-0e-999", "0e99999", "00000.000e0", ".0", "0.",
+            "1e308", "1.7976931348623157e308", "1.7976931348623158e308", "1.7976931348623159e308",
+            "2.2250738585072011e-308", "2.2250738585072014e-308", "4.9406564584124654e-324",
+            "2.4703282292062327e-324", "2.4703282292062328e-324", "1e-400", "-1e400",
+            "1e0000000000000000000000000001", "1e-99999999999999999999", "1e99999999999999999999",
+            "0.1", "0.30000000000000004", "9007199254740993", "9007199254740993.000000000001",
+            "123456789012345678901234567890", "000000000000000000000001.5", "1E+5", "1e-05",
+            halfway, halfway + "0" * 40, halfway[:-1] + "6", halfway[:-1] + "4" + "9" * 30,
+            "0." + "0" * 300 + "1" * 500, "9" * 400, "9" * 400 + "e-400", "4" * 17 + "5e-330",
+            "inf", "INF", "+inf", "-Infinity", "iNfInItY", "nan", "NaN", "-nan", "+NAN",
+        ]  # fmt: skip
+        rng = np.random.default_rng(11)
+        # Random bit patterns: every exponent, subnormals included (NaN payloads excluded).
+        bits = rng.integers(0, 2**64, 3000, dtype=np.uint64)
+        doubles = [d for d in bits.view(np.float64).tolist() if d == d]
+        doubles += rng.standard_normal(1000).tolist()
+        written = [f"{d!r}" for d in doubles] + [f"{d:.25e}" for d in doubles[:1000]]
+        written += [f"{d:.3f}" for d in doubles[3000:]] + [f"{d:.17g}" for d in doubles[:500]]
+        tokens = tricky + written
+        columns, _, bad_line, bad_text = parse("".join(f"1 1 {t}\n" for t in tokens))
+        assert bad_line == 0, bad_text
+        parsed = columns[2].view(np.uint64).tolist()
+        for token, got in zip(tokens, parsed, strict=True):
+            (want,) = struct.unpack("<Q", struct.pack("<d", float(token)))
+            assert got == want, f"{token!r}: {got:#x}, Python {want:#x}"
+
+    @pytest.mark.parametrize("field", ["int64", "int32", "uint64"])
+    def test_integers_of_every_length_and_ending(self, field):
+        # Integers are read 8 digits at a time where 8 bytes remain: every length, with
+        # leading zeros and signs, each followed by every kind of ending, and at the end
+        # of the text (fewer than 8 bytes left).
+        bases = [1] if field != "uint64" else None
+        tokens = ["0", "7", "+7", "-0", "00000000", "000000001", "12345678", "99999999"]
+        tokens += [str(10**k + k) for k in range(19)] + ["0" * 30 + "42", "9223372036854775807"]
+        if field == "int32":
+            tokens = [t for t in tokens if int(t) < 2**31]
+        # What follows a token: a separator, a line end, a comment or a form feed, then
+        # the line's end; "" is the last token of the text without a line end.
+        for ending in [" \n", "\t\n", "\n", "\r\n", "\r", "%c\n", "\x0c\n", ""]:
+            text = "\n".join(tokens) if ending == "" else "".join(t + ending for t in tokens)
+            columns, _, bad_line, bad_text, extremes = _core.parse_text_entries(
+                text.encode(), [field], "%", 0, bases
+            )
+            assert bad_line == 0, (ending, bad_text)
+            values = [int(t) for t in tokens]
+            np.testing.assert_array_equal(columns[0], [v - (1 if bases else 0) for v in values])
+            if bases:
+                assert extremes[0] == (min(values), max(values))
+
+    @pytest.mark.parametrize("token", ["12a", "1.0", "123456789x", "+", "1-", "12345678e"])
+    def test_malformed_integers(self, token):
+        for tail in ["", "\n", "\n1 1 1\n"]:  # at the text's end, or 8 bytes before it
+            _, _, bad_line, bad_text = parse(f"1 1 1\n{token} 1 1{tail}")
+            assert bad_line == 2, (token, tail)
+            assert bad_text == f"{token} 1 1".encode()
 
     @pytest.mark.parametrize(
         "token", ["+-1", "--1", "nan(1)", "1e", "0x10", "1_0", "e5", "infinite", "1.5.", "."]
@@ -373,6 +436,36 @@ class TestAdoptedColumns:
         given = rng.standard_normal(len(r))
         tensor = pack(as_format("coo", 2), (50, 60), [r, c], given, adopt=True)
         assert np.shares_memory(tensor.values, given)  # in order, no duplicates: not copied
+
+    @pytest.mark.parametrize("fmt", ["coo", "csr"])
+    def test_sorted_entries_with_and_without_duplicates(self, fmt):
+        # In order already: one pass finds both the order and any duplicates. Without
+        # duplicates the arrays are kept; with them the sums go to new arrays, and the
+        # caller's (when not adopted) are left as they were.
+        from coiter.formats import as_format
+        from coiter.tensor import pack
+
+        rng = np.random.default_rng(9)
+        keys = np.unique(rng.integers(0, 40 * 50, 300))
+        rows, cols = (keys // 50).astype(np.int32), (keys % 50).astype(np.int32)
+        values = rng.standard_normal(len(keys))
+        tensor = pack(as_format(fmt, 2), (40, 50), [rows, cols], values, adopt=True)
+        assert np.shares_memory(tensor.values, values)
+        expected = np.zeros((40, 50))
+        expected[rows, cols] = values
+        np.testing.assert_array_equal(tensor.to_numpy(), expected)
+
+        twice = np.repeat(np.arange(len(keys)), 1 + (np.arange(len(keys)) % 3 == 0))
+        r, c, v = rows[twice], cols[twice], values[twice]
+        given = [a.copy() for a in (r, c, v)]
+        tensor = pack(as_format(fmt, 2), (40, 50), given[:2], given[2])
+        for before, after in zip((r, c, v), given):
+            np.testing.assert_array_equal(before, after)
+        summed = np.zeros((40, 50))
+        np.add.at(summed, (r, c), v)
+        assert not np.array_equal(summed, expected)  # some entries were doubled
+        np.testing.assert_array_equal(tensor.to_numpy(), summed)
+        assert tensor.nnz == len(keys)
 
     def test_adopting_only_sums_duplicates(self):
         from coiter.formats import as_format
