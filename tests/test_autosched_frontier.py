@@ -223,3 +223,26 @@ def test_report_lists_every_dominated_candidate_with_its_dominator():
             assert c.dominated_by is not None and c.dominated_by.on_frontier
         if not c.lowered:
             assert c.problem
+
+
+def test_a_pipeline_runs_again_on_operands_of_other_extents():
+    """A two-kernel member's pipeline, compiled once, on SpMV2 operands of two sizes: the
+    result (and the result shape ct.evaluate checks before the call) follows the operands."""
+    statement, formats, subscripts = KERNELS["SpMV2"]
+    f = frontier(statement, formats=formats)
+    member = next(m for m in f.members if len(m.stages) == 2)
+    pipeline = member.pipeline()
+    rng = np.random.default_rng(RNG_SEED)
+    for rows, inner, cols in ((5, 7, 6), (11, 4, 9)):
+        B = rng.random((rows, inner)) * (rng.random((rows, inner)) < 0.4)
+        C = rng.random((inner, cols)) * (rng.random((inner, cols)) < 0.4)
+        d = rng.random(cols)
+        operands = {
+            "B": ct.asarray(B, format="ds"),
+            "C": ct.asarray(C, format="ds"),
+            "d": ct.asarray(d),
+        }
+        assert pipeline._result_shape(operands, None) == [rows]
+        np.testing.assert_allclose(
+            dense_of(pipeline(**operands)), np.einsum(subscripts, B, C, d), rtol=1e-12
+        )

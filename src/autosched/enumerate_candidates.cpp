@@ -162,17 +162,20 @@ std::string freshTensorName(const ProductStatement& s) {
 }
 
 // The formats coiter offers a workspace over n variables: a scalar, dense arrays, and over
-// one variable compressed and hashed lists; a sparse matrix workspace (between two kernels)
-// as dense rows of compressed lists.
+// one variable compressed and hashed lists; a sparse workspace of several modes (between two
+// kernels) as dense rows of compressed lists, and over three or more also as a dense array of
+// compressed lists, whose leading modes a consumer can locate rather than merge (SpMTTKRP's
+// w(k,l,j) = C(k,j) * D(l,j), located at each nonzero (k,l) of B).
 std::vector<Format> workspaceFormats(size_t n) {
   if (n == 0) return {Format({}, {})};
   std::vector<Format> out{Format::parse(std::string(n, 'd'))};
   if (n == 1) {
     out.push_back(Format::parse("s"));
     out.push_back(Format::parse("h"));
-  } else {
-    out.push_back(Format::parse("d" + std::string(n - 1, 's')));
+    return out;
   }
+  out.push_back(Format::parse("d" + std::string(n - 1, 's')));
+  if (n > 2) out.push_back(Format::parse(std::string(n - 1, 'd') + "s"));
   return out;
 }
 

@@ -86,7 +86,18 @@ class Lowerer {
     std::string why = precomputeProblem(s_, c_);
     if (why.empty()) return precomputed();
     if (!c_.outer.empty()) return {{}, why + ", and loops run around the where, so it is not two kernels either"};
-    return twoKernels();
+    return twoKernels(c_.workspaceFormat);
+  }
+
+  // The two kernels, the first writing the workspace in `written` (the second reads it in the
+  // candidate's workspace format, converted between them where the two differ).
+  Lowering twoKernels(const Format& written) const {
+    auto ws = nt::makeTensorVar(c_.workspace, written, s_.result->dtype, s_.result->indexType);
+    nt::Assignment producer =
+        nt::assignment(nt::access(ws, c_.workspaceVars), product(reads(c_.producer, c_.producer.factors.size())));
+    std::vector<nt::Expr> factors = reads(c_.consumer, c_.consumer.factors.size());
+    nt::Assignment consumer = resultAssignment(product(factors));
+    return {{KernelStage{producer, reorder(c_.producer.loops)}, KernelStage{consumer, reorder(c_.consumer.loops)}}, ""};
   }
 
  private:
@@ -129,15 +140,6 @@ class Lowerer {
     return single(rhs, schedule::parseSchedule(schedule).toString());  // canonical: no spaces
   }
 
-  Lowering twoKernels() const {
-    auto ws = nt::makeTensorVar(c_.workspace, c_.workspaceFormat, s_.result->dtype, s_.result->indexType);
-    nt::Assignment producer =
-        nt::assignment(nt::access(ws, c_.workspaceVars), product(reads(c_.producer, c_.producer.factors.size())));
-    std::vector<nt::Expr> factors = reads(c_.consumer, c_.consumer.factors.size());
-    nt::Assignment consumer = resultAssignment(product(factors));
-    return {{KernelStage{producer, reorder(c_.producer.loops)}, KernelStage{consumer, reorder(c_.consumer.loops)}}, ""};
-  }
-
   const ProductStatement& s_;
   const Candidate& c_;
 };
@@ -171,15 +173,44 @@ std::vector<std::pair<std::string, std::string>> KernelStage::formats() const {
   return out;
 }
 
-Lowering lowerCandidate(const ProductStatement& s, const Candidate& c, const LegalityCheck& legal) {
-  Lowering out = Lowerer(s, c).lower();
+namespace {
+
+// Empties the stages, with the reason, when one of them is not legal.
+void judge(Lowering& out, const LegalityCheck& legal) {
   for (size_t k = 0; k < out.stages.size(); ++k) {
     std::string problem = twoFormatsOfOneTensor(out.stages[k].statement);
     if (problem.empty()) problem = legal(out.stages[k].statement, out.stages[k].schedule);
     if (!problem.empty()) {
       out.problem = (out.stages.size() > 1 ? "kernel " + std::to_string(k + 1) + ": " : std::string()) + problem;
       out.stages.clear();
-      break;
+      return;
+    }
+  }
+}
+
+bool readsWorkspaceTransposed(const Candidate& c) {
+  return std::any_of(c.consumer.factors.begin(), c.consumer.factors.end(),
+                     [&](const ProgramAccess& a) { return a.tensor == c.workspace && a.transposed; });
+}
+
+}  // namespace
+
+Lowering lowerCandidate(const ProductStatement& s, const Candidate& c, const LegalityCheck& legal) {
+  Lowerer lowerer(s, c);
+  Lowering out = lowerer.lower();
+  judge(out, legal);
+  // A sparse workspace the second kernel reads transposed is converted between the kernels
+  // anyway, so the first writes it as dense rows of compressed lists, the least storage to
+  // write and to convert from (a d..ds workspace holds every coordinate of its dense levels:
+  // SpMTTKRP's w(k,j,l), read as dense (k,l) rows of j lists, would fill N² positions twice).
+  const Format& ws = c.workspaceFormat;
+  if (out.stages.size() == 2 && readsWorkspaceTransposed(c) && ws.order() > 1 &&
+      ws.str() != std::string(static_cast<size_t>(ws.order()), 'd')) {
+    Format rows = Format::parse("d" + std::string(static_cast<size_t>(ws.order()) - 1, 's'));
+    if (rows.str() != ws.str()) {
+      Lowering compact = lowerer.twoKernels(rows);
+      judge(compact, legal);
+      if (!compact.stages.empty()) out = std::move(compact);
     }
   }
   return out;

@@ -4,7 +4,9 @@
 // express (the workspace becomes a tensor the first kernel computes and the second reads).
 // Operands whose format would be traversed out of order are read transposed (their stage's
 // format reorders the modes: a conversion, linear in the operand, outside the asymptotic
-// cost). Every stage is judged by the caller's legality check before it is emitted.
+// cost); so is a sparse workspace the second kernel reads out of order, which the first then
+// writes as dense rows of compressed lists. Every stage is judged by the caller's legality
+// check before it is emitted.
 #pragma once
 #include <functional>
 #include <string>

@@ -38,7 +38,7 @@ from .candidates import (
     loop_order_candidates,
     workspace_candidates,
 )
-from .cost_estimate import estimated_tasks, parse_cost
+from .cost_estimate import estimated_tasks, materialized_tasks, parse_cost
 from .database import (
     Entry,
     bucket_key,
@@ -434,15 +434,19 @@ def cheapest_member(
     problem: Problem, bases: list[FrontierBase], operands: Mapping[str, Tensor]
 ) -> FrontierBase | None:
     """The frontier member with the fewest estimated tasks on these operands (cost_estimate.py:
-    its cost evaluated with their extents and nonzeros), plus the nonzeros of the operands it
-    converts; on a tie, the member converting fewest operands, then the one of fewest kernels
-    (None: no member)."""
+    its cost evaluated with their extents and nonzeros), plus what it writes and converts
+    between its kernels (its workspace, the result written transposed) and the nonzeros of
+    the operands it converts; on a tie, the member converting fewest operands, then the one
+    of fewest kernels (None: no member)."""
     extents = _extents(problem, operands)
     shapes = {n: t.shape for n, t in operands.items()}
     nonzeros = {n: int(t.nnz) for n, t in operands.items()}
 
     def estimate(base: FrontierBase) -> tuple[float, int, int, int]:
         tasks = estimated_tasks(parse_cost(base.member.cost), extents, shapes, nonzeros)
+        tasks += materialized_tasks(
+            base.member.stages, problem.formats[problem.result], extents, shapes, nonzeros
+        )
         converted = _converted_operands(problem, base)
         tasks += sum(nonzeros[n] for n in converted)
         return tasks, len(converted), len(base.member.stages), base.member.index

@@ -66,9 +66,11 @@ class Pipeline:
             for stage in self.stages
         ]
         # The result's modes, by the operand mode that gives each its extent (the last stage
-        # computes the result; its left side names the statement's result modes).
+        # computes the result; its left side names the statement's result modes). Parsed once:
+        # ct.evaluate asks for the result's shape on every call.
         last = parse(self.stages[-1].statement)[0]
         self._result_indices = [v.name for v in last.lhs.indices]
+        self._accesses = [a for stage in self.stages for a in _accesses_of(stage.statement)]
 
     def __call__(self, **operands: Any) -> Tensor:
         values: dict[str, Any] = dict(operands)
@@ -92,11 +94,10 @@ class Pipeline:
         if out is not None:
             return list(out.shape)
         extents: dict[str, int] = {}
-        for stage in self.stages:
-            for name, indices in _accesses_of(stage.statement):
-                if name in operands:
-                    for mode, v in enumerate(indices):
-                        extents.setdefault(v, operands[name].shape[mode])
+        for name, indices in self._accesses:
+            if name in operands:
+                for mode, v in enumerate(indices):
+                    extents.setdefault(v, operands[name].shape[mode])
         missing = [v for v in self._result_indices if v not in extents]
         if missing:
             raise ShapeError(f"the extent of the result's index {missing[0]} is not determined")
