@@ -239,7 +239,7 @@ def test_out_reuse_with_changed_operand_is_refused():
 ROW_LAYOUTS = {
     "short_close": (300, 300, 3),  # one pass over the block's coordinates, then its rows
     "long_close": (300, 300, 30),  # each row checked before it runs (checkedBeforeLoop)
-    "far": (300, 20_000, 4),  # one pass, then rows that prefetch what they gather
+    "far": (300, 200_000, 4),  # one pass, then rows that prefetch what they gather (beyond L2)
 }
 
 
