@@ -56,7 +56,7 @@ def cg_seconds(operator, b: np.ndarray, iterations: int) -> tuple[float, np.ndar
     return time.perf_counter() - start, x
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=7)
     parser.add_argument("--iterations", type=int, default=50)
@@ -64,7 +64,7 @@ def main() -> None:
     parser.add_argument(
         "--blas-threads", type=int, default=None, help="OpenBLAS's threads (default: as they come)"
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.blas_threads is None:
         run(args)
     else:
