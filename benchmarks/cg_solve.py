@@ -5,11 +5,15 @@ of iterations (``maxiter``, tolerance 0), so both do the same work. Reports SciP
 coiter's per pair, median (> 1 when coiter is faster), and the load average.
 
     python -m benchmarks.cg_solve [--pairs 7] [--iterations 50] [--sizes 1e4 1e5 1e6]
+                                  [--blas-threads 1]
 
 Matrices: the 2-D Poisson matrix (5-point stencil, about 5 nonzeros a row) and a random SPD
 matrix (a random symmetric pattern with about 10 nonzeros a row, made diagonally dominant).
 coiter runs as users would write it: ``cg(T, b)`` with ``T = ct.asarray(M)`` (its ``matvec``)
-and ``cg(aslinearoperator(T), b)``. Used for issue 17 item 6 (docs/arrays.md, "Threads")."""
+and ``cg(aslinearoperator(T), b)``. ``--blas-threads N`` limits OpenBLAS (the vector operations
+of both peers alike) with threadpoolctl: on a busy machine OpenBLAS's own threads can take most
+of a solve's time, and this separates them from the SpMVs. Used for issue 17 item 6
+(docs/arrays.md, "Threads")."""
 
 import argparse
 import os
@@ -52,15 +56,29 @@ def cg_seconds(operator, b: np.ndarray, iterations: int) -> tuple[float, np.ndar
     return time.perf_counter() - start, x
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=7)
     parser.add_argument("--iterations", type=int, default=50)
     parser.add_argument("--sizes", type=float, nargs="+", default=[1e4, 1e5, 1e6])
-    args = parser.parse_args()
+    parser.add_argument(
+        "--blas-threads", type=int, default=None, help="OpenBLAS's threads (default: as they come)"
+    )
+    args = parser.parse_args(argv)
+    if args.blas_threads is None:
+        run(args)
+    else:
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=args.blas_threads, user_api="blas"):
+            run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     rng = np.random.default_rng(0)
     print(
-        f"coiter threads {ct.get_num_threads()}, CPUs {os.cpu_count()}, "
+        f"coiter threads {ct.get_num_threads()}, OpenBLAS threads "
+        f"{args.blas_threads or 'as they come'}, CPUs {os.cpu_count()}, "
         f"load average at start {os.getloadavg()[0]:.2f}"
     )
     for rows in (int(s) for s in args.sizes):

@@ -186,6 +186,29 @@ def test_matmul_and_dot(fmt, dtype):
         a @ 2
 
 
+@pytest.mark.parametrize("fmt", ["dense", "csr", "csc", "coo", "dia", "bcsr"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.complex128])
+def test_matrix_times_array_is_the_same_lazy_product_every_call(fmt, dtype):
+    # The first T @ x of a kind is built by the general path; later ones from what it
+    # remembered (operators._matrix_times_dense): the same definition, dtype and format.
+    a, da = make((6, 4), 0.5, fmt, dtype, seed=3)
+    x = np.arange(1, 5).astype(np.float64)
+    block = np.arange(12).reshape(4, 3).astype(dtype)
+    for _ in range(3):
+        y = a @ x
+        assert "lazy: out(i0) = t0(i0,i1) * t1(i1)>" in repr(y)
+        check(y, da @ x, sparse=False)
+        check(a @ block, da @ block, sparse=False)
+        # still lazy: a later operator fuses it (the residual of a solver's step)
+        residual = a @ x - x[:4].sum()
+        assert "lazy: out(i0) = sum(i1, t0(i0,i1) * t1(i1)) - " in repr(residual)
+        check(residual, da @ x - x[:4].sum())
+    square, dsquare = make((4, 4), 1.0, "dense", dtype, seed=4)
+    check(square @ square, dsquare @ dsquare)  # one operand twice: the general path
+    with pytest.raises(ct.ShapeError, match="matmul"):
+        a @ np.ones(5)
+
+
 def test_batched_matmul_and_tensordot():
     a, da = make((3, 4, 5), 0.3, "csf", seed=1)
     b, db = make((3, 5, 2), 0.5, "dense", seed=2)
