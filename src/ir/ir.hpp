@@ -243,6 +243,7 @@ struct LoopSchedule {
   int64_t chunk = 0;       // Parallel: iterations per chunk, 0 = chosen by the runtime
   int unroll = 0;          // Serial/Vectorized: unroll factor hint, 0 = none
   bool reduction = false;  // GPU loops: the iterations reduce locals declared outside the loop
+  bool segment = false;    // iterates one stored segment of a sparse level (a row's nonzeros)
 };
 
 // for (var = begin; var < end; var++) body. `var` is declared by the loop and has an integer

@@ -50,7 +50,9 @@ void Lowerer::lowerLatticePoint(LatticeLoop& loop, size_t pi, bool lockstep, con
     loop.out.push_back(declare(p.loopVar, p.loopRange.begin));
     loop.out.push_back(block(std::move(p.body)));
   } else {
-    loop.out.push_back(forLoop(p.loopVar, p.loopRange.begin, p.loopRange.end, block(std::move(p.body)), schedule));
+    LoopSchedule own = schedule;
+    own.segment = !loop.segs()[p.point.iterators[0]].dimension;  // a sparse level's stored segment
+    loop.out.push_back(forLoop(p.loopVar, p.loopRange.begin, p.loopRange.end, block(std::move(p.body)), own));
   }
 }
 
