@@ -34,9 +34,17 @@ def matrices(rng: np.random.Generator) -> dict[str, sp.csr_array]:
         cols = rng.integers(0, n, rows.size)
         return sp.csr_array((rng.random(rows.size), (rows, cols)), shape=(n, n))
 
+    def poisson(m: int) -> sp.csr_array:
+        # The 5-point Laplacian on an m x m grid: rows of 5 (a CG solver's matrix).
+        line = sp.diags_array([-1.0, 2.0, -1.0], offsets=[-1, 0, 1], shape=(m, m))
+        grid = sp.kron(line, sp.eye_array(m)) + sp.kron(sp.eye_array(m), line)
+        return sp.csr_array(grid)
+
     return {
         "uniform 200k x 20": uniform(200_000, 20),
         "banded 200k x 50": banded(200_000, 50),
+        "banded 200k x 8": banded(200_000, 8),
+        "5-point Poisson 450 x 450": poisson(450),
         "short rows 1M x 4": uniform(1_000_000, 4),
         "power-law rows 500k": power_law(500_000, 10),
     }
