@@ -414,9 +414,10 @@ def test_every_searched_candidate_computes_what_numpy_does(engine, case, seed, t
         drawn += list(schedule_space.fill(built, built.templates[index]))[:1]
         if len(drawn) == 2:
             break
-    # (schedule, conversions, result format): the search's with the inferred result format,
-    # the space's drawn for a dense result (Problem.of's default).
-    cases = [(m.schedule, m.conversions, None) for m in report.timed]
+    # (schedule, conversions, result format): the search's in the result format it used
+    # (inferred on the operands as given, not on converted ones), the space's drawn for a
+    # dense result (Problem.of's default).
+    cases = [(m.schedule, m.conversions, report.result_format) for m in report.timed]
     cases += [(s, {}, "dense") for s in drawn]
     for schedule, conversions, out_format in cases:
         given_operands = {

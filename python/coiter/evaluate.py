@@ -25,11 +25,10 @@ from .errors import CompileError, ParseError, ShapeError
 from .format_inference import check_dense_size, infer_result_format
 from .formats import Format, FormatLike, as_format, is_all_dense
 from .notation import (
-    Access,
     Assignment,
-    IndexVar,
     accesses,
     check_extents,
+    check_index_extents,
     core_expression,
     core_variables,
     map_tensors,
@@ -386,31 +385,36 @@ class _HasOrder(Protocol):
 
 def _subscripts(spec: str, operands: Sequence[_HasOrder]) -> tuple[list[str], str]:
     """Expand NumPy einsum subscripts into (input index lists, output index list)."""
+    inputs, output = _expanded_subscripts(spec, tuple(op.ndim for op in operands))
+    return list(inputs), output
+
+
+# (A loop of ct.einsum calls expands the same subscripts for operands of the same orders.)
+@functools.lru_cache(maxsize=256)
+def _expanded_subscripts(spec: str, ndims: tuple[int, ...]) -> tuple[tuple[str, ...], str]:
     spec = spec.replace(" ", "")
     if "->" in spec:
         inputs_text, output_text = spec.split("->")
     else:
         inputs_text, output_text = spec, None
     inputs = inputs_text.split(",")
-    if len(inputs) != len(operands):
-        raise ValueError(f"einsum: {len(inputs)} subscripts but {len(operands)} operands")
+    if len(inputs) != len(ndims):
+        raise ValueError(f"einsum: {len(inputs)} subscripts but {len(ndims)} operands")
     used = set("".join(inputs).replace(".", ""))
     free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
     ellipsis_rank = 0
     expanded = []
-    for text, op in zip(inputs, operands):
+    for text, ndim in zip(inputs, ndims):
         if "..." in text:
-            rank = op.ndim - (len(text) - 3)
+            rank = ndim - (len(text) - 3)
             if rank < 0:
                 raise ValueError(
                     f"einsum: subscripts {text!r} have more indices than operand dimensions"
                 )
             ellipsis_rank = max(ellipsis_rank, rank)
             text = text.replace("...", "".join(free[ellipsis_rank - rank : ellipsis_rank]))
-        if len(text) != op.ndim:
-            raise ShapeError(
-                f"einsum: subscripts {text!r} for an operand with {op.ndim} dimensions"
-            )
+        if len(text) != ndim:
+            raise ShapeError(f"einsum: subscripts {text!r} for an operand with {ndim} dimensions")
         expanded.append(text)
     ellipsis = "".join(free[:ellipsis_rank])
     if output_text is None:
@@ -422,7 +426,7 @@ def _subscripts(spec: str, operands: Sequence[_HasOrder]) -> tuple[list[str], st
         )
     else:
         output = output_text.replace("...", ellipsis)
-    return expanded, output
+    return tuple(expanded), output
 
 
 def _diagonal(tensor: Tensor, subscripts: str) -> tuple[Tensor, str]:
@@ -503,13 +507,9 @@ def einsum(
     names = [f"t{k}" for k in range(len(tensors))]
     # Before diagonals are taken: a subscript repeated within an operand, as across operands,
     # must range over equal extents (NumPy raises too).
-    shapes = {f"operand {k}": tensor.shape for k, tensor in enumerate(tensors)}
-    check_extents(
-        [
-            Access(TensorRef(label, len(text)), [IndexVar(c) for c in text])
-            for label, text in zip(shapes, inputs)
-        ],
-        lambda ref: shapes[ref.name],
+    check_index_extents(
+        (f"operand {k}", text, tensor.shape)
+        for k, (text, tensor) in enumerate(zip(inputs, tensors))
     )
     terms = []
     given: dict[str, Any] = {}

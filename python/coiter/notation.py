@@ -5,7 +5,7 @@ the C++ AST (``_core``) when compiled, where types are promoted and shapes check
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -337,20 +337,26 @@ def check_extents(
 ) -> None:
     """Raise ShapeError when an index variable ranges over modes of different extents;
     ``shape_of(tensor)`` gives a tensor's shape (None to skip it)."""
+    check_index_extents(
+        (getattr(a.tensor, "name", None) or "a tensor", [v.name for v in a.indices], shape)
+        for a in access_list
+        if (shape := shape_of(a.tensor)) is not None
+    )
+
+
+def check_index_extents(operands: Iterable[tuple[str, Sequence[str], Sequence[int]]]) -> None:
+    """Raise ShapeError when an index ranges over modes of different extents: ``operands``
+    gives each operand's name, the index name of each of its modes, and its shape."""
     seen: dict[str, tuple[int, str, int]] = {}
-    for a in access_list:
-        shape = shape_of(a.tensor)
-        if shape is None:
-            continue
-        name = getattr(a.tensor, "name", None) or "a tensor"
-        for mode, v in enumerate(a.indices):
+    for name, indices, shape in operands:
+        for mode, index in enumerate(indices):
             extent = shape[mode]
-            if v.name not in seen:
-                seen[v.name] = (extent, name, mode)
-            elif seen[v.name][0] != extent:
-                first, first_name, first_mode = seen[v.name]
+            if index not in seen:
+                seen[index] = (extent, name, mode)
+            elif seen[index][0] != extent:
+                first, first_name, first_mode = seen[index]
                 raise ShapeError(
-                    f"index {v.name!r} ranges over mode {first_mode} of {first_name} "
+                    f"index {index!r} ranges over mode {first_mode} of {first_name} "
                     f"(extent {first}) and mode {mode} of {name} (extent {extent})"
                 )
 

@@ -289,6 +289,7 @@ def autoschedule(
         },
         arms=result.arms,
         frontier=frontier_summary(members, why_not),
+        result_format=str(problem.formats[problem.result]),
     )
     return Schedule.parse(best.schedule), report
 
@@ -305,6 +306,7 @@ def _report_of_entry(problem: Problem, bases: list[Any], entry: Entry) -> Report
         entry.tuning_seconds,
         "database",
         from_database=True,
+        result_format=str(problem.formats[problem.result]),
     )
 
 

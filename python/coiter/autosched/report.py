@@ -42,6 +42,10 @@ class Report:
     # The bandit's arms that were drawn: (schedules timed, mean log(time / default)).
     arms: dict[str, tuple[int, float]] = field(default_factory=dict)
     frontier: str = ""
+    # The format the search computed the result in (inferred from the operands as given):
+    # replaying a measurement on converted operands takes it as ``out_format``, since
+    # inference on the converted formats may choose another.
+    result_format: str = ""
 
     @property
     def schedule(self) -> str:
