@@ -229,12 +229,8 @@ class Checker {
       fail(command + "; a strided walk cannot append to the sparse result " + result_->name);
     }
     // Nothing between the two reads what the walk visits: the outer loop binds it.
-    bool outerInside = false;
-    bool readsBetween = readsOutside(f.body, r, root, outerInside);
-    for (const std::string& v : visited) {
-      bool found = false;
-      readsBetween = readsBetween || readsOutside(f.body, r, v, found);
-    }
+    bool outerInside = false, readsBetween = false;
+    for (const std::string& v : visited) readsBetween = readsOutside(f.body, r, v, outerInside) || readsBetween;
     if (readsBetween || !outerInside) {
       fail(command + "; its outer loop must be nested inside it, and nothing outside that loop may use '" + root + "'");
     }
