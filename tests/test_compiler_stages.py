@@ -6,6 +6,8 @@ import re
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import coiter as ct
 from coiter import _core
@@ -274,7 +276,8 @@ def test_spgemm_prefetches_the_rows_of_b_its_loop_over_a_reaches_next():
 def test_intersection_appends_without_a_branch_on_whether_the_rows_meet():
     kern = ct.compile("C(i,j) = A(i,j) * B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"})
     src = kern.source("c")
-    assert loops(kern) == (1, 2)
+    # Rows; the lockstep walk, the merge, and a scan over a run of each operand's entries.
+    assert loops(kern) == (1, 4)
     # The product is written at every step and kept only where both rows hold the column.
     assert "C_vals[C2_count] = A_vals[pA2] * B_vals[pB2];" in src
     assert "C2_count += (int64_t)(jA_0 == j && jB_0 == j && C_vals[C2_count] != 0.0);" in src
@@ -308,6 +311,58 @@ def test_intersections_of_disjoint_and_touching_ranges(engine):
     got = ct.evaluate("C(i,j) = A(i,j) * B(i,j)", A=A, B=B, engine=engine)
     np.testing.assert_array_equal(got.to_numpy(), (A.multiply(B)).toarray())
     assert got.nnz == 1
+
+
+def test_an_intersection_leaps_over_runs_where_its_rows_start_with_one():
+    src = ct.compile(
+        "C(i,j) = A(i,j) * B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}
+    ).source("c")
+    merge = src.index("while (pA2 < pA2_end && pB2 < pB2_end) {")
+    # The probe, before the merge: does either row start with a run of five below the other?
+    probe = src[src.index("bool leaps = false;") : merge]
+    assert "if ((int64_t)A2_crd[pA2 + 4] < (int64_t)B2_crd[pB2]) {\n        leaps = true;" in probe
+    assert "if ((int64_t)B2_crd[pB2 + 4] < (int64_t)A2_crd[pA2]) {\n        leaps = true;" in probe
+    # In the merge, only then: leap five entries and scan the rest of the run.
+    step = src[merge:]
+    leap = step[step.index("if (leaps) {") :]
+    assert "pA2 = pA2 + 4 + 1;\n" in leap
+    assert "while (pA2 < pA2_end && (int64_t)A2_crd[pA2] < (int64_t)B2_crd[pB2]) {" in leap
+    # A union stores every entry of a run: nothing to leap over.
+    src = ct.compile(
+        "C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}
+    ).source("c")
+    assert "leaps" not in src
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("threads", [1, 2])
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_intersections_with_runs_of_every_length(engine, threads, data):
+    # Rows built of runs: each run's columns go to A, to B or to both, so rows start and end
+    # with runs of either operand, of lengths around the leap's five; a third operand too.
+    rows, cols = 6, 64
+    dense = np.zeros((3, rows, cols))
+    for i in range(rows):
+        j = 0
+        while j < cols:
+            length = min(data.draw(st.integers(1, 9)), cols - j)
+            owners = data.draw(st.sampled_from([(0,), (1,), (2,), (0, 1), (0, 1, 2), (1, 2)]))
+            for o in owners:
+                dense[o, i, j : j + length] = np.arange(1, length + 1) + j
+            j += length + data.draw(st.integers(0, 2))
+    A, B, D = (sp.csr_array(m) for m in dense)
+    previous = ct.get_num_threads()
+    ct.set_num_threads(threads)
+    try:
+        two = ct.evaluate("C(i,j) = A(i,j) * B(i,j)", A=A, B=B, engine=engine)
+        three = ct.evaluate("C(i,j) = A(i,j) * B(i,j) * D(i,j)", A=A, B=B, D=D, engine=engine)
+        rowdot = ct.evaluate("y(i) = A(i,j) * B(i,j)", A=A, B=B, engine=engine)
+    finally:
+        ct.set_num_threads(previous)
+    np.testing.assert_array_equal(two.to_numpy(), dense[0] * dense[1])
+    np.testing.assert_array_equal(three.to_numpy(), dense[0] * dense[1] * dense[2])
+    np.testing.assert_allclose(rowdot.to_numpy(), (dense[0] * dense[1]).sum(axis=1))
 
 
 def test_merges_run_in_lockstep_while_the_rows_agree():
@@ -362,7 +417,9 @@ def test_dense_result_of_a_loop_that_skips_rows_starts_at_zero():
 def test_spmspv_is_one_while_merge():
     kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "dcsr", "x": "s", "y": "d"})
     src = kern.source("c")
-    assert loops(kern) == (1, 2)  # the rows in lockstep while they agree, then the merge
+    # The rows in lockstep while they agree, the merge, and a scan over a run of each one's
+    # entries that the other's coordinate is beyond.
+    assert loops(kern) == (1, 4)
     assert "int64_t j = coiter_min_i64(jA_0, jx_0);" in src
     assert "if (jA_0 == j && jx_0 == j)" in src
 

@@ -6,14 +6,17 @@
 namespace coiter::ir {
 namespace {
 
-// Whether `s` holds a loop anywhere inside.
+// Whether `s` holds a loop anywhere inside. A scan (a while loop whose body only assigns
+// one variable: the end of a run of equal coordinates, the rest of a run a merge leaps over)
+// is a step of the loop around it, not a loop of its own: it ends within its segment and
+// writes nothing, so that loop is still innermost.
 class HoldsLoop : public IRVisitor {
  public:
   bool found = false;
 
  protected:
   void visitFor(const ForNode&) override { found = true; }
-  void visitWhile(const WhileNode&) override { found = true; }
+  void visitWhile(const WhileNode& n) override { found = found || n.body->kind != StmtKind::Assign; }
 };
 
 bool holdsLoop(const Stmt& s) {

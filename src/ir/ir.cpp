@@ -26,6 +26,13 @@ namespace coiter::ir {
 
 Var makeVar(const std::string& name, Type type) { return std::make_shared<const VarNode>(VarNode{name, type}); }
 
+bool readsMemory(const Expr& e) {
+  if (e->kind == ExprKind::Load) return true;
+  bool reads = false;
+  forEachChildExpr(e, [&](const Expr& child) { reads = reads || readsMemory(child); });
+  return reads;
+}
+
 bool isComparison(BinaryOp op) {
   switch (op) {
     case BinaryOp::Eq:

@@ -83,7 +83,9 @@ enum class BinaryOp {
   Gt,
   Ge,  // comparisons: result type Bool (complex: Eq and Ne only)
   And,
-  Or  // logical on Bool operands (short-circuit not required), bitwise on integers
+  Or  // logical on Bool operands, bitwise on integers. In the condition of an If or While, a
+      // right operand that loads is evaluated only when the left one does not decide (it may
+      // guard the load: `p < end && crd[p] == c`); elsewhere both sides are evaluated.
 };
 enum class UnaryOp { Neg, Not };
 
@@ -400,6 +402,7 @@ Stmt ret(int32_t status = kOk);
 Stmt call(RuntimeFunction function, std::vector<Expr> args);
 
 bool isComparison(BinaryOp op);
+bool readsMemory(const Expr& e);        // whether evaluating e loads from a buffer
 const char* binaryOpName(BinaryOp op);  // "add", "min", "lt", ...
 
 // Typed downcast: as<LoadNode>(expr). The caller has checked the kind.

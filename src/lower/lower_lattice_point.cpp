@@ -289,6 +289,7 @@ void Lowerer::advanceIterators(LatticeLoop& loop, PointLoop& p) {
   for (int s : iterators) {
     if (segs[s].dimension) p.body.push_back(assign(state.at(s), plusOne(ir::ref(state.at(s)))));
   }
+  if (loop.leaps && !p.lockstep) skipRuns(loop, p.body);
   loop.out.push_back(whileLoop(andAll(ranges), block(std::move(p.body))));
 }
 

@@ -198,6 +198,7 @@ class Lowerer {
     bool shared = false;       // iterators keep their state in variables (state, stateEnd)
     std::map<int, ir::Var> state, stateEnd;
     bool storesEveryCoordinate = false;  // one loop over the whole extent, one unconditional body
+    ir::Var leaps;                       // an intersection's merge leaps over runs (probeRuns)
     std::vector<ir::Stmt> out;
     const std::vector<lattice::LatticePoint>& points() const { return lattice.points(); }
     const std::vector<lattice::Segment>& segs() const { return lattice.segments(); }
@@ -210,6 +211,9 @@ class Lowerer {
   void reserveLoopAppends(LatticeLoop& loop);
   bool runsInLockstep(const LatticeLoop& loop) const;
   void skipDisjointIntersection(LatticeLoop& loop);
+  ir::Stmt leapOverRun(const LatticeLoop& loop, int s, const ir::Stmt& onRun);
+  void probeRuns(LatticeLoop& loop);
+  void skipRuns(const LatticeLoop& loop, std::vector<ir::Stmt>& out);
   // lower_lattice_point.cpp: the loop of one lattice point, while its iterators last. A
   // `lockstep` loop runs only while every iterator is at the same coordinate, so its body is
   // the region where all are present and every step advances all of them.

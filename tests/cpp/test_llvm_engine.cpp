@@ -14,6 +14,9 @@
 #include <thread>
 #include <vector>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "ir/ir.hpp"
 #include "ir_test_support.hpp"
 #include "jit/engine.hpp"
@@ -120,6 +123,33 @@ void testMerge() {
   check(call(*kernel, pointers, integers) == kOk, "(b) merge status");
   check(result == 2.0 * 20 + 4.0 * 30 + 6.0 * 50, "(b) merge dot product");
   check(integers[2] == -2, "(b) Int32 write-back sign-extends (-5 + 3 matches), got " + std::to_string(integers[2]));
+}
+
+// ---- (b2) a load guarded by the left side of `and` in a While condition -----------------------
+// `while (i < n && crd[i] != 7) i++` over an array that ends just before an unreadable page:
+// crd[n] must never be loaded (ir.hpp: And in a condition).
+void testGuardedLoad() {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* base = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED || mprotect(static_cast<char*>(base) + page, page, PROT_NONE) != 0) {
+    check(false, "(b2) guard page");
+    return;
+  }
+  const int64_t n = 16;
+  auto* crd = reinterpret_cast<int32_t*>(static_cast<char*>(base) + page) - n;  // ends at the guard
+  for (int64_t k = 0; k < n; ++k) crd[k] = static_cast<int32_t>(k * 10);        // no 7
+  Var c = ptr("crd", DType::Int32), count = var("n"), i = var("i"), out = var("out");
+  Expr more = binary(B::And, binary(B::Lt, use(i), use(count)),
+                     binary(B::Ne, cast(scalar(DType::Int64), load(c, use(i))), intLit(7)));
+  Function f{
+      "guarded_scan",
+      {arg(c, 0), arg(count, 0), arg(out, 1, true)},
+      block({declare(i, intLit(0)), whileLoop(more, assign(i, add(use(i), intLit(1)))), assign(out, use(i)), ret()})};
+  auto kernel = compileAndLoad(f);
+  std::vector<void*> pointers{crd};
+  std::vector<int64_t> integers{n, -1};
+  check(call(*kernel, pointers, integers) == kOk && integers[1] == n, "(b2) guarded scan stops at n");
+  munmap(base, 2 * page);
 }
 
 // ---- (c) Grow-based append, and allocation failures --------------------------------------------
@@ -438,6 +468,7 @@ int main() {
   }
   testSpmv();
   testMerge();
+  testGuardedLoad();
   testGrow();
   testComplex<double>(DType::Complex128, 1e-14, 1e300);
   testComplex<float>(DType::Complex64, 1e-6, 1e30f);

@@ -337,6 +337,26 @@ class KernelBuilder {
     }
     failCodegen("unknown expression kind");
   }
+  // The branch of an If or While. A load on the right of `and`/`or` is reached only when the
+  // left does not decide (`p < end && crd[p] == c`: crd[end] may lie past the array), so
+  // those operands branch in turn; anything else is one condition.
+  void branchOn(const Expr& e, llvm::BasicBlock* whenTrue, llvm::BasicBlock* whenFalse) {
+    if (e->kind == ir::ExprKind::Binary) {
+      const auto& b = ir::as<ir::BinaryNode>(e);
+      if ((b.op == ir::BinaryOp::And || b.op == ir::BinaryOp::Or) && ir::readsMemory(b.b)) {
+        llvm::BasicBlock* right = llvm::BasicBlock::Create(ctx_, "cond.rhs", fs_.func);
+        if (b.op == ir::BinaryOp::And) {
+          branchOn(b.a, right, whenFalse);
+        } else {
+          branchOn(b.a, whenTrue, right);
+        }
+        b_.SetInsertPoint(right);
+        branchOn(b.b, whenTrue, whenFalse);
+        return;
+      }
+    }
+    b_.CreateCondBr(condition(e), whenTrue, whenFalse);
+  }
   llvm::Value* condition(const Expr& e) {
     if (e->type != ir::scalar(DType::Bool)) failCodegen("condition of type " + dtypeName(e->type.elem));
     return emit(e).re;
@@ -596,7 +616,7 @@ class KernelBuilder {
     llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "while.end", fs_.func);
     b_.CreateBr(cond);
     b_.SetInsertPoint(cond);
-    b_.CreateCondBr(condition(n.cond), body, exit);
+    branchOn(n.cond, body, exit);
     b_.SetInsertPoint(body);
     fs_.loopExits.push_back(exit);
     emit(n.body);
@@ -608,7 +628,7 @@ class KernelBuilder {
     llvm::BasicBlock* then = llvm::BasicBlock::Create(ctx_, "if.then", fs_.func);
     llvm::BasicBlock* merge = llvm::BasicBlock::Create(ctx_, "if.end", fs_.func);
     llvm::BasicBlock* otherwise = n.otherwise ? llvm::BasicBlock::Create(ctx_, "if.else", fs_.func) : merge;
-    b_.CreateCondBr(condition(n.cond), then, otherwise);
+    branchOn(n.cond, then, otherwise);
     b_.SetInsertPoint(then);
     emit(n.then);
     b_.CreateBr(merge);
