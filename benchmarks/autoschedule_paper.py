@@ -3,7 +3,7 @@
 today's default schedule, ``schedule="auto"`` and SciPy's composition of the same product,
 as ratios measured in one run.
 
-    python -m benchmarks.autoschedule_paper [--kernels SpGEMMH,SpGEMM2] [--scale 1]
+    python -m benchmarks.autoschedule_paper [--kernels SpGEMMH,SpGEMM2] [--scale 1] [--profile]
                                             [--output benchmarks/results/autoschedule-paper]
 
 Inputs as in the paper's artifact: uniform random patterns of density p = 0.01, all extents
@@ -23,6 +23,9 @@ compressed second), the 3-tensor CSF (``dss``), vectors dense. Each variant is o
   ``B @ (C @ d)``; SpMTTKRP, which SciPy cannot hold as a 3-tensor, as the unfolded
   ``B(ik,l) @ D`` multiplied elementwise by C tiled over i and summed over k by a sparse
   product).
+
+``--profile`` also splits ``auto``'s call where it runs a frontier member of two kernels: each
+operand conversion and each kernel, timed interleaved with the whole call, and the rest.
 
 Results are checked against each other (SciPy's as the reference). Calls are timed
 interleaved; a call of several seconds is timed once or twice (benchmarks/timing.py).
@@ -170,11 +173,58 @@ def _auto_choice(stmt, operands):
     return f"#{picked.member.index} {picked.candidate.schedule}{converted} ({runs})"
 
 
+def pipeline_profile(stmt, operands):
+    """Where a call of ``schedule="auto"`` goes when it runs a frontier member of two kernels:
+    {part: median ms} for each operand conversion and each kernel of the pipeline (timed
+    interleaved with the whole call), and the rest of the call (Python: the statistics, the
+    choice's lookup, argument handling). None when ``auto`` runs one kernel."""
+    from coiter.autosched.api import instant_choice
+    from coiter.conversion import as_tensor
+    from coiter.notation import accesses
+    from coiter.parser import parse
+
+    tensors = {n: ct.asarray(t) for n, t in operands.items()}
+    ct.evaluate(stmt, schedule="auto", **tensors)  # (the choice, compiled and remembered)
+    parsed = parse(stmt)
+    formats = {n: t.format for n, t in tensors.items()}
+    result = parsed[0].lhs.tensor.name
+    formats[result] = ct.evaluate(stmt, **tensors).format
+    dtypes = {n: np.dtype(np.float64) for n in parsed[1]}
+    picked, _ = instant_choice.for_operands(parsed, tensors, formats, dtypes, None)
+    if isinstance(picked, str):
+        return None
+    callables = {"whole call": lambda: ct.evaluate(stmt, schedule="auto", **tensors)}
+    values = dict(tensors)
+    for k, (stage, kern) in enumerate(zip(picked.stages, picked.kernels, strict=True)):
+        inputs = {}
+        for a in accesses(parse(stage.statement)[0].rhs):
+            name = a.tensor.name
+            given = as_tensor(values[name])
+            fmt = stage.formats.get(name)
+            inputs[name] = given if fmt is None else given.asformat(fmt)
+            if inputs[name] is not given:
+                callables[f"convert {name} to {fmt}"] = lambda t=given, f=fmt: t.asformat(f)
+        callables[f"kernel {k + 1}: {stage.statement}"] = lambda kern=kern, i=inputs: kern(**i)
+        values[stage.result] = kern(**inputs)
+    warm = {label: time_once(call) for label, call in callables.items()}
+    timings = measure_interleaved(callables, POLICY, warm)
+    parts = {label: t.median * 1e3 for label, t in timings.items()}
+    parts["rest of the call (Python)"] = parts["whole call"] - sum(
+        v for label, v in parts.items() if label != "whole call"
+    )
+    return parts
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", default="benchmarks/results/autoschedule-paper")
     parser.add_argument("--kernels", default="", help="comma-separated names (default: all)")
     parser.add_argument("--scale", type=float, default=1.0, help="N times this")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="also time the parts of auto's call where it runs two kernels",
+    )
     args = parser.parse_args(argv)
     names = [k for k in args.kernels.split(",") if k]
     unknown = set(names) - set(SIZES)
@@ -224,6 +274,7 @@ def main(argv=None):
             "auto_vs_scipy": seconds["scipy"] / seconds["auto"],
             "default_vs_scipy": seconds["scipy"] / seconds["default"],
             "auto_choice": _auto_choice(stmt, operands),
+            "auto_profile_ms": pipeline_profile(stmt, operands) if args.profile else None,
         }
         rows.append(row)
         print(json.dumps(row), flush=True)
@@ -269,6 +320,10 @@ def markdown(rows, env):
         )
     lines += ["", "What `auto` picked:", ""]
     lines += [f"- {r['kernel']}: `{r['auto_choice']}`" for r in rows]
+    for r in rows:
+        if r.get("auto_profile_ms"):
+            lines += ["", f"Where {r['kernel']}'s `auto` call goes (medians, interleaved):", ""]
+            lines += [f"- {part}: {ms:.3g} ms" for part, ms in r["auto_profile_ms"].items()]
     return "\n".join(lines) + "\n"
 
 

@@ -23,7 +23,9 @@ from coiter.autosched import trimming
 from coiter.autosched.api import cheapest_member
 from coiter.autosched.candidates import Problem, frontier_bases, loop_order_candidates
 from coiter.autosched.database import bucket_of, operand_statistics
+from coiter.autosched.pipeline import Pipeline, stages_of
 from coiter.autosched.search import Measurement, OverTime, call_within, same_result, time_calls
+from coiter.formats import as_format
 from coiter.notation import accesses
 
 SPMV = "y(i) = A(i,j) * x(j)"
@@ -423,9 +425,14 @@ def test_every_searched_candidate_computes_what_numpy_does(engine, case, seed, t
         given_operands = {
             n: t.asformat(conversions[n]) if n in conversions else t for n, t in operands.items()
         }
-        result = ct.evaluate(
-            stmt, schedule=schedule, engine=engine, out_format=out_format, **given_operands
-        )
+        stages = stages_of(schedule)
+        if stages is not None:  # a frontier member of two kernels, run as the search ran it
+            fmt = as_format(out_format, len(problem.parsed[0].lhs.indices))
+            result = Pipeline(stages, fmt, np.float64, {}, engine)(**given_operands)
+        else:
+            result = ct.evaluate(
+                stmt, schedule=schedule, engine=engine, out_format=out_format, **given_operands
+            )
         np.testing.assert_allclose(
             result.to_numpy(),
             expected,

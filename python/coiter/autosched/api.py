@@ -48,9 +48,9 @@ from .database import (
     operand_statistics,
     signature,
 )
-from .pipeline import Pipeline
+from .pipeline import Pipeline, stages_of
 from .report import Report
-from .search import Measurement, Variant, run_search
+from .search import Measurement, PipelineCandidate, Variant, run_search
 
 __all__ = ["autoschedule", "tuning_info", "clear_tuning", "DEFAULT_BUDGET"]
 
@@ -186,16 +186,19 @@ def autoschedule(
     retune: bool = False,
     seed: int = 0,
     **operands: Any,
-) -> tuple[Schedule, Report]:
+) -> tuple[Schedule | Pipeline, Report]:
     """Tune a schedule for ``stmt`` (``"y(i) = A(i,j) * x(j)"``) on ``operands`` (given by
     name, as for ``ct.evaluate``) within about ``budget`` seconds, and remember it in the tuning
     database. Returns ``(schedule, report)``; when ``report.conversions`` is not empty the
     schedule is for those operands converted (``ct.evaluate(..., schedule="auto")`` converts
-    them itself). A database entry for the same signature and similar inputs is returned
-    without timing anything, unless ``retune``. ``conversions=False`` keeps the given formats;
-    ``progress`` shows a tqdm bar (``coiter.progress``): True always, False never, None (the
-    default) as ``ct.config.progress`` says, in a terminal or notebook once the search has run
-    a second."""
+    them itself). When the fastest program is a frontier member of two kernels, the first
+    element is its :class:`~coiter.autosched.pipeline.Pipeline` (called like a kernel:
+    ``pipeline(**operands)``) instead of a schedule. A database entry for the same signature
+    and similar inputs is returned without timing anything, unless ``retune``.
+    ``conversions=False`` keeps the given formats (and times only the pipelines that convert
+    no operand); ``progress`` shows a tqdm bar (``coiter.progress``): True always, False never,
+    None (the default) as ``ct.config.progress`` says, in a terminal or notebook once the
+    search has run a second."""
     if not isinstance(budget, (int, float)) or not budget > 0 or math.isinf(budget):
         raise ValueError(
             f"autoschedule: budget must be a positive number of seconds, not {budget!r}"
@@ -210,12 +213,16 @@ def autoschedule(
         entry = database.lookup(key, bucket)
         if entry is not None:
             _counts["hits"] += 1
-            return Schedule.parse(entry.schedule), _report_of_entry(problem, bases, entry)
+            return (
+                _chosen_program(problem, entry.schedule, engine),
+                _report_of_entry(problem, bases, entry),
+            )
     _counts["misses"] += 1
     start = time.perf_counter()
     members, why_not = frontier_bases(problem)
     if why_not:
         logger.info("coiter: autoschedule %s: no frontier (%s)", problem.text, why_not)
+    pipelines = _pipeline_candidates(problem, members, tensors, conversions)
     variants = [_variant(problem, tensors, {}, members)]
     promising: dict[str, Format] = {}
     if conversions:
@@ -250,6 +257,7 @@ def autoschedule(
         engine=engine,
         progress=progress,
         seed=seed,
+        pipelines=pipelines,
     )
     seconds = time.perf_counter() - start
     _counts["tunings"] += 1
@@ -291,7 +299,40 @@ def autoschedule(
         frontier=frontier_summary(members, why_not),
         result_format=str(problem.formats[problem.result]),
     )
-    return Schedule.parse(best.schedule), report
+    return _chosen_program(problem, best.schedule, engine), report
+
+
+def _chosen_program(problem: Problem, text: str, engine: str | None) -> Schedule | Pipeline:
+    """What a tuning chose, as ``ct.autoschedule`` returns it: a schedule, or the pipeline of
+    a frontier member of two kernels (compiled: its kernels are in the kernel cache)."""
+    stages = stages_of(text)
+    if stages is None:
+        return Schedule.parse(text)
+    result = problem.result
+    return Pipeline(stages, problem.formats[result], problem.dtypes[result], problem.dtypes, engine)
+
+
+def _pipeline_candidates(
+    problem: Problem,
+    members: list[FrontierBase],
+    operands: Mapping[str, Tensor],
+    conversions: bool,
+) -> list[PipelineCandidate]:
+    """The frontier members that run as pipelines, in the order the cost estimate ranks them
+    (``conversions=False``: only those that convert no operand; what they convert between
+    their kernels is their own). The first is schedule="auto"'s untuned choice when that is a
+    pipeline."""
+    ranked = ranked_members(problem, members, operands)
+    untuned = ranked[0] if ranked else None
+    return [
+        PipelineCandidate(
+            f"{FRONTIER} #{base.member.index}",
+            tuple(base.member.stages),
+            untuned_choice=base is untuned,
+        )
+        for base in ranked
+        if base.candidate is None and (conversions or not _converted_operands(problem, base))
+    ]
 
 
 def _report_of_entry(problem: Problem, bases: list[Any], entry: Entry) -> Report:
@@ -354,11 +395,24 @@ class InstantChoice:
         engine: str | None,
     ) -> str:
         """``ct.compile``'s choice (no operands): the most recent tuning of this signature that
-        converts nothing, else the default schedule."""
+        is one kernel on these formats, else the frontier member that is one schedule of the
+        statement on these formats, cheapest on nominal statistics (nominal_statistics), else
+        the default schedule."""
         problem = Problem.of(stmt, formats, dtypes)
-        key = signature(problem, engine or default_engine(), _core.get_num_threads())
+        engine = engine or default_engine()
+        key = signature(problem, engine, _core.get_num_threads())
         entry = database.nearest(key, None, without_conversions=True)
-        return entry.schedule if entry is not None else ""
+        if entry is not None:
+            return entry.schedule
+        bases, _ = self._frontier_of(problem)
+        kernels = [b for b in bases if b.candidate is not None and not b.conversions]
+        if not kernels:
+            return ""
+        ranked = _ranked(problem, kernels, *nominal_statistics(problem))
+        _counts["frontier_choices"] += 1
+        schedule, _ = _as_choice(problem, ranked[0], engine)
+        assert isinstance(schedule, str)  # (a member of one schedule is chosen as its text)
+        return schedule
 
     def input_key(self, operands: Mapping[str, Tensor]) -> tuple[Any, int]:
         """The operands' statistics bucket, and the database's generation in this process."""
@@ -395,10 +449,18 @@ class InstantChoice:
         entry = database.lookup(key, bucket) or database.nearest(key, statistics)
         choice: tuple[str | Pipeline, dict[str, Format]]
         if entry is not None and distance(entry.statistics, statistics) <= _NEAREST_DISTANCE:
-            choice = (
-                entry.schedule,
-                {n: as_format(f, operands[n].ndim) for n, f in entry.conversions.items()},
-            )
+            stages = stages_of(entry.schedule)
+            if stages is not None:  # a tuning that chose a frontier member of two kernels
+                result = problem.result
+                choice = (
+                    Pipeline(stages, formats[result], dtypes[result], problem.dtypes, memo[3]),
+                    {},
+                )
+            else:
+                choice = (
+                    entry.schedule,
+                    {n: as_format(f, operands[n].ndim) for n, f in entry.conversions.items()},
+                )
         else:
             bases, why_not = self._frontier_of(problem)
             picked = cheapest_member(problem, bases, operands)
@@ -440,9 +502,32 @@ def cheapest_member(
     between its kernels (its workspace, the result written transposed) and the nonzeros of
     the operands it converts; on a tie, the member converting fewest operands, then the one
     of fewest kernels (None: no member)."""
-    extents = _extents(problem, operands)
-    shapes = {n: t.shape for n, t in operands.items()}
-    nonzeros = {n: int(t.nnz) for n, t in operands.items()}
+    ranked = ranked_members(problem, bases, operands)
+    return ranked[0] if ranked else None
+
+
+def ranked_members(
+    problem: Problem, bases: list[FrontierBase], operands: Mapping[str, Tensor]
+) -> list[FrontierBase]:
+    """The frontier members, cheapest first as :func:`cheapest_member` ranks them."""
+    return _ranked(
+        problem,
+        bases,
+        _extents(problem, operands),
+        {n: t.shape for n, t in operands.items()},
+        {n: int(t.nnz) for n, t in operands.items()},
+    )
+
+
+def _ranked(
+    problem: Problem,
+    bases: list[FrontierBase],
+    extents: Mapping[str, int],
+    shapes: Mapping[str, tuple[int, ...]],
+    nonzeros: Mapping[str, int],
+) -> list[FrontierBase]:
+    """The members ranked on statistics: extents by index variable, shapes and nonzeros by
+    operand."""
 
     def estimate(base: FrontierBase) -> tuple[float, int, int, int]:
         tasks = estimated_tasks(parse_cost(base.member.cost), extents, shapes, nonzeros)
@@ -453,7 +538,36 @@ def cheapest_member(
         tasks += sum(nonzeros[n] for n in converted)
         return tasks, len(converted), len(base.member.stages), base.member.index
 
-    return min(bases, key=estimate, default=None)
+    return sorted(bases, key=estimate)
+
+
+# ct.compile's statistics-free choice (nominal_statistics): every index variable this long,
+# a sparse operand this many nonzeros per fiber of its last stored mode.
+NOMINAL_EXTENT = 4096
+NOMINAL_FIBER = 8
+
+
+def nominal_statistics(
+    problem: Problem,
+) -> tuple[dict[str, int], dict[str, tuple[int, ...]], dict[str, int]]:
+    """(extents, shapes, nonzeros) that stand in for operands ``ct.compile`` does not have:
+    every extent NOMINAL_EXTENT, a dense operand full, a sparse one NOMINAL_FIBER nonzeros per
+    fiber (per row of a matrix), spread uniformly. The ranking then prefers fewer tasks
+    where the data is as sparse as typical sparse inputs; it is the frontier's pick for those,
+    not for every input (a tuning, or ct.evaluate's choice on the real operands, is)."""
+    extents = {v: NOMINAL_EXTENT for v in problem.variables}
+    shapes: dict[str, tuple[int, ...]] = {}
+    nonzeros: dict[str, int] = {}
+    for access in accesses(problem.parsed[0].rhs):
+        name = access.tensor.name
+        shape = tuple(NOMINAL_EXTENT for _ in access.indices)
+        full = math.prod(shape)
+        shapes[name] = shape
+        if is_all_dense(problem.formats[name]) or not shape:
+            nonzeros[name] = full
+        else:
+            nonzeros[name] = min(full, NOMINAL_FIBER * full // NOMINAL_EXTENT)
+    return extents, shapes, nonzeros
 
 
 def _converted_operands(problem: Problem, base: FrontierBase) -> set[str]:

@@ -273,7 +273,7 @@ def frontier_summary(bases: list[FrontierBase], why_not: str | None) -> str:
         if base.candidate is None:
             kernels = len(base.member.stages)
             why = f"{kernels} kernels" if kernels > 1 else "another result format or statement"
-            parts.append(f"{name} not searched ({why}: schedule='auto' runs it)")
+            parts.append(f"{name} as a pipeline ({why})")
         elif base.conversions:
             converted = ", ".join(f"{n}→{f}" for n, f in base.conversions.items())
             parts.append(f"{name} searched ({converted})")

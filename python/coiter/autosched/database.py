@@ -31,10 +31,12 @@ import numpy as np
 from .. import _core
 from ..tensor import Tensor
 from .candidates import Problem
+from .pipeline import stages_of
 
 FILE_NAME = "tuning.sqlite3"
-# Bumped when the search or the bucket changes what a stored row means.
-SCHEMA_VERSION = 1
+# Bumped when the search or the bucket changes what a stored row means (2: a schedule may be
+# a pipeline_text, a frontier member of two kernels).
+SCHEMA_VERSION = 2
 _BUSY_TIMEOUT_MS = 30_000
 
 _SCHEMA = """
@@ -227,10 +229,11 @@ class TuningDatabase:
         without_conversions: bool = False,
     ) -> Entry | None:
         """The entry of ``signature`` whose inputs are closest to ``statistics`` (None: the
-        most recent), optionally only among those that convert no operand."""
+        most recent), optionally only among those that are one kernel on the given formats
+        (no operand converted, no pipeline of kernels)."""
         rows = self._select("WHERE signature = ? ORDER BY created DESC", (signature,))
         if without_conversions:
-            rows = [e for e in rows if not e.conversions]
+            rows = [e for e in rows if not e.conversions and stages_of(e.schedule) is None]
         if not rows:
             return None
         if statistics is None:

@@ -5,10 +5,14 @@ on every call, as the conversion is part of the program's cost), and a result wr
 transposed is converted back to the format asked for.
 
 ``schedule="auto"`` hands a :class:`Pipeline` to ``ct.evaluate`` in place of a kernel when the
-frontier member it picks is not one schedule of the statement (compiler.KernelPlan)."""
+frontier member it picks is not one schedule of the statement (compiler.KernelPlan).
+``ct.autoschedule`` times pipelines beside schedules; a tuning that chose one stores it in the
+tuning database as :func:`pipeline_text` (a schedule column holding the kernels), which
+:func:`stages_of` reads back."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +27,10 @@ from ..notation import accesses
 from ..parser import parse
 from ..tensor import Tensor
 
-__all__ = ["KernelStage", "Pipeline"]
+__all__ = ["KernelStage", "Pipeline", "pipeline_text", "stages_of", "describe"]
+
+# What starts a pipeline's text; no schedule command is spelled so (Schedule.parse rejects it).
+PIPELINE_PREFIX = "pipeline:"
 
 
 @dataclass(frozen=True)
@@ -102,6 +109,37 @@ class Pipeline:
         if missing:
             raise ShapeError(f"the extent of the result's index {missing[0]} is not determined")
         return [extents[v] for v in self._result_indices]
+
+
+def pipeline_text(stages: Sequence[KernelStage]) -> str:
+    """The kernels as one line of text (JSON after PIPELINE_PREFIX): what a tuning stores in
+    place of a schedule when it chose a pipeline."""
+    kernels = [[s.statement, dict(sorted(s.formats.items())), s.schedule, s.result] for s in stages]
+    return PIPELINE_PREFIX + json.dumps(kernels)
+
+
+def stages_of(text: str) -> list[KernelStage] | None:
+    """The kernels of a :func:`pipeline_text` (None: ``text`` is a schedule). A text that
+    starts like a pipeline but does not read as one raises ValueError (a damaged tuning)."""
+    if not text.startswith(PIPELINE_PREFIX):
+        return None
+    try:
+        kernels = json.loads(text[len(PIPELINE_PREFIX) :])
+        return [KernelStage(str(s), dict(f), str(sched), str(r)) for s, f, sched, r in kernels]
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"not the text of a pipeline of kernels: {text!r} ({error})") from None
+
+
+def describe(text: str) -> str:
+    """A schedule's text as it is, a pipeline's as its kernels for a person to read:
+    ``w(k,j) = C(k,j) * D(k,j) [w:ds C:ds D:ds] reorder(k,j) ; A(i,j) = ...``."""
+    stages = stages_of(text)
+    if stages is None:
+        return text
+    return " ; ".join(
+        f"{s.statement} [{' '.join(f'{n}:{f}' for n, f in s.formats.items())}] {s.schedule}"
+        for s in stages
+    )
 
 
 def _accesses_of(statement: str) -> list[tuple[str, list[str]]]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .candidates import Candidate
+from .pipeline import describe
 from .search import Measurement
 from .space import SpaceCounts
 
@@ -49,7 +50,8 @@ class Report:
 
     @property
     def schedule(self) -> str:
-        """The chosen schedule's text (``""``: the compiler's default)."""
+        """The chosen schedule's text (``""``: the compiler's default; a frontier member of two
+        kernels: its ``pipeline.pipeline_text``, which ``pipeline.stages_of`` reads)."""
         return self.chosen.schedule
 
     @property
@@ -74,7 +76,7 @@ class Report:
         return [m for m in self.measurements if m.error is None]
 
     def _chosen_text(self) -> str:
-        schedule = self.chosen.schedule or "(the default schedule)"
+        schedule = describe(self.chosen.schedule) or "(the default schedule)"
         converted = "".join(
             f"\n  convert {name} to {fmt} first" for name, fmt in self.conversions.items()
         )
@@ -121,7 +123,8 @@ class Report:
                 what = m.error if m.error else _ms(m.total)
                 conv = f" [{', '.join(f'{n}->{f}' for n, f in m.conversions.items())}]"
                 lines.append(
-                    f"    {what:>10}  {m.schedule or '(default)'}" + (conv if m.conversions else "")
+                    f"    {what:>10}  {describe(m.schedule) or '(default)'}"
+                    + (conv if m.conversions else "")
                 )
         return "\n".join(lines)
 
@@ -129,7 +132,7 @@ class Report:
         rows = "".join(
             "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>".format(
                 html.escape(m.error or _ms(m.total)),
-                html.escape(m.schedule or "(default)"),
+                html.escape(describe(m.schedule) or "(default)"),
                 html.escape(", ".join(f"{n}→{f}" for n, f in m.conversions.items())),
                 html.escape(m.origin),
             )
@@ -156,7 +159,8 @@ class Report:
         if ax is None:
             _, ax = plt.subplots(figsize=(8, 0.3 * len(timed) + 1))
         labels = [
-            (m.schedule or "(default)")[:60] + (" +conv" if m.conversions else "") for m in timed
+            (describe(m.schedule) or "(default)")[:60] + (" +conv" if m.conversions else "")
+            for m in timed
         ]
         colors = [
             "tab:green" if m is self.chosen else "tab:gray" if m is self.default else "tab:blue"

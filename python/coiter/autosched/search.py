@@ -9,7 +9,10 @@ times, in order:
    the default on each converted variant (a conversion is judged by conversion + kernel time):
    the first conversion (the most promising: the caller's order) even past the budget, the
    others while it lasts;
-2. the rest, exhaustively when the budget fits every schedule at the cost seen so far, else by
+2. the frontier's members of two kernels (pipeline.py), each call with the conversions it
+   makes, in the order the cost estimate ranks them: the first (what ``schedule="auto"`` runs
+   untuned) even past the budget, the others while it lasts;
+3. the rest, exhaustively when the budget fits every schedule at the cost seen so far, else by
    Thompson sampling: each *arm* (a variant's base loop order and partition, the search paper's
    "split schedule") has a Gaussian posterior over the log of its schedules' time relative to
    the baseline; each round samples every arm's posterior, draws an untried schedule from the
@@ -33,7 +36,7 @@ import signal
 import statistics
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +50,7 @@ from ..progress import progress as progress_bar
 from ..tensor import Tensor
 from . import space as schedule_space
 from .candidates import Candidate, Problem
+from .pipeline import KernelStage, Pipeline, pipeline_text
 
 logger = logging.getLogger("coiter")
 
@@ -76,10 +80,24 @@ class Variant:
     space: schedule_space.Space
 
 
+@dataclass(frozen=True)
+class PipelineCandidate:
+    """A frontier member of two kernels, timed as a whole (its kernels and the conversions its
+    calls make): where it comes from (``frontier #k``), its kernels, and whether it is what
+    ``schedule="auto"`` runs without a tuning (timed whatever the budget: a stored tuning is
+    then never slower than that choice)."""
+
+    origin: str
+    stages: tuple[KernelStage, ...]
+    untuned_choice: bool = False
+
+
 @dataclass
 class Measurement:
     """One timed schedule. ``seconds`` is the kernel's median, ``total`` adds the conversion;
-    ``error`` says why it was not timed (it failed to compile, or changed the result)."""
+    ``error`` says why it was not timed (it failed to compile, or changed the result). A
+    pipeline's ``schedule`` is its pipeline_text, and ``seconds`` include the conversions its
+    calls make."""
 
     schedule: str
     conversions: dict[str, str]
@@ -278,6 +296,33 @@ class _Runner:
             return m
         m.compile_seconds = time.perf_counter() - start
         operands = variant.operands
+        return self._time(m, lambda: kernel(**operands))
+
+    def measure_pipeline(self, variant: Variant, candidate: PipelineCandidate) -> Measurement:
+        """Time a pipeline on ``variant``'s operands (the given formats): its kernels compile
+        with their schedules judged as every schedule is (ScheduleError: not timed), and its
+        first result is checked against the baseline's."""
+        m = Measurement(pipeline_text(candidate.stages), {}, candidate.origin, _PIPELINES)
+        problem = variant.problem
+        start = time.perf_counter()
+        try:
+            built = Pipeline(
+                candidate.stages,
+                problem.formats[problem.result],
+                problem.dtypes[problem.result],
+                problem.dtypes,
+                self.engine,
+            )
+        except (CompileError, ScheduleError) as error:
+            m.error = f"{type(error).__name__}: {error}"
+            return m
+        m.compile_seconds = time.perf_counter() - start
+        operands = variant.operands
+        return self._time(m, lambda: built(**operands))
+
+    def _time(self, m: Measurement, call: Callable[[], Tensor]) -> Measurement:
+        """Check ``call``'s first result and time it (``m`` filled in and returned)."""
+        schedule = m.schedule
         # The first call's result is checked; the second call's time decides how to time the
         # rest (a first call pays for fresh result memory). A first call four times slower
         # than the best schedule so far and than its share of the budget is the only one.
@@ -287,7 +332,7 @@ class _Runner:
         limit = None if self.reference is None else max(2 * share, 4 * self.best)
         start = time.perf_counter()
         try:
-            result = call_within(lambda: kernel(**operands), limit)
+            result = call_within(call, limit)
         except OverTime:
             m.error = f"{_STOPPED} after {limit:.2g} s (4 times the best so far)"
             m.seconds = time.perf_counter() - start
@@ -307,14 +352,14 @@ class _Runner:
             self.best = min(self.best, m.total)
             return m
         start = time.perf_counter()
-        kernel(**operands)
+        call()
         second = time.perf_counter() - start
         if second >= share:
             # A slow schedule is not called again: one call tells it is slow, and repeating it
             # would spend the budget that faster schedules need.
             m.seconds, m.calls = second, 1
         else:
-            m.seconds, m.calls = time_calls(lambda: kernel(**operands), share, warm=True)
+            m.seconds, m.calls = time_calls(call, share, warm=True)
         self.best = min(self.best, m.total)
         return m
 
@@ -334,17 +379,20 @@ def run_search(
     engine: str | None = None,
     progress: bool | None = None,
     seed: int = 0,
+    pipelines: Sequence[PipelineCandidate] = (),
 ) -> SearchResult:
-    """Search ``variants`` (the first is the given formats) for ``budget`` seconds."""
+    """Search ``variants`` (one of them the given formats) and ``pipelines`` (on the given
+    formats, most promising first) for ``budget`` seconds."""
     start = time.perf_counter()
     rng = random.Random(seed)
     runner = _Runner(variants, engine, budget)
     with progress_bar(round(budget, 1), "autoschedule", "s", show=progress) as bar:
-        return _search(variants, budget, runner, rng, start, bar)
+        return _search(variants, pipelines, budget, runner, rng, start, bar)
 
 
 def _search(
     variants: list[Variant],
+    pipelines: Sequence[PipelineCandidate],
     budget: float,
     runner: _Runner,
     rng: random.Random,
@@ -385,6 +433,12 @@ def _search(
             "autoschedule: the default schedule compiles neither on the given formats nor "
             f"on any conversion: {given.error}"
         )
+    # The frontier's pipelines, while the budget lasts (schedule="auto"'s untuned choice
+    # whatever the budget).
+    given_variant = next(v for v in variants if not v.conversions)
+    for candidate in pipelines:
+        if candidate.untuned_choice or elapsed() < budget:
+            record(runner.measure_pipeline(given_variant, candidate))
     arms = _arms(variants)
     size = _size(arms)
     per_schedule = elapsed() / max(1, len(measurements))
@@ -415,6 +469,8 @@ def _search(
 
 
 _LOOP_ORDERS = "loop orders"
+# The arm name of the frontier's pipelines (timed before the bandit's arms, not drawn by it).
+_PIPELINES = "frontier pipelines"
 # Spaces of at most this many partitions are expanded to decide whether to search them all.
 _EXPANDED_PARTITIONS = 24
 # An arm's schedules: drawn lazily ((variant, template) pairs are filled when first drawn).
