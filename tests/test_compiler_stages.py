@@ -313,7 +313,7 @@ def test_intersections_of_disjoint_and_touching_ranges(engine):
     assert got.nnz == 1
 
 
-def test_an_intersection_leaps_over_runs_where_its_rows_start_with_one():
+def test_merges_take_runs_where_their_rows_start_with_one():
     src = ct.compile(
         "C(i,j) = A(i,j) * B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}
     ).source("c")
@@ -325,20 +325,24 @@ def test_an_intersection_leaps_over_runs_where_its_rows_start_with_one():
     # In the merge, only then: leap five entries and scan the rest of the run.
     step = src[merge:]
     leap = step[step.index("if (leaps) {") :]
-    assert "pA2 = pA2 + 4 + 1;\n" in leap
+    assert "pA2 += 5;\n" in leap
     assert "while (pA2 < pA2_end && (int64_t)A2_crd[pA2] < (int64_t)B2_crd[pB2]) {" in leap
-    # A union stores every entry of a run: nothing to leap over.
+    # A union stores a run through the loop of its operand alone, until the other's column.
     src = ct.compile(
         "C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}
     ).source("c")
-    assert "leaps" not in src
+    run = src[src.index("if (leaps) {") :]
+    assert "while (pA2 < pA2_end && (int64_t)A2_crd[pA2] < (int64_t)B2_crd[pB2]) {" in run
+    assert "C_vals[C2_count] = A_vals[pA2];" in run
+    # The merge is still the loop that checks for interrupts, not each step of a run.
+    assert src.count("coiter_rt_interrupt_flag != 0") == 1
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("threads", [1, 2])
 @settings(max_examples=30, deadline=None)
 @given(data=st.data())
-def test_intersections_with_runs_of_every_length(engine, threads, data):
+def test_merges_with_runs_of_every_length(engine, threads, data):
     # Rows built of runs: each run's columns go to A, to B or to both, so rows start and end
     # with runs of either operand, of lengths around the leap's five; a third operand too.
     rows, cols = 6, 64
@@ -358,11 +362,18 @@ def test_intersections_with_runs_of_every_length(engine, threads, data):
         two = ct.evaluate("C(i,j) = A(i,j) * B(i,j)", A=A, B=B, engine=engine)
         three = ct.evaluate("C(i,j) = A(i,j) * B(i,j) * D(i,j)", A=A, B=B, D=D, engine=engine)
         rowdot = ct.evaluate("y(i) = A(i,j) * B(i,j)", A=A, B=B, engine=engine)
+        union = ct.evaluate("C(i,j) = A(i,j) - B(i,j)", A=A, B=B, engine=engine)
+        union3 = ct.evaluate("C(i,j) = A(i,j) + B(i,j) + D(i,j)", A=A, B=B, D=D, engine=engine)
+        rowsum = ct.evaluate("y(i) = 2 * A(i,j) + B(i,j)", A=A, B=B, engine=engine)
     finally:
         ct.set_num_threads(previous)
     np.testing.assert_array_equal(two.to_numpy(), dense[0] * dense[1])
     np.testing.assert_array_equal(three.to_numpy(), dense[0] * dense[1] * dense[2])
     np.testing.assert_allclose(rowdot.to_numpy(), (dense[0] * dense[1]).sum(axis=1))
+    np.testing.assert_array_equal(union.to_numpy(), dense[0] - dense[1])
+    assert union.nnz == np.count_nonzero(dense[0] - dense[1])
+    np.testing.assert_array_equal(union3.to_numpy(), dense.sum(axis=0))
+    np.testing.assert_allclose(rowsum.to_numpy(), (2 * dense[0] + dense[1]).sum(axis=1))
 
 
 def test_merges_run_in_lockstep_while_the_rows_agree():
@@ -427,10 +438,10 @@ def test_spmspv_is_one_while_merge():
 def test_sparse_add_is_a_merge_and_two_drains():
     kern = ct.compile("a(i) = b(i) + c(i)", formats={"a": "s", "b": "s", "c": "s"})
     for_loops, while_loops = loops(kern)
-    assert for_loops + while_loops == 4
-    # Lockstep while the coordinates agree, the merge, and the first drain that continues
-    # its iterators.
-    assert while_loops == 3
+    assert for_loops + while_loops == 6
+    # Lockstep while the coordinates agree, the merge with a run loop of each operand inside,
+    # and the first drain that continues its iterators.
+    assert while_loops == 5
 
 
 def test_a_sum_merge_selects_its_operands_instead_of_branching():

@@ -495,7 +495,7 @@ class CoordinateGuard {
       case StmtKind::While: {
         const auto& n = as<WhileNode>(s);
         checkOnlyCompared(n.cond, false);
-        return whileLoop(n.cond, stmt(n.body, flag, topLevel));
+        return whileLoop(n.cond, stmt(n.body, flag, topLevel), n.step);
       }
       case StmtKind::For: {
         const auto& n = as<ForNode>(s);

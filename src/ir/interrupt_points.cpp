@@ -6,17 +6,15 @@
 namespace coiter::ir {
 namespace {
 
-// Whether `s` holds a loop anywhere inside. A scan (a while loop whose body only assigns
-// one variable: the end of a run of equal coordinates, the rest of a run a merge leaps over)
-// is a step of the loop around it, not a loop of its own: it ends within its segment and
-// writes nothing, so that loop is still innermost.
+// Whether `s` holds a loop anywhere inside (a while loop that is a step of the loop around it
+// does not count: it ends within the segment that loop is at).
 class HoldsLoop : public IRVisitor {
  public:
   bool found = false;
 
  protected:
   void visitFor(const ForNode&) override { found = true; }
-  void visitWhile(const WhileNode& n) override { found = found || n.body->kind != StmtKind::Assign; }
+  void visitWhile(const WhileNode& n) override { found = found || !n.step; }
 };
 
 bool holdsLoop(const Stmt& s) {
@@ -45,7 +43,7 @@ class InterruptPoints : public IRMutator {
   Stmt mutateWhile(const WhileNode& n, const Stmt& s) override {
     if (!holdsLoop(n.body)) return IRMutator::mutateWhile(n, s);
     checks = true;
-    return whileLoop(n.cond, block({stop(), mutate(n.body)}));
+    return whileLoop(n.cond, block({stop(), mutate(n.body)}), n.step);
   }
 
  private:

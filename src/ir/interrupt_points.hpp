@@ -1,7 +1,7 @@
 // Where a kernel checks whether the user asked it to stop (Ctrl-C, runtime/interrupts.hpp).
 //
-// Every loop that holds another loop (not counting scans, while loops that only advance one
-// variable) checks the flag at the top of each iteration: often
+// Every loop that holds another loop (not counting while loops marked as steps of the loop
+// around them, WhileNode::step) checks the flag at the top of each iteration: often
 // enough that a long kernel stops within milliseconds (an iteration of such a loop is a row
 // or a block, not a nonzero), and never in an innermost loop, whose vectorization a check
 // would cost. What a set flag does depends on where the loop is:

@@ -196,7 +196,9 @@ Stmt prefetch(const Var& buffer, Expr index) {
   if (!buffer->type.pointer) throw CoiterError("IR: prefetch of non-pointer " + buffer->name);
   return std::make_shared<PrefetchNode>(buffer, std::move(index));
 }
-Stmt whileLoop(Expr cond, Stmt body) { return std::make_shared<WhileNode>(std::move(cond), std::move(body)); }
+Stmt whileLoop(Expr cond, Stmt body, bool step) {
+  return std::make_shared<WhileNode>(std::move(cond), std::move(body), step);
+}
 Stmt ifThen(Expr cond, Stmt then, Stmt otherwise) {
   return std::make_shared<IfNode>(std::move(cond), std::move(then), std::move(otherwise));
 }

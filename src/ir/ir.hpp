@@ -266,7 +266,12 @@ struct ForNode : StmtNode {
 struct WhileNode : StmtNode {
   Expr cond;
   Stmt body;
-  WhileNode(Expr c, Stmt s) : StmtNode(StmtKind::While), cond(std::move(c)), body(std::move(s)) {}
+  // A step of the loop around it, not a loop of its own for interrupt checks
+  // (ir/interrupt_points.hpp): it ends within the segment that loop is at (the end of a run of
+  // equal coordinates, a merge's run of one operand's entries).
+  bool step = false;
+  WhileNode(Expr c, Stmt s, bool st = false)
+      : StmtNode(StmtKind::While), cond(std::move(c)), body(std::move(s)), step(st) {}
 };
 // `otherwise` may be null.
 struct IfNode : StmtNode {
@@ -391,7 +396,7 @@ Expr numThreads();
 Expr interruptRequested();
 Stmt atomicUpdate(BinaryOp op, const Var& buffer, Expr index, Expr value);
 Stmt prefetch(const Var& buffer, Expr index);
-Stmt whileLoop(Expr cond, Stmt body);
+Stmt whileLoop(Expr cond, Stmt body, bool step = false);
 Stmt ifThen(Expr cond, Stmt then, Stmt otherwise = nullptr);
 Stmt breakLoop();
 Stmt comment(const std::string& text);

@@ -184,7 +184,7 @@ Stmt IRMutator::mutateFor(const ForNode& n, const Stmt& s) {
 Stmt IRMutator::mutateWhile(const WhileNode& n, const Stmt& s) {
   Expr cond = mutate(n.cond);
   Stmt body = mutate(n.body);
-  return cond == n.cond && body == n.body ? s : std::make_shared<WhileNode>(cond, body);
+  return cond == n.cond && body == n.body ? s : std::make_shared<WhileNode>(cond, body, n.step);
 }
 Stmt IRMutator::mutateIf(const IfNode& n, const Stmt& s) {
   Expr cond = mutate(n.cond);

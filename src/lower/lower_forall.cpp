@@ -270,7 +270,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   bool lockstep = runsInLockstep(loop);
   if (lockstep && points.size() == 1) skipDisjointIntersection(loop);
   if (lockstep) lowerLatticePoint(loop, 0, true, plan.schedule);
-  if (lockstep && points.size() == 1) probeRuns(loop);
+  if (lockstep) probeRuns(loop);
   for (size_t pi = 0; pi < points.size(); ++pi) lowerLatticePoint(loop, pi, false, plan.schedule);
   reservedGroup_ = reservedBefore;
   paddingExcluded_ = paddingExcludedBefore;
@@ -407,64 +407,6 @@ void Lowerer::skipDisjointIntersection(LatticeLoop& loop) {
   // Nested ifs: the coordinates are read only where the ranges are not empty.
   loop.out.push_back(
       ifThen(andAll(nonempty), ifThen(disjoint, assign(loop.state.at(first), ir::ref(loop.stateEnd.at(first))))));
-}
-
-// How many entries ahead an intersection's merge looks for a run of one operand's entries
-// to leap over. On random patterns such a run is rare (about one in 2^kRunLookahead steps).
-constexpr int64_t kRunLookahead = 4;
-
-// Whether iterator s of an intersection has a run of more than kRunLookahead entries below
-// the largest coordinate the others are at (each other one in range), and the statement
-// that leaps over that run: kRunLookahead + 1 entries at once, then the rest in a scan.
-// Nested ifs: the coordinates are read (and checked, ir/guard_coordinates.hpp) only where
-// the positions are in range.
-Stmt Lowerer::leapOverRun(const LatticeLoop& loop, int s, const Stmt& onRun) {
-  const std::vector<int>& iterators = loop.points().front().iterators;
-  auto coordinateAt = [&](int t, const Expr& position) {
-    const AccessState& st = accesses_.at(loop.info[t].access);
-    return cast(kIndex, load(st.vars->crd(loop.info[t].level), position));
-  };
-  const Var& at = loop.state.at(s);
-  const Var& end = loop.stateEnd.at(s);
-  Expr ahead = binary(BinaryOp::Add, ir::ref(at), intLit(kRunLookahead));
-  std::vector<Expr> inRange{binary(BinaryOp::Lt, ahead, ir::ref(end))};
-  Expr target;
-  for (int t : iterators) {
-    if (t == s) continue;
-    inRange.push_back(binary(BinaryOp::Lt, ir::ref(loop.state.at(t)), ir::ref(loop.stateEnd.at(t))));
-    Expr c = coordinateAt(t, ir::ref(loop.state.at(t)));
-    target = target ? binary(BinaryOp::Max, target, c) : c;
-  }
-  Expr runAhead = binary(BinaryOp::Lt, coordinateAt(s, ahead), target);
-  Stmt then = onRun;
-  if (!then) {
-    Expr rest = binary(BinaryOp::And, binary(BinaryOp::Lt, ir::ref(at), ir::ref(end)),
-                       binary(BinaryOp::Lt, coordinateAt(s, ir::ref(at)), target));
-    then = block({assign(at, plusOne(ahead)), whileLoop(rest, assign(at, plusOne(ir::ref(at))))});
-  }
-  return ifThen(andAll(inRange), ifThen(runAhead, then));
-}
-
-// An intersection meets only where every iterator is at the same coordinate, so an iterator
-// may leap over all of its entries below the largest coordinate the others are at. Where the
-// operands' patterns run side by side (a band and its disjoint neighbours, blocks in
-// different columns) a merge that steps one entry at a time spends a step per entry of each
-// run. Looking for runs after every step costs random patterns about a fifth of their time,
-// so each row (each merge) first probes whether it starts with a run; only then do its steps
-// look for runs to leap over. Leapt entries yield nothing and address nothing, so their
-// coordinates are only compared, as the merge's advance compares them.
-void Lowerer::probeRuns(LatticeLoop& loop) {
-  loop.leaps = makeVar(freshName("leaps"), scalar(DType::Bool));
-  loop.out.push_back(declare(loop.leaps, boolLit(false)));
-  for (int s : loop.points().front().iterators) {
-    loop.out.push_back(leapOverRun(loop, s, assign(loop.leaps, boolLit(true))));
-  }
-}
-
-void Lowerer::skipRuns(const LatticeLoop& loop, std::vector<Stmt>& out) {
-  std::vector<Stmt> leaps;
-  for (int s : loop.points().front().iterators) leaps.push_back(leapOverRun(loop, s, nullptr));
-  out.push_back(ifThen(ir::ref(loop.leaps), block(std::move(leaps))));
 }
 
 }  // namespace coiter::lower

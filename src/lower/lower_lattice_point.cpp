@@ -13,12 +13,14 @@ namespace coiter::lower {
 using namespace ir;
 namespace lt = coiter::lattice;
 
-void Lowerer::lowerLatticePoint(LatticeLoop& loop, size_t pi, bool lockstep, const LoopSchedule& schedule) {
+void Lowerer::lowerLatticePoint(LatticeLoop& loop, size_t pi, bool lockstep, const LoopSchedule& schedule,
+                                const Expr& runBelow) {
   const auto& points = loop.points();
   PointLoop p{points[pi]};
   p.lockstep = lockstep;
+  p.runBelow = runBelow;
   p.single = p.point.iterators.size() == 1;
-  p.forForm = !lockstep && p.single && pi + 1 == points.size() && !iteratesRuns(loop, p.point);
+  p.forForm = !lockstep && !runBelow && p.single && pi + 1 == points.size() && !iteratesRuns(loop, p.point);
   if (p.forForm) {
     int s = p.point.iterators[0];
     p.loopRange = iteratorRange(loop, s);
@@ -113,7 +115,7 @@ void Lowerer::enterPointLevels(LatticeLoop& loop, PointLoop& p) {
       p.body.push_back(declare(run, plusOne(p.positionOf(loop, s))));
       Expr more = binary(BinaryOp::And, binary(BinaryOp::Lt, ir::ref(run), end),
                          binary(BinaryOp::Eq, cast(kIndex, load(st.vars->crd(k), ir::ref(run))), p.coordOf[s]));
-      p.body.push_back(whileLoop(more, assign(run, plusOne(ir::ref(run)))));
+      p.body.push_back(whileLoop(more, assign(run, plusOne(ir::ref(run))), /*step=*/true));
       st.runEnd[k] = ir::ref(run);
       p.advanceTo[s] = ir::ref(run);
     }
@@ -251,6 +253,9 @@ void Lowerer::advanceIterators(LatticeLoop& loop, PointLoop& p) {
     for (size_t n = 1; n < iterators.size(); ++n)
       ranges.push_back(binary(BinaryOp::Eq, stored(iterators[n]), stored(iterators.front())));
   }
+  if (p.runBelow)
+    ranges.push_back(binary(
+        BinaryOp::Lt, storedCoordinateAt(loop, iterators.front(), ir::ref(state.at(iterators.front()))), p.runBelow));
   // Advance: positions first (they compare their coordinate with v), the dimension last.
   // A merge advances the iterators at the smallest coordinate, compared as loaded: the
   // checked coordinates (ir/guard_coordinates.hpp) would put a clamp on the chain from each
@@ -289,8 +294,8 @@ void Lowerer::advanceIterators(LatticeLoop& loop, PointLoop& p) {
   for (int s : iterators) {
     if (segs[s].dimension) p.body.push_back(assign(state.at(s), plusOne(ir::ref(state.at(s)))));
   }
-  if (loop.leaps && !p.lockstep) skipRuns(loop, p.body);
-  loop.out.push_back(whileLoop(andAll(ranges), block(std::move(p.body))));
+  if (loop.leaps && !p.lockstep && !p.runBelow && &p.point == &loop.points().front()) takeRuns(loop, p.body);
+  loop.out.push_back(whileLoop(andAll(ranges), block(std::move(p.body)), /*step=*/static_cast<bool>(p.runBelow)));
 }
 
 }  // namespace coiter::lower

@@ -198,7 +198,7 @@ class Lowerer {
     bool shared = false;       // iterators keep their state in variables (state, stateEnd)
     std::map<int, ir::Var> state, stateEnd;
     bool storesEveryCoordinate = false;  // one loop over the whole extent, one unconditional body
-    ir::Var leaps;                       // an intersection's merge leaps over runs (probeRuns)
+    ir::Var leaps;                       // this row's merge takes runs (lower_runs.cpp)
     std::vector<ir::Stmt> out;
     const std::vector<lattice::LatticePoint>& points() const { return lattice.points(); }
     const std::vector<lattice::Segment>& segs() const { return lattice.segments(); }
@@ -211,9 +211,15 @@ class Lowerer {
   void reserveLoopAppends(LatticeLoop& loop);
   bool runsInLockstep(const LatticeLoop& loop) const;
   void skipDisjointIntersection(LatticeLoop& loop);
-  ir::Stmt leapOverRun(const LatticeLoop& loop, int s, const ir::Stmt& onRun);
+  // lower_runs.cpp: a merge's runs of one operand's entries, leapt over (intersections) or
+  // stored by a loop of their own (unions), in rows whose probe finds one.
+  int pointOfAlone(const LatticeLoop& loop, int s) const;
+  bool mergesByRuns(const LatticeLoop& loop) const;
+  ir::Expr storedCoordinateAt(const LatticeLoop& loop, int s, const ir::Expr& position) const;
+  ir::Expr runTarget(const LatticeLoop& loop, int s, std::vector<ir::Expr>& inRange);
+  ir::Stmt ifRunAhead(const LatticeLoop& loop, int s, const ir::Stmt& onRun);
   void probeRuns(LatticeLoop& loop);
-  void skipRuns(const LatticeLoop& loop, std::vector<ir::Stmt>& out);
+  void takeRuns(LatticeLoop& loop, std::vector<ir::Stmt>& out);
   // lower_lattice_point.cpp: the loop of one lattice point, while its iterators last. A
   // `lockstep` loop runs only while every iterator is at the same coordinate, so its body is
   // the region where all are present and every step advances all of them.
@@ -233,11 +239,13 @@ class Lowerer {
     size_t coordinatesEnd = 0;  // body statements that read the coordinates
     std::map<const AccessNode*, int> enteredBefore;
     int resultEnteredBefore = 0;
+    ir::Expr runBelow;  // a run inside a merge (lower_runs.cpp): the loop also ends at this coordinate
     ir::Expr positionOf(const LatticeLoop& loop, int s) const {
       return forForm ? ir::ref(loopVar) : ir::ref(loop.state.at(s));
     }
   };
-  void lowerLatticePoint(LatticeLoop& loop, size_t pi, bool lockstep, const ir::LoopSchedule& schedule);
+  void lowerLatticePoint(LatticeLoop& loop, size_t pi, bool lockstep, const ir::LoopSchedule& schedule,
+                         const ir::Expr& runBelow = nullptr);
   void bindPointCoordinates(LatticeLoop& loop, PointLoop& p);
   void enterPointLevels(LatticeLoop& loop, PointLoop& p);
   ir::Stmt lowerPointRegions(LatticeLoop& loop, PointLoop& p);
