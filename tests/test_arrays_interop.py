@@ -113,6 +113,32 @@ def test_matvec_rmatvec_and_blocks(dtype):
         t.matvec(np.ones(3))
 
 
+def test_products_of_other_index_widths_operand_dtypes_and_layouts():
+    # A product's kernel is remembered per matrix format and dtypes and called straight; an
+    # operand it cannot read in place (int64 indices after int32 ones, an integer or strided x)
+    # takes the general call, and every result is an array of its own, kept intact by later
+    # products (the values are read from the kernel's result without a Tensor around them).
+    r = sp.random(300, 200, density=0.05, random_state=4, format="csr")
+    narrow = ct.asarray(r)
+    wide_r = r.copy()
+    wide_r.indptr, wide_r.indices = wide_r.indptr.astype(np.int64), wide_r.indices.astype(np.int64)
+    wide = ct.asarray(wide_r)
+    assert narrow.index_dtype == np.int32 and wide.index_dtype == np.int64
+    x = np.linspace(-1.0, 1.0, 200)
+    first = narrow.matvec(x)
+    kept = first.copy()
+    for t in (narrow, wide, narrow):
+        np.testing.assert_allclose(t.matvec(x), r @ x)
+        np.testing.assert_allclose(t.matvec(np.arange(200)), r @ np.arange(200))
+        np.testing.assert_allclose(
+            t.matvec(np.linspace(0, 1, 400)[::2]), r @ np.linspace(0, 1, 400)[::2]
+        )
+        np.testing.assert_allclose(t.rmatvec(np.ones(300)), r.T @ np.ones(300))
+        np.testing.assert_allclose(np.asarray(t @ x), r @ x)
+    np.testing.assert_array_equal(first, kept)
+    assert first.flags.writeable and not np.shares_memory(first, narrow.matvec(x))
+
+
 @pytest.mark.parametrize("kind", ["csr", "csc", "coo", "bsr", "dia", "lil", "dok"])
 @pytest.mark.parametrize("container", ["array", "matrix"])
 def test_asarray_of_every_scipy_type(kind, container):

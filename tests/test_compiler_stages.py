@@ -267,10 +267,35 @@ def test_spgemm_prefetches_the_rows_of_b_its_loop_over_a_reaches_next():
     assert "if (pA2 + 4 < pA2_end) {" in src and "pA2 < pA2_end; pA2++" in src
     # CSR SpMV reads its rows in order: no row to prefetch. What it gathers from x is
     # prefetched 32 entries ahead, in blocks of rows whose columns lie far apart
-    # (ir/guard_coordinates.cpp, checkedPerBlock).
+    # (ir/guard_coordinates.cpp, checkedPerBlock); the row's loop is split where the entry
+    # ahead would pass A's last, so that the prefetch needs no clamp.
     src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}).source("c")
     assert src.count("__builtin_prefetch(") == 1
-    assert "__builtin_prefetch(&x_vals[(int64_t)A2_crd[coiter_min_i64(pA2 + 32, " in src
+    assert "__builtin_prefetch(&x_vals[(int64_t)A2_crd[pA2 + 32]]);" in src
+    split = re.search(
+        r"int64_t (pA2_split\w*) = coiter_max_i64\(.*\(int64_t\)A2_pos\[i_end\] \+ -32", src
+    )
+    assert split, src
+    assert f"pA2 < {split.group(1)}; pA2++" in src and f"pA2 = {split.group(1)}; pA2 <" in src
+
+
+@pytest.mark.parametrize("per_row", [1, 5, 15, 16, 17, 40])
+def test_llvm_engine_sums_short_rows_in_a_scalar_loop(per_row):
+    # A row's sum runs vectorized from 16 entries on, else in a scalar loop (the vector loop's
+    # gathers and horizontal sum cost short rows more than they save): both loops are there,
+    # and rows on either side of the bound sum right.
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"})
+    ir = kern.source("llvm")
+    assert re.search(r"icmp sgt i64 %[\w.]+, 15", ir)  # (entries >= 16, as LLVM writes it)
+    assert re.search(r'!"llvm.loop.vectorize.enable", i1 false', ir)
+    assert "llvm.vector.reduce.fadd" in ir
+    rng = np.random.default_rng(per_row)
+    n = 3000
+    rows = np.repeat(np.arange(n), per_row)
+    M = sp.csr_array((rng.random(rows.size), (rows, rng.integers(0, n, rows.size))), shape=(n, n))
+    M.sum_duplicates()
+    x = rng.random(n)
+    np.testing.assert_allclose(kern(A=ct.asarray(M), x=x).to_numpy(), M @ x, rtol=1e-13)
 
 
 def test_intersection_appends_without_a_branch_on_whether_the_rows_meet():
@@ -490,8 +515,9 @@ def test_coo_spmv_is_a_single_loop():
     kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "coo", "x": "d", "y": "d"})
     src = kern.source("c")
     # One loop over the entries; COO's rows repeat, so the default schedule gives each thread
-    # its own copy of y, and the other two loops add the copies up after it.
-    assert loops(kern) == (3, 0)
+    # its own copy of y, and the other three loops add the copies up after it (by blocks of
+    # y, each block copy by copy).
+    assert loops(kern) == (4, 0)
     assert re.search(
         r"for \(int64_t pA1 = .*A1_pos\[0\]; pA1 < .*A1_pos\[1\]; pA1\+\+\) \{\n"
         r"    uint32_t invalid_coordinate_0 = 0;\n"
@@ -500,11 +526,19 @@ def test_coo_spmv_is_a_single_loop():
         r"    int64_t i = .*A1_crd\[pA1\].*;",
         src,
     )
+    # The blocks are divided among the threads; within one, the loop over its entries is
+    # innermost (Ctrl-C is checked per block and copy, not per entry).
     assert re.search(
-        r"for \(int64_t q = 0; q < y_size; q\+\+\) \{\n"
-        # the Ctrl-C check: free the copies, return
-        r"(?:\s+if \(\(\*coiter_rt_interrupt_flag != 0\)\) \{\n(?:\s+.*\n)+?\s+\}\n)?"
-        r"\s+for \(int64_t thread = 0; thread < nthreads",
+        r"#pragma omp parallel for schedule\(static\).*\n"
+        r"\s+for \(int64_t merged_block = 0; "
+        r"merged_block < \(y_size \+ 4095\) / 4096; merged_block\+\+\)",
+        src,
+    )
+    assert re.search(
+        r"for \(int64_t thread = 0; thread < nthreads; thread\+\+\) \{\n"
+        r"(?:\s+if \(\(\*coiter_rt_interrupt_flag != 0\)\) \{\n\s+break;\n\s+\}\n)?"
+        r"\s+for \(int64_t q = merged_first; q < merged_stop; q\+\+\) \{\n"
+        r"\s+y_vals\[q\] \+= y_private\[thread \* y_size \+ q\];",
         src,
     )
 

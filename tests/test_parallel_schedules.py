@@ -335,6 +335,25 @@ def test_the_default_schedule_stays_serial_where_the_outer_loop_merges(threads):
     np.testing.assert_array_equal(np.asarray(kern(b=b, c=b)), [0, 2.0, 0, 4])
 
 
+@pytest.mark.parametrize("races", ["temporary", "parallel_reduction"])
+def test_private_copies_are_added_into_the_result_by_blocks(races, threads, engine):
+    # The threads' private copies of a result they race on are added into it by blocks of
+    # 4096 entries, the blocks divided among the threads (lower/lower_parallel.cpp): a result
+    # of three whole blocks and a part of one.
+    columns = 3 * 4096 + 5
+    A = csr(400, columns, 0.002, 13)
+    x = np.random.default_rng(13).random(400) - 0.5
+    kern = ct.compile(
+        "y(j) = A(i,j) * x(i)",
+        formats={"A": "csr"},
+        schedule=f"parallelize(i,cpu_thread,{races})",
+        engine=engine,
+    )
+    y = np.asarray(kern(A=ct.asarray(A), x=x))
+    assert y.shape == (columns,)
+    np.testing.assert_allclose(y, A.T @ x, rtol=1e-12, atol=1e-15)
+
+
 def test_default_kernels_agree_with_one_thread(threads):
     A = csr(500, 400, 0.02, 11)
     x = np.random.default_rng(11).random(500)

@@ -343,20 +343,38 @@ class Kernel:
             If an input's arrays are malformed (coordinates out of range, ``pos`` decreasing).
         """
         if out is None and not self._bound and len(tensors) == len(self.inputs):
-            # Fast path: coiter tensors, NumPy arrays or canonical SciPy CSR/CSC matrices
-            # that need no conversion for every input, and the last variant's index widths.
-            try:
-                data = []
-                for name in self._abi_inputs:
-                    t = tensors[name]
-                    if not isinstance(t, _IN_PLACE_OPERANDS):
-                        return self._call(out, tensors)
-                    data.append(as_tensor(t, name)._storage)
-                storage = self._core.run(data)
-            except (KeyError, SignatureError):
-                return self._call(out, tensors)
-            return self._finish(storage)
+            storage = self._run_in_place(tensors)
+            if storage is not None:
+                return self._finish(storage)
         return self._call(out, tensors)
+
+    def _run_in_place(self, tensors: Mapping[str, Any]) -> _core.TensorStorage | None:
+        """The call's fast path: the result's storage when every input is a coiter tensor, a
+        NumPy array or a canonical SciPy CSR/CSC matrix that needs no conversion, of the last
+        variant's index widths; None otherwise (the caller then makes the general call).
+        A NumPy array is wrapped without a Tensor around it (a solver's matvec makes this
+        call at every step: each Tensor costs microseconds)."""
+        try:
+            data = []
+            for name in self._abi_inputs:
+                t = tensors[name]
+                if type(t) is np.ndarray:
+                    data.append(_core.wrap_dense(t))  # (SignatureError: it needs converting)
+                elif isinstance(t, _IN_PLACE_OPERANDS):
+                    data.append(as_tensor(t, name)._storage)
+                else:
+                    return None
+            return self._core.run(data)
+        except (KeyError, SignatureError):
+            return None
+
+    def _values(self, tensors: Mapping[str, Any]) -> Any:
+        """The values array of the call's all-dense result (``np.asarray(self(**tensors))``,
+        flat, without the Tensors around the call's operands and result)."""
+        storage = self._run_in_place(tensors) if len(tensors) == len(self.inputs) else None
+        if storage is None or self._built is not self._result:
+            return self._call(None, dict(tensors)).values
+        return storage.values
 
     def _finish(self, storage: _core.TensorStorage) -> Tensor:
         """The result tensor, packed into its hashed format when the kernel built another."""

@@ -131,13 +131,15 @@ def as_operand(value: object) -> Any:
     anything else (so Python tries the other operand's method)."""
     if isinstance(value, Tensor):
         return value
-    # (numbers.Number, which NumPy's scalars register with, is outside NumPy's annotations)
-    if isinstance(value, (bool, np.bool_, numbers.Number)) and np.ndim(value) == 0:  # type: ignore[arg-type]
-        return value.item() if isinstance(value, np.generic) else value
+    # (Arrays before scalars: `T @ x` in a solver's loop should not pay for the Number ABC's
+    # isinstance, a microsecond.)
     if isinstance(value, np.ndarray):
         if value.ndim == 0:
             return value.item()
         return as_tensor(value)  # wrapped in place when it can be, without asarray's Python
+    # (numbers.Number, which NumPy's scalars register with, is outside NumPy's annotations)
+    if isinstance(value, (bool, np.bool_, numbers.Number)) and np.ndim(value) == 0:  # type: ignore[arg-type]
+        return value.item() if isinstance(value, np.generic) else value
     if isinstance(value, (list, tuple)) or sp.issparse(value):
         return asarray(value)
     return NotImplemented

@@ -44,6 +44,7 @@ def forget_product_kernels() -> None:
 
 
 def _product(matrix, x, transposed):
+    """``matrix @ x`` (or its transpose's) as a NumPy array."""
     statement = _PRODUCTS[transposed, x.ndim]
     key = (statement, matrix.format, matrix.dtype, x.dtype)
     kernel = _product_kernels.get(key)
@@ -54,15 +55,19 @@ def _product(matrix, x, transposed):
         chosen = choose_kernel(assignment, refs, operands, "dense", None, None, None)
         kernel, replaced = chosen[0], chosen[3]
         if replaced is not None:  # operands converted for this kernel: not remembered
-            return evaluate(statement, A=matrix, x=x, out_format="dense")
+            return np.asarray(evaluate(statement, A=matrix, x=x, out_format="dense"))
         _product_kernels[key] = kernel
-    return kernel(A=matrix, x=x)
+    if isinstance(kernel, Kernel):
+        # The result's values straight from the call: no Tensor around x or the result.
+        shape = (matrix.shape[1 if transposed else 0], *x.shape[1:])
+        return kernel._values({"A": matrix, "x": x}).reshape(shape)
+    return np.asarray(kernel(A=matrix, x=x))
 
 
 def _apply(matrix, x, transposed=False):
     column = x.ndim == 2 and x.shape[1] == 1  # LinearOperator's column vectors
     operand = x.reshape(-1) if column else x
-    y = np.asarray(_product(matrix.evaluate(), operand, transposed))
+    y = _product(matrix.evaluate(), operand, transposed)
     return y.reshape(-1, 1) if column else y
 
 

@@ -24,6 +24,7 @@ from typing import Any, cast
 import numpy as np
 
 from . import _core
+from .compiler import Kernel
 from .conversion import as_operand
 from .creation import wrap_dense
 from .elementwise import elementwise
@@ -79,14 +80,26 @@ class _Placeholder:
     __slots__ = ("shape", "dtype", "format")
 
     def __init__(self, shape, dtype, format):
-        self.shape, self.dtype, self.format = tuple(shape), np.dtype(dtype).name, format
+        self.shape, self.dtype, self.format = tuple(shape), _dtype_name(dtype), format
+
+
+_dtype_names: dict[Any, str] = {}
+
+
+def _dtype_name(dtype):
+    """``np.dtype(dtype).name``, remembered: NumPy computes a name in Python, 3 us a lazy
+    tensor."""
+    name = _dtype_names.get(dtype)
+    if name is None:
+        name = _dtype_names[dtype] = np.dtype(dtype).name
+    return name
 
 
 class LazyDefinition:
     """The expression a lazy tensor computes: ``out(variables) = rhs``, ``rhs`` over tensors,
     with its lazy operands inlined."""
 
-    __slots__ = ("variables", "rhs", "depth", "sums", "sparse_accesses", "_signature")
+    __slots__ = ("variables", "rhs", "depth", "sums", "sparse_accesses", "_signature", "product")
 
     def __init__(self, variables, rhs):
         self.variables, self.rhs = tuple(variables), rhs
@@ -95,17 +108,18 @@ class LazyDefinition:
         self.sums = bool(used - set(self.variables))  # a contraction or reduction
         self.sparse_accesses = sum(not is_all_dense(a.tensor.format) for a in accesses(rhs))
         self._signature = None
+        self.product = None
 
     @classmethod
-    def known(cls, variables, rhs, facts, tensors):
+    def known(cls, variables, rhs, product, tensors):
         """The definition of ``rhs`` when its facts are remembered from an equal structure
-        (``facts``: depth, sums, sparse_accesses and the signature's text; ``tensors`` in the
-        signature's order): nothing is walked."""
+        (``product``: a _KnownProduct; ``tensors`` in the signature's order): nothing is
+        walked."""
         definition = cls.__new__(cls)
         definition.variables, definition.rhs = tuple(variables), rhs
-        depth, sums, sparse_accesses, text = facts
-        definition.depth, definition.sums, definition.sparse_accesses = depth, sums, sparse_accesses
+        definition.depth, definition.sums, definition.sparse_accesses, text = product.facts
         definition._signature = (text, tensors)
+        definition.product = product
         return definition
 
     def signature(self, rhs):
@@ -316,10 +330,36 @@ def run(tensor):
     compiles (every expression over every stored format does); a ``CompileError`` here is a
     compiler bug and surfaces as one."""
     definition = tensor._lazy
-    rhs, variables = definition.rhs, definition.variables
-    text, tensors = definition.signature(rhs)
-    key = (text, tuple((t.format, t.dtype) for t in tensors), tensor.format, tensor.dtype)
+    text, tensors = definition.signature(definition.rhs)
     operands = {f"t{k}": t for k, t in enumerate(tensors)}
+    product = definition.product
+    if product is not None and product.chosen is not None:
+        # A matrix product whose kernel is known (_matrix_times_dense): no key to build and
+        # hash (its formats' and dtypes' hashes cost more than the rest of this function).
+        chosen = product.chosen
+    else:
+        chosen = _choose_remembered(definition, tensor, text, tensors, operands)
+        if product is not None and chosen[1] is None:
+            product.chosen = chosen
+    kernel, replaced = chosen
+    operands = replaced or operands
+    if isinstance(kernel, Kernel) and kernel._built is kernel._result:
+        # The result's storage straight from the call, in the tensor's format (no Tensor
+        # made around it only to be taken apart here); None: the call was not made.
+        storage = kernel._run_in_place(operands)
+        if storage is not None:
+            return storage
+    result = kernel(**operands)
+    if result.format != tensor.format:  # (a hashed result is packed after the kernel)
+        result = result.asformat(tensor.format)
+    return result._data
+
+
+def _choose_remembered(definition, tensor, text, tensors, operands):
+    """``(kernel, operands to pass instead or None)`` for the definition, from _kernels when
+    an equal computation was chosen before."""
+    rhs, variables = definition.rhs, definition.variables
+    key = (text, tuple((t.format, t.dtype) for t in tensors), tensor.format, tensor.dtype)
     chosen = _recall(_kernels, key)
     if chosen is None:
         names = {id(t): f"t{k}" for k, t in enumerate(tensors)}
@@ -331,11 +371,7 @@ def run(tensor):
         chosen = _choose(assignment, refs, operands, tensor)
         if chosen[1] is None:  # remembered unless operands were converted (that depends on data)
             _remember(_kernels, key, chosen)
-    kernel, replaced = chosen
-    result = kernel(**(replaced or operands))
-    if result.format != tensor.format:  # (a hashed result is packed after the kernel)
-        result = result.asformat(tensor.format)
-    return result._data
+    return chosen
 
 
 def _choose(assignment, refs, operands, tensor):
@@ -601,10 +637,17 @@ def matmul(a, b):
 # path above (broadcasting, inlining, the signature's text, inference) spent about 0.05 ms of
 # Python building it, as long as the SpMV of a 10,000-row matrix; this builds the same lazy
 # tensor from what is remembered per operand formats and dtypes: (depth, sums,
-# sparse_accesses, signature text) of the definition, and the result's dtype and format.
-_matrix_products: OrderedDict[Hashable, tuple[tuple[Any, ...], np.dtype[Any], Format]] = (
-    OrderedDict()
-)
+# sparse_accesses, signature text) of the definition, and the result's dtype and format, and,
+# once the first such product has run, its kernel (run() then looks nothing up).
+class _KnownProduct:
+    __slots__ = ("facts", "dtype", "format", "chosen")
+
+    def __init__(self, facts, dtype, format):
+        self.facts, self.dtype, self.format = facts, dtype, format
+        self.chosen = None  # (kernel, None): what run() chose for the first product
+
+
+_matrix_products: OrderedDict[Hashable, _KnownProduct] = OrderedDict()
 
 
 def _matrix_times_dense(a, b):
@@ -625,13 +668,12 @@ def _matrix_times_dense(a, b):
             definition.sparse_accesses,
             definition.signature(rhs)[0],
         )
-        _remember(_matrix_products, key, (facts, result.dtype, result.format))
+        _remember(_matrix_products, key, _KnownProduct(facts, result.dtype, result.format))
         return result
-    facts, dtype, format = known
-    if is_all_dense(format):
-        check_dense_size(shape, dtype, "of the operation")
-    definition = LazyDefinition.known(variables, rhs, facts, [a, b])
-    return _pending_tensor(shape, dtype, format, definition)
+    if is_all_dense(known.format):
+        check_dense_size(shape, known.dtype, "of the operation")
+    definition = LazyDefinition.known(variables, rhs, known, [a, b])
+    return _pending_tensor(shape, known.dtype, known.format, definition)
 
 
 def tensordot(a, b, axes=2):

@@ -635,7 +635,7 @@ class CoordinateGuard {
       }
     }
     Stmt unchecked = forLoop(n.var, ir::ref(first), ir::ref(stop), n.body);
-    Stmt prefetched = forLoop(n.var, ir::ref(first), ir::ref(stop), prefetchGathers(n.body, gathering));
+    Stmt prefetched = forLoop(n.var, ir::ref(first), ir::ref(stop), prefetchGathers(n.body, gathering, fresh_));
     Stmt checked = forLoop(n.var, ir::ref(first), ir::ref(stop), stmt(n.body, blockFlag, topLevel && !parallel));
     body.push_back(ifThen(inRange, ifThen(ir::ref(far), prefetched, unchecked), checked));
     Stmt blockBody = parallel ? withOwnFlag(block(std::move(body)), blockFlag) : block(std::move(body));

@@ -37,9 +37,10 @@ struct GatheringLoop {
 
 // Software prefetch of elements gathered through coordinates (x[j] with j = crd[q] in CSR
 // SpMV): random reads, whose cache misses the out-of-order core overlaps only as far as its
-// window reaches (a few rows of 4 entries). `s` with, at the top of each loop in `loops` (by
-// its variable), a prefetch of each such element at position min(q + d, limit - 1). Only for
-// coordinates known to be in range: the address is then within its array.
-Stmt prefetchGathers(const Stmt& s, const std::map<const VarNode*, GatheringLoop>& loops);
+// window reaches (a few rows of 4 entries). `s` with each loop in `loops` (by its variable)
+// split in two: positions q with q + d < limit prefetch each such element at position q + d at
+// the top of their iteration, the rest do not. Only for coordinates known to be in range: the
+// address is then within its array.
+Stmt prefetchGathers(const Stmt& s, const std::map<const VarNode*, GatheringLoop>& loops, const FreshName& fresh);
 
 }  // namespace coiter::ir

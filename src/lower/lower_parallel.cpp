@@ -26,6 +26,10 @@ using schedule::RaceStrategy;
 
 namespace {
 
+// Entries of the result per block when the threads' private copies are added into it: 32 KiB
+// of doubles, so a block of the result stays in the L1/L2 cache while each copy is added.
+constexpr int64_t kMergedBlock = 4096;
+
 // Whether s computes a temporary (a workspace or a reduction's scalar) somewhere.
 bool hasWhere(const cin::Stmt& s) {
   switch (s->kind) {
@@ -126,13 +130,28 @@ Lowerer::ParallelPlan Lowerer::planLoop(const cin::ForallNode& f, const std::str
       plan.before = {declare(threadsVar, numThreads()), declare(size, total), declare(priv, nullptr),
                      ifThen(several, allocate(priv, binary(BinaryOp::Mul, ir::ref(threadsVar), ir::ref(size)), true),
                             assign(priv, ir::ref(result_.vars->vals)))};
-      Var q = makeVar(freshName("q"), index), t = makeVar(freshName("thread"), index);
+      // The copies are added into the result by blocks of its entries, the blocks divided among
+      // the threads (on the CPU): within a block, one copy after the other, so the loop over
+      // entries is innermost (it vectorizes, and the interrupt check falls on each block and
+      // copy, not on each entry). A serial loop over entries took as long as a third of the
+      // product itself (`A.T @ x` of CSR at 200,000 rows, two threads).
+      Var b = makeVar(freshName("merged_block"), index), q = makeVar(freshName("q"), index),
+          t = makeVar(freshName("thread"), index);
+      Var first = makeVar(freshName("merged_first"), index), stop = makeVar(freshName("merged_stop"), index);
       const Var& vals = result_.vars->vals;
       Expr copy = load(priv, binary(BinaryOp::Add, binary(BinaryOp::Mul, ir::ref(t), ir::ref(size)), ir::ref(q)));
       Stmt merge = store(vals, ir::ref(q), binary(irOpOf(*op), load(vals, ir::ref(q)), copy));
-      plan.after = {ifThen(
-          several, block({forLoop(q, intLit(0), ir::ref(size), forLoop(t, intLit(0), ir::ref(threadsVar), merge)),
-                          freeBuffer(priv)}))};
+      Expr blocks =
+          binary(BinaryOp::Div, binary(BinaryOp::Add, ir::ref(size), intLit(kMergedBlock - 1)), intLit(kMergedBlock));
+      Stmt blockBody =
+          block({declare(first, binary(BinaryOp::Mul, ir::ref(b), intLit(kMergedBlock))),
+                 declare(stop, binary(BinaryOp::Min, binary(BinaryOp::Add, ir::ref(first), intLit(kMergedBlock)),
+                                      ir::ref(size))),
+                 forLoop(t, intLit(0), ir::ref(threadsVar), forLoop(q, ir::ref(first), ir::ref(stop), merge))});
+      LoopSchedule blockSchedule;
+      if (threads) blockSchedule.kind = LoopKind::Parallel;
+      plan.after = {
+          ifThen(several, block({forLoop(b, intLit(0), blocks, blockBody, blockSchedule), freeBuffer(priv)}))};
       privateResult_ = priv;
       privateOffset_ = binary(BinaryOp::Mul, threadId(), ir::ref(size));
     }
