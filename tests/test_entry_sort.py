@@ -181,9 +181,7 @@ def test_three_mode_frostt(tmp_path):
     for mode, n in enumerate(shape):
         coords[mode][0] = n - 1  # the shape inferred from the file is the full shape
     values = rng.integers(-50, 50, ENTRIES).astype(np.float64)  # sums exact in any order
-    np.savetxt(
-        tmp_path / "t.tns", np.column_stack([*(x + 1 for x in coords), values]), fmt="%d"
-    )
+    np.savetxt(tmp_path / "t.tns", np.column_stack([*(x + 1 for x in coords), values]), fmt="%d")
     expected = np.zeros(shape)
     np.add.at(expected, tuple(coords), values)
     for format in ("csf", "coo"):
