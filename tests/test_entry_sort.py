@@ -188,3 +188,26 @@ def test_three_mode_frostt(tmp_path):
         t = read_at_every_thread_count(tmp_path / "t.tns", format)
         assert t.shape == shape
         np.testing.assert_array_equal(t.to_numpy(), expected)
+
+
+def test_four_modes_counted_level_by_level():
+    # Slices of thousands of entries whose later modes have small extents: each is sorted by
+    # counting on mode 1, then mode 2, then by comparison on mode 3.
+    shape = (20, 10, 10, 12)
+    rng = np.random.default_rng(13)
+    coords = np.column_stack([rng.integers(0, n, ENTRIES) for n in shape])
+    values = rng.integers(-50, 50, ENTRIES).astype(np.float64)  # sums exact in any order
+    expected, present = np.zeros(shape), np.zeros(shape, bool)
+    np.add.at(expected, tuple(coords.T), values)
+    present[tuple(coords.T)] = True  # (a sum of 0 is still an entry)
+    first = None
+    for threads in THREAD_COUNTS:
+        ct.set_num_threads(threads)
+        t = ct.from_coords(coords, values, shape, format="coo")
+        got_coords, got_values = t.coords()
+        np.testing.assert_array_equal(got_coords, np.argwhere(present))
+        np.testing.assert_array_equal(got_values, expected[present])
+        if first is not None:
+            for mine, theirs in zip(arrays(t), arrays(first), strict=True):
+                np.testing.assert_array_equal(mine, theirs)
+        first = t

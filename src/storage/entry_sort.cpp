@@ -157,19 +157,22 @@ class EntrySorter {
   using Workspace = BucketWorkspace<Index, Word>;
 
   // sum: replace each run of equal keys by one entry holding the sum of its values (added
-  // with `add`, in order); otherwise only note that there are duplicates. threads: the most
-  // threads the counting sort may use.
-  EntrySorter(std::vector<Buffer>& keys, Buffer& values, bool sum, AddValue add, int threads)
+  // with `add`, in order); otherwise only note that there are duplicates. extents[l] bounds
+  // key l (-1: unknown; missing keys unknown too). threads: the most threads the counting sort
+  // may use.
+  EntrySorter(std::vector<Buffer>& keys, Buffer& values, const std::vector<int64_t>& extents, bool sum, AddValue add,
+              int threads)
       : keys_(keys),
         values_(values),
         n_(values.length()),
         view_(keys, values),
+        extents_(extents),
         sum_(sum),
         add_(add),
         threads_(static_cast<int>(std::clamp<int64_t>(n_ / kEntriesPerThread, 1, std::max(1, threads)))) {}
 
   // Sorts and combines; returns whether there were duplicates.
-  bool run(int64_t extent0) {
+  bool run() {
     const Order order = entryOrder();
     if (order == Order::Sorted) {
       kept_ = n_;  // in order, no duplicates: the input stays as it is
@@ -177,11 +180,11 @@ class EntrySorter {
       // Summing duplicates writes to the columns, which may be the caller's memory.
       if (sum_) adopt(copies(keys_), values_.copy());
       absorb(combine(view_, 0, n_, 0));
-    } else if (extent0 < 0 || extent0 > 2 * n_ + 4096) {  // first key too sparse to count
+    } else if (!countable(0, n_)) {
       sortAll();
       absorb(combine(view_, 0, n_, 0));
     } else {
-      countingSort(extent0);
+      countingSort(extents_[0]);
     }
     if (kept_ < n_) shrink();
     return duplicates_;
@@ -197,6 +200,12 @@ class EntrySorter {
   // Each thread of the counting sort gets at least this many entries: below that, starting a
   // thread costs more than it saves (the kernels' rule, runtime/parallel_runtime.hpp).
   static constexpr int64_t kEntriesPerThread = int64_t{1} << 16;
+
+  // Whether `count` entries are worth a counting sort by key l: its extent is known and not
+  // much larger than their number (else the counts would cost more than the entries).
+  bool countable(size_t l, int64_t count) const {
+    return l < extents_.size() && extents_[l] >= 0 && extents_[l] <= 2 * count + 4096;
+  }
 
   // The order of all entries (no keys: every entry equals the next), on threads_ threads: each
   // checks a slice of the entries and where it meets the slice before. For a file already in
@@ -441,7 +450,11 @@ class EntrySorter {
   // left (the common case: columns within a row) with that key count fixed at compile time.
   void sortGroup(const View& v, int64_t lo, int64_t hi, size_t from, std::vector<Index>& held) const {
     if (hi - lo > kInsertionSortMax) {
-      if (v.orderFrom(from, lo, hi) == Order::Unsorted) permuteGroup(v, lo, hi, from);
+      if (v.orderFrom(from, lo, hi) != Order::Unsorted) return;
+      if (from + 1 < keys_.size() && countable(from, hi - lo))
+        countGroup(v, lo, hi, from, held);
+      else
+        permuteGroup(v, lo, hi, from);
     } else if (from + 1 == keys_.size()) {
       insertionSort<1>(v, lo, hi, from, held);
     } else {
@@ -483,6 +496,30 @@ class EntrySorter {
       for (size_t l = 0; l < count; ++l) keys[l][j] = held[l];
       values[j] = heldValue;
     }
+  }
+
+  // Stable counting sort of the long group [lo, hi) of `v` by key `from` (through scratch
+  // columns), then a sort of each run of one value of it by the keys after it. With more
+  // keys left (a slice of a 3-mode tensor), a sort by comparison would walk the keys on each
+  // of its many comparisons.
+  void countGroup(const View& v, int64_t lo, int64_t hi, size_t from, std::vector<Index>& held) const {
+    const int64_t count = hi - lo;
+    std::vector<int64_t> start(extents_[from] + 1, 0);
+    for (int64_t e = lo; e < hi; ++e) ++start[v.keys[from][e] + 1];
+    for (int64_t k = 0; k < extents_[from]; ++k) start[k + 1] += start[k];
+    // The group's keys from `from` on and values, copied out; the keys before are equal.
+    std::vector<Index> keys((keys_.size() - from) * count);
+    for (size_t l = from; l < keys_.size(); ++l)
+      std::copy(v.keys[l] + lo, v.keys[l] + hi, keys.data() + (l - from) * count);
+    const std::vector<Word> values(v.values + lo, v.values + hi);
+    std::vector<int64_t> next(start.begin(), start.end() - 1);
+    for (int64_t e = 0; e < count; ++e) {
+      const int64_t d = lo + next[keys[e]]++;
+      for (size_t l = from; l < keys_.size(); ++l) v.keys[l][d] = keys[(l - from) * count + e];
+      v.values[d] = values[e];
+    }
+    for (int64_t k = 0; k < extents_[from]; ++k)
+      if (start[k + 1] - start[k] > 1) sortGroup(v, lo + start[k], lo + start[k + 1], from + 1, held);
   }
 
   // Entries [lo, hi) of `v` in stable sorted order by keys[from..]. Sorting (key, entry)
@@ -593,6 +630,7 @@ class EntrySorter {
   Buffer& values_;
   const int64_t n_;
   View view_;
+  const std::vector<int64_t>& extents_;
   const bool sum_;
   const AddValue add_;
   const int threads_;
@@ -613,8 +651,8 @@ SortedEntries sortEntries(std::vector<Buffer> keys, const std::vector<int64_t>& 
       using Index = std::remove_pointer_t<decltype(index)>;
       using T = std::remove_pointer_t<decltype(typed)>;
       using Word = typename WordOfSize<sizeof(T)>::type;
-      EntrySorter<Index, Word> sorter(out.keys, out.values, sumDuplicates, &addAs<T, Word>, threads);
-      out.hadDuplicates = sorter.run(extents.empty() ? -1 : extents[0]);
+      EntrySorter<Index, Word> sorter(out.keys, out.values, extents, sumDuplicates, &addAs<T, Word>, threads);
+      out.hadDuplicates = sorter.run();
     });
   });
   return out;
