@@ -193,7 +193,8 @@ class EntrySorter {
  private:
   // A scatter into more buckets than this misses the caches on nearly every write.
   static constexpr int64_t kMaxScatterBuckets = 256;
-  // Groups up to this long are insertion-sorted in place; longer ones through a permutation.
+  // Groups up to this long are insertion-sorted in place; longer ones are counted by their
+  // next key (countGroup) or sorted through a permutation.
   static constexpr int64_t kInsertionSortMax = 32;
   // A matrix's rows up to this long are rank-sorted (sortRows).
   static constexpr int64_t kRankSortMax = 32;
