@@ -7,6 +7,7 @@
 
 #include "bindings/numpy_buffer.hpp"
 #include "memory/allocation_limit.hpp"
+#include "runtime/parallel_runtime.hpp"
 #include "storage/pack.hpp"
 #include "storage/unpack.hpp"
 #include "util/errors.hpp"
@@ -43,6 +44,7 @@ std::shared_ptr<TensorStorage> pack(const Format& format, const std::vector<int6
   r.sumDuplicates = sumDuplicates;
   r.indexBits = indexBits;
   r.adoptInputs = adopt;
+  r.threads = getNumThreads();
   py::gil_scoped_release nogil;
   return packCoordinates(r);
 }

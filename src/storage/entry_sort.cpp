@@ -1,8 +1,12 @@
 #include "storage/entry_sort.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <exception>
+#include <memory>
+#include <thread>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -111,33 +115,76 @@ struct EntryView {
   }
 };
 
+// What combining a range of sorted entries left: the kept entries end before slot `end`.
+struct Combined {
+  int64_t end = 0;
+  bool duplicates = false;  // equal keys were met
+};
+
+// One thread's memory for sorting coarse buckets, reused from one bucket to the next.
+template <typename Index, typename Word>
+struct BucketWorkspace {
+  std::vector<int64_t> rowStart;         // where each key-0 value's entries start in the scratch
+  std::vector<int64_t> next;             // the next free scratch slot of each key-0 value
+  std::vector<std::vector<Index>> keys;  // the bucket's entries, in key-0 order
+  std::vector<Word> values;
+  EntryView<Index, Word> scratch;  // views keys and values
+  std::vector<Index> held;         // insertionSort: the keys of the entry being placed
+  std::vector<Index> rowKeys;      // sortRows: one row, sorted
+  std::vector<Word> rowValues;
+
+  // Room for `count` entries of `keyCount` keys (grown only: a bucket's size varies).
+  void reserve(size_t keyCount, int64_t count) {
+    keys.resize(keyCount);
+    scratch.keys.resize(keyCount);
+    for (size_t l = 0; l < keyCount; ++l) {
+      if (static_cast<int64_t>(keys[l].size()) < count) keys[l].resize(count);
+      scratch.keys[l] = keys[l].data();
+    }
+    if (static_cast<int64_t>(values.size()) < count) values.resize(count);
+    scratch.values = values.data();
+  }
+};
+
 // Sorts entries lexicographically and stably, then combines duplicates. Whatever it changes
 // goes to new buffers first (the input may be the caller's memory); later steps then work
-// in those in place.
+// in those in place. The result is the same, bit for bit, at any thread count.
 template <typename Index, typename Word>
 class EntrySorter {
  public:
   using AddValue = void (*)(Word& into, const Word& from);
+  using View = EntryView<Index, Word>;
+  using Workspace = BucketWorkspace<Index, Word>;
 
   // sum: replace each run of equal keys by one entry holding the sum of its values (added
-  // with `add`, in order); otherwise only note that there are duplicates.
-  EntrySorter(std::vector<Buffer>& keys, Buffer& values, bool sum, AddValue add)
-      : keys_(keys), values_(values), n_(values.length()), view_(keys, values), sum_(sum), add_(add) {}
+  // with `add`, in order); otherwise only note that there are duplicates. extents[l] bounds
+  // key l (-1: unknown; missing keys unknown too). threads: the most threads the counting sort
+  // may use.
+  EntrySorter(std::vector<Buffer>& keys, Buffer& values, const std::vector<int64_t>& extents, bool sum, AddValue add,
+              int threads)
+      : keys_(keys),
+        values_(values),
+        n_(values.length()),
+        view_(keys, values),
+        extents_(extents),
+        sum_(sum),
+        add_(add),
+        threads_(static_cast<int>(std::clamp<int64_t>(n_ / kEntriesPerThread, 1, std::max(1, threads)))) {}
 
   // Sorts and combines; returns whether there were duplicates.
-  bool run(int64_t extent0) {
-    const Order order = view_.orderFrom(0, 0, n_);  // (no keys: every entry equals the next)
+  bool run() {
+    const Order order = entryOrder();
     if (order == Order::Sorted) {
       kept_ = n_;  // in order, no duplicates: the input stays as it is
     } else if (order == Order::SortedWithDuplicates) {
       // Summing duplicates writes to the columns, which may be the caller's memory.
       if (sum_) adopt(copies(keys_), values_.copy());
-      combine(0, n_);
-    } else if (extent0 < 0 || extent0 > 2 * n_ + 4096) {  // first key too sparse to count
+      absorb(combine(view_, 0, n_, 0));
+    } else if (!countable(0, n_)) {
       sortAll();
-      combine(0, n_);
+      absorb(combine(view_, 0, n_, 0));
     } else {
-      countingSort(extent0);
+      countingSort(extents_[0]);
     }
     if (kept_ < n_) shrink();
     return duplicates_;
@@ -146,113 +193,287 @@ class EntrySorter {
  private:
   // A scatter into more buckets than this misses the caches on nearly every write.
   static constexpr int64_t kMaxScatterBuckets = 256;
-  // Groups up to this long are insertion-sorted in place; longer ones through a permutation.
+  // Groups up to this long are insertion-sorted in place; longer ones are counted by their
+  // next key (countGroup) or sorted through a permutation.
   static constexpr int64_t kInsertionSortMax = 32;
+  // A matrix's rows up to this long are rank-sorted (sortRows).
+  static constexpr int64_t kRankSortMax = 32;
+  // Each thread of the counting sort gets at least this many entries: below that, starting a
+  // thread costs more than it saves (the kernels' rule, runtime/parallel_runtime.hpp).
+  static constexpr int64_t kEntriesPerThread = int64_t{1} << 16;
 
-  // Stable counting sort by key 0, in two passes so that neither scatters over more
-  // memory than the caches hold: first into coarse buckets, each a range of 2^shift key-0
-  // values, then each coarse bucket, copied to scratch, into its exact buckets. Each exact
-  // bucket (a row, usually short) is then sorted by the other keys, and the coarse bucket's
-  // duplicates combined, while it is still in cache.
+  // Whether `count` entries are worth a counting sort by key l: its extent is known and not
+  // much larger than their number (else the counts would cost more than the entries).
+  bool countable(size_t l, int64_t count) const {
+    return l < extents_.size() && extents_[l] >= 0 && extents_[l] <= 2 * count + 4096;
+  }
+
+  // The order of all entries (no keys: every entry equals the next), on threads_ threads: each
+  // checks a slice of the entries and where it meets the slice before. For a file already in
+  // order (a CSR matrix written out) this check is all the sorting there is.
+  Order entryOrder() const {
+    std::vector<Order> orders(threads_);
+#pragma omp parallel for num_threads(threads_) schedule(static, 1)
+    for (int t = 0; t < threads_; ++t)
+      orders[t] = view_.orderFrom(0, std::max<int64_t>(n_ * t / threads_ - 1, 0), n_ * (t + 1) / threads_);
+    if (std::find(orders.begin(), orders.end(), Order::Unsorted) != orders.end()) return Order::Unsorted;
+    if (std::find(orders.begin(), orders.end(), Order::SortedWithDuplicates) != orders.end())
+      return Order::SortedWithDuplicates;
+    return Order::Sorted;
+  }
+
+  // Stable counting sort by key 0, in two passes so that neither scatters over more memory
+  // than the caches hold: first into coarse buckets, each a range of 2^shift key-0 values,
+  // then each coarse bucket into its exact buckets (sortBuckets). The first pass counts only
+  // the coarse buckets (a histogram that stays in L1); each coarse bucket's exact counts are
+  // taken when it is sorted, while its entries are in cache. The first pass runs on threads_
+  // threads, each counting, then scattering, its own contiguous slice of the entries; a
+  // slice's entries go into each bucket after those of the slices before it, so the order
+  // stays stable.
   void countingSort(int64_t extent0) {
-    std::vector<Index> start(extent0 + 1, 0);
-    const Index* key0 = view_.keys[0];
-    for (int64_t e = 0; e < n_; ++e) ++start[key0[e] + 1];
-    for (int64_t c = 0; c < extent0; ++c) start[c + 1] += start[c];
     int shift = 0;
     while ((extent0 - 1) >> shift >= kMaxScatterBuckets) ++shift;
-    auto bucketStart = [&](int64_t c) { return start[std::min(c << shift, extent0)]; };
+    const int64_t coarseCount = ((extent0 - 1) >> shift) + 1;
+    const int threads = threads_;
+    auto sliceStart = [&](int t) { return n_ * t / threads; };
+    auto coarse = [shift](Index k) { return static_cast<int64_t>(k >> shift); };
+
+    // next[t * coarseCount + c]: where slice t's next entry of coarse bucket c goes.
+    std::vector<int64_t> next(static_cast<size_t>(threads) * coarseCount, 0);
+    const Index* key0 = view_.keys[0];
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+    for (int t = 0; t < threads; ++t) {
+      int64_t* count = next.data() + t * coarseCount;
+      for (int64_t e = sliceStart(t); e < sliceStart(t + 1); ++e) ++count[coarse(key0[e])];
+    }
+    std::vector<int64_t> bucketStart(coarseCount + 1);
+    int64_t total = 0;
+    for (int64_t c = 0; c < coarseCount; ++c) {
+      bucketStart[c] = total;
+      for (int t = 0; t < threads; ++t) {
+        const int64_t count = next[t * coarseCount + c];
+        next[t * coarseCount + c] = total;
+        total += count;
+      }
+    }
+    bucketStart[coarseCount] = total;
 
     std::vector<Buffer> sortedKeys = newKeyColumns();
     Buffer sortedValues = newColumn(values_.dtype());
-    EntryView<Index, Word> sorted(sortedKeys, sortedValues);
-    const int64_t coarseCount = ((extent0 - 1) >> shift) + 1;
-    std::vector<Index> next(coarseCount);
-    for (int64_t c = 0; c < coarseCount; ++c) next[c] = bucketStart(c);
-    scatter(view_, n_, sorted, next.data(), [shift](Index k) { return k >> shift; });
+    View sorted(sortedKeys, sortedValues);
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+    for (int t = 0; t < threads; ++t)
+      scatter(view_, sliceStart(t), sliceStart(t + 1), sorted, next.data() + t * coarseCount, coarse);
     adopt(std::move(sortedKeys), sortedValues);
+    sortBuckets(extent0, shift, bucketStart);
+  }
 
-    EntryView<Index, Word> scratch;
-    next.resize(int64_t{1} << shift);  // now the next slots of one coarse bucket's buckets
-    for (int64_t c = 0; c < coarseCount; ++c) {
-      const int64_t first = c << shift, last = std::min((c + 1) << shift, extent0);
-      const int64_t lo = bucketStart(c), hi = bucketStart(c + 1);
-      // Duplicates combined so far have freed the slots [kept_, lo): the bucket moves down
-      // into them as it is scattered, so combining only has to move its own duplicates.
-      const int64_t down = shift > 0 ? lo - kept_ : 0;
-      if (shift > 0) {
-        copyToScratch(lo, hi, scratch);
-        for (int64_t k = first; k < last; ++k) next[k - first] = start[k] - down;
-        scatter(scratch, hi - lo, view_, next.data(), [first](Index k) { return k - first; });
+  // Sorts each coarse bucket [bucketStart[c], bucketStart[c + 1]) (key-0 values from
+  // c << shift) by all keys and combines its duplicates, on threads_ threads. A thread takes
+  // the next bucket, sorts it into its own scratch memory (or in place, for a bucket of one
+  // key-0 value) and, once the bucket before it is written, writes it to its final slots:
+  // right after that bucket's, over the slots the duplicates before it freed. So no pass
+  // moves the entries down afterwards. Buckets are taken in order, so the bucket waited for
+  // is held by a running thread, and every slot written to has been read by then.
+  void sortBuckets(int64_t extent0, int shift, const std::vector<int64_t>& bucketStart) {
+    const int64_t coarseCount = static_cast<int64_t>(bucketStart.size()) - 1;
+    // written[c]: the end of bucket c's final slots once it is written there; -1 until then.
+    std::unique_ptr<std::atomic<int64_t>[]> written(new std::atomic<int64_t>[coarseCount]);
+    for (int64_t c = 0; c < coarseCount; ++c) written[c].store(-1, std::memory_order_relaxed);
+    std::atomic<int64_t> nextBucket{0};
+    std::atomic<bool> failed{false}, duplicates{false};
+    std::exception_ptr failure;
+#pragma omp parallel num_threads(threads_)
+    {
+      try {
+        Workspace work;
+        for (int64_t c; (c = nextBucket.fetch_add(1)) < coarseCount;) {
+          const int64_t first = c << shift, last = std::min((c + 1) << shift, extent0);
+          const int64_t lo = bucketStart[c], hi = bucketStart[c + 1];
+          const bool oneValue = last - first == 1;  // nothing to count or scatter
+          const Combined kept = oneValue ? sortInPlace(lo, hi, work) : sortIntoScratch(first, last, lo, hi, work);
+          if (kept.duplicates) duplicates.store(true, std::memory_order_relaxed);
+          const int64_t to = c == 0 ? 0 : waitFor(written[c - 1], failed);
+          if (to < 0) break;  // another thread failed
+          if (oneValue) {
+            moveDown(lo, kept.end, to);
+            written[c].store(to + kept.end - lo, std::memory_order_release);
+          } else {
+            copyOut(work.scratch, kept.end, to);
+            written[c].store(to + kept.end, std::memory_order_release);
+          }
+        }
+      } catch (...) {  // out of memory: rethrown below, as no exception may leave the region
+        failed.store(true);
+#pragma omp critical
+        failure = std::current_exception();
       }
-      if (keys_.size() > 1)
-        for (int64_t k = first; k < last; ++k) sortGroup(start[k] - down, start[k + 1] - down, 1);
-      combine(lo - down, hi - down);
+    }
+    if (failure) std::rethrow_exception(failure);
+    absorb({coarseCount > 0 ? written[coarseCount - 1].load() : 0, duplicates.load()});
+  }
+
+  // The end of the bucket before's final slots, once its thread has written it; -1 when a
+  // thread failed (and so may never write its bucket).
+  static int64_t waitFor(const std::atomic<int64_t>& end, const std::atomic<bool>& failed) {
+    int64_t to;
+    while ((to = end.load(std::memory_order_acquire)) < 0) {
+      if (failed.load(std::memory_order_relaxed)) return -1;
+      std::this_thread::yield();  // the machine may have fewer free cores than threads
+    }
+    return to;
+  }
+
+  // Sorts the coarse bucket [lo, hi) of key-0 value(s) [first, last) into the workspace's
+  // scratch, from slot 0, and combines its duplicates there: a counting sort by key 0 (the
+  // bucket is in cache), then a sort of each key-0 value's entries by the other keys.
+  Combined sortIntoScratch(int64_t first, int64_t last, int64_t lo, int64_t hi, Workspace& work) const {
+    std::vector<int64_t>& rowStart = work.rowStart;
+    rowStart.assign(last - first + 1, 0);
+    const Index* key0 = view_.keys[0];
+    for (int64_t e = lo; e < hi; ++e) ++rowStart[key0[e] - first + 1];
+    for (int64_t k = 0; k < last - first; ++k) rowStart[k + 1] += rowStart[k];
+    work.reserve(keys_.size(), hi - lo);
+    work.next.assign(rowStart.begin(), rowStart.end() - 1);
+    scatter(view_, lo, hi, work.scratch, work.next.data(), [first](Index k) { return k - first; });
+    if (keys_.size() == 2) return sortRows(first, last, work);
+    if (keys_.size() > 1)
+      for (int64_t k = 0; k < last - first; ++k) sortGroup(work.scratch, rowStart[k], rowStart[k + 1], 1, work.held);
+    return combine(work.scratch, 0, hi - lo, 0);
+  }
+
+  // For two keys (a matrix): sorts each row (key-0 value) of the scratch, laid out by
+  // sortIntoScratch, by column and combines its duplicates, writing the kept entries from
+  // slot 0 on in one pass over the rows. A row short enough is rank-sorted into the
+  // workspace (rows of a sparse matrix usually are); a longer one is sorted in place.
+  Combined sortRows(int64_t first, int64_t last, Workspace& work) const {
+    Index* rows = work.scratch.keys[0];
+    Index* columns = work.scratch.keys[1];
+    Word* values = work.scratch.values;
+    work.rowKeys.resize(kRankSortMax);
+    work.rowValues.resize(kRankSortMax);
+    Combined out;
+    int64_t& kept = out.end;
+    for (int64_t k = 0; k < last - first; ++k) {
+      const int64_t lo = work.rowStart[k], hi = work.rowStart[k + 1];
+      const Index* sortedColumns = columns + lo;
+      const Word* sortedValues = values + lo;
+      if (hi - lo <= kRankSortMax) {
+        rankSort(columns + lo, values + lo, hi - lo, work.rowKeys.data(), work.rowValues.data());
+        sortedColumns = work.rowKeys.data();
+        sortedValues = work.rowValues.data();
+      } else {
+        sortGroup(work.scratch, lo, hi, 1, work.held);
+      }
+      // Appending at slot kept <= lo + e never overwrites an entry not yet read.
+      const int64_t rowFirst = kept;
+      const auto row = static_cast<Index>(first + k);
+      for (int64_t e = 0; e < hi - lo; ++e) {
+        if (kept > rowFirst && columns[kept - 1] == sortedColumns[e]) {
+          out.duplicates = true;
+          if (sum_) {
+            add_(values[kept - 1], sortedValues[e]);
+            continue;
+          }
+        }
+        rows[kept] = row;
+        columns[kept] = sortedColumns[e];
+        values[kept] = sortedValues[e];
+        ++kept;
+      }
+    }
+    return out;
+  }
+
+  // Stable sort of `count` (at most kRankSortMax) entries by key, into sortedKeys and
+  // sortedValues: each entry's place is the number of entries that precede it in order
+  // (smaller keys, and equal ones before it), counted without branches. An insertion sort of
+  // a row in random order mispredicts a branch on nearly every entry, which costs more than
+  // these count * count comparisons for short rows.
+  static void rankSort(const Index* keys, const Word* values, int64_t count, Index* sortedKeys, Word* sortedValues) {
+    for (int64_t i = 0; i < count; ++i) {
+      const Index key = keys[i];
+      int64_t place = 0;
+      for (int64_t j = 0; j < i; ++j) place += keys[j] <= key;
+      for (int64_t j = i + 1; j < count; ++j) place += keys[j] < key;
+      sortedKeys[place] = key;
+      sortedValues[place] = values[i];
     }
   }
 
-  // Moves the first `count` entries of `from` to the next free slot of their key-0 bucket
-  // in `to` (next[b]: the next slot of bucket b), in one pass.
+  // Sorts the bucket [lo, hi), all of one key-0 value, by the other keys in place, and
+  // combines its duplicates within it.
+  Combined sortInPlace(int64_t lo, int64_t hi, Workspace& work) const {
+    if (keys_.size() > 1) sortGroup(view_, lo, hi, 1, work.held);
+    return combine(view_, lo, hi, lo);
+  }
+
+  // Copies the first `count` entries of `from` to slot `to` on.
+  void copyOut(const View& from, int64_t count, int64_t to) const {
+    for (size_t l = 0; l < keys_.size(); ++l) std::memcpy(view_.keys[l] + to, from.keys[l], count * sizeof(Index));
+    std::memcpy(view_.values + to, from.values, count * sizeof(Word));
+  }
+
+  // Moves entries [lo, hi) down to slot `to` (to <= lo).
+  void moveDown(int64_t lo, int64_t hi, int64_t to) const {
+    if (to == lo || hi == lo) return;
+    for (Index* key : view_.keys) std::memmove(key + to, key + lo, (hi - lo) * sizeof(Index));
+    std::memmove(view_.values + to, view_.values + lo, (hi - lo) * sizeof(Word));
+  }
+
+  // Moves entries [begin, end) of `from` to the next free slot of their bucket in `to`
+  // (next[b]: the next slot of bucket b), in one pass.
   template <typename Bucket>
-  static void scatter(const EntryView<Index, Word>& from, int64_t count, const EntryView<Index, Word>& to, Index* next,
-                      Bucket bucket) {
+  static void scatter(const View& from, int64_t begin, int64_t end, const View& to, int64_t* next, Bucket bucket) {
     // Two keys (a matrix) with the key count fixed at compile time: the copies unrolled.
-    if (from.keys.size() == 2) return scatterKeys<2>(from, count, to, next, bucket);
-    scatterKeys<0>(from, count, to, next, bucket);
+    if (from.keys.size() == 2) return scatterKeys<2>(from, begin, end, to, next, bucket);
+    scatterKeys<0>(from, begin, end, to, next, bucket);
   }
 
   // scatter() for kKeys keys (0: as many as there are), the column pointers held in locals.
   template <size_t kKeys, typename Bucket>
-  static void scatterKeys(const EntryView<Index, Word>& from, int64_t count, const EntryView<Index, Word>& to,
-                          Index* next, Bucket bucket) {
+  static void scatterKeys(const View& from, int64_t begin, int64_t end, const View& to, int64_t* next, Bucket bucket) {
     const size_t keyCount = kKeys ? kKeys : from.keys.size();
     const Index* const* source = from.keys.data();
     Index* const* target = to.keys.data();
     const Word* sourceValues = from.values;
     Word* targetValues = to.values;
     const Index* key0 = source[0];
-    for (int64_t e = 0; e < count; ++e) {
-      const Index d = next[bucket(key0[e])]++;
+    for (int64_t e = begin; e < end; ++e) {
+      const int64_t d = next[bucket(key0[e])]++;
       for (size_t l = 0; l < keyCount; ++l) target[l][d] = source[l][e];
       targetValues[d] = sourceValues[e];
     }
   }
 
-  // Copies entries [lo, hi) into scratch memory, reused from one call to the next.
-  void copyToScratch(int64_t lo, int64_t hi, EntryView<Index, Word>& scratch) {
-    scratchKeys_.resize(keys_.size());
-    scratch.keys.resize(keys_.size());
-    for (size_t l = 0; l < keys_.size(); ++l) {
-      scratchKeys_[l].assign(view_.keys[l] + lo, view_.keys[l] + hi);
-      scratch.keys[l] = scratchKeys_[l].data();
-    }
-    scratchValues_.assign(view_.values + lo, view_.values + hi);
-    scratch.values = scratchValues_.data();
-  }
-
-  // Sorts group [lo, hi) by keys[from..] (stable). Short groups are insertion-sorted in
-  // place, which notices a sorted group as cheaply as a separate check would; for one key
+  // Sorts group [lo, hi) of `v` by keys[from..] (stable). Short groups are insertion-sorted
+  // in place, which notices a sorted group as cheaply as a separate check would; for one key
   // left (the common case: columns within a row) with that key count fixed at compile time.
-  void sortGroup(int64_t lo, int64_t hi, size_t from) {
+  void sortGroup(const View& v, int64_t lo, int64_t hi, size_t from, std::vector<Index>& held) const {
     if (hi - lo > kInsertionSortMax) {
-      if (view_.orderFrom(from, lo, hi) == Order::Unsorted) permuteGroup(lo, hi, from);
+      if (v.orderFrom(from, lo, hi) != Order::Unsorted) return;
+      if (from + 1 < keys_.size() && countable(from, hi - lo))
+        countGroup(v, lo, hi, from, held);
+      else
+        permuteGroup(v, lo, hi, from);
     } else if (from + 1 == keys_.size()) {
-      insertionSort<1>(lo, hi, from);
+      insertionSort<1>(v, lo, hi, from, held);
     } else {
-      insertionSort<0>(lo, hi, from);
+      insertionSort<0>(v, lo, hi, from, held);
     }
   }
 
-  // Stable insertion sort of entries [lo, hi) by keys[from..], in place: the fastest sort
-  // for the few entries of a typical row, and it needs no scratch memory. kKeysLeft: the
-  // number of keys from `from` on, or 0 for all the rest.
+  // Stable insertion sort of entries [lo, hi) of `v` by keys[from..], in place: the fastest
+  // sort for the few entries of a typical row, and it needs no scratch memory (but `held`,
+  // for the keys of the entry being placed). kKeysLeft: the number of keys from `from` on,
+  // or 0 for all the rest.
   template <size_t kKeysLeft>
-  void insertionSort(int64_t lo, int64_t hi, size_t from) {
-    Index* const* keys = view_.keys.data() + from;  // keys[l]: key from + l
-    Word* values = view_.values;
-    const size_t count = kKeysLeft ? kKeysLeft : view_.keys.size() - from;
-    held_.resize(count);
-    Index* held = held_.data();
+  void insertionSort(const View& v, int64_t lo, int64_t hi, size_t from, std::vector<Index>& heldKeys) const {
+    Index* const* keys = v.keys.data() + from;  // keys[l]: key from + l
+    Word* values = v.values;
+    const size_t count = kKeysLeft ? kKeysLeft : v.keys.size() - from;
+    heldKeys.resize(count);
+    Index* held = heldKeys.data();
     auto greater = [&](int64_t a, int64_t b) {  // entry a > entry b
       for (size_t l = 0; l < count; ++l)
         if (keys[l][a] != keys[l][b]) return keys[l][a] > keys[l][b];
@@ -278,18 +499,42 @@ class EntrySorter {
     }
   }
 
-  // Entries [lo, hi) in stable sorted order by keys[from..]. Sorting (key, entry) pairs
-  // compares without indirection in the common case of one key left to sort by.
-  std::vector<Index> sortedOrder(int64_t lo, int64_t hi, size_t from) const {
+  // Stable counting sort of the long group [lo, hi) of `v` by key `from` (through scratch
+  // columns), then a sort of each run of one value of it by the keys after it. With more
+  // keys left (a slice of a 3-mode tensor), a sort by comparison would walk the keys on each
+  // of its many comparisons.
+  void countGroup(const View& v, int64_t lo, int64_t hi, size_t from, std::vector<Index>& held) const {
+    const int64_t count = hi - lo;
+    std::vector<int64_t> start(extents_[from] + 1, 0);
+    for (int64_t e = lo; e < hi; ++e) ++start[v.keys[from][e] + 1];
+    for (int64_t k = 0; k < extents_[from]; ++k) start[k + 1] += start[k];
+    // The group's keys from `from` on and values, copied out; the keys before are equal.
+    std::vector<Index> keys((keys_.size() - from) * count);
+    for (size_t l = from; l < keys_.size(); ++l)
+      std::copy(v.keys[l] + lo, v.keys[l] + hi, keys.data() + (l - from) * count);
+    const std::vector<Word> values(v.values + lo, v.values + hi);
+    std::vector<int64_t> next(start.begin(), start.end() - 1);
+    for (int64_t e = 0; e < count; ++e) {
+      const int64_t d = lo + next[keys[e]]++;
+      for (size_t l = from; l < keys_.size(); ++l) v.keys[l][d] = keys[(l - from) * count + e];
+      v.values[d] = values[e];
+    }
+    for (int64_t k = 0; k < extents_[from]; ++k)
+      if (start[k + 1] - start[k] > 1) sortGroup(v, lo + start[k], lo + start[k + 1], from + 1, held);
+  }
+
+  // Entries [lo, hi) of `v` in stable sorted order by keys[from..]. Sorting (key, entry)
+  // pairs compares without indirection in the common case of one key left to sort by.
+  std::vector<Index> sortedOrder(const View& v, int64_t lo, int64_t hi, size_t from) const {
     std::vector<std::pair<Index, Index>> pairs(hi - lo);
-    const Index* key = view_.keys[from];
+    const Index* key = v.keys[from];
     for (int64_t e = lo; e < hi; ++e) pairs[e - lo] = {key[e], static_cast<Index>(e)};
     if (from + 1 == keys_.size()) {
       std::sort(pairs.begin(), pairs.end());
     } else {
       std::sort(pairs.begin(), pairs.end(), [&](const auto& a, const auto& b) {
         if (a.first != b.first) return a.first < b.first;
-        int c = view_.compare(a.second, b.second, from + 1);
+        int c = v.compare(a.second, b.second, from + 1);
         return c != 0 ? c < 0 : a.second < b.second;
       });
     }
@@ -298,22 +543,23 @@ class EntrySorter {
     return order;
   }
 
-  // Sorts a long group [lo, hi) by keys[from..] through a permutation and scratch columns.
-  void permuteGroup(int64_t lo, int64_t hi, size_t from) {
-    const std::vector<Index> order = sortedOrder(lo, hi, from);
+  // Sorts a long group [lo, hi) of `v` by keys[from..] through a permutation and scratch
+  // columns.
+  void permuteGroup(const View& v, int64_t lo, int64_t hi, size_t from) const {
+    const std::vector<Index> order = sortedOrder(v, lo, hi, from);
     std::vector<Index> scratch(order.size());
     for (size_t l = from; l < keys_.size(); ++l) {
-      gather(view_.keys[l], order, scratch.data());
-      std::copy(scratch.begin(), scratch.end(), view_.keys[l] + lo);
+      gather(v.keys[l], order, scratch.data());
+      std::copy(scratch.begin(), scratch.end(), v.keys[l] + lo);
     }
     std::vector<Word> valueScratch(order.size());
-    gather(view_.values, order, valueScratch.data());
-    std::copy(valueScratch.begin(), valueScratch.end(), view_.values + lo);
+    gather(v.values, order, valueScratch.data());
+    std::copy(valueScratch.begin(), valueScratch.end(), v.values + lo);
   }
 
   // Sorts all entries by comparison, into new buffers: for a first key too sparse to count.
   void sortAll() {
-    const std::vector<Index> order = sortedOrder(0, n_, 0);
+    const std::vector<Index> order = sortedOrder(view_, 0, n_, 0);
     std::vector<Buffer> sorted = newKeyColumns();
     Buffer sortedValues = newColumn(values_.dtype());
     for (size_t l = 0; l < keys_.size(); ++l) gather(view_.keys[l], order, sorted[l].as<Index>());
@@ -321,24 +567,33 @@ class EntrySorter {
     adopt(std::move(sorted), sortedValues);
   }
 
-  // Combines the sorted entries [lo, hi) with equal keys into the kept entries [0, kept_),
-  // moving each survivor down to slot kept_. Ranges come in order; entries before the first
-  // duplicate stay where they are.
-  void combine(int64_t lo, int64_t hi) {
+  // Combines the sorted entries [lo, hi) of `v` with equal keys into entries from slot
+  // `into` (<= lo) on, moving each survivor down to the next kept slot; entries before the
+  // first duplicate stay where they are.
+  Combined combine(const View& v, int64_t lo, int64_t hi, int64_t into) const {
+    Combined out{into, false};
+    int64_t& kept = out.end;
     for (int64_t e = lo; e < hi; ++e) {
-      if (kept_ > 0 && view_.compare(kept_ - 1, e, 0) == 0) {
-        duplicates_ = true;
+      if (kept > into && v.compare(kept - 1, e, 0) == 0) {
+        out.duplicates = true;
         if (sum_) {
-          add_(view_.values[kept_ - 1], view_.values[e]);
+          add_(v.values[kept - 1], v.values[e]);
           continue;
         }
       }
-      if (kept_ != e) {
-        for (Index* key : view_.keys) key[kept_] = key[e];
-        view_.values[kept_] = view_.values[e];
+      if (kept != e) {
+        for (Index* key : v.keys) key[kept] = key[e];
+        v.values[kept] = v.values[e];
       }
-      ++kept_;
+      ++kept;
     }
+    return out;
+  }
+
+  // Takes the entries up to c.end as kept.
+  void absorb(const Combined& c) {
+    kept_ = c.end;
+    duplicates_ = duplicates_ || c.duplicates;
   }
 
   // After summing duplicates the columns keep their memory; only their length shrinks.
@@ -369,26 +624,25 @@ class EntrySorter {
   void adopt(std::vector<Buffer> keys, const Buffer& values) {
     keys_ = std::move(keys);
     values_ = values;
-    view_ = EntryView<Index, Word>(keys_, values_);
+    view_ = View(keys_, values_);
   }
 
   std::vector<Buffer>& keys_;
   Buffer& values_;
   const int64_t n_;
-  EntryView<Index, Word> view_;
+  View view_;
+  const std::vector<int64_t>& extents_;
   const bool sum_;
   const AddValue add_;
-  int64_t kept_ = 0;                             // entries kept so far by combine()
-  bool duplicates_ = false;                      // combine() met equal keys
-  std::vector<Index> held_;                      // insertionSort: the keys of the entry being placed
-  std::vector<std::vector<Index>> scratchKeys_;  // copyToScratch: one coarse bucket
-  std::vector<Word> scratchValues_;
+  const int threads_;
+  int64_t kept_ = 0;         // entries kept so far
+  bool duplicates_ = false;  // combining met equal keys
 };
 
 }  // namespace
 
 SortedEntries sortEntries(std::vector<Buffer> keys, const std::vector<int64_t>& extents, const Buffer& values,
-                          bool sumDuplicates) {
+                          bool sumDuplicates, int threads) {
   SortedEntries out;
   out.keys = std::move(keys);
   out.values = values;
@@ -398,8 +652,8 @@ SortedEntries sortEntries(std::vector<Buffer> keys, const std::vector<int64_t>& 
       using Index = std::remove_pointer_t<decltype(index)>;
       using T = std::remove_pointer_t<decltype(typed)>;
       using Word = typename WordOfSize<sizeof(T)>::type;
-      EntrySorter<Index, Word> sorter(out.keys, out.values, sumDuplicates, &addAs<T, Word>);
-      out.hadDuplicates = sorter.run(extents.empty() ? -1 : extents[0]);
+      EntrySorter<Index, Word> sorter(out.keys, out.values, extents, sumDuplicates, &addAs<T, Word>, threads);
+      out.hadDuplicates = sorter.run();
     });
   });
   return out;

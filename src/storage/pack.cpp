@@ -111,7 +111,7 @@ LevelCoordinates levelCoordinates(const PackRequest& r, std::vector<Buffer> mode
                                 [](const LevelCoordinate& lc) { return lc.kind == LevelCoordinate::Kind::Slot; });
   if (needsSlots) {
     // An entry's slot is its rank in its row, so rows must be sorted and summed first.
-    SortedEntries canonical = sortEntries(std::move(modes), r.shape, values, true);
+    SortedEntries canonical = sortEntries(std::move(modes), r.shape, values, true, r.threads);
     modes = std::move(canonical.keys);
     values = canonical.values;
   }
@@ -213,7 +213,7 @@ std::shared_ptr<TensorStorage> packCoordinates(const PackRequest& r) {
   const int64_t n = r.values.length();
   const DType width = workingIndexType(r, f.levelExtents(r.shape), n);
   LevelCoordinates lc = levelCoordinates(r, readModeCoordinates(r, n, width), r.values, width);
-  SortedEntries entries = sortEntries(std::move(lc.keys), lc.extents, lc.values, r.sumDuplicates);
+  SortedEntries entries = sortEntries(std::move(lc.keys), lc.extents, lc.values, r.sumDuplicates, r.threads);
   if (entries.hadDuplicates && !r.sumDuplicates && !f.holdsDuplicates())
     throw FormatError("the coordinates contain duplicates and format " + formatName(f) +
                       " cannot hold them; pass sum_duplicates=True or use a non-unique "

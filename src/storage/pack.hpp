@@ -20,6 +20,9 @@ struct PackRequest {
   // The caller gives the coordinate and value buffers up (a file reader's fresh columns):
   // the tensor may keep them as its arrays instead of copies.
   bool adoptInputs = false;
+  // The most threads sorting the entries may use (ct.set_num_threads); the tensor is the same
+  // at any count.
+  int threads = 1;
 };
 
 std::shared_ptr<TensorStorage> packCoordinates(const PackRequest& request);
