@@ -126,6 +126,17 @@ kernel KERNEL
       pA2 = pA2 + 1
       pB2 = pB2 + 1
     }
+    let leaps: bool = false
+    if ((pA2 + 4) < pA2_end) && (pB2 < pB2_end) {
+      if int64(A2_crd[pA2 + 4]) < int64(B2_crd[pB2]) {
+        leaps = true
+      }
+    }
+    if ((pB2 + 4) < pB2_end) && (pA2 < pA2_end) {
+      if int64(B2_crd[pB2 + 4]) < int64(A2_crd[pA2]) {
+        leaps = true
+      }
+    }
     while (pA2 < pA2_end) && (pB2 < pB2_end) {
       let jA_0: int64 = int64(A2_crd[pA2])
       let jB_0: int64 = int64(B2_crd[pB2])
@@ -137,18 +148,42 @@ kernel KERNEL
       let pB2_advances: bool = int64(B2_crd[pB2]) == min(int64(A2_crd[pA2]), int64(B2_crd[pB2]))
       pA2 = select(pA2_advances, pA2 + 1, pA2)
       pB2 = select(pB2_advances, pB2 + 1, pB2)
+      if leaps {
+        if ((pA2 + 4) < pA2_end) && (pB2 < pB2_end) {
+          if int64(A2_crd[pA2 + 4]) < int64(B2_crd[pB2]) {
+            while (pA2 < pA2_end) && (int64(A2_crd[pA2]) < int64(B2_crd[pB2])) {
+              let j_0: int64 = int64(A2_crd[pA2])
+              C_vals[C2_count] = A_vals[pA2]
+              C2_crd[C2_count] = int32(j_0)
+              C2_count = C2_count + int64(C_vals[C2_count] != 0.0)
+              pA2 = pA2 + 1
+            }
+          }
+        }
+        if ((pB2 + 4) < pB2_end) && (pA2 < pA2_end) {
+          if int64(B2_crd[pB2 + 4]) < int64(A2_crd[pA2]) {
+            while (pB2 < pB2_end) && (int64(B2_crd[pB2]) < int64(A2_crd[pA2])) {
+              let j_1: int64 = int64(B2_crd[pB2])
+              C_vals[C2_count] = B_vals[pB2]
+              C2_crd[C2_count] = int32(j_1)
+              C2_count = C2_count + int64(C_vals[C2_count] != 0.0)
+              pB2 = pB2 + 1
+            }
+          }
+        }
+      }
     }
     while pA2 < pA2_end {
-      let j_0: int64 = int64(A2_crd[pA2])
+      let j_2: int64 = int64(A2_crd[pA2])
       C_vals[C2_count] = A_vals[pA2]
-      C2_crd[C2_count] = int32(j_0)
+      C2_crd[C2_count] = int32(j_2)
       C2_count = C2_count + int64(C_vals[C2_count] != 0.0)
       pA2 = pA2 + 1
     }
     for pB2_0: int64 in [pB2, pB2_end) {
-      let j_1: int64 = int64(B2_crd[pB2_0])
+      let j_3: int64 = int64(B2_crd[pB2_0])
       C_vals[C2_count] = B_vals[pB2_0]
-      C2_crd[C2_count] = int32(j_1)
+      C2_crd[C2_count] = int32(j_3)
       C2_count = C2_count + int64(C_vals[C2_count] != 0.0)
     }
     C2_pos[pC1 + 1] = C2_pos[pC1 + 1] + int32(C2_count - C2_row_start)
