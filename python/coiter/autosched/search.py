@@ -281,22 +281,18 @@ class _Runner:
             conversion_seconds=variant.conversion_seconds,
         )
         problem = variant.problem
-        start = time.perf_counter()
-        try:
-            kernel = compile_kernel(
+        return self._built_and_timed(
+            m,
+            variant,
+            lambda: compile_kernel(
                 problem.parsed,
                 formats=problem.formats,
                 dtypes=problem.dtypes,
                 index_dtype=_index_dtype(variant.operands),
                 schedule=schedule,
                 engine=self.engine,
-            )
-        except (CompileError, ScheduleError) as error:
-            m.error = f"{type(error).__name__}: {error}"
-            return m
-        m.compile_seconds = time.perf_counter() - start
-        operands = variant.operands
-        return self._time(m, lambda: kernel(**operands))
+            ),
+        )
 
     def measure_pipeline(self, variant: Variant, candidate: PipelineCandidate) -> Measurement:
         """Time a pipeline on ``variant``'s operands (the given formats): its kernels compile
@@ -304,15 +300,27 @@ class _Runner:
         first result is checked against the baseline's."""
         m = Measurement(pipeline_text(candidate.stages), {}, candidate.origin, _PIPELINES)
         problem = variant.problem
-        start = time.perf_counter()
-        try:
-            built = Pipeline(
+        return self._built_and_timed(
+            m,
+            variant,
+            lambda: Pipeline(
                 candidate.stages,
                 problem.formats[problem.result],
                 problem.dtypes[problem.result],
                 problem.dtypes,
                 self.engine,
-            )
+            ),
+        )
+
+    def _built_and_timed(
+        self, m: Measurement, variant: Variant, build: Callable[[], Callable[..., Tensor]]
+    ) -> Measurement:
+        """Compile what ``build`` makes (a kernel or a pipeline; CompileError or ScheduleError
+        is recorded in ``m``, not timed), then check and time its calls on ``variant``'s
+        operands."""
+        start = time.perf_counter()
+        try:
+            built = build()
         except (CompileError, ScheduleError) as error:
             m.error = f"{type(error).__name__}: {error}"
             return m
