@@ -1,7 +1,7 @@
 """GPU benchmarks (issue 19): coiter's target="cuda" kernels against cuSPARSE through CuPy, in
 one process, on device-resident data. Run on a machine with an NVIDIA GPU and CuPy:
 
-    python -m benchmarks.gpu [--rows N] [--out results.json]
+    python -m benchmarks.gpu [--rows N] [--spmm-rows N] [--sparse-rows N] [--out results.json]
 
 Each case times whole calls as users make them, synchronized (coiter's call returns when the
 kernel is done; CuPy's is followed by a device synchronize), median of repeated runs after a
@@ -101,24 +101,31 @@ SPMM_SCHEDULES = {
 POLICY = RepeatPolicy(min_repeats=10, max_repeats=30, budget_s=0.5, cap_s=10.0)
 
 
-def compare(ours, theirs, synchronize):
+def dense_results_agree(ours, theirs):
+    np.testing.assert_allclose(ours.to_numpy(), theirs.get(), rtol=1e-10, atol=1e-10)
+
+
+def sparse_results_agree(ours, theirs):
+    """The same values (coiter keeps entries whose sum cancels to zero, as cuSPARSE does)."""
+    difference = ours.to_scipy().tocsr() - theirs.get().tocsr()
+    assert abs(difference).max() <= 1e-10 if difference.nnz else True
+
+
+def compare(ours, theirs, synchronize, agree=dense_results_agree):
     """Whole-call and GPU times of coiter's call ``ours`` and CuPy's ``theirs`` (each returns
-    its result; ``synchronize`` waits for CuPy's), after checking that they agree."""
+    its result; ``synchronize`` waits for CuPy's), after checking that they ``agree``."""
 
     def theirs_synchronized():
         result = theirs()
         synchronize()
         return result
 
-    seconds = {}
+    seconds, results = {}, {}
     for name, fn in (("coiter", ours), ("cusparse", theirs_synchronized)):
         start = time.perf_counter()
-        result = fn()
+        results[name] = fn()
         seconds[name] = time.perf_counter() - start
-        if name == "coiter":
-            expected = result.to_numpy()
-        else:
-            np.testing.assert_allclose(expected, result.get(), rtol=1e-10, atol=1e-10)
+    agree(results["coiter"], results["cusparse"])
     timed = measure_interleaved(
         {"coiter": ours, "cusparse": theirs_synchronized}, POLICY, seconds, warmup_rounds=3
     )
@@ -179,6 +186,38 @@ def spmm_case(cp, cpsp, name, A, cols, label="default", schedule=None):
     return case
 
 
+# Sparse results (count, offsets, fill on the device) against cuSPARSE's csrgeam (A + B) and
+# CuPy's elementwise product of CSR matrices, on a second matrix of independent pattern (random
+# patterns barely overlap) and on the same pattern with other values.
+SPARSE_RESULTS = {
+    "SpAdd": ("C(i,j) = A(i,j) + B(i,j)", lambda gA, gB: gA + gB),
+    "elementwise product": ("C(i,j) = A(i,j) * B(i,j)", lambda gA, gB: gA.multiply(gB)),
+}
+
+
+def sparse_result_case(cp, cpsp, kernel, name, A, B, pattern):
+    expr, theirs = SPARSE_RESULTS[kernel]
+    kern = ct.compile(expr, formats={"A": "csr", "B": "csr", "C": "csr"}, target="cuda")
+    dA, dB = ct.asarray(A).to("cuda"), ct.asarray(B).to("cuda")
+    gA, gB = cpsp.csr_matrix(A), cpsp.csr_matrix(B)
+    case = {
+        "kernel": kernel,
+        "schedule": "default (a thread per row, two passes)",
+        "matrix": f"{name}, {pattern}",
+        "rows": A.shape[0],
+        "nnz": int(A.nnz + B.nnz),
+    }
+    case.update(
+        compare(
+            lambda: kern(A=dA, B=dB),
+            lambda: theirs(gA, gB),
+            cp.cuda.Device().synchronize,
+            sparse_results_agree,
+        )
+    )
+    return case
+
+
 def compile_latency():
     """Seconds to compile a GPU kernel cold (empty cache) and to get it from the disk cache in
     a fresh process."""
@@ -202,11 +241,29 @@ def compile_latency():
     return {"cold_s": cold, "disk_cache_s": warm}
 
 
+def record(report, case, *args):
+    """Runs one case into the report. A case that fails (its results disagree, or a kernel
+    raises) is recorded with its error and the others still run (a GPU machine's time is
+    scarce); the run then exits with status 1."""
+    try:
+        result = case(*args)
+    except Exception as error:  # recorded in the report and the exit status, never dropped
+        result = {"case": case.__name__, "arguments": [str(a)[:80] for a in args[2:]]}
+        result["error"] = f"{type(error).__name__}: {error}"
+        report["failures"] += 1
+    report["cases"].append(result)
+    print(json.dumps(result), flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--rows", type=int, default=1_000_000, help="SpMV's rows; 0: no SpMV cases")
     parser.add_argument("--per-row", type=int, default=12)
     parser.add_argument("--spmm-rows", type=int, default=200_000, help="0: no SpMM cases")
+    parser.add_argument(
+        "--sparse-rows", type=int, default=1_000_000, help="0: no sparse-result cases"
+    )
+
     parser.add_argument("--no-compile-latency", action="store_true")
     parser.add_argument("--out")
     args = parser.parse_args()
@@ -216,28 +273,35 @@ def main():
     rng = np.random.default_rng(0)
     status = ct.cuda.status()
     bandwidth = copy_bandwidth(cp)
-    report = {"device": status, "copy_bandwidth_GBps": bandwidth / 1e9, "cases": []}
+    report = {"device": status, "copy_bandwidth_GBps": bandwidth / 1e9, "cases": [], "failures": 0}
     print(
         f"{status['name']} ({status['arch']}), copy bandwidth {bandwidth / 1e9:.0f} GB/s",
         flush=True,
     )
-    for name, A in matrices(args.rows, args.per_row, rng).items():
+    for name, A in (matrices(args.rows, args.per_row, rng) if args.rows else {}).items():
         for label, schedule in SPMV_SCHEDULES.items():
-            case = spmv_case(cp, cpsp, name, A, bandwidth, label, schedule)
-            report["cases"].append(case)
-            print(json.dumps(case), flush=True)
+            record(report, spmv_case, cp, cpsp, name, A, bandwidth, label, schedule)
     for name, A in (matrices(args.spmm_rows, args.per_row, rng) if args.spmm_rows else {}).items():
         for cols in (32, 128):
             for label, schedule in SPMM_SCHEDULES.items():
-                case = spmm_case(cp, cpsp, name, A, cols, label, schedule)
-                report["cases"].append(case)
-                print(json.dumps(case), flush=True)
+                record(report, spmm_case, cp, cpsp, name, A, cols, label, schedule)
+    if args.sparse_rows:
+        firsts = matrices(args.sparse_rows, args.per_row, rng)
+        seconds = matrices(args.sparse_rows, args.per_row, np.random.default_rng(5))
+        for name, A in firsts.items():
+            same = A.copy()
+            same.data = rng.standard_normal(A.nnz)
+            for pattern, B in (("independent pattern", seconds[name]), ("same pattern", same)):
+                for kernel in SPARSE_RESULTS:
+                    record(report, sparse_result_case, cp, cpsp, kernel, name, A, B, pattern)
     if not args.no_compile_latency:
         report["compile_latency"] = compile_latency()
         print(json.dumps(report["compile_latency"]), flush=True)
     if args.out:
         with open(args.out, "w") as f:
             json.dump(report, f, indent=1)
+    if report["failures"]:
+        sys.exit(f"{report['failures']} case(s) failed (their errors are in the report)")
 
 
 if __name__ == "__main__":

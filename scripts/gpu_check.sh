@@ -2,7 +2,7 @@
 # The checks that need an NVIDIA GPU, as one script for a machine that has one (CI has none):
 # build coiter for the machine's Python, run the GPU tests (-m gpu) and the GPU benchmarks.
 #
-#   bash scripts/gpu_check.sh [OUTDIR]
+#   bash scripts/gpu_check.sh [OUTDIR [BENCHMARK OPTIONS]]
 #
 # Uses the machine's python3 with its NumPy, SciPy, CuPy and pytest; builds without LLVM when
 # the machine has none (CPU kernels then use the C engine; GPU kernels do not need LLVM).
@@ -20,10 +20,11 @@ echo "[gpu_check] build: $(( $(date +%s) - start )) s"
 cd /tmp  # import the installed package, not the source tree
 "$PY" -c "import coiter as ct; print(ct.cuda.status())"
 set +e
-PYTHONUNBUFFERED=1 "$PY" -m pytest -q -p no:cacheprovider -m gpu -x "$ROOT/tests/test_cuda_device.py" \
+# (Every failure reported, not only the first: a GPU machine's time is scarce.)
+PYTHONUNBUFFERED=1 "$PY" -m pytest -q -rfE -p no:cacheprovider -m gpu "$ROOT/tests/test_cuda_device.py" \
     -o addopts="" 2>&1 | tee "$OUT/pytest.txt"
 tests=$?
-PYTHONPATH="$ROOT" PYTHONUNBUFFERED=1 "$PY" -m benchmarks.gpu --out "$OUT/gpu_benchmark.json" 2>&1 | tee "$OUT/benchmark.txt"
+PYTHONPATH="$ROOT" PYTHONUNBUFFERED=1 "$PY" -m benchmarks.gpu --out "$OUT/gpu_benchmark.json" "${@:2}" 2>&1 | tee "$OUT/benchmark.txt"
 bench=$?
 echo "[gpu_check] pytest exit $tests, benchmark exit $bench"
 exit $(( tests || bench ))

@@ -40,6 +40,10 @@ EXPRESSIONS = [
     ("y(i) = A(i,j) * B(i,j)", {"A": "csr", "B": "csr", "y": "d"}),
     ("A(i,j) = B(i,j,k) * c(k)", {"B": "csf", "c": "d", "A": "dd"}),
     ("A(i,l) = B(i,j,k) * C(j,l) * D(k,l)", {"B": "csf", "C": "dd", "D": "dd", "A": "dd"}),
+    # Sparse results, assembled in two passes (count, offsets, fill) by a thread per row.
+    ("C(i,j) = A(i,j) + B(i,j)", {"A": "csr", "B": "csr", "C": "csr"}),
+    ("C(i,j) = A(i,j) * B(i,j)", {"A": "csr", "B": "csr", "C": "csr"}),
+    ("C(i,j) = A(i,j) * M(i,k) * N(k,j)", {"A": "csr", "M": "dd", "N": "dd", "C": "csr"}),
 ]
 
 
@@ -230,6 +234,30 @@ def test_illegal_gpu_schedules_are_schedule_errors():
     for schedule, message in cases.items():
         with pytest.raises(ct.ScheduleError, match=message):
             ct.compile(SPMV[0], formats=formats, schedule=schedule, target="cuda")
+
+
+@needs_nvrtc
+def test_sparse_results_are_assembled_in_two_passes():
+    kern = ct.compile(
+        "C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}, target="cuda"
+    )
+    assert "i: parallel(gpu_thread,no_races)" in kern.concrete
+    source = kern.source()
+    # The counting pass stores only the row's count; the filling pass the entries.
+    assert "if (!(assembly_pass != 0))" in source and "C2_crd[C2_count] = " in source
+    assert "realloc" not in source and "coiter_grow" not in source
+    # Formats a thread per row cannot fill from its offset, and one-pass strategies, say why.
+    with pytest.raises(ct.CompileError, match="two passes"):
+        ct.compile(
+            "C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "dcsr"}, target="cuda"
+        )
+    with pytest.raises(ct.ScheduleError, match="only in two passes"):
+        ct.compile(
+            "C(i,j) = A(i,j) + B(i,j)",
+            formats={"A": "csr", "B": "csr", "C": "csr"},
+            schedule="assemble(C,append);parallelize(i,gpu_thread,no_races)",
+            target="cuda",
+        )
 
 
 @needs_nvrtc

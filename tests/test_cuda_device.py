@@ -182,10 +182,137 @@ def test_kernel_cached_on_disk_with_architecture(tmp_path, monkeypatch):
     assert second.stdout.split() == ["1", "0"]
 
 
-def test_sparse_result_is_refused_clearly():
-    A = sparse(20, 20, 0.2)
-    with pytest.raises(ct.CompileError, match="host"):
-        ct.evaluate("C(i,j) = A(i,k) * B(k,j)", A=A, B=A, target="cuda")
+@pytest.mark.parametrize(
+    "expr", ["y(i) = A(i,j) * x(j)", "C(i,j) = A(i,j) + B(i,j)", "C(i,j) = A(i,j) * B(i,j)"]
+)
+def test_corrupted_operands_are_refused_before_they_reach_the_gpu(expr):
+    """GPU kernels do not check the coordinates they load: operands are checked whole when
+    they are copied to the device, per call for host operands, once for device tensors."""
+    A, B = sparse(50, 40, 0.1), sparse(50, 40, 0.1)
+    A.indices[3] = 40  # one past the last column
+    x = rng.standard_normal(40)
+    operands = {"A": A, "B": B, "x": x}
+    given = {n: v for n, v in operands.items() if f"{n}(" in expr.split("=", 1)[1]}
+    with pytest.raises(ct.FormatError):
+        ct.evaluate(expr, **given, target="cuda")
+    with pytest.raises(ct.FormatError):
+        ct.asarray(A).to("cuda")
+
+
+def test_spgemm_without_a_workspace():
+    """SpGEMM by rows accumulates each row in a workspace, which GPU threads do not have yet
+    (test_cuda_codegen.py checks the refusal); ct.evaluate finds an order without one."""
+    A, B = sparse(60, 50, 0.1), sparse(50, 40, 0.1)
+    C = ct.evaluate("C(i,j) = A(i,k) * B(k,j)", A=A, B=B, out_format="csr", target="cuda")
+    np.testing.assert_allclose(C.to_scipy().toarray(), (A @ B).toarray(), rtol=1e-12, atol=1e-12)
+
+
+def csr_with_index(A, index_dtype):
+    A = A.tocsr(copy=True)
+    A.indices, A.indptr = A.indices.astype(index_dtype), A.indptr.astype(index_dtype)
+    return A
+
+
+# Sparse results assembled on the device in two passes: (expression, operands, SciPy's result,
+# the entries kept: every entry the iteration produces, as in cuSPARSE).
+def sparse_result_cases():
+    A, B, E = sparse(300, 200, 0.05, skew=True), sparse(300, 200, 0.05), sparse(300, 200, 0.05)
+    D, M, N = (
+        rng.standard_normal((300, 200)),
+        rng.standard_normal((300, 7)),
+        rng.standard_normal((7, 200)),
+    )
+    return [
+        ("C(i,j) = A(i,j) + B(i,j)", dict(A=A, B=B), A + B, (abs(A) + abs(B)).nnz),
+        ("C(i,j) = A(i,j) * B(i,j)", dict(A=A, B=A * 2), A.multiply(A * 2), A.nnz),
+        ("C(i,j) = A(i,j) * B(i,j)", dict(A=A, B=B), A.multiply(B), abs(A).multiply(abs(B)).nnz),
+        (
+            "C(i,j) = A(i,j) + B(i,j) + E(i,j)",
+            dict(A=A, B=B, E=E),
+            A + B + E,
+            (abs(A) + abs(B) + abs(E)).nnz,
+        ),
+        ("C(i,j) = A(i,j) * D(i,j)", dict(A=A, D=D), A.multiply(D), A.nnz),
+        ("C(i,j) = A(i,j) * M(i,k) * N(k,j)", dict(A=A, M=M, N=N), A.multiply(M @ N), A.nnz),
+        ("C(i,j) = A(i,j) + B(i,j)", dict(A=A.tocoo(), B=B), A + B, (abs(A) + abs(B)).nnz),
+    ]
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("on_device", [False, True])
+@pytest.mark.parametrize("case", range(7))
+def test_sparse_results_on_the_gpu(case, on_device, index_dtype):
+    expr, operands, expected, entries = sparse_result_cases()[case]
+    given = {}
+    for name, value in operands.items():
+        if sp.issparse(value):
+            value = csr_with_index(value, index_dtype) if value.format == "csr" else value
+        tensor = ct.asarray(value)
+        given[name] = tensor.to("cuda") if on_device else tensor
+    C = ct.evaluate(expr, **given, out_format="csr", target="cuda")
+    assert C.device == ("cuda" if on_device else "cpu")
+    got = C.to_scipy()
+    got.check_format(full_check=True)
+    assert got.has_sorted_indices and got.nnz == entries
+    np.testing.assert_allclose(got.toarray(), expected.toarray(), rtol=1e-12, atol=1e-12)
+
+
+def test_sparse_results_stay_on_the_gpu_and_chain():
+    A, B = sparse(500, 400, 0.03), sparse(500, 400, 0.03)
+    x = rng.standard_normal(400)
+    dA, dB = ct.asarray(A).to("cuda"), ct.asarray(B).to("cuda")
+    C = ct.evaluate("C(i,j) = A(i,j) + B(i,j)", A=dA, B=dB, out_format="csr", target="cuda")
+    assert C.device == "cuda"
+    y = ct.evaluate("y(i) = C(i,j) * x(j)", C=C, x=x, target="cuda")
+    assert y.device == "cuda"
+    np.testing.assert_allclose(y.to_numpy(), (A + B) @ x, rtol=1e-12)
+    cp = pytest.importorskip("cupy")
+    gC = ct.cuda.to_cupy(C)
+    np.testing.assert_allclose(cp.asnumpy(gC @ cp.asarray(x)), (A + B) @ x, rtol=1e-12)
+
+
+def test_sparse_results_of_many_rows_and_none():
+    """More rows than one block of the offsets kernels holds (several rounds of block sums), and
+    a product of disjoint patterns, which has no entries at all."""
+    rows = 700_000
+    r = np.random.default_rng(3)
+    A = sp.csr_matrix(
+        (r.standard_normal(3 * rows), r.integers(0, 900, 3 * rows), np.arange(0, 3 * rows + 1, 3)),
+        shape=(rows, 900),
+    )
+    A.sum_duplicates()
+    B = sparse(rows, 900, 0.002)
+    C = ct.evaluate(
+        "C(i,j) = A(i,j) + B(i,j)", A=A, B=B, out_format="csr", target="cuda"
+    ).to_scipy()
+    assert C.nnz == (abs(A) + abs(B)).nnz
+    assert abs(C - (A + B)).max() <= 1e-12
+    upper = sp.csr_matrix(np.triu(np.ones((64, 64)), 1))
+    lower = sp.csr_matrix(np.tril(np.ones((64, 64)), -1))
+    C = ct.evaluate("C(i,j) = A(i,j) * B(i,j)", A=upper, B=lower, out_format="csr", target="cuda")
+    assert C.to_scipy().nnz == 0 and not C.to_scipy().indptr.any()
+
+
+@pytest.mark.parametrize("trial", range(8))
+def test_random_sparse_results_match_einsum(trial):
+    r = np.random.default_rng(50 + trial)
+    cases = [
+        "C(i,j) = A(i,j) + B(i,j)",
+        "C(i,j) = A(i,j) * B(i,j)",
+        "C(i,j) = A(i,j) * B(i,j) + A(i,j)",
+        "C(i,j) = (A(i,j) + B(i,j)) * D(i,j)",
+    ]
+    expr = cases[trial % len(cases)]
+    fa, fb = (str(f) for f in r.choice(["csr", "dense", "coo", "dcsr"], 2))
+    A = ct.random((41, 29), density=0.2, format=fa, seed=trial)
+    B = ct.random((41, 29), density=0.2, format=fb, seed=200 + trial)
+    D = r.standard_normal((41, 29))
+    given = {"A": A, "B": B, "D": D}
+    operands = {n: v for n, v in given.items() if f"{n}(" in expr.split("=", 1)[1]}
+    got = ct.evaluate(expr, target="cuda", out_format="csr", **operands).to_numpy()
+    a, b = A.to_numpy(), B.to_numpy()
+    expected = {0: a + b, 1: a * b, 2: a * b + a, 3: (a + b) * D}[trial % len(cases)]
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12, err_msg=f"{expr} {fa} {fb}")
 
 
 def test_cupy_views_share_memory():

@@ -330,7 +330,8 @@ REFUSED = [
         {"A": "csr", "D": "dense", "C": "csr"},
         "parallelize(j,gpu_thread,no_races)",
         "cuda",
-        "appends entries to the sparse result C; target='cuda' does not assemble sparse results",
+        "appends entries to rows of the sparse result C that other iterations also append to; "
+        "a result assembled in two passes is filled in parallel only by a loop over its rows",
     ),
     (
         "C(i,k) = A(i,j) * B(j,k)",

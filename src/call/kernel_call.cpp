@@ -75,12 +75,88 @@ Buffer trimmed(const Buffer& array, int64_t length) {
   return Buffer::borrow(array.dtype(), length, array.data(), array.owner());
 }
 
+// Sets the `length` index elements of `array` (of `type`) to `value`.
+void fillIndexArray(void* array, DType type, int64_t length, int64_t value) {
+  dispatchDType(type, [&](auto* tag) {
+    using I = std::remove_pointer_t<decltype(tag)>;
+    if constexpr (std::is_same_v<I, int32_t> || std::is_same_v<I, int64_t>) {
+      std::fill(static_cast<I*>(array), static_cast<I*>(array) + length, static_cast<I>(value));
+    }
+  });
+}
+
+// The slots of a kernel that assembles its result in two passes (KernelABI::twoPass), with
+// `parents` positions above its counted level.
+TwoPassCall twoPassSlots(const KernelABI& abi, int64_t parents) {
+  TwoPassCall passes;
+  passes.passSlot = abi.twoPass.passSlot;
+  passes.parents = parents;
+  passes.indexType = abi.tensors[abi.result()]->indexType;
+  for (const auto& a : abi.arrays) {
+    if (a.tensor != abi.result() || a.capacitySlot < 0) continue;
+    if (a.array == "pos" && a.level == abi.twoPass.appendLevel)
+      passes.posSlot = a.slot;
+    else if (a.array != "pos")
+      passes.appended.push_back({a.slot, a.capacitySlot, dtypeSize(a.type)});
+  }
+  return passes;
+}
+
+// Turns the counts of a two-pass kernel's counting pass (pos[parent + 1]) into offsets;
+// returns the entries.
+int64_t countsToOffsets(void* pos, const TwoPassCall& passes, const std::string& result) {
+  int64_t total = 0;
+  dispatchDType(passes.indexType, [&](auto* tag) {
+    using I = std::remove_pointer_t<decltype(tag)>;
+    if constexpr (std::is_same_v<I, int32_t> || std::is_same_v<I, int64_t>) {
+      I* p = static_cast<I*>(pos);
+      for (int64_t q = 1; q <= passes.parents; ++q) {
+        total += static_cast<int64_t>(p[q]);
+        if (total > static_cast<int64_t>(std::numeric_limits<I>::max())) {
+          throw ShapeError("result " + result + ": more entries than its " + dtypeName(passes.indexType) +
+                           " index arrays can count");
+        }
+        p[q] = static_cast<I>(total);
+      }
+    }
+  });
+  return total;
+}
+
+// The host array of a result slot resized to `bytes` (contents not kept), in `pointers`.
+void* resizeResultArray(std::vector<void*>& pointers, int slot, size_t bytes) {
+  void* grown = growResultArray(pointers[slot], 0, std::max<size_t>(bytes, 1));
+  if (!grown) throw std::bad_alloc();
+  pointers[slot] = grown;
+  return grown;
+}
+
+// Runs a host kernel that assembles its result in two passes: counting, offsets, exact room
+// for the entries (the values zeroed, as the filling pass expects), filling.
+int32_t runTwoPassesOnHost(KernelEntry entry, const KernelABI& abi, int64_t parents, std::vector<void*>& pointers,
+                           std::vector<int64_t>& integers) {
+  TwoPassCall passes = twoPassSlots(abi, parents);
+  integers[passes.passSlot] = 0;
+  if (int32_t status = entry(pointers.data(), integers.data()); status != ir::kOk) return status;
+  int64_t entries = countsToOffsets(pointers[passes.posSlot], passes, abi.tensors[abi.result()]->name);
+  for (const auto& a : passes.appended) {
+    void* array = resizeResultArray(pointers, a.slot, static_cast<size_t>(entries) * a.elementBytes);
+    std::memset(array, 0, static_cast<size_t>(entries) * a.elementBytes);
+    integers[a.capacitySlot] = entries;
+  }
+  integers[passes.passSlot] = 1;
+  return entry(pointers.data(), integers.data());
+}
+
 // Runs a device kernel (LoadedKernel::run): each pointer slot with its size, its use and the
 // device copy of its array where an operand has one. The result stays on the device (returned
 // in `kept`) when `keepOnDevice`.
+// A two-pass kernel's appended arrays are sized by the engine between its passes; while the
+// result stays on the device, the host pos gets its last offset (the entries) at once, for the
+// assembly's end, and the rest when the host copy is read.
 int32_t runOnDevice(const LoadedKernel& code, const KernelABI& abi, const Operands& operands,
                     const TensorStorage* structure, std::vector<void*>& pointers, std::vector<int64_t>& integers,
-                    const std::vector<size_t>& resultBytes, bool keepOnDevice,
+                    const std::vector<size_t>& resultBytes, int64_t twoPassParents, bool keepOnDevice,
                     std::shared_ptr<const DeviceCopy>& kept) {
   const int resultIndex = abi.result();
   KernelCall call;
@@ -110,8 +186,20 @@ int32_t runOnDevice(const LoadedKernel& code, const KernelABI& abi, const Operan
   }
   // A compute-only result shares the given structure's index arrays, on the device too.
   if (keepOnDevice && structure && structure->deviceCopy()) call.outputsBorrow = structure->sharedDeviceCopy();
+  TwoPassCall passes;
+  if (abi.twoPass.enabled) {
+    passes = twoPassSlots(abi, twoPassParents);
+    passes.resizeHost = [&call](int slot, size_t bytes) { return resizeResultArray(call.pointers, slot, bytes); };
+    call.twoPass = &passes;
+  }
   int32_t status = code.run(call);
+  pointers = call.pointers;
+  integers = call.integers;
   kept = call.outputs;
+  if (abi.twoPass.enabled && keepOnDevice && status == ir::kOk) {
+    fillIndexArray(static_cast<char*>(pointers[passes.posSlot]) + passes.parents * dtypeSize(passes.indexType),
+                   passes.indexType, 1, passes.entries);
+  }
   return status;
 }
 
@@ -168,16 +256,6 @@ int64_t insertEntriesHint(const Operands& operands, int64_t parents, int64_t ext
     hint = values / parents + (values % parents != 0);
   }
   return std::min(hint, extent);
-}
-
-// Sets the `length` index elements of `array` (of `type`) to `value`.
-void fillIndexArray(void* array, DType type, int64_t length, int64_t value) {
-  dispatchDType(type, [&](auto* tag) {
-    using I = std::remove_pointer_t<decltype(tag)>;
-    if constexpr (std::is_same_v<I, int32_t> || std::is_same_v<I, int64_t>) {
-      std::fill(static_cast<I*>(array), static_cast<I*>(array) + length, static_cast<I>(value));
-    }
-  });
 }
 
 // How many elements each result array of one try starts with.
@@ -268,7 +346,10 @@ std::map<std::pair<int, std::string>, Buffer*> adoptResultArrays(const KernelABI
 bool readsDeviceCopy(bool onHost, const TensorStorage& s) { return !onHost && s.deviceCopy(); }
 
 // Checks each operand against the kernel's signature, and its arrays against its format (so
-// the kernel never reads out of bounds). Returns whether any operand has a device copy.
+// the kernel never reads out of bounds): a host kernel checks the coordinates it loads itself
+// (ir/guard_coordinates.hpp); a device kernel does not, so a host operand copied in for it has
+// its coordinates checked here too (a device copy was checked whole when it was made).
+// Returns whether any operand has a device copy.
 bool checkOperands(const KernelABI& abi, const Operands& operands, bool onHost) {
   const int resultIndex = abi.result();
   if (static_cast<int>(operands.size()) != resultIndex) {
@@ -280,7 +361,10 @@ bool checkOperands(const KernelABI& abi, const Operands& operands, bool onHost) 
     checkOperand(*abi.tensors[t], *operands[t]);
     anyOnDevice = anyOnDevice || operands[t]->deviceCopy();
     if (readsDeviceCopy(onHost, *operands[t])) continue;
-    naming(*abi.tensors[t], [&] { operands[t]->checkStructure(); });
+    naming(*abi.tensors[t], [&] {
+      operands[t]->checkStructure();
+      if (!onHost) operands[t]->checkBounds();
+    });
   }
   return anyOnDevice;
 }
@@ -398,12 +482,15 @@ std::vector<int64_t> densePrefixPositions(const notation::TensorVar& result, con
   return parentCount;
 }
 
-// Runs a host kernel once: whole, or (a kernel that assembles by rows, on several threads) in
-// chunks of rows. Clears `countsPerParent` of the chunked level, whose counts the chunks turn
-// into offsets.
+// Runs a host kernel: whole, in two passes (a result assembled so), or (a kernel that
+// assembles by rows, on several threads) in chunks of rows. Clears `countsPerParent` of the chunked level, whose counts
+// the chunks turn into offsets.
 int32_t runOnHost(KernelEntry entry, const KernelABI& abi, const Operands& operands, const std::vector<int64_t>& shape,
-                  const std::vector<int64_t>& levelExtents, std::vector<void*>& pointers,
-                  std::vector<int64_t>& integers, std::vector<bool>& countsPerParent) {
+                  const std::vector<int64_t>& levelExtents, const std::vector<int64_t>& parentCount,
+                  std::vector<void*>& pointers, std::vector<int64_t>& integers, std::vector<bool>& countsPerParent) {
+  if (abi.twoPass.enabled) {
+    return runTwoPassesOnHost(entry, abi, parentCount[abi.twoPass.appendLevel], pointers, integers);
+  }
   if (!abi.chunks.enabled) return entry(pointers.data(), integers.data());
   // The kernel computes the rows its caller asks for: all of them, or chunks in parallel.
   const ChunkedAssembly& plan = abi.chunks;
@@ -502,6 +589,7 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
   int64_t guess = 64;
   for (const auto& op : operands) guess += op->valuesAnywhere().length();
   guess = std::max(guess, lastResultEntries(entry));
+  if (abi.twoPass.enabled) guess = 1;  // (sized exactly between the passes)
   const std::vector<int64_t> parentCount = densePrefixPositions(result, levelExtents);
   bool allDense = order == 0 || parentCount[order] >= 0;
   std::vector<bool> countsPerParent(order, false);  // pos holds counts (prefix-summed below)
@@ -546,9 +634,12 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
     if (abi.violationSlot >= 0) pointers[abi.violationSlot] = &violations;
 
     for (auto& array : allocated) array.release();  // the kernel may reallocate them
-    status = onHost ? runOnHost(entry, abi, operands, shape, levelExtents, pointers, integers, countsPerParent)
-                    : runOnDevice(code, abi, operands, structure, pointers, integers, resultBytes, anyOnDevice,
-                                  deviceResult);
+    const int64_t twoPassParents = abi.twoPass.enabled ? parentCount[abi.twoPass.appendLevel] : 0;
+    if (abi.twoPass.enabled) countsPerParent[abi.twoPass.appendLevel] = false;  // offsets after the counting pass
+    status =
+        onHost ? runOnHost(entry, abi, operands, shape, levelExtents, parentCount, pointers, integers, countsPerParent)
+               : runOnDevice(code, abi, operands, structure, pointers, integers, resultBytes, twoPassParents,
+                             anyOnDevice, deviceResult);
     // From here on the result arrays belong to Buffers (freed with them), whatever happens.
     resultArrays = adoptResultArrays(abi, pointers, integers, resultLengths, owned);
     if (status != ir::kTableFull || violations != 0 || inserted < 0) break;
@@ -560,8 +651,8 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
     storage = std::make_shared<TensorStorage>(result.format, shape, result.dtype, result.indexType,
                                               structure->levelsAnywhere(), *resultArrays.at({-1, "vals"}));
   } else {
-    if (deviceResult && !allDense) {
-      throw CoiterError("a device kernel assembled a sparse result (lowering refuses that on a GPU)");
+    if (deviceResult && !allDense && !abi.twoPass.enabled) {
+      throw CoiterError("a device kernel assembled a sparse result in one pass (lowering refuses that on a GPU)");
     }
     storage = assembledResult(result, shape, levelExtents, resultArrays, countsPerParent, inserted, insertedScalars,
                               parentCount, entry);

@@ -7,6 +7,7 @@
 //   CUDA engine: a cubin for the GPU's architecture, with its launch shape.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,27 @@ enum class SlotUse {
   ZeroedOutput,  // written by the kernel, which expects zeros
 };
 
+// A device kernel that assembles its sparse result in two passes (lower/kernel_abi.hpp,
+// TwoPassAssembly): the engine runs the counting pass, turns the counts in `posSlot` (one per
+// parent, at pos[parent + 1]) into offsets on the device, allocates the appended arrays with
+// one element per entry, and runs the filling pass.
+struct TwoPassCall {
+  struct Appended {
+    int slot;             // pointer slot (crd, vals)
+    int capacitySlot;     // integer slot: its elements, set to the entries before the filling pass
+    size_t elementBytes;  // per entry
+  };
+  int passSlot = -1;  // integer slot: 0 counts, 1 fills
+  int posSlot = -1;   // pointer slot of the counted level's pos (parents + 1 elements, zeroed)
+  int64_t parents = 0;
+  DType indexType = DType::Int32;  // of pos
+  std::vector<Appended> appended;
+  // The host array of an appended slot, resized to `bytes` (its contents need not be kept):
+  // where the array comes back to, or what stands for it while it stays on the device.
+  std::function<void*(int slot, size_t bytes)> resizeHost;
+  int64_t entries = 0;  // set by the run: how many entries the result has
+};
+
 // The arguments of one kernel call: the slots of ir.hpp, and what a device kernel needs to
 // move them. Host kernels read `pointers` and `integers` only.
 struct KernelCall {
@@ -40,6 +62,7 @@ struct KernelCall {
   int flagSlot = -1;
   std::shared_ptr<const DeviceCopy> outputs;
   std::shared_ptr<const DeviceCopy> outputsBorrow;  // arrays `outputs` also answers for
+  TwoPassCall* twoPass = nullptr;                   // the result is assembled in two passes
 };
 
 // Machine code loaded into this process. Destroying it unloads the code; it must not be run

@@ -43,6 +43,18 @@ struct ChunkedAssembly {
   bool workFollowsWeights = false;
 };
 
+// A kernel whose sparse result is assembled in two passes (lower/lower_two_pass.cpp): called
+// with the integer in `passSlot` 0, it counts each parent's entries into the pos array of
+// `appendLevel` (its parents are the dense levels above it); the caller turns the counts into
+// offsets and sizes the appended arrays (crd, vals) exactly; called with 1, it fills them,
+// each parent from its offset. The parents are independent, so a GPU's threads (or the CPU's)
+// fill them in parallel, and no array grows.
+struct TwoPassAssembly {
+  bool enabled = false;
+  int passSlot = -1;
+  int appendLevel = -1;
+};
+
 struct KernelABI {
   // Operands in order of first appearance, then the result (last).
   std::vector<notation::TensorVarPtr> tensors;
@@ -57,6 +69,7 @@ struct KernelABI {
   // The (all-dense) result's every entry is stored once: its values need no zeroing.
   bool resultOverwritten = false;
   ChunkedAssembly chunks;
+  TwoPassAssembly twoPass;
   // Result levels whose pos array the kernel fills with each parent's entry count (a compressed
   // level under a dense one); the caller turns the counts into offsets.
   std::vector<int> countedLevels;

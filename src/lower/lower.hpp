@@ -37,8 +37,9 @@ LoweredKernel lowerKernel(const schedule::ScheduledStatement& stmt, const std::s
 
 // The IR passes, in order: software prefetch of rows reached through an index array
 // (ir/prefetch_rows.hpp; CPU targets only: a GPU hides latency with its many threads), then
-// the checks of loaded coordinates (ir/guard_coordinates.hpp), which add the `violations` parameter to the function and
-// the ABI when they check a load.
+// the checks of loaded coordinates (ir/guard_coordinates.hpp; CPU targets only: a GPU
+// kernel's operands are checked whole when copied to the device), which add the `violations`
+// parameter to the function and the ABI when they check a load.
 LoweredKernel runIRPasses(LoweredKernel lowered);
 
 // `base` made a C identifier, with a numeric suffix when `used` holds it already; the result

@@ -53,6 +53,7 @@ Stmt Lowerer::countEntries(const std::string& var, const std::vector<Stmt>& body
   for (const auto& g : groups_) {
     if (!assemble_ || !writesResult || g.parent >= 0 || g.first == 0 || result_.levelVars[g.first - 1] != var) continue;
     if (result_.entered < g.first) continue;
+    if (twoPass_) return countRowInPasses(g, body);
     Var start = makeVar(freshName(resultTensor_->name + std::to_string(g.first + 1) + "_row_start"), kIndex);
     Expr added = binary(BinaryOp::Sub, ir::ref(g.count), ir::ref(start));
     std::vector<Stmt> out{declare(start, ir::ref(g.count))};
@@ -152,10 +153,11 @@ Stmt Lowerer::beginResultEntry(const std::string& var, bool writesResult, bool a
     return block({grow(vars.vals, vars.valsCap, binary(BinaryOp::Add, start, size)),
                   forLoop(b, intLit(0), size, store(vars.vals, binary(BinaryOp::Add, start, ir::ref(b)), zero))});
   }
+  // (A filling pass has exact room: the counting pass sized the arrays.)
   Stmt room = !assemble_ ? ifThen(binary(BinaryOp::Ge, count, ir::ref(vars.valsCap)), ret(kStructureMismatch))
-              : reservedGroup_ == g ? nullptr
-                                    : grow(vars.vals, vars.valsCap, plusOne(count));
-  return block({room, accumulates ? store(vars.vals, count, zero) : nullptr});
+              : reservedGroup_ == g || twoPass_ ? nullptr
+                                                : grow(vars.vals, vars.valsCap, plusOne(count));
+  return block({room, accumulates ? inFillPass(store(vars.vals, count, zero)) : nullptr});
 }
 
 Stmt Lowerer::commitResultEntry(const std::string& var, bool writesResult, const Var& startVar) {
@@ -207,6 +209,13 @@ Stmt Lowerer::commitResultEntry(const std::string& var, bool writesResult, const
     }
     return block(std::move(append));
   }
+  if (twoPass_) {
+    // Both passes count every entry; the filling pass stores its coordinates (into exact room).
+    for (int k = group.first; k <= group.last; ++k)
+      append.push_back(levelOf(k).appendCoordinate(vars.levels[k], count, coords_.at(result_.levelVars[k]),
+                                                   /*roomReserved=*/true, indexType));
+    return block({inFillPass(block(std::move(append))), assign(group.count, plusOne(count))});
+  }
   const bool reserved = reservedGroup_ == g;
   for (int k = group.first; k <= group.last; ++k) {
     append.push_back(
@@ -246,7 +255,7 @@ Stmt Lowerer::reserveResultRoom(const std::string& var, const Expr& steps, bool 
   int g = groupEndingAt(groups_, result_.levelVars, var);
   // The leaf group only (a group above appends once per child segment, not per step), one
   // value per entry (not a dense block), appended by this kernel (not checked against out=).
-  if (!assemble_ || !writesResult || g < 0 || groups_[g].child >= 0 || trailingDense_ >= 0) return nullptr;
+  if (!assemble_ || twoPass_ || !writesResult || g < 0 || groups_[g].child >= 0 || trailingDense_ >= 0) return nullptr;
   const AppendGroup& group = groups_[g];
   TensorVars& vars = *result_.vars;
   Expr needed = binary(BinaryOp::Add, ir::ref(group.count), steps);
@@ -257,7 +266,7 @@ Stmt Lowerer::reserveResultRoom(const std::string& var, const Expr& steps, bool 
 }
 
 bool Lowerer::appendsSpeculatively(const cin::ForallNode& f, const std::string& var) const {
-  if (!assemble_ || privateResult_ || atomicResult_ || trailingDense_ >= 0) return false;
+  if (!assemble_ || twoPass_ || privateResult_ || atomicResult_ || trailingDense_ >= 0) return false;
   if (f.body->kind != cin::StmtKind::Assign) return false;
   const auto& a = cin::as<cin::AssignNode>(f.body);
   if (a.lhs->tensor != resultTensor_ || a.accumulate) return false;

@@ -45,7 +45,8 @@ bool hasWhere(const cin::Stmt& s) {
 }  // namespace
 
 void Lowerer::planChunkedAssembly() {
-  if (groups_.empty() || !assemble_ || root_->kind != cin::StmtKind::Forall) return;
+  // (A result assembled in two passes is filled by rows in place: its row loop runs in parallel.)
+  if (groups_.empty() || !assemble_ || twoPass_ || root_->kind != cin::StmtKind::Forall) return;
   const auto& f = cin::as<cin::ForallNode>(root_);
   const schedule::LoopTags* tags = scheduled_.tagsOf(f.var);
   if (!tags || tags->unit != ParallelUnit::CpuThread) return;

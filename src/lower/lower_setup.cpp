@@ -345,10 +345,13 @@ ir::CoordinateRanges Lowerer::operandCoordinateRanges() const {
 
 LoweredKernel Lowerer::run() {
   declareTensors();
+  planTwoPassAssembly();
   planChunkedAssembly();
   if (tryOverwrite_) planResultOverwrite();
   std::vector<Stmt> body;
-  for (const auto& g : groups_) body.push_back(declare(g.count, intLit(0)));
+  // (In two passes each row declares its own counter: countRowInPasses.)
+  if (!twoPass_)
+    for (const auto& g : groups_) body.push_back(declare(g.count, intLit(0)));
   Stmt computation = lowerStmt(root_);
   checkBounds(body);
   body.insert(body.end(), prologue_.begin(), prologue_.end());

@@ -118,9 +118,9 @@ Stmt Lowerer::updateResult(const nt::Operator* op, Expr p, Expr value) {
     vals = privateResult_;
     p = binary(BinaryOp::Add, privateOffset_, p);
   }
-  if (atomicResult_ && op) return atomicUpdate(irOpOf(*op), vals, p, value);
+  if (atomicResult_ && op) return inFillPass(atomicUpdate(irOpOf(*op), vals, p, value));
   if (op) value = binary(irOpOf(*op), load(vals, p), value);
-  return store(vals, p, value);
+  return inFillPass(store(vals, p, value));  // (a counting pass computes no values)
 }
 
 Stmt Lowerer::lowerWhere(const cin::WhereNode& w) {

@@ -306,6 +306,17 @@ class Lowerer {
   void planChunkedAssembly();
   std::string chunkedLoop_;
 
+  // lower_two_pass.cpp: a sparse result counted, then filled (kernel_abi.hpp, TwoPassAssembly).
+  void planTwoPassAssembly();
+  // `s` run in the filling pass only (as is when the result is assembled in one pass).
+  ir::Stmt inFillPass(ir::Stmt s) const;
+  // A row's entries (the body of the loop over the parent of the group's level), counted
+  // from the row's offset in the filling pass (from zero in the counting pass, which stores
+  // the count in pos).
+  ir::Stmt countRowInPasses(const AppendGroup& group, const std::vector<ir::Stmt>& body);
+  bool twoPass_ = false;
+  ir::Var pass_;  // the pass: 0 counts, 1 fills
+
   // lower_positions.cpp: loops over an operand's stored positions (pos), fused loops (fuse).
   struct PositionLevel {
     const AccessNode* access = nullptr;

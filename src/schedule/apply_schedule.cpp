@@ -439,7 +439,8 @@ class Scheduler {
     arity(c, 2, 2);
     const std::string& tensor = word(c, 0);
     std::string how = snakeCase(word(c, 1));
-    if (how != "append" && how != "insert") fail("unknown strategy '" + how + "' (expected append or insert)");
+    if (how != "append" && how != "insert" && how != "two_pass")
+      fail("unknown strategy '" + how + "' (expected append, insert or two_pass)");
     bool found = false;
     forEachAssignment(out_.stmt, [&](const AssignNode& a) {
       found = found || (!a.lhs->tensor->temporary && a.lhs->tensor->name == tensor);

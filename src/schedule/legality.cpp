@@ -123,6 +123,7 @@ class Checker {
   }
 
   void run() {
+    planTwoPassAssembly();
     planChunkedAssembly();
     stmt(s_.stmt);
   }
@@ -523,7 +524,7 @@ class Checker {
   // A parallel outermost loop over the rows of a sparse result: the kernel computes a range of
   // rows per call, and the calls assemble their chunks (call/chunked_assembly.cpp).
   void planChunkedAssembly() {
-    if (groups_.empty() || !assemble_ || s_.stmt->kind != cin::StmtKind::Forall) return;
+    if (groups_.empty() || !assemble_ || twoPass_ || s_.stmt->kind != cin::StmtKind::Forall) return;
     const auto& f = cin::as<cin::ForallNode>(s_.stmt);
     const LoopTags* tags = s_.tagsOf(f.var);
     if (!tags || tags->unit != ParallelUnit::CpuThread) return;
@@ -536,6 +537,32 @@ class Checker {
     }
     chunkedLoop_ = f.var;
     restricted_.insert(root);
+  }
+
+  // A sparse result assembled in two passes, counted then filled by rows (lower/lower_two_pass.cpp):
+  // asked for by assemble(A, two_pass), and the GPU's way to assemble.
+  void planTwoPassAssembly() {
+    if (groups_.empty() || !assemble_ || !s_.assemblesInTwoPasses(result_->name)) return;
+    const int order = result_->order();
+    if (groups_.size() != 1 || groups_[0].first == 0 || groups_[0].last != groups_[0].first ||
+        groups_[0].last != order - 1 || insertedLevel_ >= 0) {
+      auto asked = s_.assembly.find(result_->name);
+      fail(std::string(asked != s_.assembly.end() ? "assemble(" + result_->name + ",two_pass)" : "target='cuda'") +
+           ": the sparse result " + result_->name + " (format " + result_->format.str() +
+           ") is assembled in two passes (count, then fill by rows), which needs its one compressed level "
+           "last and under dense levels only (e.g. CSR, or a dense result)");
+    }
+    twoPass_ = true;
+  }
+
+  // Whether each iteration of the loop over `root` fills whole rows of a result assembled in
+  // two passes (its one variable indexes a dense level above the compressed one), so that
+  // its iterations append to different rows, each from its own offset.
+  bool fillsOwnRows(const std::string& root) const {
+    if (!twoPass_) return false;
+    const std::vector<std::string> bound = s_.boundVariables(root);
+    const std::vector<std::string> above(resultVars_.begin(), resultVars_.begin() + groups_[0].first);
+    return bound.size() == 1 && contains(above, bound[0]);
   }
 
   // What a loop tagged by parallelize must satisfy (lower/lower_parallel.cpp lowers it).
@@ -562,10 +589,15 @@ class Checker {
             "which iterates blocks densely");
     require(!(threads && (parallelDepth_ > 0 || !chunkedLoop_.empty())),
             "the loop is nested inside another parallel loop");
-    if (writesResult(f.body) && !groups_.empty()) {
+    if (writesResult(f.body) && !groups_.empty() && !fillsOwnRows(root)) {
+      if (twoPass_) {
+        fail(command + ": the loop appends entries to rows of the sparse result " + result_->name +
+             " that other iterations also append to; a result assembled in two passes is filled in parallel "
+             "only by a loop over its rows (or the dense levels above them)");
+      }
       require(!gpu, "the loop appends entries to the sparse result " + result_->name +
-                        "; target='cuda' does not assemble sparse results yet (compute into a given structure with "
-                        "out=, or choose a dense result)");
+                        "; GPU threads assemble a sparse result only in two passes (assemble(" + result_->name +
+                        ",two_pass), the default with target='cuda')");
       fail(command + ": the loop appends entries to the sparse result " + result_->name +
            "; sparse results are assembled in parallel only by the outermost loop over their rows");
     }
@@ -586,8 +618,8 @@ class Checker {
                         const std::string& command) const {
     if (gpu) {
       fail(command + ": the loop inserts entries into the sparse result " + result_->name +
-           "; target='cuda' does not assemble sparse results yet (compute into a given structure with out=, or "
-           "choose a dense result)");
+           "; target='cuda' does not assemble hashed results yet (compute into a given structure with out=, or "
+           "choose a CSR or dense result)");
     }
     const std::vector<std::string> bound = s_.boundVariables(root);
     const std::vector<std::string> above(resultVars_.begin(), resultVars_.begin() + insertedLevel_);
@@ -809,6 +841,7 @@ class Checker {
   int resultEntered_ = 0;
   std::vector<AppendGroup> groups_;
   int insertedLevel_ = -1;                     // the result's inserted (hashed) level, or -1
+  bool twoPass_ = false;                       // the result is assembled in two passes
   std::set<std::string> bound_;                // index variables bound by the loops around
   std::vector<std::string> open_;              // original variables of the loops around
   std::vector<size_t> blockDepths_;            // the places in open_ of block loops (their roots)

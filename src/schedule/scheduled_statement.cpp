@@ -52,6 +52,11 @@ std::string LoopTags::toString() const {
   return out;
 }
 
+bool ScheduledStatement::assemblesInTwoPasses(const std::string& result) const {
+  auto asked = assembly.find(result);
+  return asked != assembly.end() ? asked->second == "two_pass" : target == Target::Cuda;
+}
+
 const IndexRelation* ScheduledStatement::relationOf(const std::string& var) const {
   for (const auto& r : relations) {
     if (r.outer == var || r.inner == var || r.bounded == var) return &r;

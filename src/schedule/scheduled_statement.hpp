@@ -59,12 +59,16 @@ struct ScheduledStatement {
   cin::Stmt stmt;
   std::vector<IndexRelation> relations;
   std::map<std::string, LoopTags> tags;  // by forall variable
-  // Result tensors the schedule asked to assemble with `insert` (two-phase) or `append`.
+  // Result tensors the schedule asked to assemble with `insert` (workspaces where the loop
+  // order needs them), `append` (loop order only) or `two_pass` (count, then fill).
   std::map<std::string, std::string> assembly;
   // Where the kernel runs (last: aggregate initializers that name the fields above keep
   // their meaning).
   Target target = Target::Cpu;
 
+  // Whether the sparse result `result` is assembled in two passes (lower/lower_two_pass.cpp):
+  // asked for by assemble(result, two_pass), and a GPU's way unless another strategy is asked.
+  bool assemblesInTwoPasses(const std::string& result) const;
   // The relation that produced `var`, if it is derived.
   const IndexRelation* relationOf(const std::string& var) const;
   // The loop `var` is, seen through bounds and precomputed copies (which rename a loop, with

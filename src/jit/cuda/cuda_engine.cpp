@@ -1,10 +1,14 @@
 #include "jit/cuda/cuda_engine.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <map>
 #include <mutex>
 
 #include "codegen/cuda_codegen.hpp"
+#include "codegen/cuda_runtime_kernels.hpp"
 #include "jit/cuda/nvrtc.hpp"
 #include "runtime/cuda/cuda_driver.hpp"
 #include "runtime/cuda/device_arrays.hpp"
@@ -49,7 +53,7 @@ class CudaKernel : public LoadedKernel {
 
   int32_t run(KernelCall& call) const override {
     const DriverApi& d = driver();
-    CUfunction function = loadedFunction();
+    CUfunction function = loadedFunction(symbol_);
     size_t slots = call.pointers.size();
     // Device memory of this call, released on every path out.
     struct Temporaries {
@@ -59,11 +63,20 @@ class CudaKernel : public LoadedKernel {
       }
     } temporaries;
     std::vector<CUdeviceptr> addresses(slots, 0);
-    // The status word and the flag counter share one allocation, one memset and one copy back.
-    CUdeviceptr control = allocate(2 * sizeof(int64_t));
+    // The status word, the flag counter and a two-pass result's entries share one allocation,
+    // one memset and one copy back.
+    CUdeviceptr control = allocate(kControlWords * sizeof(int64_t));
     temporaries.list.push_back(control);
-    check(d.cuMemsetD8Async(control, 0, 2 * sizeof(int64_t), nullptr), "cuMemsetD8Async");
+    check(d.cuMemsetD8Async(control, 0, kControlWords * sizeof(int64_t), nullptr), "cuMemsetD8Async");
     auto outputs = std::make_shared<DeviceArrays>();
+    // An output's device array, kept with the result or released after the call.
+    auto place = [&](size_t k) {
+      addresses[k] = allocate(call.bytes[k]);
+      if (call.keepOutputsOnDevice && call.uses[k] != SlotUse::Input)
+        outputs->own(call.pointers[k], addresses[k], call.bytes[k]);
+      else
+        temporaries.list.push_back(addresses[k]);
+    };
     for (size_t k = 0; k < slots; ++k) {
       if (!call.pointers[k]) continue;
       if (static_cast<int>(k) == call.flagSlot) {
@@ -74,12 +87,8 @@ class CudaKernel : public LoadedKernel {
         addresses[k] = reinterpret_cast<CUdeviceptr>(call.deviceAddresses[k]);
         continue;
       }
-      addresses[k] = allocate(call.bytes[k]);
-      bool kept = call.keepOutputsOnDevice && call.uses[k] != SlotUse::Input;
-      if (kept)
-        outputs->own(call.pointers[k], addresses[k], call.bytes[k]);
-      else
-        temporaries.list.push_back(addresses[k]);
+      if (call.twoPass && appendedByPasses(*call.twoPass, static_cast<int>(k))) continue;  // sized after counting
+      place(k);
       if (call.uses[k] == SlotUse::Input && call.bytes[k]) {
         check(d.cuMemcpyHtoD(addresses[k], call.pointers[k], call.bytes[k]), "cuMemcpyHtoD (an operand to the GPU)");
       } else if (call.uses[k] == SlotUse::ZeroedOutput) {
@@ -87,20 +96,47 @@ class CudaKernel : public LoadedKernel {
       }
     }
     // struct coiter_args (codegen/cuda_codegen.cpp): pointers, integers, the status word.
-    size_t pointerCount = std::max<size_t>(slots, 1), integerCount = std::max<size_t>(call.integers.size(), 1);
-    std::vector<uint64_t> args(pointerCount + integerCount + 1, 0);
-    for (size_t k = 0; k < slots; ++k) args[k] = addresses[k];
-    std::memcpy(args.data() + pointerCount, call.integers.data(), call.integers.size() * sizeof(int64_t));
-    args[pointerCount + integerCount] = control;
-    void* params[] = {args.data()};
-    auto [grid, block] = launchShape(function);
+    auto launch = [&] {
+      size_t pointerCount = std::max<size_t>(slots, 1), integerCount = std::max<size_t>(call.integers.size(), 1);
+      std::vector<uint64_t> args(pointerCount + integerCount + 1, 0);
+      for (size_t k = 0; k < slots; ++k) args[k] = addresses[k];
+      std::memcpy(args.data() + pointerCount, call.integers.data(), call.integers.size() * sizeof(int64_t));
+      args[pointerCount + integerCount] = control;
+      void* params[] = {args.data()};
+      auto [grid, block] = launchShape(function);
+      check(d.cuLaunchKernel(function, grid, 1, 1, block, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel");
+    };
+    int64_t words[kControlWords] = {0, 0, 0};
+    // Synchronizes: a failure of a kernel itself is reported here.
+    auto readControl = [&] { check(d.cuMemcpyDtoH(words, control, sizeof words), "running the kernel"); };
     auto [start, stop] = events();
     check(d.cuEventRecord(start, nullptr), "cuEventRecord");
-    check(d.cuLaunchKernel(function, grid, 1, 1, block, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel");
+    if (call.twoPass) {
+      TwoPassCall& passes = *call.twoPass;
+      call.integers[passes.passSlot] = 0;
+      launch();
+      turnCountsIntoOffsets(passes, addresses[passes.posSlot], control + 2 * sizeof(int64_t), temporaries.list);
+      readControl();
+      if (words[0] == 0 && words[1] == 0) {
+        passes.entries = words[2];
+        if (passes.indexType == DType::Int32 && passes.entries > std::numeric_limits<int32_t>::max())
+          throw ShapeError("the sparse result has more entries than its int32 index arrays can count");
+        for (const auto& a : passes.appended) {
+          call.bytes[a.slot] = static_cast<size_t>(passes.entries) * a.elementBytes;
+          call.pointers[a.slot] = passes.resizeHost(a.slot, call.bytes[a.slot]);
+          call.integers[a.capacitySlot] = passes.entries;
+          place(a.slot);
+          check(d.cuMemsetD8Async(addresses[a.slot], 0, std::max<size_t>(call.bytes[a.slot], 1), nullptr),
+                "cuMemsetD8Async");
+        }
+        call.integers[passes.passSlot] = 1;
+        launch();
+      }
+    } else {
+      launch();
+    }
     check(d.cuEventRecord(stop, nullptr), "cuEventRecord");
-    int64_t words[2] = {0, 0};
-    // Synchronizes: a failure of the kernel itself is reported here.
-    check(d.cuMemcpyDtoH(words, control, sizeof words), "running the kernel");
+    readControl();
     if (call.flagSlot >= 0 && call.pointers[call.flagSlot])
       *static_cast<int64_t*>(call.pointers[call.flagSlot]) = words[1];
     int32_t result = static_cast<int32_t>(words[0]);
@@ -108,7 +144,7 @@ class CudaKernel : public LoadedKernel {
     check(d.cuEventElapsedTime(&milliseconds, start, stop), "cuEventElapsedTime");
     lastKernelSeconds() = milliseconds / 1e3;
     for (size_t k = 0; k < slots; ++k) {
-      if (!call.pointers[k] || call.deviceAddresses[k] || call.uses[k] == SlotUse::Input) continue;
+      if (!call.pointers[k] || call.deviceAddresses[k] || call.uses[k] == SlotUse::Input || !addresses[k]) continue;
       if (static_cast<int>(k) == call.flagSlot || call.keepOutputsOnDevice) continue;
       if (call.bytes[k]) {
         check(d.cuMemcpyDtoH(call.pointers[k], addresses[k], call.bytes[k]), "cuMemcpyDtoH (a result to the host)");
@@ -122,6 +158,43 @@ class CudaKernel : public LoadedKernel {
   }
 
  private:
+  static constexpr size_t kControlWords = 3;  // status, flag counter, a two-pass result's entries
+
+  static bool appendedByPasses(const TwoPassCall& passes, int slot) {
+    for (const auto& a : passes.appended)
+      if (a.slot == slot) return true;
+    return false;
+  }
+
+  // The counts of a counting pass, pos[1..parents], turned into offsets on the device
+  // (codegen/cuda_runtime_kernels.hpp); the entries go to `total`.
+  void turnCountsIntoOffsets(const TwoPassCall& passes, CUdeviceptr pos, CUdeviceptr total,
+                             std::vector<CUdeviceptr>& temporaries) const {
+    using codegen::kOffsetsBlockSize;
+    const DriverApi& d = driver();
+    const std::string suffix = passes.indexType == DType::Int64 ? "_int64" : "_int32";
+    long long parents = passes.parents;
+    // Blocks of at least 8 parents per thread, at most kOffsetsMaxBlocks of them.
+    long long blocks = std::clamp<long long>((parents + 8 * kOffsetsBlockSize - 1) / (8 * kOffsetsBlockSize), 1,
+                                             codegen::kOffsetsMaxBlocks);
+    long long perBlock = std::max<long long>((parents + blocks - 1) / blocks, 1);
+    CUdeviceptr sums = allocate(static_cast<size_t>(blocks) * sizeof(int64_t));
+    temporaries.push_back(sums);
+    int blockCount = static_cast<int>(blocks);
+    void* counts[] = {&pos, &parents, &perBlock, &sums};
+    check(d.cuLaunchKernel(loadedFunction("coiter_block_counts" + suffix), static_cast<unsigned>(blocks), 1, 1,
+                           kOffsetsBlockSize, 1, 1, 0, nullptr, counts, nullptr),
+          "cuLaunchKernel (counting a result's entries)");
+    void* scan[] = {&sums, &blockCount, &total};
+    check(d.cuLaunchKernel(loadedFunction("coiter_scan_block_sums"), 1, 1, 1, kOffsetsBlockSize, 1, 1, 0, nullptr, scan,
+                           nullptr),
+          "cuLaunchKernel (counting a result's entries)");
+    void* offsets[] = {&pos, &parents, &perBlock, &sums};
+    check(d.cuLaunchKernel(loadedFunction("coiter_offsets" + suffix), static_cast<unsigned>(blocks), 1, 1,
+                           kOffsetsBlockSize, 1, 1, 0, nullptr, offsets, nullptr),
+          "cuLaunchKernel (counting a result's entries)");
+  }
+
   // (grid, block): one thread for a kernel without GPU loops, else enough resident blocks to
   // fill the GPU (the kernel's loops stride over the rest); computed once.
   std::pair<unsigned, unsigned> launchShape(CUfunction function) const {
@@ -150,14 +223,16 @@ class CudaKernel : public LoadedKernel {
     return pair;
   }
 
-  CUfunction loadedFunction() const {
+  // A kernel of the module (loaded on the GPU on first use): the generated one, or one of the
+  // runtime kernels every module carries.
+  CUfunction loadedFunction(const std::string& name) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!function_) {
-      const DriverApi& d = driver();
+    const DriverApi& d = driver();
+    if (!module_)
       check(d.cuModuleLoadData(&module_, cubin_.data()), "cuModuleLoadData (loading the kernel on the GPU)");
-      check(d.cuModuleGetFunction(&function_, module_, symbol_.c_str()), "cuModuleGetFunction");
-    }
-    return function_;
+    CUfunction& function = functions_[name];
+    if (!function) check(d.cuModuleGetFunction(&function, module_, name.c_str()), "cuModuleGetFunction");
+    return function;
   }
 
   std::vector<uint8_t> cubin_;
@@ -165,7 +240,7 @@ class CudaKernel : public LoadedKernel {
   codegen::CudaLaunchShape shape_;
   mutable std::mutex mutex_;
   mutable CUmodule module_ = nullptr;
-  mutable CUfunction function_ = nullptr;
+  mutable std::map<std::string, CUfunction> functions_;
   mutable unsigned grid_ = 0, block_ = 0;
 };
 
@@ -176,7 +251,7 @@ class CudaEngine : public Engine {
 
   std::vector<uint8_t> compile(const ir::Function& f) const override {
     codegen::CudaSource printed = codegen::printCuda(f);
-    std::vector<uint8_t> cubin = compileCuda(printed.text, targetArchitecture());
+    std::vector<uint8_t> cubin = compileCuda(printed.text + codegen::cudaOffsetKernels(), targetArchitecture());
     Header h{};
     std::memcpy(h.magic, kMagic, sizeof kMagic);
     h.blockSize = printed.shape.blockSize;

@@ -66,7 +66,14 @@ void uploadArray(DeviceArrays& arrays, const Buffer& b) {
 }  // namespace
 
 std::shared_ptr<TensorStorage> upload(const TensorStorage& s) {
-  s.validate();
+  // GPU kernels load coordinates unchecked (lower/ir_passes.cpp): the arrays are checked whole
+  // here, also when their order was vouched for (SciPy's canonical flag) but not their bounds.
+  if (s.isValid()) {
+    s.checkStructure();
+    s.checkBounds();
+  } else {
+    s.validate();
+  }
   auto arrays = std::make_shared<DeviceArrays>();
   for (const auto& level : s.levels()) {
     for (const auto& [name, buffer] : level.arrays) uploadArray(*arrays, buffer);
