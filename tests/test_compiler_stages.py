@@ -301,8 +301,9 @@ def test_llvm_engine_sums_short_rows_in_a_scalar_loop(per_row):
 def test_intersection_appends_without_a_branch_on_whether_the_rows_meet():
     kern = ct.compile("C(i,j) = A(i,j) * B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"})
     src = kern.source("c")
-    # Rows; the lockstep walk, the merge, and a scan over a run of each operand's entries.
-    assert loops(kern) == (1, 4)
+    # Rows; the lockstep walk, the merge, and a gallop and a search over a run of each
+    # operand's entries.
+    assert loops(kern) == (1, 6)
     # The product is written at every step and kept only where both rows hold the column.
     assert "C_vals[C2_count] = A_vals[pA2] * B_vals[pB2];" in src
     assert "C2_count += (int64_t)(jA_0 == j && jB_0 == j && C_vals[C2_count] != 0.0);" in src
@@ -347,11 +348,16 @@ def test_merges_take_runs_where_their_rows_start_with_one():
     probe = src[src.index("bool leaps = false;") : merge]
     assert "if ((int64_t)A2_crd[pA2 + 4] < (int64_t)B2_crd[pB2]) {\n        leaps = true;" in probe
     assert "if ((int64_t)B2_crd[pB2 + 4] < (int64_t)A2_crd[pA2]) {\n        leaps = true;" in probe
-    # In the merge, only then: leap five entries and scan the rest of the run.
+    # In the merge, only then: past the four entries the probe saw, gallop (steps doubling)
+    # and search between the last two steps, O(log n) for a run of n.
     step = src[merge:]
     leap = step[step.index("if (leaps) {") :]
-    assert "pA2 += 5;\n" in leap
-    assert "while (pA2 < pA2_end && (int64_t)A2_crd[pA2] < (int64_t)B2_crd[pB2]) {" in leap
+    assert "pA2 += 4;\n" in leap
+    assert (
+        "while (pA2 + gallop < pA2_end && (int64_t)A2_crd[pA2 + gallop] < (int64_t)B2_crd[pB2]) {"
+        in leap
+    )
+    assert "gallop *= 2;" in leap and "gallop = gallop / 2;" in leap
     # A union stores a run through the loop of its operand alone, until the other's column.
     src = ct.compile(
         "C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}
@@ -453,9 +459,9 @@ def test_dense_result_of_a_loop_that_skips_rows_starts_at_zero():
 def test_spmspv_is_one_while_merge():
     kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "dcsr", "x": "s", "y": "d"})
     src = kern.source("c")
-    # The rows in lockstep while they agree, the merge, and a scan over a run of each one's
-    # entries that the other's coordinate is beyond.
-    assert loops(kern) == (1, 4)
+    # The rows in lockstep while they agree, the merge, and a gallop and a search over a run
+    # of each one's entries that the other's coordinate is beyond.
+    assert loops(kern) == (1, 6)
     assert "int64_t j = coiter_min_i64(jA_0, jx_0);" in src
     assert "if (jA_0 == j && jx_0 == j)" in src
 

@@ -4,8 +4,8 @@
 // every other operand's coordinate. Stepped one entry at a time, each step's positions hang
 // on the last step's loads and selects; a run has simpler work:
 //   - an intersection leaps over it: nothing there meets, so the iterator moves past every
-//     entry below the largest coordinate the others are at (kRunLookahead + 1 entries at
-//     once, then a scan);
+//     entry below the largest coordinate the others are at (a gallop: O(log n) for n
+//     entries);
 //   - a union stores it through the lattice point of that operand alone, in a loop whose only
 //     branch is the run's end (predicted), as a row's last entries are drained after a merge.
 // Looking for a run after every step costs random patterns about a fifth of their time, so
@@ -76,6 +76,31 @@ Stmt Lowerer::ifRunAhead(const LatticeLoop& loop, int s, const Stmt& onRun) {
   return ifThen(andAll(inRange), ifThen(binary(BinaryOp::Lt, storedCoordinateAt(loop, s, ahead), target), onRun));
 }
 
+// An intersection's leap over iterator s's run, whose entry kRunLookahead ahead lies below
+// `target`: a gallop (steps doubling while they stay below the target), then a binary search
+// between the last two steps, so a run of n entries costs O(log n) loads. A long row met by a
+// short one (skewed rows: one thread of a GPU walks the whole row) costs no more than a short
+// one. Loads sit in nested ifs, inside their bounds (ir/guard_coordinates.hpp).
+Stmt Lowerer::gallopPastRun(const LatticeLoop& loop, int s, const Expr& target) {
+  const Var& at = loop.state.at(s);
+  const Expr end = ir::ref(loop.stateEnd.at(s));
+  Var step = makeVar(freshName("gallop"), kIndex);
+  Expr probe = binary(BinaryOp::Add, ir::ref(at), ir::ref(step));
+  auto below = [&](const Expr& position) {
+    return binary(BinaryOp::Lt, storedCoordinateAt(loop, s, position), target);
+  };
+  // (at stays below the target throughout; at + step ends at or past it, or past the end.)
+  Stmt gallop = whileLoop(binary(BinaryOp::And, binary(BinaryOp::Lt, probe, end), below(probe)),
+                          block({assign(at, probe), assign(step, binary(BinaryOp::Mul, ir::ref(step), intLit(2)))}),
+                          /*step=*/true);
+  Stmt search = whileLoop(binary(BinaryOp::Gt, ir::ref(step), intLit(1)),
+                          block({assign(step, binary(BinaryOp::Div, ir::ref(step), intLit(2))),
+                                 ifThen(binary(BinaryOp::Lt, probe, end), ifThen(below(probe), assign(at, probe)))}),
+                          /*step=*/true);
+  return block({assign(at, binary(BinaryOp::Add, ir::ref(at), intLit(kRunLookahead))), declare(step, intLit(1)), gallop,
+                search, assign(at, plusOne(ir::ref(at)))});
+}
+
 void Lowerer::probeRuns(LatticeLoop& loop) {
   if (!mergesByRuns(loop)) return;
   loop.leaps = makeVar(freshName("leaps"), scalar(DType::Bool));
@@ -92,12 +117,7 @@ void Lowerer::takeRuns(LatticeLoop& loop, std::vector<Stmt>& out) {
     std::vector<Expr> inRange;
     Expr target = runTarget(loop, s, inRange);
     if (loop.points().size() == 1) {
-      // Leap: kRunLookahead + 1 entries, then scan the rest.
-      Expr rest = binary(BinaryOp::And, binary(BinaryOp::Lt, ir::ref(at), ir::ref(loop.stateEnd.at(s))),
-                         binary(BinaryOp::Lt, storedCoordinateAt(loop, s, ir::ref(at)), target));
-      Expr past = binary(BinaryOp::Add, ir::ref(at), intLit(kRunLookahead + 1));
-      runs.push_back(ifRunAhead(
-          loop, s, block({assign(at, past), whileLoop(rest, assign(at, plusOne(ir::ref(at))), /*step=*/true)})));
+      runs.push_back(ifRunAhead(loop, s, gallopPastRun(loop, s, target)));
       continue;
     }
     // Store: the loop of s's point alone, while s's coordinates stay below the target.

@@ -218,6 +218,7 @@ class Lowerer {
   ir::Expr storedCoordinateAt(const LatticeLoop& loop, int s, const ir::Expr& position) const;
   ir::Expr runTarget(const LatticeLoop& loop, int s, std::vector<ir::Expr>& inRange);
   ir::Stmt ifRunAhead(const LatticeLoop& loop, int s, const ir::Stmt& onRun);
+  ir::Stmt gallopPastRun(const LatticeLoop& loop, int s, const ir::Expr& target);
   void probeRuns(LatticeLoop& loop);
   void takeRuns(LatticeLoop& loop, std::vector<ir::Stmt>& out);
   // lower_lattice_point.cpp: the loop of one lattice point, while its iterators last. A
