@@ -22,6 +22,7 @@ cd /tmp  # import the installed package, not the source tree
 set +e
 # (Every failure reported, not only the first: a GPU machine's time is scarce.)
 PYTHONUNBUFFERED=1 "$PY" -m pytest -q -rfE -p no:cacheprovider -m gpu "$ROOT/tests/test_cuda_device.py" \
+    "$ROOT/tests/test_docs_examples.py" \
     -o addopts="" 2>&1 | tee "$OUT/pytest.txt"
 tests=$?
 PYTHONPATH="$ROOT" PYTHONUNBUFFERED=1 "$PY" -m benchmarks.gpu --out "$OUT/gpu_benchmark.json" "${@:2}" 2>&1 | tee "$OUT/benchmark.txt"

@@ -180,8 +180,11 @@ class Schedule:
 
     def assemble(self, tensor: object, strategy: str) -> Schedule:
         """How the sparse result ``tensor`` (by name) is built: ``"append"`` (in loop order, an
-        error when the loop order would revisit it) or ``"insert"`` (through a workspace where
-        needed; the default)."""
+        error when the loop order would revisit it), ``"insert"`` (through a workspace where
+        needed; the default on the CPU) or ``"two_pass"`` (as insert, but counting each row's
+        entries first and then filling each row from its offset, so that rows fill in
+        parallel; the default with ``target="cuda"``, for results whose one compressed level
+        is last and under dense levels, such as CSR)."""
         return self._with(
             "assemble",
             getattr(tensor, "name", None) or _name(tensor, "assemble"),
