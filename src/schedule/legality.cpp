@@ -601,7 +601,7 @@ class Checker {
       fail(command + ": the loop appends entries to the sparse result " + result_->name +
            "; sparse results are assembled in parallel only by the outermost loop over their rows");
     }
-    if (writesResult(f.body) && insertedLevel_ >= 0) requireOwnTables(f, root, gpu, repeats, command);
+    if (writesResult(f.body) && insertedLevel_ >= 0) requireOwnTables(root, gpu, repeats, command);
     if (threads || gpu) requirePrivateTemporaries(f, *tags, command);
     if (racesOnResult(f.body, root) || repeats) requireRaceStrategy(f, root, *tags, repeats, command);
     if (gpu)
@@ -614,8 +614,7 @@ class Checker {
   // into tables no other iteration touches, those of the parents its one variable determines
   // (the index of a dense result level above the hashed one), each coordinate met once. A
   // loop over positions of fused loops binds two variables: a row may span two iterations.
-  void requireOwnTables(const cin::ForallNode& f, const std::string& root, bool gpu, bool repeats,
-                        const std::string& command) const {
+  void requireOwnTables(const std::string& root, bool gpu, bool repeats, const std::string& command) const {
     if (gpu) {
       fail(command + ": the loop inserts entries into the sparse result " + result_->name +
            "; target='cuda' does not assemble hashed results yet (compute into a given structure with out=, or "
