@@ -66,13 +66,13 @@ Expr Lowerer::storedCoordinateAt(const LatticeLoop& loop, int s, const Expr& pos
   return cast(kIndex, load(st.vars->crd(loop.info[s].level), position));
 }
 
-// `onRun` where iterator s has a run of more than kRunLookahead entries before the others'
-// target. Nested ifs: the coordinates are read (and checked, ir/guard_coordinates.hpp) only
-// where the positions are in range.
-Stmt Lowerer::ifRunAhead(const LatticeLoop& loop, int s, const Stmt& onRun) {
+// `onRun` where iterator s has a run of more than kRunLookahead entries before `target` (from
+// runTarget, with its `inRange` tests). Nested ifs: the coordinates are read (and checked,
+// ir/guard_coordinates.hpp) only where the positions are in range.
+Stmt Lowerer::ifRunAhead(const LatticeLoop& loop, int s, const Expr& target, std::vector<Expr> inRange,
+                         const Stmt& onRun) {
   Expr ahead = binary(BinaryOp::Add, ir::ref(loop.state.at(s)), intLit(kRunLookahead));
-  std::vector<Expr> inRange{binary(BinaryOp::Lt, ahead, ir::ref(loop.stateEnd.at(s)))};
-  Expr target = runTarget(loop, s, inRange);
+  inRange.insert(inRange.begin(), binary(BinaryOp::Lt, ahead, ir::ref(loop.stateEnd.at(s))));
   return ifThen(andAll(inRange), ifThen(binary(BinaryOp::Lt, storedCoordinateAt(loop, s, ahead), target), onRun));
 }
 
@@ -106,7 +106,9 @@ void Lowerer::probeRuns(LatticeLoop& loop) {
   loop.leaps = makeVar(freshName("leaps"), scalar(DType::Bool));
   loop.out.push_back(declare(loop.leaps, boolLit(false)));
   for (int s : loop.points().front().iterators) {
-    loop.out.push_back(ifRunAhead(loop, s, assign(loop.leaps, boolLit(true))));
+    std::vector<Expr> inRange;
+    Expr target = runTarget(loop, s, inRange);
+    loop.out.push_back(ifRunAhead(loop, s, target, inRange, assign(loop.leaps, boolLit(true))));
   }
 }
 
@@ -117,7 +119,7 @@ void Lowerer::takeRuns(LatticeLoop& loop, std::vector<Stmt>& out) {
     std::vector<Expr> inRange;
     Expr target = runTarget(loop, s, inRange);
     if (loop.points().size() == 1) {
-      runs.push_back(ifRunAhead(loop, s, gallopPastRun(loop, s, target)));
+      runs.push_back(ifRunAhead(loop, s, target, inRange, gallopPastRun(loop, s, target)));
       continue;
     }
     // Store: the loop of s's point alone, while s's coordinates stay below the target.
@@ -126,7 +128,7 @@ void Lowerer::takeRuns(LatticeLoop& loop, std::vector<Stmt>& out) {
     lowerLatticePoint(loop, static_cast<size_t>(pointOfAlone(loop, s)), false, LoopSchedule{}, target);
     Stmt run = block(std::move(loop.out));
     loop.out = std::move(outside);
-    runs.push_back(ifRunAhead(loop, s, run));
+    runs.push_back(ifRunAhead(loop, s, target, inRange, run));
   }
   out.push_back(ifThen(ir::ref(loop.leaps), block(std::move(runs))));
 }

@@ -217,7 +217,8 @@ class Lowerer {
   bool mergesByRuns(const LatticeLoop& loop) const;
   ir::Expr storedCoordinateAt(const LatticeLoop& loop, int s, const ir::Expr& position) const;
   ir::Expr runTarget(const LatticeLoop& loop, int s, std::vector<ir::Expr>& inRange);
-  ir::Stmt ifRunAhead(const LatticeLoop& loop, int s, const ir::Stmt& onRun);
+  ir::Stmt ifRunAhead(const LatticeLoop& loop, int s, const ir::Expr& target, std::vector<ir::Expr> inRange,
+                      const ir::Stmt& onRun);
   ir::Stmt gallopPastRun(const LatticeLoop& loop, int s, const ir::Expr& target);
   void probeRuns(LatticeLoop& loop);
   void takeRuns(LatticeLoop& loop, std::vector<ir::Stmt>& out);
