@@ -66,3 +66,11 @@ def forget_kernels_afterwards():
     would compile it again (test_benchmarks' first-call check sees that)."""
     yield
     ct.clear_cache()
+
+
+@pytest.fixture
+def restore_num_threads():
+    """Put ct.set_num_threads back as it was after a test that changes it."""
+    before = ct.get_num_threads()
+    yield
+    ct.set_num_threads(before)

@@ -19,11 +19,7 @@ ENTRIES = 300_000
 THREAD_COUNTS = (1, 2, 4)
 
 
-@pytest.fixture(autouse=True)
-def restore_threads():
-    before = ct.get_num_threads()
-    yield
-    ct.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("restore_num_threads")
 
 
 def write_mtx(path, shape, rows, cols, values):

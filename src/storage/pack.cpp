@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 #include "storage/entry_sort.hpp"
 
@@ -190,6 +191,91 @@ int64_t largestIndexValue(const std::vector<PackOutput>& levels) {
   return largest;
 }
 
+// The levels' arrays, and the last level's positions: how many, and which hold entries.
+struct BuiltLevels {
+  std::vector<PackOutput> levels;
+  PackNodes leaves;
+  int64_t positionCount = 0;
+};
+
+// Builds the levels top-down from the sorted entries, each level type laying out its arrays
+// from the groups of entries under each of its parents.
+BuiltLevels packLevelByLevel(const PackRequest& r, const LevelCoordinates& lc, SortedEntries& entries,
+                             const std::string& tensor) {
+  const auto& types = r.format.levels();
+  const size_t levelCount = types.size();
+  BuiltLevels out;
+  out.levels.resize(levelCount);
+  PackNodes& parents = out.leaves;
+  if (entries.size() > 0) parents.list.push_back({0, 0, entries.size()});
+  int64_t parentCount = 1;
+  for (size_t k = 0; k < levelCount; ++k) {
+    PackInput in;
+    in.extent = lc.extents[k];
+    in.coords = &entries.keys[k];
+    size_t last = k;
+    in.chain.push_back(&entries.keys[k]);
+    while (last + 1 < levelCount && types[last + 1]->properties().branchless) in.chain.push_back(&entries.keys[++last]);
+    in.chainReachesLeaf = last + 1 == levelCount;
+    in.parentCount = parentCount;
+    in.parents = &parents;
+    in.diagonals = &lc.diagonals;
+    if (r.shape.size() == 2) {
+      in.rows = r.shape[0];
+      in.cols = r.shape[1];
+    }
+    in.where = "level " + std::to_string(k) + " (" + types[k]->name() + ") of " + tensor;
+    out.levels[k] = types[k]->pack(in);
+    parents = std::move(out.levels[k].children);
+    parentCount = out.levels[k].positionCount;
+  }
+  out.positionCount = parentCount;
+  return out;
+}
+
+// Whether `f` lays a matrix out as CSR does: a dense level, then a compressed level that
+// holds each coordinate once under a parent (ordered or not: sorted entries fill it in order).
+bool isDenseThenUniqueCompressed(const Format& f) {
+  const auto& types = f.levels();
+  return types.size() == 2 && types[0]->kind() == LevelKind::Dense && types[1]->kind() == LevelKind::Compressed &&
+         types[1]->properties().unique;
+}
+
+// packLevelByLevel for isDenseThenUniqueCompressed formats, from sorted entries with distinct
+// keys (the caller refuses duplicates it does not sum): pos[k + 1] is the number of entries
+// with a first key up to k, and crd the second key column as it stands, which are the arrays
+// the two levels build, found in one pass over the first key instead of a list of a node per
+// row and a scan of each row for groups of equal coordinates (packing 10 M sorted entries of
+// a 10^6 x 10^6 matrix: 60 ms instead of 75). `rows` (the first level's extent) is below
+// 2**63 - 1, so pos fits.
+BuiltLevels packDenseThenUniqueCompressed(int64_t rows, const SortedEntries& entries, const std::string& tensor) {
+  const int64_t n = entries.size();
+  const Buffer& firstKey = entries.keys[0];
+  Buffer pos = Buffer::allocate(firstKey.dtype(), rows + 1, "level 1 (compressed) of " + tensor + ": array 'pos'");
+  visitIndices(firstKey, [&](const auto* row) {
+    using Index = std::remove_const_t<std::remove_pointer_t<decltype(row)>>;
+    Index* p = pos.as<Index>();
+    // Each row change fills pos over the rows it passes: the rows up to the new one end here.
+    int64_t filled = 0;  // pos[0..filled] are written
+    p[0] = 0;
+    for (int64_t e = 0; e < n; ++e) {
+      const int64_t k = row[e];
+      while (filled < k) p[++filled] = static_cast<Index>(e);
+    }
+    while (filled < rows) p[++filled] = static_cast<Index>(n);
+  });
+  BuiltLevels out;
+  out.levels.resize(2);
+  out.levels[0].scalars["size"] = rows;
+  out.levels[0].positionCount = rows;
+  out.levels[1].arrays["pos"] = pos;
+  out.levels[1].arrays["crd"] = entries.keys[1];
+  out.levels[1].positionCount = n;
+  out.leaves = PackNodes::entries(n);
+  out.positionCount = n;
+  return out;
+}
+
 // Whether `b` starts at memory the caller passed in: sorted columns and values that were
 // already in order come back as the input itself, and a tensor must not share the caller's
 // arrays (the caller may change them).
@@ -219,35 +305,14 @@ std::shared_ptr<TensorStorage> packCoordinates(const PackRequest& r) {
                       " cannot hold them; pass sum_duplicates=True or use a non-unique "
                       "format such as \"coo\"");
 
-  // Build the levels top-down.
   const std::string tensor = describeTensor(f, r.shape);
-  const auto& types = f.levels();
-  const size_t levelCount = types.size();
-  std::vector<PackOutput> built(levelCount);
-  PackNodes parents;
-  if (entries.size() > 0) parents.list.push_back({0, 0, entries.size()});
-  int64_t parentCount = 1;
-  for (size_t k = 0; k < levelCount; ++k) {
-    PackInput in;
-    in.extent = lc.extents[k];
-    in.coords = &entries.keys[k];
-    size_t last = k;
-    in.chain.push_back(&entries.keys[k]);
-    while (last + 1 < levelCount && types[last + 1]->properties().branchless) in.chain.push_back(&entries.keys[++last]);
-    in.chainReachesLeaf = last + 1 == levelCount;
-    in.parentCount = parentCount;
-    in.parents = &parents;
-    in.diagonals = &lc.diagonals;
-    if (r.shape.size() == 2) {
-      in.rows = r.shape[0];
-      in.cols = r.shape[1];
-    }
-    in.where = "level " + std::to_string(k) + " (" + types[k]->name() + ") of " + tensor;
-    built[k] = types[k]->pack(in);
-    parents = std::move(built[k].children);
-    parentCount = built[k].positionCount;
-  }
-  const Buffer values = leafValues(parents, parentCount, entries.values, f, tensor);
+  BuiltLevels packed = isDenseThenUniqueCompressed(f) && lc.extents[0] < std::numeric_limits<int64_t>::max()
+                           ? packDenseThenUniqueCompressed(lc.extents[0], entries, tensor)
+                           : packLevelByLevel(r, lc, entries, tensor);
+  std::vector<PackOutput>& built = packed.levels;
+  const int64_t parentCount = packed.positionCount;
+  const size_t levelCount = built.size();
+  const Buffer values = leafValues(packed.leaves, parentCount, entries.values, f, tensor);
 
   // int32 arrays only hold values within the bound that chose that width.
   int64_t largest = parentCount;
