@@ -52,3 +52,17 @@ def test_includes_go_down():
 def test_the_check_sees_an_upward_include(tmp_path):
     # The pattern must match the project's include spelling, or the test above proves nothing.
     assert INCLUDE.findall('#include "lower/lowerer.hpp"\n#include <vector>\n') == ["lower"]
+
+
+def test_only_the_level_formats_switch_on_a_levels_kind():
+    """Outside src/format/ a level is known by what its type answers (its properties and
+    capabilities), never by its kind: a new level type then works everywhere at once
+    (docs/architecture.md, "Level types")."""
+    offenders = [
+        f"{path.relative_to(SRC)}:{n}"
+        for path in sorted(SRC.rglob("*.[ch]pp"))
+        if path.relative_to(SRC).parts[0] != "format"
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if "LevelKind::" in line
+    ]
+    assert offenders == []

@@ -233,12 +233,17 @@ BuiltLevels packLevelByLevel(const PackRequest& r, const LevelCoordinates& lc, S
   return out;
 }
 
-// Whether `f` lays a matrix out as CSR does: a dense level, then a compressed level that
-// holds each coordinate once under a parent (ordered or not: sorted entries fill it in order).
+// Whether `f` lays a matrix out as CSR does: a located level over every coordinate of the first
+// mode (dense), then a level of segments (compressed) over the second that holds each
+// coordinate once under a parent (ordered or not: sorted entries fill it in order). Asked of
+// the level types' properties, as everything outside src/format/ does (docs/architecture.md).
 bool isDenseThenUniqueCompressed(const Format& f) {
   const auto& types = f.levels();
-  return types.size() == 2 && types[0]->kind() == LevelKind::Dense && types[1]->kind() == LevelKind::Compressed &&
-         types[1]->properties().unique;
+  if (types.size() != 2) return false;
+  const auto& map = f.levelMap();
+  bool modes = map[0].kind == LevelCoordinate::Kind::Mode && map[1].kind == LevelCoordinate::Kind::Mode;
+  return modes && types[0]->locatesEveryCoordinate() && types[0]->assembly() == LevelAssembly::Located &&
+         types[1]->storesSegments() && types[1]->properties().unique;
 }
 
 // packLevelByLevel for isDenseThenUniqueCompressed formats, from sorted entries with distinct
