@@ -193,6 +193,36 @@ def test_coordinates_are_checked_where_they_are_loaded():
     assert "invalid_coordinate" not in src and "coordinate_violations" not in src
 
 
+def test_a_scatter_checks_each_coordinate_and_reads_the_row_operand_once():
+    # CSR's transposed product scatters through its coordinates: each is checked as the row
+    # loop loads it (a bad one stops the row and is reported), not in a pass over a block of
+    # rows first, and x[i], the same for every entry of row i, is read once before the row
+    # (ir/guard_coordinates.cpp, checkedPerEntry; ir/invariant_loads.hpp).
+    kern = ct.compile("y(j) = A(i,j) * x(i)", formats={"A": "csr", "x": "d", "y": "d"})
+    src = kern.source("c")
+    assert "if ((uint64_t)(int64_t)A2_crd[pA2] >= (uint64_t)A_dim1) {" in src
+    assert "double x_vals_element = x_vals[px1];" in src
+    assert "A_vals[pA2] * x_vals_element;" in src
+    assert "_largest" not in src and src.count("x_vals[px1]") == 1
+    A = sp.random(300, 200, density=0.05, format="csr", random_state=4)
+    A.indices = A.indices.astype(np.int32)
+    x = np.random.default_rng(4).random(300)
+    previous = ct.get_num_threads()
+    try:
+        for threads in (1, 2):
+            ct.set_num_threads(threads)
+            for engine in ["c"] + (["llvm"] if _core.with_llvm else []):
+                got = ct.compile(
+                    "y(j) = A(i,j) * x(i)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine
+                )(A=A, x=x)
+                np.testing.assert_allclose(got.to_numpy(), A.T @ x, rtol=1e-12)
+    finally:
+        ct.set_num_threads(previous)
+    # A gather (CSR SpMV) keeps the pass over each block of rows.
+    src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}).source("c")
+    assert "A2_crd_largest" in src
+
+
 def test_coordinates_that_never_become_addresses_are_flagged_but_not_clamped():
     # A union's coordinates only reach the result's crd array and the merge's comparisons
     # (whose truth values decide the count of stored entries): checked, not clamped.
@@ -526,6 +556,7 @@ def test_coo_spmv_is_a_single_loop():
     assert loops(kern) == (4, 0)
     assert re.search(
         r"for \(int64_t pA1 = .*A1_pos\[0\]; pA1 < .*A1_pos\[1\]; pA1\+\+\) \{\n"
+        r"    const int64_t coiter_thread = \(int64_t\)omp_get_thread_num\(\);\n"
         r"    uint32_t invalid_coordinate_0 = 0;\n"
         r"    invalid_coordinate_0 = invalid_coordinate_0 \| "
         r".*A1_crd\[pA1\] - coiter_min_u32.*A_dim0 - 1.*;\n"
@@ -576,9 +607,11 @@ def test_llvm_knows_operands_and_results_do_not_overlap():
     assert "vector.body" in ir and "vector.memcheck" not in ir
 
 
-def test_a_private_copy_that_may_be_the_result_gets_no_alias_scope():
-    # With one thread the `temporary` strategy's private copy is the result itself: both keep
-    # LLVM's default (may alias), and the kernel stays right.
+def test_a_private_copy_that_may_be_the_result_shares_its_alias_scope():
+    # With one thread the `temporary` strategy's private copy is the result itself: the two
+    # are one group of buffers (ir/distinct_buffers.hpp), with one alias scope, distinct from
+    # the operands' (so x[i] is read once per row of a transposed product), and the kernel
+    # stays right.
     kern = ct.compile(
         "y(i) = A(i,j) * x(j)",
         formats={"A": "csr"},
@@ -595,12 +628,14 @@ def test_a_private_copy_that_may_be_the_result_gets_no_alias_scope():
     finally:
         ct.set_num_threads(previous)
     if _core.with_llvm:
+        # Stores into the private copy (the product) and into the result (the merge).
         stores = [
             line
             for line in kern.source("llvm").splitlines()
             if line.lstrip().startswith("store double")
         ]
-        assert stores and not any("alias.scope" in line for line in stores)
+        scopes = {re.search(r"!alias\.scope (![0-9]+)|$", line).group(1) for line in stores}
+        assert len(stores) >= 2 and len(scopes) == 1 and None not in scopes
 
 
 # -- lazy evaluation and the [] front end ----------------------------------------------------------

@@ -74,6 +74,11 @@ USES = {
     "add_scipy": 'ct.evaluate("C(i,j) = A(i,j) + B(i,j)", A=T, B=M0, engine=ENGINE).to_numpy()',
     "multiply": 'ct.evaluate("C(i,j) = A(i,j) * B(i,j)", A=T, B=M0, engine=ENGINE).to_numpy()',
     "einsum": 'ct.einsum("ij,j->i", T, x).to_numpy()',
+    # A CSR's transposed product scatters through the coordinates, each checked as it is
+    # loaded (ir/guard_coordinates.cpp, checkedPerEntry).
+    "transposed": (
+        'ct.evaluate("y(j) = A(i,j) * x(i)", A=T, x=np.arange(50.0), engine=ENGINE).to_numpy()'
+    ),
     "kernel": (
         'ct.compile("y(i) = A(i,j) * x(j)", formats={"A": FMT, "x": "d", "y": "d"}, engine=ENGINE)'
         "(A=T, x=x)"
@@ -148,7 +153,11 @@ def assert_all_refused(lines, cases, error="FormatError"):
 @pytest.mark.parametrize("engine", ["llvm", "c"])
 @pytest.mark.parametrize("fmt", sorted(FORMAT_MUTATIONS))
 def test_arrays_changed_after_wrapping_are_refused(fmt, engine):
-    uses = sorted(USES) if engine == "llvm" else ["spmv", "spgemm", "add_scipy", "multiply"]
+    uses = (
+        sorted(USES)
+        if engine == "llvm"
+        else ["spmv", "spgemm", "add_scipy", "multiply", "transposed"]
+    )
     cases = mutated_cases(fmt, uses)
     lines = run_cases(cases, engine)
     assert_all_refused(lines, cases)

@@ -609,7 +609,9 @@ def test_a_workspace_over_several_variables_has_a_block_per_thread(threads, engi
     finally:
         ct.set_num_threads(previous)
     c = kern.source("c")
-    assert "(int64_t)omp_get_thread_num() * ws0_dim0 + j" in c and "#pragma omp parallel for" in c
+    # (The thread's number is read once per iteration of the parallel loop.)
+    assert "const int64_t coiter_thread = (int64_t)omp_get_thread_num();" in c
+    assert "coiter_thread * ws0_dim0 + j" in c and "#pragma omp parallel for" in c
 
 
 @pytest.mark.parametrize("threads", [2, 7])

@@ -8,6 +8,7 @@
 
 #include "codegen/c_loop_pragmas.hpp"
 #include "ir/parallel_rules.hpp"
+#include "ir/visitor.hpp"
 #include "runtime/runtime_functions.hpp"
 #include "util/errors.hpp"
 
@@ -101,6 +102,19 @@ void collectEffects(const Stmt& s, Effects& e) {
     case StmtKind::Return:
     case StmtKind::Prefetch: break;
   }
+}
+
+// Whether `s` reads its thread's number anywhere.
+bool usesThreadId(const Stmt& s) {
+  class Finder : public IRVisitor {
+   public:
+    bool found = false;
+
+   protected:
+    void visitThreadId(const ThreadIdNode&) override { found = true; }
+  } finder;
+  finder.visit(s);
+  return finder.found;
 }
 
 bool dependsOn(const Expr& x, const Effects& e) {
@@ -295,7 +309,18 @@ void CPrinter::forLoop(const ForNode& n) {
   bool wasParallel = inParallelLoop_, wasSimd = inSimdLoop_;
   inParallelLoop_ = wasParallel || n.schedule.kind == LoopKind::Parallel;
   inSimdLoop_ = wasSimd || (pragma.openmp && n.schedule.kind == LoopKind::Vectorized);
+  // The body of a parallel loop reads its thread's number once: C compilers do not move the
+  // call out of an inner loop that may leave early (a row that stops at a bad coordinate),
+  // and a transposed product's private copy is indexed by it at every entry.
+  std::string outerThread = e_.threadVariable();
+  bool threadOnce = pragma.openmp && n.schedule.kind == LoopKind::Parallel && !wasParallel && usesThreadId(n.body);
+  if (threadOnce) {
+    std::string thread = freshName("coiter_thread");
+    line("  const int64_t " + thread + " = " + e_.print(threadId()) + ";");
+    e_.setThreadVariable(thread);
+  }
   nested(n.body);
+  e_.setThreadVariable(outerThread);
   inParallelLoop_ = wasParallel;
   inSimdLoop_ = wasSimd;
   line("}");

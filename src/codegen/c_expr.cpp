@@ -96,6 +96,7 @@ CExprPrinter::Code CExprPrinter::code(const Expr& e) {
     case ExprKind::ThreadId:
       // 0 outside a parallel region; a parallel loop nested in another is printed serially,
       // so inside it this is still the outer loop's thread.
+      if (!threadVariable_.empty()) return {threadVariable_, kPrimary};
       usesOpenmp_ = true;
       return {"(int64_t)omp_get_thread_num()", kUnary};
     case ExprKind::NumThreads: useRuntime("coiter_rt_num_threads"); return {"coiter_rt_num_threads()", kPrimary};

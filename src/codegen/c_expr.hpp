@@ -47,6 +47,11 @@ class CExprPrinter {
   // device functions.
   void setFunctionQualifier(std::string q) { functionQualifier_ = std::move(q); }
 
+  // ThreadId is printed as the variable `name` (the thread's number, read once where a
+  // parallel loop's body starts), or as `omp_get_thread_num()` when `name` is empty.
+  void setThreadVariable(std::string name) { threadVariable_ = std::move(name); }
+  const std::string& threadVariable() const { return threadVariable_; }
+
   // Records that the printed code calls runtime function `name` (runtime_functions.hpp).
   void useRuntime(const std::string& name) { runtimeUsed_.insert(name); }
 
@@ -84,6 +89,7 @@ class CExprPrinter {
   bool usesComplex_ = false;
   bool usesOpenmp_ = false;
   std::string functionQualifier_ = "static inline";
+  std::string threadVariable_;
 };
 
 }  // namespace coiter::codegen

@@ -3,46 +3,52 @@
 namespace coiter::ir {
 namespace {
 
-class BufferAliases {
+class BufferGroups {
  public:
-  std::unordered_set<const VarNode*> distinct(const Function& f) {
-    for (const Param& p : f.params) {
-      if (p.var->type.pointer) buffers_.insert(p.var.get());
+  std::unordered_map<const VarNode*, const VarNode*> groups(const std::vector<Param>& params, const Stmt& body) {
+    for (const Param& p : params) {
+      if (p.var->type.pointer) add(p.var.get());
     }
-    stmt(f.body);
-    for (const VarNode* v : shared_) buffers_.erase(v);
-    return buffers_;
+    stmt(body);
+    std::unordered_map<const VarNode*, const VarNode*> result;
+    for (const auto& [buffer, parent] : parent_) result.emplace(buffer, representative(buffer));
+    return result;
   }
 
  private:
-  // Every pointer variable in a pointer-valued expression may share its memory.
-  void shareAll(const Expr& e) {
+  void add(const VarNode* v) { parent_.emplace(v, v); }
+  const VarNode* representative(const VarNode* v) {
+    while (parent_.at(v) != v) v = parent_[v] = parent_.at(parent_.at(v));
+    return v;
+  }
+  void join(const VarNode* a, const VarNode* b) {
+    add(a);
+    add(b);
+    parent_[representative(a)] = representative(b);
+  }
+
+  // Every pointer variable in a pointer-valued expression may share its memory with `v`
+  // (the others are null literals: no memory).
+  void joinAll(const VarNode* v, const Expr& e) {
     if (!e) return;
     switch (e->kind) {
-      case ExprKind::VarRef: shared_.insert(as<VarRefNode>(e).var.get()); return;
-      case ExprKind::Select: shareAll(as<SelectNode>(e).a); return shareAll(as<SelectNode>(e).b);
-      case ExprKind::Cast: return shareAll(as<CastNode>(e).a);
+      case ExprKind::VarRef: return join(v, as<VarRefNode>(e).var.get());
+      case ExprKind::Select: joinAll(v, as<SelectNode>(e).a); return joinAll(v, as<SelectNode>(e).b);
+      case ExprKind::Cast: return joinAll(v, as<CastNode>(e).a);
       default: return;
     }
   }
 
   void pointerWrite(const Var& v, const Expr& value) {
     if (!v->type.pointer) return;
-    shared_.insert(v.get());
-    shareAll(value);
+    add(v.get());
+    joinAll(v.get(), value);
   }
 
   void stmt(const Stmt& s) {
     if (!s) return;
     switch (s->kind) {
-      case StmtKind::Declare: {
-        auto& n = as<DeclareNode>(s);
-        if (n.var->type.pointer) {
-          buffers_.insert(n.var.get());
-          if (n.init) pointerWrite(n.var, n.init);
-        }
-        return;
-      }
+      case StmtKind::Declare: return pointerWrite(as<DeclareNode>(s).var, as<DeclareNode>(s).init);
       case StmtKind::Assign: return pointerWrite(as<AssignNode>(s).var, as<AssignNode>(s).value);
       // Store, AtomicUpdate, Allocate, Free, Grow: the buffer keeps its own memory. Call: a
       // runtime function given a pointer works on that memory only (it keeps no copy).
@@ -50,11 +56,17 @@ class BufferAliases {
     }
   }
 
-  std::unordered_set<const VarNode*> buffers_, shared_;
+  std::unordered_map<const VarNode*, const VarNode*> parent_;
 };
 
 }  // namespace
 
-std::unordered_set<const VarNode*> distinctBuffers(const Function& f) { return BufferAliases().distinct(f); }
+std::unordered_map<const VarNode*, const VarNode*> distinctBufferGroups(const Function& f) {
+  return BufferGroups().groups(f.params, f.body);
+}
+
+std::unordered_map<const VarNode*, const VarNode*> bufferGroupsOf(const Stmt& body) {
+  return BufferGroups().groups({}, body);
+}
 
 }  // namespace coiter::ir

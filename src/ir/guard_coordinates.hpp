@@ -34,7 +34,10 @@
 // before it runs instead. So is any other innermost serial loop whose only coordinate loads
 // are crd[q] of its own variable q. The arrays are then read twice; a writer changing them
 // between the reads, during the call, is outside the guarantee (as is any writer racing a
-// running kernel).
+// running kernel). Such rows that store through their coordinates instead (a scatter:
+// `y[crd[q]] += A[q] * x[i]`) check each coordinate where the row loop loads it, a compare
+// and a branch that stops the row and sets the flag, and the loads every entry of the row
+// repeats (x[i]) are moved before the row loop (invariant_loads.hpp).
 //
 // Positions (pos arrays) are not rewritten: the caller checks them before every call
 // (ValidationScope::Structure, O(rows)), which bounds every loop over positions.

@@ -216,6 +216,35 @@ Stmt call(RuntimeFunction function, std::vector<Expr> args) {
   return std::make_shared<CallNode>(function, std::move(args));
 }
 
+bool sameExpr(const Expr& a, const Expr& b) {
+  if (a == b) return true;
+  if (a->kind != b->kind || a->type != b->type) return false;
+  switch (a->kind) {
+    case ExprKind::Literal: {
+      const auto &x = as<LiteralNode>(a), &y = as<LiteralNode>(b);
+      return x.intValue == y.intValue && x.real == y.real && x.imag == y.imag;
+    }
+    case ExprKind::VarRef: return as<VarRefNode>(a).var == as<VarRefNode>(b).var;
+    case ExprKind::Load:
+      return as<LoadNode>(a).buffer == as<LoadNode>(b).buffer && sameExpr(as<LoadNode>(a).index, as<LoadNode>(b).index);
+    case ExprKind::Binary: {
+      const auto &x = as<BinaryNode>(a), &y = as<BinaryNode>(b);
+      return x.op == y.op && sameExpr(x.a, y.a) && sameExpr(x.b, y.b);
+    }
+    case ExprKind::Unary:
+      return as<UnaryNode>(a).op == as<UnaryNode>(b).op && sameExpr(as<UnaryNode>(a).a, as<UnaryNode>(b).a);
+    case ExprKind::Cast: return sameExpr(as<CastNode>(a).a, as<CastNode>(b).a);
+    case ExprKind::Select: {
+      const auto &x = as<SelectNode>(a), &y = as<SelectNode>(b);
+      return sameExpr(x.cond, y.cond) && sameExpr(x.a, y.a) && sameExpr(x.b, y.b);
+    }
+    case ExprKind::ThreadId:
+    case ExprKind::NumThreads:
+    case ExprKind::InterruptRequested: return true;
+  }
+  return false;
+}
+
 std::vector<Var> allocatedBuffers(const Stmt& s) {
   std::vector<Var> out;
   std::function<void(const Stmt&)> walk = [&](const Stmt& x) {

@@ -475,6 +475,12 @@ bool forEachWrite(const Stmt& s, Write&& write) {
   }
 }
 
+// Whether two expressions compute the same value the same way: equal literals, the same
+// variables, loads of one array at indices that are the same (a statement that loads a
+// coordinate twice records it in a flag once; a loop that reads one element at every entry
+// reads it once, ir/invariant_loads.hpp).
+bool sameExpr(const Expr& a, const Expr& b);
+
 // The buffers `s` allocates (Allocate statements anywhere inside), each once, in the order of
 // their first Allocate: what an allocation failure must free (ir.hpp, AllocateNode).
 std::vector<Var> allocatedBuffers(const Stmt& s);

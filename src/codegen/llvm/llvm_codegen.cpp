@@ -100,7 +100,7 @@ class KernelBuilder {
     integerSlots_ = fs_.func->getArg(1);
     pointerSlots_->setName("pointer_slots");
     integerSlots_->setName("integer_slots");
-    distinctBuffers_ = ir::distinctBuffers(fn_);
+    bufferGroups_ = ir::distinctBufferGroups(fn_);
     for (const ir::Param& p : fn_.params) loadParam(p);
     kernelFunction_ = fs_.func;
     declareOwnedBlocks(fn_.body);
@@ -150,12 +150,14 @@ class KernelBuilder {
   }
 
   // ---- memory --------------------------------------------------------------------------------
-  // Element loads and stores of a buffer that points where no other buffer does
-  // (ir/distinct_buffers.hpp) are recorded here, then given one alias scope per buffer, and
-  // declared not to alias the other buffers' scopes, once every access is known.
+  // Element loads and stores of every buffer are recorded here with the group of buffers
+  // that may share its memory (ir/distinct_buffers.hpp), then given one alias scope per
+  // group, and declared not to alias the other groups' scopes, once every access is known.
   template <typename Access>
   Access* note(const Var* buffer, Access* access) {
-    if (buffer && distinctBuffers_.count(buffer->get())) bufferAccesses_.emplace_back(access, buffer->get());
+    if (!buffer) return access;
+    auto group = bufferGroups_.find(buffer->get());
+    if (group != bufferGroups_.end()) bufferAccesses_.emplace_back(access, group->second);
     return access;
   }
   void markDistinctBuffers() {
@@ -164,18 +166,18 @@ class KernelBuilder {
     llvm::MDNode* domain = md.createAnonymousAliasScopeDomain(fn_.name);
     std::unordered_map<const ir::VarNode*, llvm::MDNode*> scopes;
     std::vector<const ir::VarNode*> order;  // first access first: deterministic metadata
-    for (const auto& [inst, buffer] : bufferAccesses_) {
-      if (scopes.emplace(buffer, nullptr).second) {
-        scopes[buffer] = md.createAnonymousAliasScope(domain, buffer->name);
-        order.push_back(buffer);
+    for (const auto& [inst, group] : bufferAccesses_) {
+      if (scopes.emplace(group, nullptr).second) {
+        scopes[group] = md.createAnonymousAliasScope(domain, group->name);
+        order.push_back(group);
       }
     }
-    for (const auto& [inst, buffer] : bufferAccesses_) {
+    for (const auto& [inst, group] : bufferAccesses_) {
       std::vector<llvm::Metadata*> others;
       for (const ir::VarNode* other : order) {
-        if (other != buffer) others.push_back(scopes[other]);
+        if (other != group) others.push_back(scopes[other]);
       }
-      inst->setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(ctx_, {scopes[buffer]}));
+      inst->setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(ctx_, {scopes[group]}));
       if (!others.empty()) inst->setMetadata(llvm::LLVMContext::MD_noalias, llvm::MDNode::get(ctx_, others));
     }
   }
@@ -769,7 +771,7 @@ class KernelBuilder {
   FunctionState fs_;
   llvm::Function* kernelFunction_ = nullptr;
   std::vector<std::pair<const ir::VarNode*, llvm::AllocaInst*>> ownedBlocks_;
-  std::unordered_set<const ir::VarNode*> distinctBuffers_;
+  std::unordered_map<const ir::VarNode*, const ir::VarNode*> bufferGroups_;  // buffer -> its group
   std::vector<std::pair<llvm::Instruction*, const ir::VarNode*>> bufferAccesses_;
 };
 
