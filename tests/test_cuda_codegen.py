@@ -245,6 +245,8 @@ def test_sparse_results_are_assembled_in_two_passes():
     source = kern.source()
     # The counting pass stores only the row's count; the filling pass the entries.
     assert "if (!(assembly_pass != 0))" in source and "C2_crd[C2_count] = " in source
+    # ... and only inside the row's room (a row's end is 0 while counting).
+    assert "if (C2_count < C_row_end) {\n" in source
     assert "realloc" not in source and "coiter_grow" not in source
     # Formats a thread per row cannot fill from its offset, and one-pass strategies, say why.
     with pytest.raises(ct.CompileError, match="two passes"):

@@ -310,14 +310,16 @@ class Lowerer {
 
   // lower_two_pass.cpp: a sparse result counted, then filled (kernel_abi.hpp, TwoPassAssembly).
   void planTwoPassAssembly();
-  // `s` run in the filling pass only (as is when the result is assembled in one pass).
+  // `s` (a store at the row's counter) run in the filling pass only, and only inside the row's
+  // room (as is when the result is assembled in one pass).
   ir::Stmt inFillPass(ir::Stmt s) const;
   // A row's entries (the body of the loop over the parent of the group's level), counted
   // from the row's offset in the filling pass (from zero in the counting pass, which stores
   // the count in pos).
   ir::Stmt countRowInPasses(const AppendGroup& group, const std::vector<ir::Stmt>& body);
   bool twoPass_ = false;
-  ir::Var pass_;  // the pass: 0 counts, 1 fills
+  ir::Var pass_;    // the pass: 0 counts, 1 fills
+  ir::Var rowEnd_;  // where the row being filled ends (0 while counting)
 
   // lower_positions.cpp: loops over an operand's stored positions (pos), fused loops (fuse).
   struct PositionLevel {
