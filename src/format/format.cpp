@@ -275,6 +275,13 @@ bool Format::insertsResultLevel(int k) const {
   return true;
 }
 
+bool Format::fillsRowsInTwoPasses() const {
+  if (order_ < 2 || levels_[order_ - 1]->assembly() != LevelAssembly::Appended) return false;
+  for (int above = 0; above + 1 < order_; ++above)
+    if (levels_[above]->assembly() != LevelAssembly::Located) return false;
+  return true;
+}
+
 Format Format::resultAssemblyFormat() const {
   std::vector<LevelTypePtr> levels = levels_;
   bool changed = false;

@@ -55,6 +55,10 @@ class Format {
   // inserted level (hashed) with every level above it located (dense), so that its parents
   // and their storage exist before the kernel runs, and no level below it.
   bool insertsResultLevel(int k) const;
+  // Whether a kernel can assemble a result in this format in two passes, counting then
+  // filling each row from its offset (lower/lower_two_pass.cpp): one appended level
+  // (compressed), the last, under located (dense) levels only, such as CSR.
+  bool fillsRowsInTwoPasses() const;
   // The format a kernel computes a result of this format in: the format itself, or, where an
   // inserted level is not inserted in one pass (insertsResultLevel: `hs`, a hashed level
   // under a compressed one), the format with that level compressed; its caller packs the

@@ -23,9 +23,7 @@ using namespace ir;
 void Lowerer::planTwoPassAssembly() {
   if (!assemble_ || groups_.empty() || !scheduled_.assemblesInTwoPasses(resultTensor_->name)) return;
   // (The schedule's legality check refuses the other formats with the reason.)
-  const AppendGroup& group = groups_.front();
-  if (groups_.size() != 1 || group.first == 0 || group.first != group.last || trailingDense_ >= 0 ||
-      insertedLevel_ >= 0) {
+  if (!resultTensor_->format.fillsRowsInTwoPasses()) {
     throw CompileError("the sparse result " + resultTensor_->name + " (format " + resultTensor_->format.str() +
                        ") cannot be assembled in two passes (count, then fill by rows; on a GPU the only way): that "
                        "needs its one compressed level last and under dense levels only (e.g. CSR)");
@@ -33,7 +31,7 @@ void Lowerer::planTwoPassAssembly() {
   twoPass_ = true;
   pass_ = makeVar(freshName("assembly_pass"), scalar(DType::Int64));
   rowEnd_ = makeVar(freshName(resultTensor_->name + "_row_end"), scalar(DType::Int64));
-  abi_.twoPass = TwoPassAssembly{true, abi_.integerSlots, group.first};
+  abi_.twoPass = TwoPassAssembly{true, abi_.integerSlots, groups_.front().first};
   params_.push_back(Param{pass_, abi_.integerSlots++, false});
 }
 

@@ -543,9 +543,7 @@ class Checker {
   // asked for by assemble(A, two_pass), and the GPU's way to assemble.
   void planTwoPassAssembly() {
     if (groups_.empty() || !assemble_ || !s_.assemblesInTwoPasses(result_->name)) return;
-    const int order = result_->order();
-    if (groups_.size() != 1 || groups_[0].first == 0 || groups_[0].last != groups_[0].first ||
-        groups_[0].last != order - 1 || insertedLevel_ >= 0) {
+    if (!result_->format.fillsRowsInTwoPasses()) {
       auto asked = s_.assembly.find(result_->name);
       fail(std::string(asked != s_.assembly.end() ? "assemble(" + result_->name + ",two_pass)" : "target='cuda'") +
            ": the sparse result " + result_->name + " (format " + result_->format.str() +
