@@ -85,6 +85,31 @@ def assert_values(result, expected, rtol=1e-12, dtype=None):
     assert_canonical(result)
 
 
+def schedule_preserves_result(problem, schedule, threads, rtol=1e-12):
+    """Evaluates ``problem`` with ``schedule`` on ``threads`` threads, on every engine, and
+    asserts each result equals NumPy's (as float64). Returns False, having checked nothing,
+    when the statement refuses the schedule (``ct.ScheduleError``: refused, never wrong)."""
+    expected = problem.reference()
+    previous = ct.get_num_threads()
+    ct.set_num_threads(threads)
+    try:
+        for engine in ENGINES:
+            try:
+                result = ct.evaluate(
+                    problem.statement(),
+                    out_format=problem.out_format,
+                    engine=engine,
+                    schedule=schedule,
+                    **problem.tensors(),
+                )
+            except ct.ScheduleError:
+                return False
+            assert_values(result, expected, rtol=rtol, dtype=np.float64)
+    finally:
+        ct.set_num_threads(previous)
+    return True
+
+
 def _is_sparse(fmt):
     return any(level.name != "dense" for level in fmt.levels)
 
