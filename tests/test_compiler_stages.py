@@ -178,10 +178,11 @@ def test_coordinates_are_checked_where_they_are_loaded():
         "(uint32_t)(A_dim1 < 1));"
     ) in src
     assert f"int64_t j = (int64_t)(int32_t){clamp};" in src
-    # (Three flags: the function's, and the parallel bodies' of the loop over blocks of rows
-    # and of the loop row by row, ir/guard_coordinates.cpp, checkedPerBlock.)
-    assert src.count("coordinate_violations[0] += 1;") == 3
-    assert src.count("if (invalid_coordinate") == 3 and "invalid_coordinate_0 != 0" in src
+    # (Four flags: the function's, and the parallel bodies' of the loop over blocks of rows,
+    # of the loop row by row and of the loop over rows that gather from far apart,
+    # ir/guard_coordinates.cpp, checkedPerBlock.)
+    assert src.count("coordinate_violations[0] += 1;") == 4
+    assert src.count("if (invalid_coordinate") == 4 and "invalid_coordinate_0 != 0" in src
     # Hashed levels store empty buckets as -1: their coordinates lie in [-1, extent).
     src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "dh", "x": "d", "y": "d"}).source("c")
     assert (
@@ -296,17 +297,18 @@ def test_spgemm_prefetches_the_rows_of_b_its_loop_over_a_reaches_next():
     # Only while the entries ahead are in A's row.
     assert "if (pA2 + 4 < pA2_end) {" in src and "pA2 < pA2_end; pA2++" in src
     # CSR SpMV reads its rows in order: no row to prefetch. What it gathers from x is
-    # prefetched 32 entries ahead, in blocks of rows whose columns lie far apart
-    # (ir/guard_coordinates.cpp, checkedPerBlock); the row's loop is split where the entry
-    # ahead would pass A's last, so that the prefetch needs no clamp.
+    # prefetched 32 entries ahead, in blocks of rows whose columns lie far apart and in the
+    # loop over rows that runs when most rows do (ir/guard_coordinates.cpp,
+    # checkedPerBlock); each row's loop is split where the entry ahead would pass A's last,
+    # so that the prefetch needs no clamp.
     src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}).source("c")
-    assert src.count("__builtin_prefetch(") == 1
-    assert "__builtin_prefetch(&x_vals[(int64_t)A2_crd[pA2 + 32]]);" in src
-    split = re.search(
-        r"int64_t (pA2_split\w*) = coiter_max_i64\(.*\(int64_t\)A2_pos\[i_end\] \+ -32", src
-    )
-    assert split, src
-    assert f"pA2 < {split.group(1)}; pA2++" in src and f"pA2 = {split.group(1)}; pA2 <" in src
+    assert src.count("__builtin_prefetch(") == 2
+    assert src.count("__builtin_prefetch(&x_vals[(int64_t)A2_crd[pA2 + 32]]);") == 2
+    split_at = r"int64_t (pA2_split\w*) = coiter_max_i64\(.*\(int64_t\)A2_pos\[i_end\] \+ -32"
+    splits = re.findall(split_at, src)
+    assert len(splits) == 2, src
+    for split in splits:
+        assert f"pA2 < {split}; pA2++" in src and f"pA2 = {split}; pA2 <" in src
 
 
 @pytest.mark.parametrize("per_row", [1, 5, 15, 16, 17, 40])

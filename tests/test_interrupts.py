@@ -93,12 +93,14 @@ def test_kernels_check_in_outer_loops_only():
 
     kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine="c")
     c = kern.source("c")
-    # The rows run in blocks whose coordinates are checked together, or row by row
+    # The rows run in blocks whose coordinates are checked together, row by row, or (rows
+    # that gather from far apart) each coordinate checked as it is loaded
     # (ir/guard_coordinates.cpp, checkedPerBlock): each version of the row loop checks, and so
-    # does the block loop; after each parallel loop, the kernel returns if the flag is set.
+    # does the block loop; after each of the three parallel loops, the kernel returns if the
+    # flag is set.
     checks = [m.start() for m in re.finditer(r"\*coiter_rt_interrupt_flag != 0", c)]
     returns = [at for at in checks if "return 5;" in c[at : at + 120]]
-    assert len(returns) == 2 and len(checks) > 4
+    assert len(returns) == 3 and len(checks) > 6
     for at in checks:
         if at not in returns:
             loop = c[c.rindex("for (", 0, at) :]

@@ -243,12 +243,16 @@ def test_out_reuse_with_changed_operand_is_refused():
     assert lines["out"].startswith("FormatError: tensor A:"), lines["out"]
 
 
-# The three ways CSR SpMV checks a block of rows (ir/guard_coordinates.cpp, checkedPerBlock):
-# (rows, columns, entries per row).
+# The ways CSR SpMV checks its rows (ir/guard_coordinates.cpp, checkedPerBlock): (rows,
+# columns, entries per row, the first row whose columns spread over all columns; the rows
+# before it stay within the first 300).
 ROW_LAYOUTS = {
-    "short_close": (300, 300, 3),  # one pass over the block's coordinates, then its rows
-    "long_close": (300, 300, 30),  # each row checked before it runs (checkedBeforeLoop)
-    "far": (300, 200_000, 4),  # one pass, then rows that prefetch what they gather (beyond L2)
+    "short_close": (300, 300, 3, 300),  # one pass over a block's coordinates, then its rows
+    "long_close": (300, 300, 30, 300),  # each row checked before it runs (checkedBeforeLoop)
+    # Most rows gather from far apart: no blocks, each coordinate checked as it is loaded.
+    "far": (300, 200_000, 4, 0),
+    # Most rows close, the last block far: one pass, then rows that prefetch their gathers.
+    "far_block": (300, 200_000, 4, 288),
 }
 
 
@@ -265,10 +269,12 @@ def test_rows_checked_before_they_run(engine, index_dtype, layout):
 
     import coiter as ct
 
-    n, m, per_row = ROW_LAYOUTS[layout]
+    n, m, per_row, spread_from = ROW_LAYOUTS[layout]
     rng = np.random.default_rng(7)
     rows = np.repeat(np.arange(n), per_row)
-    M = sp.csr_array((rng.random(rows.size), (rows, rng.integers(0, m, rows.size))), shape=(n, m))
+    close, spread = rng.integers(0, min(m, 300), rows.size), rng.integers(0, m, rows.size)
+    cols = np.where(rows < spread_from, close, spread)
+    M = sp.csr_array((rng.random(rows.size), (rows, cols)), shape=(n, m))
     M.sum_duplicates()
     M.indices = M.indices.astype(index_dtype)
     M.indptr = M.indptr.astype(index_dtype)

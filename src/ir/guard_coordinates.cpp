@@ -155,6 +155,14 @@ constexpr int64_t kPrefetchColumns = 65536;
 // close together are checked one by one (checkedPerBlock).
 constexpr int64_t kLongRow = 16;
 
+// Coordinates a block of rows samples, besides its first, to tell whether they spread far
+// (spreadsFar).
+constexpr int64_t kSpreadSamples = 8;
+
+// Windows of rows a row loop samples to tell whether its rows gather from far apart
+// (gathersFar).
+constexpr int64_t kSpreadBlocks = 8;
+
 // Whether every guarded coordinate that the body of loop `i` loads is crd[q] in a row loop
 // `for q in [pos[i], pos[i + 1])` of i itself (variables declared from i, like CSR's
 // `pA1 = i`, are followed). Then the coordinates rows [lo, hi) load are exactly crd[pos[lo]]
@@ -631,11 +639,11 @@ class CoordinateGuard {
     // would only pay for the prefetches' instructions. The block's first and last
     // coordinates tell the two apart.
     const RowLoopCoordinates::RowArrays& sample = rows.rows().front();
-    Var far = makeVar(fresh_(n.var->name + "_far"), scalar(DType::Bool));
-    body.push_back(declare(far, boolLit(false)));
+    Var farBlock = makeVar(fresh_(n.var->name + "_far"), scalar(DType::Bool));
+    body.push_back(declare(farBlock, boolLit(false)));
     body.push_back(
         ifThen(binary(BinaryOp::Lt, cast(i64, load(sample.pos, ir::ref(first))), limits.at(sample.pos.get())),
-               assign(far, logicalNot(close(sample, ir::ref(first), ir::ref(stop), kPrefetchColumns)))));
+               assign(farBlock, logicalNot(close(sample, ir::ref(first), ir::ref(stop), kPrefetchColumns)))));
     std::map<const VarNode*, GatheringLoop> gathering;
     for (const auto& [q, pos] : rows.rowLoops()) {
       for (const RowLoopCoordinates::RowArrays& row : rows.rows()) {
@@ -645,11 +653,24 @@ class CoordinateGuard {
     Stmt unchecked = forLoop(n.var, ir::ref(first), ir::ref(stop), n.body);
     Stmt prefetched = forLoop(n.var, ir::ref(first), ir::ref(stop), prefetchGathers(n.body, gathering, fresh_));
     Stmt checked = forLoop(n.var, ir::ref(first), ir::ref(stop), stmt(n.body, blockFlag, topLevel && !parallel));
-    body.push_back(ifThen(inRange, ifThen(ir::ref(far), prefetched, unchecked), checked));
+    body.push_back(ifThen(inRange, ifThen(ir::ref(farBlock), prefetched, unchecked), checked));
     Stmt blockBody = parallel ? withOwnFlag(block(std::move(body)), blockFlag) : block(std::move(body));
     LoopSchedule schedule = n.schedule;
     if (schedule.chunk > 0) schedule.chunk = (schedule.chunk + kRowsPerCheck - 1) / kRowsPerCheck;
     Stmt blocks = forLoop(blockIndex, lit(type, 0), blockCount, blockBody, schedule);
+    // Where most rows gather from far apart (gathersFar, decided once per call), the rows
+    // run without blocks: each coordinate is checked as the row loads it (checkEachEntry)
+    // instead of by a pass over a block, and every row's gathers are prefetched. Their row
+    // loops are scalar anyway. The blocks' choice on two coordinates took a third of a
+    // power-law matrix's blocks for close, whose gathers then went without prefetches, and
+    // their pass cost the rest more than the check per entry: SpMV at one thread went from
+    // 0.72x SciPy's speed to 0.91x on a 200,000-row power-law matrix and from 0.81x to 1.0x
+    // on a uniform one (docs/compiler.md).
+    Var farFlag = parallel ? newFlag() : flag;
+    Stmt farBody = checkEachEntry(prefetchGathers(n.body, gathering, fresh_), rows, farFlag);
+    Stmt farRows =
+        forLoop(n.var, ir::ref(begin), ir::ref(end), parallel ? withOwnFlag(farBody, farFlag) : farBody, n.schedule);
+    Var far = makeVar(fresh_(n.var->name + "_gathers_far"), scalar(DType::Bool));
     // Long rows that read close together (banded) run row by row, each checked before it
     // runs (checkedBeforeLoop): a pass over a whole block's coordinates before its rows
     // keeps the core from streaming the coordinates and the values at once (SpMV at 50
@@ -676,20 +697,36 @@ class CoordinateGuard {
                 assign(rowByRow, close(sample, ir::ref(middle),
                                        binary(BinaryOp::Add, ir::ref(middle), intLit(1, type.elem)), kFarColumns)))});
     return block({declare(begin, n.begin), declare(end, n.end), declare(rowByRow, boolLit(false)),
-                  ifThen(binary(BinaryOp::Lt, ir::ref(begin), ir::ref(end)), decide),
-                  ifThen(ir::ref(rowByRow), byRow, blocks)});
+                  declare(far, boolLit(false)), ifThen(binary(BinaryOp::Lt, ir::ref(begin), ir::ref(end)), decide),
+                  ifThen(binary(BinaryOp::And, logicalNot(ir::ref(rowByRow)),
+                                binary(BinaryOp::Lt, ir::ref(begin), ir::ref(end))),
+                         gathersFar(sample, ir::ref(begin), ir::ref(end), far)),
+                  ifThen(ir::ref(rowByRow), byRow, ifThen(ir::ref(far), farRows, blocks))});
   }
 
   // Rows that scatter through their coordinates (`y[crd[q]] += A[q] * x[i]`) check each
-  // coordinate as their row loop loads it instead: `if (outside(crd[q])) { flag; break; }`,
-  // one compare and a branch never taken per entry, before the entry's statements use it.
-  // A scatter cannot vectorize, so the branch costs no vector loop, and a pass over a block's
-  // coordinates before its rows (checkedPerBlock) held up the row loop's own stream of
-  // coordinates and values: the transposed product of a 200,000-row power-law matrix at one
-  // thread took 1.31-1.56x the time of SciPy's csc_matvec with it, 1.01-1.16x with this
-  // (docs/compiler.md). A row with a bad coordinate stops at it, and the flag makes the
-  // kernel report it (its result is not returned).
+  // coordinate as their row loop loads it instead (checkEachEntry). A scatter cannot
+  // vectorize, so the branch costs no vector loop, and a pass over a block's coordinates
+  // before its rows (checkedPerBlock) held up the row loop's own stream of coordinates and
+  // values: the transposed product of a 200,000-row power-law matrix at one thread took
+  // 1.31-1.56x the time of SciPy's csc_matvec with it, 1.01-1.16x with this
+  // (docs/compiler.md).
   Stmt checkedPerEntry(const ForNode& n, const RowLoopCoordinates& rows, const Var& flag) {
+    guarded_ = true;
+    bool parallel = n.schedule.kind == LoopKind::Parallel;
+    // A parallel body has a flag of its own, reported as the body ends.
+    Var own = parallel ? newFlag() : flag;
+    Stmt body = checkEachEntry(n.body, rows, own);
+    return forLoop(n.var, n.begin, n.end, parallel ? withOwnFlag(body, own) : body, n.schedule);
+  }
+
+  // `body` with each row loop of `rows` checking each coordinate as it loads it:
+  // `if (outside(crd[q])) { flag; break; }`, one compare and a branch never taken per entry,
+  // before the entry's statements use it. A row with a bad coordinate stops at it, and the
+  // flag makes the kernel report it (its result is not returned). The row loop no longer
+  // vectorizes: worth it where its loads are scattered anyway (a scatter, or rows whose
+  // gathers are prefetched).
+  Stmt checkEachEntry(const Stmt& body, const RowLoopCoordinates& rows, const Var& flag) {
     class CheckEntries : public IRMutator {
      public:
       CheckEntries(const CoordinateGuard& guard, const RowLoopCoordinates& rows, const Var& flag)
@@ -721,12 +758,62 @@ class CoordinateGuard {
       const RowLoopCoordinates& rows_;
       const Var& flag_;
     };
-    guarded_ = true;
-    bool parallel = n.schedule.kind == LoopKind::Parallel;
-    // A parallel body has a flag of its own, reported as the body ends.
-    Var own = parallel ? newFlag() : flag;
-    Stmt body = CheckEntries(*this, rows, own).mutate(n.body);
-    return forLoop(n.var, n.begin, n.end, parallel ? withOwnFlag(body, own) : body, n.schedule);
+    return CheckEntries(*this, rows, flag).mutate(body);
+  }
+
+  // Sets `far` when most of kSpreadBlocks windows of kRowsPerCheck rows, evenly spaced over
+  // rows [begin, end), spread far (spreadsFar); windows without entries do not count.
+  Stmt gathersFar(const RowLoopCoordinates::RowArrays& rows, const Expr& begin, const Expr& end, const Var& far) {
+    const Type i64 = scalar(DType::Int64), type = begin->type;
+    Var window = makeVar(fresh_("window"), i64), first = makeVar(fresh_("window_first"), type),
+        stop = makeVar(fresh_("window_stop"), type), limit = makeVar(fresh_("window_limit"), i64),
+        spread = makeVar(fresh_("window_far"), scalar(DType::Bool)), farWindows = makeVar(fresh_("far_windows"), i64),
+        windows = makeVar(fresh_("windows"), i64);
+    Expr offset =
+        binary(BinaryOp::Div, binary(BinaryOp::Mul, cast(i64, binary(BinaryOp::Sub, end, begin)), ir::ref(window)),
+               intLit(kSpreadBlocks));
+    Stmt sampleWindow =
+        block({declare(first, binary(BinaryOp::Add, begin, cast(type, offset))),
+               declare(stop, binary(BinaryOp::Min,
+                                    binary(BinaryOp::Add, ir::ref(first), intLit(kRowsPerCheck, type.elem)), end)),
+               declare(limit, cast(i64, load(rows.pos, ir::ref(stop)))),
+               ifThen(binary(BinaryOp::Lt, cast(i64, load(rows.pos, ir::ref(first))), ir::ref(limit)),
+                      block({declare(spread, boolLit(false)), spreadsFar(rows, ir::ref(first), ir::ref(limit), spread),
+                             assign(windows, binary(BinaryOp::Add, ir::ref(windows), intLit(1))),
+                             ifThen(ir::ref(spread),
+                                    assign(farWindows, binary(BinaryOp::Add, ir::ref(farWindows), intLit(1))))}))});
+    return block(
+        {declare(farWindows, intLit(0)), declare(windows, intLit(0)),
+         forLoop(window, intLit(0), intLit(kSpreadBlocks), sampleWindow),
+         assign(far, binary(BinaryOp::Gt, binary(BinaryOp::Mul, ir::ref(farWindows), intLit(2)), ir::ref(windows)))});
+  }
+
+  // Sets `far` when the coordinates of a block of rows with entries, positions
+  // [pos[first], limit), spread over kPrefetchColumns or more: the largest minus the
+  // smallest of kSpreadSamples + 1 coordinates at evenly spaced positions (so rows count by
+  // their entries). Comparing only the block's first and last coordinate took a third of a
+  // power-law matrix's blocks for close, whose gathers then went without prefetches.
+  Stmt spreadsFar(const RowLoopCoordinates::RowArrays& rows, const Expr& first, const Expr& limit, const Var& far) {
+    const Type i64 = scalar(DType::Int64);
+    std::vector<Stmt> out;
+    Var start = makeVar(fresh_(rows.pos->name + "_start"), i64), last = makeVar(fresh_(rows.pos->name + "_last"), i64);
+    out.push_back(declare(start, cast(i64, load(rows.pos, first))));
+    out.push_back(declare(last, binary(BinaryOp::Sub, binary(BinaryOp::Add, limit, intLit(-1)), ir::ref(start))));
+    Var lo = makeVar(fresh_(rows.crd.front()->name + "_low"), i64),
+        hi = makeVar(fresh_(rows.crd.front()->name + "_high"), i64);
+    out.push_back(declare(lo, cast(i64, load(rows.crd.front(), ir::ref(start)))));
+    out.push_back(declare(hi, ir::ref(lo)));
+    for (int64_t k = 1; k <= kSpreadSamples; ++k) {
+      Expr at = binary(BinaryOp::Add, ir::ref(start),
+                       binary(BinaryOp::Div, binary(BinaryOp::Mul, ir::ref(last), intLit(k)), intLit(kSpreadSamples)));
+      Var c = makeVar(fresh_(rows.crd.front()->name + "_sample"), i64);
+      out.push_back(declare(c, cast(i64, load(rows.crd.front(), at))));
+      out.push_back(assign(lo, binary(BinaryOp::Min, ir::ref(lo), ir::ref(c))));
+      out.push_back(assign(hi, binary(BinaryOp::Max, ir::ref(hi), ir::ref(c))));
+    }
+    out.push_back(
+        assign(far, binary(BinaryOp::Ge, binary(BinaryOp::Sub, ir::ref(hi), ir::ref(lo)), intLit(kPrefetchColumns))));
+    return block(std::move(out));
   }
 
   // Whether the coordinates of rows [first, stop) lie close together: their first and last
