@@ -95,12 +95,19 @@ def test_kernels_check_in_outer_loops_only():
     c = kern.source("c")
     # The rows run in blocks whose coordinates are checked together, row by row, or (rows
     # that gather from far apart) each coordinate checked as it is loaded
-    # (ir/guard_coordinates.cpp, checkedPerBlock): each version of the row loop checks, and so
-    # does the block loop; after each of the three parallel loops, the kernel returns if the
-    # flag is set.
+    # (ir/guard_coordinates.cpp, checkedPerBlock): the loop over blocks checks once per block
+    # (a block's rows, at most 32, do not check one by one), the two loops over rows once per
+    # row; after each of the three parallel loops, the kernel returns if the flag is set.
     checks = [m.start() for m in re.finditer(r"\*coiter_rt_interrupt_flag != 0", c)]
     returns = [at for at in checks if "return 5;" in c[at : at + 120]]
-    assert len(returns) == 3 and len(checks) > 6
+    assert len(returns) == 3 and len(checks) == 6
+    loops = [c[c.rindex("for (", 0, at) :][:30] for at in checks if at not in returns]
+    assert sorted(loop.split(" = ")[0] for loop in loops) == [
+        "for (int64_t i",
+        "for (int64_t i",
+        "for (int64_t i_block",
+    ], loops
+    assert "for (int64_t i = i_first;" in c
     for at in checks:
         if at not in returns:
             loop = c[c.rindex("for (", 0, at) :]

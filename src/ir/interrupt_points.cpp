@@ -29,7 +29,8 @@ class InterruptPoints : public IRMutator {
 
  protected:
   Stmt mutateFor(const ForNode& n, const Stmt& s) override {
-    if (isGpuLoop(n.schedule.kind) || !holdsLoop(n.body)) return IRMutator::mutateFor(n, s);
+    // A bounded loop (a block's rows) is checked by the loop around it, once per block.
+    if (isGpuLoop(n.schedule.kind) || n.schedule.bounded || !holdsLoop(n.body)) return IRMutator::mutateFor(n, s);
     checks = true;
     if (n.schedule.kind == LoopKind::Parallel) {
       ++parallelDepth_;

@@ -246,6 +246,7 @@ struct LoopSchedule {
   int unroll = 0;          // Serial/Vectorized: unroll factor hint, 0 = none
   bool reduction = false;  // GPU loops: the iterations reduce locals declared outside the loop
   bool segment = false;    // iterates one stored segment of a sparse level (a row's nonzeros)
+  bool bounded = false;    // at most a few dozen iterations (a block of rows): no interrupt check of its own
 };
 
 // for (var = begin; var < end; var++) body. `var` is declared by the loop and has an integer
