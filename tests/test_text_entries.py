@@ -4,6 +4,7 @@ the line a malformed entry is reported at."""
 
 import gzip
 import struct
+from decimal import Decimal, localcontext
 
 import numpy as np
 import pytest
@@ -169,6 +170,21 @@ class TestParser:
             assert bad_line == 0, bad_text
             assert bits(columns[2]) == python_bits(tokens)
             np.testing.assert_array_equal(columns[0], np.arange(1, len(tokens) + 1))
+
+    def test_near_halfway_reals_bit_for_bit(self):
+        # Halfway between two doubles, to 17 to 19 digits: where the fast path's Eisel-Lemire
+        # step cannot decide and hands the token to fast_float, or decides one way or the other.
+        rng = np.random.default_rng(12)
+        doubles = rng.integers(0, 2**63 - 2**52, 2000, dtype=np.uint64).view(np.float64).tolist()
+        tokens = []
+        with localcontext() as context:
+            context.prec = 60  # far more than the 19 digits kept; float() is the reference
+            for d in doubles:
+                halfway = (Decimal(d) + Decimal(np.nextafter(d, np.inf).item())) / 2
+                tokens += [f"{halfway:.{digits - 1}e}" for digits in (17, 18, 19)]
+        columns, _, bad_line, bad_text = parse("".join(f"1 1 {t}\n" for t in tokens) + PAD)
+        assert bad_line == 0, bad_text
+        assert bits(columns[2]) == python_bits(tokens)
 
     @pytest.mark.parametrize("field", ["int64", "int32", "uint64"])
     def test_integers_of_every_length_and_ending(self, field):
