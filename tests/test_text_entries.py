@@ -4,16 +4,23 @@ the line a malformed entry is reported at."""
 
 import gzip
 import struct
+from decimal import Decimal, localcontext
 
 import numpy as np
 import pytest
 import scipy.io
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import coiter as ct
 from coiter import _core
 from coiter.io import text_table
 
 MTX_REAL = "%%MatrixMarket matrix coordinate real general\n"
+# A comment line long enough that every line before it is read by the parser's fast paths
+# (plain_numbers.hpp), which need 64 bytes after the start of each field; without it the
+# last lines of a short text are read the general way.
+PAD = "% " + "x" * 80 + "\n"
 
 
 @pytest.fixture
@@ -52,6 +59,30 @@ def random_lines(count, seed=0):
         f"{i} {j} {v!r}\n" for i, j, v in zip(rows.tolist(), cols.tolist(), values.tolist())
     )
     return text, rows, cols, values
+
+
+@st.composite
+def decimal_texts(draw):
+    """A real as a file may write it: a sign or none, 1 to 25 digits (leading zeros
+    included) with a point anywhere among them or none, and an exponent or none."""
+    digits = draw(st.text("0123456789", min_size=1, max_size=25))
+    point = draw(st.none() | st.integers(0, len(digits)))
+    mantissa = digits if point is None else digits[:point] + "." + digits[point:]
+    exponent = ""
+    if draw(st.booleans()):
+        value = draw(st.integers(-350, 350))
+        sign = "-" if value < 0 else draw(st.sampled_from(["", "+"]))
+        zeros = "0" * draw(st.integers(0, 3))
+        exponent = draw(st.sampled_from("eE")) + sign + zeros + str(abs(value))
+    return draw(st.sampled_from(["", "-", "+"])) + mantissa + exponent
+
+
+def bits(values):
+    return np.asarray(values, dtype=np.float64).view(np.uint64).tolist()
+
+
+def python_bits(tokens):
+    return [struct.unpack("<Q", struct.pack("<d", float(t)))[0] for t in tokens]
 
 
 class TestParser:
@@ -118,12 +149,42 @@ class TestParser:
         written = [f"{d!r}" for d in doubles] + [f"{d:.25e}" for d in doubles[:1000]]
         written += [f"{d:.3f}" for d in doubles[3000:]] + [f"{d:.17g}" for d in doubles[:500]]
         tokens = tricky + written
-        columns, _, bad_line, bad_text = parse("".join(f"1 1 {t}\n" for t in tokens))
+        columns, _, bad_line, bad_text = parse("".join(f"1 1 {t}\n" for t in tokens) + PAD)
         assert bad_line == 0, bad_text
         parsed = columns[2].view(np.uint64).tolist()
         for token, got in zip(tokens, parsed, strict=True):
             (want,) = struct.unpack("<Q", struct.pack("<d", float(token)))
             assert got == want, f"{token!r}: {got:#x}, Python {want:#x}"
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(
+        tokens=st.lists(decimal_texts(), min_size=1, max_size=12),
+        ending=st.sampled_from(["\n", "\r\n", " \n", "\t\r\n", "  \r\n", "\r"]),
+    )
+    def test_random_decimals_bit_for_bit(self, tokens, ending):
+        # Read by the fast path (with PAD after them) and by the general one (the text's last
+        # bytes): both give Python's float(), bit for bit.
+        for pad in [PAD, ""]:
+            text = "".join(f"{k} 2 {t}{ending}" for k, t in enumerate(tokens, 1)) + pad
+            columns, _, bad_line, bad_text = parse(text)
+            assert bad_line == 0, bad_text
+            assert bits(columns[2]) == python_bits(tokens)
+            np.testing.assert_array_equal(columns[0], np.arange(1, len(tokens) + 1))
+
+    def test_near_halfway_reals_bit_for_bit(self):
+        # Halfway between two doubles, to 17 to 19 digits: where the fast path's Eisel-Lemire
+        # step cannot decide and hands the token to fast_float, or decides one way or the other.
+        rng = np.random.default_rng(12)
+        doubles = rng.integers(0, 2**63 - 2**52, 2000, dtype=np.uint64).view(np.float64).tolist()
+        tokens = []
+        with localcontext() as context:
+            context.prec = 60  # far more than the 19 digits kept; float() is the reference
+            for d in doubles:
+                halfway = (Decimal(d) + Decimal(np.nextafter(d, np.inf).item())) / 2
+                tokens += [f"{halfway:.{digits - 1}e}" for digits in (17, 18, 19)]
+        columns, _, bad_line, bad_text = parse("".join(f"1 1 {t}\n" for t in tokens) + PAD)
+        assert bad_line == 0, bad_text
+        assert bits(columns[2]) == python_bits(tokens)
 
     @pytest.mark.parametrize("field", ["int64", "int32", "uint64"])
     def test_integers_of_every_length_and_ending(self, field):
@@ -148,20 +209,37 @@ class TestParser:
             if bases:
                 assert extremes[0] == (min(values), max(values))
 
-    @pytest.mark.parametrize("token", ["12a", "1.0", "123456789x", "+", "1-", "12345678e"])
+    @pytest.mark.parametrize("token", ["12a", "1.0", "123456789x", "+", "1-", "12345678e", "1234a"])
     def test_malformed_integers(self, token):
-        for tail in ["", "\n", "\n1 1 1\n"]:  # at the text's end, or 8 bytes before it
+        # At the text's end, 8 bytes before it, or with enough text after for the fast paths.
+        for tail in ["", "\n", "\n1 1 1\n", "\n" + PAD]:
             _, _, bad_line, bad_text = parse(f"1 1 1\n{token} 1 1{tail}")
             assert bad_line == 2, (token, tail)
             assert bad_text == f"{token} 1 1".encode()
 
     @pytest.mark.parametrize(
-        "token", ["+-1", "--1", "nan(1)", "1e", "0x10", "1_0", "e5", "infinite", "1.5.", "."]
-    )
-    def test_malformed_reals(self, token):
-        _, _, bad_line, bad_text = parse(f"1 1 1\n2 2 {token}\n")
+        "token",
+        ["+-1", "--1", "nan(1)", "1e", "0x10", "1_0", "e5", "infinite", "1.5.", ".", "1e+", "-.",
+         "1.5e3x", "1.5E", "+", "1..5", ".e5", "1e5.5", "1" * 30 + "z"],
+    )  # fmt: skip
+    @pytest.mark.parametrize("pad", ["", PAD])
+    def test_malformed_reals(self, token, pad):
+        _, _, bad_line, bad_text = parse(f"1 1 1\n2 2 {token}\n{pad}")
         assert bad_line == 2
         assert bad_text == f"2 2 {token}".encode()
+
+    @pytest.mark.parametrize(
+        "line",
+        ["1 1", "1 1 1 1", "1 1 1.5 x", "1 1.5 1", "1 x 1", "1  1", "-1 1 1.5e400x", "1 1 1 %"],
+    )
+    def test_malformed_lines_with_the_fast_paths(self, line):
+        # Each line is read by the fast paths first; what they refuse the general loop reads,
+        # and it names the same line as before.
+        _, _, bad_line, bad_text = parse(f"1 1 1\n{line}\n{PAD}")
+        if line.endswith("%"):  # a comment after the fields: not malformed
+            assert bad_line == 0
+        else:
+            assert (bad_line, bad_text) == (2, line.encode())
 
     @pytest.mark.parametrize(
         "token,field,valid",
@@ -180,8 +258,9 @@ class TestParser:
             ("-1", "uint64", False),
         ],
     )
-    def test_integer_ranges(self, token, field, valid):
-        columns, _, bad_line, _ = parse(f"{token}\n", fields=[field])
+    @pytest.mark.parametrize("pad", ["", PAD])
+    def test_integer_ranges(self, token, field, valid, pad):
+        columns, _, bad_line, _ = parse(f"{token}\n{pad}", fields=[field])
         assert bad_line == (0 if valid else 1)
         if valid:
             assert int(columns[0][0]) == int(token)
@@ -281,6 +360,41 @@ class TestRead:
         path.write_bytes(mtx_text("".join(lines), len(lines), field).encode())
         ours = ct.read(path, format="coo").to_numpy()
         np.testing.assert_array_equal(ours, scipy.io.mmread(path).toarray())
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(
+        tokens=st.lists(decimal_texts(), min_size=1, max_size=20),
+        ending=st.sampled_from(["\n", "\r\n", " \r\n"]),
+    )
+    def test_random_decimals_read_bit_for_bit(self, tmp_path, tokens, ending):
+        # Through ct.read of a small .mtx: one entry per row, in order, so COO keeps the
+        # file's values where they are (explicit zeros included).
+        n = len(tokens)
+        body = "".join(f"{k} 1 {t}{ending}" for k, t in enumerate(tokens, 1))
+        path = self.write(tmp_path, "r.mtx", mtx_text(body, n).replace("10 10", f"{n} 1") + PAD)
+        assert bits(ct.read(path, format="coo").values) == python_bits(tokens)
+
+    @pytest.mark.parametrize(
+        ("line", "message"),
+        [
+            ("3 1 1.5x", "field 3 (value) '1.5x' is not a real number"),
+            ("3 1", "expected 3 fields (row, column, value), found 2"),
+            ("11 1 2.5", "row coordinate 11 is outside 1..10"),
+            ("3 0 2.5", "column coordinate 0 is outside 1..10"),
+            ("3 -2 2.5", "column coordinate -2 is outside 1..10"),
+            ("99999999999999999999 1 1", "'99999999999999999999' is outside the int64 range"),
+            ("3 1 1e5e5", "field 3 (value) '1e5e5' is not a real number"),
+        ],
+    )
+    def test_corrupt_lines_with_text_after_them(self, tmp_path, line, message):
+        # The fast paths read these lines first (enough text follows): the error is the one
+        # the line-by-line check gives, at the same line.
+        body = "1 1 1.5\n2 2 2.5\n" + line + "\n4 4 4.5\n" + PAD
+        path = self.write(tmp_path, "bad.mtx", mtx_text(body, 4))
+        with pytest.raises(ct.ParseError) as caught:
+            ct.read(path)
+        assert caught.value.line == 6  # banner, comment, size line, two entries
+        assert message in str(caught.value)
 
     def test_crlf_and_cr_only_files(self, tmp_path):
         text = mtx_text("1 1 1.5\n3 4 2.5\n% c\n10 10 3.5", 3)
