@@ -95,20 +95,16 @@ def test_kernels_check_in_outer_loops_only():
     c = kern.source("c")
     # The rows run in blocks whose coordinates are checked together, row by row, or (rows
     # that gather from far apart) each coordinate checked as it is loaded
-    # (ir/guard_coordinates.cpp, checkedPerBlock): the loop over blocks checks once per block
-    # (a block's rows, at most 32, do not check one by one), the two loops over rows once per
-    # row; after each of the three parallel loops, the kernel returns if the flag is set.
+    # (ir/guard_coordinates.cpp, checkedPerBlock): the two loops over blocks check once per
+    # block (a block's rows, at most 32, do not check one by one), the loop row by row once
+    # per row; after each of the three parallel loops, the kernel returns if the flag is set.
     checks = [m.start() for m in re.finditer(r"\*coiter_rt_interrupt_flag != 0", c)]
     returns = [at for at in checks if "return 5;" in c[at : at + 120]]
     assert len(returns) == 3 and len(checks) == 6
     loops = [c[c.rindex("for (", 0, at) :][:30] for at in checks if at not in returns]
     assert sorted(loop.split(" = ")[0] for loop in loops) == [
         "for (int64_t i",
-        "for (int64_t i",
         "for (int64_t i_block",
+        "for (int64_t i_far_block",
     ], loops
-    assert "for (int64_t i = i_first;" in c
-    for at in checks:
-        if at not in returns:
-            loop = c[c.rindex("for (", 0, at) :]
-            assert loop.startswith(("for (int64_t i_block = ", "for (int64_t i = ")), loop[:60]
+    assert "for (int64_t i = i_first;" in c and "for (int64_t i = i_far_first;" in c

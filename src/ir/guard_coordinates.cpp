@@ -664,18 +664,25 @@ class CoordinateGuard {
     LoopSchedule schedule = n.schedule;
     if (schedule.chunk > 0) schedule.chunk = (schedule.chunk + kRowsPerCheck - 1) / kRowsPerCheck;
     Stmt blocks = forLoop(blockIndex, lit(type, 0), blockCount, blockBody, schedule);
-    // Where most rows gather from far apart (gathersFar, decided once per call), the rows
-    // run without blocks: each coordinate is checked as the row loads it (checkEachEntry)
-    // instead of by a pass over a block, and every row's gathers are prefetched. Their row
-    // loops are scalar anyway. The blocks' choice on two coordinates took a third of a
-    // power-law matrix's blocks for close, whose gathers then went without prefetches, and
-    // their pass cost the rest more than the check per entry: SpMV at one thread went from
-    // 0.72x SciPy's speed to 0.91x on a 200,000-row power-law matrix and from 0.81x to 1.0x
-    // on a uniform one (docs/compiler.md).
+    // Where most rows gather from far apart (gathersFar, decided once per call), the
+    // blocks skip their pass: each coordinate is checked as the row loads it
+    // (checkEachEntry), and every row's gathers are prefetched; their row loops are scalar
+    // anyway. The blocks' choice on two coordinates took a third of a power-law matrix's
+    // blocks for close, whose gathers then went without prefetches, and their pass cost the
+    // rest more than the check per entry: SpMV at one thread went from 0.72x SciPy's speed
+    // to 0.91x on a 200,000-row power-law matrix and from 0.81x to 1.0x on a uniform one
+    // (docs/compiler.md). The rows still go by blocks, checked for interrupts once a block.
     Var farFlag = parallel ? newFlag() : flag;
-    Stmt farBody = checkEachEntry(prefetchGathers(n.body, gathering, fresh_), rows, farFlag);
-    Stmt farRows =
-        forLoop(n.var, ir::ref(begin), ir::ref(end), parallel ? withOwnFlag(farBody, farFlag) : farBody, n.schedule);
+    Var farBlockIndex = makeVar(fresh_(n.var->name + "_far_block"), type);
+    Var farFirst = makeVar(fresh_(n.var->name + "_far_first"), type),
+        farStop = makeVar(fresh_(n.var->name + "_far_stop"), type);
+    Stmt farRowsOfBlock = block(
+        {declare(farFirst, binary(BinaryOp::Add, ir::ref(begin), binary(BinaryOp::Mul, ir::ref(farBlockIndex), size))),
+         declare(farStop, binary(BinaryOp::Min, binary(BinaryOp::Add, ir::ref(farFirst), size), ir::ref(end))),
+         forLoop(n.var, ir::ref(farFirst), ir::ref(farStop),
+                 checkEachEntry(prefetchGathers(n.body, gathering, fresh_), rows, farFlag), rowsOfBlock)});
+    Stmt farRows = forLoop(farBlockIndex, lit(type, 0), blockCount,
+                           parallel ? withOwnFlag(farRowsOfBlock, farFlag) : farRowsOfBlock, schedule);
     Var far = makeVar(fresh_(n.var->name + "_gathers_far"), scalar(DType::Bool));
     // Long rows that read close together (banded) run row by row, each checked before it
     // runs (checkedBeforeLoop): a pass over a whole block's coordinates before its rows

@@ -38,8 +38,8 @@
 // `y[crd[q]] += A[q] * x[i]`) check each coordinate where the row loop loads it, a compare
 // and a branch that stops the row and sets the flag, and the loads every entry of the row
 // repeats (x[i]) are moved before the row loop (invariant_loads.hpp). So do rows that
-// gather from far apart when most rows of the call do (sampled once per call): they run
-// without blocks, every row prefetching its gathers.
+// gather from far apart when most rows of the call do (sampled once per call): their blocks
+// skip the pass, every row prefetching its gathers.
 //
 // Positions (pos arrays) are not rewritten: the caller checks them before every call
 // (ValidationScope::Structure, O(rows)), which bounds every loop over positions.
