@@ -9,9 +9,17 @@
 namespace coiter::ir {
 namespace {
 
-// The arrays a loop body loads at exactly the loop's position q: those loaded by statements
-// directly in the body (every iteration runs them; a loop's bounds and an if's condition
-// included), and those loaded only inside an inner loop or a branch.
+// A loop whose start is loaded (through a cast): it runs over a segment of positions.
+bool overPositions(const ForNode& n) {
+  const Expr& begin = n.begin->kind == ExprKind::Cast ? as<CastNode>(n.begin).a : n.begin;
+  return begin->kind == ExprKind::Load;
+}
+
+// The arrays a loop body loads at exactly the loop's position q: those that every iteration
+// loads (in statements directly in the body, a loop's bounds and an if's condition included,
+// or in the body of an inner loop over a dimension, which runs whole at every iteration),
+// and those loaded only inside a branch, a while loop or an inner loop over positions
+// (whose segment may be empty).
 class ReadsAtPosition : public IRVisitor {
  public:
   ReadsAtPosition(const VarNode* q, const Stmt& body) : q_(q) { visit(body); }
@@ -34,7 +42,8 @@ class ReadsAtPosition : public IRVisitor {
   void visitFor(const ForNode& n) override {
     visit(n.begin);
     visit(n.end);
-    nestedVisit(n.body);
+    if (overPositions(n)) return nestedVisit(n.body);
+    visit(n.body);
   }
   void visitWhile(const WhileNode& n) override {
     visit(n.cond);
@@ -60,12 +69,6 @@ class ReadsAtPosition : public IRVisitor {
   int nested_ = 0;
   std::vector<Var> always_, sometimes_;
 };
-
-// A loop whose start is loaded (through a cast): it runs over a segment of positions.
-bool overPositions(const ForNode& n) {
-  const Expr& begin = n.begin->kind == ExprKind::Cast ? as<CastNode>(n.begin).a : n.begin;
-  return begin->kind == ExprKind::Load;
-}
 
 class PrefetchSkippedReads : public IRMutator {
  protected:

@@ -20,8 +20,10 @@ namespace coiter::ir {
 constexpr int64_t kStreamPrefetchDistance = 16;
 
 // `s` with the prefetches above added to every loop over positions (a loop whose start is
-// loaded: a segment of a pos array) that loads some array at exactly its position inside an
-// inner loop or a branch of its body, but not in a statement directly in the body.
+// loaded: a segment of a pos array) that loads some array at exactly its position only inside
+// a branch, a while loop or an inner loop over positions (not where every iteration loads it:
+// in a statement directly in the body, or in an inner loop over a dimension, whose load LLVM
+// moves before that loop).
 Stmt prefetchSkippedReads(const Stmt& s);
 
 }  // namespace coiter::ir
