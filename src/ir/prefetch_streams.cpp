@@ -23,9 +23,11 @@ bool overPositions(const ForNode& n) {
 class ReadsAtPosition : public IRVisitor {
  public:
   ReadsAtPosition(const VarNode* q, const Stmt& body) : q_(q) { visit(body); }
-  // The arrays read at q in some iterations only.
+  // The arrays read at q in some iterations only; none in an innermost loop (a body without
+  // loops), whose vectorization a prefetch could cost.
   std::vector<Var> skipped() const {
     std::vector<Var> out;
+    if (!holdsLoop_) return out;
     for (const Var& a : sometimes_) {
       if (!holds(always_, a)) out.push_back(a);
     }
@@ -40,12 +42,14 @@ class ReadsAtPosition : public IRVisitor {
     IRVisitor::visitLoad(n);
   }
   void visitFor(const ForNode& n) override {
+    holdsLoop_ = true;
     visit(n.begin);
     visit(n.end);
     if (overPositions(n)) return nestedVisit(n.body);
     visit(n.body);
   }
   void visitWhile(const WhileNode& n) override {
+    holdsLoop_ = true;
     visit(n.cond);
     nestedVisit(n.body);
   }
@@ -67,6 +71,7 @@ class ReadsAtPosition : public IRVisitor {
 
   const VarNode* q_;
   int nested_ = 0;
+  bool holdsLoop_ = false;
   std::vector<Var> always_, sometimes_;
 };
 

@@ -20,10 +20,10 @@ namespace coiter::ir {
 constexpr int64_t kStreamPrefetchDistance = 16;
 
 // `s` with the prefetches above added to every loop over positions (a loop whose start is
-// loaded: a segment of a pos array) that loads some array at exactly its position only inside
-// a branch, a while loop or an inner loop over positions (not where every iteration loads it:
-// in a statement directly in the body, or in an inner loop over a dimension, whose load LLVM
-// moves before that loop).
+// loaded: a segment of a pos array) that holds an inner loop and loads some array at exactly
+// its position only inside a branch, a while loop or an inner loop over positions (not where
+// every iteration loads it: in a statement directly in the body, or in an inner loop over a
+// dimension, whose load LLVM moves before that loop).
 Stmt prefetchSkippedReads(const Stmt& s);
 
 }  // namespace coiter::ir
