@@ -292,3 +292,91 @@ def test_rows_checked_before_they_run(engine, index_dtype, layout):
     A.levels[1].crd[bad] = -1
     with pytest.raises(ct.FormatError, match=rf"crd\[{bad}\] = -1 is outside \[0, {m}\)"):
         ct.evaluate("y(i) = A(i,j) * x(j)", A=A, x=x, engine=engine)
+
+
+# B's fibers (entries per (i,k)) for the kernel that locates a short list of w at each
+# nonzero of B: up to 4, its fiber loops run as lowered; from 5 on, they first compare the
+# rows of w their first and last entries reach, reading both (ir/prefetch_rows.cpp). Both
+# prefetch B's values ahead (ir/prefetch_streams.cpp).
+FIBER_LENGTHS = {"short": (1, 5), "long": (5, 17)}
+
+
+@pytest.mark.parametrize("engine", ["llvm", "c"])
+@pytest.mark.parametrize("fibers", sorted(FIBER_LENGTHS))
+def test_short_lists_located_at_each_nonzero_are_checked(engine, fibers):
+    # SpMTTKRP's second kernel, A(i,j) = B(i,k,l) * w(k,j,l) in loop order i,k,l,j, reads
+    # at each nonzero of B the list of w at (k, l): empty or a few entries. A coordinate
+    # outside its dimension in such a list, or in a fiber of B, is reported, never used.
+    import numpy as np
+
+    import coiter as ct
+
+    n = 16
+    rng = np.random.default_rng(11)
+    low, high = FIBER_LENGTHS[fibers]
+    coords = [
+        (i, k, c)
+        for i in range(n)
+        for k in range(n)
+        for c in np.sort(rng.choice(n, rng.integers(low, high), replace=False))
+    ]
+    B = ct.from_coords(np.array(coords), rng.random(len(coords)), (n, n, n), format="dss", name="B")
+    w_flat = np.unique(rng.integers(0, n**3, n * n // 2))
+    w_coords = np.stack(np.unravel_index(w_flat, (n, n, n)), axis=1)
+    w = ct.from_coords(w_coords, rng.random(len(w_flat)), (n, n, n), format="dds:0,2,1", name="w")
+    kern = ct.compile(
+        "A(i,j) = B(i,k,l) * w(k,j,l)",
+        formats={"A": "ds", "B": "dss", "w": "dds:0,2,1"},
+        schedule="reorder(i,k,l,j)",
+        engine=engine,
+    )
+    want = np.einsum("ikl,kjl->ij", B.to_numpy(), w.to_numpy())
+    np.testing.assert_allclose(kern(B=B, w=w).to_numpy(), want)
+    # The first entry of a list of w at a (k, l) where B has a nonzero: the kernel reads it.
+    pos, crd = w.levels[2].pos, w.levels[2].crd
+    first = next(int(pos[k * n + c]) for _, k, c in coords if pos[k * n + c] < pos[k * n + c + 1])
+    fiber_crd = B.levels[2].crd
+    last = len(fiber_crd) - 1  # the last fiber's last entry
+    for tensor, array, entry in [("w", crd, first), ("B", fiber_crd, last)]:
+        for bad in (n, -1):
+            kept = array[entry]
+            array[entry] = bad
+            match = rf"tensor {tensor}: .*crd\[{entry}\] = {bad} is outside \[0, {n}\)"
+            with pytest.raises(ct.FormatError, match=match):
+                kern(B=B, w=w)
+            array[entry] = kept
+    np.testing.assert_allclose(kern(B=B, w=w).to_numpy(), want)
+
+
+@pytest.mark.parametrize("engine", ["llvm", "c"])
+def test_rows_prefetched_far_apart_are_checked(engine):
+    # Gustavson's SpGEMM reaches random rows of B, far apart: the loop over a row of A
+    # prefetches the rows 4 and 8 entries ahead, and first reads the rows of its first and
+    # last entries (ir/prefetch_rows.cpp). A bad coordinate of A in a row's middle (read
+    # ahead) or at its end (read where the row starts) is reported, never used.
+    import numpy as np
+    import scipy.sparse as sp
+
+    import coiter as ct
+
+    n, inner, per_row = 200, 20_000, 8
+    rng = np.random.default_rng(5)
+    rows = np.repeat(np.arange(n), per_row)
+    M = sp.csr_array(
+        (rng.random(rows.size), (rows, rng.integers(0, inner, rows.size))), shape=(n, inner)
+    )
+    M.sum_duplicates()
+    B = sp.random_array((inner, 40), density=0.1, format="csr", random_state=6)
+    A = ct.asarray(M, name="A")
+    expression = "C(i,j) = A(i,k) * B(k,j)"
+    got = ct.evaluate(expression, A=A, B=B, engine=engine).to_numpy()
+    np.testing.assert_allclose(got, (M @ B).toarray())
+    crd = A.levels[1].crd
+    for entry in (int(M.indptr[n // 2]) + 2, int(M.indptr[n // 2 + 1]) - 1):
+        for bad in (inner, -1):
+            kept = crd[entry]
+            crd[entry] = bad
+            match = rf"tensor A: .*crd\[{entry}\] = {bad} is outside \[0, {inner}\)"
+            with pytest.raises(ct.FormatError, match=match):
+                ct.evaluate(expression, A=A, B=B, engine=engine)
+            crd[entry] = kept

@@ -49,6 +49,26 @@ def test_spgemm_rows_are_prefetched_by_the_ir_passes():
     assert "prefetch B2_crd[" in kern.stages["after IR passes"]
 
 
+def test_values_read_at_some_positions_only_are_prefetched_as_a_stream():
+    # SpMTTKRP's second kernel reads B's value only where w's list at (k, l) is not empty: the
+    # loop over B's fiber prefetches the values 16 positions ahead at every entry. Its rows
+    # of w are prefetched only in fibers whose rows lie far apart (ir/prefetch_rows.cpp).
+    kern = ct.compile(
+        "A(i,j) = B(i,k,l) * w(k,j,l)",
+        formats={"A": "ds", "B": "dss", "w": "dds:0,2,1"},
+        schedule="reorder(i,k,l,j)",
+    )
+    assert "prefetch " not in kern.stages["lowered IR"]
+    after = kern.stages["after IR passes"]
+    # Once in each version of the fiber loop (with and without the row prefetches).
+    assert after.count("prefetch B_vals[pB3 + 16]") == 2
+    assert "if (pB3_begin + 4) < pB3_end {" in after and "if pB3_rows_far {" in after
+    assert "prefetch w3_crd[pw3_ahead]" in after
+    # CSR SpMV reads each entry's value at every position: nothing to stream.
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"})
+    assert "prefetch A_vals" not in kern.stages["after IR passes"]
+
+
 def test_stages_of_a_kernel_that_runs():
     A = sp.random_array((30, 20), density=0.2, format="csr", random_state=1)
     x = np.arange(20.0)

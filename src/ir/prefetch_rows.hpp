@@ -7,6 +7,9 @@
 // iterations ahead. prefetchIndirectRows adds, at the top of such a loop's body, a prefetch
 // of the row start (pos[k']) for p + 2d, and of the row's first elements for p + d, for the
 // arrays the inner loop reads at its position. Prefetches never fault and change no result.
+// The loop runs with them only where its rows lie far apart (checked where it starts: more
+// than d iterations, whose first and last rows start kCloseRows positions apart or more);
+// otherwise it runs as lowered.
 #pragma once
 #include <functional>
 #include <map>
@@ -19,6 +22,9 @@ namespace coiter::ir {
 
 // Iterations ahead that the row's elements are prefetched (the row start: twice as far).
 constexpr int64_t kPrefetchDistance = 4;
+// Rows that start fewer positions apart than this (16 KiB of 32-bit coordinates) lie close
+// together: they are not prefetched.
+constexpr int64_t kCloseRows = 4096;
 
 // A name for a new variable, unused in the function (from a base name).
 using FreshName = std::function<std::string(const std::string&)>;

@@ -35,8 +35,9 @@ struct LoweredKernel {
 LoweredKernel lowerKernel(const schedule::ScheduledStatement& stmt, const std::string& functionName,
                           bool assemble = true);
 
-// The IR passes, in order: software prefetch of rows reached through an index array
-// (ir/prefetch_rows.hpp; CPU targets only: a GPU hides latency with its many threads), then
+// The IR passes, in order: software prefetch of values a loop over positions reads only in
+// some iterations (ir/prefetch_streams.hpp) and of rows reached through an index array
+// (ir/prefetch_rows.hpp; both CPU targets only: a GPU hides latency with its many threads), then
 // the checks of loaded coordinates (ir/guard_coordinates.hpp; CPU targets only: a GPU
 // kernel's operands are checked whole when copied to the device), which add the `violations`
 // parameter to the function and the ABI when they check a load.
