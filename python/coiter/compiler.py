@@ -79,9 +79,11 @@ class AutoScheduler(Protocol):
         (and no conversions)."""
         ...
 
-    def input_key(self, operands: Mapping[str, Tensor]) -> Hashable:
+    def input_key(self, stmt: Parsed | None, operands: Mapping[str, Tensor]) -> Hashable:
         """What ``for_operands`` depends on besides the statement and the formats: a choice
-        made for operands with an equal key may be reused (ct.evaluate remembers it)."""
+        made for operands with an equal key may be reused (ct.evaluate remembers it). Called
+        on every call that asks for "auto": it must cost next to nothing. ``stmt`` None: a
+        statement no tuning names (the array operators' own, over tensors t0, t1, ...)."""
         ...
 
 
@@ -101,8 +103,13 @@ def autoscheduler() -> AutoScheduler:
     return _autoscheduler
 
 
-def is_auto(schedule: object) -> bool:
-    """Whether ``schedule`` asks for the autoscheduler's choice."""
+def is_auto(schedule: object, target: str = "cpu") -> bool:
+    """Whether ``schedule`` asks for the autoscheduler's choice: ``"auto"``, or no schedule
+    (None) for the CPU, where "auto" is the default (a GPU kernel without a schedule gets the
+    GPU's default schedules: docs/gpu.md). ``"default"`` (or an empty schedule) asks for the
+    compiler's default schedule instead."""
+    if schedule is None:
+        return target == "cpu"
     return isinstance(schedule, str) and schedule.strip() == "auto"
 
 
@@ -651,7 +658,7 @@ def compile(
     """
     if schedule is None and isinstance(stmt, Tensor):
         schedule = stmt._schedule
-    if is_auto(schedule):
+    if is_auto(schedule, target):
         schedule = _auto_schedule(stmt, formats, dtype, dtypes, engine)
     schedule_text = text_of(schedule)
     if isinstance(stmt, Tensor):

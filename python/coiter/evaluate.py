@@ -33,7 +33,7 @@ from .notation import (
     core_variables,
     map_tensors,
 )
-from .parser import Parsed, TensorRef, parse
+from .parser import Parsed, TensorRef, parse, parse_once
 from .schedule import Schedule, schedule_text
 from .tensor import Tensor
 
@@ -50,12 +50,6 @@ Choice: TypeAlias = tuple[
     Kernel | KernelPlan, Format, np.dtype[Any], dict[str, Tensor] | None, dict[str, Format]
 ]
 _chosen_kernels: OrderedDict[Hashable, Choice] = OrderedDict()
-
-
-@functools.lru_cache(maxsize=_CHOSEN_KERNELS_KEPT)
-def _parsed(statement: str) -> Parsed:
-    """``parse(statement)``, once per text (the result is only read)."""
-    return parse(statement)
 
 
 def forget_chosen_kernels() -> None:
@@ -163,7 +157,7 @@ def evaluate(
     >>> np.allclose(y.to_numpy(), A @ x), y.format
     (True, Format('d'))
     """
-    assignment, refs = _parsed(statement) if isinstance(statement, str) else parse(statement)
+    assignment, refs = parse_once(statement) if isinstance(statement, str) else parse(statement)
     result_name = assignment.lhs.tensor.name
     if assignment.accumulate:
         at = statement.index("+=") + 1
@@ -187,7 +181,9 @@ def evaluate(
     # The autoscheduler's pick depends on the operands' statistics and on the tuning database
     # (which a tuning may have changed since): remembered by both.
     choice_schedule = (
-        ("auto", autoscheduler().input_key(operands)) if is_auto(schedule) else schedule
+        ("auto", autoscheduler().input_key((assignment, refs), operands))
+        if is_auto(schedule, target)
+        else schedule
     )
     key = _choice_key(statement, operands, out_format, dtype, engine, choice_schedule, target)
     try:
@@ -283,7 +279,7 @@ def choose_kernel(
     dtypes = {name: t.dtype for name, t in operands.items()}
     dtypes[result_name] = result_dtype
     conversions: dict[str, Format] = {}
-    if is_auto(schedule):
+    if is_auto(schedule, target):
         picked, conversions = autoscheduler().for_operands(
             (assignment, refs), operands, formats, dtypes, engine
         )

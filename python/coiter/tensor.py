@@ -215,6 +215,8 @@ class Tensor:
         # An operator's result not computed yet (operators.LazyDefinition); its _data is then a
         # placeholder that knows only the shape, dtype and format.
         self._lazy: PendingOperator | None = None
+        # (storage, its statistics) as schedule="auto" reads them (autosched/database.py)
+        self._statistics: tuple[Any, dict[str, Any], tuple[Any, ...]] | None = None
         # transposes sharing this tensor's arrays (operators.transpose)
         self._views: dict[tuple[int, ...], tuple[_core.TensorStorage, Tensor]] | None = None
 

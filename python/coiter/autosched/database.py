@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from ..formats import is_all_dense
 from ..tensor import Tensor
 from .candidates import Problem
 from .pipeline import stages_of
@@ -70,22 +71,54 @@ class Entry:
     statistics: dict[str, Any]
 
 
-def operand_statistics(operands: Mapping[str, Tensor]) -> dict[str, dict[str, Any]]:
-    """Per operand: shape, nonzeros and, for a sparse one whose first compressed level has a
-    parent (CSR's rows, CSF's fibers), the mean and maximum length of its segments."""
-    found: dict[str, dict[str, Any]] = {}
-    for name, tensor in sorted(operands.items()):
-        stats: dict[str, Any] = {"shape": list(tensor.shape), "nnz": int(tensor.nnz)}
-        # (The storage's arrays, not tensor.levels: this runs on every schedule="auto" call.)
-        for arrays in tensor._storage.level_arrays[1:]:
+def operand_statistics(
+    operands: Mapping[str, Tensor], rows: bool = True
+) -> dict[str, dict[str, Any]]:
+    """Per operand (by name, sorted), its :func:`tensor_statistics`."""
+    return {name: tensor_statistics(operands[name], rows) for name in sorted(operands)}
+
+
+def tensor_statistics(tensor: Tensor, rows: bool = True) -> dict[str, Any]:
+    """A tensor's shape, nonzeros and, when it is sparse with a compressed level below another
+    (CSR's rows, CSF's fibers), the mean length of that level's segments and, with ``rows``,
+    their maximum (the one statistic that reads every segment: O(rows)).
+
+    Remembered on the tensor for the storage read (``Tensor._statistics``): this runs on
+    every ``schedule="auto"`` call, and a tensor's storage is replaced, never restructured in
+    place, when a definition is recomputed or a kernel writes it with ``out=``
+    (``Tensor._set_storage``), so a changed tensor is read again. (Writing into the NumPy
+    views of its index arrays is not seen; it could only make the schedule chosen a worse
+    one, never change a result.)"""
+    return _remembered(tensor, rows)[1]
+
+
+def tensor_bucket(tensor: Tensor, rows: bool = True) -> tuple[Any, ...]:
+    """The tensor's part of :func:`bucket_key` (without its name), remembered with its
+    statistics: what ``schedule="auto"`` keys its choices on, every call."""
+    return _remembered(tensor, rows)[2]
+
+
+def _remembered(tensor: Tensor, rows: bool) -> tuple[Any, dict[str, Any], tuple[Any, ...]]:
+    """(storage, statistics, bucket part) of the tensor, read once per storage (and again
+    for ``rows`` when they were read without)."""
+    storage = tensor._storage
+    remembered = tensor._statistics
+    if remembered is not None and remembered[0] is storage:
+        stats = remembered[1]
+        if not rows or "max_row" in stats or "mean_row" not in stats:
+            return remembered
+    stats = {"shape": list(tensor.shape), "nnz": int(storage.nnz)}
+    if not is_all_dense(tensor.format):
+        # (The storage's arrays, not tensor.levels, which wraps each level in Python.)
+        for arrays in storage.level_arrays[1:]:
             pos = arrays.get("pos")
             if pos is not None and len(pos) > 1:
-                lengths = np.diff(pos)
                 stats["mean_row"] = float(pos[-1] - pos[0]) / (len(pos) - 1)
-                stats["max_row"] = int(lengths.max())
+                if rows:
+                    stats["max_row"] = int(np.diff(pos).max())
                 break
-        found[name] = stats
-    return found
+    remembered = tensor._statistics = (storage, stats, _bucket_part(stats))
+    return remembered
 
 
 def _log2(value: float) -> int:
@@ -95,20 +128,19 @@ def _log2(value: float) -> int:
 def bucket_key(statistics: Mapping[str, Mapping[str, Any]]) -> tuple[Any, ...]:
     """The bucket of some statistics: per operand, its extents, nonzeros and mean row length
     rounded to powers of two, and the row skew (max / mean): 0 even (< 4), 1 skewed (< 32), 2
-    heavy."""
-    parts: list[Any] = []
-    for name, stats in sorted(statistics.items()):
-        part: tuple[Any, ...] = (
-            name,
-            tuple(_log2(n) for n in stats["shape"]),
-            _log2(stats["nnz"]),
-        )
-        if "mean_row" in stats:
-            mean = max(stats["mean_row"], 1e-9)
+    heavy (left out for statistics read without ``rows``)."""
+    return tuple((name, *_bucket_part(stats)) for name, stats in sorted(statistics.items()))
+
+
+def _bucket_part(stats: Mapping[str, Any]) -> tuple[Any, ...]:
+    part: tuple[Any, ...] = (tuple(_log2(n) for n in stats["shape"]), _log2(stats["nnz"]))
+    if "mean_row" in stats:
+        mean = max(stats["mean_row"], 1e-9)
+        part += (_log2(mean),)
+        if "max_row" in stats:
             skew = stats["max_row"] / mean
-            part += (_log2(mean), 0 if skew < 4 else 1 if skew < 32 else 2)
-        parts.append(part)
-    return tuple(parts)
+            part += (0 if skew < 4 else 1 if skew < 32 else 2,)
+    return part
 
 
 def bucket_of(statistics: Mapping[str, Mapping[str, Any]]) -> str:
@@ -171,6 +203,15 @@ class TuningDatabase:
         """The database file, or None when it lives in memory (no cache directory)."""
         directory = _core.cache_info().get("disk_directory")
         return os.path.join(directory, FILE_NAME) if directory else None
+
+    def _nothing_stored(self) -> bool:
+        """Whether there is no database to read yet: not connected in this process, and no
+        file (or none in memory). Reading then opens nothing, so that schedule="auto" in a
+        process that never tuned costs no SQLite connection and leaves no file behind."""
+        path = self.path
+        if self._connection is not None and self._pid == os.getpid() and path == self._path:
+            return False
+        return path is None or not os.path.exists(path)
 
     def _connect(self) -> sqlite3.Connection:
         path = self.path
@@ -243,6 +284,14 @@ class TuningDatabase:
     def entries(self) -> list[Entry]:
         return self._select("ORDER BY created", ())
 
+    def statements(self) -> set[str]:
+        """The statements (as their signatures print them) that have a stored tuning."""
+        if self._nothing_stored():
+            return set()
+        with self._lock:
+            rows = self._connect().execute("SELECT DISTINCT signature FROM tuned").fetchall()
+        return {json.loads(r[0])["statement"] for r in rows}
+
     def clear(self) -> int:
         """Delete every entry; returns how many there were."""
         with self._lock:
@@ -251,6 +300,8 @@ class TuningDatabase:
             return connection.execute("DELETE FROM tuned").rowcount
 
     def _select(self, where: str, args: tuple[Any, ...]) -> list[Entry]:
+        if self._nothing_stored():
+            return []
         with self._lock:
             rows = (
                 self._connect()
