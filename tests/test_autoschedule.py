@@ -32,13 +32,6 @@ SPMV = "y(i) = A(i,j) * x(j)"
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture
-def tuning_dir(tmp_path, monkeypatch):
-    """A private cache directory, so the tuning database starts empty."""
-    monkeypatch.setenv("COITER_CACHE_DIR", str(tmp_path))
-    yield tmp_path
-
-
 def spmv_operands(rows=300, cols=200, density=0.05, seed=0):
     A = sp.random(rows, cols, density=density, format="csr", random_state=seed)
     x = np.random.default_rng(seed).random(cols)

@@ -31,13 +31,6 @@ HADAMARD_FIRST = (
 )
 
 
-@pytest.fixture
-def tuning_dir(tmp_path, monkeypatch):
-    """A private cache directory, so the tuning database starts empty."""
-    monkeypatch.setenv("COITER_CACHE_DIR", str(tmp_path))
-    yield tmp_path
-
-
 def spgemmh_operands(n=120, seed=0):
     return {
         name: sp.random(n, n, density=0.05, format="csr", random_state=seed + k)

@@ -1,0 +1,136 @@
+"""schedule="auto" as the default (issue 18, API.md §5): ct.evaluate, ct.einsum, ct.compile and
+the array operators without a schedule ask the autoscheduler on the CPU; schedule="default"
+spells the compiler's default schedule; the choice's per-call cost (operand statistics
+remembered per tensor storage) and when it reads the operands again."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import coiter as ct
+from coiter.autosched.api import instant_choice
+from coiter.autosched.database import tensor_bucket, tensor_statistics
+from coiter.compiler import is_auto
+from coiter.evaluate import _chosen_kernels
+from coiter.parser import parse
+
+YYT = "C(i,j) = A(i,t) * B(j,t)"  # einsum("it,jt->ij", Y, Y): an inner product by default
+
+
+def _yyt_operands():
+    return sp.random(400, 100, density=0.02, format="csr", random_state=3)
+
+
+def _choices_of(statement):
+    """ct.evaluate's remembered choices of a statement: (kernel schedule, conversions)."""
+    return [
+        (chosen[0]._schedule, chosen[4])
+        for key, chosen in _chosen_kernels.items()
+        if key[0] == statement
+    ]
+
+
+def test_evaluate_without_a_schedule_is_auto(tuning_dir):
+    # Without a tuning, auto converts B to CSC for YYt (a row-by-row product instead of an
+    # intersection per result entry); the call without schedule= makes the same choice, and
+    # schedule="auto" afterwards finds it remembered.
+    ct.clear_cache()
+    Y = _yyt_operands()
+    before = ct.tuning_info()["frontier_choices"]
+    C = ct.evaluate(YYT, A=Y, B=Y)
+    assert ct.tuning_info()["frontier_choices"] == before + 1
+    np.testing.assert_allclose(C.to_scipy().toarray(), (Y @ Y.T).toarray(), rtol=1e-12)
+    [(schedule, conversions)] = _choices_of(YYT)
+    assert list(conversions) == ["B"] and list(conversions["B"].mode_order) == [1, 0]
+    ct.evaluate(YYT, schedule="auto", A=Y, B=Y)
+    assert ct.tuning_info()["frontier_choices"] == before + 1
+    assert len(_choices_of(YYT)) == 1
+
+
+def test_einsum_and_operators_without_a_schedule_are_auto(tuning_dir):
+    Y = _yyt_operands()
+    before = ct.tuning_info()["frontier_choices"]
+    np.testing.assert_allclose(
+        ct.einsum("it,jt->ij", Y, Y).to_scipy().toarray(), (Y @ Y.T).toarray(), rtol=1e-12
+    )
+    assert ct.tuning_info()["frontier_choices"] == before + 1
+    # The operators choose as auto does, and make the conversions it asks for (B.T is CSC
+    # of B, which auto reads in another order), remembering the choice by the statistics.
+    T = ct.asarray(Y)
+    for _ in range(2):
+        np.testing.assert_allclose((T @ T.T).to_numpy(), (Y @ Y.T).toarray(), rtol=1e-12)
+    small = ct.asarray(sp.random(40, 10, density=0.2, format="csr", random_state=4))
+    np.testing.assert_allclose(
+        (small @ small.T).to_numpy(), (small.to_scipy() @ small.to_scipy().T).toarray()
+    )
+
+
+def test_the_default_spelling_is_the_compilers_schedule(tuning_dir):
+    Y = _yyt_operands()
+    before = ct.tuning_info()
+    C = ct.evaluate(YYT, schedule="default", A=Y, B=Y)
+    after = ct.tuning_info()
+    assert (after["frontier_choices"], after["rule_choices"]) == (
+        before["frontier_choices"],
+        before["rule_choices"],
+    )
+    np.testing.assert_allclose(C.to_scipy().toarray(), (Y @ Y.T).toarray(), rtol=1e-12)
+    formats = {"A": "csr", "B": "csr", "C": "csr"}
+    default = ct.compile(YYT, formats=formats, schedule="default")
+    assert default.concrete == ct.compile(YYT, formats=formats, schedule=ct.Schedule()).concrete
+    assert default.concrete == ct.compile(YYT, formats=formats, schedule="").concrete
+    assert "∀i ∀j" in default.concrete  # the inner product: one result entry at a time
+    A, B = ct.asarray(Y, name="A"), ct.asarray(Y, name="B")
+    i, j, t = ct.indices("i j t")
+    C = ct.zeros((400, 400), format="csr", name="C")
+    C[i, j] = A[i, t] * B[j, t]
+    assert C.schedule("default") is C
+    np.testing.assert_allclose(C.to_numpy(), (Y @ Y.T).toarray(), rtol=1e-12)
+    with pytest.raises(ct.ScheduleError, match="'default'"):
+        C.schedule("auto")  # (chosen by ct.compile and ct.evaluate, not a schedule's text)
+
+
+def test_only_the_cpu_target_defaults_to_auto():
+    # A GPU kernel without a schedule keeps the GPU's default schedules (docs/gpu.md).
+    assert is_auto(None) and is_auto(None, "cpu") and is_auto(" auto ", "cuda")
+    assert not is_auto(None, "cuda")
+    assert not is_auto("default") and not is_auto("") and not is_auto(ct.Schedule())
+
+
+def test_statistics_are_read_once_per_storage():
+    A = ct.asarray(sp.random(300, 200, density=0.05, format="csr", random_state=0))
+    light = tensor_statistics(A, rows=False)
+    assert "mean_row" in light and "max_row" not in light
+    assert tensor_statistics(A, rows=False) is light
+    full = tensor_statistics(A)
+    assert full["max_row"] == int(np.diff(A.to_scipy().indptr).max())
+    assert tensor_statistics(A) is full and tensor_statistics(A, rows=False) is full
+    assert tensor_bucket(A) == tensor_bucket(A)
+    # A kernel writing A with out= replaces its storage (of the same structure), and so does
+    # a new definition (of another): the statistics are read again.
+    doubled = ct.compile("B(i,j) = 2 * A(i,j)", formats={"A": "csr", "B": "csr"})
+    doubled(A=A.copy(), out=A)
+    again = tensor_statistics(A)
+    assert again is not full and again == full
+    X = ct.asarray(sp.random(300, 200, density=0.2, format="csr", random_state=1))
+    i, j = ct.indices("i j")
+    A[i, j] = 2 * X[i, j]
+    assert tensor_statistics(A)["nnz"] == X.nnz != full["nnz"]
+    dense = ct.asarray(np.ones((3, 4)))
+    assert tensor_statistics(dense) == {"shape": [3, 4], "nnz": 12}
+
+
+def test_the_row_skew_keys_choices_only_for_a_tuned_statement(tuning_dir):
+    # The maximum row length reads every row on every call: the key leaves it out until the
+    # statement has a tuning, whose bucket has it.
+    stmt = "y(i) = A(i,j) * x(j)"
+    A = sp.random(300, 200, density=0.05, format="csr", random_state=0)
+    x = np.random.default_rng(0).random(200)
+    operands = {"A": ct.asarray(A), "x": ct.asarray(x)}
+    parsed = parse(stmt)
+    untuned, _ = instant_choice.input_key(parsed, operands)
+    assert len(dict(untuned)["A"]) == 3  # extents, nonzeros, mean row length
+    ct.autoschedule(stmt, budget=0.2, conversions=False, A=A, x=x)
+    tuned, _ = instant_choice.input_key(parsed, operands)
+    assert len(dict(tuned)["A"]) == 4 and dict(tuned)["A"][:3] == dict(untuned)["A"]
+    np.testing.assert_allclose(ct.evaluate(stmt, **operands).to_numpy(), A @ x, rtol=1e-12)
