@@ -624,8 +624,11 @@ def compile(
         The index width of the sparse inputs and the result. By default the kernel
         specializes on the widths of the tensors it is called with.
     schedule : Schedule or str, optional
-        Scheduling commands (docs/schedules.md); by default coiter's own schedule (the
-        outermost loop parallel where that is safe).
+        Scheduling commands (docs/schedules.md). None (the default) is ``"auto"`` on the CPU:
+        a stored tuning or the asymptotic frontier's pick for these formats
+        (docs/autoscheduling.md), usually the compiler's default schedule;
+        ``"default"`` is that schedule itself (the outermost loop parallel where that is
+        safe). A ``target="cuda"`` kernel without one gets the GPU's default schedules.
     target : {"cpu", "cuda"}, default "cpu"
         Where the kernel runs.
     engine : {"llvm", "c"}, optional

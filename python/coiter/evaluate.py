@@ -121,7 +121,10 @@ def evaluate(
     engine : {"llvm", "c"}, optional
         The CPU code generator; by default LLVM when coiter was built with it.
     schedule : Schedule or str, optional
-        Scheduling commands for the kernel (docs/schedules.md); by default coiter's own.
+        Scheduling commands for the kernel (docs/schedules.md). None (the default) is
+        ``"auto"`` on the CPU: the autoscheduler's choice, timing nothing
+        (docs/autoscheduling.md); ``"default"`` is the compiler's default schedule. A
+        ``target="cuda"`` kernel without one gets the GPU's default schedules.
     target : {"cpu", "cuda"}, default "cpu"
         Where the kernel runs; ``"cuda"`` computes on an NVIDIA GPU (docs/gpu.md).
     **tensors
@@ -476,8 +479,8 @@ def einsum(
         The CPU code generator.
     schedule : Schedule or str, optional
         As for :func:`evaluate`: the operands are named ``t0``, ``t1``, ... and the indices
-        keep their letters; ``schedule="auto"`` asks the autoscheduler
-        (docs/autoscheduling.md).
+        keep their letters; without a schedule (``"auto"``) the autoscheduler chooses
+        (docs/autoscheduling.md), ``schedule="default"`` is the compiler's default.
 
     Returns
     -------

@@ -308,7 +308,8 @@ class Tensor:
 
     def schedule(self, schedule: Schedule | str | None) -> Tensor:
         """Compile this tensor's definitions with ``schedule`` (a :class:`coiter.Schedule`, its
-        text, or None for the default schedule); returns the tensor, so
+        text, ``"default"`` for the compiler's default schedule, or None for the default,
+        ``"auto"`` on the CPU: docs/autoscheduling.md); returns the tensor, so
         ``y.schedule(s).evaluate()`` chains."""
         schedule_text(schedule)  # reject a malformed schedule here, not at evaluation
         self._schedule = schedule
