@@ -439,15 +439,16 @@ class InstantChoice:
     def input_key(self, stmt: Parsed | None, operands: Mapping[str, Tensor]) -> tuple[Any, int]:
         """The operands' statistics bucket, and the database's generation in this process.
         Without a tuning of the statement, the choice reads extents and nonzeros only (the
-        frontier's ranking, the transpose rule): the bucket then leaves out the row skew, whose
-        maximum row length reads every row of every sparse operand on every call. (The
-        statements with a tuning are read once per generation: one that another process tunes
-        meanwhile is seen with the skew from this process's next change of the database.)"""
+        frontier's ranking, the transpose rule): the bucket then leaves out the row lengths,
+        whose maximum reads every row of every sparse operand on every call. (The statements
+        with a tuning are read once per generation: one that another process tunes meanwhile
+        is keyed by its row lengths from this process's next change of the database.)"""
         generation = database.generation
         if self._tuned_statements[0] != generation:
             self._tuned_statements = (generation, database.statements())
-        rows = stmt is not None and _statement_text(stmt) in self._tuned_statements[1]
-        return tuple((n, tensor_bucket(operands[n], rows)) for n in sorted(operands)), generation
+        detailed = stmt is not None and _statement_text(stmt) in self._tuned_statements[1]
+        key = tuple((n, tensor_bucket(operands[n], detailed)) for n in sorted(operands))
+        return key, generation
 
     def for_operands(
         self,

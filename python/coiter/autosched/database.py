@@ -16,6 +16,7 @@ is off) the database lives in memory, for this process only.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -29,7 +30,6 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from ..formats import is_all_dense
 from ..tensor import Tensor
 from .candidates import Problem
 from .pipeline import stages_of
@@ -71,53 +71,64 @@ class Entry:
     statistics: dict[str, Any]
 
 
-def operand_statistics(
-    operands: Mapping[str, Tensor], rows: bool = True
-) -> dict[str, dict[str, Any]]:
+def operand_statistics(operands: Mapping[str, Tensor]) -> dict[str, dict[str, Any]]:
     """Per operand (by name, sorted), its :func:`tensor_statistics`."""
-    return {name: tensor_statistics(operands[name], rows) for name in sorted(operands)}
+    return {name: tensor_statistics(operands[name]) for name in sorted(operands)}
 
 
-def tensor_statistics(tensor: Tensor, rows: bool = True) -> dict[str, Any]:
+def tensor_statistics(tensor: Tensor) -> dict[str, Any]:
     """A tensor's shape, nonzeros and, when it is sparse with a compressed level below another
-    (CSR's rows, CSF's fibers), the mean length of that level's segments and, with ``rows``,
-    their maximum (the one statistic that reads every segment: O(rows)).
+    (CSR's rows, CSF's fibers), the mean and maximum length of that level's segments (the
+    maximum reads every segment: O(rows)).
 
-    Remembered on the tensor for the storage read (``Tensor._statistics``): this runs on
-    every ``schedule="auto"`` call, and a tensor's storage is replaced, never restructured in
+    Remembered on the tensor for the storage read (``Tensor._statistics``): schedule="auto"
+    reads them on every call, and a tensor's storage is replaced, never restructured in
     place, when a definition is recomputed or a kernel writes it with ``out=``
     (``Tensor._set_storage``), so a changed tensor is read again. (Writing into the NumPy
     views of its index arrays is not seen; it could only make the schedule chosen a worse
     one, never change a result.)"""
-    return _remembered(tensor, rows)[1]
+    return _remembered(tensor, True)[1]
 
 
-def tensor_bucket(tensor: Tensor, rows: bool = True) -> tuple[Any, ...]:
+def tensor_bucket(tensor: Tensor, detailed: bool = True) -> tuple[Any, ...]:
     """The tensor's part of :func:`bucket_key` (without its name), remembered with its
-    statistics: what ``schedule="auto"`` keys its choices on, every call."""
-    return _remembered(tensor, rows)[2]
+    statistics: what ``schedule="auto"`` keys its choices on, every call. Not ``detailed``:
+    its extents and nonzeros only, all that a choice without a tuning reads (no index array
+    is touched: a SciPy or NumPy operand is wrapped anew by each call, so this is the cost of
+    its statistics on every call)."""
+    remembered = _remembered(tensor, detailed)
+    return remembered[3] if detailed else remembered[2]
 
 
-def _remembered(tensor: Tensor, rows: bool) -> tuple[Any, dict[str, Any], tuple[Any, ...]]:
-    """(storage, statistics, bucket part) of the tensor, read once per storage (and again
-    for ``rows`` when they were read without)."""
+def _remembered(
+    tensor: Tensor, detailed: bool
+) -> tuple[Any, dict[str, Any], tuple[Any, ...], tuple[Any, ...] | None]:
+    """(storage, statistics, bucket part of the extents and nonzeros, full bucket part or
+    None when the segments were not read), read once per storage (and again when
+    ``detailed`` asks for the segments)."""
     storage = tensor._storage
     remembered = tensor._statistics
-    if remembered is not None and remembered[0] is storage:
-        stats = remembered[1]
-        if not rows or "max_row" in stats or "mean_row" not in stats:
-            return remembered
-    stats = {"shape": list(tensor.shape), "nnz": int(storage.nnz)}
-    if not is_all_dense(tensor.format):
-        # (The storage's arrays, not tensor.levels, which wraps each level in Python.)
+    if (
+        remembered is not None
+        and remembered[0] is storage
+        and (not detailed or remembered[3] is not None)
+    ):
+        return remembered
+    shape, nnz = tensor.shape, int(storage.nnz)
+    stats: dict[str, Any] = {"shape": list(shape), "nnz": nnz}
+    full = None
+    if detailed:
+        mean = longest = None
+        # (The storage's arrays, not tensor.levels, which wraps each level in Python; a
+        # dense level has none.)
         for arrays in storage.level_arrays[1:]:
             pos = arrays.get("pos")
             if pos is not None and len(pos) > 1:
-                stats["mean_row"] = float(pos[-1] - pos[0]) / (len(pos) - 1)
-                if rows:
-                    stats["max_row"] = int(np.diff(pos).max())
+                mean = stats["mean_row"] = float(pos[-1] - pos[0]) / (len(pos) - 1)
+                longest = stats["max_row"] = int(np.diff(pos).max())
                 break
-    remembered = tensor._statistics = (storage, stats, _bucket_part(stats))
+        full = _part(shape, nnz, mean, longest)
+    remembered = tensor._statistics = (storage, stats, _part(shape, nnz, None, None), full)
     return remembered
 
 
@@ -133,12 +144,24 @@ def bucket_key(statistics: Mapping[str, Mapping[str, Any]]) -> tuple[Any, ...]:
 
 
 def _bucket_part(stats: Mapping[str, Any]) -> tuple[Any, ...]:
-    part: tuple[Any, ...] = (tuple(_log2(n) for n in stats["shape"]), _log2(stats["nnz"]))
-    if "mean_row" in stats:
-        mean = max(stats["mean_row"], 1e-9)
+    return _part(tuple(stats["shape"]), stats["nnz"], stats.get("mean_row"), stats.get("max_row"))
+
+
+# _part's inputs kept (operands of the same sizes repeat; a fresh SciPy or NumPy operand of
+# each schedule="auto" call is read again, its bucket then costs a lookup).
+_PARTS_KEPT = 1024
+
+
+@functools.lru_cache(maxsize=_PARTS_KEPT)
+def _part(
+    shape: tuple[int, ...], nnz: int, mean_row: float | None, max_row: int | None
+) -> tuple[Any, ...]:
+    part: tuple[Any, ...] = (tuple(_log2(n) for n in shape), _log2(nnz))
+    if mean_row is not None:
+        mean = max(mean_row, 1e-9)
         part += (_log2(mean),)
-        if "max_row" in stats:
-            skew = stats["max_row"] / mean
+        if max_row is not None:
+            skew = max_row / mean
             part += (0 if skew < 4 else 1 if skew < 32 else 2,)
     return part
 
