@@ -62,8 +62,11 @@ class AutoScheduler(Protocol):
         formats: Mapping[str, Format],
         dtypes: Mapping[str, np.dtype[Any]],
         engine: str | None,
+        bounded: bool = False,
     ) -> str:
-        """The schedule text for ``stmt`` on tensors of these formats and dtypes (by name)."""
+        """The schedule text for ``stmt`` on tensors of these formats and dtypes (by name);
+        ``bounded``: no schedule was given (auto as the default), so the choice may do only
+        the work that is cheap for every statement."""
         ...
 
     def for_operands(
@@ -73,10 +76,11 @@ class AutoScheduler(Protocol):
         formats: Mapping[str, Format],
         dtypes: Mapping[str, np.dtype[Any]],
         engine: str | None,
+        bounded: bool = False,
     ) -> tuple[str | KernelPlan, dict[str, Format]]:
         """The schedule text for ``stmt`` on these operands, and the operands to convert first
         (by name, to a format); or kernels that compute ``stmt`` from the operands as given
-        (and no conversions)."""
+        (and no conversions). ``bounded`` as for ``for_formats``."""
         ...
 
     def input_key(self, stmt: Parsed | None, operands: Mapping[str, Tensor]) -> Hashable:
@@ -662,7 +666,7 @@ def compile(
     if schedule is None and isinstance(stmt, Tensor):
         schedule = stmt._schedule
     if is_auto(schedule, target):
-        schedule = _auto_schedule(stmt, formats, dtype, dtypes, engine)
+        schedule = _auto_schedule(stmt, formats, dtype, dtypes, engine, bounded=schedule is None)
     schedule_text = text_of(schedule)
     if isinstance(stmt, Tensor):
         stmt._kernel = _compile_definition(stmt, index_dtype, schedule_text, target, engine)
@@ -685,8 +689,10 @@ def _auto_schedule(
     dtype: DTypeLike,
     dtypes: Mapping[str, DTypeLike] | None,
     engine: str | None,
+    bounded: bool,
 ) -> str:
-    """``schedule="auto"`` for ``ct.compile``: the autoscheduler's pick for the formats."""
+    """``schedule="auto"`` for ``ct.compile``: the autoscheduler's pick for the formats
+    (``bounded``: no schedule was given)."""
     if isinstance(stmt, Tensor):
         definition = stmt._definition
         if definition is None:
@@ -696,7 +702,7 @@ def _auto_schedule(
         chosen[result_spec.name] = result_spec.format
         kinds = {n: s.dtype for n, s in specs.items()}
         kinds[result_spec.name] = result_spec.dtype
-        return autoscheduler().for_formats(parse(str(rewritten)), chosen, kinds, engine)
+        return autoscheduler().for_formats(parse(str(rewritten)), chosen, kinds, engine, bounded)
     parsed = parse(stmt) if isinstance(stmt, str) else stmt
     refs = parsed[1]
     formats = dict(formats or {})
@@ -706,6 +712,7 @@ def _auto_schedule(
         {n: as_format(formats.get(n, "dense"), r.order) for n, r in refs.items()},
         {n: value_dtype(dtypes.get(n, dtype), f"tensor {n}") for n in refs},
         engine,
+        bounded,
     )
 
 

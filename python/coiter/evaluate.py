@@ -63,12 +63,13 @@ def _choice_key(
     out_format: FormatLike | None,
     dtype: DTypeLike | None,
     engine: str | None,
-    schedule: Schedule | str | tuple[str, Hashable] | None,
+    schedule: Schedule | str | tuple[str, bool, Hashable] | None,
     target: str = "cpu",
 ) -> Hashable:
     """What decides ct.evaluate's kernel (unhashable when an option is, such as an
     out_format given as a list of levels: such calls are not remembered). ``schedule`` is
-    ``("auto", key)`` for the autoscheduler's pick, ``key`` what it depends on."""
+    ``("auto", bounded, key)`` for the autoscheduler's pick (``bounded``: no schedule was
+    given), ``key`` what it depends on."""
     operand_key = tuple((name, t.format, t.dtype) for name, t in operands.items())
     schedule_key = schedule if not isinstance(schedule, Schedule) else str(schedule)
     return (
@@ -184,7 +185,8 @@ def evaluate(
     # The autoscheduler's pick depends on the operands' statistics and on the tuning database
     # (which a tuning may have changed since): remembered by both.
     choice_schedule = (
-        ("auto", autoscheduler().input_key((assignment, refs), operands))
+        # (schedule None: auto bounded, as the default.)
+        ("auto", schedule is None, autoscheduler().input_key((assignment, refs), operands))
         if is_auto(schedule, target)
         else schedule
     )
@@ -284,7 +286,7 @@ def choose_kernel(
     conversions: dict[str, Format] = {}
     if is_auto(schedule, target):
         picked, conversions = autoscheduler().for_operands(
-            (assignment, refs), operands, formats, dtypes, engine
+            (assignment, refs), operands, formats, dtypes, engine, bounded=schedule is None
         )
         if not isinstance(picked, str):
             # A program of several kernels (a frontier member), run as one.

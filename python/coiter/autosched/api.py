@@ -74,6 +74,13 @@ _NEAREST_DISTANCE = 4.0
 # or nearly equal cost are no reason to leave it (MTTKRP's i,k,j,l ties with the default's
 # i,k,l,j and runs about 5x slower, its innermost loop reading D by columns).
 _DEFAULT_MARGIN = 2.0
+# Without a schedule (auto as the default), the frontier is built only for products of at most
+# this many operands over at most this many index variables: those take milliseconds, while
+# three operands take 0.03-0.75 s (SDDMM 0.1 s, MTTKRP 0.35-0.75 s) and four up to 48 s
+# (order-4 MTTKRP), paid by the first call in each process. Others run the default schedule,
+# or a stored tuning; schedule="auto" builds any frontier.
+_BOUNDED_OPERANDS = 2
+_BOUNDED_VARIABLES = 4
 # The transpose rule converts when the inner product's estimated work exceeds the outer
 # product's (with the conversion) this many times.
 _INNER_PRODUCT_MARGIN = 4.0
@@ -407,25 +414,27 @@ class InstantChoice:
         formats: Mapping[str, Format],
         dtypes: Mapping[str, np.dtype[Any]],
         engine: str | None,
+        bounded: bool = False,
     ) -> str:
         """``ct.compile``'s choice (no operands): the most recent tuning of this signature that
         is one kernel on these formats, else the frontier member that is one schedule of the
         statement on these formats, cheapest on nominal statistics (nominal_statistics), else
-        the default schedule."""
+        the default schedule. ``bounded`` (no schedule given): no frontier beyond
+        :func:`cheap_frontier`."""
         engine = engine or default_engine()
-        memo = _memo_key(stmt, formats, dtypes, engine)
+        memo = (*_memo_key(stmt, formats, dtypes, engine), bounded)
         remembered = self._remembered_for_formats.get(memo)
         if remembered is not None and remembered[0] == database.generation:
             return remembered[1]
         generation = database.generation
         problem = Problem.of(stmt, formats, dtypes)
-        key = signature(problem, engine, memo[-1])
+        key = signature(problem, engine, memo[4])
         entry = database.nearest(key, None, without_conversions=True)
         schedule = ""
         if entry is not None:
             schedule = entry.schedule
         else:
-            bases, _, default = self._frontier_of(problem)
+            bases, _, default = self._frontier_of(problem, bounded)
             kernels = [b for b in bases if b.candidate is not None and not b.conversions]
             picked = instant_member(problem, kernels, default, *nominal_statistics(problem))
             if picked is not None:
@@ -457,15 +466,18 @@ class InstantChoice:
         formats: Mapping[str, Format],
         dtypes: Mapping[str, np.dtype[Any]],
         engine: str | None,
+        bounded: bool = False,
     ) -> tuple[str | Pipeline, dict[str, Format]]:
         """``ct.evaluate``'s choice: (schedule text, operands to convert first), or a frontier
         member's kernels. The tuning of these inputs' bucket, else of the nearest inputs tuned
         (within _NEAREST_DISTANCE), else the frontier member cheapest on these inputs'
-        statistics (cheapest_member), else (a statement the frontier does not take) the
-        transpose rule, else the default schedule."""
+        statistics (instant_member), else (a statement the frontier does not take) the
+        transpose rule, else the default schedule. ``bounded`` (no schedule given): a
+        statement beyond :func:`cheap_frontier` gets the default schedule instead of its
+        frontier (logged at INFO)."""
         statistics = operand_statistics(operands)
         bucket = bucket_of(statistics)
-        memo = (*_memo_key(stmt, formats, dtypes, engine or default_engine()), bucket)
+        memo = (*_memo_key(stmt, formats, dtypes, engine or default_engine()), bounded, bucket)
         remembered = self._remembered.get(memo)
         if remembered is not None and remembered[0] == database.generation:
             return remembered[1]
@@ -486,6 +498,17 @@ class InstantChoice:
                     entry.schedule,
                     {n: as_format(f, operands[n].ndim) for n, f in entry.conversions.items()},
                 )
+        elif bounded and not cheap_frontier(problem):
+            logger.info(
+                "coiter: %s gets the default schedule: without a schedule, the asymptotic "
+                "frontier is built only for products of at most %d operands over at most %d "
+                "index variables (schedule='auto' builds it, ct.autoschedule tunes it)",
+                problem.text,
+                _BOUNDED_OPERANDS,
+                _BOUNDED_VARIABLES,
+            )
+            _counts["rule_choices"] += 1
+            choice = "", {}
         else:
             bases, why_not, default = self._frontier_of(problem)
             picked = instant_member(problem, bases, default, *_statistics_of(problem, operands))
@@ -506,11 +529,13 @@ class InstantChoice:
         return choice
 
     def _frontier_of(
-        self, problem: Problem
+        self, problem: Problem, bounded: bool = False
     ) -> tuple[list[FrontierBase], str | None, FrontierBase | None]:
         """frontier_bases of the problem and its default_program, built once per statement,
         formats and dtypes in this process (the frontier depends on formats only: SpMTTKRP's
-        takes about half a second)."""
+        takes about half a second). ``bounded``: none beyond :func:`cheap_frontier`."""
+        if bounded and not cheap_frontier(problem):
+            return [], "not built without a schedule (cheap_frontier)", None
         key = (
             problem.text,
             tuple(sorted((n, str(f)) for n, f in problem.formats.items())),
@@ -521,6 +546,14 @@ class InstantChoice:
             bases, why_not = frontier_bases(problem)
             found = self._frontiers[key] = (bases, why_not, default_program(problem, bases))
         return found
+
+
+def cheap_frontier(problem: Problem) -> bool:
+    """Whether the statement's frontier is built without a schedule given (auto as the
+    default): a product of at most _BOUNDED_OPERANDS operands over at most _BOUNDED_VARIABLES
+    index variables."""
+    operands = len(accesses(problem.parsed[0].rhs))
+    return operands <= _BOUNDED_OPERANDS and len(problem.variables) <= _BOUNDED_VARIABLES
 
 
 def _memo_key(

@@ -96,8 +96,11 @@ def tensor_bucket(tensor: Tensor, detailed: bool = True) -> tuple[Any, ...]:
     its extents and nonzeros only, all that a choice without a tuning reads (no index array
     is touched: a SciPy or NumPy operand is wrapped anew by each call, so this is the cost of
     its statistics on every call)."""
-    remembered = _remembered(tensor, detailed)
-    return remembered[3] if detailed else remembered[2]
+    _, _, light, full = _remembered(tensor, detailed)
+    if detailed:
+        assert full is not None  # (_remembered read the segments)
+        return full
+    return light
 
 
 def _remembered(
