@@ -393,15 +393,16 @@ def clear_tuning() -> None:
 class InstantChoice:
     """The choice behind ``schedule="auto"``: no timing runs. Choices are remembered by
     signature and input bucket until this process's database changes (a tuning or
-    ``ct.clear_tuning``), so a repeated ``ct.evaluate`` costs a dictionary lookup, not a
-    database query; tunings stored by other processes meanwhile are seen by inputs not yet
-    remembered."""
+    ``ct.clear_tuning``) or is another (another cache directory), so a repeated
+    ``ct.evaluate`` costs a dictionary lookup, not a database query; tunings stored by other
+    processes meanwhile are seen by inputs not yet remembered. (ct.evaluate's own table,
+    keyed by input_key, follows this process's changes only.)"""
 
     def __init__(self) -> None:
         self._remembered: dict[
-            tuple[Any, ...], tuple[int, tuple[str | Pipeline, dict[str, Format]]]
+            tuple[Any, ...], tuple[Any, tuple[str | Pipeline, dict[str, Format]]]
         ] = {}
-        self._remembered_for_formats: dict[tuple[Any, ...], tuple[int, str]] = {}
+        self._remembered_for_formats: dict[tuple[Any, ...], tuple[Any, str]] = {}
         # (database generation, the statements with a stored tuning then)
         self._tuned_statements: tuple[int, set[str]] = (-1, set())
         self._frontiers: dict[
@@ -424,9 +425,9 @@ class InstantChoice:
         engine = engine or default_engine()
         memo = (*_memo_key(stmt, formats, dtypes, engine), bounded)
         remembered = self._remembered_for_formats.get(memo)
-        if remembered is not None and remembered[0] == database.generation:
+        state = database.state()
+        if remembered is not None and remembered[0] == state:
             return remembered[1]
-        generation = database.generation
         problem = Problem.of(stmt, formats, dtypes)
         key = signature(problem, engine, memo[4])
         entry = database.nearest(key, None, without_conversions=True)
@@ -442,7 +443,7 @@ class InstantChoice:
                 chosen, _ = _as_choice(problem, picked, engine)
                 assert isinstance(chosen, str)  # (a member of one schedule is chosen as its text)
                 schedule = chosen
-        self._remembered_for_formats[memo] = (generation, schedule)
+        self._remembered_for_formats[memo] = (state, schedule)
         return schedule
 
     def input_key(self, stmt: Parsed | None, operands: Mapping[str, Tensor]) -> tuple[Any, int]:
@@ -479,7 +480,8 @@ class InstantChoice:
         bucket = bucket_of(statistics)
         memo = (*_memo_key(stmt, formats, dtypes, engine or default_engine()), bounded, bucket)
         remembered = self._remembered.get(memo)
-        if remembered is not None and remembered[0] == database.generation:
+        state = database.state()
+        if remembered is not None and remembered[0] == state:
             return remembered[1]
         problem = Problem.of(stmt, formats, dtypes)
         key = signature(problem, memo[3], memo[4])
@@ -525,7 +527,7 @@ class InstantChoice:
                 )
                 _counts["rule_choices"] += 1
                 choice = "", transpose_rule(problem, operands)
-        self._remembered[memo] = (database.generation, choice)
+        self._remembered[memo] = (state, choice)
         return choice
 
     def _frontier_of(

@@ -230,6 +230,11 @@ class TuningDatabase:
         directory = _core.cache_info().get("disk_directory")
         return os.path.join(directory, FILE_NAME) if directory else None
 
+    def state(self) -> tuple[str | None, int]:
+        """(file, generation): what a choice remembered from the database depends on (another
+        cache directory is another database)."""
+        return self.path, self.generation
+
     def _nothing_stored(self) -> bool:
         """Whether there is no database to read yet: not connected in this process, and no
         file (or none in memory). Reading then opens nothing, so that schedule="auto" in a
