@@ -371,8 +371,9 @@ def tuning_info() -> dict[str, Any]:
     """The tuning database: ``path`` (None: in memory), ``entries``, ``signatures``, and this
     process's ``hits`` and ``misses`` (ct.autoschedule), ``tunings``, ``tuning_seconds``, and
     the choices of schedule="auto" without a database entry: ``frontier_choices`` (a frontier
-    member) and ``rule_choices`` (the transpose rule or the default, for statements the
-    frontier does not take)."""
+    member, the default's program included) and ``rule_choices`` (the transpose rule or the
+    default, for statements the frontier does not take or, without a schedule, whose frontier
+    is not built: cheap_frontier)."""
     entries = database.entries()
     return {
         "path": database.path,
