@@ -9,7 +9,16 @@ import scipy.sparse as sp
 
 import coiter as ct
 from coiter.autosched.api import instant_choice
-from coiter.autosched.database import tensor_bucket, tensor_statistics
+from coiter.autosched.database import (
+    EXTENTS,
+    ROW_MEAN,
+    Entry,
+    bucket_of,
+    database,
+    operand_statistics,
+    tensor_bucket,
+    tensor_statistics,
+)
 from coiter.compiler import is_auto
 from coiter.evaluate import _chosen_kernels
 from coiter.parser import parse
@@ -99,14 +108,15 @@ def test_only_the_cpu_target_defaults_to_auto():
 
 def test_statistics_are_read_once_per_storage():
     A = ct.asarray(sp.random(300, 200, density=0.05, format="csr", random_state=0))
-    light = tensor_bucket(A, detailed=False)
+    light = tensor_bucket(A, EXTENTS)
     assert light == ((8, 8), 12)  # log2 of the extents and of the 3000 nonzeros
-    assert A._statistics[3] is None  # (the rows were not read)
+    assert A._statistics[2] == EXTENTS  # (the rows were not read)
+    assert tensor_bucket(A, ROW_MEAN) == ((8, 8), 12, 3)  # 10 a row
     full = tensor_statistics(A)
     assert full["max_row"] == int(np.diff(A.to_scipy().indptr).max())
     assert full["mean_row"] == 10.0
-    assert tensor_statistics(A) is full and tensor_bucket(A, detailed=False) is light
-    assert tensor_bucket(A)[:2] == light and len(tensor_bucket(A)) == 4
+    assert tensor_statistics(A) is full and tensor_bucket(A, EXTENTS) is light
+    assert tensor_bucket(A)[:3] == tensor_bucket(A, ROW_MEAN) and len(tensor_bucket(A)) == 4
     # A kernel writing A with out= replaces its storage (of the same structure), and so does
     # a new definition (of another): the statistics are read again.
     doubled = ct.compile("B(i,j) = 2 * A(i,j)", formats={"A": "csr", "B": "csr"})
@@ -121,20 +131,28 @@ def test_statistics_are_read_once_per_storage():
     assert tensor_statistics(dense) == {"shape": [3, 4], "nnz": 12}
 
 
-def test_the_row_lengths_key_choices_only_for_a_tuned_statement(tuning_dir):
-    # The maximum row length reads every row on every call: the key leaves the row lengths
-    # out until the statement has a tuning, whose bucket has them.
+def test_the_row_lengths_key_choices_only_as_far_as_the_tunings_tell_them_apart(tuning_dir):
+    # The maximum row length reads every row on every call: untuned, the key has extents and
+    # nonzeros only; tuned, also the mean row length (the nearest tuning's distance); the
+    # row skew only once two tunings differ in it alone (the exact bucket's lookup).
     stmt = "y(i) = A(i,j) * x(j)"
     A = sp.random(300, 200, density=0.05, format="csr", random_state=0)
     x = np.random.default_rng(0).random(200)
     operands = {"A": ct.asarray(A), "x": ct.asarray(x)}
     parsed = parse(stmt)
     untuned, _ = instant_choice.input_key(parsed, operands)
-    assert len(dict(untuned)["A"]) == 2  # extents, nonzeros
+    assert dict(untuned)["A"] == ((8, 8), 12)
     ct.autoschedule(stmt, budget=0.2, conversions=False, A=A, x=x)
     tuned, _ = instant_choice.input_key(parsed, operands)
-    # (and the mean row length, and the skew of the rows)
-    assert len(dict(tuned)["A"]) == 4 and dict(tuned)["A"][:2] == dict(untuned)["A"]
+    assert dict(tuned)["A"] == ((8, 8), 12, 3)
+    # A second tuning of the same signature whose bucket differs in the skew only.
+    [entry] = database.entries()
+    statistics = operand_statistics(operands)
+    skewed = dict(statistics, A=dict(statistics["A"], max_row=100 * statistics["A"]["max_row"]))
+    assert bucket_of(skewed) != entry.bucket
+    database.store(Entry(entry.signature, bucket_of(skewed), "", {}, 1.0, 1.0, 0.1, skewed))
+    both, _ = instant_choice.input_key(parsed, operands)
+    assert dict(both)["A"][:3] == ((8, 8), 12, 3) and len(dict(both)["A"]) == 4
     np.testing.assert_allclose(ct.evaluate(stmt, **operands).to_numpy(), A @ x, rtol=1e-12)
 
 

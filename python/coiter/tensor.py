@@ -217,7 +217,7 @@ class Tensor:
         self._lazy: PendingOperator | None = None
         # (storage, its statistics) as schedule="auto" reads them (autosched/database.py)
         self._statistics: (
-            tuple[Any, dict[str, Any], tuple[Any, ...], tuple[Any, ...] | None] | None
+            tuple[Any, dict[str, Any], int, tuple[tuple[Any, ...] | None, ...]] | None
         ) = None
         # transposes sharing this tensor's arrays (operators.transpose)
         self._views: dict[tuple[int, ...], tuple[_core.TensorStorage, Tensor]] | None = None

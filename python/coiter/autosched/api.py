@@ -42,6 +42,7 @@ from .candidates import (
 )
 from .cost_estimate import estimated_tasks, materialized_tasks, parse_cost
 from .database import (
+    EXTENTS,
     Entry,
     bucket_of,
     database,
@@ -404,8 +405,8 @@ class InstantChoice:
             tuple[Any, ...], tuple[Any, tuple[str | Pipeline, dict[str, Format]]]
         ] = {}
         self._remembered_for_formats: dict[tuple[Any, ...], tuple[Any, str]] = {}
-        # (database generation, the statements with a stored tuning then)
-        self._tuned_statements: tuple[int, set[str]] = (-1, set())
+        # (database generation, the statements with a stored tuning then: database.statements)
+        self._tuned_statements: tuple[int, dict[str, int]] = (-1, {})
         self._frontiers: dict[
             tuple[Any, ...], tuple[list[FrontierBase], str | None, FrontierBase | None]
         ] = {}
@@ -449,16 +450,20 @@ class InstantChoice:
 
     def input_key(self, stmt: Parsed | None, operands: Mapping[str, Tensor]) -> tuple[Any, int]:
         """The operands' statistics bucket, and the database's generation in this process.
-        Without a tuning of the statement, the choice reads extents and nonzeros only (the
-        frontier's ranking, the transpose rule): the bucket then leaves out the row lengths,
-        whose maximum reads every row of every sparse operand on every call. (The statements
-        with a tuning are read once per generation: one that another process tunes meanwhile
-        is keyed by its row lengths from this process's next change of the database.)"""
+        The bucket reads only what the choice can depend on: without a tuning of the
+        statement, extents and nonzeros (the frontier's ranking, the transpose rule); with
+        one, also the mean row length (the nearest tuning's distance); the row skew, whose
+        maximum row length reads every row of every sparse operand on every call, only when
+        two of its tunings differ in the skew alone (database.statements). (The statements'
+        tunings are read once per generation: one that another process tunes meanwhile is
+        keyed so from this process's next change of the database.)"""
         generation = database.generation
         if self._tuned_statements[0] != generation:
             self._tuned_statements = (generation, database.statements())
-        detailed = stmt is not None and _statement_text(stmt) in self._tuned_statements[1]
-        key = tuple((n, tensor_bucket(operands[n], detailed)) for n in sorted(operands))
+        depth = EXTENTS
+        if stmt is not None:
+            depth = self._tuned_statements[1].get(_statement_text(stmt), EXTENTS)
+        key = tuple((n, tensor_bucket(operands[n], depth)) for n in sorted(operands))
         return key, generation
 
     def for_operands(

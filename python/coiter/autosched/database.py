@@ -20,6 +20,7 @@ import functools
 import json
 import math
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -35,6 +36,8 @@ from .candidates import Problem
 from .pipeline import stages_of
 
 FILE_NAME = "tuning.sqlite3"
+# A bucket text's row skew (bucket_of): ",even", ",skewed" or ",heavy" after the mean row.
+_SKEW = re.compile(r",(even|skewed|heavy)\b")
 # Bumped when the search or the bucket changes what a stored row means (2: a schedule may be
 # a pipeline_text, a frontier member of two kernels).
 SCHEMA_VERSION = 2
@@ -76,6 +79,12 @@ def operand_statistics(operands: Mapping[str, Tensor]) -> dict[str, dict[str, An
     return {name: tensor_statistics(operands[name]) for name in sorted(operands)}
 
 
+# How much of a sparse tensor's rows schedule="auto" reads to key a choice (tensor_bucket):
+# its extents and nonzeros only (O(1)), also the mean row length (O(1), read from the index
+# arrays), also the row skew (the maximum row length: O(rows)).
+EXTENTS, ROW_MEAN, ROW_SKEW = 0, 1, 2
+
+
 def tensor_statistics(tensor: Tensor) -> dict[str, Any]:
     """A tensor's shape, nonzeros and, when it is sparse with a compressed level below another
     (CSR's rows, CSF's fibers), the mean and maximum length of that level's segments (the
@@ -87,51 +96,47 @@ def tensor_statistics(tensor: Tensor) -> dict[str, Any]:
     (``Tensor._set_storage``), so a changed tensor is read again. (Writing into the NumPy
     views of its index arrays is not seen; it could only make the schedule chosen a worse
     one, never change a result.)"""
-    return _remembered(tensor, True)[1]
+    return _remembered(tensor, ROW_SKEW)[1]
 
 
-def tensor_bucket(tensor: Tensor, detailed: bool = True) -> tuple[Any, ...]:
-    """The tensor's part of :func:`bucket_key` (without its name), remembered with its
-    statistics: what ``schedule="auto"`` keys its choices on, every call. Not ``detailed``:
-    its extents and nonzeros only, all that a choice without a tuning reads (no index array
-    is touched: a SciPy or NumPy operand is wrapped anew by each call, so this is the cost of
-    its statistics on every call)."""
-    _, _, light, full = _remembered(tensor, detailed)
-    if detailed:
-        assert full is not None  # (_remembered read the segments)
-        return full
-    return light
+def tensor_bucket(tensor: Tensor, depth: int = ROW_SKEW) -> tuple[Any, ...]:
+    """The tensor's part of :func:`bucket_key` (without its name) down to ``depth`` (EXTENTS,
+    ROW_MEAN or ROW_SKEW), remembered with its statistics: what ``schedule="auto"`` keys its
+    choices on, every call. A SciPy or NumPy operand is wrapped anew by each call, so this is
+    the cost of its statistics on every call: only ROW_SKEW reads every row."""
+    part = _remembered(tensor, depth)[3][depth]
+    assert part is not None  # (_remembered read down to depth)
+    return part
 
 
 def _remembered(
-    tensor: Tensor, detailed: bool
-) -> tuple[Any, dict[str, Any], tuple[Any, ...], tuple[Any, ...] | None]:
-    """(storage, statistics, bucket part of the extents and nonzeros, full bucket part or
-    None when the segments were not read), read once per storage (and again when
-    ``detailed`` asks for the segments)."""
+    tensor: Tensor, depth: int
+) -> tuple[Any, dict[str, Any], int, tuple[tuple[Any, ...] | None, ...]]:
+    """(storage, statistics, depth read, bucket part at each depth or None below it), read
+    once per storage (and again when a deeper part is asked for)."""
     storage = tensor._storage
     remembered = tensor._statistics
-    if (
-        remembered is not None
-        and remembered[0] is storage
-        and (not detailed or remembered[3] is not None)
-    ):
+    if remembered is not None and remembered[0] is storage and remembered[2] >= depth:
         return remembered
     shape, nnz = tensor.shape, int(storage.nnz)
     stats: dict[str, Any] = {"shape": list(shape), "nnz": nnz}
-    full = None
-    if detailed:
-        mean = longest = None
+    mean = longest = None
+    if depth >= ROW_MEAN:
         # (The storage's arrays, not tensor.levels, which wraps each level in Python; a
         # dense level has none.)
         for arrays in storage.level_arrays[1:]:
             pos = arrays.get("pos")
             if pos is not None and len(pos) > 1:
                 mean = stats["mean_row"] = float(pos[-1] - pos[0]) / (len(pos) - 1)
-                longest = stats["max_row"] = int(np.diff(pos).max())
+                if depth >= ROW_SKEW:
+                    longest = stats["max_row"] = int(np.diff(pos).max())
                 break
-        full = _part(shape, nnz, mean, longest)
-    remembered = tensor._statistics = (storage, stats, _part(shape, nnz, None, None), full)
+    parts = (
+        _part(shape, nnz, None, None),
+        _part(shape, nnz, mean, None) if depth >= ROW_MEAN else None,
+        _part(shape, nnz, mean, longest) if depth >= ROW_SKEW else None,
+    )
+    remembered = tensor._statistics = (storage, stats, depth, parts)
     return remembered
 
 
@@ -315,13 +320,24 @@ class TuningDatabase:
     def entries(self) -> list[Entry]:
         return self._select("ORDER BY created", ())
 
-    def statements(self) -> set[str]:
-        """The statements (as their signatures print them) that have a stored tuning."""
+    def statements(self) -> dict[str, int]:
+        """The statements (as their signatures print them) that have a stored tuning, each
+        with how much of the inputs' rows tells its tunings apart: ROW_SKEW when two of a
+        signature's buckets differ in the rows' skew only (the lookup of an exact bucket
+        then needs it), else ROW_MEAN (the nearest tuning's distance reads the mean)."""
         if self._nothing_stored():
-            return set()
+            return {}
         with self._lock:
-            rows = self._connect().execute("SELECT DISTINCT signature FROM tuned").fetchall()
-        return {json.loads(r[0])["statement"] for r in rows}
+            rows = self._connect().execute("SELECT signature, bucket FROM tuned").fetchall()
+        found: dict[str, int] = {}
+        seen: set[tuple[str, str]] = set()
+        for signature_text, bucket in rows:
+            statement = json.loads(signature_text)["statement"]
+            unskewed = (signature_text, _SKEW.sub("", bucket))
+            skew_only = unskewed in seen
+            seen.add(unskewed)
+            found[statement] = max(found.get(statement, ROW_MEAN), ROW_SKEW if skew_only else 0)
+        return found
 
     def clear(self) -> int:
         """Delete every entry; returns how many there were."""
