@@ -230,7 +230,7 @@ def main(argv=None):
         tuning_seconds, report, program = tuned[name]
         # "tuned": the chosen schedule given explicitly (its conversions made in the call), the
         # schedule's worth; "auto": schedule="auto", which adds the statistics of each call.
-        calls = {"default": None, "tuned": report.schedule, "auto": "auto"}
+        calls = {"default": "default", "tuned": report.schedule, "auto": "auto"}
         calls.update({f"hand {k + 1}": text for k, text in enumerate(hand)})
         callables, warm = {}, {}
         for label, schedule in calls.items():

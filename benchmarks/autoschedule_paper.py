@@ -146,9 +146,9 @@ def _dense(value):
 
 
 def _auto_choice(stmt, operands):
-    """What schedule="auto" runs: the frontier member it picked, and the default schedule when
-    that member is the default's program."""
-    from coiter.autosched.api import cheapest_member, instant_choice
+    """What schedule="auto" runs: the frontier member it picked, or the default schedule (when
+    that member is the default's program or saves less than a factor 2 on it)."""
+    from coiter.autosched.api import instant_choice, ranked_members
     from coiter.autosched.candidates import Problem, frontier_bases
 
     tensors = {n: ct.asarray(t) for n, t in operands.items()}
@@ -157,20 +157,23 @@ def _auto_choice(stmt, operands):
     formats[evaluated.name] = evaluated.format
     problem = Problem.of(stmt, formats)
     bases, why_not = frontier_bases(problem)
-    picked = cheapest_member(problem, bases, tensors)
-    if picked is None:
+    ranked = ranked_members(problem, bases, tensors)
+    if not ranked:
         return f"(no frontier: {why_not})"
+    chosen, conversions = instant_choice.for_operands(
+        problem.parsed, tensors, problem.formats, problem.dtypes, None
+    )
+    picked = ranked[0]
+    if chosen == "" and not conversions:
+        cheapest = picked.candidate.schedule if picked.candidate else picked.member.program
+        return f"the default schedule (the cheapest member: #{picked.member.index} {cheapest})"
     if picked.candidate is None:
         kernels = " ; ".join(
             f"{s.statement} {s.schedule} {s.formats}" for s in picked.member.stages
         )
         return f"#{picked.member.index} {picked.member.program} = {kernels}"
-    chosen, conversions = instant_choice.for_operands(
-        problem.parsed, tensors, problem.formats, problem.dtypes, None
-    )
     converted = "".join(f" [{n}→{f}]" for n, f in conversions.items())
-    runs = chosen or "the default schedule, which is its program"
-    return f"#{picked.member.index} {picked.candidate.schedule}{converted} ({runs})"
+    return f"#{picked.member.index} {picked.candidate.schedule}{converted} ({chosen})"
 
 
 def pipeline_profile(stmt, operands):
@@ -245,7 +248,7 @@ def main(argv=None):
             "alphabetical": lambda s=stmt, o=stored, a=alphabetical: ct.evaluate(
                 s, schedule=a, **o
             ),
-            "default": lambda s=stmt, o=operands: ct.evaluate(s, **o),
+            "default": lambda s=stmt, o=operands: ct.evaluate(s, schedule="default", **o),
             "auto": lambda s=stmt, o=operands: ct.evaluate(s, schedule="auto", **o),
             "scipy": scipy_call,
         }

@@ -43,6 +43,13 @@ def thesis_matrix():
     return dense
 
 
+@pytest.fixture
+def tuning_dir(tmp_path, monkeypatch):
+    """A private cache directory, so the tuning database starts empty."""
+    monkeypatch.setenv("COITER_CACHE_DIR", str(tmp_path))
+    yield tmp_path
+
+
 @pytest.fixture(autouse=True, scope="session")
 def private_kernel_cache(tmp_path_factory):
     """Kernels compiled by the tests go to a private disk cache, not the user's."""

@@ -62,8 +62,11 @@ class AutoScheduler(Protocol):
         formats: Mapping[str, Format],
         dtypes: Mapping[str, np.dtype[Any]],
         engine: str | None,
+        bounded: bool = False,
     ) -> str:
-        """The schedule text for ``stmt`` on tensors of these formats and dtypes (by name)."""
+        """The schedule text for ``stmt`` on tensors of these formats and dtypes (by name);
+        ``bounded``: no schedule was given (auto as the default), so the choice may do only
+        the work that is cheap for every statement."""
         ...
 
     def for_operands(
@@ -73,15 +76,18 @@ class AutoScheduler(Protocol):
         formats: Mapping[str, Format],
         dtypes: Mapping[str, np.dtype[Any]],
         engine: str | None,
+        bounded: bool = False,
     ) -> tuple[str | KernelPlan, dict[str, Format]]:
         """The schedule text for ``stmt`` on these operands, and the operands to convert first
         (by name, to a format); or kernels that compute ``stmt`` from the operands as given
-        (and no conversions)."""
+        (and no conversions). ``bounded`` as for ``for_formats``."""
         ...
 
-    def input_key(self, operands: Mapping[str, Tensor]) -> Hashable:
+    def input_key(self, stmt: Parsed | None, operands: Mapping[str, Tensor]) -> Hashable:
         """What ``for_operands`` depends on besides the statement and the formats: a choice
-        made for operands with an equal key may be reused (ct.evaluate remembers it)."""
+        made for operands with an equal key may be reused (ct.evaluate remembers it). Called
+        on every call that asks for "auto": it must cost next to nothing. ``stmt`` None: a
+        statement no tuning names (the array operators' own, over tensors t0, t1, ...)."""
         ...
 
 
@@ -101,8 +107,13 @@ def autoscheduler() -> AutoScheduler:
     return _autoscheduler
 
 
-def is_auto(schedule: object) -> bool:
-    """Whether ``schedule`` asks for the autoscheduler's choice."""
+def is_auto(schedule: object, target: str = "cpu") -> bool:
+    """Whether ``schedule`` asks for the autoscheduler's choice: ``"auto"``, or no schedule
+    (None) for the CPU, where "auto" is the default (a GPU kernel without a schedule gets the
+    GPU's default schedules: docs/gpu.md). ``"default"`` (or an empty schedule) asks for the
+    compiler's default schedule instead."""
+    if schedule is None:
+        return target == "cpu"
     return isinstance(schedule, str) and schedule.strip() == "auto"
 
 
@@ -617,8 +628,11 @@ def compile(
         The index width of the sparse inputs and the result. By default the kernel
         specializes on the widths of the tensors it is called with.
     schedule : Schedule or str, optional
-        Scheduling commands (docs/schedules.md); by default coiter's own schedule (the
-        outermost loop parallel where that is safe).
+        Scheduling commands (docs/schedules.md). None (the default) is ``"auto"`` on the CPU:
+        a stored tuning or the asymptotic frontier's pick for these formats
+        (docs/autoscheduling.md), usually the compiler's default schedule;
+        ``"default"`` is that schedule itself (the outermost loop parallel where that is
+        safe). A ``target="cuda"`` kernel without one gets the GPU's default schedules.
     target : {"cpu", "cuda"}, default "cpu"
         Where the kernel runs.
     engine : {"llvm", "c"}, optional
@@ -651,8 +665,8 @@ def compile(
     """
     if schedule is None and isinstance(stmt, Tensor):
         schedule = stmt._schedule
-    if is_auto(schedule):
-        schedule = _auto_schedule(stmt, formats, dtype, dtypes, engine)
+    if is_auto(schedule, target):
+        schedule = _auto_schedule(stmt, formats, dtype, dtypes, engine, bounded=schedule is None)
     schedule_text = text_of(schedule)
     if isinstance(stmt, Tensor):
         stmt._kernel = _compile_definition(stmt, index_dtype, schedule_text, target, engine)
@@ -675,8 +689,10 @@ def _auto_schedule(
     dtype: DTypeLike,
     dtypes: Mapping[str, DTypeLike] | None,
     engine: str | None,
+    bounded: bool,
 ) -> str:
-    """``schedule="auto"`` for ``ct.compile``: the autoscheduler's pick for the formats."""
+    """``schedule="auto"`` for ``ct.compile``: the autoscheduler's pick for the formats
+    (``bounded``: no schedule was given)."""
     if isinstance(stmt, Tensor):
         definition = stmt._definition
         if definition is None:
@@ -686,7 +702,7 @@ def _auto_schedule(
         chosen[result_spec.name] = result_spec.format
         kinds = {n: s.dtype for n, s in specs.items()}
         kinds[result_spec.name] = result_spec.dtype
-        return autoscheduler().for_formats(parse(str(rewritten)), chosen, kinds, engine)
+        return autoscheduler().for_formats(parse(str(rewritten)), chosen, kinds, engine, bounded)
     parsed = parse(stmt) if isinstance(stmt, str) else stmt
     refs = parsed[1]
     formats = dict(formats or {})
@@ -696,6 +712,7 @@ def _auto_schedule(
         {n: as_format(formats.get(n, "dense"), r.order) for n, r in refs.items()},
         {n: value_dtype(dtypes.get(n, dtype), f"tensor {n}") for n in refs},
         engine,
+        bounded,
     )
 
 

@@ -33,7 +33,7 @@ from .notation import (
     core_variables,
     map_tensors,
 )
-from .parser import Parsed, TensorRef, parse
+from .parser import Parsed, TensorRef, parse, parse_once
 from .schedule import Schedule, schedule_text
 from .tensor import Tensor
 
@@ -52,12 +52,6 @@ Choice: TypeAlias = tuple[
 _chosen_kernels: OrderedDict[Hashable, Choice] = OrderedDict()
 
 
-@functools.lru_cache(maxsize=_CHOSEN_KERNELS_KEPT)
-def _parsed(statement: str) -> Parsed:
-    """``parse(statement)``, once per text (the result is only read)."""
-    return parse(statement)
-
-
 def forget_chosen_kernels() -> None:
     """Empty ct.evaluate's table of kernels (ct.clear_cache calls it)."""
     _chosen_kernels.clear()
@@ -69,12 +63,13 @@ def _choice_key(
     out_format: FormatLike | None,
     dtype: DTypeLike | None,
     engine: str | None,
-    schedule: Schedule | str | tuple[str, Hashable] | None,
+    schedule: Schedule | str | tuple[str, bool, Hashable] | None,
     target: str = "cpu",
 ) -> Hashable:
     """What decides ct.evaluate's kernel (unhashable when an option is, such as an
     out_format given as a list of levels: such calls are not remembered). ``schedule`` is
-    ``("auto", key)`` for the autoscheduler's pick, ``key`` what it depends on."""
+    ``("auto", bounded, key)`` for the autoscheduler's pick (``bounded``: no schedule was
+    given), ``key`` what it depends on."""
     operand_key = tuple((name, t.format, t.dtype) for name, t in operands.items())
     schedule_key = schedule if not isinstance(schedule, Schedule) else str(schedule)
     return (
@@ -127,7 +122,10 @@ def evaluate(
     engine : {"llvm", "c"}, optional
         The CPU code generator; by default LLVM when coiter was built with it.
     schedule : Schedule or str, optional
-        Scheduling commands for the kernel (docs/schedules.md); by default coiter's own.
+        Scheduling commands for the kernel (docs/schedules.md). None (the default) is
+        ``"auto"`` on the CPU: the autoscheduler's choice, timing nothing
+        (docs/autoscheduling.md); ``"default"`` is the compiler's default schedule. A
+        ``target="cuda"`` kernel without one gets the GPU's default schedules.
     target : {"cpu", "cuda"}, default "cpu"
         Where the kernel runs; ``"cuda"`` computes on an NVIDIA GPU (docs/gpu.md).
     **tensors
@@ -163,7 +161,7 @@ def evaluate(
     >>> np.allclose(y.to_numpy(), A @ x), y.format
     (True, Format('d'))
     """
-    assignment, refs = _parsed(statement) if isinstance(statement, str) else parse(statement)
+    assignment, refs = parse_once(statement) if isinstance(statement, str) else parse(statement)
     result_name = assignment.lhs.tensor.name
     if assignment.accumulate:
         at = statement.index("+=") + 1
@@ -187,7 +185,10 @@ def evaluate(
     # The autoscheduler's pick depends on the operands' statistics and on the tuning database
     # (which a tuning may have changed since): remembered by both.
     choice_schedule = (
-        ("auto", autoscheduler().input_key(operands)) if is_auto(schedule) else schedule
+        # (schedule None: auto bounded, as the default.)
+        ("auto", schedule is None, autoscheduler().input_key((assignment, refs), operands))
+        if is_auto(schedule, target)
+        else schedule
     )
     key = _choice_key(statement, operands, out_format, dtype, engine, choice_schedule, target)
     try:
@@ -283,9 +284,9 @@ def choose_kernel(
     dtypes = {name: t.dtype for name, t in operands.items()}
     dtypes[result_name] = result_dtype
     conversions: dict[str, Format] = {}
-    if is_auto(schedule):
+    if is_auto(schedule, target):
         picked, conversions = autoscheduler().for_operands(
-            (assignment, refs), operands, formats, dtypes, engine
+            (assignment, refs), operands, formats, dtypes, engine, bounded=schedule is None
         )
         if not isinstance(picked, str):
             # A program of several kernels (a frontier member), run as one.
@@ -480,8 +481,8 @@ def einsum(
         The CPU code generator.
     schedule : Schedule or str, optional
         As for :func:`evaluate`: the operands are named ``t0``, ``t1``, ... and the indices
-        keep their letters; ``schedule="auto"`` asks the autoscheduler
-        (docs/autoscheduling.md).
+        keep their letters; without a schedule (``"auto"``) the autoscheduler chooses
+        (docs/autoscheduling.md), ``schedule="default"`` is the compiler's default.
 
     Returns
     -------

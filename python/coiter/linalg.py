@@ -46,6 +46,8 @@ def forget_product_kernels() -> None:
 def _product(matrix, x, transposed):
     """``matrix @ x`` (or its transpose's) as a NumPy array."""
     statement = _PRODUCTS[transposed, x.ndim]
+    # (Remembered without statistics: schedule="auto", which choose_kernel applies, runs a
+    # sparse matrix times a dense operand as the default schedule on every input.)
     key = (statement, matrix.format, matrix.dtype, x.dtype)
     kernel = _product_kernels.get(key)
     if kernel is None:
@@ -53,8 +55,8 @@ def _product(matrix, x, transposed):
         operands = {"A": matrix, "x": as_tensor(x, "x")}
         assignment, refs = parse(statement)
         chosen = choose_kernel(assignment, refs, operands, "dense", None, None, None)
-        kernel, replaced = chosen[0], chosen[3]
-        if replaced is not None:  # operands converted for this kernel: not remembered
+        kernel, replaced, conversions = chosen[0], chosen[3], chosen[4]
+        if replaced is not None or conversions:  # operands converted: not remembered
             return np.asarray(evaluate(statement, A=matrix, x=x, out_format="dense"))
         _product_kernels[key] = kernel
     if isinstance(kernel, Kernel):

@@ -24,7 +24,7 @@ from typing import Any, cast
 import numpy as np
 
 from . import _core
-from .compiler import Kernel
+from .compiler import Kernel, autoscheduler
 from .conversion import as_operand
 from .creation import wrap_dense
 from .elementwise import elementwise
@@ -336,13 +336,21 @@ def run(tensor):
     if product is not None and product.chosen is not None:
         # A matrix product whose kernel is known (_matrix_times_dense): no key to build and
         # hash (its formats' and dtypes' hashes cost more than the rest of this function).
+        # Remembered without the operands' statistics: schedule="auto" runs a sparse matrix
+        # times a dense operand as the default schedule on every input (no frontier member is
+        # estimated to do less work than the default's concordant loop order).
         chosen = product.chosen
     else:
         chosen = _choose_remembered(definition, tensor, text, tensors, operands)
-        if product is not None and chosen[1] is None:
+        if product is not None and chosen[1] is None and not chosen[2]:
             product.chosen = chosen
-    kernel, replaced = chosen
-    operands = replaced or operands
+    kernel, replaced, conversions = chosen
+    if replaced is not None:
+        operands = replaced
+    elif conversions:  # (schedule="auto" asked for these operands in other formats)
+        operands = {
+            n: t.asformat(conversions[n]) if n in conversions else t for n, t in operands.items()
+        }
     if isinstance(kernel, Kernel) and kernel._built is kernel._result:
         # The result's storage straight from the call, in the tensor's format (no Tensor
         # made around it only to be taken apart here); None: the call was not made.
@@ -356,10 +364,18 @@ def run(tensor):
 
 
 def _choose_remembered(definition, tensor, text, tensors, operands):
-    """``(kernel, operands to pass instead or None)`` for the definition, from _kernels when
-    an equal computation was chosen before."""
+    """``(kernel, operands to pass instead or None, formats to convert operands to first)``
+    for the definition, from _kernels when an equal computation was chosen before."""
     rhs, variables = definition.rhs, definition.variables
-    key = (text, tuple((t.format, t.dtype) for t in tensors), tensor.format, tensor.dtype)
+    # The kernel is chosen as schedule="auto" chooses (choose_kernel without a schedule), on
+    # the operands' statistics: remembered by them too.
+    key = (
+        text,
+        tuple((t.format, t.dtype) for t in tensors),
+        tensor.format,
+        tensor.dtype,
+        autoscheduler().input_key(None, operands),
+    )
     chosen = _recall(_kernels, key)
     if chosen is None:
         names = {id(t): f"t{k}" for k, t in enumerate(tensors)}
@@ -375,10 +391,10 @@ def _choose_remembered(definition, tensor, text, tensors, operands):
 
 
 def _choose(assignment, refs, operands, tensor):
-    kernel, _, _, replaced, _ = choose_kernel(
+    kernel, _, _, replaced, conversions = choose_kernel(
         assignment, refs, operands, tensor.format, tensor.dtype, None, None
     )
-    return kernel, replaced
+    return kernel, replaced, conversions
 
 
 def signature(rhs, variables):
@@ -644,7 +660,7 @@ class _KnownProduct:
 
     def __init__(self, facts, dtype, format):
         self.facts, self.dtype, self.format = facts, dtype, format
-        self.chosen = None  # (kernel, None): what run() chose for the first product
+        self.chosen = None  # (kernel, None, {}): what run() chose for the first product
 
 
 _matrix_products: OrderedDict[Hashable, _KnownProduct] = OrderedDict()

@@ -15,6 +15,7 @@ operands of one chain of operators all count): the compiler's passes walk the ex
 recursively, and a deeper one would end in a RecursionError or exhaust the C++ stack.
 """
 
+import functools
 import re
 from typing import TypeAlias
 
@@ -226,3 +227,14 @@ def parse(text: str) -> Parsed:
     parser = _Parser(text)
     assignment = parser.statement()
     return assignment, parser.tensors
+
+
+# parse_once's texts kept: ct.evaluate's statements, and the autoscheduler's kernel stages.
+_PARSED_KEPT = 256
+
+
+@functools.lru_cache(maxsize=_PARSED_KEPT)
+def parse_once(text: str) -> Parsed:
+    """``parse(text)``, once per text: the result is shared, so callers only read it (parsing
+    costs more than a small kernel's call, and ct.evaluate and schedule="auto" repeat texts)."""
+    return parse(text)

@@ -22,6 +22,9 @@ from .notation import IndexExpr, IndexVar
 
 __all__ = ["Schedule"]
 
+# The compiler's default schedule, spelt out: ``schedule="default"`` (ct.compile, ct.evaluate,
+# ct.einsum, tensor.schedule) where leaving the schedule out asks for "auto" on the CPU.
+DEFAULT_SCHEDULE = "default"
 # An index variable or its name, as every command takes them.
 Var: TypeAlias = IndexVar | str
 # A command's argument as the text form has it: a word, or a list of them in brackets.
@@ -251,15 +254,18 @@ class Schedule:
 
 
 def schedule_text(schedule: Schedule | str | None) -> str:
-    """The canonical text of a schedule given as a Schedule, its text, or None."""
+    """The canonical text of a schedule given as a Schedule, its text, or None; ``""`` (as
+    for ``"default"``) is the compiler's default schedule."""
     if schedule is None:
         return ""
     if isinstance(schedule, str):
         if schedule.strip() == "auto":
             raise ScheduleError(
                 "schedule='auto' is chosen by ct.compile and ct.evaluate (docs/autoscheduling.md); "
-                "here pass a ct.Schedule or None (the default schedule)"
+                "here pass a ct.Schedule or 'default' (the compiler's default schedule)"
             )
+        if schedule.strip() == DEFAULT_SCHEDULE:
+            return ""
         schedule = Schedule.parse(schedule)
     if not isinstance(schedule, Schedule):
         raise TypeError(

@@ -215,6 +215,10 @@ class Tensor:
         # An operator's result not computed yet (operators.LazyDefinition); its _data is then a
         # placeholder that knows only the shape, dtype and format.
         self._lazy: PendingOperator | None = None
+        # (storage, its statistics) as schedule="auto" reads them (autosched/database.py)
+        self._statistics: (
+            tuple[Any, dict[str, Any], int, tuple[tuple[Any, ...] | None, ...]] | None
+        ) = None
         # transposes sharing this tensor's arrays (operators.transpose)
         self._views: dict[tuple[int, ...], tuple[_core.TensorStorage, Tensor]] | None = None
 
@@ -306,7 +310,8 @@ class Tensor:
 
     def schedule(self, schedule: Schedule | str | None) -> Tensor:
         """Compile this tensor's definitions with ``schedule`` (a :class:`coiter.Schedule`, its
-        text, or None for the default schedule); returns the tensor, so
+        text, ``"default"`` for the compiler's default schedule, or None for the default,
+        ``"auto"`` on the CPU: docs/autoscheduling.md); returns the tensor, so
         ``y.schedule(s).evaluate()`` chains."""
         schedule_text(schedule)  # reject a malformed schedule here, not at evaluation
         self._schedule = schedule

@@ -3,6 +3,7 @@
 
 #include "bindings/numpy_buffer.hpp"
 #include "cin/concretize.hpp"
+#include "cin/loop_order.hpp"
 #include "driver/compiler.hpp"
 #include "driver/operand_orders.hpp"
 #include "jit/build_id.hpp"
@@ -108,6 +109,16 @@ void bindCompiler(py::module_& m) {
       py::arg("result_indices"), py::arg("rhs"),
       "The format inferred for a result indexed by result_indices (docs/reference.md, \"Result formats\").");
   m.def("concretize", [](const Assignment& a) { return cin::toString(cin::concretize(a)); });
+  m.def(
+      "default_loop_order",
+      [](const Assignment& a) {
+        cin::ForallChain chain = cin::forallChain(cin::chooseLoopOrder(cin::concretize(a)));
+        if (chain.body->kind != cin::StmtKind::Assign) return std::vector<std::string>{};
+        return chain.vars;
+      },
+      py::arg("assignment"),
+      "The loops of the statement's default schedule, outermost first (its automatic loop order, before "
+      "workspaces and parallel tags); empty unless that is one chain of loops around the assignment.");
   m.def(
       "outer_lattice", [](const Assignment& a) { return lower::outerLattice(cin::concretize(a)); },
       "The iteration lattice of the outermost loop of the statement, as text.");

@@ -30,9 +30,11 @@ from ..tensor import Tensor
 from . import space as schedule_space
 from . import trimming
 from .candidates import (
+    DEFAULT,
     FRONTIER,
     FrontierBase,
     Problem,
+    default_program,
     frontier_bases,
     frontier_summary,
     loop_order_candidates,
@@ -40,13 +42,14 @@ from .candidates import (
 )
 from .cost_estimate import estimated_tasks, materialized_tasks, parse_cost
 from .database import (
+    EXTENTS,
     Entry,
-    bucket_key,
     bucket_of,
     database,
     distance,
     operand_statistics,
     signature,
+    tensor_bucket,
 )
 from .pipeline import Pipeline, stages_of
 from .report import Report
@@ -65,6 +68,20 @@ _DENSE_COPY_DENSITY = 1 / 16
 # schedule="auto" reuses the tuning of the nearest inputs within this distance (the sum of
 # |log2| ratios of extents, nonzeros and row lengths: a factor 16 in all, spread or not).
 _NEAREST_DISTANCE = 4.0
+# Untuned, schedule="auto" leaves the default schedule only for a frontier member estimated to
+# do this many times less work than the default's program: the estimate assumes uniform
+# sparsity and counts tasks, not their constant factors (the default's loop order also visits
+# dense operands in storage order, and its outer loop is tagged parallel), so members of equal
+# or nearly equal cost are no reason to leave it (MTTKRP's i,k,j,l ties with the default's
+# i,k,l,j and runs about 5x slower, its innermost loop reading D by columns).
+_DEFAULT_MARGIN = 2.0
+# Without a schedule (auto as the default), the frontier is built only for products of at most
+# this many operands over at most this many index variables: those take milliseconds, while
+# three operands take 0.03-0.75 s (SDDMM 0.1 s, MTTKRP 0.35-0.75 s) and four up to 48 s
+# (order-4 MTTKRP), paid by the first call in each process. Others run the default schedule,
+# or a stored tuning; schedule="auto" builds any frontier.
+_BOUNDED_OPERANDS = 2
+_BOUNDED_VARIABLES = 4
 # The transpose rule converts when the inner product's estimated work exceeds the outer
 # product's (with the conversion) this many times.
 _INNER_PRODUCT_MARGIN = 4.0
@@ -355,8 +372,9 @@ def tuning_info() -> dict[str, Any]:
     """The tuning database: ``path`` (None: in memory), ``entries``, ``signatures``, and this
     process's ``hits`` and ``misses`` (ct.autoschedule), ``tunings``, ``tuning_seconds``, and
     the choices of schedule="auto" without a database entry: ``frontier_choices`` (a frontier
-    member) and ``rule_choices`` (the transpose rule or the default, for statements the
-    frontier does not take)."""
+    member, the default's program included) and ``rule_choices`` (the transpose rule or the
+    default, for statements the frontier does not take or, without a schedule, whose frontier
+    is not built: cheap_frontier)."""
     entries = database.entries()
     return {
         "path": database.path,
@@ -377,15 +395,21 @@ def clear_tuning() -> None:
 class InstantChoice:
     """The choice behind ``schedule="auto"``: no timing runs. Choices are remembered by
     signature and input bucket until this process's database changes (a tuning or
-    ``ct.clear_tuning``), so a repeated ``ct.evaluate`` costs a dictionary lookup, not a
-    database query; tunings stored by other processes meanwhile are seen by inputs not yet
-    remembered."""
+    ``ct.clear_tuning``) or is another (another cache directory), so a repeated
+    ``ct.evaluate`` costs a dictionary lookup, not a database query; tunings stored by other
+    processes meanwhile are seen by inputs not yet remembered. (ct.evaluate's own table,
+    keyed by input_key, follows this process's changes only.)"""
 
     def __init__(self) -> None:
         self._remembered: dict[
-            tuple[Any, ...], tuple[int, tuple[str | Pipeline, dict[str, Format]]]
+            tuple[Any, ...], tuple[Any, tuple[str | Pipeline, dict[str, Format]]]
         ] = {}
-        self._frontiers: dict[tuple[Any, ...], tuple[list[FrontierBase], str | None]] = {}
+        self._remembered_for_formats: dict[tuple[Any, ...], tuple[Any, str]] = {}
+        # (database generation, the statements with a stored tuning then: database.statements)
+        self._tuned_statements: tuple[int, dict[str, int]] = (-1, {})
+        self._frontiers: dict[
+            tuple[Any, ...], tuple[list[FrontierBase], str | None, FrontierBase | None]
+        ] = {}
 
     def for_formats(
         self,
@@ -393,30 +417,54 @@ class InstantChoice:
         formats: Mapping[str, Format],
         dtypes: Mapping[str, np.dtype[Any]],
         engine: str | None,
+        bounded: bool = False,
     ) -> str:
         """``ct.compile``'s choice (no operands): the most recent tuning of this signature that
         is one kernel on these formats, else the frontier member that is one schedule of the
         statement on these formats, cheapest on nominal statistics (nominal_statistics), else
-        the default schedule."""
-        problem = Problem.of(stmt, formats, dtypes)
+        the default schedule. ``bounded`` (no schedule given): no frontier beyond
+        :func:`cheap_frontier`."""
         engine = engine or default_engine()
-        key = signature(problem, engine, _core.get_num_threads())
+        memo = (*_memo_key(stmt, formats, dtypes, engine), bounded)
+        remembered = self._remembered_for_formats.get(memo)
+        state = database.state()
+        if remembered is not None and remembered[0] == state:
+            return remembered[1]
+        problem = Problem.of(stmt, formats, dtypes)
+        key = signature(problem, engine, memo[4])
         entry = database.nearest(key, None, without_conversions=True)
+        schedule = ""
         if entry is not None:
-            return entry.schedule
-        bases, _ = self._frontier_of(problem)
-        kernels = [b for b in bases if b.candidate is not None and not b.conversions]
-        if not kernels:
-            return ""
-        ranked = _ranked(problem, kernels, *nominal_statistics(problem))
-        _counts["frontier_choices"] += 1
-        schedule, _ = _as_choice(problem, ranked[0], engine)
-        assert isinstance(schedule, str)  # (a member of one schedule is chosen as its text)
+            schedule = entry.schedule
+        else:
+            bases, _, default = self._frontier_of(problem, bounded)
+            kernels = [b for b in bases if b.candidate is not None and not b.conversions]
+            picked = instant_member(problem, kernels, default, *nominal_statistics(problem))
+            if picked is not None:
+                _counts["frontier_choices"] += 1
+                chosen, _ = _as_choice(problem, picked, engine)
+                assert isinstance(chosen, str)  # (a member of one schedule is chosen as its text)
+                schedule = chosen
+        self._remembered_for_formats[memo] = (state, schedule)
         return schedule
 
-    def input_key(self, operands: Mapping[str, Tensor]) -> tuple[Any, int]:
-        """The operands' statistics bucket, and the database's generation in this process."""
-        return bucket_key(operand_statistics(operands)), database.generation
+    def input_key(self, stmt: Parsed | None, operands: Mapping[str, Tensor]) -> tuple[Any, int]:
+        """The operands' statistics bucket, and the database's generation in this process.
+        The bucket reads only what the choice can depend on: without a tuning of the
+        statement, extents and nonzeros (the frontier's ranking, the transpose rule); with
+        one, also the mean row length (the nearest tuning's distance); the row skew, whose
+        maximum row length reads every row of every sparse operand on every call, only when
+        two of its tunings differ in the skew alone (database.statements). (The statements'
+        tunings are read once per generation: one that another process tunes meanwhile is
+        keyed so from this process's next change of the database.)"""
+        generation = database.generation
+        if self._tuned_statements[0] != generation:
+            self._tuned_statements = (generation, database.statements())
+        depth = EXTENTS
+        if stmt is not None:
+            depth = self._tuned_statements[1].get(_statement_text(stmt), EXTENTS)
+        key = tuple((n, tensor_bucket(operands[n], depth)) for n in sorted(operands))
+        return key, generation
 
     def for_operands(
         self,
@@ -425,24 +473,21 @@ class InstantChoice:
         formats: Mapping[str, Format],
         dtypes: Mapping[str, np.dtype[Any]],
         engine: str | None,
+        bounded: bool = False,
     ) -> tuple[str | Pipeline, dict[str, Format]]:
         """``ct.evaluate``'s choice: (schedule text, operands to convert first), or a frontier
         member's kernels. The tuning of these inputs' bucket, else of the nearest inputs tuned
         (within _NEAREST_DISTANCE), else the frontier member cheapest on these inputs'
-        statistics (cheapest_member), else (a statement the frontier does not take) the
-        transpose rule, else the default schedule."""
+        statistics (instant_member), else (a statement the frontier does not take) the
+        transpose rule, else the default schedule. ``bounded`` (no schedule given): a
+        statement beyond :func:`cheap_frontier` gets the default schedule instead of its
+        frontier (logged at INFO)."""
         statistics = operand_statistics(operands)
         bucket = bucket_of(statistics)
-        memo = (
-            str(stmt[0]),
-            tuple(sorted((n, str(f)) for n, f in formats.items())),
-            tuple(sorted((n, d.name) for n, d in dtypes.items())),
-            engine or default_engine(),
-            _core.get_num_threads(),
-            bucket,
-        )
+        memo = (*_memo_key(stmt, formats, dtypes, engine or default_engine()), bounded, bucket)
         remembered = self._remembered.get(memo)
-        if remembered is not None and remembered[0] == database.generation:
+        state = database.state()
+        if remembered is not None and remembered[0] == state:
             return remembered[1]
         problem = Problem.of(stmt, formats, dtypes)
         key = signature(problem, memo[3], memo[4])
@@ -461,9 +506,20 @@ class InstantChoice:
                     entry.schedule,
                     {n: as_format(f, operands[n].ndim) for n, f in entry.conversions.items()},
                 )
+        elif bounded and not cheap_frontier(problem):
+            logger.info(
+                "coiter: %s gets the default schedule: without a schedule, the asymptotic "
+                "frontier is built only for products of at most %d operands over at most %d "
+                "index variables (schedule='auto' builds it, ct.autoschedule tunes it)",
+                problem.text,
+                _BOUNDED_OPERANDS,
+                _BOUNDED_VARIABLES,
+            )
+            _counts["rule_choices"] += 1
+            choice = "", {}
         else:
-            bases, why_not = self._frontier_of(problem)
-            picked = cheapest_member(problem, bases, operands)
+            bases, why_not, default = self._frontier_of(problem)
+            picked = instant_member(problem, bases, default, *_statistics_of(problem, operands))
             if picked is not None:
                 _counts["frontier_choices"] += 1
                 choice = _as_choice(problem, picked, memo[3])
@@ -477,12 +533,17 @@ class InstantChoice:
                 )
                 _counts["rule_choices"] += 1
                 choice = "", transpose_rule(problem, operands)
-        self._remembered[memo] = (database.generation, choice)
+        self._remembered[memo] = (state, choice)
         return choice
 
-    def _frontier_of(self, problem: Problem) -> tuple[list[FrontierBase], str | None]:
-        """frontier_bases of the problem, built once per statement, formats and dtypes in this
-        process (the frontier depends on formats only: SpMTTKRP's takes about half a second)."""
+    def _frontier_of(
+        self, problem: Problem, bounded: bool = False
+    ) -> tuple[list[FrontierBase], str | None, FrontierBase | None]:
+        """frontier_bases of the problem and its default_program, built once per statement,
+        formats and dtypes in this process (the frontier depends on formats only: SpMTTKRP's
+        takes about half a second). ``bounded``: none beyond :func:`cheap_frontier`."""
+        if bounded and not cheap_frontier(problem):
+            return [], "not built without a schedule (cheap_frontier)", None
         key = (
             problem.text,
             tuple(sorted((n, str(f)) for n, f in problem.formats.items())),
@@ -490,8 +551,54 @@ class InstantChoice:
         )
         found = self._frontiers.get(key)
         if found is None:
-            found = self._frontiers[key] = frontier_bases(problem)
+            bases, why_not = frontier_bases(problem)
+            found = self._frontiers[key] = (bases, why_not, default_program(problem, bases))
         return found
+
+
+def cheap_frontier(problem: Problem) -> bool:
+    """Whether the statement's frontier is built without a schedule given (auto as the
+    default): a product of at most _BOUNDED_OPERANDS operands over at most _BOUNDED_VARIABLES
+    index variables."""
+    operands = len(accesses(problem.parsed[0].rhs))
+    return operands <= _BOUNDED_OPERANDS and len(problem.variables) <= _BOUNDED_VARIABLES
+
+
+def _memo_key(
+    stmt: Parsed,
+    formats: Mapping[str, Format],
+    dtypes: Mapping[str, np.dtype[Any]],
+    engine: str,
+) -> tuple[Any, ...]:
+    """What a choice depends on besides the inputs and the database: the signature's parts
+    (statement, formats, dtypes, engine, thread count)."""
+    return (
+        _statement_text(stmt),
+        tuple(sorted((n, str(f)) for n, f in formats.items())),
+        tuple(sorted((n, np.dtype(d).name) for n, d in dtypes.items())),
+        engine,
+        _core.get_num_threads(),
+    )
+
+
+def _statement_text(stmt: Parsed) -> str:
+    """The statement as tuning signatures print it (remembered per statement: it is read on
+    every schedule="auto" call)."""
+    assignment = stmt[0]
+    text = _statement_texts.get(id(assignment))
+    if text is None or text[0] is not assignment:
+        text = (assignment, str(assignment))
+        _statement_texts[id(assignment)] = text
+        if len(_statement_texts) > _STATEMENT_TEXTS_KEPT:
+            _statement_texts.pop(next(iter(_statement_texts)))
+    return text[1]
+
+
+# _statement_text's table, by the statement object's id (the entry keeps the object, so the
+# id is not reused while it is in the table); ct.evaluate parses each text once
+# (parser.parse_once), so its statements repeat.
+_STATEMENT_TEXTS_KEPT = 256
+_statement_texts: dict[int, tuple[Any, str]] = {}
 
 
 def cheapest_member(
@@ -510,9 +617,36 @@ def ranked_members(
     problem: Problem, bases: list[FrontierBase], operands: Mapping[str, Tensor]
 ) -> list[FrontierBase]:
     """The frontier members, cheapest first as :func:`cheapest_member` ranks them."""
-    return _ranked(
-        problem,
-        bases,
+    return _ranked(problem, bases, *_statistics_of(problem, operands))
+
+
+def instant_member(
+    problem: Problem,
+    bases: list[FrontierBase],
+    default: FrontierBase | None,
+    extents: Mapping[str, int],
+    shapes: Mapping[str, tuple[int, ...]],
+    nonzeros: Mapping[str, int],
+) -> FrontierBase | None:
+    """schedule="auto"'s untuned pick on these statistics: the cheapest member (as
+    :func:`cheapest_member` ranks them), unless ``default`` (the default's program,
+    candidates.default_program) is estimated within _DEFAULT_MARGIN of it: then ``default``,
+    which runs as the default schedule (None: no member)."""
+    ranked = _ranked(problem, bases, extents, shapes, nonzeros)
+    if not ranked:
+        return None
+    if default is not None:
+        cheapest = _estimate(problem, ranked[0], extents, shapes, nonzeros)[0]
+        if _estimate(problem, default, extents, shapes, nonzeros)[0] <= _DEFAULT_MARGIN * cheapest:
+            return default
+    return ranked[0]
+
+
+def _statistics_of(
+    problem: Problem, operands: Mapping[str, Tensor]
+) -> tuple[dict[str, int], dict[str, tuple[int, ...]], dict[str, int]]:
+    """(extents by index variable, shapes and nonzeros by operand): what the ranking reads."""
+    return (
         _extents(problem, operands),
         {n: t.shape for n, t in operands.items()},
         {n: int(t.nnz) for n, t in operands.items()},
@@ -528,17 +662,25 @@ def _ranked(
 ) -> list[FrontierBase]:
     """The members ranked on statistics: extents by index variable, shapes and nonzeros by
     operand."""
+    return sorted(bases, key=lambda base: _estimate(problem, base, extents, shapes, nonzeros))
 
-    def estimate(base: FrontierBase) -> tuple[float, int, int, int]:
-        tasks = estimated_tasks(parse_cost(base.member.cost), extents, shapes, nonzeros)
-        tasks += materialized_tasks(
-            base.member.stages, problem.formats[problem.result], extents, shapes, nonzeros
-        )
-        converted = _converted_operands(problem, base)
-        tasks += sum(nonzeros[n] for n in converted)
-        return tasks, len(converted), len(base.member.stages), base.member.index
 
-    return sorted(bases, key=estimate)
+def _estimate(
+    problem: Problem,
+    base: FrontierBase,
+    extents: Mapping[str, int],
+    shapes: Mapping[str, tuple[int, ...]],
+    nonzeros: Mapping[str, int],
+) -> tuple[float, int, int, int]:
+    """A member's rank: estimated tasks (with what it materializes and converts), then the
+    operands it converts, its kernels and its index."""
+    tasks = estimated_tasks(parse_cost(base.member.cost), extents, shapes, nonzeros)
+    tasks += materialized_tasks(
+        base.member.stages, problem.formats[problem.result], extents, shapes, nonzeros
+    )
+    converted = _converted_operands(problem, base)
+    tasks += sum(nonzeros[n] for n in converted)
+    return tasks, len(converted), len(base.member.stages), base.member.index
 
 
 # ct.compile's statistics-free choice (nominal_statistics): every index variable this long,
@@ -594,6 +736,8 @@ def _as_choice(
     about 20%)."""
     if base.candidate is None:
         return base.member.pipeline(engine), {}
+    if base.candidate.origin == DEFAULT:  # (candidates.default_program: nothing to compare)
+        return "", {}
     converted = problem.with_formats(base.conversions)
 
     def program(schedule: str) -> str:

@@ -26,10 +26,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ..compiler import schedule_problem
+from .. import _core
+from ..compiler import core_assignment, schedule_problem, typed_statement
 from ..formats import Format, FormatLike, as_format
 from ..notation import Reduction, accesses
-from ..parser import Parsed, parse
+from ..parser import Parsed, parse, parse_once
 from .frontier import FrontierCandidate, frontier
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "FrontierBase",
     "base_candidates",
     "frontier_bases",
+    "default_program",
     "frontier_summary",
     "DEFAULT",
     "LOOP_ORDER",
@@ -237,13 +239,17 @@ def frontier_bases(problem: Problem) -> tuple[list[FrontierBase], str | None]:
         )
     except ValueError as error:
         return [], f"{type(error).__name__}: {error}"
+    if any(not f for m in built.members for s in m.stages for f in s.formats.values()):
+        # (The core names a stage's formats by their short text, which a format with level
+        # properties, such as an unordered compressed level, does not have.)
+        return [], "a format without a short text form (level properties)"
     statement = str(problem.parsed[0])
     bases = []
     for member in built.members:
         stages = member.stages
         candidate = None
         conversions: dict[str, Format] = {}
-        if len(stages) == 1 and str(parse(stages[0].statement)[0]) == statement:
+        if len(stages) == 1 and str(parse_once(stages[0].statement)[0]) == statement:
             stage = stages[0]
             formats = {n: as_format(f, len(problem.levels[n])) for n, f in stage.formats.items()}
             # (A scalar result has no format to write transposed.)
@@ -261,6 +267,37 @@ def frontier_bases(problem: Problem) -> tuple[list[FrontierBase], str | None]:
     if not bases:
         return [], "no frontier member lowers to coiter kernels"
     return bases, None
+
+
+def default_program(problem: Problem, bases: list[FrontierBase]) -> FrontierBase | None:
+    """The candidate of the frontier's enumeration (a member or a dominated one) that is the
+    compiler's default program on the given formats: one kernel of the statement itself, no
+    operand converted, in the default schedule's loop order (``_core.default_loop_order``:
+    the automatic loop order, before workspaces and parallel tags). None when the default's
+    loops are not one chain or no candidate has its loop order."""
+    if not bases:
+        return None
+    typed, _, _ = typed_statement(
+        problem.parsed, problem.formats, problem.dtypes[problem.result], problem.dtypes
+    )
+    order = _core.default_loop_order(core_assignment(typed))
+    if not order:
+        return None
+    schedule = f"reorder({','.join(order)})"
+    statement = str(problem.parsed[0])
+    given = {n: str(f) for n, f in problem.formats.items()}
+    for candidate in bases[0].member.frontier.candidates:
+        if not candidate.lowered or len(candidate.stages) != 1:
+            continue
+        stage = candidate.stages[0]
+        formats = {n: str(as_format(f, len(problem.levels[n]))) for n, f in stage.formats.items()}
+        if (
+            stage.schedule == schedule
+            and formats == {n: given[n] for n in formats}
+            and str(parse_once(stage.statement)[0]) == statement
+        ):
+            return FrontierBase(candidate, {}, Candidate(schedule, DEFAULT, tuple(order)))
+    return None
 
 
 def frontier_summary(bases: list[FrontierBase], why_not: str | None) -> str:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from ..formats import Format, as_format
 from ..notation import accesses
-from ..parser import parse
+from ..parser import parse_once
 from .pipeline import KernelStage
 
 __all__ = [
@@ -136,7 +136,7 @@ def estimated_nonzeros(
     """The estimated nonzeros of the result of a product ``statement`` (``w(k,j,l) =
     C(k,j) * D(l,j)``): its coordinates at which some assignment of the summed variables
     makes every factor nonzero (a dense operand always is)."""
-    assignment = parse(statement)[0]
+    assignment = parse_once(statement)[0]
     head = tuple(v.name for v in assignment.lhs.indices)
     atoms = tuple(
         (a.tensor.name, tuple(v.name if v.name in head else "$" + v.name for v in a.indices))
@@ -171,10 +171,15 @@ def materialized_tasks(
     sizes = dict(shapes)
     counts = dict(nonzeros)
     for k, stage in enumerate(stages):
-        assignment = parse(stage.statement)[0]
+        assignment = parse_once(stage.statement)[0]
         name = stage.result
         modes = [extents[v.name] for v in assignment.lhs.indices]
         entries = estimated_nonzeros(stage.statement, extents, sizes, counts)
+        # The next kernel's estimate reads this one's result as an operand of these statistics.
+        sizes[name] = modes
+        counts[name] = round(entries)
+        if name not in stage.formats:  # (a scalar result: nothing stored, nothing converted)
+            continue
         written = as_format(stage.formats[name], len(modes))
         if k + 1 < len(stages):
             total += stored_positions(written, modes, entries)
@@ -183,7 +188,4 @@ def materialized_tasks(
                 total += entries + stored_positions(as_format(read, len(modes)), modes, entries)
         elif written != result_format:
             total += entries + stored_positions(result_format, modes, entries)
-        # The next kernel's estimate reads this one's result as an operand of these statistics.
-        sizes[name] = modes
-        counts[name] = round(entries)
     return total

@@ -16,9 +16,11 @@ is off) the database lives in memory, for this process only.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -34,6 +36,8 @@ from .candidates import Problem
 from .pipeline import stages_of
 
 FILE_NAME = "tuning.sqlite3"
+# A bucket text's row skew (bucket_of): ",even", ",skewed" or ",heavy" after the mean row.
+_SKEW = re.compile(r",(even|skewed|heavy)\b")
 # Bumped when the search or the bucket changes what a stored row means (2: a schedule may be
 # a pipeline_text, a frontier member of two kernels).
 SCHEMA_VERSION = 2
@@ -71,21 +75,69 @@ class Entry:
 
 
 def operand_statistics(operands: Mapping[str, Tensor]) -> dict[str, dict[str, Any]]:
-    """Per operand: shape, nonzeros and, for a sparse one whose first compressed level has a
-    parent (CSR's rows, CSF's fibers), the mean and maximum length of its segments."""
-    found: dict[str, dict[str, Any]] = {}
-    for name, tensor in sorted(operands.items()):
-        stats: dict[str, Any] = {"shape": list(tensor.shape), "nnz": int(tensor.nnz)}
-        # (The storage's arrays, not tensor.levels: this runs on every schedule="auto" call.)
-        for arrays in tensor._storage.level_arrays[1:]:
+    """Per operand (by name, sorted), its :func:`tensor_statistics`."""
+    return {name: tensor_statistics(operands[name]) for name in sorted(operands)}
+
+
+# How much of a sparse tensor's rows schedule="auto" reads to key a choice (tensor_bucket):
+# its extents and nonzeros only (O(1)), also the mean row length (O(1), read from the index
+# arrays), also the row skew (the maximum row length: O(rows)).
+EXTENTS, ROW_MEAN, ROW_SKEW = 0, 1, 2
+
+
+def tensor_statistics(tensor: Tensor) -> dict[str, Any]:
+    """A tensor's shape, nonzeros and, when it is sparse with a compressed level below another
+    (CSR's rows, CSF's fibers), the mean and maximum length of that level's segments (the
+    maximum reads every segment: O(rows)).
+
+    Remembered on the tensor for the storage read (``Tensor._statistics``): schedule="auto"
+    reads them on every call, and a tensor's storage is replaced, never restructured in
+    place, when a definition is recomputed or a kernel writes it with ``out=``
+    (``Tensor._set_storage``), so a changed tensor is read again. (Writing into the NumPy
+    views of its index arrays is not seen; it could only make the schedule chosen a worse
+    one, never change a result.)"""
+    return _remembered(tensor, ROW_SKEW)[1]
+
+
+def tensor_bucket(tensor: Tensor, depth: int = ROW_SKEW) -> tuple[Any, ...]:
+    """The tensor's part of :func:`bucket_key` (without its name) down to ``depth`` (EXTENTS,
+    ROW_MEAN or ROW_SKEW), remembered with its statistics: what ``schedule="auto"`` keys its
+    choices on, every call. A SciPy or NumPy operand is wrapped anew by each call, so this is
+    the cost of its statistics on every call: only ROW_SKEW reads every row."""
+    part = _remembered(tensor, depth)[3][depth]
+    assert part is not None  # (_remembered read down to depth)
+    return part
+
+
+def _remembered(
+    tensor: Tensor, depth: int
+) -> tuple[Any, dict[str, Any], int, tuple[tuple[Any, ...] | None, ...]]:
+    """(storage, statistics, depth read, bucket part at each depth or None below it), read
+    once per storage (and again when a deeper part is asked for)."""
+    storage = tensor._storage
+    remembered = tensor._statistics
+    if remembered is not None and remembered[0] is storage and remembered[2] >= depth:
+        return remembered
+    shape, nnz = tensor.shape, int(storage.nnz)
+    stats: dict[str, Any] = {"shape": list(shape), "nnz": nnz}
+    mean = longest = None
+    if depth >= ROW_MEAN:
+        # (The storage's arrays, not tensor.levels, which wraps each level in Python; a
+        # dense level has none.)
+        for arrays in storage.level_arrays[1:]:
             pos = arrays.get("pos")
             if pos is not None and len(pos) > 1:
-                lengths = np.diff(pos)
-                stats["mean_row"] = float(pos[-1] - pos[0]) / (len(pos) - 1)
-                stats["max_row"] = int(lengths.max())
+                mean = stats["mean_row"] = float(pos[-1] - pos[0]) / (len(pos) - 1)
+                if depth >= ROW_SKEW:
+                    longest = stats["max_row"] = int(np.diff(pos).max())
                 break
-        found[name] = stats
-    return found
+    parts = (
+        _part(shape, nnz, None, None),
+        _part(shape, nnz, mean, None) if depth >= ROW_MEAN else None,
+        _part(shape, nnz, mean, longest) if depth >= ROW_SKEW else None,
+    )
+    remembered = tensor._statistics = (storage, stats, depth, parts)
+    return remembered
 
 
 def _log2(value: float) -> int:
@@ -95,20 +147,31 @@ def _log2(value: float) -> int:
 def bucket_key(statistics: Mapping[str, Mapping[str, Any]]) -> tuple[Any, ...]:
     """The bucket of some statistics: per operand, its extents, nonzeros and mean row length
     rounded to powers of two, and the row skew (max / mean): 0 even (< 4), 1 skewed (< 32), 2
-    heavy."""
-    parts: list[Any] = []
-    for name, stats in sorted(statistics.items()):
-        part: tuple[Any, ...] = (
-            name,
-            tuple(_log2(n) for n in stats["shape"]),
-            _log2(stats["nnz"]),
-        )
-        if "mean_row" in stats:
-            mean = max(stats["mean_row"], 1e-9)
-            skew = stats["max_row"] / mean
-            part += (_log2(mean), 0 if skew < 4 else 1 if skew < 32 else 2)
-        parts.append(part)
-    return tuple(parts)
+    heavy (left out for statistics read without ``rows``)."""
+    return tuple((name, *_bucket_part(stats)) for name, stats in sorted(statistics.items()))
+
+
+def _bucket_part(stats: Mapping[str, Any]) -> tuple[Any, ...]:
+    return _part(tuple(stats["shape"]), stats["nnz"], stats.get("mean_row"), stats.get("max_row"))
+
+
+# _part's inputs kept (operands of the same sizes repeat; a fresh SciPy or NumPy operand of
+# each schedule="auto" call is read again, its bucket then costs a lookup).
+_PARTS_KEPT = 1024
+
+
+@functools.lru_cache(maxsize=_PARTS_KEPT)
+def _part(
+    shape: tuple[int, ...], nnz: int, mean_row: float | None, max_row: int | None
+) -> tuple[Any, ...]:
+    part: tuple[Any, ...] = (tuple(_log2(n) for n in shape), _log2(nnz))
+    if mean_row is not None:
+        mean = max(mean_row, 1e-9)
+        part += (_log2(mean),)
+        if max_row is not None:
+            skew = max_row / mean
+            part += (0 if skew < 4 else 1 if skew < 32 else 2,)
+    return part
 
 
 def bucket_of(statistics: Mapping[str, Mapping[str, Any]]) -> str:
@@ -171,6 +234,20 @@ class TuningDatabase:
         """The database file, or None when it lives in memory (no cache directory)."""
         directory = _core.cache_info().get("disk_directory")
         return os.path.join(directory, FILE_NAME) if directory else None
+
+    def state(self) -> tuple[str | None, int]:
+        """(file, generation): what a choice remembered from the database depends on (another
+        cache directory is another database)."""
+        return self.path, self.generation
+
+    def _nothing_stored(self) -> bool:
+        """Whether there is no database to read yet: not connected in this process, and no
+        file (or none in memory). Reading then opens nothing, so that schedule="auto" in a
+        process that never tuned costs no SQLite connection and leaves no file behind."""
+        path = self.path
+        if self._connection is not None and self._pid == os.getpid() and path == self._path:
+            return False
+        return path is None or not os.path.exists(path)
 
     def _connect(self) -> sqlite3.Connection:
         path = self.path
@@ -243,6 +320,25 @@ class TuningDatabase:
     def entries(self) -> list[Entry]:
         return self._select("ORDER BY created", ())
 
+    def statements(self) -> dict[str, int]:
+        """The statements (as their signatures print them) that have a stored tuning, each
+        with how much of the inputs' rows tells its tunings apart: ROW_SKEW when two of a
+        signature's buckets differ in the rows' skew only (the lookup of an exact bucket
+        then needs it), else ROW_MEAN (the nearest tuning's distance reads the mean)."""
+        if self._nothing_stored():
+            return {}
+        with self._lock:
+            rows = self._connect().execute("SELECT signature, bucket FROM tuned").fetchall()
+        found: dict[str, int] = {}
+        seen: set[tuple[str, str]] = set()
+        for signature_text, bucket in rows:
+            statement = json.loads(signature_text)["statement"]
+            unskewed = (signature_text, _SKEW.sub("", bucket))
+            skew_only = unskewed in seen
+            seen.add(unskewed)
+            found[statement] = max(found.get(statement, ROW_MEAN), ROW_SKEW if skew_only else 0)
+        return found
+
     def clear(self) -> int:
         """Delete every entry; returns how many there were."""
         with self._lock:
@@ -251,6 +347,8 @@ class TuningDatabase:
             return connection.execute("DELETE FROM tuned").rowcount
 
     def _select(self, where: str, args: tuple[Any, ...]) -> list[Entry]:
+        if self._nothing_stored():
+            return []
         with self._lock:
             rows = (
                 self._connect()

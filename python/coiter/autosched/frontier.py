@@ -77,6 +77,11 @@ class FrontierCandidate:
         return None if index is None else self._owner.candidates[index]
 
     @property
+    def frontier(self) -> Frontier:
+        """The frontier this candidate was enumerated for (all its candidates, members or not)."""
+        return self._owner
+
+    @property
     def stages(self) -> list[KernelStage]:
         return [KernelStage(s, dict(f), sched, r) for s, f, sched, r in self._core.stages]
 

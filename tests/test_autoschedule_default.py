@@ -1,0 +1,183 @@
+"""schedule="auto" as the default (issue 18, API.md §5): ct.evaluate, ct.einsum, ct.compile and
+the array operators without a schedule ask the autoscheduler on the CPU; schedule="default"
+spells the compiler's default schedule; the choice's per-call cost (operand statistics
+remembered per tensor storage) and when it reads the operands again."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import coiter as ct
+from coiter.autosched.api import instant_choice
+from coiter.autosched.database import (
+    EXTENTS,
+    ROW_MEAN,
+    Entry,
+    bucket_of,
+    database,
+    operand_statistics,
+    tensor_bucket,
+    tensor_statistics,
+)
+from coiter.compiler import is_auto
+from coiter.evaluate import _chosen_kernels
+from coiter.parser import parse
+
+YYT = "C(i,j) = A(i,t) * B(j,t)"  # einsum("it,jt->ij", Y, Y): an inner product by default
+
+
+def _yyt_operands():
+    return sp.random(400, 100, density=0.02, format="csr", random_state=3)
+
+
+def _choices_of(statement):
+    """ct.evaluate's remembered choices of a statement: (kernel schedule, conversions)."""
+    return [
+        (chosen[0]._schedule, chosen[4])
+        for key, chosen in _chosen_kernels.items()
+        if key[0] == statement
+    ]
+
+
+def test_evaluate_without_a_schedule_is_auto(tuning_dir):
+    # Without a tuning, auto converts B to CSC for YYt (a row-by-row product instead of an
+    # intersection per result entry); the call without schedule= makes the same choice as
+    # schedule="auto" (a product of two operands: the frontier is built for both).
+    ct.clear_cache()
+    Y = _yyt_operands()
+    before = ct.tuning_info()["frontier_choices"]
+    C = ct.evaluate(YYT, A=Y, B=Y)
+    assert ct.tuning_info()["frontier_choices"] == before + 1
+    np.testing.assert_allclose(C.to_scipy().toarray(), (Y @ Y.T).toarray(), rtol=1e-12)
+    [(schedule, conversions)] = _choices_of(YYT)
+    assert list(conversions) == ["B"] and list(conversions["B"].mode_order) == [1, 0]
+    ct.evaluate(YYT, schedule="auto", A=Y, B=Y)
+    assert ct.tuning_info()["frontier_choices"] == before + 2
+    assert _choices_of(YYT) == [(schedule, conversions)] * 2
+
+
+def test_einsum_and_operators_without_a_schedule_are_auto(tuning_dir):
+    Y = _yyt_operands()
+    before = ct.tuning_info()["frontier_choices"]
+    np.testing.assert_allclose(
+        ct.einsum("it,jt->ij", Y, Y).to_scipy().toarray(), (Y @ Y.T).toarray(), rtol=1e-12
+    )
+    assert ct.tuning_info()["frontier_choices"] == before + 1
+    # The operators choose as auto does, and make the conversions it asks for (B.T is CSC
+    # of B, which auto reads in another order), remembering the choice by the statistics.
+    T = ct.asarray(Y)
+    for _ in range(2):
+        np.testing.assert_allclose((T @ T.T).to_numpy(), (Y @ Y.T).toarray(), rtol=1e-12)
+    small = ct.asarray(sp.random(40, 10, density=0.2, format="csr", random_state=4))
+    np.testing.assert_allclose(
+        (small @ small.T).to_numpy(), (small.to_scipy() @ small.to_scipy().T).toarray()
+    )
+
+
+def test_the_default_spelling_is_the_compilers_schedule(tuning_dir):
+    Y = _yyt_operands()
+    before = ct.tuning_info()
+    C = ct.evaluate(YYT, schedule="default", A=Y, B=Y)
+    after = ct.tuning_info()
+    assert (after["frontier_choices"], after["rule_choices"]) == (
+        before["frontier_choices"],
+        before["rule_choices"],
+    )
+    np.testing.assert_allclose(C.to_scipy().toarray(), (Y @ Y.T).toarray(), rtol=1e-12)
+    formats = {"A": "csr", "B": "csr", "C": "csr"}
+    default = ct.compile(YYT, formats=formats, schedule="default")
+    assert default.concrete == ct.compile(YYT, formats=formats, schedule=ct.Schedule()).concrete
+    assert default.concrete == ct.compile(YYT, formats=formats, schedule="").concrete
+    assert "∀i ∀j" in default.concrete  # the inner product: one result entry at a time
+    A, B = ct.asarray(Y, name="A"), ct.asarray(Y, name="B")
+    i, j, t = ct.indices("i j t")
+    C = ct.zeros((400, 400), format="csr", name="C")
+    C[i, j] = A[i, t] * B[j, t]
+    assert C.schedule("default") is C
+    np.testing.assert_allclose(C.to_numpy(), (Y @ Y.T).toarray(), rtol=1e-12)
+    with pytest.raises(ct.ScheduleError, match="'default'"):
+        C.schedule("auto")  # (chosen by ct.compile and ct.evaluate, not a schedule's text)
+
+
+def test_only_the_cpu_target_defaults_to_auto():
+    # A GPU kernel without a schedule keeps the GPU's default schedules (docs/gpu.md).
+    assert is_auto(None) and is_auto(None, "cpu") and is_auto(" auto ", "cuda")
+    assert not is_auto(None, "cuda")
+    assert not is_auto("default") and not is_auto("") and not is_auto(ct.Schedule())
+
+
+def test_statistics_are_read_once_per_storage():
+    A = ct.asarray(sp.random(300, 200, density=0.05, format="csr", random_state=0))
+    light = tensor_bucket(A, EXTENTS)
+    assert light == ((8, 8), 12)  # log2 of the extents and of the 3000 nonzeros
+    assert A._statistics[2] == EXTENTS  # (the rows were not read)
+    assert tensor_bucket(A, ROW_MEAN) == ((8, 8), 12, 3)  # 10 a row
+    full = tensor_statistics(A)
+    assert full["max_row"] == int(np.diff(A.to_scipy().indptr).max())
+    assert full["mean_row"] == 10.0
+    assert tensor_statistics(A) is full and tensor_bucket(A, EXTENTS) is light
+    assert tensor_bucket(A)[:3] == tensor_bucket(A, ROW_MEAN) and len(tensor_bucket(A)) == 4
+    # A kernel writing A with out= replaces its storage (of the same structure), and so does
+    # a new definition (of another): the statistics are read again.
+    doubled = ct.compile("B(i,j) = 2 * A(i,j)", formats={"A": "csr", "B": "csr"})
+    doubled(A=A.copy(), out=A)
+    again = tensor_statistics(A)
+    assert again is not full and again == full
+    X = ct.asarray(sp.random(300, 200, density=0.2, format="csr", random_state=1))
+    i, j = ct.indices("i j")
+    A[i, j] = 2 * X[i, j]
+    assert tensor_statistics(A)["nnz"] == X.nnz != full["nnz"]
+    dense = ct.asarray(np.ones((3, 4)))
+    assert tensor_statistics(dense) == {"shape": [3, 4], "nnz": 12}
+
+
+def test_the_row_lengths_key_choices_only_as_far_as_the_tunings_tell_them_apart(tuning_dir):
+    # The maximum row length reads every row on every call: untuned, the key has extents and
+    # nonzeros only; tuned, also the mean row length (the nearest tuning's distance); the
+    # row skew only once two tunings differ in it alone (the exact bucket's lookup).
+    stmt = "y(i) = A(i,j) * x(j)"
+    A = sp.random(300, 200, density=0.05, format="csr", random_state=0)
+    x = np.random.default_rng(0).random(200)
+    operands = {"A": ct.asarray(A), "x": ct.asarray(x)}
+    parsed = parse(stmt)
+    untuned, _ = instant_choice.input_key(parsed, operands)
+    assert dict(untuned)["A"] == ((8, 8), 12)
+    ct.autoschedule(stmt, budget=0.2, conversions=False, A=A, x=x)
+    tuned, _ = instant_choice.input_key(parsed, operands)
+    assert dict(tuned)["A"] == ((8, 8), 12, 3)
+    # A second tuning of the same signature whose bucket differs in the skew only.
+    [entry] = database.entries()
+    statistics = operand_statistics(operands)
+    skewed = dict(statistics, A=dict(statistics["A"], max_row=100 * statistics["A"]["max_row"]))
+    assert bucket_of(skewed) != entry.bucket
+    database.store(Entry(entry.signature, bucket_of(skewed), "", {}, 1.0, 1.0, 0.1, skewed))
+    both, _ = instant_choice.input_key(parsed, operands)
+    assert dict(both)["A"][:3] == ((8, 8), 12, 3) and len(dict(both)["A"]) == 4
+    np.testing.assert_allclose(ct.evaluate(stmt, **operands).to_numpy(), A @ x, rtol=1e-12)
+
+
+def test_the_default_builds_no_frontier_of_three_operands(tuning_dir, caplog):
+    # MTTKRP's frontier takes about half a second (order 4: 48 s): without a schedule, a
+    # product of three operands runs the default schedule, saying so at INFO; schedule="auto"
+    # builds the frontier (and here keeps the default: its members tie with the default's
+    # program).
+    rng = np.random.default_rng(0)
+    B = ct.random((30, 20, 10), density=0.1, format="csf", seed=0)
+    C, D = rng.random((20, 4)), rng.random((10, 4))
+    stmt = "A(i,j) = B(i,k,l) * D(l,j) * C(k,j)"
+    expected = np.einsum("ikl,lj,kj->ij", B.to_numpy(), D, C)
+    before = ct.tuning_info()
+    with caplog.at_level("INFO", logger="coiter"):
+        A = ct.evaluate(stmt, B=B, C=C, D=D)
+    assert "gets the default schedule" in caplog.text
+    after = ct.tuning_info()
+    assert after["rule_choices"] == before["rule_choices"] + 1
+    assert after["frontier_choices"] == before["frontier_choices"]
+    np.testing.assert_allclose(A.to_numpy(), expected, rtol=1e-12)
+    A = ct.evaluate(stmt, schedule="auto", B=B, C=C, D=D)
+    assert ct.tuning_info()["frontier_choices"] == before["frontier_choices"] + 1
+    np.testing.assert_allclose(A.to_numpy(), expected, rtol=1e-12)
+    formats = {"B": "csf"}
+    assert ct.compile(stmt, formats=formats).concrete == (
+        ct.compile(stmt, formats=formats, schedule="default").concrete
+    )
