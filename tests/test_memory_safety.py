@@ -380,3 +380,35 @@ def test_rows_prefetched_far_apart_are_checked(engine):
             with pytest.raises(ct.FormatError, match=match):
                 ct.evaluate(expression, A=A, B=B, engine=engine)
             crd[entry] = kept
+
+
+@pytest.mark.parametrize("engine", ["llvm", "c"])
+def test_far_rows_whose_loops_run_in_parallel_keep_the_blocks(engine):
+    # Rows whose own loops are parallel (parallelize(j, ...)) cannot stop at a bad coordinate
+    # one by one: on columns that spread far apart they keep the blocks' pass
+    # (ir/guard_coordinates.cpp, RowLoopCoordinates::serialRows), and a corrupted coordinate
+    # is still reported.
+    import numpy as np
+    import scipy.sparse as sp
+
+    import coiter as ct
+
+    n, m, per_row = 300, 200_000, 4
+    rng = np.random.default_rng(11)
+    rows = np.repeat(np.arange(n), per_row)
+    M = sp.csr_array((rng.random(rows.size), (rows, rng.integers(0, m, rows.size))), shape=(n, m))
+    M.sum_duplicates()
+    x = rng.random(m)
+    kern = ct.compile(
+        "y(i) = A(i,j) * x(j)",
+        formats={"A": "csr"},
+        schedule="parallelize(j,cpu_thread,atomics)",
+        engine=engine,
+    )
+    assert "i_gathers_far" not in kern.source("c")
+    A = ct.asarray(M, name="A")
+    np.testing.assert_allclose(kern(A=A, x=x).to_numpy(), M @ x)
+    bad = int(M.indptr[n - 1])
+    A.levels[1].crd[bad] = m
+    with pytest.raises(ct.FormatError, match=rf"crd\[{bad}\] = {m} is outside \[0, {m}\)"):
+        kern(A=A, x=x)

@@ -186,6 +186,9 @@ class RowLoopCoordinates : public IRVisitor {
   const std::vector<RowArrays>& rows() const { return rows_; }
   // The body's row loops: position variable -> pos.
   const std::map<const VarNode*, Var>& rowLoops() const { return allRowLoops_; }
+  // Whether every row loop is serial: only a serial loop may stop at a bad coordinate and
+  // set the flag (checkEachEntry), a parallel body writes only its own locals.
+  bool serialRows() const { return serialRows_; }
 
  protected:
   void visitLoad(const LoadNode& n) override {
@@ -206,6 +209,7 @@ class RowLoopCoordinates : public IRVisitor {
     visit(n.end);
     Var pos = rowPositions(n);
     if (pos) rowLoops_[n.var.get()] = allRowLoops_[n.var.get()] = pos;
+    if (pos && n.schedule.kind != LoopKind::Serial) serialRows_ = false;
     ++loopDepth_;
     visit(n.body);
     --loopDepth_;
@@ -274,6 +278,7 @@ class RowLoopCoordinates : public IRVisitor {
   std::map<const VarNode*, Var> allRowLoops_;
   int loopDepth_ = 0;
   bool eligible_ = true;
+  bool serialRows_ = true;
   std::vector<RowArrays> rows_;
 };
 
@@ -604,7 +609,8 @@ class CoordinateGuard {
     if (n.schedule.kind != LoopKind::Serial && n.schedule.kind != LoopKind::Parallel) return nullptr;
     RowLoopCoordinates rows(ranges_, n);
     if (!rows.eligible()) return nullptr;
-    if (ScatterThroughCoordinates(ranges_, n.body).scatters()) return checkedPerEntry(n, rows, flag);
+    if (rows.serialRows() && ScatterThroughCoordinates(ranges_, n.body).scatters())
+      return checkedPerEntry(n, rows, flag);
     const Type i64 = scalar(DType::Int64), type = n.var->type;
     Var begin = makeVar(fresh_(n.var->name + "_begin"), type), end = makeVar(fresh_(n.var->name + "_end"), type);
     Var blockIndex = makeVar(fresh_(n.var->name + "_block"), type);
@@ -672,18 +678,23 @@ class CoordinateGuard {
     // rest more than the check per entry: SpMV at one thread went from 0.72x SciPy's speed
     // to 0.91x on a 200,000-row power-law matrix and from 0.81x to 1.0x on a uniform one
     // (docs/compiler.md). The rows still go by blocks, checked for interrupts once a block.
-    Var farFlag = parallel ? newFlag() : flag;
-    Var farBlockIndex = makeVar(fresh_(n.var->name + "_far_block"), type);
-    Var farFirst = makeVar(fresh_(n.var->name + "_far_first"), type),
-        farStop = makeVar(fresh_(n.var->name + "_far_stop"), type);
-    Stmt farRowsOfBlock = block(
-        {declare(farFirst, binary(BinaryOp::Add, ir::ref(begin), binary(BinaryOp::Mul, ir::ref(farBlockIndex), size))),
-         declare(farStop, binary(BinaryOp::Min, binary(BinaryOp::Add, ir::ref(farFirst), size), ir::ref(end))),
-         forLoop(n.var, ir::ref(farFirst), ir::ref(farStop),
-                 checkEachEntry(prefetchGathers(n.body, gathering, fresh_), rows, farFlag), rowsOfBlock)});
-    Stmt farRows = forLoop(farBlockIndex, lit(type, 0), blockCount,
-                           parallel ? withOwnFlag(farRowsOfBlock, farFlag) : farRowsOfBlock, schedule);
-    Var far = makeVar(fresh_(n.var->name + "_gathers_far"), scalar(DType::Bool));
+    // (Only serial row loops may stop at a bad coordinate: rows whose loops run in parallel
+    // keep the blocks.)
+    Stmt farRows;
+    if (rows.serialRows()) {
+      Var farFlag = parallel ? newFlag() : flag;
+      Var farBlockIndex = makeVar(fresh_(n.var->name + "_far_block"), type);
+      Var farFirst = makeVar(fresh_(n.var->name + "_far_first"), type),
+          farStop = makeVar(fresh_(n.var->name + "_far_stop"), type);
+      Stmt farRowsOfBlock =
+          block({declare(farFirst,
+                         binary(BinaryOp::Add, ir::ref(begin), binary(BinaryOp::Mul, ir::ref(farBlockIndex), size))),
+                 declare(farStop, binary(BinaryOp::Min, binary(BinaryOp::Add, ir::ref(farFirst), size), ir::ref(end))),
+                 forLoop(n.var, ir::ref(farFirst), ir::ref(farStop),
+                         checkEachEntry(prefetchGathers(n.body, gathering, fresh_), rows, farFlag), rowsOfBlock)});
+      farRows = forLoop(farBlockIndex, lit(type, 0), blockCount,
+                        parallel ? withOwnFlag(farRowsOfBlock, farFlag) : farRowsOfBlock, schedule);
+    }
     // Long rows that read close together (banded) run row by row, each checked before it
     // runs (checkedBeforeLoop): a pass over a whole block's coordinates before its rows
     // keeps the core from streaming the coordinates and the values at once (SpMV at 50
@@ -709,6 +720,11 @@ class CoordinateGuard {
          ifThen(binary(BinaryOp::And, longRows, binary(BinaryOp::Lt, middleStart, middleEnd)),
                 assign(rowByRow, close(sample, ir::ref(middle),
                                        binary(BinaryOp::Add, ir::ref(middle), intLit(1, type.elem)), kFarColumns)))});
+    if (!farRows)
+      return block({declare(begin, n.begin), declare(end, n.end), declare(rowByRow, boolLit(false)),
+                    ifThen(binary(BinaryOp::Lt, ir::ref(begin), ir::ref(end)), decide),
+                    ifThen(ir::ref(rowByRow), byRow, blocks)});
+    Var far = makeVar(fresh_(n.var->name + "_gathers_far"), scalar(DType::Bool));
     return block({declare(begin, n.begin), declare(end, n.end), declare(rowByRow, boolLit(false)),
                   declare(far, boolLit(false)), ifThen(binary(BinaryOp::Lt, ir::ref(begin), ir::ref(end)), decide),
                   ifThen(binary(BinaryOp::And, logicalNot(ir::ref(rowByRow)),
