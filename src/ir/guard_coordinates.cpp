@@ -623,10 +623,13 @@ class CoordinateGuard {
     bool parallel = n.schedule.kind == LoopKind::Parallel;
     // A parallel body has a flag of its own, reported as the body ends.
     Var blockFlag = parallel ? newFlag() : flag;
-    std::vector<Stmt> body;
-    body.push_back(
-        declare(first, binary(BinaryOp::Add, ir::ref(begin), binary(BinaryOp::Mul, ir::ref(blockIndex), size))));
-    body.push_back(declare(stop, binary(BinaryOp::Min, binary(BinaryOp::Add, ir::ref(first), size), ir::ref(end))));
+    // The rows [first, stop) of block `index`.
+    auto blockBounds = [&](const Var& index, const Var& first, const Var& stop) {
+      return std::vector<Stmt>{
+          declare(first, binary(BinaryOp::Add, ir::ref(begin), binary(BinaryOp::Mul, ir::ref(index), size))),
+          declare(stop, binary(BinaryOp::Min, binary(BinaryOp::Add, ir::ref(first), size), ir::ref(end)))};
+    };
+    std::vector<Stmt> body = blockBounds(blockIndex, first, stop);
     Expr inRange;
     std::map<const VarNode*, Expr> limits, ends;  // pos -> the block's, and the loop's, last position + 1
     for (const RowLoopCoordinates::RowArrays& row : rows.rows()) {
@@ -686,12 +689,11 @@ class CoordinateGuard {
       Var farBlockIndex = makeVar(fresh_(n.var->name + "_far_block"), type);
       Var farFirst = makeVar(fresh_(n.var->name + "_far_first"), type),
           farStop = makeVar(fresh_(n.var->name + "_far_stop"), type);
-      Stmt farRowsOfBlock =
-          block({declare(farFirst,
-                         binary(BinaryOp::Add, ir::ref(begin), binary(BinaryOp::Mul, ir::ref(farBlockIndex), size))),
-                 declare(farStop, binary(BinaryOp::Min, binary(BinaryOp::Add, ir::ref(farFirst), size), ir::ref(end))),
-                 forLoop(n.var, ir::ref(farFirst), ir::ref(farStop),
-                         checkEachEntry(prefetchGathers(n.body, gathering, fresh_), rows, farFlag), rowsOfBlock)});
+      std::vector<Stmt> farBlock = blockBounds(farBlockIndex, farFirst, farStop);
+      farBlock.push_back(forLoop(n.var, ir::ref(farFirst), ir::ref(farStop),
+                                 checkEachEntry(prefetchGathers(n.body, gathering, fresh_), rows, farFlag),
+                                 rowsOfBlock));
+      Stmt farRowsOfBlock = block(std::move(farBlock));
       farRows = forLoop(farBlockIndex, lit(type, 0), blockCount,
                         parallel ? withOwnFlag(farRowsOfBlock, farFlag) : farRowsOfBlock, schedule);
     }
@@ -713,24 +715,24 @@ class CoordinateGuard {
                binary(BinaryOp::Mul, cast(i64, binary(BinaryOp::Sub, ir::ref(end), ir::ref(begin))), intLit(kLongRow)));
     Expr middleStart = cast(i64, load(sample.pos, ir::ref(middle))),
          middleEnd = cast(i64, load(sample.pos, binary(BinaryOp::Add, ir::ref(middle), intLit(1, type.elem))));
-    Stmt decide = block(
-        {declare(middle, binary(BinaryOp::Add, ir::ref(begin),
-                                binary(BinaryOp::Div, binary(BinaryOp::Sub, ir::ref(end), ir::ref(begin)),
-                                       intLit(2, type.elem)))),
-         ifThen(binary(BinaryOp::And, longRows, binary(BinaryOp::Lt, middleStart, middleEnd)),
-                assign(rowByRow, close(sample, ir::ref(middle),
-                                       binary(BinaryOp::Add, ir::ref(middle), intLit(1, type.elem)), kFarColumns)))});
-    if (!farRows)
-      return block({declare(begin, n.begin), declare(end, n.end), declare(rowByRow, boolLit(false)),
-                    ifThen(binary(BinaryOp::Lt, ir::ref(begin), ir::ref(end)), decide),
-                    ifThen(ir::ref(rowByRow), byRow, blocks)});
-    Var far = makeVar(fresh_(n.var->name + "_gathers_far"), scalar(DType::Bool));
-    return block({declare(begin, n.begin), declare(end, n.end), declare(rowByRow, boolLit(false)),
-                  declare(far, boolLit(false)), ifThen(binary(BinaryOp::Lt, ir::ref(begin), ir::ref(end)), decide),
-                  ifThen(binary(BinaryOp::And, logicalNot(ir::ref(rowByRow)),
-                                binary(BinaryOp::Lt, ir::ref(begin), ir::ref(end))),
-                         gathersFar(sample, ir::ref(begin), ir::ref(end), far)),
-                  ifThen(ir::ref(rowByRow), byRow, ifThen(ir::ref(far), farRows, blocks))});
+    std::vector<Stmt> decide{
+        declare(middle, binary(BinaryOp::Add, ir::ref(begin),
+                               binary(BinaryOp::Div, binary(BinaryOp::Sub, ir::ref(end), ir::ref(begin)),
+                                      intLit(2, type.elem)))),
+        ifThen(binary(BinaryOp::And, longRows, binary(BinaryOp::Lt, middleStart, middleEnd)),
+               assign(rowByRow, close(sample, ir::ref(middle),
+                                      binary(BinaryOp::Add, ir::ref(middle), intLit(1, type.elem)), kFarColumns)))};
+    std::vector<Stmt> out{declare(begin, n.begin), declare(end, n.end), declare(rowByRow, boolLit(false))};
+    Stmt rest = blocks;
+    if (farRows) {
+      Var far = makeVar(fresh_(n.var->name + "_gathers_far"), scalar(DType::Bool));
+      out.push_back(declare(far, boolLit(false)));
+      decide.push_back(ifThen(logicalNot(ir::ref(rowByRow)), gathersFar(sample, ir::ref(begin), ir::ref(end), far)));
+      rest = ifThen(ir::ref(far), farRows, blocks);
+    }
+    out.push_back(ifThen(binary(BinaryOp::Lt, ir::ref(begin), ir::ref(end)), block(std::move(decide))));
+    out.push_back(ifThen(ir::ref(rowByRow), byRow, rest));
+    return block(std::move(out));
   }
 
   // Rows that scatter through their coordinates (`y[crd[q]] += A[q] * x[i]`) check each
