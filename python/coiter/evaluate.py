@@ -206,12 +206,7 @@ def evaluate(
     else:
         _chosen_kernels.move_to_end(key)
     kernel, fmt, result_dtype, replaced, conversions = chosen
-    if replaced is not None:
-        operands = replaced
-    elif conversions:
-        operands = {
-            n: t.asformat(conversions[n]) if n in conversions else t for n, t in operands.items()
-        }
+    operands = operands_to_run(operands, replaced, conversions)
     if out_format is None and is_all_dense(fmt):
         # Only an inferred format is limited (docs/reference.md, "Result formats", rule 3): a dense
         # result asked for with out_format= is what the user wants, however large.
@@ -256,6 +251,25 @@ def checked_operands(
     return operands
 
 
+def converted(
+    operands: Mapping[str, Tensor], conversions: Mapping[str, Format]
+) -> dict[str, Tensor]:
+    """``operands`` with each one ``conversions`` names converted to the format it gives."""
+    return {n: t.asformat(conversions[n]) if n in conversions else t for n, t in operands.items()}
+
+
+def operands_to_run(
+    operands: dict[str, Tensor],
+    replaced: dict[str, Tensor] | None,
+    conversions: Mapping[str, Format],
+) -> dict[str, Tensor]:
+    """What a chosen kernel (choose_kernel) is called with: the operands it replaced them
+    with, else the operands converted as schedule="auto" asked, else the operands."""
+    if replaced is not None:
+        return replaced
+    return converted(operands, conversions) if conversions else operands
+
+
 def choose_kernel(
     assignment: Assignment,
     refs: dict[str, TensorRef],
@@ -294,10 +308,7 @@ def choose_kernel(
         schedule = picked
         if conversions:
             formats.update(conversions)
-            operands = {
-                n: t.asformat(conversions[n]) if n in conversions else t
-                for n, t in operands.items()
-            }
+            operands = converted(operands, conversions)
     try:
         kernel = compile_kernel(
             (assignment, refs),

@@ -29,7 +29,7 @@ from .conversion import as_operand
 from .creation import wrap_dense
 from .elementwise import elementwise
 from .errors import ShapeError
-from .evaluate import choose_kernel
+from .evaluate import choose_kernel, operands_to_run
 from .format_inference import check_dense_size, default_sparse_format, infer_result_format
 from .formats import Format, as_format, is_all_dense
 from .notation import (
@@ -345,12 +345,7 @@ def run(tensor):
         if product is not None and chosen[1] is None and not chosen[2]:
             product.chosen = chosen
     kernel, replaced, conversions = chosen
-    if replaced is not None:
-        operands = replaced
-    elif conversions:  # (schedule="auto" asked for these operands in other formats)
-        operands = {
-            n: t.asformat(conversions[n]) if n in conversions else t for n, t in operands.items()
-        }
+    operands = operands_to_run(operands, replaced, conversions)
     if isinstance(kernel, Kernel) and kernel._built is kernel._result:
         # The result's storage straight from the call, in the tensor's format (no Tensor
         # made around it only to be taken apart here); None: the call was not made.
