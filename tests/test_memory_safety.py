@@ -12,6 +12,7 @@ import sys
 import textwrap
 
 import pytest
+import scipy.sparse as sp
 
 # Runs in the child: CASES is a list of (name, code) pairs; each code raises or prints.
 CHILD = """
@@ -412,3 +413,85 @@ def test_far_rows_whose_loops_run_in_parallel_keep_the_blocks(engine):
     A.levels[1].crd[bad] = m
     with pytest.raises(ct.FormatError, match=rf"crd\[{bad}\] = {m} is outside \[0, {m}\)"):
         kern(A=A, x=x)
+
+
+# How a second operand's entries meet the first's in a merge (a union's or an
+# intersection's while loops): each merge kernel walks its positions differently there.
+MERGE_PARTNERS = {
+    "identical": lambda M, rng: M.copy(),  # positions in lockstep
+    "transpose": lambda M, rng: M.T.tocsr(),  # runs of one operand beside the diagonal
+    "shifted": lambda M, rng: _shifted(M, 40),  # long runs: leaps, a gallop in intersections
+    "random": lambda M, rng: sp.random_array(M.shape, density=0.1, format="csr", random_state=rng),
+}
+MERGES = {
+    "add": "C(i,j) = A(i,j) + B(i,j)",
+    "multiply": "C(i,j) = A(i,j) * B(i,j)",
+    "add3": "C(i,j) = A(i,j) - B(i,j) + D(i,j)",
+}
+
+
+def _shifted(M, columns):
+    coo = M.tocoo()
+    return sp.csr_array((coo.data, (coo.row, (coo.col + columns) % M.shape[1])), shape=M.shape)
+
+
+@pytest.mark.parametrize("engine", ["llvm", "c"])
+@pytest.mark.parametrize("index_dtype", ["int32", "int64"])
+@pytest.mark.parametrize("partner", sorted(MERGE_PARTNERS))
+@pytest.mark.parametrize("merge", sorted(MERGES))
+def test_merged_rows_checked_per_block(engine, index_dtype, partner, merge):
+    # A merge's rows are checked a block at a time (ir/segment_positions.hpp: its positions
+    # stay inside each row's segment), then run as lowered. A bad coordinate in any row of
+    # either operand, first block, middle or last row, is still reported.
+    import numpy as np
+
+    import coiter as ct
+
+    n = 100
+    rng = np.random.default_rng(3)
+    rows = np.repeat(np.arange(n), 12)
+    M = sp.csr_array(
+        (rng.random(rows.size) + 0.5, (rows, rng.integers(0, n, rows.size))), shape=(n, n)
+    )
+    M.sum_duplicates()
+    partners = [MERGE_PARTNERS[partner](M, rng) for _ in range(2)]
+
+    def wrapped(matrix, name):
+        matrix = sp.csr_array(matrix)
+        matrix.sort_indices()
+        matrix.indices = matrix.indices.astype(index_dtype)
+        matrix.indptr = matrix.indptr.astype(index_dtype)
+        return ct.asarray(matrix, name=name)
+
+    operands = {
+        "A": wrapped(M, "A"),
+        "B": wrapped(partners[0], "B"),
+        "D": wrapped(partners[1], "D"),
+    }
+    kern = ct.compile(
+        MERGES[merge], formats={"A": "csr", "B": "csr", "D": "csr", "C": "csr"}, engine=engine
+    )
+    used = {name: operands[name] for name in "ABD" if f"{name}(i,j)" in MERGES[merge]}
+    dense = {name: t.to_numpy() for name, t in used.items()}
+    expected = {
+        "add": lambda d: d["A"] + d["B"],
+        "multiply": lambda d: d["A"] * d["B"],
+        "add3": lambda d: d["A"] - d["B"] + d["D"],
+    }[merge](dense)
+    np.testing.assert_allclose(kern(**used).to_numpy(), expected)
+    for name in used:
+        crd = used[name].levels[1].crd
+        pos = used[name].levels[1].pos
+        for row in (0, 50, n - 1):
+            if pos[row] == pos[row + 1]:
+                continue
+            at = int(pos[row + 1]) - 1  # the row's last entry: the end of a run, a drain
+            kept = crd[at]
+            for bad in (n, -1):
+                crd[at] = bad
+                with pytest.raises(
+                    ct.FormatError, match=rf"crd\[{at}\] = {bad} is outside \[0, {n}\)"
+                ):
+                    kern(**used)
+            crd[at] = kept
+        np.testing.assert_allclose(kern(**used).to_numpy(), expected)

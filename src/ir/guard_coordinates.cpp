@@ -7,6 +7,7 @@
 
 #include "ir/distinct_buffers.hpp"
 #include "ir/invariant_loads.hpp"
+#include "ir/segment_positions.hpp"
 #include "ir/visitor.hpp"
 #include "util/errors.hpp"
 
@@ -165,7 +166,8 @@ constexpr int64_t kSpreadBlocks = 8;
 
 // Whether every guarded coordinate that the body of loop `i` loads is crd[q] in a row loop
 // `for q in [pos[i], pos[i + 1])` of i itself (variables declared from i, like CSR's
-// `pA1 = i`, are followed). Then the coordinates rows [lo, hi) load are exactly crd[pos[lo]]
+// `pA1 = i`, are followed), or lies in row i's segment of pos where a merge loads it
+// (segment_positions.hpp). Then the coordinates rows [lo, hi) load are among crd[pos[lo]]
 // .. crd[pos[hi] - 1] (the caller checked that pos starts at 0, never decreases and ends at
 // crd's length), and one pass over them checks a block of rows. Also required: the body
 // leaves the loop only at its end (no break of it, no return), and writes neither i nor pos.
@@ -176,11 +178,14 @@ class RowLoopCoordinates : public IRVisitor {
     std::vector<Var> crd;  // each loaded at its row loop's position
   };
 
-  RowLoopCoordinates(const CoordinateRanges& ranges, const ForNode& loop) : ranges_(ranges), i_(loop.var.get()) {
-    collectDefinitions(loop.body);
+  RowLoopCoordinates(const CoordinateRanges& ranges, const ForNode& loop)
+      : ranges_(ranges), i_(loop.var.get()), definitions_(loop.body, i_) {
+    std::unordered_set<const VarNode*> guarded;
+    for (const auto& [crd, range] : ranges) guarded.insert(crd);
+    withinSegments_ = loadsWithinRowSegments(loop, guarded);
     visit(loop.body);
-    for (const RowArrays& rows : rows_) eligible_ = eligible_ && !written_.count(rows.pos.get());
-    eligible_ = eligible_ && !rows_.empty() && !written_.count(i_);
+    for (const RowArrays& rows : rows_) eligible_ = eligible_ && !definitions_.written(rows.pos.get());
+    eligible_ = eligible_ && !rows_.empty() && !definitions_.written(i_);
   }
   bool eligible() const { return eligible_; }
   const std::vector<RowArrays>& rows() const { return rows_; }
@@ -189,17 +194,23 @@ class RowLoopCoordinates : public IRVisitor {
   // Whether every row loop is serial: only a serial loop may stop at a bad coordinate and
   // set the flag (checkEachEntry), a parallel body writes only its own locals.
   bool serialRows() const { return serialRows_; }
+  // Whether every coordinate is loaded by a row loop at its own variable (no merge): then
+  // checkEachEntry can check each where its row loop loads it.
+  bool onlyRowLoops() const { return onlyRowLoops_; }
 
  protected:
   void visitLoad(const LoadNode& n) override {
     if (ranges_.count(n.buffer.get())) {
       const VarNode* q = n.index->kind == ExprKind::VarRef ? as<VarRefNode>(n.index).var.get() : nullptr;
       auto row = q ? rowLoops_.find(q) : rowLoops_.end();
-      if (row == rowLoops_.end()) {
-        eligible_ = false;
+      auto segment = withinSegments_.find(&n);
+      if (row != rowLoops_.end()) {
+        addCoordinates(row->second, n.buffer);
+      } else if (segment != withinSegments_.end()) {
+        addCoordinates(segment->second, n.buffer);
+        onlyRowLoops_ = false;
       } else {
-        std::vector<Var>& crd = rowsOf(row->second).crd;
-        if (std::find(crd.begin(), crd.end(), n.buffer) == crd.end()) crd.push_back(n.buffer);
+        eligible_ = false;
       }
     }
     IRVisitor::visitLoad(n);
@@ -225,60 +236,30 @@ class RowLoopCoordinates : public IRVisitor {
   void visitReturn(const ReturnNode&) override { eligible_ = false; }
 
  private:
-  // Declared values (followed when they are never assigned) and what the body writes.
-  void collectDefinitions(const Stmt& s) {
-    if (!s || forEachWrite(s, [this](const VarNode* v) { written_.insert(v); })) return;
-    if (s->kind == StmtKind::Declare) {
-      if (as<DeclareNode>(s).init) definitions_[as<DeclareNode>(s).var.get()] = as<DeclareNode>(s).init;
-      return;
-    }
-    forEachChildStmt(s, [this](const Stmt& child) { collectDefinitions(child); });
-  }
-  // `e` without casts, through variables declared once and never assigned.
-  const Expr& resolved(const Expr& e) const {
-    if (e->kind == ExprKind::Cast) return resolved(as<CastNode>(e).a);
-    if (e->kind == ExprKind::VarRef) {
-      const VarNode* v = as<VarRefNode>(e).var.get();
-      auto definition = definitions_.find(v);
-      if (definition != definitions_.end() && !written_.count(v)) return resolved(definition->second);
-    }
-    return e;
-  }
-  bool isI(const Expr& e) const {
-    const Expr& r = resolved(e);
-    return r->kind == ExprKind::VarRef && as<VarRefNode>(r).var.get() == i_;
-  }
-  bool isIPlusOne(const Expr& e) const {
-    const Expr& r = resolved(e);
-    if (r->kind != ExprKind::Binary || as<BinaryNode>(r).op != BinaryOp::Add) return false;
-    auto one = [](const Expr& x) { return x->kind == ExprKind::Literal && as<LiteralNode>(x).intValue == 1; };
-    const auto& b = as<BinaryNode>(r);
-    return (isI(b.a) && one(b.b)) || (one(b.a) && isI(b.b));
-  }
   // The pos array of a loop over [pos[i], pos[i + 1]); null for other loops.
   Var rowPositions(const ForNode& n) const {
-    const Expr &begin = resolved(n.begin), &end = resolved(n.end);
-    if (begin->kind != ExprKind::Load || end->kind != ExprKind::Load) return nullptr;
-    const auto &first = as<LoadNode>(begin), &last = as<LoadNode>(end);
-    if (first.buffer != last.buffer || !isI(first.index) || !isIPlusOne(last.index)) return nullptr;
-    return first.buffer;
+    Var start = definitions_.rowStart(n.begin);
+    return start && start == definitions_.rowEnd(n.end) ? start : nullptr;
   }
-  RowArrays& rowsOf(const Var& pos) {
-    for (RowArrays& rows : rows_) {
-      if (rows.pos == pos) return rows;
+  void addCoordinates(const Var& pos, const Var& crd) {
+    RowArrays* rows = nullptr;
+    for (RowArrays& r : rows_) {
+      if (r.pos == pos) rows = &r;
     }
-    return rows_.emplace_back(RowArrays{pos, {}});
+    if (!rows) rows = &rows_.emplace_back(RowArrays{pos, {}});
+    if (std::find(rows->crd.begin(), rows->crd.end(), crd) == rows->crd.end()) rows->crd.push_back(crd);
   }
 
   const CoordinateRanges& ranges_;
   const VarNode* i_;
-  std::map<const VarNode*, Expr> definitions_;
-  std::unordered_set<const VarNode*> written_;
+  RowDefinitions definitions_;
+  std::unordered_map<const LoadNode*, Var> withinSegments_;
   std::map<const VarNode*, Var> rowLoops_;  // enclosing row loops: position variable -> pos
   std::map<const VarNode*, Var> allRowLoops_;
   int loopDepth_ = 0;
   bool eligible_ = true;
   bool serialRows_ = true;
+  bool onlyRowLoops_ = true;
   std::vector<RowArrays> rows_;
 };
 
@@ -610,7 +591,7 @@ class CoordinateGuard {
     RowLoopCoordinates rows(ranges_, n);
     if (!rows.eligible()) return nullptr;
     if (rows.serialRows() && ScatterThroughCoordinates(ranges_, n.body).scatters())
-      return checkedPerEntry(n, rows, flag);
+      return rows.onlyRowLoops() ? checkedPerEntry(n, rows, flag) : nullptr;
     const Type i64 = scalar(DType::Int64), type = n.var->type;
     Var begin = makeVar(fresh_(n.var->name + "_begin"), type), end = makeVar(fresh_(n.var->name + "_end"), type);
     Var blockIndex = makeVar(fresh_(n.var->name + "_block"), type);
@@ -684,7 +665,7 @@ class CoordinateGuard {
     // (Only serial row loops may stop at a bad coordinate: rows whose loops run in parallel
     // keep the blocks.)
     Stmt farRows;
-    if (rows.serialRows()) {
+    if (rows.serialRows() && rows.onlyRowLoops()) {
       Var farFlag = parallel ? newFlag() : flag;
       Var farBlockIndex = makeVar(fresh_(n.var->name + "_far_block"), type);
       Var farFirst = makeVar(fresh_(n.var->name + "_far_first"), type),
@@ -697,6 +678,10 @@ class CoordinateGuard {
       farRows = forLoop(farBlockIndex, lit(type, 0), blockCount,
                         parallel ? withOwnFlag(farRowsOfBlock, farFlag) : farRowsOfBlock, schedule);
     }
+    // A merge's rows always go by blocks: checked one by one, its loads would each be
+    // checked (a while loop is no innermost row loop for checkedBeforeLoop), and that
+    // costs a sparse sum of matrices about a sixth of its time.
+    if (!rows.onlyRowLoops()) return block({declare(begin, n.begin), declare(end, n.end), blocks});
     // Long rows that read close together (banded) run row by row, each checked before it
     // runs (checkedBeforeLoop): a pass over a whole block's coordinates before its rows
     // keeps the core from streaming the coordinates and the values at once (SpMV at 50

@@ -39,7 +39,10 @@
 // and a branch that stops the row and sets the flag, and the loads every entry of the row
 // repeats (x[i]) are moved before the row loop (invariant_loads.hpp). So do rows that
 // gather from far apart when most rows of the call do (sampled once per call): their blocks
-// skip the pass, every row prefetching its gathers.
+// skip the pass, every row prefetching its gathers. A merge's rows (a sum or elementwise
+// product of CSR matrices: positions in while loops) go by blocks too, when every coordinate
+// they load provably lies in its row's segment (segment_positions.hpp); they take neither
+// the row-by-row nor the far-rows version, whose checks are per row loop.
 //
 // Positions (pos arrays) are not rewritten: the caller checks them before every call
 // (ValidationScope::Structure, O(rows)), which bounds every loop over positions.
