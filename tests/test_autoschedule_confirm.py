@@ -115,11 +115,38 @@ def test_both_replays_are_called_in_the_interleaved_rounds():
     assert confirmed.best.calls == confirmed.baseline.calls == rounds
 
 
-def test_a_hopeless_or_stopped_default_is_not_called_again(monkeypatch):
+class Spinning(Counted):
+    """A replay whose calls keep the CPU busy for ``seconds``."""
+
+    def __init__(self, seconds):
+        super().__init__()
+        self.seconds = seconds
+
+    def __call__(self):
+        super().__call__()
+        end = time.thread_time() + self.seconds
+        while time.thread_time() < end:
+            pass
+
+
+def test_a_default_called_once_is_called_once_more_before_it_is_judged_hopeless(monkeypatch):
+    # The search called the default once (too slow to repeat), 4 times slower than the winner.
+    result, replays = _result(0.02, 0.005, default_calls=1)
+    replays[id(result.baseline)] = Spinning(0.03)  # and so it is in one more call
     monkeypatch.setattr(search, "interleaved_medians", pytest.fail)
-    # Called once (too slow to repeat) and 4 times slower than the winner.
-    result, replays = _result(4.0, 1.0, default_calls=1)
     assert confirm(result, replays, budget=1.0).best is result.best
+    assert replays[id(result.baseline)].calls == 1
+    # Its one call was a hiccup: the next takes as long as the winner's, and the interleaved
+    # calls decide (here for the default).
+    result, replays = _result(0.02, 0.005, default_calls=1)
+    replays[id(result.baseline)] = Spinning(0.005)
+    monkeypatch.setattr(search, "interleaved_medians", lambda a, b, budget: (0.005, 0.005, 6))
+    confirmed = confirm(result, replays, budget=1.0)
+    assert confirmed.best.schedule == "" and not confirmed.confirmation.kept
+
+
+def test_a_stopped_default_is_not_called_again(monkeypatch):
+    monkeypatch.setattr(search, "interleaved_medians", pytest.fail)
     stopped, replays = _result(4.0, 1.0)
     stopped.baseline.error = "stopped after 4 s (4 times the best so far)"
     assert confirm(stopped, replays, budget=1.0).best is stopped.best
