@@ -131,16 +131,16 @@ class Spinning(Counted):
 
 def test_a_default_called_once_is_called_once_more_before_it_is_judged_hopeless(monkeypatch):
     # The search called the default once (too slow to repeat), 4 times slower than the winner.
-    result, replays = _result(0.02, 0.005, default_calls=1)
-    replays[id(result.baseline)] = Spinning(0.03)  # and so it is in one more call
+    result, replays = _result(0.2, 0.05, default_calls=1)
+    replays[id(result.baseline)] = Spinning(0.25)  # and so it is in one more call
     monkeypatch.setattr(search, "interleaved_medians", pytest.fail)
     assert confirm(result, replays, budget=1.0).best is result.best
     assert replays[id(result.baseline)].calls == 1
     # Its one call was a hiccup: the next takes as long as the winner's, and the interleaved
     # calls decide (here for the default).
-    result, replays = _result(0.02, 0.005, default_calls=1)
-    replays[id(result.baseline)] = Spinning(0.005)
-    monkeypatch.setattr(search, "interleaved_medians", lambda a, b, budget: (0.005, 0.005, 6))
+    result, replays = _result(0.2, 0.05, default_calls=1)
+    replays[id(result.baseline)] = Spinning(0.001)
+    monkeypatch.setattr(search, "interleaved_medians", lambda a, b, budget: (0.05, 0.05, 6))
     confirmed = confirm(result, replays, budget=1.0)
     assert confirmed.best.schedule == "" and not confirmed.confirmation.kept
 
@@ -193,6 +193,20 @@ def test_a_candidate_slower_than_the_default_is_not_stored_though_the_search_tim
     assert believed.total * search._MARGIN > report.default.total
 
 
+def _spy_on_compile(monkeypatch, module):
+    """The (formats, schedule text, concrete program) of each kernel ``module`` compiles."""
+    compiled = []
+    real = module.compile_kernel
+
+    def spied(*args, **kwargs):
+        kernel = real(*args, **kwargs)
+        compiled.append((dict(kwargs["formats"]), kwargs["schedule"], kernel.concrete))
+        return kernel
+
+    monkeypatch.setattr(module, "compile_kernel", spied)
+    return compiled
+
+
 def test_auto_runs_exactly_the_stored_winner(tuning_dir, monkeypatch):
     # The search is told that B converted to CSC, default schedule, wins (by 2x in the
     # interleaved calls); schedule="auto" must then compile that schedule on those formats
@@ -207,15 +221,7 @@ def test_auto_runs_exactly_the_stored_winner(tuning_dir, monkeypatch):
 
     monkeypatch.setattr(search._Runner, "_timed", favour_csc)
     monkeypatch.setattr(search, "interleaved_medians", lambda a, b, budget: (2.0, 1.0, 6))
-    searched = []
-    real_compile = search.compile_kernel
-
-    def spied_search_compile(*args, **kwargs):
-        kernel = real_compile(*args, **kwargs)
-        searched.append((dict(kwargs["formats"]), kwargs["schedule"], kernel.concrete))
-        return kernel
-
-    monkeypatch.setattr(search, "compile_kernel", spied_search_compile)
+    searched = _spy_on_compile(monkeypatch, search)
     Y = sp.random(400, 100, density=0.02, format="csr", random_state=3)
     _, report = ct.autoschedule(INNER, budget=0.3, A=Y, B=Y)
     assert (report.schedule, report.conversions) == ("", {"B": "ds:1,0"})
@@ -227,15 +233,7 @@ def test_auto_runs_exactly_the_stored_winner(tuning_dir, monkeypatch):
         if schedule == "" and str(formats["B"]) == "ds:1,0"
     )
 
-    replayed = []
-    real_evaluate_compile = evaluate_module.compile_kernel
-
-    def spied_evaluate_compile(*args, **kwargs):
-        kernel = real_evaluate_compile(*args, **kwargs)
-        replayed.append((dict(kwargs["formats"]), kwargs["schedule"], kernel.concrete))
-        return kernel
-
-    monkeypatch.setattr(evaluate_module, "compile_kernel", spied_evaluate_compile)
+    replayed = _spy_on_compile(monkeypatch, evaluate_module)
     given = []
     real_converted = evaluate_module.converted
 
