@@ -8,15 +8,17 @@ docs/schedules.md (TACO's CPU schedules), on the kernels of benchmarks/, one thr
 For each kernel: ``ct.autoschedule`` tunes with the default budget in a fresh tuning database
 (the tuning time is the call's wall time), then the default, each hand schedule and
 ``schedule="auto"`` (which converts operands when the tuning says so) are timed interleaved
-through ``ct.evaluate`` (so each pays the same per-call overhead) and reported as ratios to the
-default. A second process then asks ``ct.autoschedule`` again with the same inputs: a database
-hit, timing nothing (its wall time is reported). Results are checked against SciPy/NumPy.
+through ``ct.evaluate`` (so each pays the same per-call overhead), in passes of shuffled order
+(measure_shuffled), and reported as ratios to the default. A second process then asks
+``ct.autoschedule`` again with the same inputs: a database hit, timing nothing (its wall time
+is reported). Results are checked against SciPy/NumPy.
 """
 
 import argparse
 import functools
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -29,10 +31,13 @@ import coiter as ct
 from coiter.autosched.pipeline import describe
 
 from .environment import script_environment, write_script_results
-from .timing import RepeatPolicy, measure_interleaved
+from .timing import RepeatPolicy, Timing, measure_interleaved
 
 # Many interleaved calls: the machine this runs on is shared, and bursts of load hit single calls.
-POLICY = RepeatPolicy(min_repeats=15, max_repeats=60, budget_s=1.0, cap_s=3.0)
+# They come in PASSES passes, each interleaved in another random order (measure_shuffled), of
+# 3-10 calls each: 18-60 calls in all.
+PASSES = 6
+PASS_POLICY = RepeatPolicy(min_repeats=3, max_repeats=10, budget_s=0.2, cap_s=0.5)
 
 
 def _csr(n, m, per_row, seed):
@@ -156,6 +161,46 @@ def kernels(scale=1.0):
     }
 
 
+class CpuTimed:
+    """``fn``, recording the CPU time of this thread in each call (``runs``)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.runs = []
+
+    def __call__(self):
+        start = time.thread_time()
+        result = self.fn()
+        self.runs.append(time.thread_time() - start)
+        return result
+
+
+def measure_shuffled(callables, warm, seed=0):
+    """(name -> Timing of wall time, name -> Timing of CPU time) of ``callables``, their runs
+    pooled over PASSES interleaved passes, each in another random order. A call runs slower
+    after some calls than after others (a slow hand schedule evicts the caches, a kernel
+    writing a large dense result allocates where another's memory was freed): in one fixed
+    order every call would have the same predecessor in every round, and the same schedule
+    given twice measured 0.67-1.0x itself. The CPU time of the calling thread is the
+    kernels' time on one thread without the time a busy machine's other processes take the
+    core away, which doubled single calls at a load of 3-4 on 2 cores."""
+    rng = random.Random(seed)
+    wall = {name: [] for name in callables}
+    cpu = {name: CpuTimed(fn) for name, fn in callables.items()}
+    for _ in range(PASSES):
+        names = list(callables)
+        rng.shuffle(names)
+        timings = measure_interleaved({n: cpu[n] for n in names}, PASS_POLICY, warm)
+        for name, timing in timings.items():
+            if isinstance(timing, Exception):
+                raise timing
+            wall[name] += timing.runs
+    return (
+        {name: Timing.of(runs) for name, runs in wall.items()},
+        {name: Timing.of(timed.runs) for name, timed in cpu.items()},
+    )
+
+
 def _evaluate(stmt, out_format, schedule, conversions, operands):
     given = {
         n: ct.asarray(t).asformat(conversions[n]) if n in conversions else t
@@ -220,6 +265,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     names = [k for k in args.kernels.split(",") if k]
     cases = selected(names, args.scale)
+    load = os.getloadavg()
     os.environ["COITER_CACHE_DIR"] = tempfile.mkdtemp(prefix="coiter-autoschedule-")
     ct.set_num_threads(1)
     tuned = tune_all(cases, args.budget)
@@ -246,17 +292,20 @@ def main(argv=None):
                     report.conversions if label == "tuned" else {},
                     operands,
                 )
-            start = time.perf_counter()
-            result = call()
-            warm[label] = time.perf_counter() - start
+            result = call()  # (compiles the first time: the second call's time is the warm one)
             np.testing.assert_allclose(_dense(result), expected, rtol=1e-9, err_msg=label)
+            del result
+            start = time.perf_counter()
+            call()
+            warm[label] = time.perf_counter() - start
             callables[label] = call
         if name == "einsum YYt":
             A = operands["A"]
             callables["scipy"] = lambda A=A: A @ A.T
             warm["scipy"] = 0.01
-        timings = measure_interleaved(callables, POLICY, warm)
-        seconds = {k: t.median for k, t in timings.items()}
+        # One thread: the CPU time decides (measure_shuffled); the wall time is kept beside it.
+        wall, cpu = measure_shuffled(callables, warm)
+        seconds = {k: t.median for k, t in cpu.items()}
         best_hand = min((v for k, v in seconds.items() if k.startswith("hand")), default=None)
         row = {
             "kernel": name,
@@ -268,6 +317,8 @@ def main(argv=None):
             "tuned_vs_best_hand": None if best_hand is None else best_hand / seconds["tuned"],
             "best_hand_ms": None if best_hand is None else best_hand * 1e3,
             "auto_vs_default": seconds["default"] / seconds["auto"],
+            "auto_vs_default_wall": wall["default"].median / wall["auto"].median,
+            "wall_ms": {k: t.median * 1e3 for k, t in wall.items()},
             "auto_vs_best_hand": None if best_hand is None else best_hand / seconds["auto"],
             "tuning_s": tuning_seconds,
             "schedules_timed": len(report.measurements),
@@ -283,9 +334,15 @@ def main(argv=None):
             row["auto_vs_scipy"] = seconds["scipy"] / seconds["auto"]
         rows.append(row)
         print(json.dumps(row))
-    env = script_environment(argv, threads=1, budget=args.budget)
+    env = script_environment(argv, threads=1, budget=args.budget, load_average_at_start=load)
     write_script_results(args.output, rows, env, markdown)
     return rows
+
+
+def _load(env):
+    """The 1-minute load average at the start and the end of the run."""
+    start, end = env["load_average_at_start"][0], env["load_average_at_end"][0]
+    return f"{start:.2f} → {end:.2f}"
 
 
 def markdown(rows, env):
@@ -293,15 +350,19 @@ def markdown(rows, env):
         "# Autoscheduler: tuned vs default vs TACO's hand schedules (one thread)",
         "",
         f"`python -m benchmarks.autoschedule` ({env.get('arguments') or 'defaults'}), "
-        f"budget {env['budget']} s, {env.get('date', '')}. Times are medians of interleaved "
-        "`ct.evaluate` calls (ratios > 1: the tuned schedule is faster). *tuned* passes the chosen "
+        f"budget {env['budget']} s, {env.get('date', '')}, load average "
+        f"{_load(env)}. Times are medians of the calling thread's CPU time in interleaved "
+        f"`ct.evaluate` calls, in {PASSES} passes of random order (ratios > 1: the tuned schedule "
+        "is faster; *auto/default wall*: the same ratio of wall-time medians, which the "
+        "machine's other processes inflate at random). *tuned* passes the chosen "
         "schedule explicitly (converting operands in the call when it says so): the schedule's "
         'worth; *auto* is `schedule="auto"`, which also computes the operands\' statistics on '
         "every call.",
         "",
         "| kernel | default ms | tuned ms | auto ms | best hand ms | tuned/default | "
-        "auto/default | tuned/best hand | tuning s | timed | 2nd run s (hit) | chosen |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "auto/default | auto/default wall | tuned/best hand | tuning s | timed | "
+        "2nd run s (hit) | chosen |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         hand = "—" if r["best_hand_ms"] is None else f"{r['best_hand_ms']:.3g}"
@@ -310,7 +371,8 @@ def markdown(rows, env):
         lines.append(
             f"| {r['kernel']} | {r['default_ms']:.3g} | {r['tuned_ms']:.3g} | "
             f"{r['auto_ms']:.3g} | {hand} | {r['tuned_vs_default']:.2f}× | "
-            f"{r['auto_vs_default']:.2f}× | {vs_hand} | {r['tuning_s']:.2f} | "
+            f"{r['auto_vs_default']:.2f}× | {r['auto_vs_default_wall']:.2f}× | {vs_hand} | "
+            f"{r['tuning_s']:.2f} | "
             f"{r['schedules_timed']} | {r['second_run_s']:.3f} ({r['second_run_hit']}) | "
             f"`{r['chosen'] or '(default)'}`{conv} |"
         )

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import coiter as ct
+from coiter.autosched import search, trimming
 from coiter.autosched import space as schedule_space
-from coiter.autosched import trimming
 from coiter.autosched.api import cheapest_member
 from coiter.autosched.candidates import Problem, frontier_bases, loop_order_candidates
 from coiter.autosched.database import bucket_of, operand_statistics
@@ -45,7 +45,12 @@ def test_autoschedule_returns_a_schedule_that_computes_the_statement(tuning_dir)
     assert str(schedule) == report.schedule
     assert not report.from_database and report.timed
     assert report.default.schedule == "" and report.default in report.measurements
-    assert report.chosen.total == min(m.total for m in report.timed)
+    # The fastest schedule timed, kept only when it beat the default by the margin in
+    # interleaved calls (tests/test_autoschedule_confirm.py); else the default.
+    assert report.chosen in report.timed
+    assert report.chosen is report.default or (
+        report.chosen.total * search._MARGIN <= report.default.total
+    )
     assert report.speedup == pytest.approx(report.default.total / report.chosen.total)
     operands = {"A": A, "x": x}
     for name, fmt in report.conversions.items():
@@ -287,12 +292,22 @@ def test_autoschedule_searches_the_frontier_members_of_one_schedule(tuning_dir):
     assert timed and timed[0].conversions == {"B": "ds:1,0"} and timed[0].error is None
 
 
-def test_conversions_are_searched_and_timed_with_their_cost(tuning_dir):
+def test_conversions_are_searched_and_timed_with_their_cost(tuning_dir, monkeypatch):
+    # Every timed call converts the operands as given, as schedule="auto" does on each call.
+    conversions = []
+    real_converted = search.converted
+
+    def counted(operands, formats):
+        conversions.append(dict(formats))
+        return real_converted(operands, formats)
+
+    monkeypatch.setattr(search, "converted", counted)
     Y = sp.random(400, 100, density=0.02, format="csr", random_state=3)
     _, report = ct.autoschedule("C(i,j) = A(i,t) * B(j,t)", budget=0.5, A=Y, B=Y)
-    converted = [m for m in report.measurements if m.conversions]
+    converted = [m for m in report.timed if m.conversions]
     assert converted and all(m.conversion_seconds > 0 for m in converted)
     assert all(m.total == m.seconds + m.conversion_seconds for m in converted)
+    assert len(conversions) >= sum(m.calls for m in converted)  # (and the warm-up calls)
     C = ct.evaluate("C(i,j) = A(i,t) * B(j,t)", schedule="auto", A=Y, B=Y)
     np.testing.assert_allclose(C.to_scipy().toarray(), (Y @ Y.T).toarray(), rtol=1e-12)
 

@@ -154,13 +154,6 @@ def _variant(
     default, the frontier's members of one schedule on these formats, the other legal loop
     orders, and the workspaces of those that trimming.useful_workspace keeps."""
     converted = problem.with_formats(conversions)
-    given = dict(operands)
-    seconds = 0.0
-    for name, fmt in conversions.items():
-        # One conversion, timed (repeating it would cost the search more than the noise).
-        start = time.perf_counter()
-        given[name] = operands[name].asformat(fmt)
-        seconds += time.perf_counter() - start
     members = [f.candidate for f in frontier if f.candidate and f.conversions == conversions]
     taken = {m.schedule for m in members}
     loop_orders = loop_order_candidates(converted)
@@ -181,9 +174,8 @@ def _variant(
     )
     if useless:
         space.counts.dropped_by["useful workspace"] = useless
-    return Variant(
-        converted, given, {n: str(f) for n, f in conversions.items()}, seconds, bases, space
-    )
+    # (The operands as given: each timed call converts them, as schedule="auto" will.)
+    return Variant(converted, dict(operands), dict(conversions), bases, space)
 
 
 def _best_concordancy(variant: Variant) -> int:

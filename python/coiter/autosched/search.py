@@ -2,13 +2,14 @@
 
 Each *variant* is the statement on one choice of operand formats: the formats given, or one
 operand converted (a transpose, a dense copy: Finch's Galley converts formats the same way).
-A variant has its base candidates (candidates.py) and its schedule space (space.py). The search
+A variant has its base candidates (candidates.py) and its schedule space (space.py). Every
+call the search times is what ``schedule="auto"`` replays on each call once the schedule is
+stored: the variant's conversions of the operands as given, then the kernel. The search
 times, in order:
 
 1. the default schedule on the given formats (the baseline every speedup is relative to), then
-   the default on each converted variant (a conversion is judged by conversion + kernel time):
-   the first conversion (the most promising: the caller's order) even past the budget, the
-   others while it lasts;
+   the default on each converted variant: the first conversion (the most promising: the
+   caller's order) even past the budget, the others while it lasts;
 2. the frontier's members of two kernels (pipeline.py), each call with the conversions it
    makes, in the order the cost estimate ranks them: the first (what ``schedule="auto"`` runs
    untuned) even past the budget, the others while it lasts;
@@ -16,7 +17,13 @@ times, in order:
    Thompson sampling: each *arm* (a variant's base loop order and partition, the search paper's
    "split schedule") has a Gaussian posterior over the log of its schedules' time relative to
    the baseline; each round samples every arm's posterior, draws an untried schedule from the
-   arm with the smallest sample, times it and updates that arm.
+   arm with the smallest sample, times it and updates that arm;
+4. the fastest against the baseline once more, their calls interleaved (confirm): the winner is
+   kept only when the median of its calls is _MARGIN faster than the baseline's, else the
+   baseline is the choice. Each schedule was timed alone, at another moment and after other
+   calls (a kernel that writes a large result runs slower after calls that allocated memory
+   differently), so a small lead in the search is no evidence; a stored tuning is never
+   slower than the default on the inputs it was tuned on.
 
 Kernels are timed as ``benchmarks/`` times them: a warm-up call (whose result is checked against
 the baseline's: a schedule never changes results, and one that does is dropped and logged as the
@@ -37,20 +44,22 @@ import statistics
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from .. import _core
 from ..compiler import compile as compile_kernel
 from ..errors import CompileError, ScheduleError
-from ..formats import is_all_dense
+from ..evaluate import converted
+from ..formats import Format, is_all_dense
 from ..progress import Progress
 from ..progress import progress as progress_bar
 from ..tensor import Tensor
 from . import space as schedule_space
 from .candidates import Candidate, Problem
-from .pipeline import KernelStage, Pipeline, pipeline_text
+from .pipeline import KernelStage, Pipeline, describe, pipeline_text
 
 logger = logging.getLogger("coiter")
 
@@ -64,18 +73,26 @@ _NOISE_VARIANCE = 0.25
 _STOPPED = "stopped"
 # Results beyond this many elements are compared entry by entry instead of densely.
 _DENSE_COMPARISON_LIMIT = 4_000_000
+# The final comparison (confirm): the search's winner is kept only when the median of its
+# interleaved calls is this many times faster than the baseline's; those rounds of one call
+# each, at least and at most, in this share of the budget (kept back from the search).
+_MARGIN = 1.05
+_CONFIRM_ROUNDS = (6, 16)  # (even: interleaved_medians calls in pairs of rounds)
+_CONFIRM_SHARE = 0.2
+# A baseline this many times slower than the winner in one call (a default that takes seconds
+# a call) is not called again to confirm it.
+_HOPELESS = 4.0
 
 
 @dataclass
 class Variant:
-    """The statement on one choice of formats: the operands to pass (some converted), what
-    was converted (name -> format text), the seconds converting takes, the base candidates and
-    the schedule space."""
+    """The statement on one choice of formats: the operands as given, the conversions each
+    call makes first (name -> format: as ``schedule="auto"`` converts them on every call), the
+    base candidates and the schedule space."""
 
     problem: Problem
     operands: dict[str, Tensor]
-    conversions: dict[str, str]
-    conversion_seconds: float
+    conversions: dict[str, Format]
     bases: list[Candidate]
     space: schedule_space.Space
 
@@ -94,10 +111,11 @@ class PipelineCandidate:
 
 @dataclass
 class Measurement:
-    """One timed schedule. ``seconds`` is the kernel's median, ``total`` adds the conversion;
-    ``error`` says why it was not timed (it failed to compile, or changed the result). A
-    pipeline's ``schedule`` is its pipeline_text, and ``seconds`` include the conversions its
-    calls make."""
+    """One timed schedule. ``total`` is the median of its calls, each converting the operands
+    first as ``schedule="auto"`` does (``conversion_seconds``: the median conversion of those
+    calls, ``seconds``: the rest, the kernel's share); ``error`` says why it was not timed (it
+    failed to compile, or changed the result). A pipeline's ``schedule`` is its pipeline_text,
+    and its ``seconds`` include the conversions its calls make."""
 
     schedule: str
     conversions: dict[str, str]
@@ -132,8 +150,23 @@ class Measurement:
         }
 
 
+@dataclass(frozen=True)
+class Confirmation:
+    """The search's fastest schedule against the baseline, called interleaved (confirm): the
+    medians of their calls, the rounds, and whether the winner was kept (faster by _MARGIN)."""
+
+    baseline_seconds: float
+    winner_seconds: float
+    rounds: int
+    kept: bool
+
+
 @dataclass
 class SearchResult:
+    """What the search timed; ``best`` is the choice (the baseline unless confirmed faster),
+    ``confirmation`` how that was decided (None: the baseline was the fastest timed, or too
+    slow to call again: _HOPELESS)."""
+
     measurements: list[Measurement]
     baseline: Measurement
     best: Measurement
@@ -141,6 +174,16 @@ class SearchResult:
     strategy: str  # "exhaustive" or "thompson sampling"
     space_size: int | None  # schedules in the space (None: not counted, it is large)
     arms: dict[str, tuple[int, float]] = field(default_factory=dict)  # arm: (timed, mean log)
+    confirmation: Confirmation | None = None
+
+
+def call_clock() -> Callable[[], float]:
+    """The clock that times a schedule's calls: on one thread, the thread's CPU time, else wall
+    time (the CPU times of several threads would add up). On a busy machine the scheduler
+    takes the core away from single calls (on a shared 2-core machine, a 1.5 ms kernel took
+    1.4-1.9 ms of CPU time and 1.4-5.8 ms of wall time, call after call): that time is not the
+    schedule's, and it would decide between schedules by chance."""
+    return time.thread_time if _core.get_num_threads() == 1 else time.perf_counter
 
 
 def time_calls(fn: Callable[[], object], budget: float, warm: bool = False) -> tuple[float, int]:
@@ -154,17 +197,50 @@ def time_calls(fn: Callable[[], object], budget: float, warm: bool = False) -> t
     runs: list[float] = []
     gc.disable()
     try:
+        clock = call_clock()
         start = time.perf_counter()
         while len(runs) < _MIN_CALLS or (
             len(runs) < _MAX_CALLS and time.perf_counter() - start < budget
         ):
-            t = time.perf_counter()
+            t = clock()
             result = fn()
-            runs.append(time.perf_counter() - t)
+            runs.append(clock() - t)
             del result
     finally:
         gc.enable()
     return statistics.median(runs), len(runs)
+
+
+def interleaved_medians(
+    first: Callable[[], object],
+    second: Callable[[], object],
+    budget: float,
+    clock: Callable[[], float] | None = None,
+) -> tuple[float, float, int]:
+    """(median seconds of ``first``, of ``second``, rounds): rounds of one call of each, in
+    pairs of alternating order (``first`` then ``second``, then ``second`` then ``first``), so
+    that neither gains from running after the other (a cache the other warmed, memory it
+    freed) and each median has as many calls of both places; at least _CONFIRM_ROUNDS[0]
+    rounds, more while ``budget`` seconds last, at most _CONFIRM_ROUNDS[1]. The cyclic garbage
+    collector is off meanwhile, as in time_calls. ``clock``: call_clock()'s, unless given."""
+    clock = clock or call_clock()
+    least, most = _CONFIRM_ROUNDS
+    times: tuple[list[float], list[float]] = ([], [])
+    calls = (first, second)
+    gc.disable()
+    try:
+        start = clock()
+        rounds = 0
+        while rounds < least or (rounds < most and clock() - start < budget):
+            for k in (0, 1, 1, 0):
+                t = clock()
+                result = calls[k]()
+                times[k].append(clock() - t)
+                del result
+            rounds += 2
+    finally:
+        gc.enable()
+    return statistics.median(times[0]), statistics.median(times[1]), rounds
 
 
 class OverTime(Exception):
@@ -262,8 +338,40 @@ def _atol(values: Any) -> float:
     return 1e-9 * max(1.0, float(np.abs(values).max(initial=0)))
 
 
+class _Replay:
+    """One call of what a stored tuning runs (ct.evaluate's ``schedule="auto"``): the operands
+    as given, each of ``conversions`` converted (evaluate.converted), then the kernel or
+    pipeline. The seconds each call spent converting are kept (``conversion_times``)."""
+
+    def __init__(
+        self,
+        built: Callable[..., Tensor],
+        operands: Mapping[str, Tensor],
+        conversions: Mapping[str, Format],
+    ) -> None:
+        self.built = built
+        self.operands = dict(operands)
+        self.conversions = dict(conversions)
+        self.conversion_times: list[float] = []
+        self.clock = call_clock()
+
+    def __call__(self) -> Tensor:
+        if not self.conversions:
+            return self.built(**self.operands)
+        start = self.clock()
+        given = converted(self.operands, self.conversions)
+        self.conversion_times.append(self.clock() - start)
+        return self.built(**given)
+
+    def conversion_seconds(self, calls: int) -> float:
+        """The median conversion of the last ``calls`` calls (0: none converts)."""
+        recent = self.conversion_times[-calls:]
+        return statistics.median(recent) if recent else 0.0
+
+
 class _Runner:
-    """Compiles, checks and times schedules of the variants."""
+    """Compiles, checks and times schedules of the variants, and keeps what each timed
+    measurement calls (``replays``, by id of the measurement) for the final comparison."""
 
     def __init__(self, variants: list[Variant], engine: str | None, budget: float) -> None:
         self.variants = variants
@@ -271,15 +379,10 @@ class _Runner:
         self.budget = budget
         self.reference: Tensor | None = None
         self.best = math.inf  # the fastest total so far
+        self.replays: dict[int, _Replay] = {}
 
     def measure(self, variant: Variant, schedule: str, origin: str, arm: str) -> Measurement:
-        m = Measurement(
-            schedule,
-            variant.conversions,
-            origin,
-            arm,
-            conversion_seconds=variant.conversion_seconds,
-        )
+        m = Measurement(schedule, {n: str(f) for n, f in variant.conversions.items()}, origin, arm)
         problem = variant.problem
         return self._built_and_timed(
             m,
@@ -325,10 +428,15 @@ class _Runner:
             m.error = f"{type(error).__name__}: {error}"
             return m
         m.compile_seconds = time.perf_counter() - start
-        operands = variant.operands
-        return self._time(m, lambda: built(**operands))
+        # (A pipeline converts what it reads itself: it is called on the given formats.)
+        conversions = variant.conversions if m.conversions else {}
+        replay = _Replay(built, variant.operands, conversions)
+        self._time(m, replay)
+        if m.error is None:
+            self.replays[id(m)] = replay
+        return m
 
-    def _time(self, m: Measurement, call: Callable[[], Tensor]) -> Measurement:
+    def _time(self, m: Measurement, call: _Replay) -> Measurement:
         """Check ``call``'s first result and time it (``m`` filled in and returned)."""
         schedule = m.schedule
         # The first call's result is checked; the second call's time decides how to time the
@@ -338,14 +446,15 @@ class _Runner:
         # Past the baseline, a first call is stopped when it is hopeless: a black hole of the
         # space (a split of a compressed loop outside its parent) can take seconds a call.
         limit = None if self.reference is None else max(2 * share, 4 * self.best)
-        start = time.perf_counter()
+        clock = call_clock()
+        start, started = time.perf_counter(), clock()
         try:
             result = call_within(call, limit)
         except OverTime:
             m.error = f"{_STOPPED} after {limit:.2g} s (4 times the best so far)"
             m.seconds = time.perf_counter() - start
             return m
-        first = time.perf_counter() - start
+        first = clock() - started
         if self.reference is None:
             self.reference = result
         elif not same_result(result, self.reference):
@@ -356,18 +465,21 @@ class _Runner:
         if first >= max(4 * share, 4 * self.best):
             # Too slow to call again (even the baseline: a second call of it would take a
             # budget's worth); the first call's time, fresh memory and all, is the time.
-            m.seconds, m.calls = first, 1
-            self.best = min(self.best, m.total)
-            return m
-        start = time.perf_counter()
+            return self._timed(m, call, first, 1)
+        started = clock()
         call()
-        second = time.perf_counter() - start
+        second = clock() - started
         if second >= share:
             # A slow schedule is not called again: one call tells it is slow, and repeating it
             # would spend the budget that faster schedules need.
-            m.seconds, m.calls = second, 1
-        else:
-            m.seconds, m.calls = time_calls(call, share, warm=True)
+            return self._timed(m, call, second, 1)
+        return self._timed(m, call, *time_calls(call, share, warm=True))
+
+    def _timed(self, m: Measurement, call: _Replay, total: float, calls: int) -> Measurement:
+        """``m`` with the median ``total`` of its last ``calls`` calls, split into conversion
+        and kernel."""
+        m.conversion_seconds = call.conversion_seconds(calls)
+        m.seconds, m.calls = total - m.conversion_seconds, calls
         self.best = min(self.best, m.total)
         return m
 
@@ -395,13 +507,77 @@ def run_search(
     rng = random.Random(seed)
     runner = _Runner(variants, engine, budget)
     with progress_bar(round(budget, 1), "autoschedule", "s", show=progress) as bar:
-        return _search(variants, pipelines, budget, runner, rng, start, bar)
+        result = _search(
+            variants, pipelines, budget * (1 - _CONFIRM_SHARE), runner, rng, start, bar
+        )
+        result = confirm(result, runner.replays, budget - (time.perf_counter() - start))
+        result.seconds = time.perf_counter() - start
+        return result
+
+
+def confirm(result: SearchResult, replays: Mapping[int, _Replay], budget: float) -> SearchResult:
+    """``result`` with its choice decided: the search's fastest schedule and the baseline called
+    interleaved (interleaved_medians, in about ``budget`` seconds), the winner kept only when
+    its median is _MARGIN faster, else the baseline chosen. Both measurements are replaced by
+    the medians of those calls (``replays``: what each measurement called, by its id). A
+    baseline stopped over time, or called once and _HOPELESS times slower than the winner and
+    still so in one more call (_still_hopeless), is not called again: the winner stands."""
+    baseline, winner = result.baseline, result.best
+    if winner is baseline or baseline.stopped:
+        return result
+    hopeless = _HOPELESS * winner.total
+    slow = baseline.calls == 1 and baseline.total >= hopeless
+    if slow and _still_hopeless(replays[id(baseline)], hopeless):
+        return result
+    first, second = replays[id(baseline)], replays[id(winner)]
+    baseline_seconds, winner_seconds, rounds = interleaved_medians(first, second, budget)
+    kept = winner_seconds * _MARGIN <= baseline_seconds
+    confirmed = {
+        id(baseline): _confirmed(baseline, first, baseline_seconds, rounds),
+        id(winner): _confirmed(winner, second, winner_seconds, rounds),
+    }
+    result.measurements = [confirmed.get(id(m), m) for m in result.measurements]
+    result.baseline = confirmed[id(baseline)]
+    result.best = confirmed[id(winner if kept else baseline)]
+    result.confirmation = Confirmation(baseline_seconds, winner_seconds, rounds, kept)
+    logger.info(
+        "coiter: autoschedule: %s %.3g ms vs the default's %.3g ms in %d interleaved rounds: %s",
+        describe(winner.schedule) or "the default",
+        winner_seconds * 1e3,
+        baseline_seconds * 1e3,
+        rounds,
+        "kept" if kept else f"not {_MARGIN:g} times faster, the default is stored",
+    )
+    return result
+
+
+def _still_hopeless(call: _Replay, seconds: float) -> bool:
+    """Whether one more call of ``call`` takes ``seconds`` or more (stopped once its wall time
+    passes twice that: on a busy machine wall time runs up to about twice the CPU time). The
+    one call a slow baseline got may be a hiccup: SDDMM's default, whose second call writes a
+    fresh 32 MB result while the first one is kept as the reference, took 60-85 ms in it and
+    2 ms in later calls."""
+    clock = call_clock()
+    start = clock()
+    try:
+        result = call_within(call, 2 * seconds)
+    except OverTime:
+        return True
+    took = clock() - start
+    del result
+    return took >= seconds
+
+
+def _confirmed(m: Measurement, call: _Replay, total: float, rounds: int) -> Measurement:
+    """``m`` timed anew: the median ``total`` of ``rounds`` interleaved calls of ``call``."""
+    conversion = call.conversion_seconds(rounds)
+    return replace(m, seconds=total - conversion, conversion_seconds=conversion, calls=rounds)
 
 
 def _search(
     variants: list[Variant],
     pipelines: Sequence[PipelineCandidate],
-    budget: float,
+    budget: float,  # (the share of the budget before confirm)
     runner: _Runner,
     rng: random.Random,
     start: float,
@@ -486,8 +662,8 @@ _Points = list[tuple[Variant, Any]]
 
 
 def _arm(variant: Variant, name: str) -> str:
-    converted = ", ".join(f"{n}→{f}" for n, f in variant.conversions.items())
-    return f"[{converted}] {name}" if converted else name
+    names = ", ".join(f"{n}→{f}" for n, f in variant.conversions.items())
+    return f"[{names}] {name}" if names else name
 
 
 def _arms(variants: list[Variant]) -> dict[str, _Points]:
