@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 import scipy.io
 import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import coiter as ct
 
@@ -106,6 +108,81 @@ def test_rows_around_the_rank_sort_length(tmp_path):
     path = tmp_path / "a.mtx"
     write_mtx(path, shape, rows[order], cols[order], values[order])
     assert_matches_mmread(read_at_every_thread_count(path, "csr"), path)
+
+
+@pytest.mark.parametrize("extent", [2**26, 2**26 + 1])
+def test_rows_ranked_by_composite_keys_and_beyond(tmp_path, extent):
+    # Short rows are ranked by (column << 5 | place in the row) while every column is below
+    # 2**26 and by a comparison of columns then places beyond: both give the same order. Rows
+    # of 1 to 32 entries in random order, their columns near the top of the extent (the last
+    # column at the last place makes the largest int32 key), each row with a column twice.
+    shape = (20_000, extent)
+    rng = np.random.default_rng(extent)
+    lengths = rng.integers(1, 33, shape[0])
+    rows = np.repeat(np.arange(shape[0]), lengths)
+    cols = extent - 1 - rng.integers(0, 40, len(rows))
+    starts = np.cumsum(lengths) - lengths
+    cols[starts] = extent - 1
+    long_rows = starts[lengths > 1]
+    cols[long_rows + 1] = cols[long_rows]
+    values = rng.integers(-50, 50, len(rows)).astype(np.float64)  # sums exact in any order
+    order = rng.permutation(len(rows))
+    path = tmp_path / "a.mtx"
+    write_mtx(path, shape, rows[order], cols[order], values[order])
+    for format in ("csr", "coo"):
+        t = read_at_every_thread_count(path, format)
+        assert t.index_dtype == np.int32
+        expected = sp.csr_array((values, (rows, cols)), shape=shape)  # sums the duplicates
+        expected.sort_indices()
+        got = sp.csr_array(t.to_scipy())
+        np.testing.assert_array_equal(got.indptr, expected.indptr)
+        np.testing.assert_array_equal(got.indices, expected.indices)
+        np.testing.assert_array_equal(got.data, expected.data)
+
+
+@st.composite
+def matrix_files(draw):
+    """(shape, rows, cols, values, symmetry) of a Matrix Market file: entries in random order
+    with duplicates, rows left empty, integer values (so sums are exact in any order)."""
+    symmetric = draw(st.booleans())
+    n_rows = draw(st.integers(1, 3000))
+    n_cols = n_rows if symmetric else draw(st.sampled_from([1, 7, 3000, 2**20, 2**26 + 5]))
+    count = draw(st.integers(0, 140_000))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    used_rows = rng.choice(n_rows, max(1, n_rows // draw(st.sampled_from([1, 3, 50]))))
+    rows, cols = rng.choice(used_rows, count), rng.integers(0, n_cols, count)
+    copies = np.flatnonzero(rng.random(count) < draw(st.sampled_from([0.0, 0.05, 0.5])))
+    source = rng.integers(0, max(count, 1), len(copies))
+    rows[copies], cols[copies] = rows[source], cols[source]
+    if symmetric:  # the lower triangle, which the file lists
+        rows, cols = np.maximum(rows, cols), np.minimum(rows, cols)
+    values = rng.integers(-1000, 1000, count).astype(np.float64)
+    return (n_rows, n_cols), rows, cols, values, "symmetric" if symmetric else "general"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=matrix_files(), threads=st.sampled_from([1, 2]), format=st.sampled_from(["csr", "coo"]))
+def test_read_matches_mmread(tmp_path_factory, case, threads, format):
+    # ct.read of any such file holds scipy.io.mmread's matrix, its duplicates summed and its
+    # entries sorted by row and column, at one thread and at two.
+    shape, rows, cols, values, symmetry = case
+    path = tmp_path_factory.mktemp("read") / "a.mtx"
+    with open(path, "w") as f:
+        f.write(f"%%MatrixMarket matrix coordinate real {symmetry}\n")
+        f.write(f"{shape[0]} {shape[1]} {len(values)}\n")
+        np.savetxt(f, np.column_stack([rows + 1, cols + 1, values]), fmt="%d")
+    t = read(path, threads, format)
+    assert t.shape == shape
+    expected = sp.csr_array(scipy.io.mmread(path))
+    expected.sum_duplicates()
+    got = sp.csr_array(t.to_scipy())
+    np.testing.assert_array_equal(got.indptr, expected.indptr)
+    np.testing.assert_array_equal(got.indices, expected.indices)
+    np.testing.assert_array_equal(got.data, expected.data)
+    coords, _ = t.coords()  # stored sorted by row, then column, each key once
+    keys = coords[:, 0].astype(np.int64) * shape[1] + coords[:, 1]
+    assert np.all(np.diff(keys) > 0)
 
 
 def test_duplicates_are_summed_in_file_order(tmp_path):

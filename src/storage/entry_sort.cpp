@@ -5,11 +5,16 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <thread>
+#include <type_traits>
 
 #if defined(__linux__)
 #include <sys/mman.h>
+#endif
+#if defined(__SSE2__)
+#include <emmintrin.h>
 #endif
 
 namespace coiter {
@@ -169,7 +174,9 @@ class EntrySorter {
         extents_(extents),
         sum_(sum),
         add_(add),
-        threads_(static_cast<int>(std::clamp<int64_t>(n_ / kEntriesPerThread, 1, std::max(1, threads)))) {}
+        threads_(static_cast<int>(std::clamp<int64_t>(n_ / kEntriesPerThread, 1, std::max(1, threads)))),
+        compositeRanks_(std::is_same_v<Index, int32_t> && extents.size() == 2 && extents[1] >= 0 &&
+                        extents[1] <= kCompositeColumnBound) {}
 
   // Sorts and combines; returns whether there were duplicates.
   bool run() {
@@ -198,6 +205,11 @@ class EntrySorter {
   static constexpr int64_t kInsertionSortMax = 32;
   // A matrix's rows up to this long are rank-sorted (sortRows).
   static constexpr int64_t kRankSortMax = 32;
+  // Bits that hold an entry's place in its row in a composite rank key (rankSortComposite).
+  static constexpr int kPlaceBits = 5;
+  static_assert(kRankSortMax == int64_t{1} << kPlaceBits);
+  // Columns below this bound fit a composite rank key of kPlaceBits more bits in an int32.
+  static constexpr int64_t kCompositeColumnBound = int64_t{1} << (31 - kPlaceBits);
   // Each thread of the counting sort gets at least this many entries: below that, starting a
   // thread costs more than it saves (the kernels' rule, runtime/parallel_runtime.hpp).
   static constexpr int64_t kEntriesPerThread = int64_t{1} << 16;
@@ -411,7 +423,7 @@ class EntrySorter {
       const Index* sortedColumns = columns + lo;
       const Word* sortedValues = values + lo;
       if (hi - lo <= kRankSortMax) {
-        rankSort(columns + lo, values + lo, hi - lo, work.rowKeys.data(), work.rowValues.data());
+        sortShortRow(columns + lo, values + lo, hi - lo, work.rowKeys.data(), work.rowValues.data());
         sortedColumns = work.rowKeys.data();
         sortedValues = work.rowValues.data();
       } else {
@@ -437,6 +449,15 @@ class EntrySorter {
     return result;
   }
 
+  // Stable sort of a row of `count` (at most kRankSortMax) entries by column, into
+  // sortedColumns and sortedValues: by composite keys where they fit, else by rank.
+  void sortShortRow(const Index* columns, const Word* values, int64_t count, Index* sortedColumns,
+                    Word* sortedValues) const {
+    if constexpr (std::is_same_v<Index, int32_t>)
+      if (compositeRanks_) return rankSortComposite(columns, values, count, sortedColumns, sortedValues);
+    rankSort(columns, values, count, sortedColumns, sortedValues);
+  }
+
   // Stable sort of `count` (at most kRankSortMax) entries by key, into sortedKeys and
   // sortedValues: each entry's place is the number of entries that precede it in order
   // (smaller keys, and equal ones before it), counted without branches. An insertion sort of
@@ -449,6 +470,36 @@ class EntrySorter {
       for (int64_t j = 0; j < i; ++j) place += keys[j] <= key;
       for (int64_t j = i + 1; j < count; ++j) place += keys[j] < key;
       sortedKeys[place] = key;
+      sortedValues[place] = values[i];
+    }
+  }
+
+  // rankSort for int32 columns below kCompositeColumnBound, with the same result: entry i's
+  // key becomes (column << kPlaceBits) | i, which is unique, so its place is the number of
+  // keys below it, one comparison per pair and no tie to break; with SSE2 (every x86-64),
+  // four at a time. On the rows of a 10^6 x 10^6 matrix with 10 M entries in random order (10
+  // a row on average) this takes about half of rankSort's time.
+  static void rankSortComposite(const int32_t* columns, const Word* values, int64_t count, int32_t* sortedColumns,
+                                Word* sortedValues) {
+    // Padded to whole groups of four with the largest int32, which is below no key.
+    alignas(16) int32_t keys[kRankSortMax];
+    const int64_t padded = (count + 3) & ~int64_t{3};
+    for (int64_t i = 0; i < count; ++i) keys[i] = static_cast<int32_t>((columns[i] << kPlaceBits) | i);
+    for (int64_t i = count; i < padded; ++i) keys[i] = std::numeric_limits<int32_t>::max();
+    for (int64_t i = 0; i < count; ++i) {
+#if defined(__SSE2__)
+      const __m128i key = _mm_set1_epi32(keys[i]);
+      __m128i below = _mm_setzero_si128();  // per lane; a key below is -1 in its lane
+      for (int64_t j = 0; j < padded; j += 4)
+        below = _mm_sub_epi32(below, _mm_cmpgt_epi32(key, _mm_load_si128(reinterpret_cast<const __m128i*>(keys + j))));
+      below = _mm_add_epi32(below, _mm_shuffle_epi32(below, _MM_SHUFFLE(1, 0, 3, 2)));
+      below = _mm_add_epi32(below, _mm_shuffle_epi32(below, _MM_SHUFFLE(2, 3, 0, 1)));
+      const int64_t place = _mm_cvtsi128_si32(below);
+#else
+      int64_t place = 0;
+      for (int64_t j = 0; j < count; ++j) place += keys[j] < keys[i];
+#endif
+      sortedColumns[place] = columns[i];
       sortedValues[place] = values[i];
     }
   }
@@ -687,6 +738,8 @@ class EntrySorter {
   const bool sum_;
   const AddValue add_;
   const int threads_;
+  // sortRows may rank rows by composite keys (rankSortComposite): int32 columns small enough.
+  const bool compositeRanks_;
   int64_t kept_ = 0;         // entries kept so far
   bool duplicates_ = false;  // combining met equal keys
 };
