@@ -19,6 +19,7 @@ from numpy.typing import DTypeLike
 from .. import _core
 from ..compiler import compile as compile_kernel
 from ..compiler import default_engine
+from ..config import config
 from ..errors import CompileError, ScheduleError
 from ..evaluate import checked_operands, inferred_result_dtype
 from ..format_inference import infer_result_format
@@ -27,8 +28,8 @@ from ..notation import accesses
 from ..parser import Parsed, parse
 from ..schedule import Schedule
 from ..tensor import Tensor
+from . import frontier_cache, trimming
 from . import space as schedule_space
-from . import trimming
 from .candidates import (
     DEFAULT,
     FRONTIER,
@@ -38,6 +39,8 @@ from .candidates import (
     frontier_bases,
     frontier_summary,
     loop_order_candidates,
+    members_as_bases,
+    problem_frontier,
     workspace_candidates,
 )
 from .cost_estimate import estimated_tasks, materialized_tasks, parse_cost
@@ -51,6 +54,7 @@ from .database import (
     signature,
     tensor_bucket,
 )
+from .frontier_cache import BuiltFrontier
 from .pipeline import Pipeline, stages_of
 from .report import Report
 from .search import Measurement, PipelineCandidate, Variant, run_search
@@ -75,13 +79,6 @@ _NEAREST_DISTANCE = 4.0
 # or nearly equal cost are no reason to leave it (MTTKRP's i,k,j,l ties with the default's
 # i,k,l,j and runs about 5x slower, its innermost loop reading D by columns).
 _DEFAULT_MARGIN = 2.0
-# Without a schedule (auto as the default), the frontier is built only for products of at most
-# this many operands over at most this many index variables: those take milliseconds, while
-# three operands take 0.03-0.75 s (SDDMM 0.1 s, MTTKRP 0.35-0.75 s) and four up to 48 s
-# (order-4 MTTKRP), paid by the first call in each process. Others run the default schedule,
-# or a stored tuning; schedule="auto" builds any frontier.
-_BOUNDED_OPERANDS = 2
-_BOUNDED_VARIABLES = 4
 # The transpose rule converts when the inner product's estimated work exceeds the outer
 # product's (with the conversion) this many times.
 _INNER_PRODUCT_MARGIN = 4.0
@@ -373,8 +370,7 @@ def tuning_info() -> dict[str, Any]:
     process's ``hits`` and ``misses`` (ct.autoschedule), ``tunings``, ``tuning_seconds``, and
     the choices of schedule="auto" without a database entry: ``frontier_choices`` (a frontier
     member, the default's program included) and ``rule_choices`` (the transpose rule or the
-    default, for statements the frontier does not take or, without a schedule, whose frontier
-    is not built: cheap_frontier)."""
+    default, for statements the frontier does not take)."""
     entries = database.entries()
     return {
         "path": database.path,
@@ -407,9 +403,7 @@ class InstantChoice:
         self._remembered_for_formats: dict[tuple[Any, ...], tuple[Any, str]] = {}
         # (database generation, the statements with a stored tuning then: database.statements)
         self._tuned_statements: tuple[int, dict[str, int]] = (-1, {})
-        self._frontiers: dict[
-            tuple[Any, ...], tuple[list[FrontierBase], str | None, FrontierBase | None]
-        ] = {}
+        self._frontiers: dict[tuple[Any, ...], BuiltFrontier] = {}
 
     def for_formats(
         self,
@@ -422,8 +416,8 @@ class InstantChoice:
         """``ct.compile``'s choice (no operands): the most recent tuning of this signature that
         is one kernel on these formats, else the frontier member that is one schedule of the
         statement on these formats, cheapest on nominal statistics (nominal_statistics), else
-        the default schedule. ``bounded`` (no schedule given): no frontier beyond
-        :func:`cheap_frontier`."""
+        the default schedule. ``bounded`` (no schedule given): the frontier is built within
+        ``ct.config.frontier_seconds`` (_frontier_of)."""
         engine = engine or default_engine()
         memo = (*_memo_key(stmt, formats, dtypes, engine), bounded)
         remembered = self._remembered_for_formats.get(memo)
@@ -437,9 +431,9 @@ class InstantChoice:
         if entry is not None:
             schedule = entry.schedule
         else:
-            bases, _, default = self._frontier_of(problem, bounded)
-            kernels = [b for b in bases if b.candidate is not None and not b.conversions]
-            picked = instant_member(problem, kernels, default, *nominal_statistics(problem))
+            built = self._frontier_of(problem, bounded)
+            kernels = [b for b in built.bases if b.candidate is not None and not b.conversions]
+            picked = instant_member(problem, kernels, built.default, *nominal_statistics(problem))
             if picked is not None:
                 _counts["frontier_choices"] += 1
                 chosen, _ = _as_choice(problem, picked, engine)
@@ -479,9 +473,8 @@ class InstantChoice:
         member's kernels. The tuning of these inputs' bucket, else of the nearest inputs tuned
         (within _NEAREST_DISTANCE), else the frontier member cheapest on these inputs'
         statistics (instant_member), else (a statement the frontier does not take) the
-        transpose rule, else the default schedule. ``bounded`` (no schedule given): a
-        statement beyond :func:`cheap_frontier` gets the default schedule instead of its
-        frontier (logged at INFO)."""
+        transpose rule, else the default schedule. ``bounded`` (no schedule given): the
+        frontier is built within ``ct.config.frontier_seconds`` (_frontier_of)."""
         statistics = operand_statistics(operands)
         bucket = bucket_of(statistics)
         memo = (*_memo_key(stmt, formats, dtypes, engine or default_engine()), bounded, bucket)
@@ -506,20 +499,11 @@ class InstantChoice:
                     entry.schedule,
                     {n: as_format(f, operands[n].ndim) for n, f in entry.conversions.items()},
                 )
-        elif bounded and not cheap_frontier(problem):
-            logger.info(
-                "coiter: %s gets the default schedule: without a schedule, the asymptotic "
-                "frontier is built only for products of at most %d operands over at most %d "
-                "index variables (schedule='auto' builds it, ct.autoschedule tunes it)",
-                problem.text,
-                _BOUNDED_OPERANDS,
-                _BOUNDED_VARIABLES,
-            )
-            _counts["rule_choices"] += 1
-            choice = "", {}
         else:
-            bases, why_not, default = self._frontier_of(problem)
-            picked = instant_member(problem, bases, default, *_statistics_of(problem, operands))
+            built = self._frontier_of(problem, bounded)
+            picked = instant_member(
+                problem, built.bases, built.default, *_statistics_of(problem, operands)
+            )
             if picked is not None:
                 _counts["frontier_choices"] += 1
                 choice = _as_choice(problem, picked, memo[3])
@@ -529,39 +513,42 @@ class InstantChoice:
                     "coiter: schedule='auto' for %s: %s; using the transpose rule instead of "
                     "the frontier",
                     problem.text,
-                    why_not,
+                    built.why_not,
                 )
                 _counts["rule_choices"] += 1
                 choice = "", transpose_rule(problem, operands)
         self._remembered[memo] = (state, choice)
         return choice
 
-    def _frontier_of(
-        self, problem: Problem, bounded: bool = False
-    ) -> tuple[list[FrontierBase], str | None, FrontierBase | None]:
-        """frontier_bases of the problem and its default_program, built once per statement,
-        formats and dtypes in this process (the frontier depends on formats only: SpMTTKRP's
-        takes about half a second). ``bounded``: none beyond :func:`cheap_frontier`."""
-        if bounded and not cheap_frontier(problem):
-            return [], "not built without a schedule (cheap_frontier)", None
+    def _frontier_of(self, problem: Problem, bounded: bool = False) -> BuiltFrontier:
+        """The problem's frontier members and default_program: remembered per statement,
+        formats and dtypes in this process, and kept in the disk cache (frontier_cache.py),
+        so that it is built once per machine (the frontier depends on formats and dtypes
+        only). ``bounded`` (no schedule given): built within ``ct.config.frontier_seconds``
+        (past it, the frontier of the candidates ranked so far, logged at INFO); else
+        complete."""
+        seconds = config.frontier_seconds if bounded else None
         key = (
             problem.text,
             tuple(sorted((n, str(f)) for n, f in problem.formats.items())),
             tuple(sorted((n, d.name) for n, d in problem.dtypes.items())),
         )
         found = self._frontiers.get(key)
-        if found is None:
-            bases, why_not = frontier_bases(problem)
-            found = self._frontiers[key] = (bases, why_not, default_program(problem, bases))
+        if found is not None and found.serves(seconds):
+            return found
+        found = frontier_cache.load(problem)
+        if found is None or not found.serves(seconds):
+            built = problem_frontier(problem, seconds)
+            if isinstance(built, str):
+                found = BuiltFrontier([], built, None, True, None)
+            else:
+                bases, why_not = members_as_bases(problem, built)
+                cut = None if built.complete else seconds
+                default = default_program(problem, bases)
+                found = BuiltFrontier(bases, why_not, default, built.complete, cut)
+            frontier_cache.store(problem, found)
+        self._frontiers[key] = found
         return found
-
-
-def cheap_frontier(problem: Problem) -> bool:
-    """Whether the statement's frontier is built without a schedule given (auto as the
-    default): a product of at most _BOUNDED_OPERANDS operands over at most _BOUNDED_VARIABLES
-    index variables."""
-    operands = len(accesses(problem.parsed[0].rhs))
-    return operands <= _BOUNDED_OPERANDS and len(problem.variables) <= _BOUNDED_VARIABLES
 
 
 def _memo_key(
