@@ -29,7 +29,7 @@ from .. import _core
 from ..formats import Format, as_format
 from .candidates import Candidate, FrontierBase, Problem
 from .frontier import StoredMember
-from .pipeline import pipeline_text, stages_of
+from .pipeline import KernelStage
 
 __all__ = ["BuiltFrontier", "load", "store", "DIRECTORY"]
 
@@ -83,7 +83,7 @@ def _base_record(base: FrontierBase) -> dict[str, Any]:
     return {
         "index": base.member.index,
         "cost": base.member.cost,
-        "kernels": pipeline_text(base.member.stages),
+        "kernels": [[s.statement, s.formats, s.schedule, s.result] for s in base.member.stages],
         "conversions": {n: str(f) for n, f in base.conversions.items()},
         "candidate": None
         if candidate is None
@@ -92,14 +92,14 @@ def _base_record(base: FrontierBase) -> dict[str, Any]:
 
 
 def _base_of(problem: Problem, record: dict[str, Any]) -> FrontierBase:
-    stages = stages_of(record["kernels"])
-    if stages is None:
-        raise ValueError(f"a stored frontier member without kernels: {record!r}")
+    stages = tuple(
+        KernelStage(str(s), dict(f), str(sc), str(r)) for s, f, sc, r in record["kernels"]
+    )
     result = problem.result
     member = StoredMember(
         int(record["index"]),
         str(record["cost"]),
-        tuple(stages),
+        stages,
         problem.formats[result],
         problem.dtypes[result],
         problem.dtypes,
