@@ -63,6 +63,7 @@ LAYERS = {
         "autosched.frontier",
         "autosched.cost_estimate",
         "autosched.candidates",
+        "autosched.frontier_cache",
         "autosched.space",
         "autosched.trimming",
         "autosched.search",

@@ -451,6 +451,27 @@ def test_a_workspace_over_two_variables(result, engine):
     np.testing.assert_allclose(got, np.einsum("ijl,kl->ijk", B, C), rtol=1e-13, atol=1e-15)
 
 
+@pytest.mark.parametrize("fmt", ["dense", "hashed"])
+def test_a_workspace_intersected_with_a_shorter_list_starts_empty_again(fmt, engine):
+    # SDDMM by columns, C·D precomputed into a workspace over i for each j, then intersected
+    # with column j of B (CSC): the merge stops at B's last entry, before the workspace's, and
+    # the entries past it must still be reset for the next column (a stale dense entry used to
+    # add to the next column's value and stay out of its list: issue 18's frontier pick).
+    rng = np.random.default_rng(5)
+    B = rng.standard_normal((7, 5)) * (rng.random((7, 5)) < 0.4)
+    B[-1] = 0.0  # every column of B ends before the workspace's list (C is dense)
+    C, D = rng.standard_normal((7, 6)), rng.standard_normal((6, 5))
+    csc = "csc"
+    kern = ct.compile(
+        "A(i,j) = B(i,j) * (C(i,k) * D(k,j))",
+        formats={"A": csc, "B": csc, "C": "dense", "D": "dense"},
+        schedule=f"reorder(j,k,i);precompute(C(i,k)*D(k,j),[i],[i],{fmt})",
+        engine=engine,
+    )
+    got = kern(B=ct.asarray(B, format=csc), C=C, D=D).to_numpy()
+    np.testing.assert_allclose(got, B * (C @ D), rtol=1e-13, atol=1e-14)
+
+
 @pytest.mark.parametrize("threads", [1, 2, 7])
 @pytest.mark.parametrize("fmt", ["dense", "hashed"])
 def test_hashed_workspaces_grow_and_match_dense_ones(fmt, threads, engine):

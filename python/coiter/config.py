@@ -12,9 +12,16 @@ class _Config:
         array operator (``A + 1``, ``np.asarray(A)``) or conversion beyond it raises
         :class:`coiter.ShapeError` before anything is allocated. ``T.to_numpy()`` and
         ``out_format="dense"`` are not limited.
+    frontier_seconds : float or None
+        The longest a call without a schedule spends building a statement's asymptotic
+        frontier, the autoscheduler's candidates (default 1 second; None: no bound). Past it
+        the frontier of the candidates ranked so far is used, logged at INFO. A frontier is
+        built once per machine: it is kept in the disk cache (docs/autoscheduling.md).
+        ``schedule="auto"`` given explicitly builds the whole frontier.
     """
 
     max_dense_bytes: int = 4 << 30
+    frontier_seconds: float | None = 1.0
     # Progress bars of long operations (coiter.progress): None draws them where someone watches
     # (a terminal or a notebook) once an operation has run for a second, True always, False never.
     progress: bool | None = None

@@ -182,13 +182,14 @@ std::vector<Format> workspaceFormats(size_t n) {
 struct Builder {
   const ProductStatement& s;
   std::string workspace;
+  const CandidateVisitor& visit;
   std::set<std::string> seen;
-  Universe& out;
+  bool stopped = false;  // the visitor asked for no more candidates
 
   void add(Candidate c) {
     c.precomputed = c.grouped && precomputeProblem(s, c).empty();
     resolveProtocols(c);
-    if (seen.insert(c.toString()).second) out.candidates.push_back(std::move(c));
+    if (seen.insert(c.toString()).second) stopped = !visit(std::move(c));
   }
 
   std::vector<ProgramAccess> reads(const std::vector<int>& factors, const std::vector<std::string>& binding) const {
@@ -200,6 +201,7 @@ struct Builder {
   }
 
   void ungrouped(const std::vector<std::string>& order) {
+    if (stopped) return;
     Candidate c;
     c.outer = order;
     c.consumer.lhs = writeAccess(s.result->name, s.resultIndices, s.result->format, order);
@@ -213,6 +215,7 @@ struct Builder {
   void grouped(const std::vector<int>& group, const std::vector<int>& rest, const std::vector<std::string>& outer,
                const std::vector<std::string>& producerLoops, const std::vector<std::string>& consumerLoops,
                const std::vector<std::string>& wsVars, const Format& wsFormat) {
+    if (stopped) return;
     Candidate c;
     c.grouped = true;
     c.outer = outer;
@@ -248,7 +251,7 @@ struct Placement {
 
 }  // namespace
 
-Universe enumerateCandidates(const ProductStatement& s) {
+Universe enumerateCandidates(const ProductStatement& s, const CandidateVisitor& visit) {
   Universe u;
   const size_t n = s.factors.size();
   const std::vector<std::string>& vars = s.vars;
@@ -287,7 +290,7 @@ Universe enumerateCandidates(const ProductStatement& s) {
   u.minimumDepth = static_cast<int>(vars.size());  // the ungrouped nest
   for (const auto& p : placements) u.minimumDepth = std::min(u.minimumDepth, p.depth());
 
-  Builder b{s, freshTensorName(s), {}, u};
+  Builder b{s, freshTensorName(s), visit};
   if (static_cast<int>(vars.size()) == u.minimumDepth) {
     for (const auto& order : orders(vars, vars)) b.ungrouped(order);
   }
@@ -321,6 +324,16 @@ Universe enumerateCandidates(const ProductStatement& s) {
     u.deeper += factorial(p.outer.size()) * factorial(p.producer.size()) * factorial(p.consumer.size()) *
                 workspaceFormats(p.wsVars.size()).size();
   }
+  return u;
+}
+
+Universe enumerateCandidates(const ProductStatement& s) {
+  std::vector<Candidate> all;
+  Universe u = enumerateCandidates(s, [&](Candidate&& c) {
+    all.push_back(std::move(c));
+    return true;
+  });
+  u.candidates = std::move(all);
   return u;
 }
 

@@ -1,6 +1,7 @@
 #include "autosched/frontier.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 
 #include "autosched/asymptotic_cost.hpp"
@@ -11,64 +12,138 @@ namespace coiter::autosched {
 
 bool strictlyCheaper(const Union& a, const Union& b) { return contained(a, b) && !contained(b, a); }
 
-Frontier asymptoticFrontier(const notation::Assignment& a, const LegalityCheck& legal) {
+namespace {
+
+// Containment between the costs of one statement's candidates, each query pair decided once.
+// The Pareto filter compares every new cost with every member, and the costs share most of
+// their queries (a sunk cost, a loop's tasks that many programs emit), so the homomorphism
+// searches are repeated far more often than there are distinct pairs. A cost is held as the
+// ids of its queries; contained() answers as the free function does, query by query.
+class ContainmentTable {
+ public:
+  std::vector<int> intern(const Union& u) {
+    std::vector<int> ids;
+    for (const Query& q : u) {
+      auto [it, fresh] = ids_.try_emplace(std::make_pair(q.head, q.atoms), static_cast<int>(queries_.size()));
+      if (fresh) queries_.push_back(q);
+      ids.push_back(it->second);
+    }
+    return ids;
+  }
+
+  // Every query of s is contained in some query of t.
+  bool contained(const std::vector<int>& s, const std::vector<int>& t) {
+    return std::all_of(s.begin(), s.end(), [&](int q) {
+      return std::any_of(t.begin(), t.end(), [&](int p) { return queryContained(q, p); });
+    });
+  }
+
+ private:
+  bool queryContained(int s, int t) {
+    auto& row = memo_[s];
+    if (row.size() <= static_cast<size_t>(t)) row.resize(queries_.size(), kUnknown);
+    signed char& known = row[static_cast<size_t>(t)];
+    if (known == kUnknown)
+      known = autosched::contained(queries_[static_cast<size_t>(s)], queries_[static_cast<size_t>(t)]);
+    return known;
+  }
+  static constexpr signed char kUnknown = -1;
+  std::map<std::pair<std::vector<std::string>, std::vector<Atom>>, int> ids_;
+  std::vector<Query> queries_;
+  std::map<int, std::vector<signed char>> memo_;  // by s, indexed by t
+};
+
+// Candidates of equal cost (printed alike), ranked once as one group.
+struct CostGroup {
+  std::vector<int> candidates;  // in enumeration order
+  std::vector<int> queries;     // the cost, as ContainmentTable ids
+};
+
+}  // namespace
+
+Frontier asymptoticFrontier(const notation::Assignment& a, const LegalityCheck& legal, std::optional<double> seconds) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
   Frontier f;
   f.statement = productStatement(a);
-  Universe u = enumerateCandidates(f.statement);
-  f.minimumDepth = u.minimumDepth;
-  f.deeper = u.deeper;
   Simplifier simplify;
-  for (auto& c : u.candidates) {
+  ContainmentTable table;
+  std::map<std::string, int> groupOf;  // by the cost printed
+  std::vector<CostGroup> groups;       // in order of first appearance
+  auto cheaper = [&](int x, int y) {
+    return table.contained(groups[x].queries, groups[y].queries) &&
+           !table.contained(groups[y].queries, groups[x].queries);
+  };
+  // The online Pareto filter (§3.5) over the candidates that lower, as they are enumerated: a
+  // new cost joins unless a member is strictly cheaper, and pushes out the members it is
+  // strictly cheaper than; a cost seen before joins its group, whose standing it shares.
+  std::vector<int> kept;  // groups on the frontier, in order of joining
+  auto rank = [&](int k) {
+    auto [it, fresh] = groupOf.try_emplace(toString(f.candidates[k].cost), static_cast<int>(groups.size()));
+    if (!fresh) return groups[it->second].candidates.push_back(k);
+    int g = it->second;
+    groups.push_back({{k}, table.intern(f.candidates[k].cost)});
+    bool dominated = false;
+    for (int m : kept) dominated = dominated || cheaper(m, g);
+    if (dominated) return;
+    std::vector<int> next;
+    for (int m : kept) {
+      if (!cheaper(g, m)) next.push_back(m);
+    }
+    next.push_back(g);
+    kept = std::move(next);
+  };
+  // Candidates share kernels (a producer over the same loops into the same workspace, with
+  // consumers that differ): each distinct kernel is judged once.
+  std::map<std::string, std::string> judged;
+  LegalityCheck judgedOnce = [&](const notation::Assignment& stage, const std::string& schedule) {
+    std::string key = notation::toString(stage) + " | " + schedule;
+    for (const auto& [name, format] : KernelStage{stage, schedule}.formats()) key += " " + name + ":" + format;
+    auto [it, fresh] = judged.try_emplace(std::move(key));
+    if (fresh) it->second = legal(stage, schedule);
+    return it->second;
+  };
+  Universe u = enumerateCandidates(f.statement, [&](Candidate&& c) {
+    // (Not before a candidate lowers: a frontier cut short still has a member.)
+    if (seconds && !groups.empty() && std::chrono::duration<double>(Clock::now() - start).count() > *seconds) {
+      f.complete = false;
+      return false;
+    }
     RankedCandidate r;
-    r.lowering = lowerCandidate(f.statement, c, legal);
+    r.lowering = lowerCandidate(f.statement, c, judgedOnce);
     if (r.lowered()) r.cost = asymptoticCost(f.statement, c, simplify);  // only these are ranked
     r.program = std::move(c);
     f.candidates.push_back(std::move(r));
-  }
-  // Candidates with the same cost (printed alike) are ranked once, through the first of them.
-  std::map<std::string, std::vector<int>> byCost;
-  std::vector<std::vector<int>*> groups;  // in order of first appearance
-  for (int k = 0; k < static_cast<int>(f.candidates.size()); ++k) {
-    if (!f.candidates[k].lowered()) continue;
-    auto [it, fresh] = byCost.try_emplace(toString(f.candidates[k].cost));
-    if (fresh) groups.push_back(&it->second);
-    it->second.push_back(k);
-  }
-  auto costOf = [&](const std::vector<int>* g) -> const Union& { return f.candidates[g->front()].cost; };
-  // The online Pareto filter (§3.5) over the candidates that lower: a candidate joins unless
-  // a member is strictly cheaper, and pushes out the members it is strictly cheaper than.
-  std::vector<const std::vector<int>*> kept;
-  for (const auto* g : groups) {
-    bool dominated = false;
-    for (const auto* m : kept) dominated = dominated || strictlyCheaper(costOf(m), costOf(g));
-    if (dominated) continue;
-    std::vector<const std::vector<int>*> next;
-    for (const auto* m : kept) {
-      if (!strictlyCheaper(costOf(g), costOf(m))) next.push_back(m);
-    }
-    next.push_back(g);
-    kept = next;
-  }
-  for (const auto* g : kept) {
-    f.members.insert(f.members.end(), g->begin(), g->end());
-    auto equal = [&](const std::vector<int>& cls) {
-      const Union& other = f.candidates[cls.front()].cost;
-      return contained(other, costOf(g)) && contained(costOf(g), other);
+    if (f.candidates.back().lowered()) rank(static_cast<int>(f.candidates.size()) - 1);
+    return true;
+  });
+  f.minimumDepth = u.minimumDepth;
+  f.deeper = u.deeper;
+  std::vector<int> classFirst;  // the first group of each cost class
+  for (int g : kept) {
+    const CostGroup& group = groups[static_cast<size_t>(g)];
+    f.members.insert(f.members.end(), group.candidates.begin(), group.candidates.end());
+    auto equal = [&](int other) {
+      return table.contained(groups[other].queries, group.queries) &&
+             table.contained(group.queries, groups[other].queries);
     };
-    auto it = std::find_if(f.costClasses.begin(), f.costClasses.end(), equal);
-    if (it == f.costClasses.end())
-      f.costClasses.push_back(*g);
-    else
-      it->insert(it->end(), g->begin(), g->end());
+    auto it = std::find_if(classFirst.begin(), classFirst.end(), equal);
+    if (it == classFirst.end()) {
+      classFirst.push_back(g);
+      f.costClasses.push_back(group.candidates);
+    } else {
+      auto& cls = f.costClasses[static_cast<size_t>(it - classFirst.begin())];
+      cls.insert(cls.end(), group.candidates.begin(), group.candidates.end());
+    }
   }
   std::sort(f.members.begin(), f.members.end());
   for (int m : f.members) f.candidates[m].onFrontier = true;
   // Containment is transitive, so every candidate left out is dominated by a member.
-  for (const auto* g : groups) {
-    if (f.candidates[g->front()].onFrontier) continue;
-    for (const auto* m : kept) {
-      if (!strictlyCheaper(costOf(m), costOf(g))) continue;
-      for (int k : *g) f.candidates[k].dominatedBy = m->front();
+  for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
+    if (f.candidates[groups[g].candidates.front()].onFrontier) continue;
+    for (int m : kept) {
+      if (!cheaper(m, g)) continue;
+      for (int k : groups[g].candidates) f.candidates[k].dominatedBy = groups[m].candidates.front();
       break;
     }
   }
@@ -85,6 +160,7 @@ std::string Frontier::report(bool all) const {
          " candidates (" + std::to_string(deeper) + " deeper ones left out), " + std::to_string(lowered) +
          " lower to coiter schedules, " + std::to_string(members.size()) + " on the frontier (" +
          std::to_string(costClasses.size()) + " distinct costs)\n";
+  if (!complete) out += "  incomplete: the deadline cut the enumeration after these candidates\n";
   out += "  costs: unions of task sets, sunk costs included, every sparse input assumed nonempty (not printed)\n";
   auto describe = [&](size_t k) {
     const RankedCandidate& c = candidates[k];

@@ -4,6 +4,7 @@
 // and the Pareto frontier of the lowered candidates under asymptotic domination (a candidate
 // is dominated when another's task set is strictly contained in its own).
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,11 @@ struct Frontier {
   int minimumDepth = 0;
   size_t deeper = 0;                        // candidates the minimum-depth filter left out
   std::vector<RankedCandidate> candidates;  // the minimum-depth universe, in enumeration order
-  std::vector<int> members;                 // indices of the frontier's candidates
+  // False when the deadline cut the enumeration: `candidates` are the universe's first ones,
+  // and the frontier is theirs (every member lowers; a candidate not enumerated may be
+  // cheaper than some).
+  bool complete = true;
+  std::vector<int> members;  // indices of the frontier's candidates
   // The members grouped by equal cost (each one's costs contain each other's): candidates the
   // model cannot tell apart, left to the empirical stage.
   std::vector<std::vector<int>> costClasses;
@@ -41,6 +46,10 @@ struct Frontier {
 // never more, so b is dominated (the paper says b "dominates" a: it does more work).
 bool strictlyCheaper(const Union& a, const Union& b);
 
-Frontier asymptoticFrontier(const notation::Assignment& a, const LegalityCheck& legal);
+// `seconds`: a deadline, checked before each candidate is lowered and ranked once one has
+// lowered; when it passes, the frontier of the candidates ranked so far is returned, not
+// complete (and not empty when any candidate lowers).
+Frontier asymptoticFrontier(const notation::Assignment& a, const LegalityCheck& legal,
+                            std::optional<double> seconds = std::nullopt);
 
 }  // namespace coiter::autosched

@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <optional>
 
 #include "autosched/frontier.hpp"
 #include "driver/compiler.hpp"
@@ -64,6 +65,7 @@ void bindAutosched(py::module_& m) {
   py::class_<Frontier, std::shared_ptr<Frontier>>(m, "AsymptoticFrontier")
       .def_property_readonly("minimum_depth", [](const Frontier& f) { return f.minimumDepth; })
       .def_property_readonly("deeper", [](const Frontier& f) { return f.deeper; })
+      .def_property_readonly("complete", [](const Frontier& f) { return f.complete; })
       .def_property_readonly("members", [](const Frontier& f) { return f.members; })
       .def_property_readonly("cost_classes", [](const Frontier& f) { return f.costClasses; })
       .def_property_readonly("candidates",
@@ -77,15 +79,16 @@ void bindAutosched(py::module_& m) {
 
   m.def(
       "asymptotic_frontier",
-      [](const notation::Assignment& a) {
+      [](const notation::Assignment& a, std::optional<double> seconds) {
         auto legal = [](const notation::Assignment& stage, const std::string& schedule) {
           return scheduleProblem(stage, schedule);
         };
-        return std::make_shared<Frontier>(autosched::asymptoticFrontier(a, legal));
+        return std::make_shared<Frontier>(autosched::asymptoticFrontier(a, legal, seconds));
       },
-      py::arg("assignment"),
+      py::arg("assignment"), py::arg("seconds") = py::none(),
       "The asymptotic frontier of a product statement: its minimum-depth candidates, their costs, schedules "
-      "and dominance.");
+      "and dominance. `seconds`: a deadline; past it, the frontier of the candidates ranked so far "
+      "(`complete` false).");
 }
 
 }  // namespace coiter::bindings

@@ -30,7 +30,6 @@ void Lowerer::lowerLatticePoint(LatticeLoop& loop, size_t pi, bool lockstep, con
   bindPointCoordinates(loop, p);
   enterPointLevels(loop, p);
   p.body.push_back(lowerPointRegions(loop, p));
-  clearConsumedWorkspaces(loop, p);
   if (!p.entries.empty()) {
     // Nothing after the coordinate read may run for an empty bucket (its coordinate is -1).
     std::vector<Stmt> rest(p.body.begin() + p.coordinatesEnd, p.body.end());
@@ -220,20 +219,6 @@ Stmt Lowerer::lowerPointRegions(LatticeLoop& loop, PointLoop& p) {
     chain = always ? it->second : ifThen(it->first, it->second, chain);
   }
   return chain;
-}
-
-// A dense workspace is cleared entry by entry as it is consumed (it is consumed whole: its
-// consumer iterates exactly its list), ready for the next iteration of the loops around.
-void Lowerer::clearConsumedWorkspaces(LatticeLoop& loop, PointLoop& p) {
-  for (int s : p.point.iterators) {
-    const SegmentInfo& info = loop.info[s];
-    if (loop.segs()[s].dimension || !info.access->tensor->temporary) continue;
-    const WorkspaceVars& ws = workspaces_.at(info.access->tensor.get());
-    Stmt clear = clearWorkspaceEntry(ws, info.access->tensor->dtype, p.coordOf[s]);
-    if (!clear) continue;  // compressed and hashed workspaces are emptied whole after the consumer
-    // In a merge, only the entry the loop is at has been consumed.
-    p.body.push_back(p.single || p.lockstep ? clear : ifThen(binary(BinaryOp::Eq, p.coordOf[s], p.resolved), clear));
-  }
 }
 
 // The while loop of a point that is not one for loop: it runs while every iterator lasts

@@ -128,7 +128,7 @@ Stmt Lowerer::lowerWhere(const cin::WhereNode& w) {
   std::vector<const WorkspaceVars*> workspaces;
   // Temporaries the producer writes: scalars held in local variables (footnote 30), set to
   // the identity of the operator that accumulates into them; vectors in workspaces, which
-  // the consumer iterates by their touched coordinates, clearing each entry as it reads it.
+  // the consumer iterates by their touched coordinates, emptied after it (emptyWorkspace).
   for (const auto& t : cin::resultsOf(w.producer)) {
     if (!t->temporary) continue;
     const nt::Operator* op = accumulatorOf(w.producer, t.get());

@@ -271,17 +271,27 @@ Expr Lowerer::workspaceValueIndex(const WorkspaceVars& ws, const Expr& at, const
   }
 }
 
-Stmt Lowerer::clearWorkspaceEntry(const WorkspaceVars& ws, DType dtype, const Expr& coord) {
-  if (ws.kind != WorkspaceKind::Dense) return nullptr;  // emptied whole after the consumer
-  return block({store(ws.tensor->vals, ws.at(coord), zeroOf(dtype)), store(ws.mark, ws.at(coord), boolLit(false))});
-}
-
 Stmt Lowerer::emptyWorkspace(const WorkspaceVars& ws) {
-  // A hashed table is emptied through the slots its entries took: no probing (removing
-  // entries one by one from a linear-probing table would break the chains of the others).
-  if (ws.kind != WorkspaceKind::Hashed) return nullptr;
   Var n = makeVar(freshName(ws.tensor->tensor->name + "_empty"), kIndex);
-  return forLoop(n, intLit(0), ir::ref(ws.count), store(ws.keys, load(ws.slots, ir::ref(n)), intLit(-1)));
+  switch (ws.kind) {
+    case WorkspaceKind::Dense: {
+      // Values and marks are reset at every coordinate of the list, whether the consumer
+      // read it or not: an intersection with a sparse operand stops at that operand's last
+      // entry, and the next execution of the where must start from zeros (it would otherwise
+      // add to a stale value, and leave a still-marked coordinate out of its list).
+      Var at = makeVar(freshName(ws.tensor->tensor->name + "_at"), kIndex);
+      Expr coord = ws.at(ir::ref(at));
+      return forLoop(n, intLit(0), ir::ref(ws.count),
+                     block({declare(at, load(ws.tensor->crd(0), ws.at(ir::ref(n)))),
+                            store(ws.tensor->vals, coord, zeroOf(ws.tensor->tensor->dtype)),
+                            store(ws.mark, coord, boolLit(false))}));
+    }
+    case WorkspaceKind::Hashed:
+      // A hashed table is emptied through the slots its entries took: no probing (removing
+      // entries one by one from a linear-probing table would break the chains of the others).
+      return forLoop(n, intLit(0), ir::ref(ws.count), store(ws.keys, load(ws.slots, ir::ref(n)), intLit(-1)));
+    default: return nullptr;  // (a compressed list is emptied by its count; an array is zeroed at the start)
+  }
 }
 
 }  // namespace coiter::lower

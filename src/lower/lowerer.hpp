@@ -64,7 +64,7 @@ struct AppendGroup {
 // and the list of coordinates it touched, through which its consumer iterates it in time
 // proportional to its entries (lower_workspaces.cpp). By the format of its one level:
 //   dense (d):      values and a mark per coordinate of the extent; the list is sorted when
-//                   the result needs order, and entries are cleared as they are consumed;
+//                   the result needs order, and its entries are reset after the consumer;
 //   hashed (h):     an open-addressing table (keys, values) that grows, so memory follows the
 //                   entries, not the extent; the list is sorted, looked up, then the table
 //                   is emptied through the slots each entry took;
@@ -151,10 +151,9 @@ class Lowerer {
   // Between producer and consumer: the list in coordinate order when the result needs it.
   ir::Stmt orderWorkspace(const WorkspaceVars& ws);
   // The consumer reads the entry at list position `at`, coordinate `coord`: its values
-  // index, found into `out`; and what resets the entry once read.
+  // index, found into `out`.
   ir::Expr workspaceValueIndex(const WorkspaceVars& ws, const ir::Expr& at, const ir::Expr& coord,
                                std::vector<ir::Stmt>& out);
-  ir::Stmt clearWorkspaceEntry(const WorkspaceVars& ws, DType dtype, const ir::Expr& coord);
   // After the consumer: what empties the workspace for the next execution of the where.
   ir::Stmt emptyWorkspace(const WorkspaceVars& ws);
   // Index of `key` in a hashed workspace's table, or of the empty slot where it goes.
@@ -251,7 +250,6 @@ class Lowerer {
   void bindPointCoordinates(LatticeLoop& loop, PointLoop& p);
   void enterPointLevels(LatticeLoop& loop, PointLoop& p);
   ir::Stmt lowerPointRegions(LatticeLoop& loop, PointLoop& p);
-  void clearConsumedWorkspaces(LatticeLoop& loop, PointLoop& p);
   void advanceIterators(LatticeLoop& loop, PointLoop& p);
   lattice::IterationLattice latticeOf(const std::string& var, const cin::Stmt& body, std::vector<SegmentInfo>& info,
                                       bool restricted);

@@ -52,8 +52,7 @@ void testSpGEMMTasks() {
 
 // Every frontier member lowers and passes the legality check; no member is strictly cheaper
 // than another; every dominated candidate has a strictly cheaper member.
-void testFrontierInvariants(const notation::Assignment& a, const std::string& name) {
-  Frontier f = asymptoticFrontier(a, autosched_test::legal);
+void checkInvariants(const Frontier& f, const std::string& name) {
   check(!f.members.empty(), name + ": a nonempty frontier");
   for (int m : f.members) {
     const RankedCandidate& c = f.candidates[m];
@@ -68,6 +67,10 @@ void testFrontierInvariants(const notation::Assignment& a, const std::string& na
     check(c.dominatedBy >= 0 && strictlyCheaper(f.candidates[c.dominatedBy].cost, c.cost),
           name + ": a dominated candidate names a strictly cheaper member: " + c.program.toString());
   }
+}
+
+void testFrontierInvariants(const notation::Assignment& a, const std::string& name) {
+  checkInvariants(asymptoticFrontier(a, autosched_test::legal), name);
 }
 
 // SpMV2 a(i) = B(i,j) C(j,k) d(k): the where computing C·d first into a dense vector runs in
@@ -116,9 +119,34 @@ void testSDDMM() {
   testFrontierInvariants(a, "SDDMM");
 }
 
+// A deadline that has passed before the enumeration starts still ranks the first candidate
+// that lowers: the frontier is incomplete, not empty, and its members are those of the
+// candidates ranked (the universe's first ones, in the complete frontier's order).
+void testDeadline() {
+  auto a = statement({"A", "dd", {"i", "j"}},
+                     {{"B", "sss", {"i", "k", "l"}}, {"C", "dd", {"k", "j"}}, {"D", "dd", {"l", "j"}}});
+  Frontier whole = asymptoticFrontier(a, autosched_test::legal);
+  check(whole.complete, "MTTKRP without a deadline: complete");
+  Frontier cut = asymptoticFrontier(a, autosched_test::legal, 0.0);
+  check(!cut.complete, "MTTKRP with a deadline of 0 s: incomplete");
+  check(!cut.members.empty() && cut.candidates.size() < whole.candidates.size(),
+        "MTTKRP cut: some candidates, not all, " + std::to_string(cut.candidates.size()));
+  for (size_t k = 0; k < cut.candidates.size(); ++k) {
+    check(cut.candidates[k].program.toString() == whole.candidates[k].program.toString(),
+          "the cut frontier's candidates are the universe's first ones");
+  }
+  for (int m : cut.members) check(cut.candidates[m].lowered(), "a member of the cut frontier lowers");
+  check(cut.report().find("incomplete") != std::string::npos, "the report says the frontier is incomplete");
+  checkInvariants(cut, "MTTKRP cut");
+  Frontier later = asymptoticFrontier(a, autosched_test::legal, 0.005);
+  check(later.candidates.size() >= cut.candidates.size(), "a later deadline ranks at least as many candidates");
+  checkInvariants(later, "MTTKRP cut at 5 ms");
+}
+
 }  // namespace
 
 int main() {
+  testDeadline();
   testSpGEMMTasks();
   testSpMV2();
   testSDDMM();

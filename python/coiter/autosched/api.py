@@ -19,6 +19,7 @@ from numpy.typing import DTypeLike
 from .. import _core
 from ..compiler import compile as compile_kernel
 from ..compiler import default_engine
+from ..config import config
 from ..errors import CompileError, ScheduleError
 from ..evaluate import checked_operands, inferred_result_dtype
 from ..format_inference import infer_result_format
@@ -27,8 +28,8 @@ from ..notation import accesses
 from ..parser import Parsed, parse
 from ..schedule import Schedule
 from ..tensor import Tensor
+from . import frontier_cache, trimming
 from . import space as schedule_space
-from . import trimming
 from .candidates import (
     DEFAULT,
     FRONTIER,
@@ -38,6 +39,8 @@ from .candidates import (
     frontier_bases,
     frontier_summary,
     loop_order_candidates,
+    members_as_bases,
+    problem_frontier,
     workspace_candidates,
 )
 from .cost_estimate import estimated_tasks, materialized_tasks, parse_cost
@@ -51,6 +54,7 @@ from .database import (
     signature,
     tensor_bucket,
 )
+from .frontier_cache import BuiltFrontier
 from .pipeline import Pipeline, stages_of
 from .report import Report
 from .search import Measurement, PipelineCandidate, Variant, run_search
@@ -75,13 +79,6 @@ _NEAREST_DISTANCE = 4.0
 # or nearly equal cost are no reason to leave it (MTTKRP's i,k,j,l ties with the default's
 # i,k,l,j and runs about 5x slower, its innermost loop reading D by columns).
 _DEFAULT_MARGIN = 2.0
-# Without a schedule (auto as the default), the frontier is built only for products of at most
-# this many operands over at most this many index variables: those take milliseconds, while
-# three operands take 0.03-0.75 s (SDDMM 0.1 s, MTTKRP 0.35-0.75 s) and four up to 48 s
-# (order-4 MTTKRP), paid by the first call in each process. Others run the default schedule,
-# or a stored tuning; schedule="auto" builds any frontier.
-_BOUNDED_OPERANDS = 2
-_BOUNDED_VARIABLES = 4
 # The transpose rule converts when the inner product's estimated work exceeds the outer
 # product's (with the conversion) this many times.
 _INNER_PRODUCT_MARGIN = 4.0
@@ -365,8 +362,7 @@ def tuning_info() -> dict[str, Any]:
     process's ``hits`` and ``misses`` (ct.autoschedule), ``tunings``, ``tuning_seconds``, and
     the choices of schedule="auto" without a database entry: ``frontier_choices`` (a frontier
     member, the default's program included) and ``rule_choices`` (the transpose rule or the
-    default, for statements the frontier does not take or, without a schedule, whose frontier
-    is not built: cheap_frontier)."""
+    default, for statements the frontier does not take)."""
     entries = database.entries()
     return {
         "path": database.path,
@@ -399,9 +395,7 @@ class InstantChoice:
         self._remembered_for_formats: dict[tuple[Any, ...], tuple[Any, str]] = {}
         # (database generation, the statements with a stored tuning then: database.statements)
         self._tuned_statements: tuple[int, dict[str, int]] = (-1, {})
-        self._frontiers: dict[
-            tuple[Any, ...], tuple[list[FrontierBase], str | None, FrontierBase | None]
-        ] = {}
+        self._frontiers: dict[tuple[Any, ...], BuiltFrontier] = {}
 
     def for_formats(
         self,
@@ -414,8 +408,8 @@ class InstantChoice:
         """``ct.compile``'s choice (no operands): the most recent tuning of this signature that
         is one kernel on these formats, else the frontier member that is one schedule of the
         statement on these formats, cheapest on nominal statistics (nominal_statistics), else
-        the default schedule. ``bounded`` (no schedule given): no frontier beyond
-        :func:`cheap_frontier`."""
+        the default schedule. ``bounded`` (no schedule given): the frontier is built within
+        ``ct.config.frontier_seconds`` (_frontier_of)."""
         engine = engine or default_engine()
         memo = (*_memo_key(stmt, formats, dtypes, engine), bounded)
         remembered = self._remembered_for_formats.get(memo)
@@ -429,9 +423,9 @@ class InstantChoice:
         if entry is not None:
             schedule = entry.schedule
         else:
-            bases, _, default = self._frontier_of(problem, bounded)
-            kernels = [b for b in bases if b.candidate is not None and not b.conversions]
-            picked = instant_member(problem, kernels, default, *nominal_statistics(problem))
+            built = self._frontier_of(problem, bounded)
+            kernels = [b for b in built.bases if b.candidate is not None and not b.conversions]
+            picked = instant_member(problem, kernels, built.default, *nominal_statistics(problem))
             if picked is not None:
                 _counts["frontier_choices"] += 1
                 chosen, _ = _as_choice(problem, picked, engine)
@@ -471,9 +465,8 @@ class InstantChoice:
         member's kernels. The tuning of these inputs' bucket, else of the nearest inputs tuned
         (within _NEAREST_DISTANCE), else the frontier member cheapest on these inputs'
         statistics (instant_member), else (a statement the frontier does not take) the
-        transpose rule, else the default schedule. ``bounded`` (no schedule given): a
-        statement beyond :func:`cheap_frontier` gets the default schedule instead of its
-        frontier (logged at INFO)."""
+        transpose rule, else the default schedule. ``bounded`` (no schedule given): the
+        frontier is built within ``ct.config.frontier_seconds`` (_frontier_of)."""
         statistics = operand_statistics(operands)
         bucket = bucket_of(statistics)
         memo = (*_memo_key(stmt, formats, dtypes, engine or default_engine()), bounded, bucket)
@@ -498,20 +491,11 @@ class InstantChoice:
                     entry.schedule,
                     {n: as_format(f, operands[n].ndim) for n, f in entry.conversions.items()},
                 )
-        elif bounded and not cheap_frontier(problem):
-            logger.info(
-                "coiter: %s gets the default schedule: without a schedule, the asymptotic "
-                "frontier is built only for products of at most %d operands over at most %d "
-                "index variables (schedule='auto' builds it, ct.autoschedule tunes it)",
-                problem.text,
-                _BOUNDED_OPERANDS,
-                _BOUNDED_VARIABLES,
-            )
-            _counts["rule_choices"] += 1
-            choice = "", {}
         else:
-            bases, why_not, default = self._frontier_of(problem)
-            picked = instant_member(problem, bases, default, *_statistics_of(problem, operands))
+            built = self._frontier_of(problem, bounded)
+            picked = instant_member(
+                problem, built.bases, built.default, *_statistics_of(problem, operands)
+            )
             if picked is not None:
                 _counts["frontier_choices"] += 1
                 choice = _as_choice(problem, picked, memo[3])
@@ -521,39 +505,66 @@ class InstantChoice:
                     "coiter: schedule='auto' for %s: %s; using the transpose rule instead of "
                     "the frontier",
                     problem.text,
-                    why_not,
+                    built.why_not,
                 )
                 _counts["rule_choices"] += 1
                 choice = "", transpose_rule(problem, operands)
         self._remembered[memo] = (state, choice)
         return choice
 
-    def _frontier_of(
-        self, problem: Problem, bounded: bool = False
-    ) -> tuple[list[FrontierBase], str | None, FrontierBase | None]:
-        """frontier_bases of the problem and its default_program, built once per statement,
-        formats and dtypes in this process (the frontier depends on formats only: SpMTTKRP's
-        takes about half a second). ``bounded``: none beyond :func:`cheap_frontier`."""
-        if bounded and not cheap_frontier(problem):
-            return [], "not built without a schedule (cheap_frontier)", None
+    def _frontier_of(self, problem: Problem, bounded: bool = False) -> BuiltFrontier:
+        """The problem's frontier members and default_program: remembered per statement,
+        formats and dtypes in this process, and kept in the disk cache (frontier_cache.py),
+        so that it is built once per machine (the frontier depends on formats and dtypes
+        only). ``bounded`` (no schedule given): built within ``ct.config.frontier_seconds``
+        (past it, the frontier of the candidates ranked so far, logged at INFO); else
+        complete."""
+        seconds = config.frontier_seconds if bounded else None
         key = (
             problem.text,
             tuple(sorted((n, str(f)) for n, f in problem.formats.items())),
             tuple(sorted((n, d.name) for n, d in problem.dtypes.items())),
         )
         found = self._frontiers.get(key)
-        if found is None:
-            bases, why_not = frontier_bases(problem)
-            found = self._frontiers[key] = (bases, why_not, default_program(problem, bases))
+        if found is not None and found.serves(seconds):
+            return found
+        found = frontier_cache.load(problem)
+        if found is None or not found.serves(seconds):
+            built = problem_frontier(problem, seconds)
+            if isinstance(built, str):
+                found = BuiltFrontier([], built, None, True, None)
+            else:
+                bases, why_not = members_as_bases(problem, built)
+                cut = None if built.complete else seconds
+                default = default_program(problem, bases)
+                found = BuiltFrontier(_distinct(bases), why_not, default, built.complete, cut)
+            frontier_cache.store(problem, found)
+        self._frontiers[key] = found
         return found
 
 
-def cheap_frontier(problem: Problem) -> bool:
-    """Whether the statement's frontier is built without a schedule given (auto as the
-    default): a product of at most _BOUNDED_OPERANDS operands over at most _BOUNDED_VARIABLES
-    index variables."""
-    operands = len(accesses(problem.parsed[0].rhs))
-    return operands <= _BOUNDED_OPERANDS and len(problem.variables) <= _BOUNDED_VARIABLES
+def _distinct(bases: list[FrontierBase]) -> list[FrontierBase]:
+    """The members the instant choice can tell apart: of the members equal in cost, in their
+    kernels' statements and formats (schedules aside), in the operands they convert and in
+    being a schedule or a pipeline, the first (they rank alike on any statistics, :func:`_estimate`,
+    and the first wins the tie). MTTKRP's 282 members are 140 such, order-4 MTTKRP's cut
+    frontier's 552 are 384: the ranking is on a first call's path."""
+    seen = set()
+    kept = []
+    for base in bases:
+        key = (
+            base.member.cost,
+            tuple(
+                (s.statement, tuple(sorted(s.formats.items())), s.result)
+                for s in base.member.stages
+            ),
+            tuple(sorted(base.conversions)),
+            base.candidate is None,
+        )
+        if key not in seen:
+            seen.add(key)
+            kept.append(base)
+    return kept
 
 
 def _memo_key(
@@ -624,14 +635,43 @@ def instant_member(
     :func:`cheapest_member` ranks them), unless ``default`` (the default's program,
     candidates.default_program) is estimated within _DEFAULT_MARGIN of it: then ``default``,
     which runs as the default schedule (None: no member)."""
-    ranked = _ranked(problem, bases, extents, shapes, nonzeros)
-    if not ranked:
+    known: dict[Any, float] = {}
+    first = _first_ranked(problem, bases, extents, shapes, nonzeros, known)
+    if first is None:
         return None
     if default is not None:
-        cheapest = _estimate(problem, ranked[0], extents, shapes, nonzeros)[0]
-        if _estimate(problem, default, extents, shapes, nonzeros)[0] <= _DEFAULT_MARGIN * cheapest:
+        cheapest = _estimate(problem, first, extents, shapes, nonzeros, known)[0]
+        estimate = _estimate(problem, default, extents, shapes, nonzeros, known)[0]
+        if estimate <= _DEFAULT_MARGIN * cheapest:
             return default
-    return ranked[0]
+    return first
+
+
+def _first_ranked(
+    problem: Problem,
+    bases: list[FrontierBase],
+    extents: Mapping[str, int],
+    shapes: Mapping[str, tuple[int, ...]],
+    nonzeros: Mapping[str, int],
+    known: dict[Any, float],
+) -> FrontierBase | None:
+    """The first of :func:`_ranked`'s order, without estimating every member whole: a
+    member's rank without what its kernels write (:func:`_estimate`, ``written=False``) is
+    never after its rank, so the members are visited in that order until it ranks after the
+    best found. (Estimating what kernels write parses their statements: on a first call, the
+    parser's time for MTTKRP's dozens of pipeline kernels.)"""
+    best: FrontierBase | None = None
+    best_rank: tuple[float, int, int, int] | None = None
+    bound = {
+        id(b): _estimate(problem, b, extents, shapes, nonzeros, known, written=False) for b in bases
+    }
+    for base in sorted(bases, key=lambda b: bound[id(b)]):
+        if best_rank is not None and bound[id(base)] > best_rank:
+            break
+        rank = _estimate(problem, base, extents, shapes, nonzeros, known)
+        if best_rank is None or rank < best_rank:
+            best, best_rank = base, rank
+    return best
 
 
 def _statistics_of(
@@ -651,10 +691,14 @@ def _ranked(
     extents: Mapping[str, int],
     shapes: Mapping[str, tuple[int, ...]],
     nonzeros: Mapping[str, int],
+    known: dict[Any, float] | None = None,
 ) -> list[FrontierBase]:
     """The members ranked on statistics: extents by index variable, shapes and nonzeros by
-    operand."""
-    return sorted(bases, key=lambda base: _estimate(problem, base, extents, shapes, nonzeros))
+    operand (``known`` as for :func:`_estimate`)."""
+    known = {} if known is None else known
+    return sorted(
+        bases, key=lambda base: _estimate(problem, base, extents, shapes, nonzeros, known)
+    )
 
 
 def _estimate(
@@ -663,13 +707,33 @@ def _estimate(
     extents: Mapping[str, int],
     shapes: Mapping[str, tuple[int, ...]],
     nonzeros: Mapping[str, int],
+    known: dict[Any, float] | None = None,
+    written: bool = True,
 ) -> tuple[float, int, int, int]:
     """A member's rank: estimated tasks (with what it materializes and converts), then the
-    operands it converts, its kernels and its index."""
-    tasks = estimated_tasks(parse_cost(base.member.cost), extents, shapes, nonzeros)
-    tasks += materialized_tasks(
-        base.member.stages, problem.formats[problem.result], extents, shapes, nonzeros
-    )
+    operands it converts, its kernels and its index. ``known``: the estimates of costs and
+    kernels already made on these statistics, filled in here (members share them: MTTKRP's
+    140 distinct members have one cost, and the ranking is on a first call's path).
+    ``written`` False: without what the kernels write (a lower bound of the rank)."""
+    known = {} if known is None else known
+    cost = ("cost", base.member.cost)
+    if cost not in known:
+        known[cost] = estimated_tasks(parse_cost(base.member.cost), extents, shapes, nonzeros)
+    tasks = known[cost]
+    if written:
+        # (What kernels write depends on their statements and formats, not on schedules.)
+        kernels = (
+            "kernels",
+            tuple(
+                (s.statement, tuple(sorted(s.formats.items())), s.result)
+                for s in base.member.stages
+            ),
+        )
+        if kernels not in known:
+            known[kernels] = materialized_tasks(
+                base.member.stages, problem.formats[problem.result], extents, shapes, nonzeros
+            )
+        tasks += known[kernels]
     converted = _converted_operands(problem, base)
     tasks += sum(nonzeros[n] for n in converted)
     return tasks, len(converted), len(base.member.stages), base.member.index

@@ -31,7 +31,7 @@ from ..compiler import core_assignment, schedule_problem, typed_statement
 from ..formats import Format, FormatLike, as_format
 from ..notation import Reduction, accesses
 from ..parser import Parsed, parse, parse_once
-from .frontier import FrontierCandidate, frontier
+from .frontier import Frontier, FrontierCandidate, StoredMember, frontier
 
 __all__ = [
     "Problem",
@@ -39,6 +39,8 @@ __all__ = [
     "FrontierBase",
     "base_candidates",
     "frontier_bases",
+    "problem_frontier",
+    "members_as_bases",
     "default_program",
     "frontier_summary",
     "DEFAULT",
@@ -221,7 +223,7 @@ class FrontierBase:
     converted to ``conversions`` (name -> format; empty: the given formats); otherwise it runs
     as the pipeline of its kernels (``member.pipeline()``)."""
 
-    member: FrontierCandidate
+    member: FrontierCandidate | StoredMember
     conversions: dict[str, Format]
     candidate: Candidate | None
 
@@ -229,16 +231,29 @@ class FrontierBase:
 _LOOP_ORDER_SCHEDULE = re.compile(r"reorder\(([\w,]+)\)")
 
 
-def frontier_bases(problem: Problem) -> tuple[list[FrontierBase], str | None]:
+def frontier_bases(
+    problem: Problem, seconds: float | None = None
+) -> tuple[list[FrontierBase], str | None]:
     """The frontier members of ``problem`` that lower, as base candidates, and None; or no
     members and why the frontier does not apply (the asymptotic stage takes products of
-    accesses only)."""
+    accesses only). ``seconds``: the frontier's deadline (frontier.frontier)."""
+    built = problem_frontier(problem, seconds)
+    return members_as_bases(problem, built) if isinstance(built, Frontier) else ([], built)
+
+
+def problem_frontier(problem: Problem, seconds: float | None = None) -> Frontier | str:
+    """The asymptotic frontier of ``problem`` (``seconds``: its deadline), or why the asymptotic
+    stage does not take the statement (it takes products of accesses only)."""
     try:
-        built = frontier(
-            problem.text, problem.formats, problem.dtypes[problem.result], problem.dtypes
+        return frontier(
+            problem.text, problem.formats, problem.dtypes[problem.result], problem.dtypes, seconds
         )
     except ValueError as error:
-        return [], f"{type(error).__name__}: {error}"
+        return f"{type(error).__name__}: {error}"
+
+
+def members_as_bases(problem: Problem, built: Frontier) -> tuple[list[FrontierBase], str | None]:
+    """:func:`frontier_bases` of a frontier already built."""
     if any(not f for m in built.members for s in m.stages for f in s.formats.values()):
         # (The core names a stage's formats by their short text, which a format with level
         # properties, such as an unordered compressed level, does not have.)
@@ -286,7 +301,10 @@ def default_program(problem: Problem, bases: list[FrontierBase]) -> FrontierBase
     schedule = f"reorder({','.join(order)})"
     statement = str(problem.parsed[0])
     given = {n: str(f) for n, f in problem.formats.items()}
-    for candidate in bases[0].member.frontier.candidates:
+    built = bases[0].member
+    # (Members read back from the disk come with their default program: frontier_cache.py.)
+    assert isinstance(built, FrontierCandidate), "default_program of a frontier just built"
+    for candidate in built.frontier.candidates:
         if not candidate.lowered or len(candidate.stages) != 1:
             continue
         stage = candidate.stages[0]

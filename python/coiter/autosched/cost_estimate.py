@@ -24,6 +24,7 @@ workspace in place) do not.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -136,13 +137,41 @@ def estimated_nonzeros(
     """The estimated nonzeros of the result of a product ``statement`` (``w(k,j,l) =
     C(k,j) * D(l,j)``): its coordinates at which some assignment of the summed variables
     makes every factor nonzero (a dense operand always is)."""
+    query = _result_query(statement)
+    tensors = tuple(
+        (t, tuple(shapes[t]), nonzeros[t])
+        for t in dict.fromkeys(a[0] for a in query.atoms)
+        if t in shapes
+    )
+    return _result_size(query, tuple(extents[v] for v in query.head), tensors)
+
+
+# A frontier's members share their kernels' statements (MTTKRP's 140 pipelines have a few
+# producers and consumers), and schedule="auto" ranks them all on a first call: each
+# statement's query is built once, each size once per statistics.
+@functools.lru_cache(maxsize=1024)
+def _result_query(statement: str) -> Query:
     assignment = parse_once(statement)[0]
     head = tuple(v.name for v in assignment.lhs.indices)
     atoms = tuple(
         (a.tensor.name, tuple(v.name if v.name in head else "$" + v.name for v in a.indices))
         for a in accesses(assignment.rhs)
     )
-    return _estimated_size(Query(head, atoms), extents, shapes, nonzeros)
+    return Query(head, atoms)
+
+
+@functools.lru_cache(maxsize=4096)
+def _result_size(
+    query: Query, extents: tuple[int, ...], tensors: tuple[tuple[str, tuple[int, ...], int], ...]
+) -> float:
+    """_estimated_size of a result query: ``extents`` of its head variables in order,
+    ``tensors`` (name, shape, nonzeros) of the tensors given."""
+    return _estimated_size(
+        query,
+        dict(zip(query.head, extents, strict=True)),
+        {t: shape for t, shape, _ in tensors},
+        {t: count for t, _, count in tensors},
+    )
 
 
 def stored_positions(fmt: Format, mode_extents: Sequence[int], entries: float) -> float:

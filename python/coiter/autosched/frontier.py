@@ -10,7 +10,9 @@ and a schedule) that :meth:`FrontierCandidate.evaluate` runs.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,6 +23,8 @@ from ..compiler import core_assignment, typed_statement
 from ..formats import Format, FormatLike
 from ..tensor import Tensor
 from .pipeline import KernelStage, Pipeline
+
+logger = logging.getLogger("coiter")
 
 
 class FrontierCandidate:
@@ -107,6 +111,24 @@ class FrontierCandidate:
         return f"<FrontierCandidate #{self.index} {self.program}>"
 
 
+@dataclass(frozen=True)
+class StoredMember:
+    """A frontier member read back from the disk (frontier_cache.py): what ``schedule="auto"``
+    reads of a :class:`FrontierCandidate` (its index, cost and kernels), without the frontier
+    it was enumerated in."""
+
+    index: int
+    cost: str
+    stages: tuple[KernelStage, ...]
+    result_format: Format
+    dtype: DTypeLike
+    dtypes: Mapping[str, DTypeLike]
+
+    def pipeline(self, engine: str | None = None) -> Pipeline:
+        """The member's kernels, compiled, called like one kernel (pipeline.py)."""
+        return Pipeline(self.stages, self.result_format, self.dtype, self.dtypes, engine)
+
+
 class Frontier:
     """A statement's minimum-depth candidates and the frontier among them."""
 
@@ -126,6 +148,9 @@ class Frontier:
         # The members grouped by equal cost: the model cannot tell a class's members apart.
         self.cost_classes = [[self.candidates[k] for k in cls] for cls in core.cost_classes]
         self.minimum_depth: int = core.minimum_depth
+        # False when the deadline cut the enumeration: the frontier of the candidates ranked
+        # before it (every member lowers; one not enumerated may be cheaper than some).
+        self.complete: bool = core.complete
 
     def report(self, all: bool = False) -> str:
         """Candidates, costs, schedules and for each dominated candidate the member that
@@ -141,9 +166,21 @@ def frontier(
     formats: Mapping[str, FormatLike] | None = None,
     dtype: DTypeLike = np.float64,
     dtypes: Mapping[str, DTypeLike] | None = None,
+    seconds: float | None = None,
 ) -> Frontier:
     """The asymptotic frontier of ``stmt`` (a product of accesses summed over the variables
-    its result lacks) with its tensors in ``formats`` (dense where not given)."""
+    its result lacks) with its tensors in ``formats`` (dense where not given). ``seconds``: a
+    deadline (None: none); past it the enumeration stops and the frontier is that of the
+    candidates ranked so far, with ``complete`` False."""
     typed, _, result = typed_statement(stmt, formats, dtype, dtypes)
-    core = _core.asymptotic_frontier(core_assignment(typed))
+    core = _core.asymptotic_frontier(core_assignment(typed), seconds)
+    if not core.complete:
+        logger.info(
+            "coiter: the asymptotic frontier of %s was cut at its deadline of %g s: %d "
+            "candidates ranked, %d on the frontier of those",
+            stmt,
+            seconds,
+            len(core.candidates),
+            len(core.members),
+        )
     return Frontier(core, result.format, dtype, dtypes or {})
