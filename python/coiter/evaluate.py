@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import weakref
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Protocol, TypeAlias
@@ -186,7 +187,7 @@ def evaluate(
     # (which a tuning may have changed since): remembered by both.
     choice_schedule = (
         # (schedule None: auto bounded, as the default.)
-        ("auto", schedule is None, autoscheduler().input_key((assignment, refs), operands))
+        ("auto", schedule is None, _auto_input_key((assignment, refs), tensors, operands))
         if is_auto(schedule, target)
         else schedule
     )
@@ -214,6 +215,58 @@ def evaluate(
     result = kernel(**operands)
     result.name = result_name
     return result
+
+
+# schedule="auto" keys its choice on the operands' statistics (autosched/database.py), which
+# it remembers on each Tensor for its storage (Tensor._statistics: the storage, then what was
+# read). SciPy matrices and NumPy arrays are wrapped in new Tensors by every call, and reading
+# their statistics again took 20-27 µs of a call interleaved with other kernels (a SpMV's took
+# 40): they are also kept here for the array they were read from, as long as it lives: id ->
+# (a weak reference to it, the extents, what was read), and taken for the storage of a new
+# Tensor of the same extents wrapping it (_auto_input_key). Statistics only choose a schedule:
+# an index array edited in place (its nonzeros or row lengths) leaves them stale, which can
+# make a call slower, never its result wrong.
+_kept_statistics: dict[int, tuple[weakref.ref[np.ndarray], tuple[int, ...], tuple[Any, ...]]] = {}
+
+
+def _auto_input_key(
+    parsed: Parsed, tensors: Mapping[str, Any], operands: Mapping[str, Tensor]
+) -> Hashable:
+    """``autoscheduler().input_key`` of the operands, each wrapped from ``tensors`` given
+    the statistics kept for its source array (_kept_statistics), and keeping those read anew.
+    The source array: a NumPy array, or a SciPy matrix's ``indptr`` (CSR, CSC, BSR: its
+    nonzeros and row lengths); a Tensor remembers its own. (Inline: this runs on every call,
+    and each function call more cost about a microsecond of a call interleaved with others.)"""
+    read = []
+    for name, tensor in operands.items():
+        value = tensors[name]
+        if value is tensor:  # (a Tensor given: as_tensor returned it)
+            continue
+        source = value if type(value) is np.ndarray else getattr(value, "indptr", None)
+        if type(source) is not np.ndarray:
+            continue
+        kept = _kept_statistics.get(id(source))
+        if kept is not None and kept[0]() is source and kept[1] == tensor._shape:
+            # (A new wrapper's _data is its storage: only a Tensor given can be pending.)
+            tensor._statistics = (tensor._data, *kept[2])
+        read.append((source, tensor, kept))
+    key = autoscheduler().input_key(parsed, operands)
+    for source, tensor, kept in read:
+        statistics = tensor._statistics
+        if statistics is not None and (kept is None or statistics[1] is not kept[2][0]):
+            _keep_statistics(source, tensor._shape, statistics[1:])
+    return key
+
+
+def _keep_statistics(source: np.ndarray, shape: tuple[int, ...], read: tuple[Any, ...]) -> None:
+    key = id(source)
+
+    def forget(reference: weakref.ref[np.ndarray]) -> None:
+        kept = _kept_statistics.get(key)
+        if kept is not None and kept[0] is reference:
+            del _kept_statistics[key]
+
+    _kept_statistics[key] = (weakref.ref(source, forget), shape, read)
 
 
 def checked_operands(
@@ -306,9 +359,7 @@ def choose_kernel(
             # A program of several kernels (a frontier member), run as one.
             return picked, fmt, result_dtype, None, {}
         schedule = picked
-        if conversions:
-            formats.update(conversions)
-            operands = converted(operands, conversions)
+        formats.update(conversions)
     try:
         kernel = compile_kernel(
             (assignment, refs),
@@ -320,9 +371,18 @@ def choose_kernel(
         )
         return kernel, fmt, result_dtype, None, conversions
     except CompileError as error:
-        # (Not remembered: which operands are converted, and how, depends on their data.)
+        # (Not remembered: which operands are converted, and how, depends on their data. The
+        # conversions auto asked for are made here only: a compiled kernel's are made by each
+        # call, operands_to_run.)
         kernel, replaced = _compile_with_reordered_operands(
-            (assignment, refs), operands, formats, dtypes, engine, schedule, error, target
+            (assignment, refs),
+            converted(operands, conversions),
+            formats,
+            dtypes,
+            engine,
+            schedule,
+            error,
+            target,
         )
         return kernel, fmt, result_dtype, replaced, {}
 

@@ -105,8 +105,14 @@ def tensor_bucket(tensor: Tensor, depth: int = ROW_SKEW) -> tuple[Any, ...]:
     """The tensor's part of :func:`bucket_key` (without its name) down to ``depth`` (EXTENTS,
     ROW_MEAN or ROW_SKEW), remembered with its statistics: what ``schedule="auto"`` keys its
     choices on, every call. A SciPy or NumPy operand is wrapped anew by each call, so this is
-    the cost of its statistics on every call: only ROW_SKEW reads every row."""
-    part = _remembered(tensor, depth)[3][depth]
+    the cost of its statistics on every call (only ROW_SKEW reads every row), unless
+    ``ct.evaluate`` kept them for the array it wraps (``evaluate._auto_input_key``)."""
+    remembered = tensor._statistics
+    # (_remembered's check inline, a few function calls less on every call: a tensor whose
+    # definition is pending holds a placeholder in _data, never a storage read.)
+    if remembered is None or remembered[0] is not tensor._data or remembered[2] < depth:
+        remembered = _remembered(tensor, depth)
+    part = remembered[3][depth]
     assert part is not None  # (_remembered read down to depth)
     return part
 
