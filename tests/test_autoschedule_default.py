@@ -153,6 +153,14 @@ def test_a_scipy_operand_passed_again_is_read_once(tuning_dir, monkeypatch):
         return real(tensor, depth)
 
     monkeypatch.setattr(tuning_database, "_remembered", spy)
+    keys = []
+    real_key = instant_choice.input_key
+
+    def key_spy(stmt, operands):
+        keys.append(real_key(stmt, operands))
+        return keys[-1]
+
+    monkeypatch.setattr(instant_choice, "input_key", key_spy)
 
     def call(matrix, vector=x):
         y = ct.evaluate(stmt, M=matrix, v=vector)
@@ -164,7 +172,8 @@ def test_a_scipy_operand_passed_again_is_read_once(tuning_dir, monkeypatch):
     reads.clear()
     for _ in range(2):
         call(A)
-    assert reads == []
+    # (Nor is the key asked for again: it depends on nothing else while the database stays.)
+    assert reads == [] and len(keys) == 1
     # Another matrix is read, however alike (the same extents and density, a copy), and so
     # is one sharing A's indptr with other extents (kept in A's place).
     B = sp.random_array((300, 200), density=0.05, format="csr", random_state=1)
@@ -177,6 +186,11 @@ def test_a_scipy_operand_passed_again_is_read_once(tuning_dir, monkeypatch):
     assert ("M", ROW_MEAN) in reads[2:] and ("v", ROW_MEAN) in reads[2:]
     reads.clear()
     assert call(A)["shape"] == [300, 200] and reads == [("M", ROW_MEAN)]
+    # A change of the database forgets the keys: untuned, they read extents and nonzeros.
+    before = len(keys)
+    ct.clear_tuning()
+    call(A)
+    assert len(keys) == before + 1 and dict(keys[-1][0])["M"] == ((8, 8), 12)
     # A matrix is forgotten with its indptr.
     kept = len(_kept_statistics)
     del B

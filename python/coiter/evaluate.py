@@ -187,7 +187,11 @@ def evaluate(
     # (which a tuning may have changed since): remembered by both.
     choice_schedule = (
         # (schedule None: auto bounded, as the default.)
-        ("auto", schedule is None, _auto_input_key((assignment, refs), tensors, operands))
+        (
+            "auto",
+            schedule is None,
+            _auto_input_key(statement, (assignment, refs), tensors, operands),
+        )
         if is_auto(schedule, target)
         else schedule
     )
@@ -229,15 +233,31 @@ def evaluate(
 _kept_statistics: dict[int, tuple[weakref.ref[np.ndarray], tuple[int, ...], tuple[Any, ...]]] = {}
 
 
+# The auto keys of calls whose operands are all SciPy matrices and NumPy arrays with kept
+# statistics: (statement, the id of each operand's kept entry, which the value holds) -> (the
+# entries, the key). Such a key depends on nothing else until this process's tuning database
+# changes (database.TuningDatabase calls forget_auto_keys then), and InstantChoice.input_key's
+# own Python took 7-10 µs of a call interleaved with other kernels. Oldest first.
+_AUTO_KEYS_KEPT = 256
+_auto_keys: dict[tuple[Any, ...], tuple[list[Any], Hashable]] = {}
+
+
+def forget_auto_keys() -> None:
+    """Forget the remembered auto keys (the tuning database changed: they may read more of
+    the operands now)."""
+    _auto_keys.clear()
+
+
 def _auto_input_key(
-    parsed: Parsed, tensors: Mapping[str, Any], operands: Mapping[str, Tensor]
+    statement: Any, parsed: Parsed, tensors: Mapping[str, Any], operands: Mapping[str, Tensor]
 ) -> Hashable:
     """``autoscheduler().input_key`` of the operands, each wrapped from ``tensors`` given
-    the statistics kept for its source array (_kept_statistics), and keeping those read anew.
-    The source array: a NumPy array, or a SciPy matrix's ``indptr`` (CSR, CSC, BSR: its
-    nonzeros and row lengths); a Tensor remembers its own. (Inline: this runs on every call,
-    and each function call more cost about a microsecond of a call interleaved with others.)"""
-    read = []
+    the statistics kept for its source array (_kept_statistics), and keeping those read anew;
+    remembered (_auto_keys) when every operand has its statistics kept. The source array: a
+    NumPy array, or a SciPy matrix's ``indptr`` (CSR, CSC, BSR: its nonzeros and row
+    lengths); a Tensor remembers its own. (Inline: this runs on every call, and each function
+    call more cost about a microsecond of a call interleaved with others.)"""
+    sources = []
     for name, tensor in operands.items():
         value = tensors[name]
         if value is tensor:  # (a Tensor given: as_tensor returned it)
@@ -246,19 +266,35 @@ def _auto_input_key(
         if type(source) is not np.ndarray:
             continue
         kept = _kept_statistics.get(id(source))
-        if kept is not None and kept[0]() is source and kept[1] == tensor._shape:
+        if kept is not None and (kept[0]() is not source or kept[1] != tensor._shape):
+            kept = None
+        sources.append((source, tensor, kept))
+    remembered = len(sources) == len(operands) and isinstance(statement, str)
+    if remembered and all(kept is not None for _, _, kept in sources):
+        found = _auto_keys.get((statement, *[id(kept) for _, _, kept in sources]))
+        if found is not None:
+            return found[1]
+    for _, tensor, kept in sources:
+        if kept is not None:
             # (A new wrapper's _data is its storage: only a Tensor given can be pending.)
             tensor._statistics = (tensor._data, *kept[2])
-        read.append((source, tensor, kept))
     key = autoscheduler().input_key(parsed, operands)
-    for source, tensor, kept in read:
+    entries = []
+    for source, tensor, kept in sources:
         statistics = tensor._statistics
         if statistics is not None and (kept is None or statistics[1] is not kept[2][0]):
-            _keep_statistics(source, tensor._shape, statistics[1:])
+            kept = _keep_statistics(source, tensor._shape, statistics[1:])
+        entries.append(kept)
+    if remembered and all(kept is not None for kept in entries):
+        _auto_keys[(statement, *map(id, entries))] = (entries, key)
+        if len(_auto_keys) > _AUTO_KEYS_KEPT:
+            del _auto_keys[next(iter(_auto_keys))]
     return key
 
 
-def _keep_statistics(source: np.ndarray, shape: tuple[int, ...], read: tuple[Any, ...]) -> None:
+def _keep_statistics(
+    source: np.ndarray, shape: tuple[int, ...], read: tuple[Any, ...]
+) -> tuple[weakref.ref[np.ndarray], tuple[int, ...], tuple[Any, ...]]:
     key = id(source)
 
     def forget(reference: weakref.ref[np.ndarray]) -> None:
@@ -266,7 +302,8 @@ def _keep_statistics(source: np.ndarray, shape: tuple[int, ...], read: tuple[Any
         if kept is not None and kept[0] is reference:
             del _kept_statistics[key]
 
-    _kept_statistics[key] = (weakref.ref(source, forget), shape, read)
+    kept = _kept_statistics[key] = (weakref.ref(source, forget), shape, read)
+    return kept
 
 
 def checked_operands(

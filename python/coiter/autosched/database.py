@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from ..evaluate import forget_auto_keys
 from ..tensor import Tensor
 from .candidates import Problem
 from .pipeline import stages_of
@@ -279,6 +280,7 @@ class TuningDatabase:
     def store(self, entry: Entry) -> None:
         with self._lock:
             self.generation += 1
+            forget_auto_keys()  # (keyed by what the statements' tunings read)
             connection = self._connect()
             connection.execute("BEGIN IMMEDIATE")
             try:
@@ -351,6 +353,7 @@ class TuningDatabase:
         """Delete every entry; returns how many there were."""
         with self._lock:
             self.generation += 1
+            forget_auto_keys()  # (keyed by what the statements' tunings read)
             connection = self._connect()
             return connection.execute("DELETE FROM tuned").rowcount
 
