@@ -186,6 +186,15 @@ def test_a_scipy_operand_passed_again_is_read_once(tuning_dir, monkeypatch):
     assert ("M", ROW_MEAN) in reads[2:] and ("v", ROW_MEAN) in reads[2:]
     reads.clear()
     assert call(A)["shape"] == [300, 200] and reads == [("M", ROW_MEAN)]
+    # A Tensor remembers its statistics for its storage: its key is asked for once too, and
+    # again once its storage is replaced (out=).
+    T, asked = ct.asarray(A), len(keys)
+    for _ in range(2):
+        np.testing.assert_allclose(ct.evaluate(stmt, M=T, v=x).to_numpy(), A @ x, rtol=1e-12)
+    assert len(keys) == asked + 1
+    ct.compile("B(i,j) = 2 * A(i,j)", formats={"A": "csr", "B": "csr"})(A=T.copy(), out=T)
+    np.testing.assert_allclose(ct.evaluate(stmt, M=T, v=x).to_numpy(), 2 * A @ x, rtol=1e-12)
+    assert len(keys) == asked + 2
     # A change of the database forgets the keys: untuned, they read extents and nonzeros.
     before = len(keys)
     ct.clear_tuning()

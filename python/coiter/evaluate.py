@@ -233,13 +233,13 @@ def evaluate(
 _kept_statistics: dict[int, tuple[weakref.ref[np.ndarray], tuple[int, ...], tuple[Any, ...]]] = {}
 
 
-# The auto keys of calls whose operands are all SciPy matrices and NumPy arrays with kept
-# statistics: (statement, the id of each operand's kept entry, which the value holds) -> (the
-# entries, the key). Such a key depends on nothing else until this process's tuning database
-# changes (database.TuningDatabase calls forget_auto_keys then), and InstantChoice.input_key's
-# own Python took 7-10 µs of a call interleaved with other kernels. Oldest first.
+# The auto keys ct.evaluate computed: (statement, each operand's bucket parts as its
+# Tensor._statistics hold them) -> key. input_key's key is a function of these and of this
+# process's tuning database, so it is remembered until the database changes
+# (database.TuningDatabase calls forget_auto_keys then): InstantChoice.input_key's own Python
+# took 7-10 µs of a call interleaved with other kernels. Oldest first.
 _AUTO_KEYS_KEPT = 256
-_auto_keys: dict[tuple[Any, ...], tuple[list[Any], Hashable]] = {}
+_auto_keys: dict[tuple[Any, ...], Hashable] = {}
 
 
 def forget_auto_keys() -> None:
@@ -253,48 +253,57 @@ def _auto_input_key(
 ) -> Hashable:
     """``autoscheduler().input_key`` of the operands, each wrapped from ``tensors`` given
     the statistics kept for its source array (_kept_statistics), and keeping those read anew;
-    remembered (_auto_keys) when every operand has its statistics kept. The source array: a
-    NumPy array, or a SciPy matrix's ``indptr`` (CSR, CSC, BSR: its nonzeros and row
-    lengths); a Tensor remembers its own. (Inline: this runs on every call, and each function
-    call more cost about a microsecond of a call interleaved with others.)"""
+    remembered by the statistics (_auto_keys) when every operand has them. The source array:
+    a NumPy array, or a SciPy matrix's ``indptr`` (CSR, CSC, BSR: its nonzeros and row
+    lengths); a Tensor remembers its own for its storage. (Inline: this runs on every call,
+    and each function call more cost about a microsecond of a call interleaved with others.)"""
     sources = []
+    parts: list[Any] | None = [statement] if isinstance(statement, str) else None
     for name, tensor in operands.items():
         value = tensors[name]
         if value is tensor:  # (a Tensor given: as_tensor returned it)
+            statistics = tensor._statistics
+            if parts is not None:
+                if statistics is not None and statistics[0] is tensor._data:
+                    parts.append(statistics[3])
+                else:
+                    parts = None
             continue
         source = value if type(value) is np.ndarray else getattr(value, "indptr", None)
-        if type(source) is not np.ndarray:
-            continue
-        kept = _kept_statistics.get(id(source))
-        if kept is not None and (kept[0]() is not source or kept[1] != tensor._shape):
-            kept = None
-        sources.append((source, tensor, kept))
-    remembered = len(sources) == len(operands) and isinstance(statement, str)
-    if remembered and all(kept is not None for _, _, kept in sources):
-        found = _auto_keys.get((statement, *[id(kept) for _, _, kept in sources]))
-        if found is not None:
-            return found[1]
+        kept = None
+        if type(source) is np.ndarray:
+            kept = _kept_statistics.get(id(source))
+            if kept is not None and (kept[0]() is not source or kept[1] != tensor._shape):
+                kept = None
+            sources.append((source, tensor, kept))
+        if parts is not None:
+            if kept is not None:
+                parts.append(kept[2][2])
+            else:
+                parts = None
+    if parts is not None:
+        key = _auto_keys.get(tuple(parts))
+        if key is not None:
+            return key
     for _, tensor, kept in sources:
         if kept is not None:
             # (A new wrapper's _data is its storage: only a Tensor given can be pending.)
             tensor._statistics = (tensor._data, *kept[2])
     key = autoscheduler().input_key(parsed, operands)
-    entries = []
     for source, tensor, kept in sources:
         statistics = tensor._statistics
         if statistics is not None and (kept is None or statistics[1] is not kept[2][0]):
-            kept = _keep_statistics(source, tensor._shape, statistics[1:])
-        entries.append(kept)
-    if remembered and all(kept is not None for kept in entries):
-        _auto_keys[(statement, *map(id, entries))] = (entries, key)
+            _keep_statistics(source, tensor._shape, statistics[1:])
+    if isinstance(statement, str):
+        # (Every operand's statistics are read now, down to what the key asks.)
+        read = tuple(operands[name]._statistics[3] for name in operands)  # type: ignore[index]
+        _auto_keys[(statement, *read)] = key
         if len(_auto_keys) > _AUTO_KEYS_KEPT:
             del _auto_keys[next(iter(_auto_keys))]
     return key
 
 
-def _keep_statistics(
-    source: np.ndarray, shape: tuple[int, ...], read: tuple[Any, ...]
-) -> tuple[weakref.ref[np.ndarray], tuple[int, ...], tuple[Any, ...]]:
+def _keep_statistics(source: np.ndarray, shape: tuple[int, ...], read: tuple[Any, ...]) -> None:
     key = id(source)
 
     def forget(reference: weakref.ref[np.ndarray]) -> None:
@@ -302,8 +311,7 @@ def _keep_statistics(
         if kept is not None and kept[0] is reference:
             del _kept_statistics[key]
 
-    kept = _kept_statistics[key] = (weakref.ref(source, forget), shape, read)
-    return kept
+    _kept_statistics[key] = (weakref.ref(source, forget), shape, read)
 
 
 def checked_operands(
