@@ -10,6 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 import coiter as ct
+import coiter.autosched.database as tuning_database
 from coiter.autosched import frontier_cache
 from coiter.autosched.api import instant_choice
 from coiter.autosched.database import (
@@ -23,7 +24,7 @@ from coiter.autosched.database import (
     tensor_statistics,
 )
 from coiter.compiler import is_auto
-from coiter.evaluate import _chosen_kernels
+from coiter.evaluate import _chosen_kernels, _kept_statistics
 from coiter.parser import parse
 
 YYT = "C(i,j) = A(i,t) * B(j,t)"  # einsum("it,jt->ij", Y, Y): an inner product by default
@@ -132,6 +133,98 @@ def test_statistics_are_read_once_per_storage():
     assert tensor_statistics(A)["nnz"] == X.nnz != full["nnz"]
     dense = ct.asarray(np.ones((3, 4)))
     assert tensor_statistics(dense) == {"shape": [3, 4], "nnz": 12}
+
+
+def test_a_scipy_operand_passed_again_is_read_once(tuning_dir, monkeypatch):
+    # ct.evaluate wraps SciPy matrices and NumPy arrays anew on every call: their statistics
+    # are kept for the array they were read from (a matrix's indptr), so the mean row length
+    # that a tuning of the statement asks for is read by the first call only.
+    # (Its own statement: this process remembers which statements are tuned across cache
+    # directories until its database changes.)
+    stmt = "y(i) = M(i,j) * v(j)"
+    A = sp.random_array((300, 200), density=0.05, format="csr", random_state=0)
+    x = np.random.default_rng(0).random(200)
+    ct.autoschedule(stmt, budget=0.2, conversions=False, M=A, v=x)
+    reads = []
+    real = tuning_database._remembered
+
+    def spy(tensor, depth):
+        reads.append((tensor.name, depth))
+        return real(tensor, depth)
+
+    monkeypatch.setattr(tuning_database, "_remembered", spy)
+    keys = []
+    real_key = instant_choice.input_key
+
+    def key_spy(stmt, operands):
+        keys.append(real_key(stmt, operands))
+        return keys[-1]
+
+    monkeypatch.setattr(instant_choice, "input_key", key_spy)
+
+    def call(matrix, vector=x):
+        y = ct.evaluate(stmt, M=matrix, v=vector)
+        np.testing.assert_allclose(y.to_numpy(), matrix @ vector, rtol=1e-12)
+        return _kept_statistics[id(matrix.indptr)][2][0]
+
+    assert call(A) == {"shape": [300, 200], "nnz": A.nnz, "mean_row": A.nnz / 300}
+    assert ("M", ROW_MEAN) in reads and ("v", ROW_MEAN) in reads
+    reads.clear()
+    for _ in range(2):
+        call(A)
+    # (Nor is the key asked for again: it depends on nothing else while the database stays.)
+    assert reads == [] and len(keys) == 1
+    # Another matrix is read, however alike (the same extents and density, a copy), and so
+    # is one sharing A's indptr with other extents (kept in A's place).
+    B = sp.random_array((300, 200), density=0.05, format="csr", random_state=1)
+    assert call(B) == {"shape": [300, 200], "nnz": B.nnz, "mean_row": B.nnz / 300}
+    assert reads == [("M", ROW_MEAN)]
+    assert call(A.copy())["nnz"] == A.nnz and len(reads) == 2
+    wider = sp.csr_array((A.data, A.indices, A.indptr), shape=(300, 400))
+    assert wider.indptr is A.indptr
+    assert call(wider, np.ones(400))["shape"] == [300, 400]
+    assert ("M", ROW_MEAN) in reads[2:] and ("v", ROW_MEAN) in reads[2:]
+    reads.clear()
+    assert call(A)["shape"] == [300, 200] and reads == [("M", ROW_MEAN)]
+    # A Tensor remembers its statistics for its storage: its key is asked for once too, and
+    # again once its storage is replaced (out=).
+    T, asked = ct.asarray(A), len(keys)
+    for _ in range(2):
+        np.testing.assert_allclose(ct.evaluate(stmt, M=T, v=x).to_numpy(), A @ x, rtol=1e-12)
+    assert len(keys) == asked + 1
+    ct.compile("B(i,j) = 2 * A(i,j)", formats={"A": "csr", "B": "csr"})(A=T.copy(), out=T)
+    np.testing.assert_allclose(ct.evaluate(stmt, M=T, v=x).to_numpy(), 2 * A @ x, rtol=1e-12)
+    assert len(keys) == asked + 2
+    # A change of the database forgets the keys: untuned, they read extents and nonzeros.
+    before = len(keys)
+    ct.clear_tuning()
+    call(A)
+    assert len(keys) == before + 1 and dict(keys[-1][0])["M"] == ((8, 8), 12)
+    # A matrix is forgotten with its indptr.
+    kept = len(_kept_statistics)
+    del B
+    assert len(_kept_statistics) == kept - 1
+
+
+def test_an_operand_converted_for_auto_is_converted_once_a_call(tuning_dir, monkeypatch):
+    # Auto converts B to CSC for YYt: the first call (which chooses the kernel) converts it
+    # once, as the calls after it do.
+    ct.clear_cache()
+    Y = _yyt_operands()
+    conversions = []
+    real = ct.Tensor.asformat
+
+    def spy(tensor, *args, **kwargs):
+        conversions.append(tensor.name)
+        return real(tensor, *args, **kwargs)
+
+    monkeypatch.setattr(ct.Tensor, "asformat", spy)
+    for _ in range(2):
+        C = ct.evaluate(YYT, A=Y, B=Y)
+        assert conversions == ["B"]
+        conversions.clear()
+        np.testing.assert_allclose(C.to_scipy().toarray(), (Y @ Y.T).toarray(), rtol=1e-12)
+        conversions.clear()  # (to_scipy's)
 
 
 def test_the_row_lengths_key_choices_only_as_far_as_the_tunings_tell_them_apart(tuning_dir):

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from ..evaluate import forget_auto_keys
 from ..tensor import Tensor
 from .candidates import Problem
 from .pipeline import stages_of
@@ -105,8 +106,14 @@ def tensor_bucket(tensor: Tensor, depth: int = ROW_SKEW) -> tuple[Any, ...]:
     """The tensor's part of :func:`bucket_key` (without its name) down to ``depth`` (EXTENTS,
     ROW_MEAN or ROW_SKEW), remembered with its statistics: what ``schedule="auto"`` keys its
     choices on, every call. A SciPy or NumPy operand is wrapped anew by each call, so this is
-    the cost of its statistics on every call: only ROW_SKEW reads every row."""
-    part = _remembered(tensor, depth)[3][depth]
+    the cost of its statistics on every call (only ROW_SKEW reads every row), unless
+    ``ct.evaluate`` kept them for the array it wraps (``evaluate._auto_input_key``)."""
+    remembered = tensor._statistics
+    # (_remembered's check inline, a few function calls less on every call: a tensor whose
+    # definition is pending holds a placeholder in _data, never a storage read.)
+    if remembered is None or remembered[0] is not tensor._data or remembered[2] < depth:
+        remembered = _remembered(tensor, depth)
+    part = remembered[3][depth]
     assert part is not None  # (_remembered read down to depth)
     return part
 
@@ -273,6 +280,7 @@ class TuningDatabase:
     def store(self, entry: Entry) -> None:
         with self._lock:
             self.generation += 1
+            forget_auto_keys()  # (keyed by what the statements' tunings read)
             connection = self._connect()
             connection.execute("BEGIN IMMEDIATE")
             try:
@@ -345,6 +353,7 @@ class TuningDatabase:
         """Delete every entry; returns how many there were."""
         with self._lock:
             self.generation += 1
+            forget_auto_keys()  # (keyed by what the statements' tunings read)
             connection = self._connect()
             return connection.execute("DELETE FROM tuned").rowcount
 
