@@ -473,3 +473,23 @@ def test_call_within_stops_a_long_kernel_and_lets_a_short_one_finish():
         except OverTime:
             assert limit == 0.001  # the limit may pass before the call starts
         time.sleep(0.05)  # a stray KeyboardInterrupt would be raised here
+
+
+def test_an_interrupt_owed_as_the_timer_stops_is_still_over_time(monkeypatch):
+    # The timer's SIGINT may be answered as call_within's finally starts stopping the timer,
+    # before _stop_timer's own try: it must still end as OverTime, not KeyboardInterrupt.
+    from coiter.autosched import search
+
+    stop = search._stop_timer
+    calls = []
+
+    def interrupted_once(fired, timer):
+        calls.append(fired.is_set())
+        if len(calls) == 1:
+            raise KeyboardInterrupt  # the handler, run at _stop_timer's first line
+        stop(fired, timer)
+
+    monkeypatch.setattr(search, "_stop_timer", interrupted_once)
+    with pytest.raises(OverTime):
+        call_within(lambda: time.sleep(5), 0.05)
+    assert calls == [True, True]

@@ -276,7 +276,15 @@ def call_within(fn: Callable[[], Any], limit: float | None) -> Any:
             raise
         raise OverTime from None
     finally:
-        _stop_timer(fired, timer)
+        # (A handler may also run as _stop_timer starts, before its own try: once that
+        # escaped as KeyboardInterrupt instead of OverTime. Entering a try checks no signal.)
+        while True:
+            try:
+                _stop_timer(fired, timer)
+                break
+            except KeyboardInterrupt:
+                if not fired.is_set():
+                    raise
 
 
 def _stop_timer(fired: threading.Event, timer: threading.Timer) -> None:
