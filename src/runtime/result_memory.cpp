@@ -32,6 +32,15 @@ size_t roundToPages(size_t bytes) {
 }
 
 constexpr size_t kHugePage = size_t{2} << 20;
+// Fresh mappings from this size on are advised to use transparent huge pages; smaller ones get
+// 4 KiB pages. Where the system compacts memory to find a huge page at the fault (THP defrag
+// "madvise", a common default), a first write into an advised mapping could stall for
+// milliseconds: in a fresh process, two threads' first SpAdd of 0.68 M entries (a 2 ms kernel
+// whose result and chunk arrays, 1-10 MiB each, are mostly small mappings) took 10-18 ms with
+// every mapping advised and 4.6-5.8 ms with none, one thread's 6.7-14.6 ms against 6.1-6.8 ms
+// (2026-11-27, load 0.2, thread pools idle); later calls reuse their mappings either way. A
+// result this large pays a fault per 4 KiB page otherwise, thousands more than its stalls.
+constexpr size_t kHugeAdviceMinBytes = size_t{64} << 20;
 
 // Mappings span whole huge pages: the pages of a partial last 2 MiB cannot be one huge page, and
 // each growth would leave such a tail of 4 KiB pages behind (SpGEMM on cop20k_A, whose 680 MB
@@ -42,7 +51,8 @@ size_t roundToHugePages(size_t bytes) { return roundUp(bytes, kHugePage); }
 constexpr size_t kMaxMappingBytes = size_t{1} << 62;
 
 // `bytes` bytes of fresh zero pages starting at a multiple of the huge page size (so that every
-// 2 MiB of the range can be one huge page), advised to use transparent huge pages: result arrays
+// 2 MiB of the range can be one huge page), advised to use transparent huge pages when large
+// (kHugeAdviceMinBytes): result arrays
 // are written once, front to back, and 4 KiB pages would cost a fault (and later a release)
 // each. Null when the system has no memory to give.
 std::atomic<size_t> freshBytes{0};
@@ -58,7 +68,7 @@ void* mapPages(size_t bytes) {
     munmap(reinterpret_cast<void*>(aligned + bytes), start + reserved - aligned - bytes);
 #ifdef MADV_HUGEPAGE
   // The whole mapping, so that it stays one area of the address space (mremap moves only one).
-  madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);
+  if (bytes >= kHugeAdviceMinBytes) madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);
 #endif
   return reinterpret_cast<void*>(aligned);
 }

@@ -5,8 +5,10 @@
 //   - grown by mremap, which moves their pages to a larger range without copying a byte
 //     (realloc would do the same for its own large blocks, but refuses once part of a block is
 //     advised differently, and then copies);
-//   - aligned to 2 MiB and advised as a whole to use transparent huge pages: they are written
-//     once, front to back, and 4 KiB pages would cost a fault and a release each;
+//   - aligned to 2 MiB and, from 64 MiB on, advised as a whole to use transparent huge pages:
+//     they are written once, front to back, and 4 KiB pages would cost a fault and a release
+//     each (smaller ones are not: a first write could wait for the system to compact memory
+//     into a huge page, result_memory.cpp);
 //   - recycled. Fresh pages cost a fault and a zeroing on first touch; for kernels that stream
 //     their result (a sparse sum writes ~12 bytes per entry) that rivals the kernel itself. So
 //     released mappings are kept and handed to the next request they fit: up to
