@@ -624,16 +624,7 @@ class CoordinateGuard {
       inRange = inRange ? binary(BinaryOp::And, inRange, check.inRange) : check.inRange;
     }
     guarded_ = true;
-    // Rows whose coordinates lie far apart gather from all over their operands: their
-    // elements are prefetched (prefetchGathers). Rows that read close together (banded)
-    // would only pay for the prefetches' instructions. The block's first and last
-    // coordinates tell the two apart.
     const RowLoopCoordinates::RowArrays& sample = rows.rows().front();
-    Var farBlock = makeVar(fresh_(n.var->name + "_far"), scalar(DType::Bool));
-    body.push_back(declare(farBlock, boolLit(false)));
-    body.push_back(
-        ifThen(binary(BinaryOp::Lt, cast(i64, load(sample.pos, ir::ref(first))), limits.at(sample.pos.get())),
-               assign(farBlock, logicalNot(close(sample, ir::ref(first), ir::ref(stop), kPrefetchColumns)))));
     std::map<const VarNode*, GatheringLoop> gathering;
     for (const auto& [q, pos] : rows.rowLoops()) {
       for (const RowLoopCoordinates::RowArrays& row : rows.rows()) {
@@ -644,12 +635,25 @@ class CoordinateGuard {
     // row (a load and a branch) cost short rows about 4 % of their time.
     LoopSchedule rowsOfBlock;
     rowsOfBlock.bounded = true;
-    Stmt unchecked = forLoop(n.var, ir::ref(first), ir::ref(stop), n.body, rowsOfBlock);
-    Stmt prefetched =
-        forLoop(n.var, ir::ref(first), ir::ref(stop), prefetchGathers(n.body, gathering, fresh_), rowsOfBlock);
+    Stmt inRangeRows = forLoop(n.var, ir::ref(first), ir::ref(stop), n.body, rowsOfBlock);
+    if (!gathering.empty()) {
+      // Rows whose coordinates lie far apart gather from all over their operands: their
+      // elements are prefetched (prefetchGathers). Rows that read close together (banded)
+      // would only pay for the prefetches' instructions. The block's first and last
+      // coordinates tell the two apart. (A merge's rows have no row loop that gathers:
+      // nothing to prefetch, and no second copy of its rows.)
+      Var farBlock = makeVar(fresh_(n.var->name + "_far"), scalar(DType::Bool));
+      body.push_back(declare(farBlock, boolLit(false)));
+      body.push_back(
+          ifThen(binary(BinaryOp::Lt, cast(i64, load(sample.pos, ir::ref(first))), limits.at(sample.pos.get())),
+                 assign(farBlock, logicalNot(close(sample, ir::ref(first), ir::ref(stop), kPrefetchColumns)))));
+      Stmt prefetched =
+          forLoop(n.var, ir::ref(first), ir::ref(stop), prefetchGathers(n.body, gathering, fresh_), rowsOfBlock);
+      inRangeRows = ifThen(ir::ref(farBlock), prefetched, inRangeRows);
+    }
     Stmt checked =
         forLoop(n.var, ir::ref(first), ir::ref(stop), stmt(n.body, blockFlag, topLevel && !parallel), rowsOfBlock);
-    body.push_back(ifThen(inRange, ifThen(ir::ref(farBlock), prefetched, unchecked), checked));
+    body.push_back(ifThen(inRange, inRangeRows, checked));
     Stmt blockBody = parallel ? withOwnFlag(block(std::move(body)), blockFlag) : block(std::move(body));
     LoopSchedule schedule = n.schedule;
     if (schedule.chunk > 0) schedule.chunk = (schedule.chunk + kRowsPerCheck - 1) / kRowsPerCheck;
