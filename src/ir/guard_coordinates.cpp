@@ -182,7 +182,7 @@ class RowLoopCoordinates : public IRVisitor {
       : ranges_(ranges), i_(loop.var.get()), definitions_(loop.body, i_) {
     std::unordered_set<const VarNode*> guarded;
     for (const auto& [crd, range] : ranges) guarded.insert(crd);
-    withinSegments_ = loadsWithinRowSegments(loop, guarded);
+    withinSegments_ = loadsWithinRowSegments(loop, definitions_, guarded);
     visit(loop.body);
     for (const RowArrays& rows : rows_) eligible_ = eligible_ && !definitions_.written(rows.pos.get());
     eligible_ = eligible_ && !rows_.empty() && !definitions_.written(i_);

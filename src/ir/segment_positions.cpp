@@ -92,8 +92,9 @@ void collectWritten(const Stmt& s, std::unordered_set<const VarNode*>& out) {
 
 class RowSegments {
  public:
-  RowSegments(const ForNode& rowLoop, const std::unordered_set<const VarNode*>& guarded)
-      : definitions_(rowLoop.body, rowLoop.var.get()), guarded_(guarded) {
+  RowSegments(const ForNode& rowLoop, const RowDefinitions& definitions,
+              const std::unordered_set<const VarNode*>& guarded)
+      : definitions_(definitions), guarded_(guarded) {
     findNonNegative();
     findPositions(rowLoop.body);
     Facts facts;
@@ -316,7 +317,7 @@ class RowSegments {
       default: return;
     }
   }
-  RowDefinitions definitions_;
+  const RowDefinitions& definitions_;
   const std::unordered_set<const VarNode*>& guarded_;
   std::unordered_set<const VarNode*> nonNegative_;
   std::unordered_set<const LoadNode*> unbounded_;
@@ -326,8 +327,9 @@ class RowSegments {
 }  // namespace
 
 std::unordered_map<const LoadNode*, Var> loadsWithinRowSegments(const ForNode& rowLoop,
+                                                                const RowDefinitions& definitions,
                                                                 const std::unordered_set<const VarNode*>& guarded) {
-  return RowSegments(rowLoop, guarded).proven;
+  return RowSegments(rowLoop, definitions, guarded).proven;
 }
 
 }  // namespace coiter::ir

@@ -64,8 +64,9 @@ class RowDefinitions {
 
 // The loads from arrays `guarded` says are coordinate arrays, in the body of the loop over
 // rows `rowLoop`, whose index lies inside the row's segment of a pos array (above), each with
-// that pos array.
+// that pos array. `definitions`: the loop body's (RowDefinitions(rowLoop.body, rowLoop.var)).
 std::unordered_map<const LoadNode*, Var> loadsWithinRowSegments(const ForNode& rowLoop,
+                                                                const RowDefinitions& definitions,
                                                                 const std::unordered_set<const VarNode*>& guarded);
 
 }  // namespace coiter::ir

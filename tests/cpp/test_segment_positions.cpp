@@ -55,7 +55,8 @@ int main() {
       declare(c, shared),
   });
   auto loop = std::make_shared<ForNode>(i, intLit(0), use(n), body);
-  auto proven = loadsWithinRowSegments(*loop, {crd.get()});
+  RowDefinitions definitions(loop->body, i.get());
+  auto proven = loadsWithinRowSegments(*loop, definitions, {crd.get()});
   auto in = [&](const Expr& e) {
     auto found = proven.find(static_cast<const LoadNode*>(e.get()));
     return found != proven.end() && found->second == pos;
