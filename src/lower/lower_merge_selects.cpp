@@ -21,6 +21,19 @@
 // half-overlapping one (2.04 -> 2.89), on a banded matrix's transpose, half-overlapping and
 // disjoint patterns (1.58 -> 2.95, 1.35 -> 2.21, 2.08 -> 2.89) and on two uniform random
 // matrices (18.5 -> 25.6 ms): the selects stay.
+//
+// Also measured and not kept (2026-11-27, the JIT's kernels in one process, interleaved,
+// one thread, thread CPU time): both forms in every kernel, the form chosen as it runs from
+// the branch form's rate of region changes in windows of 32 rows (block patterns change
+// region at 14-21% of steps, random, banded and half-overlapping ones at 37-81%). On the
+// block matrix in cache (0.42 M entries) it took A + A' 2.16 -> 2.05 ms, the elementwise
+// products with A' and a disjoint pattern 2.20 -> 1.94 and 2.84 -> 2.56, and kept the selects'
+// time on half-overlapping patterns (where branches alone took 1.97 -> 3.01); at the sizes of
+// shipsec1 and pdb1HYS (3.6-4.3 M entries) selects and branches ran at the same speed, the
+// merge being bound by memory there (about 13 GB/s with the stores' reads of their lines).
+// It doubled the compile time of the elementwise product (70 -> 136 ms) and of a three-way
+// sum (156 -> 365 ms). Non-temporal stores of the result, which would save those reads,
+// made the merge 1.6-1.9x slower on this (virtual) machine, scalar or by whole lines.
 #include <algorithm>
 
 #include "lower/lowerer.hpp"
