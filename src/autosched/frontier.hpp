@@ -46,6 +46,11 @@ struct Frontier {
 // never more, so b is dominated (the paper says b "dominates" a: it does more work).
 bool strictlyCheaper(const Union& a, const Union& b);
 
+// Whether a dominates b on the frontier: a is strictly cheaper, and is not two kernels where b
+// is one (a two-kernel candidate's tasks leave out writing and converting its intermediate:
+// frontier.cpp).
+bool dominates(const RankedCandidate& a, const RankedCandidate& b);
+
 // `seconds`: a deadline, checked before each candidate is lowered and ranked once one has
 // lowered; when it passes, the frontier of the candidates ranked so far is returned, not
 // complete (and not empty when any candidate lowers).

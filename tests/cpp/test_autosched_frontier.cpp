@@ -59,12 +59,11 @@ void checkInvariants(const Frontier& f, const std::string& name) {
     check(c.lowered(), name + ": member lowers: " + c.program.toString());
     for (const auto& s : c.lowering.stages)
       check(scheduleProblem(s.statement, s.schedule).empty(), name + ": legal " + s.schedule);
-    for (int other : f.members)
-      check(!strictlyCheaper(f.candidates[other].cost, c.cost), name + ": members are incomparable");
+    for (int other : f.members) check(!dominates(f.candidates[other], c), name + ": no member dominates another");
   }
   for (const auto& c : f.candidates) {
     if (!c.lowered() || c.onFrontier) continue;
-    check(c.dominatedBy >= 0 && strictlyCheaper(f.candidates[c.dominatedBy].cost, c.cost),
+    check(c.dominatedBy >= 0 && dominates(f.candidates[c.dominatedBy], c),
           name + ": a dominated candidate names a strictly cheaper member: " + c.program.toString());
   }
 }
@@ -122,6 +121,31 @@ void testSDDMM() {
 // A deadline that has passed before the enumeration starts still ranks the first candidate
 // that lowers: the frontier is incomplete, not empty, and its members are those of the
 // candidates ranked (the universe's first ones, in the complete frontier's order).
+// SpMTTKRP A(i,j) = B(i,k,l) C(k,j) D(l,j), all sparse (the paper's kernel): computing
+// B(i,k,l) * C(k,j) into a workspace first has tasks strictly inside those of the fused nest
+// (i,k,l,j), which intersects C's row k with D's row l at every nonzero of B. The workspace is
+// a tensor the first of two kernels writes and the second reads converted, which the tasks
+// do not count (6.9 M entries, 3.3 s a call, against the fused kernel's 0.2 s on the
+// benchmark's data): the fused kernel stays on the frontier, dominated by no two-kernel member.
+void testSpMTTKRPKeepsTheFusedKernel() {
+  auto a = statement({"A", "ds", {"i", "j"}},
+                     {{"B", "sss", {"i", "k", "l"}}, {"C", "ds", {"k", "j"}}, {"D", "ds", {"l", "j"}}});
+  Frontier f = asymptoticFrontier(a, autosched_test::legal);
+  const RankedCandidate* fused = find(f, "∀i ∀k ∀l ∀j A(i,j) = B(w(i),w(k),w(l)) * C(l(k),w(j)) * D(l(l),w(j))");
+  check(fused && fused->lowered() && fused->lowering.stages.size() == 1,
+        "SpMTTKRP: the fused nest lowers to one kernel");
+  if (!fused) return;
+  check(fused->onFrontier, "SpMTTKRP: the fused nest is on the frontier");
+  bool containedTwoKernels = false;
+  for (int m : f.members) {
+    const RankedCandidate& c = f.candidates[m];
+    containedTwoKernels =
+        containedTwoKernels || (c.lowering.stages.size() == 2 && strictlyCheaper(c.cost, fused->cost));
+  }
+  check(containedTwoKernels, "SpMTTKRP: a two-kernel member's tasks lie strictly inside the fused nest's");
+  testFrontierInvariants(a, "SpMTTKRP");
+}
+
 void testDeadline() {
   auto a = statement({"A", "dd", {"i", "j"}},
                      {{"B", "sss", {"i", "k", "l"}}, {"C", "dd", {"k", "j"}}, {"D", "dd", {"l", "j"}}});
@@ -146,6 +170,7 @@ void testDeadline() {
 }  // namespace
 
 int main() {
+  testSpMTTKRPKeepsTheFusedKernel();
   testDeadline();
   testSpGEMMTasks();
   testSpMV2();
