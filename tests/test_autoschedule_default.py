@@ -114,7 +114,7 @@ def test_statistics_are_read_once_per_storage():
     A = ct.asarray(sp.random(300, 200, density=0.05, format="csr", random_state=0))
     light = tensor_bucket(A, EXTENTS)
     assert light == ((8, 8), 12)  # log2 of the extents and of the 3000 nonzeros
-    assert A._statistics[2] == EXTENTS  # (the rows were not read)
+    assert A._statistics.read.depth == EXTENTS  # (the rows were not read)
     assert tensor_bucket(A, ROW_MEAN) == ((8, 8), 12, 3)  # 10 a row
     full = tensor_statistics(A)
     assert full["max_row"] == int(np.diff(A.to_scipy().indptr).max())
@@ -165,7 +165,7 @@ def test_a_scipy_operand_passed_again_is_read_once(tuning_dir, monkeypatch):
     def call(matrix, vector=x):
         y = ct.evaluate(stmt, M=matrix, v=vector)
         np.testing.assert_allclose(y.to_numpy(), matrix @ vector, rtol=1e-12)
-        return _kept_statistics[id(matrix.indptr)][2][0]
+        return _kept_statistics[id(matrix.indptr)].read.values
 
     assert call(A) == {"shape": [300, 200], "nnz": A.nnz, "mean_row": A.nnz / 300}
     assert ("M", ROW_MEAN) in reads and ("v", ROW_MEAN) in reads

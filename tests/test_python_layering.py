@@ -24,6 +24,7 @@ LAYERS = {
         "progress",
         "plotting",
         "display",
+        "auto_statistics",
     ],
     "formats and index notation": [
         "formats",

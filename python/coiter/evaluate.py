@@ -6,11 +6,12 @@ import functools
 import weakref
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any, Protocol, TypeAlias
+from typing import Any, NamedTuple, Protocol, TypeAlias
 
 import numpy as np
 from numpy.typing import DTypeLike
 
+from .auto_statistics import StatisticsRead, StorageStatistics
 from .compiler import (
     Kernel,
     KernelPlan,
@@ -225,12 +226,20 @@ def evaluate(
 # it remembers on each Tensor for its storage (Tensor._statistics: the storage, then what was
 # read). SciPy matrices and NumPy arrays are wrapped in new Tensors by every call, and reading
 # their statistics again took 20-27 µs of a call interleaved with other kernels (a SpMV's took
-# 40): they are also kept here for the array they were read from, as long as it lives: id ->
-# (a weak reference to it, the extents, what was read), and taken for the storage of a new
-# Tensor of the same extents wrapping it (_auto_input_key). Statistics only choose a schedule:
-# an index array edited in place (its nonzeros or row lengths) leaves them stale, which can
-# make a call slower, never its result wrong.
-_kept_statistics: dict[int, tuple[weakref.ref[np.ndarray], tuple[int, ...], tuple[Any, ...]]] = {}
+# 40): they are also kept here for the array they were read from, as long as it lives, by its
+# id, and taken for the storage of a new Tensor of the same extents wrapping it
+# (_auto_input_key). Statistics only choose a schedule: an index array edited in place (its
+# nonzeros or row lengths) leaves them stale, which can make a call slower, never its result
+# wrong.
+class KeptStatistics(NamedTuple):
+    """The statistics read of a tensor wrapping an array, kept for that array."""
+
+    source: weakref.ref[np.ndarray]  # the array (dead: the entry is removed)
+    shape: tuple[int, ...]  # the wrapping tensor's extents (the same array, other extents: no)
+    read: StatisticsRead
+
+
+_kept_statistics: dict[int, KeptStatistics] = {}
 
 
 # The auto keys ct.evaluate computed: (statement, each operand's bucket parts as its
@@ -264,8 +273,8 @@ def _auto_input_key(
         if value is tensor:  # (a Tensor given: as_tensor returned it)
             statistics = tensor._statistics
             if parts is not None:
-                if statistics is not None and statistics[0] is tensor._data:
-                    parts.append(statistics[3])
+                if statistics is not None and statistics.storage is tensor._data:
+                    parts.append(statistics.read.parts)
                 else:
                     parts = None
             continue
@@ -273,12 +282,12 @@ def _auto_input_key(
         kept = None
         if type(source) is np.ndarray:
             kept = _kept_statistics.get(id(source))
-            if kept is not None and (kept[0]() is not source or kept[1] != tensor._shape):
+            if kept is not None and (kept.source() is not source or kept.shape != tensor._shape):
                 kept = None
             sources.append((source, tensor, kept))
         if parts is not None:
             if kept is not None:
-                parts.append(kept[2][2])
+                parts.append(kept.read.parts)
             else:
                 parts = None
     if parts is not None:
@@ -288,30 +297,30 @@ def _auto_input_key(
     for _, tensor, kept in sources:
         if kept is not None:
             # (A new wrapper's _data is its storage: only a Tensor given can be pending.)
-            tensor._statistics = (tensor._data, *kept[2])
+            tensor._statistics = StorageStatistics(tensor._data, kept.read)
     key = autoscheduler().input_key(parsed, operands)
     for source, tensor, kept in sources:
         statistics = tensor._statistics
-        if statistics is not None and (kept is None or statistics[1] is not kept[2][0]):
-            _keep_statistics(source, tensor._shape, statistics[1:])
+        if statistics is not None and (kept is None or statistics.read is not kept.read):
+            _keep_statistics(source, tensor._shape, statistics.read)
     if isinstance(statement, str):
         # (Every operand's statistics are read now, down to what the key asks.)
-        read = tuple(operands[name]._statistics[3] for name in operands)  # type: ignore[index]
+        read = tuple(operands[name]._statistics.read.parts for name in operands)  # type: ignore[union-attr]
         _auto_keys[(statement, *read)] = key
         if len(_auto_keys) > _AUTO_KEYS_KEPT:
             del _auto_keys[next(iter(_auto_keys))]
     return key
 
 
-def _keep_statistics(source: np.ndarray, shape: tuple[int, ...], read: tuple[Any, ...]) -> None:
+def _keep_statistics(source: np.ndarray, shape: tuple[int, ...], read: StatisticsRead) -> None:
     key = id(source)
 
     def forget(reference: weakref.ref[np.ndarray]) -> None:
         kept = _kept_statistics.get(key)
-        if kept is not None and kept[0] is reference:
+        if kept is not None and kept.source is reference:
             del _kept_statistics[key]
 
-    _kept_statistics[key] = (weakref.ref(source, forget), shape, read)
+    _kept_statistics[key] = KeptStatistics(weakref.ref(source, forget), shape, read)
 
 
 def checked_operands(
