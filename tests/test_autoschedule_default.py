@@ -11,6 +11,7 @@ import scipy.sparse as sp
 
 import coiter as ct
 import coiter.autosched.database as tuning_database
+from coiter.auto_keys import _kept_statistics
 from coiter.autosched import frontier_cache
 from coiter.autosched.api import instant_choice
 from coiter.autosched.database import (
@@ -24,7 +25,7 @@ from coiter.autosched.database import (
     tensor_statistics,
 )
 from coiter.compiler import is_auto
-from coiter.evaluate import _chosen_kernels, _kept_statistics
+from coiter.evaluate import _chosen_kernels
 from coiter.parser import parse
 
 YYT = "C(i,j) = A(i,t) * B(j,t)"  # einsum("it,jt->ij", Y, Y): an inner product by default
@@ -204,6 +205,42 @@ def test_a_scipy_operand_passed_again_is_read_once(tuning_dir, monkeypatch):
     kept = len(_kept_statistics)
     del B
     assert len(_kept_statistics) == kept - 1
+
+
+@pytest.mark.parametrize("caller", ["einsum", "operator", "ufunc"])
+def test_einsum_and_the_array_operators_read_a_scipy_operand_once(caller, tuning_dir, monkeypatch):
+    # ct.einsum and the array operators wrap SciPy and NumPy operands anew on every call too:
+    # they take the statistics kept for the array as ct.evaluate does, and the key they
+    # computed from them.
+    A = sp.random_array((300, 200), density=0.05, format="csr", random_state=3)
+    B = sp.random_array((300, 200), density=0.05, format="csr", random_state=4)
+    x = np.random.default_rng(4).random(200)
+    T = ct.asarray(B)
+    call, expected = {
+        "einsum": (lambda: ct.einsum("ij,j->i", A, x), lambda: A @ x),
+        "operator": (lambda: (T + A).evaluate(), lambda: (B + A).toarray()),
+        "ufunc": (lambda: np.multiply(T, A).evaluate(), lambda: B.multiply(A).toarray()),
+    }[caller]
+    # (Twice: the first call's choice reads T's rows further, so the second computes the key
+    # of T's statistics once more.)
+    for _ in range(2):
+        np.testing.assert_allclose(call().to_numpy(), expected(), rtol=1e-12)
+    reads, keys = [], []
+    real_read, real_key = tuning_database._remembered, instant_choice.input_key
+    monkeypatch.setattr(
+        tuning_database, "_remembered", lambda t, depth: reads.append(t) or real_read(t, depth)
+    )
+    monkeypatch.setattr(
+        instant_choice, "input_key", lambda stmt, ops: keys.append(1) or real_key(stmt, ops)
+    )
+    for _ in range(3):
+        np.testing.assert_allclose(call().to_numpy(), expected(), rtol=1e-12)
+    assert reads == [] and keys == []
+    # Another matrix of the same extents is read, once.
+    A = sp.random_array((300, 200), density=0.05, format="csr", random_state=5)
+    for _ in range(2):
+        np.testing.assert_allclose(call().to_numpy(), expected(), rtol=1e-12)
+    assert len(reads) == 1 and len(keys) == 1
 
 
 def test_an_operand_converted_for_auto_is_converted_once_a_call(tuning_dir, monkeypatch):

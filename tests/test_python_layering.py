@@ -49,7 +49,7 @@ LAYERS = {
         "io.matrix_market",
         "io.npz",
     ],
-    "compiler": ["compiler", "evaluate"],
+    "compiler": ["compiler", "auto_keys", "evaluate"],
     "array operators": [
         "elementwise",
         "operators",

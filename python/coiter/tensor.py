@@ -218,6 +218,10 @@ class Tensor:
         self._lazy: PendingOperator | None = None
         # its statistics as schedule="auto" read them, for the storage read (autosched/database.py)
         self._statistics: StorageStatistics | None = None
+        # The array a kernel's or an operator's operand was wrapped from (conversion.as_tensor,
+        # as_operand): a NumPy array, or a SciPy matrix's indptr. schedule="auto" keeps the
+        # statistics read for it (auto_keys.py), as the next call wraps it in another tensor.
+        self._source: np.ndarray | None = None
         # transposes sharing this tensor's arrays (operators.transpose)
         self._views: dict[tuple[int, ...], tuple[_core.TensorStorage, Tensor]] | None = None
 
@@ -240,6 +244,7 @@ class Tensor:
 
     def _set_storage(self, storage: _core.TensorStorage) -> None:
         self._data = storage
+        self._source = None  # (the storage is no longer the one made from it)
 
     # -- devices (docs/reference.md, "Targets") ----------------------------------------------------
     @property

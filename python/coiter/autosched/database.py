@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from ..auto_keys import forget_auto_keys
 from ..auto_statistics import StatisticsRead, StorageStatistics
-from ..evaluate import forget_auto_keys
 from ..tensor import Tensor
 from .candidates import Problem
 from .pipeline import stages_of
@@ -108,7 +108,7 @@ def tensor_bucket(tensor: Tensor, depth: int = ROW_SKEW) -> tuple[Any, ...]:
     ROW_MEAN or ROW_SKEW), remembered with its statistics: what ``schedule="auto"`` keys its
     choices on, every call. A SciPy or NumPy operand is wrapped anew by each call, so this is
     the cost of its statistics on every call (only ROW_SKEW reads every row), unless
-    ``ct.evaluate`` kept them for the array it wraps (``evaluate._auto_input_key``)."""
+    ``auto_keys.py`` kept them for the array it wraps (``auto_keys.auto_input_key``)."""
     remembered = tensor._statistics
     # (_remembered's check inline, a few function calls less on every call: a tensor whose
     # definition is pending holds a placeholder in _data, never a storage read.)
