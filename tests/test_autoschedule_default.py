@@ -12,7 +12,7 @@ import scipy.sparse as sp
 import coiter as ct
 import coiter.autosched.database as tuning_database
 from coiter.auto_keys import _kept_statistics
-from coiter.autosched import frontier_cache
+from coiter.autosched import api, frontier_cache
 from coiter.autosched.api import instant_choice
 from coiter.autosched.database import (
     EXTENTS,
@@ -21,10 +21,11 @@ from coiter.autosched.database import (
     bucket_of,
     database,
     operand_statistics,
+    signature,
     tensor_bucket,
     tensor_statistics,
 )
-from coiter.compiler import is_auto
+from coiter.compiler import default_engine, is_auto
 from coiter.evaluate import _chosen_kernels
 from coiter.parser import parse
 
@@ -241,6 +242,39 @@ def test_einsum_and_the_array_operators_read_a_scipy_operand_once(caller, tuning
     for _ in range(2):
         np.testing.assert_allclose(call().to_numpy(), expected(), rtol=1e-12)
     assert len(reads) == 1 and len(keys) == 1
+
+
+def test_a_choice_remembered_under_one_cache_directory_is_not_used_under_another(
+    tmp_path, monkeypatch
+):
+    # Each cache directory holds its own tuning database: the choice made with one, and the
+    # key it is remembered by, must not serve a call once COITER_CACHE_DIR names another.
+    stmt = "y(i) = G(i,j) * u(j)"
+    A = sp.random_array((300, 200), density=0.05, format="csr", random_state=6)
+    x = np.random.default_rng(6).random(200)
+    problem, tensors = api._prepare(stmt, None, {"G": A, "u": x})
+    key = signature(problem, default_engine(), ct.get_num_threads())
+    statistics = operand_statistics(tensors)
+    tuned = {"first": "split(i,i0,i1,16)", "second": "split(i,i0,i1,64)"}
+    for directory, schedule in tuned.items():
+        monkeypatch.setenv("COITER_CACHE_DIR", str(tmp_path / directory))
+        database.store(Entry(key, bucket_of(statistics), schedule, {}, 1.0, 2.0, 0.1, statistics))
+    chosen = []
+    real = instant_choice.for_operands
+
+    def spy(*args, **kwargs):
+        chosen.append(real(*args, **kwargs)[0])
+        return chosen[-1], {}
+
+    monkeypatch.setattr(instant_choice, "for_operands", spy)
+    for directory in ["first", "first", "second", "second", "first"]:
+        monkeypatch.setenv("COITER_CACHE_DIR", str(tmp_path / directory))
+        np.testing.assert_allclose(ct.evaluate(stmt, G=A, u=x).to_numpy(), A @ x, rtol=1e-12)
+    assert chosen == [tuned["first"], tuned["second"]]
+    # A third directory, without a database: the untuned choice.
+    monkeypatch.setenv("COITER_CACHE_DIR", str(tmp_path / "third"))
+    np.testing.assert_allclose(ct.evaluate(stmt, G=A, u=x).to_numpy(), A @ x, rtol=1e-12)
+    assert len(chosen) == 3 and chosen[2] not in tuned.values()
 
 
 def test_an_operand_converted_for_auto_is_converted_once_a_call(tuning_dir, monkeypatch):

@@ -25,6 +25,7 @@ LAYERS = {
         "plotting",
         "display",
         "auto_statistics",
+        "cache_directory",
     ],
     "formats and index notation": [
         "formats",

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .auto_statistics import StatisticsRead, StorageStatistics
+from .cache_directory import directory_setting
 from .compiler import autoscheduler
 from .parser import Parsed
 from .tensor import Tensor
@@ -40,11 +41,12 @@ class KeptStatistics(NamedTuple):
 _kept_statistics: dict[int, KeptStatistics] = {}
 
 
-# The auto keys computed: (what the caller remembers them by, each operand's bucket parts as
-# its Tensor._statistics hold them) -> key. input_key's key is a function of these and of this
-# process's tuning database, so it is remembered until the database changes
-# (database.TuningDatabase calls forget_auto_keys then): InstantChoice.input_key's own Python
-# took 7-10 µs of a call interleaved with other kernels. Oldest first.
+# The auto keys computed: (what the caller remembers them by, the cache directory's setting,
+# each operand's bucket parts as its Tensor._statistics hold them) -> key. input_key's key is
+# a function of these and of the tuning database, which the cache directory chooses, so it is
+# remembered until this process changes the database (database.TuningDatabase calls
+# forget_auto_keys then): InstantChoice.input_key's own Python took 7-10 µs of a call
+# interleaved with other kernels. Oldest first.
 _AUTO_KEYS_KEPT = 256
 _auto_keys: dict[tuple[Any, ...], Hashable] = {}
 
@@ -61,11 +63,13 @@ def auto_input_key(
     """``autoscheduler().input_key(stmt, operands)``, each operand with the statistics its
     storage was read for, else those kept for its source array (_kept_statistics), keeping
     those read anew; remembered under ``memo`` (the statement's text, which with ``stmt``
-    fixes the operands' names and order; None: not remembered) and the statistics, when every
-    operand has them. (Inline: this runs on every call, and each function call more cost
-    about a microsecond of a call interleaved with others.)"""
+    fixes the operands' names and order; None: not remembered), the cache directory (another
+    one is another tuning database) and the statistics, when every operand has them.
+    (Inline: this runs on every call, and each function call more cost about a microsecond
+    of a call interleaved with others.)"""
     sources = []
-    parts: list[Any] | None = None if memo is None else [memo]
+    setting = directory_setting()
+    parts: list[Any] | None = None if memo is None else [memo, setting]
     for tensor in operands.values():
         statistics = tensor._statistics
         # (A pending tensor holds a placeholder in _data, never a storage read.)
@@ -102,7 +106,7 @@ def auto_input_key(
     if memo is not None:
         # (Every operand's statistics are read now, down to what the key asks.)
         read = tuple(t._statistics.read.parts for t in operands.values())  # type: ignore[union-attr]
-        _auto_keys[(memo, *read)] = key
+        _auto_keys[(memo, setting, *read)] = key
         if len(_auto_keys) > _AUTO_KEYS_KEPT:
             del _auto_keys[next(iter(_auto_keys))]
     return key
