@@ -205,7 +205,9 @@ def autoschedule(
     ``conversions=False`` keeps the given formats (and times only the pipelines that convert
     no operand); ``progress`` shows a tqdm bar (``coiter.progress``): True always, False never,
     None (the default) as ``ct.config.progress`` says, in a terminal or notebook once the
-    search has run a second."""
+    search has run a second. The asymptotic frontier, whose members the search starts from,
+    is built within ``ct.config.frontier_seconds`` (past it, that of the candidates ranked so
+    far: ``report.frontier`` says so)."""
     if not isinstance(budget, (int, float)) or not budget > 0 or math.isinf(budget):
         raise ValueError(
             f"autoschedule: budget must be a positive number of seconds, not {budget!r}"
@@ -226,7 +228,8 @@ def autoschedule(
             )
     _counts["misses"] += 1
     start = time.perf_counter()
-    members, why_not = frontier_bases(problem)
+    # (Bounded as for calls without a schedule: unbounded, order-4 MTTKRP's takes 9-11 s.)
+    members, why_not = frontier_bases(problem, config.frontier_seconds)
     if why_not:
         logger.info("coiter: autoschedule %s: no frontier (%s)", problem.text, why_not)
     pipelines = _pipeline_candidates(problem, members, tensors, conversions)
