@@ -119,7 +119,7 @@ def as_tensor(value: Any, name: str | None = None) -> Tensor:
     if type(value) is np.ndarray:
         try:  # read in place, as asarray would, without its Python
             tensor = Tensor(_core.wrap_dense(value), name)
-            tensor._source = value
+            tensor._source = value  # (_wrapped inline: a call of it more on every kernel call)
             return tensor
         except SignatureError:
             pass  # it needs converting: asarray does it, or says why it cannot
