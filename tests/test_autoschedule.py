@@ -4,6 +4,7 @@ Budgets are fractions of a second: the tests check what the search returns and r
 how good it is (benchmarks/autoschedule.py measures that)."""
 
 import json
+import logging
 import os
 import pathlib
 import subprocess
@@ -18,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import coiter as ct
-from coiter.autosched import search, trimming
+from coiter.autosched import api, search, trimming
 from coiter.autosched import space as schedule_space
 from coiter.autosched.api import cheapest_member
 from coiter.autosched.candidates import Problem, frontier_bases, loop_order_candidates
@@ -58,6 +59,51 @@ def test_autoschedule_returns_a_schedule_that_computes_the_statement(tuning_dir)
     y = ct.evaluate(SPMV, schedule=schedule, **operands)
     np.testing.assert_allclose(y.to_numpy(), A @ x, rtol=1e-12)
     assert report.tuning_seconds < 0.4 + 1.0  # the budget, and one schedule that ran past it
+
+
+def test_autoschedule_builds_the_frontier_within_the_deadline(tuning_dir, monkeypatch, caplog):
+    # ct.autoschedule bounds the asymptotic frontier as calls without a schedule do
+    # (ct.config.frontier_seconds: order-4 MTTKRP's takes about 10 s unbounded). Cut by a
+    # deadline, it still tunes a legal schedule that computes the statement.
+    stmt = "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)"
+    rng = np.random.default_rng(5)
+    B = ct.random((20, 12, 10), density=0.1, format="sss", seed=5)
+    C, D = rng.random((12, 6)), rng.random((10, 6))
+    expected = np.einsum("ikl,kj,lj->ij", B.to_numpy(), C, D)
+    monkeypatch.setattr(ct.config, "frontier_seconds", 0.0)
+    with caplog.at_level(logging.INFO, logger="coiter"):
+        schedule, report = ct.autoschedule(stmt, budget=0.3, B=B, C=C, D=D)
+    assert "was cut at its deadline of 0 s" in caplog.text
+    assert "cut at its deadline" in report.frontier
+    operands = {"B": B, "C": C, "D": D}
+    if isinstance(schedule, Pipeline):
+        result = schedule(**operands)
+    else:
+        for name, fmt in report.conversions.items():
+            operands[name] = ct.asarray(operands[name]).asformat(fmt)
+        result = ct.evaluate(stmt, schedule=schedule, **operands)
+    np.testing.assert_allclose(result.to_numpy(), expected, rtol=1e-12)
+    # What it stored serves schedule="auto".
+    auto = ct.evaluate(stmt, schedule="auto", B=B, C=C, D=D)
+    np.testing.assert_allclose(auto.to_numpy(), expected, rtol=1e-12)
+
+
+def test_autoschedule_within_the_deadline_searches_the_whole_frontier(tuning_dir, monkeypatch):
+    # A frontier built within the deadline is the whole one: the same members as unbounded.
+    A, x = spmv_operands()
+    members = []
+    real = api.frontier_bases
+
+    def spy(problem, seconds=None):
+        found = real(problem, seconds)
+        members.append([b.member.index for b in found[0]])
+        assert seconds == ct.config.frontier_seconds == 1.0
+        return found
+
+    monkeypatch.setattr(api, "frontier_bases", spy)
+    _, report = ct.autoschedule(SPMV, budget=0.2, A=A, x=x)
+    whole, _ = frontier_bases(Problem.of(SPMV, {"A": "csr", "x": "d", "y": "d"}))
+    assert members == [[b.member.index for b in whole]] and "cut" not in report.frontier
 
 
 def test_the_report_reads_as_text_html_and_a_plot(tuning_dir):

@@ -11,7 +11,8 @@ import scipy.sparse as sp
 
 import coiter as ct
 import coiter.autosched.database as tuning_database
-from coiter.autosched import frontier_cache
+from coiter.auto_keys import _kept_statistics
+from coiter.autosched import api, frontier_cache
 from coiter.autosched.api import instant_choice
 from coiter.autosched.database import (
     EXTENTS,
@@ -20,11 +21,12 @@ from coiter.autosched.database import (
     bucket_of,
     database,
     operand_statistics,
+    signature,
     tensor_bucket,
     tensor_statistics,
 )
-from coiter.compiler import is_auto
-from coiter.evaluate import _chosen_kernels, _kept_statistics
+from coiter.compiler import default_engine, is_auto
+from coiter.evaluate import _chosen_kernels
 from coiter.parser import parse
 
 YYT = "C(i,j) = A(i,t) * B(j,t)"  # einsum("it,jt->ij", Y, Y): an inner product by default
@@ -114,7 +116,7 @@ def test_statistics_are_read_once_per_storage():
     A = ct.asarray(sp.random(300, 200, density=0.05, format="csr", random_state=0))
     light = tensor_bucket(A, EXTENTS)
     assert light == ((8, 8), 12)  # log2 of the extents and of the 3000 nonzeros
-    assert A._statistics[2] == EXTENTS  # (the rows were not read)
+    assert A._statistics.read.depth == EXTENTS  # (the rows were not read)
     assert tensor_bucket(A, ROW_MEAN) == ((8, 8), 12, 3)  # 10 a row
     full = tensor_statistics(A)
     assert full["max_row"] == int(np.diff(A.to_scipy().indptr).max())
@@ -165,7 +167,7 @@ def test_a_scipy_operand_passed_again_is_read_once(tuning_dir, monkeypatch):
     def call(matrix, vector=x):
         y = ct.evaluate(stmt, M=matrix, v=vector)
         np.testing.assert_allclose(y.to_numpy(), matrix @ vector, rtol=1e-12)
-        return _kept_statistics[id(matrix.indptr)][2][0]
+        return _kept_statistics[id(matrix.indptr)].read.values
 
     assert call(A) == {"shape": [300, 200], "nnz": A.nnz, "mean_row": A.nnz / 300}
     assert ("M", ROW_MEAN) in reads and ("v", ROW_MEAN) in reads
@@ -204,6 +206,75 @@ def test_a_scipy_operand_passed_again_is_read_once(tuning_dir, monkeypatch):
     kept = len(_kept_statistics)
     del B
     assert len(_kept_statistics) == kept - 1
+
+
+@pytest.mark.parametrize("caller", ["einsum", "operator", "ufunc"])
+def test_einsum_and_the_array_operators_read_a_scipy_operand_once(caller, tuning_dir, monkeypatch):
+    # ct.einsum and the array operators wrap SciPy and NumPy operands anew on every call too:
+    # they take the statistics kept for the array as ct.evaluate does, and the key they
+    # computed from them.
+    A = sp.random_array((300, 200), density=0.05, format="csr", random_state=3)
+    B = sp.random_array((300, 200), density=0.05, format="csr", random_state=4)
+    x = np.random.default_rng(4).random(200)
+    T = ct.asarray(B)
+    call, expected = {
+        "einsum": (lambda: ct.einsum("ij,j->i", A, x), lambda: A @ x),
+        "operator": (lambda: (T + A).evaluate(), lambda: (B + A).toarray()),
+        "ufunc": (lambda: np.multiply(T, A).evaluate(), lambda: B.multiply(A).toarray()),
+    }[caller]
+    # (Twice: the first call's choice reads T's rows further, so the second computes the key
+    # of T's statistics once more.)
+    for _ in range(2):
+        np.testing.assert_allclose(call().to_numpy(), expected(), rtol=1e-12)
+    reads, keys = [], []
+    real_read, real_key = tuning_database._remembered, instant_choice.input_key
+    monkeypatch.setattr(
+        tuning_database, "_remembered", lambda t, depth: reads.append(t) or real_read(t, depth)
+    )
+    monkeypatch.setattr(
+        instant_choice, "input_key", lambda stmt, ops: keys.append(1) or real_key(stmt, ops)
+    )
+    for _ in range(3):
+        np.testing.assert_allclose(call().to_numpy(), expected(), rtol=1e-12)
+    assert reads == [] and keys == []
+    # Another matrix of the same extents is read, once.
+    A = sp.random_array((300, 200), density=0.05, format="csr", random_state=5)
+    for _ in range(2):
+        np.testing.assert_allclose(call().to_numpy(), expected(), rtol=1e-12)
+    assert len(reads) == 1 and len(keys) == 1
+
+
+def test_a_choice_remembered_under_one_cache_directory_is_not_used_under_another(
+    tmp_path, monkeypatch
+):
+    # Each cache directory holds its own tuning database: the choice made with one, and the
+    # key it is remembered by, must not serve a call once COITER_CACHE_DIR names another.
+    stmt = "y(i) = G(i,j) * u(j)"
+    A = sp.random_array((300, 200), density=0.05, format="csr", random_state=6)
+    x = np.random.default_rng(6).random(200)
+    problem, tensors = api._prepare(stmt, None, {"G": A, "u": x})
+    key = signature(problem, default_engine(), ct.get_num_threads())
+    statistics = operand_statistics(tensors)
+    tuned = {"first": "split(i,i0,i1,16)", "second": "split(i,i0,i1,64)"}
+    for directory, schedule in tuned.items():
+        monkeypatch.setenv("COITER_CACHE_DIR", str(tmp_path / directory))
+        database.store(Entry(key, bucket_of(statistics), schedule, {}, 1.0, 2.0, 0.1, statistics))
+    chosen = []
+    real = instant_choice.for_operands
+
+    def spy(*args, **kwargs):
+        chosen.append(real(*args, **kwargs)[0])
+        return chosen[-1], {}
+
+    monkeypatch.setattr(instant_choice, "for_operands", spy)
+    for directory in ["first", "first", "second", "second", "first"]:
+        monkeypatch.setenv("COITER_CACHE_DIR", str(tmp_path / directory))
+        np.testing.assert_allclose(ct.evaluate(stmt, G=A, u=x).to_numpy(), A @ x, rtol=1e-12)
+    assert chosen == [tuned["first"], tuned["second"]]
+    # A third directory, without a database: the untuned choice.
+    monkeypatch.setenv("COITER_CACHE_DIR", str(tmp_path / "third"))
+    np.testing.assert_allclose(ct.evaluate(stmt, G=A, u=x).to_numpy(), A @ x, rtol=1e-12)
+    assert len(chosen) == 3 and chosen[2] not in tuned.values()
 
 
 def test_an_operand_converted_for_auto_is_converted_once_a_call(tuning_dir, monkeypatch):

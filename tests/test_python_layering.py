@@ -24,6 +24,8 @@ LAYERS = {
         "progress",
         "plotting",
         "display",
+        "auto_statistics",
+        "cache_directory",
     ],
     "formats and index notation": [
         "formats",
@@ -48,7 +50,7 @@ LAYERS = {
         "io.matrix_market",
         "io.npz",
     ],
-    "compiler": ["compiler", "evaluate"],
+    "compiler": ["compiler", "auto_keys", "evaluate"],
     "array operators": [
         "elementwise",
         "operators",

@@ -17,7 +17,8 @@ class _Config:
         frontier, the autoscheduler's candidates (default 1 second; None: no bound). Past it
         the frontier of the candidates ranked so far is used, logged at INFO. A frontier is
         built once per machine: it is kept in the disk cache (docs/autoscheduling.md).
-        ``schedule="auto"`` given explicitly builds the whole frontier.
+        ``schedule="auto"`` given explicitly builds the whole frontier; ``ct.autoschedule``
+        builds it within this bound too.
     """
 
     max_dense_bytes: int = 4 << 30

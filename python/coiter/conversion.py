@@ -118,12 +118,25 @@ def as_tensor(value: Any, name: str | None = None) -> Tensor:
         return value
     if type(value) is np.ndarray:
         try:  # read in place, as asarray would, without its Python
-            return Tensor(_core.wrap_dense(value), name)
+            tensor = Tensor(_core.wrap_dense(value), name)
+            tensor._source = value  # (_wrapped inline: a call of it more on every kernel call)
+            return tensor
         except SignatureError:
             pass  # it needs converting: asarray does it, or says why it cannot
     elif isinstance(value, SCIPY_IN_PLACE):
-        return from_scipy(value, name=name, for_kernel_call=True)  # what asarray calls
-    return asarray(value, name=name)
+        # (what asarray calls)
+        return _wrapped(value, from_scipy(value, name=name, for_kernel_call=True))
+    return _wrapped(value, asarray(value, name=name))
+
+
+def _wrapped(value: Any, tensor: Tensor) -> Tensor:
+    """``tensor``, made from ``value`` for a call, knowing its source array (Tensor._source):
+    ``value`` if it is a NumPy array, else its ``indptr`` if it is a SciPy matrix with one
+    (CSR, CSC, BSR: the array that holds its nonzeros and row lengths)."""
+    source = value if type(value) is np.ndarray else getattr(value, "indptr", None)
+    if type(source) is np.ndarray:
+        tensor._source = source
+    return tensor
 
 
 def as_operand(value: object) -> Any:
@@ -141,5 +154,5 @@ def as_operand(value: object) -> Any:
     if isinstance(value, (bool, np.bool_, numbers.Number)) and np.ndim(value) == 0:  # type: ignore[arg-type]
         return value.item() if isinstance(value, np.generic) else value
     if isinstance(value, (list, tuple)) or sp.issparse(value):
-        return asarray(value)
+        return _wrapped(value, asarray(value))
     return NotImplemented

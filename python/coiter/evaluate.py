@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import weakref
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Protocol, TypeAlias
@@ -11,6 +10,7 @@ from typing import Any, Protocol, TypeAlias
 import numpy as np
 from numpy.typing import DTypeLike
 
+from .auto_keys import auto_input_key
 from .compiler import (
     Kernel,
     KernelPlan,
@@ -190,7 +190,9 @@ def evaluate(
         (
             "auto",
             schedule is None,
-            _auto_input_key(statement, (assignment, refs), tensors, operands),
+            auto_input_key(
+                statement if isinstance(statement, str) else None, (assignment, refs), operands
+            ),
         )
         if is_auto(schedule, target)
         else schedule
@@ -219,99 +221,6 @@ def evaluate(
     result = kernel(**operands)
     result.name = result_name
     return result
-
-
-# schedule="auto" keys its choice on the operands' statistics (autosched/database.py), which
-# it remembers on each Tensor for its storage (Tensor._statistics: the storage, then what was
-# read). SciPy matrices and NumPy arrays are wrapped in new Tensors by every call, and reading
-# their statistics again took 20-27 µs of a call interleaved with other kernels (a SpMV's took
-# 40): they are also kept here for the array they were read from, as long as it lives: id ->
-# (a weak reference to it, the extents, what was read), and taken for the storage of a new
-# Tensor of the same extents wrapping it (_auto_input_key). Statistics only choose a schedule:
-# an index array edited in place (its nonzeros or row lengths) leaves them stale, which can
-# make a call slower, never its result wrong.
-_kept_statistics: dict[int, tuple[weakref.ref[np.ndarray], tuple[int, ...], tuple[Any, ...]]] = {}
-
-
-# The auto keys ct.evaluate computed: (statement, each operand's bucket parts as its
-# Tensor._statistics hold them) -> key. input_key's key is a function of these and of this
-# process's tuning database, so it is remembered until the database changes
-# (database.TuningDatabase calls forget_auto_keys then): InstantChoice.input_key's own Python
-# took 7-10 µs of a call interleaved with other kernels. Oldest first.
-_AUTO_KEYS_KEPT = 256
-_auto_keys: dict[tuple[Any, ...], Hashable] = {}
-
-
-def forget_auto_keys() -> None:
-    """Forget the remembered auto keys (the tuning database changed: they may read more of
-    the operands now)."""
-    _auto_keys.clear()
-
-
-def _auto_input_key(
-    statement: Any, parsed: Parsed, tensors: Mapping[str, Any], operands: Mapping[str, Tensor]
-) -> Hashable:
-    """``autoscheduler().input_key`` of the operands, each wrapped from ``tensors`` given
-    the statistics kept for its source array (_kept_statistics), and keeping those read anew;
-    remembered by the statistics (_auto_keys) when every operand has them. The source array:
-    a NumPy array, or a SciPy matrix's ``indptr`` (CSR, CSC, BSR: its nonzeros and row
-    lengths); a Tensor remembers its own for its storage. (Inline: this runs on every call,
-    and each function call more cost about a microsecond of a call interleaved with others.)"""
-    sources = []
-    parts: list[Any] | None = [statement] if isinstance(statement, str) else None
-    for name, tensor in operands.items():
-        value = tensors[name]
-        if value is tensor:  # (a Tensor given: as_tensor returned it)
-            statistics = tensor._statistics
-            if parts is not None:
-                if statistics is not None and statistics[0] is tensor._data:
-                    parts.append(statistics[3])
-                else:
-                    parts = None
-            continue
-        source = value if type(value) is np.ndarray else getattr(value, "indptr", None)
-        kept = None
-        if type(source) is np.ndarray:
-            kept = _kept_statistics.get(id(source))
-            if kept is not None and (kept[0]() is not source or kept[1] != tensor._shape):
-                kept = None
-            sources.append((source, tensor, kept))
-        if parts is not None:
-            if kept is not None:
-                parts.append(kept[2][2])
-            else:
-                parts = None
-    if parts is not None:
-        key = _auto_keys.get(tuple(parts))
-        if key is not None:
-            return key
-    for _, tensor, kept in sources:
-        if kept is not None:
-            # (A new wrapper's _data is its storage: only a Tensor given can be pending.)
-            tensor._statistics = (tensor._data, *kept[2])
-    key = autoscheduler().input_key(parsed, operands)
-    for source, tensor, kept in sources:
-        statistics = tensor._statistics
-        if statistics is not None and (kept is None or statistics[1] is not kept[2][0]):
-            _keep_statistics(source, tensor._shape, statistics[1:])
-    if isinstance(statement, str):
-        # (Every operand's statistics are read now, down to what the key asks.)
-        read = tuple(operands[name]._statistics[3] for name in operands)  # type: ignore[index]
-        _auto_keys[(statement, *read)] = key
-        if len(_auto_keys) > _AUTO_KEYS_KEPT:
-            del _auto_keys[next(iter(_auto_keys))]
-    return key
-
-
-def _keep_statistics(source: np.ndarray, shape: tuple[int, ...], read: tuple[Any, ...]) -> None:
-    key = id(source)
-
-    def forget(reference: weakref.ref[np.ndarray]) -> None:
-        kept = _kept_statistics.get(key)
-        if kept is not None and kept[0] is reference:
-            del _kept_statistics[key]
-
-    _kept_statistics[key] = (weakref.ref(source, forget), shape, read)
 
 
 def checked_operands(

@@ -24,7 +24,8 @@ from typing import Any, cast
 import numpy as np
 
 from . import _core
-from .compiler import Kernel, autoscheduler
+from .auto_keys import auto_input_key
+from .compiler import Kernel
 from .conversion import as_operand
 from .creation import wrap_dense
 from .elementwise import elementwise
@@ -363,13 +364,14 @@ def _choose_remembered(definition, tensor, text, tensors, operands):
     for the definition, from _kernels when an equal computation was chosen before."""
     rhs, variables = definition.rhs, definition.variables
     # The kernel is chosen as schedule="auto" chooses (choose_kernel without a schedule), on
-    # the operands' statistics: remembered by them too.
+    # the operands' statistics: remembered by them too, as ct.evaluate remembers its own (the
+    # text is no statement of the string syntax, so its auto keys are apart from those).
     key = (
         text,
         tuple((t.format, t.dtype) for t in tensors),
         tensor.format,
         tensor.dtype,
-        autoscheduler().input_key(None, operands),
+        auto_input_key(text, None, operands),
     )
     chosen = _recall(_kernels, key)
     if chosen is None:

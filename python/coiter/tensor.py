@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from . import _core, cuda_libraries
+from .auto_statistics import StorageStatistics
 from .config import config
 from .display import tensor_html
 from .dtypes import value_dtype
@@ -215,10 +216,12 @@ class Tensor:
         # An operator's result not computed yet (operators.LazyDefinition); its _data is then a
         # placeholder that knows only the shape, dtype and format.
         self._lazy: PendingOperator | None = None
-        # (storage, its statistics) as schedule="auto" reads them (autosched/database.py)
-        self._statistics: (
-            tuple[Any, dict[str, Any], int, tuple[tuple[Any, ...] | None, ...]] | None
-        ) = None
+        # its statistics as schedule="auto" read them, for the storage read (autosched/database.py)
+        self._statistics: StorageStatistics | None = None
+        # The array a kernel's or an operator's operand was wrapped from (conversion.as_tensor,
+        # as_operand): a NumPy array, or a SciPy matrix's indptr. schedule="auto" keeps the
+        # statistics read for it (auto_keys.py), as the next call wraps it in another tensor.
+        self._source: np.ndarray | None = None
         # transposes sharing this tensor's arrays (operators.transpose)
         self._views: dict[tuple[int, ...], tuple[_core.TensorStorage, Tensor]] | None = None
 
@@ -241,6 +244,7 @@ class Tensor:
 
     def _set_storage(self, storage: _core.TensorStorage) -> None:
         self._data = storage
+        self._source = None  # (the storage is no longer the one made from it)
 
     # -- devices (docs/reference.md, "Targets") ----------------------------------------------------
     @property

@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from .. import _core
+from ..cache_directory import directory_setting
 from ..compiler import compile as compile_kernel
 from ..compiler import default_engine
 from ..config import config
@@ -204,7 +205,9 @@ def autoschedule(
     ``conversions=False`` keeps the given formats (and times only the pipelines that convert
     no operand); ``progress`` shows a tqdm bar (``coiter.progress``): True always, False never,
     None (the default) as ``ct.config.progress`` says, in a terminal or notebook once the
-    search has run a second."""
+    search has run a second. The asymptotic frontier, whose members the search starts from,
+    is built within ``ct.config.frontier_seconds`` (past it, that of the candidates ranked so
+    far: ``report.frontier`` says so)."""
     if not isinstance(budget, (int, float)) or not budget > 0 or math.isinf(budget):
         raise ValueError(
             f"autoschedule: budget must be a positive number of seconds, not {budget!r}"
@@ -225,7 +228,8 @@ def autoschedule(
             )
     _counts["misses"] += 1
     start = time.perf_counter()
-    members, why_not = frontier_bases(problem)
+    # (Bounded as for calls without a schedule: unbounded, order-4 MTTKRP's takes 9-11 s.)
+    members, why_not = frontier_bases(problem, config.frontier_seconds)
     if why_not:
         logger.info("coiter: autoschedule %s: no frontier (%s)", problem.text, why_not)
     pipelines = _pipeline_candidates(problem, members, tensors, conversions)
@@ -386,15 +390,19 @@ class InstantChoice:
     ``ct.clear_tuning``) or is another (another cache directory), so a repeated
     ``ct.evaluate`` costs a dictionary lookup, not a database query; tunings stored by other
     processes meanwhile are seen by inputs not yet remembered. (ct.evaluate's own table,
-    keyed by input_key, follows this process's changes only.)"""
+    keyed by input_key, follows this process's changes and the cache directory only.)"""
 
     def __init__(self) -> None:
         self._remembered: dict[
             tuple[Any, ...], tuple[Any, tuple[str | Pipeline, dict[str, Format]]]
         ] = {}
         self._remembered_for_formats: dict[tuple[Any, ...], tuple[Any, str]] = {}
-        # (database generation, the statements with a stored tuning then: database.statements)
-        self._tuned_statements: tuple[int, dict[str, int]] = (-1, {})
+        # ((database generation, cache directory setting), the statements with a stored
+        # tuning then: database.statements)
+        self._tuned_statements: tuple[tuple[int, tuple[str | None, ...]], dict[str, int]] = (
+            (-1, ()),
+            {},
+        )
         self._frontiers: dict[tuple[Any, ...], BuiltFrontier] = {}
 
     def for_formats(
@@ -434,23 +442,27 @@ class InstantChoice:
         self._remembered_for_formats[memo] = (state, schedule)
         return schedule
 
-    def input_key(self, stmt: Parsed | None, operands: Mapping[str, Tensor]) -> tuple[Any, int]:
-        """The operands' statistics bucket, and the database's generation in this process.
-        The bucket reads only what the choice can depend on: without a tuning of the
-        statement, extents and nonzeros (the frontier's ranking, the transpose rule); with
-        one, also the mean row length (the nearest tuning's distance); the row skew, whose
-        maximum row length reads every row of every sparse operand on every call, only when
-        two of its tunings differ in the skew alone (database.statements). (The statements'
-        tunings are read once per generation: one that another process tunes meanwhile is
-        keyed so from this process's next change of the database.)"""
-        generation = database.generation
-        if self._tuned_statements[0] != generation:
-            self._tuned_statements = (generation, database.statements())
+    def input_key(
+        self, stmt: Parsed | None, operands: Mapping[str, Tensor]
+    ) -> tuple[Any, tuple[int, tuple[str | None, ...]]]:
+        """The operands' statistics bucket, and which database it was read for: the
+        database's generation in this process and the cache directory's setting
+        (cache_directory.py: another directory is another database). The bucket reads only
+        what the choice can depend on: without a tuning of the statement, extents and
+        nonzeros (the frontier's ranking, the transpose rule); with one, also the mean row
+        length (the nearest tuning's distance); the row skew, whose maximum row length reads
+        every row of every sparse operand on every call, only when two of its tunings differ
+        in the skew alone (database.statements). (The statements'
+        tunings are read once per generation and directory: one that another process tunes
+        meanwhile is keyed so from this process's next change of the database.)"""
+        which = (database.generation, directory_setting())
+        if self._tuned_statements[0] != which:
+            self._tuned_statements = (which, database.statements())
         depth = EXTENTS
         if stmt is not None:
             depth = self._tuned_statements[1].get(_statement_text(stmt), EXTENTS)
         key = tuple((n, tensor_bucket(operands[n], depth)) for n in sorted(operands))
-        return key, generation
+        return key, which
 
     def for_operands(
         self,

@@ -334,4 +334,9 @@ def frontier_summary(bases: list[FrontierBase], why_not: str | None) -> str:
             parts.append(f"{name} searched ({converted})")
         else:
             parts.append(f"{name} searched")
-    return f"{len(bases)} members: " + "; ".join(parts)
+    # (ct.autoschedule builds it within ct.config.frontier_seconds; a frontier read from the
+    # disk cache, StoredMember's, is schedule="auto"'s.)
+    first = bases[0].member if bases else None
+    cut = isinstance(first, FrontierCandidate) and not first.frontier.complete
+    deadline = " (the frontier was cut at its deadline: ct.config.frontier_seconds)" if cut else ""
+    return f"{len(bases)} members{deadline}: " + "; ".join(parts)

@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from ..evaluate import forget_auto_keys
+from ..auto_keys import forget_auto_keys
+from ..auto_statistics import StatisticsRead, StorageStatistics
 from ..tensor import Tensor
 from .candidates import Problem
 from .pipeline import stages_of
@@ -99,7 +100,7 @@ def tensor_statistics(tensor: Tensor) -> dict[str, Any]:
     (``Tensor._set_storage``), so a changed tensor is read again. (Writing into the NumPy
     views of its index arrays is not seen; it could only make the schedule chosen a worse
     one, never change a result.)"""
-    return _remembered(tensor, ROW_SKEW)[1]
+    return _remembered(tensor, ROW_SKEW).read.values
 
 
 def tensor_bucket(tensor: Tensor, depth: int = ROW_SKEW) -> tuple[Any, ...]:
@@ -107,25 +108,27 @@ def tensor_bucket(tensor: Tensor, depth: int = ROW_SKEW) -> tuple[Any, ...]:
     ROW_MEAN or ROW_SKEW), remembered with its statistics: what ``schedule="auto"`` keys its
     choices on, every call. A SciPy or NumPy operand is wrapped anew by each call, so this is
     the cost of its statistics on every call (only ROW_SKEW reads every row), unless
-    ``ct.evaluate`` kept them for the array it wraps (``evaluate._auto_input_key``)."""
+    ``auto_keys.py`` kept them for the array it wraps (``auto_keys.auto_input_key``)."""
     remembered = tensor._statistics
     # (_remembered's check inline, a few function calls less on every call: a tensor whose
     # definition is pending holds a placeholder in _data, never a storage read.)
-    if remembered is None or remembered[0] is not tensor._data or remembered[2] < depth:
+    if (
+        remembered is None
+        or remembered.storage is not tensor._data
+        or remembered.read.depth < depth
+    ):
         remembered = _remembered(tensor, depth)
-    part = remembered[3][depth]
+    part = remembered.read.parts[depth]
     assert part is not None  # (_remembered read down to depth)
     return part
 
 
-def _remembered(
-    tensor: Tensor, depth: int
-) -> tuple[Any, dict[str, Any], int, tuple[tuple[Any, ...] | None, ...]]:
-    """(storage, statistics, depth read, bucket part at each depth or None below it), read
-    once per storage (and again when a deeper part is asked for)."""
+def _remembered(tensor: Tensor, depth: int) -> StorageStatistics:
+    """The tensor's statistics down to ``depth``, read once per storage (and again when a
+    deeper part is asked for)."""
     storage = tensor._storage
     remembered = tensor._statistics
-    if remembered is not None and remembered[0] is storage and remembered[2] >= depth:
+    if remembered is not None and remembered.storage is storage and remembered.read.depth >= depth:
         return remembered
     shape, nnz = tensor.shape, int(storage.nnz)
     stats: dict[str, Any] = {"shape": list(shape), "nnz": nnz}
@@ -145,7 +148,9 @@ def _remembered(
         _part(shape, nnz, mean, None) if depth >= ROW_MEAN else None,
         _part(shape, nnz, mean, longest) if depth >= ROW_SKEW else None,
     )
-    remembered = tensor._statistics = (storage, stats, depth, parts)
+    remembered = tensor._statistics = StorageStatistics(
+        storage, StatisticsRead(stats, depth, parts)
+    )
     return remembered
 
 
