@@ -330,6 +330,28 @@ def test_llvm_engine_sums_short_rows_in_a_scalar_loop(per_row):
     np.testing.assert_allclose(kern(A=ct.asarray(M), x=x).to_numpy(), M @ x, rtol=1e-13)
 
 
+@pytest.mark.parametrize(
+    ("statement", "formats", "width"),
+    [
+        ("y(i) = A(i,j) * x(j)", {"A": "csr"}, "512"),
+        ("A(i,j) = B(i,j) * C(i,k) * D(k,j)", {"A": "csr", "B": "csr"}, "512"),
+        ("C(i,j) = A(i,j) + B(i,j)", {"A": "csr", "B": "csr", "C": "csr"}, "512"),
+        # A dense row updated in place, step after step: 256-bit stores and loads.
+        ("C(i,j) = A(i,k) * B(k,j)", {"A": "csr"}, "256"),
+        ("A(i,j) = B(i,k,l) * C(k,j) * D(l,j)", {"B": "csf"}, "256"),
+    ],
+)
+def test_llvm_vectors_are_512_bits_wide_unless_a_loop_updates_a_row_in_place(
+    statement, formats, width
+):
+    # (llvm_vector_width.hpp: a loop that stores a row and reads it back at its next step
+    # stalls store forwarding with 512-bit vectors; loops that only read gain from them.)
+    if not _core.with_llvm:
+        pytest.skip("this build has no LLVM engine")
+    ir = ct.compile(statement, formats=formats).source("llvm")
+    assert set(re.findall(r'"prefer-vector-width"="(\d+)"', ir)) == {width}
+
+
 def test_intersection_appends_without_a_branch_on_whether_the_rows_meet():
     kern = ct.compile("C(i,j) = A(i,j) * B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"})
     src = kern.source("c")

@@ -35,6 +35,7 @@
 
 #include "codegen/llvm/llvm_atomic_update.hpp"
 #include "codegen/llvm/llvm_scalar_ops.hpp"
+#include "codegen/llvm/llvm_vector_width.hpp"
 #include "ir/distinct_buffers.hpp"
 #include "ir/free_variables.hpp"
 #include "ir/parallel_rules.hpp"
@@ -92,6 +93,7 @@ class KernelBuilder {
   void build(const llvm::TargetMachine& target) {
     targetCpu_ = target.getTargetCPU().str();
     targetFeatures_ = target.getTargetFeatureString().str();
+    vectorWidth_ = preferredVectorWidth(fn_.body);
     auto* ptrTy = llvm::PointerType::getUnqual(ctx_);
     auto* type = llvm::FunctionType::get(b_.getInt32Ty(), {ptrTy, ptrTy}, false);
     startFunction(llvm::Function::Create(type, llvm::Function::ExternalLinkage, fn_.name, module_));
@@ -134,7 +136,7 @@ class KernelBuilder {
     func->addFnAttr("target-cpu", targetCpu_);
     func->addFnAttr("target-features", targetFeatures_);
     func->addFnAttr(llvm::Attribute::NoUnwind);
-    func->addFnAttr("prefer-vector-width", "256");
+    func->addFnAttr("prefer-vector-width", vectorWidth_);
     fs_ = FunctionState{};
     fs_.func = func;
     fs_.entry = llvm::BasicBlock::Create(ctx_, "entry", func);
@@ -765,6 +767,7 @@ class KernelBuilder {
   llvm::Module& module_;
   llvm::IRBuilder<> b_;
   std::string targetCpu_;
+  const char* vectorWidth_ = "256";  // the kernel's (llvm_vector_width.hpp)
   std::string targetFeatures_;
   llvm::Value* pointerSlots_ = nullptr;
   llvm::Value* integerSlots_ = nullptr;
