@@ -291,6 +291,8 @@ def retarget(path: Path, glibc: tuple[int, ...]) -> list[str]:
             rewritten.append(f"{name}: {required.name} -> {old} ({library})")
             if library == "libc.so.6":
                 homes.update(h for h, prefixes in FORMER_HOMES.items() if name.startswith(prefixes))
+        if missing:
+            continue  # nothing is written: only the other libraries' refusals are still looked for
         # The too-new entries no symbol uses now.
         for entry in reversed(spare):
             _unlink(data, entry, verneed_offset)
