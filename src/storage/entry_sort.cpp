@@ -7,6 +7,7 @@
 #include <exception>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 #include <thread>
 #include <type_traits>
 
@@ -19,6 +20,9 @@
 
 namespace coiter {
 namespace {
+
+// A scatter into more buckets than this misses the caches on nearly every write.
+constexpr int64_t kMaxScatterBuckets = 256;
 
 struct Bytes16 {
   char b[16];
@@ -165,8 +169,9 @@ class EntrySorter {
   // with `add`, in order); otherwise only note that there are duplicates. extents[l] bounds
   // key l (-1: unknown; missing keys unknown too). threads: the most threads the counting sort
   // may use.
+  // grouped: as sortEntries takes it (null: not grouped).
   EntrySorter(std::vector<Buffer>& keys, Buffer& values, const std::vector<int64_t>& extents, bool sum, AddValue add,
-              int threads)
+              int threads, const std::vector<int64_t>* grouped)
       : keys_(keys),
         values_(values),
         n_(values.length()),
@@ -176,7 +181,8 @@ class EntrySorter {
         add_(add),
         threads_(static_cast<int>(std::clamp<int64_t>(n_ / kEntriesPerThread, 1, std::max(1, threads)))),
         compositeRanks_(std::is_same_v<Index, int32_t> && extents.size() == 2 && extents[1] >= 0 &&
-                        extents[1] <= kCompositeColumnBound) {}
+                        extents[1] <= kCompositeColumnBound),
+        grouped_(grouped) {}
 
   // Sorts and combines; returns whether there were duplicates.
   bool run() {
@@ -190,6 +196,8 @@ class EntrySorter {
     } else if (!countable(0, n_)) {
       sortAll();
       absorb(combine(view_, 0, n_, 0));
+    } else if (grouped_) {
+      sortBuckets(extents_[0], coarseBucketShift(extents_[0]), *grouped_);  // the scatter is done
     } else {
       countingSort(extents_[0]);
     }
@@ -198,8 +206,6 @@ class EntrySorter {
   }
 
  private:
-  // A scatter into more buckets than this misses the caches on nearly every write.
-  static constexpr int64_t kMaxScatterBuckets = 256;
   // Groups up to this long are insertion-sorted in place; longer ones are counted by their
   // next key (countGroup) or sorted through a permutation.
   static constexpr int64_t kInsertionSortMax = 32;
@@ -243,9 +249,8 @@ class EntrySorter {
   // slice's entries go into each bucket after those of the slices before it, so the order
   // stays stable.
   void countingSort(int64_t extent0) {
-    int shift = 0;
-    while ((extent0 - 1) >> shift >= kMaxScatterBuckets) ++shift;
-    const int64_t coarseCount = ((extent0 - 1) >> shift) + 1;
+    const int shift = coarseBucketShift(extent0);
+    const int64_t coarseCount = coarseBucketCount(extent0);
     const int threads = threads_;
     auto sliceStart = [&](int t) { return n_ * t / threads; };
     auto coarse = [shift](Index k) { return static_cast<int64_t>(k >> shift); };
@@ -740,14 +745,31 @@ class EntrySorter {
   const int threads_;
   // sortRows may rank rows by composite keys (rankSortComposite): int32 columns small enough.
   const bool compositeRanks_;
+  // Where each coarse bucket of key 0 starts, when the caller laid the entries out so.
+  const std::vector<int64_t>* grouped_;
   int64_t kept_ = 0;         // entries kept so far
   bool duplicates_ = false;  // combining met equal keys
 };
 
 }  // namespace
 
+int coarseBucketShift(int64_t extent) {
+  int shift = 0;
+  while ((extent - 1) >> shift >= kMaxScatterBuckets) ++shift;
+  return shift;
+}
+
+int64_t coarseBucketCount(int64_t extent) { return ((extent - 1) >> coarseBucketShift(extent)) + 1; }
+
 SortedEntries sortEntries(std::vector<Buffer> keys, const std::vector<int64_t>& extents, const Buffer& values,
-                          bool sumDuplicates, int threads) {
+                          bool sumDuplicates, int threads, const std::vector<int64_t>* grouped) {
+  if (grouped) {
+    const bool fits = !keys.empty() && !extents.empty() && extents[0] >= 1 &&
+                      static_cast<int64_t>(grouped->size()) == coarseBucketCount(extents[0]) + 1 &&
+                      grouped->front() == 0 && grouped->back() == values.length() &&
+                      std::is_sorted(grouped->begin(), grouped->end());
+    if (!fits) throw std::logic_error("sortEntries: the coarse buckets do not fit the entries");
+  }
   SortedEntries out;
   out.keys = std::move(keys);
   out.values = values;
@@ -757,7 +779,7 @@ SortedEntries sortEntries(std::vector<Buffer> keys, const std::vector<int64_t>& 
       using Index = std::remove_pointer_t<decltype(index)>;
       using T = std::remove_pointer_t<decltype(typed)>;
       using Word = typename WordOfSize<sizeof(T)>::type;
-      EntrySorter<Index, Word> sorter(out.keys, out.values, extents, sumDuplicates, &addAs<T, Word>, threads);
+      EntrySorter<Index, Word> sorter(out.keys, out.values, extents, sumDuplicates, &addAs<T, Word>, threads, grouped);
       out.hadDuplicates = sorter.run();
     });
   });
