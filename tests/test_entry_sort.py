@@ -330,3 +330,29 @@ def test_parsed_into_buckets_as_from_text_order(tmp_path, monkeypatch, layout):
             np.testing.assert_array_equal(mine, theirs)
     assert laid_out == {str(bucketed): True, str(in_order): False}
     assert_matches_mmread(got, bucketed)
+
+
+@pytest.mark.parametrize("n_rows", [200, 100_000])
+def test_buckets_after_duplicates_move_down_at_many_threads(tmp_path, n_rows):
+    # Duplicates only in the first rows: every later coarse bucket ends up before where it
+    # lay. At 8 threads most buckets are sorted before the ones ahead of them are placed, and
+    # are moved down once they are (one row per bucket at 200 rows, many at 100,000).
+    count = 600_000  # 8 threads of the sort
+    rng = np.random.default_rng(n_rows)
+    rows = rng.integers(0, n_rows, count)
+    cols = rng.integers(0, 1_000_000, count)
+    first_rows = np.flatnonzero(rows < 2)
+    cols[first_rows] = cols[first_rows] % 3  # rows 0 and 1: three columns each
+    values = rng.integers(-50, 50, count).astype(np.float64)  # sums exact in any order
+    path = tmp_path / "a.mtx"
+    write_mtx(path, (n_rows, 1_000_000), rows, cols, values)
+    one = read(path, 1, "csr")
+    for threads in (3, 8):
+        for mine, theirs in zip(arrays(read(path, threads, "csr")), arrays(one), strict=True):
+            np.testing.assert_array_equal(mine, theirs)
+    expected = sp.csr_array((values, (rows, cols)), shape=(n_rows, 1_000_000))
+    expected.sort_indices()
+    got = sp.csr_array(one.to_scipy())
+    np.testing.assert_array_equal(got.indptr, expected.indptr)
+    np.testing.assert_array_equal(got.indices, expected.indices)
+    np.testing.assert_array_equal(got.data, expected.data)
