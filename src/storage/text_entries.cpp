@@ -177,33 +177,65 @@ int64_t lineEndBound(const char* p, const char* end) {
   return count;
 }
 
+// What starts the line at s (s < end), as the first pass of a bucketed parse reads it.
+enum class LineStart { Empty, Value, Other };
+
+// An empty line (s at a line end; the "\n" of a "\r\n" is one), or digits, whose value goes to
+// `value` (8 at a time while 8 bytes are left), or anything else: a comment, whitespace, a
+// sign, more than 19 digits (which may not fit a uint64). The parse's second pass reads the
+// same digits as the same value.
+LineStart readLineStart(const char* s, const char* end, uint64_t& value) {
+  if (static_cast<unsigned>(static_cast<unsigned char>(*s) - '0') >= 10)
+    return *s == '\n' || *s == '\r' ? LineStart::Empty : LineStart::Other;
+  value = 0;
+  int digits = 0;
+  if (end - s >= 8) {
+    digits = leadingDigits(s);
+    value = digitsValue(s, digits);
+  }
+  if (digits == 8 || end - s < 8) {  // more digits, or near the end: one at a time
+    constexpr int kMaxDigits = 19;   // below 2**64 whatever the digits
+    while (s + digits < end && static_cast<unsigned>(static_cast<unsigned char>(s[digits]) - '0') < 10) {
+      if (digits == kMaxDigits) return LineStart::Other;
+      value = 10 * value + (s[digits++] - '0');
+    }
+  }
+  return LineStart::Value;
+}
+
+// Whether the first `lines` lines with a value from p on (before end) start with values in
+// ascending order; `first` and `last` get the first and last of them (none: unchanged).
+bool leadingValuesAscend(const char* p, const char* end, int lines, uint64_t& first, uint64_t& last) {
+  bool any = false;
+  for (int line = 0; line < lines && p < end; ++line) {
+    uint64_t value = 0;
+    const LineStart start = readLineStart(p, end, value);
+    if (start == LineStart::Other || (start == LineStart::Value && any && value < last)) return false;
+    if (start == LineStart::Value) {
+      if (!any) first = value;
+      last = value;
+      any = true;
+    }
+    while (p < end && *p != '\n' && *p != '\r') ++p;
+    if (p < end) ++p;
+  }
+  return true;
+}
+
 // The first pass of a bucketed parse over the whole lines [p, end): adds each line's entry to
 // the count of its coarse bucket (counts[(first field - base) >> shift]). Returns false at the
 // first line it cannot place: one that starts with neither a line end (an empty line, which
-// holds no entry; the "\n" of a "\r\n" is one) nor the digits of a value in
-// [base, base + extent). The parse's second pass reads the same digits as that value. Line
-// ends are found 16 bytes at a time where SSE2 is, as in lineEndBound, and each line's first
-// field read 8 digits at a step. On a 10 M-line shuffled .mtx at one thread it takes about
-// 0.07 s against lineEndBound's 0.02 (listing each 64 bytes' line ends before placing their
-// lines, to spare the mispredicted loop exits, measured the same): most of it is the work of
-// reading a number per line, about 20 cycles.
+// holds no entry) nor the digits of a value in [base, base + extent). Line ends are found 16
+// bytes at a time where SSE2 is, as in lineEndBound. On a 10 M-line shuffled .mtx at one
+// thread it takes about 0.07 s against lineEndBound's 0.02 (listing each 64 bytes' line ends
+// before placing their lines, to spare the mispredicted loop exits, measured the same): most
+// of it is the work of reading a number per line, about 20 cycles.
 bool countLineBuckets(const char* p, const char* end, uint64_t base, uint64_t extent, int shift, int64_t* counts) {
   // The line starting at s (s < end).
   const auto place = [&](const char* s) {
-    if (static_cast<unsigned>(static_cast<unsigned char>(*s) - '0') >= 10) return *s == '\n' || *s == '\r';
     uint64_t value = 0;
-    int digits = 0;
-    if (end - s >= 8) {
-      digits = leadingDigits(s);
-      value = digitsValue(s, digits);
-    }
-    if (digits == 8 || end - s < 8) {  // more digits, or near the end: one at a time
-      constexpr int kMaxDigits = 19;   // below 2**64 whatever the digits
-      while (s + digits < end && static_cast<unsigned>(static_cast<unsigned char>(s[digits]) - '0') < 10) {
-        if (digits == kMaxDigits) return false;
-        value = 10 * value + (s[digits++] - '0');
-      }
-    }
+    const LineStart start = readLineStart(s, end, value);
+    if (start != LineStart::Value) return start == LineStart::Empty;
     const uint64_t key = value - base;  // a value below the base wraps past the extent
     if (key >= extent) return false;
     ++counts[key >> shift];
@@ -374,6 +406,7 @@ TextEntries::TextEntries(const char* text, size_t size, std::vector<TextColumn> 
     chunks_[k].begin = bounds[k];
     chunks_[k].end = bounds[k + 1];
   }
+  if (bucketExtent_ > 0 && looksInOrder()) bucketExtent_ = 0;
 #pragma omp parallel for num_threads(threads_) schedule(dynamic, 1)
   for (size_t k = 0; k < chunkCount; ++k) countLines(chunks_[k]);
   if (bucketExtent_ > 0 &&
@@ -390,6 +423,23 @@ TextEntries::TextEntries(const char* text, size_t size, std::vector<TextColumn> 
     chunk.firstSlot = capacity_;
     capacity_ += chunk.bound;
   }
+}
+
+// Whether the text seems to be in order by its first field already (a matrix written row by
+// row), so that laying it out in buckets would leave it as it is: the first pass would cost
+// more than counting line ends (about 0.05 s per 10 M lines at one thread) for nothing. The
+// first kSampleLines lines of each chunk ascend, and each chunk's first after the chunk
+// before's last; a text in random order fails at once. A wrong guess costs only the sort's
+// scatter, as without buckets.
+bool TextEntries::looksInOrder() const {
+  constexpr int kSampleLines = 32;
+  uint64_t previous = 0;
+  for (const Chunk& chunk : chunks_) {
+    uint64_t first = previous, last = previous;
+    if (!leadingValuesAscend(chunk.begin, chunk.end, kSampleLines, first, last) || first < previous) return false;
+    previous = last;
+  }
+  return true;
 }
 
 // The first pass over a chunk: its line ends (a bound on its entries), or, bucketed, its lines

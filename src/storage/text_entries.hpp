@@ -13,7 +13,8 @@
 // the entries as the sort's stable scatter would lay them out, and the sort skips that scatter
 // and the second set of columns it fills. Where a line starts with neither a digit nor a line
 // end (a comment, whitespace, a sign) or its first field is outside the extent, the first pass
-// cannot tell where it goes: the parse then lays the entries out in text order.
+// cannot tell where it goes: the parse then lays the entries out in text order, as it does
+// a text whose first lines of every chunk are in order already (looksInOrder).
 //
 // The accepted syntax is the one coiter's Python readers check a line against when they name
 // a malformed line (python/coiter/io/text_table.py): integers are [+-]?digits within the
@@ -89,6 +90,7 @@ class TextEntries {
   };
   template <typename Slots>
   void parseChunk(Chunk& chunk, Slots slots, const std::vector<void*>& out) const;
+  bool looksInOrder() const;
   void countLines(Chunk& chunk);
   void layOutBuckets();
 
