@@ -732,36 +732,21 @@ class TestAdoptedColumns:
         bucket_count = ((shape[0] - 1) >> shift) + 1
         assert (shift, bucket_count) == (4, 188)  # 3000 rows: buckets of 16
         starts = np.concatenate([[0], np.cumsum(np.bincount(key, minlength=bucket_count))])
+
+        def laid_out(fmt, **options):
+            """The entries in bucket order, packed (fresh copies: they may be sorted in place)."""
+            columns = [rows[order], cols[order]]
+            return pack(as_format(fmt, 2), shape, columns, values[order], **options)
+
         for fmt in ("csr", "coo", "csc"):
             expected = pack(as_format(fmt, 2), shape, [rows, cols], values)
-            laid_out = [rows[order], cols[order], values[order]]
-            tensor = pack(
-                as_format(fmt, 2),
-                shape,
-                laid_out[:2],
-                laid_out[2],
-                adopt=True,
-                mode_zero_buckets=starts,
-            )
+            tensor = laid_out(fmt, adopt=True, mode_zero_buckets=starts)
             for mine, theirs in zip(arrays(tensor), arrays(expected), strict=True):
                 np.testing.assert_array_equal(mine, theirs)
         with pytest.raises(ValueError, match="must be adopted"):
-            pack(
-                as_format("csr", 2),
-                shape,
-                [rows[order], cols[order]],
-                values[order],
-                mode_zero_buckets=starts,
-            )
+            laid_out("csr", mode_zero_buckets=starts)
         with pytest.raises(RuntimeError, match="coarse buckets do not fit"):
-            pack(
-                as_format("csr", 2),
-                shape,
-                [rows[order], cols[order]],
-                values[order],
-                adopt=True,
-                mode_zero_buckets=starts[:-1],
-            )
+            laid_out("csr", adopt=True, mode_zero_buckets=starts[:-1])
 
 
 def arrays(t):

@@ -235,8 +235,9 @@ struct BucketWorkspace {
 };
 
 // Sorts entries lexicographically and stably, then combines duplicates. Whatever it changes
-// goes to new buffers first (the input may be the caller's memory); later steps then work
-// in those in place. The result is the same, bit for bit, at any thread count.
+// goes to new buffers first (the input may be the caller's memory), except entries the caller
+// laid out in coarse buckets and gave up (grouped); later steps then work in those in place.
+// The result is the same, bit for bit, at any thread count.
 template <typename Index, typename Word>
 class EntrySorter {
  public:

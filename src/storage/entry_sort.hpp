@@ -31,8 +31,8 @@ int coarseBucketShift(int64_t extent);
 int64_t coarseBucketCount(int64_t extent);
 
 // keys[l] has one entry per value, all keys of one width; extents[l] bounds key l (or -1
-// when unknown). The input buffers are never written: columns that the sort has to change
-// are new buffers, and those it leaves alone are returned as they came (so they may still
+// when unknown). The input buffers are never written (but grouped ones, below): columns that
+// the sort has to change are new buffers, and those it leaves alone are returned as they came (so they may still
 // be the caller's memory). sumDuplicates: entries with equal keys become one whose value is
 // their sum, added in input order. threads: the most threads the sort may use; the result is
 // the same at any count. grouped (optional): the entries are already laid out in key 0's coarse
