@@ -108,8 +108,9 @@ bucket_extent : int, optional
     The first field (a signed integer) holds values in [0, bucket_extent) once its base is
     subtracted: lay the entries out in the coarse buckets of those values that packing's sort
     scatters entries into (bucket c holds the values ``c << shift`` to ``(c + 1) << shift``,
-    at most 256 buckets), stably, when every line starts with one or with a line end;
-    otherwise they stay in text order.
+    at most 256 buckets), stably, when every line starts with one or with a line end and
+    the first lines of the text's chunks are not all in order already; otherwise they stay
+    in text order (``buckets`` None).
 
 Returns
 -------
