@@ -284,3 +284,75 @@ def test_four_modes_counted_level_by_level():
             for mine, theirs in zip(arrays(t), arrays(first), strict=True):
                 np.testing.assert_array_equal(mine, theirs)
         first = t
+
+
+@pytest.mark.parametrize(
+    "layout",
+    ["one huge row with duplicates", "empty rows", "rows in one bucket", "every row once"],
+)
+def test_parsed_into_buckets_as_from_text_order(tmp_path, monkeypatch, layout):
+    # ct.read of a general file lays the entries out in the sort's coarse buckets as it parses
+    # (src/storage/text_entries.cpp); a comment line in the body keeps them in file order
+    # instead. Both give the same arrays, bit for bit, in every format and at every thread
+    # count: duplicates are summed in file order either way.
+    from coiter.io import text_table
+
+    shape = (100_000, 3000)
+    rng = np.random.default_rng(len(layout))
+    rows = {
+        "one huge row with duplicates": np.where(rng.random(ENTRIES) < 0.6, 777, 0),
+        "empty rows": rng.integers(0, shape[0] // 64, ENTRIES) * 64,
+        "rows in one bucket": rng.integers(40_000, 40_100, ENTRIES),
+        "every row once": rng.permutation(shape[0]).repeat(3),
+    }[layout]
+    count = len(rows)
+    cols = rng.integers(0, 40, count)  # many duplicates
+    values = rng.standard_normal(count)
+    bucketed, in_order = tmp_path / "bucketed.mtx", tmp_path / "in_order.mtx"
+    write_mtx(bucketed, shape, rows, cols, values)
+    lines = bucketed.read_text().split("\n")
+    lines.insert(2 + count // 2, "% a comment line in the body")
+    in_order.write_text("\n".join(lines))
+    laid_out = {}
+    parsed = text_table._parsed_table
+
+    def spy(blocks, body, *args, **kwargs):
+        table = parsed(blocks, body, *args, **kwargs)
+        laid_out[body.path] = table.buckets is not None
+        return table
+
+    monkeypatch.setattr(text_table, "_parsed_table", spy)
+    for format in ("csr", "coo", "csc"):
+        expected = read_at_every_thread_count(in_order, format)
+        got = read_at_every_thread_count(bucketed, format)
+        for mine, theirs in zip(arrays(got), arrays(expected), strict=True):
+            assert mine.dtype == theirs.dtype
+            np.testing.assert_array_equal(mine, theirs)
+    assert laid_out == {str(bucketed): True, str(in_order): False}
+    assert_matches_mmread(got, bucketed)
+
+
+@pytest.mark.parametrize("n_rows", [200, 100_000])
+def test_buckets_after_duplicates_move_down_at_many_threads(tmp_path, n_rows):
+    # Duplicates only in the first rows: every later coarse bucket ends up before where it
+    # lay. At 8 threads most buckets are sorted before the ones ahead of them are placed, and
+    # are moved down once they are (one row per bucket at 200 rows, many at 100,000).
+    count = 600_000  # 8 threads of the sort
+    rng = np.random.default_rng(n_rows)
+    rows = rng.integers(0, n_rows, count)
+    cols = rng.integers(0, 1_000_000, count)
+    first_rows = np.flatnonzero(rows < 2)
+    cols[first_rows] = cols[first_rows] % 3  # rows 0 and 1: three columns each
+    values = rng.integers(-50, 50, count).astype(np.float64)  # sums exact in any order
+    path = tmp_path / "a.mtx"
+    write_mtx(path, (n_rows, 1_000_000), rows, cols, values)
+    one = read(path, 1, "csr")
+    for threads in (3, 8):
+        for mine, theirs in zip(arrays(read(path, threads, "csr")), arrays(one), strict=True):
+            np.testing.assert_array_equal(mine, theirs)
+    expected = sp.csr_array((values, (rows, cols)), shape=(n_rows, 1_000_000))
+    expected.sort_indices()
+    got = sp.csr_array(one.to_scipy())
+    np.testing.assert_array_equal(got.indptr, expected.indptr)
+    np.testing.assert_array_equal(got.indices, expected.indices)
+    np.testing.assert_array_equal(got.data, expected.data)

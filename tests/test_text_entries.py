@@ -200,7 +200,7 @@ class TestParser:
         # the line's end; "" is the last token of the text without a line end.
         for ending in [" \n", "\t\n", "\n", "\r\n", "\r", "%c\n", "\x0c\n", ""]:
             text = "\n".join(tokens) if ending == "" else "".join(t + ending for t in tokens)
-            columns, _, bad_line, bad_text, extremes = _core.parse_text_entries(
+            columns, _, bad_line, bad_text, extremes, _ = _core.parse_text_entries(
                 text.encode(), [field], "%", 0, bases
             )
             assert bad_line == 0, (ending, bad_text)
@@ -293,7 +293,7 @@ class TestParser:
 
     def test_int32_fields_bases_and_extremes(self):
         text = "% c\n3 7 0.5\n1 2 -1\n\n5 -4 2\n"
-        columns, line_ends, bad_line, _, extremes = _core.parse_text_entries(
+        columns, line_ends, bad_line, _, extremes, _ = _core.parse_text_entries(
             text.encode(), ["int32", "int64", "float64"], "%", 0, [1, 1, 0]
         )
         assert (bad_line, line_ends) == (0, 5)
@@ -315,7 +315,7 @@ class TestParser:
         for k in range(0, len(lines), 97):
             lines[k] += ending + "% a comment" + ending
         body = ending.join(lines) + ending
-        columns, line_ends, bad_line, _, extremes = _core.parse_text_entries(
+        columns, line_ends, bad_line, _, extremes, _ = _core.parse_text_entries(
             body.encode(), ["int32", "int32", "float64"], "%", 0, [1, 1, 0]
         )
         assert bad_line == 0 and line_ends == len(rows) + 2 * len(range(0, len(lines), 97))
@@ -334,6 +334,133 @@ class TestParser:
             parse("1\n", fields=["complex128"])
         with pytest.raises(ValueError, match="one character"):
             parse("1\n", comment="%%")
+        with pytest.raises(ValueError, match="at least one field"):
+            parse("1\n", fields=[])
+        for fields, extent in ((["float64", "int32"], 5), (["int32", "int32"], 0)):
+            with pytest.raises(ValueError, match="bucketed by a signed integer"):
+                _core.parse_text_entries(b"1 1\n", fields, "%", 0, None, extent)
+
+
+def coarse_shift(extent):
+    """The shift of packing's coarse buckets of values below ``extent`` (at most 256)."""
+    shift = 0
+    while (extent - 1) >> shift >= 256:
+        shift += 1
+    return shift
+
+
+@st.composite
+def bucketed_texts(draw):
+    """(text, extent, placeable) of entry lines "row col value" with rows in [1, extent]: line
+    ends "\n", "\r\n" or "\r", blank lines, leading zeros and 9 to 19 digit rows, and (when
+    not placeable) one line the parser's first pass cannot place in a bucket."""
+    extent = draw(st.sampled_from([1, 7, 256, 257, 5000, 10**6, 10**9, 2**40]))
+    count = draw(st.integers(0, 3000))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    rows = rng.integers(1, extent + 1, count)
+    if count and draw(st.booleans()):  # many lines of one row
+        rows[rng.random(count) < 0.7] = rows[0]
+    ending = draw(st.sampled_from(["\n", "\r\n", "\r"]))
+    zeros = draw(st.sampled_from([0, 3, 12]))
+    lines = [
+        f"{'0' * (zeros if k % 5 == 0 else 0)}{r} {k % 97 + 1} {v!r}"
+        for k, (r, v) in enumerate(zip(rows.tolist(), rng.standard_normal(count).tolist()))
+    ]
+    for k in sorted(rng.integers(0, count + 1, draw(st.integers(0, 3))).tolist(), reverse=True):
+        lines.insert(k, "")  # a blank line holds no entry
+    unplaceable = draw(
+        st.sampled_from(
+            [
+                None,
+                "% a comment",
+                " 1 1 1.0",
+                "+1 1 1.0",
+                "0 1 1.0",
+                f"{extent + 1} 1 1.0",
+                "9" * 20,
+            ]
+        )
+    )
+    if unplaceable is not None:
+        if unplaceable == "9" * 20:
+            unplaceable += " 1 1.0"  # beyond 19 digits (out of range as well)
+        lines.insert(int(rng.integers(0, len(lines) + 1)), unplaceable)
+    last_ending = draw(st.booleans())
+    text = ending.join(lines) + (ending if last_ending and lines else "")
+    return text, extent, unplaceable is None
+
+
+class TestBuckets:
+    """parse_text_entries(bucket_extent=...): the entries laid out in packing's coarse buckets
+    of the first field, in text order within each, or all in text order when a line cannot be
+    placed by the first pass."""
+
+    FIELDS = ["int64", "int32", "float64"]
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(case=bucketed_texts(), threads=st.sampled_from([1, 4]))
+    def test_layout_is_the_stable_scatter_of_text_order(self, case, threads):
+        text, extent, placeable = case
+        before = ct.get_num_threads()
+        ct.set_num_threads(threads)
+        try:
+            data = text.encode()
+            in_order = _core.parse_text_entries(data, self.FIELDS, "%", 0, [1, 1, 0])
+            bucketed = _core.parse_text_entries(data, self.FIELDS, "%", 0, [1, 1, 0], extent)
+        finally:
+            ct.set_num_threads(before)
+        columns, *rest, buckets = bucketed
+        assert rest == list(in_order[1:5])  # line ends, malformed line, extremes
+        if not placeable:
+            # Some lines are malformed or out of range: the caller reports them from text order.
+            assert buckets is None
+            for mine, theirs in zip(columns, in_order[0], strict=True):
+                np.testing.assert_array_equal(mine, theirs)
+            return
+        if in_order[2]:  # a malformed line (none here: every line is placeable and whole)
+            raise AssertionError(in_order[3])
+        if buckets is None:  # the first lines of every chunk were in order: left so
+            for mine, theirs in zip(columns, in_order[0], strict=True):
+                np.testing.assert_array_equal(mine, theirs)
+            return
+        rows = in_order[0][0]
+        key = rows >> coarse_shift(extent)
+        order = np.argsort(key, kind="stable")
+        for mine, theirs in zip(columns, in_order[0], strict=True):
+            assert mine.dtype == theirs.dtype
+            np.testing.assert_array_equal(mine, theirs[order])
+        counts = np.bincount(key, minlength=len(buckets) - 1)
+        assert len(counts) == len(buckets) - 1
+        np.testing.assert_array_equal(buckets, np.concatenate([[0], np.cumsum(counts)]))
+
+    def test_text_in_order_is_left_so(self, threads):
+        # A text sorted by its first field (a matrix written row by row) would be laid out as
+        # it is: the first pass, which costs more than counting line ends, is skipped.
+        text, rows, cols, values = random_lines(60_000, seed=22)
+        order = np.argsort(rows, kind="stable")
+        lines = np.array(text.splitlines())
+        for body, in_order in (("\n".join(lines[order]) + "\n", True), (text, False)):
+            columns, _, bad_line, _, _, buckets = _core.parse_text_entries(
+                body.encode(), ["int32", "int32", "float64"], "%", 0, [1, 1, 0], int(rows.max())
+            )
+            assert bad_line == 0 and (buckets is None) == in_order
+            key = (rows - 1) >> coarse_shift(int(rows.max()))
+            expected = order if in_order else np.argsort(key, kind="stable")
+            np.testing.assert_array_equal(columns[0], rows[expected] - 1)
+            np.testing.assert_array_equal(columns[2], values[expected])
+
+    def test_chunks_fill_their_share_of_every_bucket(self, threads):
+        # Lines of every row in many chunks: each chunk's entries of a bucket follow those of
+        # the chunks before it.
+        text, rows, cols, values = random_lines(60_000, seed=21)
+        columns, _, bad_line, _, _, buckets = _core.parse_text_entries(
+            text.encode(), ["int32", "int32", "float64"], "%", 0, [1, 1, 0], int(rows.max())
+        )
+        assert bad_line == 0 and buckets is not None
+        order = np.argsort((rows - 1) >> coarse_shift(int(rows.max())), kind="stable")
+        np.testing.assert_array_equal(columns[0], rows[order] - 1)
+        np.testing.assert_array_equal(columns[1], cols[order] - 1)
+        np.testing.assert_array_equal(columns[2], values[order])
 
 
 def mtx_text(text_of_entries, count, field="real"):
@@ -587,3 +714,41 @@ class TestAdoptedColumns:
 
         with pytest.raises(ValueError, match="adopt=True"):
             pack(as_format("coo", 1), (3,), [np.array([0])], np.ones(1), False, adopt=True)
+
+    def test_bucketed_entries_are_sorted_where_they_lie(self):
+        # Entries laid out in mode 0's coarse buckets (as the parser leaves them) are sorted in
+        # place into the same tensor as from text order; only adopted arrays may be.
+        from coiter.formats import as_format
+        from coiter.tensor import pack
+
+        rng = np.random.default_rng(12)
+        shape = (3000, 40)
+        rows = rng.integers(0, shape[0], 20_000).astype(np.int32)
+        cols = rng.integers(0, shape[1], 20_000).astype(np.int32)
+        values = rng.standard_normal(20_000)
+        shift = coarse_shift(shape[0])
+        key = rows >> shift
+        order = np.argsort(key, kind="stable")
+        bucket_count = ((shape[0] - 1) >> shift) + 1
+        assert (shift, bucket_count) == (4, 188)  # 3000 rows: buckets of 16
+        starts = np.concatenate([[0], np.cumsum(np.bincount(key, minlength=bucket_count))])
+
+        def laid_out(fmt, **options):
+            """The entries in bucket order, packed (fresh copies: they may be sorted in place)."""
+            columns = [rows[order], cols[order]]
+            return pack(as_format(fmt, 2), shape, columns, values[order], **options)
+
+        for fmt in ("csr", "coo", "csc"):
+            expected = pack(as_format(fmt, 2), shape, [rows, cols], values)
+            tensor = laid_out(fmt, adopt=True, mode_zero_buckets=starts)
+            for mine, theirs in zip(arrays(tensor), arrays(expected), strict=True):
+                np.testing.assert_array_equal(mine, theirs)
+        with pytest.raises(ValueError, match="must be adopted"):
+            laid_out("csr", mode_zero_buckets=starts)
+        with pytest.raises(RuntimeError, match="coarse buckets do not fit"):
+            laid_out("csr", adopt=True, mode_zero_buckets=starts[:-1])
+
+
+def arrays(t):
+    """Every array of a tensor: its levels' and its values."""
+    return [a for level in t.levels for a in level.arrays.values()] + [t.values]

@@ -211,6 +211,7 @@ def pack(
     sum_duplicates: bool = ...,
     index_bits: _Int = ...,
     adopt: bool = ...,
+    mode_zero_buckets: Sequence[_Int] | NDArray[Any] | None = None,
 ) -> TensorStorage: ...
 def from_arrays(
     format: Format,
@@ -231,7 +232,10 @@ def parse_text_entries(
     comment: str,
     skip_lines: _Int,
     bases: Sequence[_Int] | None = None,
-) -> tuple[list[NDArray[Any]], int, int, bytes, list[tuple[int, int] | None]]: ...
+    bucket_extent: _Int | None = None,
+) -> tuple[
+    list[NDArray[Any]], int, int, bytes, list[tuple[int, int] | None], NDArray[Any] | None
+]: ...
 
 # runtime
 def get_num_threads() -> int: ...

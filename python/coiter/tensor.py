@@ -962,13 +962,17 @@ def pack(
     name: str | None = None,
     index_bits: int = 32,
     adopt: bool = False,
+    mode_zero_buckets: NDArray[np.int64] | None = None,
 ) -> Tensor:
     """A tensor packed (in C++) from one coordinate array per mode and the values.
 
     ``index_bits=32`` gives int32 indices when everything fits, else int64; 64 forces int64.
     ``adopt=True``: the arrays are the caller's to give up (nothing else holds them, as with a
     reader's parsed columns), so the tensor may keep them instead of copies; duplicates are
-    then summed and ``index_bits`` is 32.
+    then summed and ``index_bits`` is 32. ``mode_zero_buckets`` (with ``adopt``): the entries
+    are laid out in the coarse buckets of mode 0 that the sort would scatter them into, each
+    starting there (as the core's parser leaves them, ``_core.parse_text_entries``); the sort
+    then orders each bucket where it lies.
     """
     coordinates = [
         np.ascontiguousarray(c, dtype=np.int64)
@@ -984,7 +988,9 @@ def pack(
         extents = [int(e) for e in shape]
         if adopt and (not sum_duplicates or index_bits != 32):
             raise ValueError("pack(adopt=True) sums duplicates at index_bits=32")
-        storage = _core.pack(fmt, extents, coordinates, values, sum_duplicates, index_bits, adopt)
+        storage = _core.pack(
+            fmt, extents, coordinates, values, sum_duplicates, index_bits, adopt, mode_zero_buckets
+        )
         bar.update(entries)
     return Tensor(storage, name)
 

@@ -1,5 +1,6 @@
 // Bindings of the text readers' parser (storage/text_entries.hpp): the entry lines of a
-// Matrix Market or FROSTT file, parsed in parallel without the GIL, into NumPy columns.
+// Matrix Market or FROSTT file, parsed in parallel without the GIL, into NumPy columns (in
+// text order, or laid out in the coarse buckets of their first field).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -29,11 +30,13 @@ TextField textField(const std::string& name) {
 }
 
 py::tuple parseTextEntries(const py::buffer& text, const std::vector<std::string>& fields, const std::string& comment,
-                           int64_t skipLines, const std::optional<std::vector<int64_t>>& bases) {
+                           int64_t skipLines, const std::optional<std::vector<int64_t>>& bases,
+                           const std::optional<int64_t>& bucketExtent) {
   py::buffer_info info = text.request();
   if (info.ndim != 1 || info.itemsize != 1 || info.strides[0] != 1)
     throw ArgumentError("the text to parse must be contiguous bytes");
   if (comment.size() != 1) throw ArgumentError("the comment marker must be one character");
+  if (fields.empty()) throw ArgumentError("a text line has at least one field");
   if (bases && bases->size() != fields.size()) throw ArgumentError("one base per field");
   std::vector<TextColumn> columns;
   for (size_t c = 0; c < fields.size(); ++c) {
@@ -43,11 +46,14 @@ py::tuple parseTextEntries(const py::buffer& text, const std::vector<std::string
       throw ArgumentError("only signed integer fields have a base");
     columns.push_back({type, base});
   }
+  if (bucketExtent &&
+      (*bucketExtent < 1 || (columns[0].type != TextField::Int32 && columns[0].type != TextField::Int64)))
+    throw ArgumentError("entries are bucketed by a signed integer first field of extent at least 1");
   std::unique_ptr<TextEntries> entries;
   {
     py::gil_scoped_release nogil;
     entries = std::make_unique<TextEntries>(static_cast<const char*>(info.ptr), static_cast<size_t>(info.size), columns,
-                                            comment[0], skipLines, getNumThreads());
+                                            comment[0], skipLines, getNumThreads(), bucketExtent.value_or(0));
   }
   // Uninitialized arrays of the bound on the entries: the parser writes every slot it keeps.
   std::vector<py::array> arrays;
@@ -71,14 +77,17 @@ py::tuple parseTextEntries(const py::buffer& text, const std::vector<std::string
     const bool isSigned = columns[c].type == TextField::Int32 || columns[c].type == TextField::Int64;
     extremes.append(isSigned ? py::object(py::make_tuple(entries->minimum(c), entries->maximum(c))) : py::none());
   }
-  return py::make_tuple(parsed, entries->lineEnds(), entries->badLine(), py::bytes(entries->badText()), extremes);
+  const std::vector<int64_t>& starts = entries->bucketStarts();
+  py::object buckets = starts.empty() ? py::object(py::none()) : py::object(py::array(py::cast(starts)));
+  return py::make_tuple(parsed, entries->lineEnds(), entries->badLine(), py::bytes(entries->badText()), extremes,
+                        buckets);
 }
 
 }  // namespace
 
 void bindIo(py::module_& m) {
   m.def("parse_text_entries", &parseTextEntries, py::arg("text"), py::arg("fields"), py::arg("comment"),
-        py::arg("skip_lines"), py::arg("bases") = py::none(),
+        py::arg("skip_lines"), py::arg("bases") = py::none(), py::arg("bucket_extent") = py::none(),
         R"(Parse the entry lines of a text tensor file, in parallel.
 
 Parameters
@@ -95,15 +104,26 @@ skip_lines : int
 bases : list of int, optional
     Per field, a number subtracted from each value before it is stored (signed integer fields
     only; 1 turns 1-based coordinates into 0-based ones). None: all 0.
+bucket_extent : int, optional
+    The first field (a signed integer) holds values in [0, bucket_extent) once its base is
+    subtracted: lay the entries out in the coarse buckets of those values that packing's sort
+    scatters entries into (bucket c holds the values ``c << shift`` to ``(c + 1) << shift``,
+    at most 256 buckets), stably, when every line starts with one or with a line end and
+    the first lines of the text's chunks are not all in order already; otherwise they stay
+    in text order (``buckets`` None).
 
 Returns
 -------
 tuple
-    ``(columns, line_ends, bad_line, bad_text, extremes)``: one array per field with the
+    ``(columns, line_ends, bad_line, bad_text, extremes, buckets)``: one array per field with the
     values of the entries in order (those before the first malformed line, if any), the number
     of line ends in `text`, the 1-based number of the first malformed line (0 when none), its
     text, and per field the ``(least, greatest)`` value parsed (before the base is subtracted;
-    ``(0, -1)`` when there are no entries) of a signed integer field, None for the others.
+    ``(0, -1)`` when there are no entries) of a signed integer field, None for the others;
+    ``buckets``: None when the entries are in text order, else where each coarse bucket starts
+    in the columns (an int64 array of one more than the buckets, the last the entry count),
+    the entries in each in text order (valid when no line is malformed); pack(...,
+    mode_zero_buckets=buckets) takes them.
 )");
 }
 

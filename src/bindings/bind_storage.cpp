@@ -34,7 +34,8 @@ py::list levelParameters(const TensorStorage& t) {
 
 std::shared_ptr<TensorStorage> pack(const Format& format, const std::vector<int64_t>& shape,
                                     const std::vector<py::array>& coords, const py::array& values, bool sumDuplicates,
-                                    int indexBits, bool adopt) {
+                                    int indexBits, bool adopt,
+                                    const std::optional<std::vector<int64_t>>& modeZeroBuckets) {
   PackRequest r;
   r.format = format;
   r.shape = shape;
@@ -44,6 +45,7 @@ std::shared_ptr<TensorStorage> pack(const Format& format, const std::vector<int6
   r.sumDuplicates = sumDuplicates;
   r.indexBits = indexBits;
   r.adoptInputs = adopt;
+  if (modeZeroBuckets) r.modeZeroBuckets = *modeZeroBuckets;
   r.threads = getNumThreads();
   py::gil_scoped_release nogil;
   return packCoordinates(r);
@@ -266,9 +268,12 @@ void bindStorage(py::module_& m) {
 
   m.def("pack", &pack, py::arg("format"), py::arg("shape"), py::arg("coords"), py::arg("values"),
         py::arg("sum_duplicates") = true, py::arg("index_bits") = 32, py::arg("adopt") = false,
+        py::arg("mode_zero_buckets") = py::none(),
         "Packs coordinates (one array per mode) and values into a tensor of the given format; with adopt, "
         "the arrays are given up (nothing else holds them, as a reader's parsed columns): the tensor may "
-        "keep them instead of copies.");
+        "keep them instead of copies. mode_zero_buckets (with adopt): where each coarse bucket of mode 0 "
+        "starts, the entries being laid out in those buckets (as parse_text_entries(bucket_extent=...) "
+        "leaves them); the sort then skips its scatter.");
   m.def("wrap_dense", &wrapDense, py::arg("array"), py::arg("format") = py::none(),
         "A dense tensor reading the array in place; SignatureError if it needs converting.");
   m.def("wrap_scipy", &wrapScipy, py::arg("matrix"), py::arg("for_kernel_call") = false,

@@ -5,9 +5,10 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <memory>
-#include <thread>
+#include <stdexcept>
 #include <type_traits>
 
 #if defined(__linux__)
@@ -19,6 +20,9 @@
 
 namespace coiter {
 namespace {
+
+// A scatter into more buckets than this misses the caches on nearly every write.
+constexpr int64_t kMaxScatterBuckets = 256;
 
 struct Bytes16 {
   char b[16];
@@ -126,6 +130,85 @@ struct Combined {
   bool duplicates = false;  // equal keys were met
 };
 
+// Where sorted coarse buckets go: each bucket's kept entries right after those of the bucket
+// before (duplicates summed there free slots), which is known once that bucket is final. A
+// thread that finds the bucket before final when it takes a bucket writes it to its final
+// slots directly; otherwise it writes it where it lies (its own slots, which no other thread
+// reads or writes meanwhile) and goes on, without waiting, and whichever thread finishes a
+// bucket moves the buckets after the final ones down, in order, as far as they are written.
+// Waiting for the bucket before instead made two threads slower than one on a busy machine
+// (a thread holding it may not run for milliseconds), and wrote nearly every bucket through
+// a copy, as two threads in step seldom find the bucket before final.
+class BucketPlacement {
+ public:
+  // Moves the `count` entries at slot `from` down to slot `to` (to <= from).
+  using Mover = std::function<void(int64_t from, int64_t count, int64_t to)>;
+
+  BucketPlacement(const std::vector<int64_t>& starts, Mover move)
+      : starts_(starts),
+        count_(static_cast<int64_t>(starts.size()) - 1),
+        move_(std::move(move)),
+        state_(new std::atomic<State>[count_]),
+        end_(new std::atomic<int64_t>[count_]),
+        kept_(count_) {
+    for (int64_t c = 0; c < count_; ++c) {
+      state_[c].store(State::Pending, std::memory_order_relaxed);
+      end_[c].store(-1, std::memory_order_relaxed);
+    }
+  }
+
+  // Bucket c's first final slot when it is known now, else -1.
+  int64_t finalStart(int64_t c) const { return c == 0 ? 0 : end_[c - 1].load(std::memory_order_acquire); }
+  // Bucket c is written at its final slots (from finalStart(c)), `kept` entries.
+  void wroteFinal(int64_t c, int64_t kept) {
+    end_[c].store(finalStart(c) + kept, std::memory_order_release);
+    state_[c].store(State::Final);
+    advance();
+  }
+  // Bucket c is written where it lies, `kept` entries from its first slot.
+  void wroteInPlace(int64_t c, int64_t kept) {
+    kept_[c] = kept;
+    state_[c].store(State::InPlace);
+    advance();
+  }
+  // Once every bucket is written: where the last one's final slots end.
+  int64_t end() const { return count_ == 0 ? 0 : end_[count_ - 1].load(); }
+
+ private:
+  enum class State { Pending, InPlace, Final };
+
+  // Moves the buckets written in place after the final ones to their final slots. One thread
+  // at a time; one that finds another at it leaves its bucket to that one, which looks again
+  // before it stops.
+  void advance() {
+    while (!busy_.exchange(true)) {
+      int64_t c = frontier_;
+      for (; c < count_; ++c) {
+        const State state = state_[c].load();
+        if (state == State::Pending) break;
+        if (state == State::InPlace) {
+          const int64_t to = finalStart(c);
+          move_(starts_[c], kept_[c], to);
+          end_[c].store(to + kept_[c], std::memory_order_release);
+          state_[c].store(State::Final);
+        }
+      }
+      frontier_ = c;
+      busy_.store(false);
+      if (c == count_ || state_[c].load() == State::Pending) return;
+    }
+  }
+
+  const std::vector<int64_t>& starts_;
+  const int64_t count_;
+  const Mover move_;
+  std::unique_ptr<std::atomic<State>[]> state_;
+  std::unique_ptr<std::atomic<int64_t>[]> end_;  // a final bucket's end; -1 before
+  std::vector<int64_t> kept_;                    // a bucket written in place: its entries
+  std::atomic<bool> busy_{false};                // a thread is moving buckets
+  int64_t frontier_ = 0;                         // the buckets before are final (under busy_)
+};
+
 // One thread's memory for sorting coarse buckets, reused from one bucket to the next.
 template <typename Index, typename Word>
 struct BucketWorkspace {
@@ -152,8 +235,9 @@ struct BucketWorkspace {
 };
 
 // Sorts entries lexicographically and stably, then combines duplicates. Whatever it changes
-// goes to new buffers first (the input may be the caller's memory); later steps then work
-// in those in place. The result is the same, bit for bit, at any thread count.
+// goes to new buffers first (the input may be the caller's memory), except entries the caller
+// laid out in coarse buckets and gave up (grouped); later steps then work in those in place.
+// The result is the same, bit for bit, at any thread count.
 template <typename Index, typename Word>
 class EntrySorter {
  public:
@@ -165,8 +249,9 @@ class EntrySorter {
   // with `add`, in order); otherwise only note that there are duplicates. extents[l] bounds
   // key l (-1: unknown; missing keys unknown too). threads: the most threads the counting sort
   // may use.
+  // grouped: as sortEntries takes it (null: not grouped).
   EntrySorter(std::vector<Buffer>& keys, Buffer& values, const std::vector<int64_t>& extents, bool sum, AddValue add,
-              int threads)
+              int threads, const std::vector<int64_t>* grouped)
       : keys_(keys),
         values_(values),
         n_(values.length()),
@@ -176,7 +261,8 @@ class EntrySorter {
         add_(add),
         threads_(static_cast<int>(std::clamp<int64_t>(n_ / kEntriesPerThread, 1, std::max(1, threads)))),
         compositeRanks_(std::is_same_v<Index, int32_t> && extents.size() == 2 && extents[1] >= 0 &&
-                        extents[1] <= kCompositeColumnBound) {}
+                        extents[1] <= kCompositeColumnBound),
+        grouped_(grouped) {}
 
   // Sorts and combines; returns whether there were duplicates.
   bool run() {
@@ -190,6 +276,8 @@ class EntrySorter {
     } else if (!countable(0, n_)) {
       sortAll();
       absorb(combine(view_, 0, n_, 0));
+    } else if (grouped_) {
+      sortBuckets(extents_[0], coarseBucketShift(extents_[0]), *grouped_);  // the scatter is done
     } else {
       countingSort(extents_[0]);
     }
@@ -198,8 +286,6 @@ class EntrySorter {
   }
 
  private:
-  // A scatter into more buckets than this misses the caches on nearly every write.
-  static constexpr int64_t kMaxScatterBuckets = 256;
   // Groups up to this long are insertion-sorted in place; longer ones are counted by their
   // next key (countGroup) or sorted through a permutation.
   static constexpr int64_t kInsertionSortMax = 32;
@@ -243,9 +329,8 @@ class EntrySorter {
   // slice's entries go into each bucket after those of the slices before it, so the order
   // stays stable.
   void countingSort(int64_t extent0) {
-    int shift = 0;
-    while ((extent0 - 1) >> shift >= kMaxScatterBuckets) ++shift;
-    const int64_t coarseCount = ((extent0 - 1) >> shift) + 1;
+    const int shift = coarseBucketShift(extent0);
+    const int64_t coarseCount = coarseBucketCount(extent0);
     const int threads = threads_;
     auto sliceStart = [&](int t) { return n_ * t / threads; };
     auto coarse = [shift](Index k) { return static_cast<int64_t>(k >> shift); };
@@ -300,18 +385,16 @@ class EntrySorter {
 
   // Sorts each coarse bucket [bucketStart[c], bucketStart[c + 1]) (key-0 values from
   // c << shift) by all keys and combines its duplicates, on threads_ threads. A thread takes
-  // the next bucket, sorts it into its own scratch memory (or in place, for a bucket of one
-  // key-0 value) and, once the bucket before it is written, writes it to its final slots:
-  // right after that bucket's, over the slots the duplicates before it freed. So no pass
-  // moves the entries down afterwards. Buckets are taken in order, so the bucket waited for
-  // is held by a running thread, and every slot written to has been read by then.
+  // the next bucket, sorts it through its own scratch memory (or in place, for a bucket of one
+  // key-0 value) and writes it to its final slots, right after the bucket before's, over the
+  // slots the duplicates before it freed, or where it lay until those are known
+  // (BucketPlacement). At one thread every bucket goes straight to its final slots.
   void sortBuckets(int64_t extent0, int shift, const std::vector<int64_t>& bucketStart) {
     const int64_t coarseCount = static_cast<int64_t>(bucketStart.size()) - 1;
-    // written[c]: the end of bucket c's final slots once it is written there; -1 until then.
-    std::unique_ptr<std::atomic<int64_t>[]> written(new std::atomic<int64_t>[coarseCount]);
-    for (int64_t c = 0; c < coarseCount; ++c) written[c].store(-1, std::memory_order_relaxed);
+    BucketPlacement placement(bucketStart,
+                              [this](int64_t from, int64_t count, int64_t to) { moveDown(from, from + count, to); });
     std::atomic<int64_t> nextBucket{0};
-    std::atomic<bool> failed{false}, duplicates{false};
+    std::atomic<bool> duplicates{false};
     std::exception_ptr failure;
 #pragma omp parallel num_threads(threads_)
     {
@@ -323,45 +406,32 @@ class EntrySorter {
           if (last - first == 1) {  // one key-0 value: nothing to count or scatter
             const Combined kept = sortInPlace(lo, hi, work);
             if (kept.duplicates) duplicates.store(true, std::memory_order_relaxed);
-            const int64_t to = c == 0 ? 0 : waitFor(written[c - 1], failed);
-            if (to < 0) break;  // another thread failed
-            moveDown(lo, kept.end, to);
-            written[c].store(to + kept.end - lo, std::memory_order_release);
+            placement.wroteInPlace(c, kept.end - lo);
             continue;
           }
-          // When the bucket before is written already (always, at one thread), this one's
-          // final slots are known before it is sorted: a matrix's sorted rows then go there
-          // directly, not through the scratch and a copy. Those slots have been read by then:
-          // the ones before `lo` by the buckets before, the bucket's own ones by its scatter.
-          const int64_t known = c == 0 ? 0 : written[c - 1].load(std::memory_order_acquire);
-          const bool direct = known >= 0 && keys_.size() == 2;
+          // A matrix's sorted rows go to their slots as they are sorted, not through the
+          // scratch and a copy: the final ones when known, else the bucket's own. Those slots
+          // have been read by then: the ones before `lo` by the buckets before, the bucket's own
+          // ones by its scatter into the scratch.
+          const int64_t known = placement.finalStart(c);
+          const int64_t to = known >= 0 ? known : lo;
           scatterIntoScratch(first, last, lo, hi, work);
-          const Combined kept = direct ? sortRows(first, last, work, view_, known) : sortScratch(first, last, work);
+          const bool direct = keys_.size() == 2;
+          const Combined kept = direct ? sortRows(first, last, work, view_, to) : sortScratch(first, last, work);
           if (kept.duplicates) duplicates.store(true, std::memory_order_relaxed);
-          const int64_t to = direct ? known : c == 0 ? 0 : waitFor(written[c - 1], failed);
-          if (to < 0) break;  // another thread failed
           if (!direct) copyOut(work.scratch, kept.end, to);
-          written[c].store(to + kept.end, std::memory_order_release);
+          if (known >= 0)
+            placement.wroteFinal(c, kept.end);
+          else
+            placement.wroteInPlace(c, kept.end);
         }
       } catch (...) {  // out of memory: rethrown below, as no exception may leave the region
-        failed.store(true);
 #pragma omp critical
         failure = std::current_exception();
       }
     }
     if (failure) std::rethrow_exception(failure);
-    absorb({coarseCount > 0 ? written[coarseCount - 1].load() : 0, duplicates.load()});
-  }
-
-  // The end of the bucket before's final slots, once its thread has written it; -1 when a
-  // thread failed (and so may never write its bucket).
-  static int64_t waitFor(const std::atomic<int64_t>& end, const std::atomic<bool>& failed) {
-    int64_t to;
-    while ((to = end.load(std::memory_order_acquire)) < 0) {
-      if (failed.load(std::memory_order_relaxed)) return -1;
-      std::this_thread::yield();  // the machine may have fewer free cores than threads
-    }
-    return to;
+    absorb({placement.end(), duplicates.load()});
   }
 
   // Lays the coarse bucket [lo, hi) of key-0 value(s) [first, last) out in the workspace's
@@ -740,14 +810,31 @@ class EntrySorter {
   const int threads_;
   // sortRows may rank rows by composite keys (rankSortComposite): int32 columns small enough.
   const bool compositeRanks_;
+  // Where each coarse bucket of key 0 starts, when the caller laid the entries out so.
+  const std::vector<int64_t>* grouped_;
   int64_t kept_ = 0;         // entries kept so far
   bool duplicates_ = false;  // combining met equal keys
 };
 
 }  // namespace
 
+int coarseBucketShift(int64_t extent) {
+  int shift = 0;
+  while ((extent - 1) >> shift >= kMaxScatterBuckets) ++shift;
+  return shift;
+}
+
+int64_t coarseBucketCount(int64_t extent) { return ((extent - 1) >> coarseBucketShift(extent)) + 1; }
+
 SortedEntries sortEntries(std::vector<Buffer> keys, const std::vector<int64_t>& extents, const Buffer& values,
-                          bool sumDuplicates, int threads) {
+                          bool sumDuplicates, int threads, const std::vector<int64_t>* grouped) {
+  if (grouped) {
+    const bool fits = !keys.empty() && !extents.empty() && extents[0] >= 1 &&
+                      static_cast<int64_t>(grouped->size()) == coarseBucketCount(extents[0]) + 1 &&
+                      grouped->front() == 0 && grouped->back() == values.length() &&
+                      std::is_sorted(grouped->begin(), grouped->end());
+    if (!fits) throw std::logic_error("sortEntries: the coarse buckets do not fit the entries");
+  }
   SortedEntries out;
   out.keys = std::move(keys);
   out.values = values;
@@ -757,7 +844,7 @@ SortedEntries sortEntries(std::vector<Buffer> keys, const std::vector<int64_t>& 
       using Index = std::remove_pointer_t<decltype(index)>;
       using T = std::remove_pointer_t<decltype(typed)>;
       using Word = typename WordOfSize<sizeof(T)>::type;
-      EntrySorter<Index, Word> sorter(out.keys, out.values, extents, sumDuplicates, &addAs<T, Word>, threads);
+      EntrySorter<Index, Word> sorter(out.keys, out.values, extents, sumDuplicates, &addAs<T, Word>, threads, grouped);
       out.hadDuplicates = sorter.run();
     });
   });

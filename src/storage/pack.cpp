@@ -96,10 +96,11 @@ Buffer makeColumn(DType width, int64_t n, F&& f) {
 }
 
 struct LevelCoordinates {
-  std::vector<Buffer> keys;        // one column per level, in input order
-  std::vector<int64_t> extents;    // one per level
-  std::vector<int64_t> diagonals;  // DIA: sorted distinct column - row offsets
-  Buffer values;                   // the entries' values (reordered if slots needed it)
+  std::vector<Buffer> keys;         // one column per level, in input order
+  std::vector<int64_t> extents;     // one per level
+  std::vector<int64_t> diagonals;   // DIA: sorted distinct column - row offsets
+  Buffer values;                    // the entries' values (reordered if slots needed it)
+  bool firstKeyIsModeZero = false;  // keys[0] is mode 0's coordinates, in the request's order
 };
 
 // Derives each level's coordinate from the mode coordinates (level map of the format).
@@ -124,6 +125,7 @@ LevelCoordinates levelCoordinates(const PackRequest& r, std::vector<Buffer> mode
     const LevelCoordinate& lc = map[k];
     if (lc.kind == LevelCoordinate::Kind::Mode && uses[lc.mode] == 1) {
       out.keys.push_back(std::move(modes[lc.mode]));  // the level coordinate is the mode's
+      out.firstKeyIsModeZero = out.firstKeyIsModeZero || (k == 0 && lc.mode == 0 && !needsSlots);
       continue;
     }
     const Buffer& x = modes[lc.mode];
@@ -303,8 +305,13 @@ std::shared_ptr<TensorStorage> packCoordinates(const PackRequest& r) {
                      std::to_string(r.modeCoords.size()));
   const int64_t n = r.values.length();
   const DType width = workingIndexType(r, f.levelExtents(r.shape), n);
+  if (!r.modeZeroBuckets.empty() && !r.adoptInputs)
+    throw ArgumentError("entries laid out in coarse buckets are sorted in place: their arrays must be adopted");
   LevelCoordinates lc = levelCoordinates(r, readModeCoordinates(r, n, width), r.values, width);
-  SortedEntries entries = sortEntries(std::move(lc.keys), lc.extents, lc.values, r.sumDuplicates, r.threads);
+  // Another first key (CSC's columns, a block's index) is sorted from scratch.
+  const bool grouped = lc.firstKeyIsModeZero && !r.modeZeroBuckets.empty();
+  SortedEntries entries = sortEntries(std::move(lc.keys), lc.extents, lc.values, r.sumDuplicates, r.threads,
+                                      grouped ? &r.modeZeroBuckets : nullptr);
   if (entries.hadDuplicates && !r.sumDuplicates && !f.holdsDuplicates())
     throw FormatError("the coordinates contain duplicates and format " + formatName(f) +
                       " cannot hold them; pass sum_duplicates=True or use a non-unique "

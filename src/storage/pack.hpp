@@ -20,6 +20,11 @@ struct PackRequest {
   // The caller gives the coordinate and value buffers up (a file reader's fresh columns):
   // the tensor may keep them as its arrays instead of copies.
   bool adoptInputs = false;
+  // Optional, with adoptInputs: the entries are laid out in mode 0's coarse buckets
+  // (coarseBucketShift, storage/entry_sort.hpp), stably, bucket c from slot modeZeroBuckets[c]
+  // on, as a text parser can leave them; where the sort's first key is mode 0, it then sorts
+  // each bucket in place and skips its scatter into new columns.
+  std::vector<int64_t> modeZeroBuckets;
   // The most threads sorting the entries may use (ct.set_num_threads); the tensor is the same
   // at any count.
   int threads = 1;

@@ -62,17 +62,25 @@ def _read_matrix_market(
         columns, values = _mm_coordinate_entries(body, header, table, dtype)
         default_format = "csr"
     values = _cast_values(values, dtype, path)
-    return _tensor_of_columns(path, columns, values, shape, format or default_format)
+    # The buckets are those of the declared rows (a padded shape has others), and mirrored
+    # entries of a symmetric file are appended after them.
+    bucketed = header.symmetry == "general" and shape[0] == header.rows
+    buckets = table.buckets if bucketed else None
+    return _tensor_of_columns(path, columns, values, shape, format or default_format, buckets)
 
 
 def _parsed_coordinates(body: _Body, header: _MMHeader) -> _Body:
     """``body`` with its coordinates parsed straight into what packing takes: 0-based (base
-    1), and int32 when the declared size fits it (half the bytes to write and sort)."""
+    1), int32 when the declared size fits it (half the bytes to write and sort), and, for a
+    general file, laid out in the coarse buckets of its rows that packing's sort starts from."""
     narrow = max(header.rows, header.cols) <= np.iinfo(np.int32).max
     index = np.dtype(np.int32 if narrow else np.int64)
     columns = tuple((label, index) for label, _ in body.columns[:2]) + body.columns[2:]
     bases = (1, 1) + (0,) * (len(body.columns) - 2)
-    return replace(body, columns=columns, bases=bases)
+    bucketed = header.symmetry == "general" and header.rows >= 1
+    return replace(
+        body, columns=columns, bases=bases, bucket_extent=header.rows if bucketed else None
+    )
 
 
 def _read_mm_header(stream, path):

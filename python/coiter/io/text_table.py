@@ -88,16 +88,18 @@ def _tensor_of_columns(
     values: NDArray[Any],
     shape: tuple[int, ...],
     format: FormatLike,
+    buckets: NDArray[np.int64] | None = None,
 ) -> Tensor:
     """The tensor holding a file's entries, from one column of 0-based coordinates per mode
-    (int32 or int64, checked against ``shape`` by the packing). Packing refuses a declared
-    size too large for the format (a dense level over a huge mode, or the pos array under
-    it); the error then names the file as well as the level and array."""
+    (int32 or int64, checked against ``shape`` by the packing; ``buckets``: laid out in mode
+    0's coarse buckets, _Table.buckets). Packing refuses a declared size too large for the
+    format (a dense level over a huge mode, or the pos array under it); the error then names
+    the file as well as the level and array."""
     try:
         fmt = as_format(format, len(shape))
         values = values.astype(value_dtype(values.dtype), copy=False)
         # The columns are this read's own: the tensor keeps them rather than copies.
-        return pack(fmt, shape, columns, values, adopt=True)
+        return pack(fmt, shape, columns, values, adopt=True, mode_zero_buckets=buckets)
     except ShapeError as error:
         raise ShapeError(
             f'{path}: {error}; format="coo" stores only the file\'s entries'
@@ -127,6 +129,11 @@ class _Body:
     # for none. A narrowed (int32) coordinate field is only trusted once the table's extremes
     # show that its values fit.
     bases: tuple[int, ...] = ()
+    # The extent of the first field's values (after its base): when the body is parsed in one
+    # block, the entries are laid out in the coarse buckets of the first field that packing
+    # sorts them by (_Table.buckets), sparing the sort a scatter into new columns. None: in
+    # file order.
+    bucket_extent: int | None = None
 
     def plain(self) -> "_Body":
         """This body with every integer field parsed as int64 and no bases: the values as the
@@ -148,6 +155,9 @@ class _Table:
     columns: dict[str, NDArray[Any]]
     rows: int
     extremes: dict[str, tuple[int, int]]
+    # Where each coarse bucket of the first field starts when the entries are laid out in them
+    # (_Body.bucket_extent), else None: the entries are in file order.
+    buckets: NDArray[np.int64] | None = None
 
     def __getitem__(self, label: str) -> NDArray[Any]:
         return self.columns[label]
@@ -172,15 +182,17 @@ def _load_table(body: _Body) -> _Table:
                 return _numpy_table(
                     _reported_lines(stream, bar, size) if bar.shown else stream, body
                 )
+        one_block = not gzipped and not bar.shown
         with (
             (gzip.open if gzipped else open)(body.path, "rb") as stream,
             closing(
                 _line_blocks(stream)
                 if gzipped
-                else _mapped_blocks(stream, _BLOCK_BYTES if bar.shown else None)
+                else _mapped_blocks(stream, None if one_block else _BLOCK_BYTES)
             ) as blocks,
         ):
-            return _parsed_table(blocks, body, body.first_line - 1, bar)
+            # Buckets are laid out within a block: blocks would each have their own.
+            return _parsed_table(blocks, body, body.first_line - 1, bar, bucketed=one_block)
 
 
 def _load_piece(text: str, body: _Body) -> _Table:
@@ -197,21 +209,28 @@ def _parsed_natively(body: _Body) -> bool:
 
 
 def _parsed_table(
-    blocks: Iterable[Any], body: _Body, skip_lines: int | None, bar: Progress | None
+    blocks: Iterable[Any],
+    body: _Body,
+    skip_lines: int | None,
+    bar: Progress | None,
+    bucketed: bool = False,
 ) -> _Table:
     """Parse ``blocks`` (bytes-like, each ending at a line end but the last) with the core's
     parallel parser, the first ``skip_lines`` lines not read. ``skip_lines`` None: the blocks
     are a piece of the body whose line numbers are unknown, so a malformed line is found again
-    in the file to be named."""
+    in the file to be named. ``bucketed``: ``blocks`` is one block, whose entries are laid out
+    in buckets when ``body.bucket_extent`` asks for it."""
     fields = [dtype.name for _, dtype in body.columns]
     bases = list(body.bases) or None
+    bucket_extent = body.bucket_extent if bucketed else None
+    buckets = None
     parts: list[list[NDArray[Any]]] = [[] for _ in fields]
     extremes: dict[str, tuple[int, int]] = {}
     line_ends = 0  # in the blocks before this one
     for block in blocks:
         skip = max(0, (skip_lines or 0) - line_ends)
-        columns, block_line_ends, bad_line, bad_text, block_extremes = _core.parse_text_entries(
-            block, fields, body.comment, skip, bases
+        columns, block_line_ends, bad_line, bad_text, block_extremes, buckets = (
+            _core.parse_text_entries(block, fields, body.comment, skip, bases, bucket_extent)
         )
         if bad_line:
             if skip_lines is None:
@@ -232,7 +251,7 @@ def _parsed_table(
     ]
     rows = len(arrays[0]) if arrays else 0
     table = {label: array for (label, _), array in zip(body.columns, arrays)}
-    return _Table(table, rows, _signed_extremes(body, extremes))
+    return _Table(table, rows, _signed_extremes(body, extremes), buckets)
 
 
 def _signed_extremes(body: _Body, found: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
