@@ -259,3 +259,37 @@ def test_the_whole_expression_sum_would_differ():
     values, _ = _binding_operands("dense")
     b, c, d = values["b"], values["c"], values["d"]
     assert not np.allclose(b * (c + d.sum(0)), (b * (c + d)).sum(0))
+
+
+@pytest.mark.parametrize("literal,factor", [("0.1e9995", np.inf), ("-0.1e9995", -np.inf)])
+def test_an_overflowing_literal_computes_through_auto_s_printed_statements(literal, factor):
+    # schedule="auto" prints the statement for the kernels it compiles (its two-kernel
+    # programs): the overflowed literal used to print as "inf", which read back as the name
+    # of a tensor nobody passed (found by the differential fuzz run, expr case 304399). An
+    # unstored zero annihilates the infinite factor (API.md §3).
+    rng = np.random.default_rng(3)
+    A = sp.random(6, 6, density=0.4, format="csr", random_state=rng)
+    B = sp.random(6, 6, density=0.6, format="csr", random_state=rng)
+    result = ct.evaluate(f"R(i,j) = A(i,j) * B(i,j) * {literal}", A=A, B=B)
+    stored = (A.toarray() != 0) & (B.toarray() != 0)
+    expected = np.where(stored, A.toarray() * B.toarray() * factor, 0.0)
+    np.testing.assert_array_equal(np.asarray(result.todense()), expected)
+
+
+def test_non_finite_literals_print_as_text_that_parses_to_them():
+    from coiter.notation import Literal
+
+    assert [str(Literal(v)) for v in (np.inf, -np.inf)] == ["1e999", "-1e999"]
+    assert str(Literal(np.nan)) == "(1e999 - 1e999)"
+    assert str(Literal(complex(np.inf, -1.0))) == "(1e999-1.0j)"
+    assert str(Literal(2.5)) == "2.5" and str(Literal(3)) == "3"
+    concrete = ct.compile("R(i) = x(i) * 0.1e9995", schedule="default").concrete
+    assert "1e999" in concrete and "inf" not in concrete
+
+
+def test_an_index_only_the_result_reads_is_refused_under_auto_as_without_it():
+    # (auto's estimate read the operands' extents only: KeyError, fuzz expr case 300777.)
+    T, x = np.ones((4, 4, 4)), np.ones(4)
+    for schedule in (None, "default"):
+        with pytest.raises(ct.ShapeError, match="not determined by any input"):
+            ct.evaluate("R(ij) = T(i,j,k) * x(k)", T=T, x=x, schedule=schedule)

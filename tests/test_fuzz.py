@@ -173,6 +173,9 @@ def test_fuzz_many():
         ("file", 3204, "refused"),  # .npz entry with a damaged .npy header: TokenError
         ("file", 4277, "refused"),  # .npz entry flagged as encrypted: RuntimeError
         ("schedule", 8, "refused"),  # schedule text with a lone surrogate: TypeError from pybind11
+        ("expr", 300292, "refused"),  # "R(T,j) = T(i,j,k) * x(k)": auto's estimate, KeyError 'T'
+        ("expr", 300777, "refused"),  # "R(ij) = ...": an index only the result reads, KeyError
+        ("expr", 304399, "computed"),  # "* 0.1e9995" printed as "inf", read back as a tensor
     ],
 )
 def test_past_findings(category, number, outcome):

@@ -4,6 +4,8 @@ the C++ AST (``_core``) when compiled, where types are promoted and shapes check
 
 from __future__ import annotations
 
+import cmath
+import math
 import numbers
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
@@ -157,7 +159,26 @@ class Literal(IndexExpr):
         self.value = value
 
     def _text(self, precedence: int) -> str:
-        return repr(self.value)
+        return _literal_text(self.value)
+
+
+def _literal_text(value: complex) -> str:
+    """A literal as the parser reads it back (statements are printed to be compiled again, by
+    the autoscheduler's pipelines): an overflowed float (``1e9995``) as ``1e999``, not ``inf``,
+    which would read as a tensor's name; NaN as the difference it comes from. (The C++ printer,
+    src/notation/index_notation.cpp, writes the same.)"""
+    if isinstance(value, complex) and not cmath.isfinite(value):
+        sign = "-" if value.imag < 0 else "+"
+        return f"({_real_text(value.real)}{sign}{_real_text(abs(value.imag))}j)"
+    if isinstance(value, float) and math.isnan(value):
+        return "(1e999 - 1e999)"
+    return _real_text(value) if isinstance(value, float) else repr(value)
+
+
+def _real_text(x: float) -> str:
+    if math.isinf(x):
+        return "1e999" if x > 0 else "-1e999"
+    return repr(x)
 
 
 class Negate(IndexExpr):

@@ -1,5 +1,7 @@
 #include "notation/index_notation.hpp"
 
+#include <cmath>
+
 #include <algorithm>
 #include <functional>
 #include <set>
@@ -238,19 +240,30 @@ Assignment assignment(std::shared_ptr<const AccessNode> lhs, Expr rhs, const Ope
 
 namespace {
 
-std::string literalText(const LiteralNode& l) {
+// A float as the parser reads it back: statements are printed for kernels to be compiled from
+// (the autoscheduler's pipelines), so a literal that overflowed to infinity (`1e9995`) prints
+// as one that parses to infinity again, not as `inf`, which would read as a tensor's name.
+std::string realText(double x) {
+  if (std::isinf(x)) return x > 0 ? "1e999" : "-1e999";
   std::ostringstream s;
+  s.precision(17);
+  s << x;
+  return s.str();
+}
+
+std::string literalText(const LiteralNode& l) {
   if (l.type == DType::Bool) return l.intValue ? "True" : "False";
   if (isInteger(l.type)) return std::to_string(l.intValue);
-  s.precision(17);
   if (isComplex(l.type)) {
-    s << "(" << l.real << (l.imag < 0 ? "-" : "+") << std::abs(l.imag) << "j)";
-  } else {
-    s << l.real;
-    // Keep float literals distinguishable from integer ones: "2.0", not "2".
-    if (s.str().find_first_of(".eni") == std::string::npos) s << ".0";
+    // (A NaN part prints as "nan", which does not parse: no literal the parser reads is one.)
+    return "(" + realText(l.real) + (l.imag < 0 ? "-" : "+") + realText(std::abs(l.imag)) + "j)";
   }
-  return s.str();
+  // NaN (a folded inf - inf) as the difference it came from.
+  if (std::isnan(l.real)) return "(1e999 - 1e999)";
+  std::string s = realText(l.real);
+  // Keep float literals distinguishable from integer ones: "2.0", not "2".
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
 }
 
 std::string print(const Expr& e, int parentPrecedence) {

@@ -124,6 +124,11 @@ def _extents(problem: Problem, operands: Mapping[str, Tensor]) -> dict[str, int]
     for access in accesses(problem.parsed[0].rhs):
         for mode, v in enumerate(access.indices):
             found[v.name] = operands[access.tensor.name].shape[mode]
+    # A variable only the result reads has no extent among the operands: the result given
+    # (out=) has it, else the call is refused once the kernel is chosen (ShapeError). Counted
+    # as 1 meanwhile: it multiplies every member's loops alike.
+    for v in problem.variables:
+        found.setdefault(v, 1)
     return found
 
 
