@@ -127,8 +127,8 @@ def _extents(problem: Problem, operands: Mapping[str, Tensor]) -> dict[str, int]
     # A variable only the result reads has no extent among the operands: the result given
     # (out=) has it, else the call is refused once the kernel is chosen (ShapeError). Counted
     # as 1 meanwhile: it multiplies every member's loops alike.
-    for v in problem.variables:
-        found.setdefault(v, 1)
+    for name in problem.variables:
+        found.setdefault(name, 1)
     return found
 
 
