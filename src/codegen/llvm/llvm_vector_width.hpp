@@ -11,7 +11,11 @@
 // keep 256 bits, the others get 512. (One thread, thread CPU time, the two widths' kernels
 // interleaved in one process, 2026-11-27: CSR SpMV 0.81x the 256-bit time on bcsstk17's
 // shape, 0.89-0.95x on cant's and cop20k_A's; SDDMM 0.82x; SpAdd, TTV, SpMM at 128 columns
-// 0.97-1.01x.)
+// 0.97-1.01x.) One case lost: CSR SpMV of a banded matrix with 10 entries a row (200,000
+// rows), 1.09-1.11x the 256-bit time (a power-law one of 10 a row: 0.98-1.02x). Its rows are
+// checked per block of 32; forcing every coordinate check's maximum to 256-bit vectors gave
+// it back but cost bcsstk17's shape most of its gain, and the block pass alone at 256 bits
+// did not: which loop of the blocks path loses is not found yet.
 #pragma once
 
 #include "ir/ir.hpp"
