@@ -434,6 +434,16 @@ void forEachChildExpr(const Expr& e, Visit&& visit) {
   }
 }
 
+// Whether `e` reads, at any depth, a variable (a VarRef, not a buffer it loads from) for which
+// pick(variable) holds.
+template <typename Pick>
+bool refersTo(const Expr& e, Pick&& pick) {
+  if (e->kind == ExprKind::VarRef) return pick(as<VarRefNode>(e).var.get());
+  bool found = false;
+  forEachChildExpr(e, [&](const Expr& child) { found = found || refersTo(child, pick); });
+  return found;
+}
+
 // Calls visit(child) on each statement directly inside `s`: a block's statements, a loop's
 // body, an if's branches (`otherwise` may be null); nothing for the other kinds. For analyses
 // that act on a few statement kinds and walk through the rest.

@@ -73,10 +73,7 @@ bool isLiteralAtLeast(const Expr& e, int64_t least) {
 }
 
 bool mentions(const Expr& e, const VarNode* v) {
-  if (e->kind == ExprKind::VarRef) return as<VarRefNode>(e).var.get() == v;
-  bool found = false;
-  forEachChildExpr(e, [&](const Expr& child) { found = found || mentions(child, v); });
-  return found;
+  return refersTo(e, [v](const VarNode* x) { return x == v; });
 }
 
 // The variables `s` writes anywhere inside it: assigned, declared (a declaration in a loop

@@ -11,10 +11,7 @@ namespace {
 using namespace ir;
 
 bool mentions(const Expr& e, const std::unordered_set<const VarNode*>& vars) {
-  if (e->kind == ExprKind::VarRef) return vars.count(as<VarRefNode>(e).var.get()) > 0;
-  bool found = false;
-  forEachChildExpr(e, [&](const Expr& child) { found = found || mentions(child, vars); });
-  return found;
+  return refersTo(e, [&vars](const VarNode* x) { return vars.count(x) > 0; });
 }
 
 // The statements of an innermost loop's body: what it declares, stores (at indices that
