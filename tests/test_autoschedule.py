@@ -170,6 +170,34 @@ def test_the_database_is_in_wal_mode_and_keeps_whole_rows(tuning_dir):
         assert other.execute("SELECT COUNT(*) FROM tuned").fetchone()[0] == 1
 
 
+class _LockedAtFirst:
+    """A connection whose journal-mode switch finds the file locked ``times`` times (as when
+    another process opens the new file at the same moment: SQLite answers at once, without
+    waiting), and records each statement."""
+
+    def __init__(self, times, error="database is locked"):
+        self.times, self.error, self.statements = times, error, []
+
+    def execute(self, statement):
+        import sqlite3
+
+        self.statements.append(statement)
+        if len(self.statements) <= self.times:
+            raise sqlite3.OperationalError(self.error)
+
+
+def test_entering_wal_mode_waits_out_another_process_and_raises_other_errors():
+    import sqlite3
+
+    from coiter.autosched.database import _enter_wal_mode
+
+    connection = _LockedAtFirst(3)
+    _enter_wal_mode(connection)
+    assert connection.statements == ["PRAGMA journal_mode = WAL"] * 4
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
+        _enter_wal_mode(_LockedAtFirst(1, "disk I/O error"))
+
+
 _TUNE_SCRIPT = textwrap.dedent(
     """
     import json, sys

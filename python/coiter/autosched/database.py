@@ -232,6 +232,26 @@ def signature(problem: Problem, engine: str, threads: int) -> str:
     )
 
 
+def _enter_wal_mode(connection: sqlite3.Connection) -> None:
+    """Switch the file to WAL mode, waiting for other processes as the busy timeout allows.
+
+    Changing the journal mode takes an exclusive lock, and SQLite answers "database is
+    locked" at once, without calling the busy handler, when another connection holds a
+    shared lock at that moment (as a second process that opens a new file at the same
+    time does): retry until the busy timeout has passed."""
+    deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+    pause = 0.001
+    while True:
+        try:
+            connection.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(2 * pause, 0.05)
+
+
 class TuningDatabase:
     """The database of one process: one connection, reopened in a forked child."""
 
@@ -277,7 +297,7 @@ class TuningDatabase:
         )
         connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
         if path is not None:
-            connection.execute("PRAGMA journal_mode = WAL")
+            _enter_wal_mode(connection)
         connection.execute(_SCHEMA)
         self._connection, self._pid, self._path = connection, os.getpid(), path
         return connection
