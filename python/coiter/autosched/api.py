@@ -17,7 +17,6 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from .. import _core
-from ..cache_directory import directory_setting
 from ..compiler import compile as compile_kernel
 from ..compiler import default_engine
 from ..config import config
@@ -402,8 +401,7 @@ class InstantChoice:
             tuple[Any, ...], tuple[Any, tuple[str | Pipeline, dict[str, Format]]]
         ] = {}
         self._remembered_for_formats: dict[tuple[Any, ...], tuple[Any, str]] = {}
-        # ((database generation, cache directory setting), the statements with a stored
-        # tuning then: database.statements)
+        # (database.state(), the statements with a stored tuning then: database.statements)
         self._tuned_statements: tuple[tuple[int, tuple[str | None, ...]], dict[str, int]] = (
             (-1, ()),
             {},
@@ -460,7 +458,7 @@ class InstantChoice:
         in the skew alone (database.statements). (The statements'
         tunings are read once per generation and directory: one that another process tunes
         meanwhile is keyed so from this process's next change of the database.)"""
-        which = (database.generation, directory_setting())
+        which = database.state()
         if self._tuned_statements[0] != which:
             self._tuned_statements = (which, database.statements())
         depth = EXTENTS

@@ -33,6 +33,7 @@ import numpy as np
 from .. import _core
 from ..auto_keys import forget_auto_keys
 from ..auto_statistics import StatisticsRead, StorageStatistics
+from ..cache_directory import directory_setting
 from ..tensor import Tensor
 from .candidates import Problem
 from .pipeline import stages_of
@@ -269,10 +270,12 @@ class TuningDatabase:
         directory = _core.cache_info().get("disk_directory")
         return os.path.join(directory, FILE_NAME) if directory else None
 
-    def state(self) -> tuple[str | None, int]:
-        """(file, generation): what a choice remembered from the database depends on (another
-        cache directory is another database)."""
-        return self.path, self.generation
+    def state(self) -> tuple[int, tuple[str | None, ...]]:
+        """What a choice remembered from the database depends on: this process's changes
+        (generation) and the setting that chooses the cache directory (another directory is
+        another database; cache_directory.py). Read on every call of ``schedule="auto"``, so
+        it asks the environment (under 2 µs), not the core for the directory (7 µs)."""
+        return self.generation, directory_setting()
 
     def _nothing_stored(self) -> bool:
         """Whether there is no database to read yet: not connected in this process, and no
