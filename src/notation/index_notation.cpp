@@ -105,6 +105,10 @@ Expr binary(const Operator& given, Expr a, Expr b) {
   if ((&op == &maxOp() || &op == &minOp()) && isComplex(t)) {
     throw DTypeError("max/min of complex values is not supported");
   }
+  if (&op == &subOp() && t == DType::Bool) {
+    throw DTypeError("subtraction of bool values is not supported (NumPy rejects it too): " + toString(a) + " - " +
+                     toString(b));
+  }
   auto node = std::make_shared<BinaryNode>(&op, t, std::move(a), std::move(b));
   // A result of two weak literals stays weak, like NumPy's Python-scalar arithmetic.
   return node;
