@@ -712,6 +712,37 @@ def test_all_zero_operands(case, engine):
             assert result.nnz == 0 or not np.any(result.values)
 
 
+# A tensor in a format with derived levels (a diagonal, a slot or a block number per entry) is
+# the sum over those levels of the entries they select. Where the expression is not linear in
+# the tensor (a denominator, max/min), the sum binds around the tensor alone: once around the
+# whole quotient, every diagonal but the entry's own added A / 0 = inf.
+DERIVED_NONLINEAR = [
+    ("C(i,j) = A(i,j) / B(i,j)", lambda A, B: A / B),
+    ("C(i,j) = B(i,j) / A(i,j)", lambda A, B: B / A),
+    ("C(i,j) = A(i,j) / (B(i,j) + A(i,j))", lambda A, B: A / (B + A)),
+    ("C(i,j) = A(i,j) / (2 * B(i,j) * A(i,j))", lambda A, B: A / (2 * B * A)),
+    ("y(i) = A(i,j) / (B(i,j) - A(i,j))", lambda A, B: (A / (B - A)).sum(axis=1)),
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("fmt", ["dia", "ell", "bcsr"])
+@pytest.mark.parametrize("statement,ref", DERIVED_NONLINEAR, ids=[s for s, _ in DERIVED_NONLINEAR])
+def test_derived_level_operands_in_denominators(statement, ref, fmt, engine):
+    n = 6
+    rng = np.random.default_rng(3)
+    banded = sp.diags(
+        [rng.random(n - 1) + 1, rng.random(n) + 1, rng.random(n - 2) + 1], [-1, 0, 2]
+    ).toarray()
+    A = rng.random((n, n)) + 1.0
+    B = ct.asarray(banded, format=ct.bcsr((2, 2)) if fmt == "bcsr" else fmt)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = ref(A, banded)
+        for schedule in ("default", None):
+            result = ct.evaluate(statement, A=A, B=B, engine=engine, schedule=schedule)
+            np.testing.assert_allclose(result.to_numpy(), expected, rtol=1e-12, equal_nan=True)
+
+
 N = 10**6
 
 

@@ -25,7 +25,7 @@ void reducedVariables(const Expr& e, std::set<std::string>& out) {
   });
 }
 
-Expr bindSum(const Expr& e, const std::string& var);
+Expr bindSum(const Expr& e, const std::string& var, bool levelSum = false);
 
 // e with the smallest term strictly inside it that holds every use of var wrapped in
 // sum(var, .), or nullptr when that term is e itself. A term is a whole product (docs/reference.md, "Index notation"):
@@ -34,33 +34,40 @@ Expr bindSum(const Expr& e, const std::string& var);
 // sums j over d alone), but never to a bare factor: sum_k of A*D*E binds around the product,
 // so all its reductions form one loop nest. A reduction delimits a term of its own
 // (2 * max(i, A(i,j)) sums j inside the max).
-Expr bindInside(const Expr& e, const std::string& var) {
+// `levelSum`: var is a derived level's variable (withLevelVariables), whose sum is the
+// tensor's value. Moving that sum out of a factor is exact only where the value is linear in
+// it (a product, a numerator, a sum or a negation): in a denominator or an operand of max/min
+// it binds around that operand (A / B with B in DIA is A / Σ_diag B, not Σ_diag A / B, which
+// adds A / 0 once for every other diagonal).
+Expr bindInside(const Expr& e, const std::string& var, bool levelSum) {
   switch (e->kind) {
     case ExprKind::Binary: {
       const auto& b = static_cast<const BinaryNode&>(*e);
       bool inA = uses(b.a, var), inB = uses(b.b, var);
       if (inA == inB) return nullptr;
       bool additive = b.op == &addOp() || b.op == &subOp();
+      bool quotient = b.op == &divOp() || b.op == &divideByUnstoredOp();
+      bool linear = additive || b.op == &mulOp() || (quotient && inA);
       const Expr& side = inA ? b.a : b.b;
-      Expr bound = additive ? bindSum(side, var) : bindInside(side, var);
+      Expr bound = additive || (levelSum && !linear) ? bindSum(side, var, levelSum) : bindInside(side, var, levelSum);
       if (!bound) return nullptr;
       return inA ? binary(*b.op, bound, b.b) : binary(*b.op, b.a, bound);
     }
     case ExprKind::Negate: {
-      Expr bound = bindInside(static_cast<const NegateNode&>(*e).a, var);
+      Expr bound = bindInside(static_cast<const NegateNode&>(*e).a, var, levelSum);
       return bound ? negate(bound) : nullptr;
     }
     case ExprKind::Reduce: {
       const auto& r = static_cast<const ReduceNode&>(*e);
-      return reduce(*r.op, r.var, bindSum(r.body, var));
+      return reduce(*r.op, r.var, bindSum(r.body, var, levelSum));
     }
     default: return nullptr;
   }
 }
 
 // e with the smallest term that holds every use of var (e itself at most) wrapped in sum(var, .).
-Expr bindSum(const Expr& e, const std::string& var) {
-  Expr bound = bindInside(e, var);
+Expr bindSum(const Expr& e, const std::string& var, bool levelSum) {
+  Expr bound = bindInside(e, var, levelSum);
   return bound ? bound : reduce(addOp(), var, e);
 }
 
@@ -178,7 +185,7 @@ Stmt concretize(const Assignment& input) {
   std::set<std::string> used(all.begin(), all.end());
   std::vector<std::string> added;
   Expr rhs = withLevelVariables(a.rhs, used, added);
-  for (const auto& v : added) rhs = bindSum(rhs, v);
+  for (const auto& v : added) rhs = bindSum(rhs, v, /*levelSum=*/true);
   a = assignment(a.lhs, rhs, a.accumulate);
   Concretizer c;
   Stmt s = c.statement(a.lhs, a.rhs, a.accumulate);
