@@ -598,6 +598,10 @@ class Tensor:
         return self._methods.binary(np.remainder, other, self)
 
     def __pow__(self, other: object) -> Tensor:
+        if self.dtype == np.bool_ and type(other) is int and other == 2:
+            # NumPy's ``array ** 2`` is np.square (a fast path), whose bool loop gives int8
+            # where np.power(bool, 2) gives int64.
+            return self._methods.elementwise(np.square, self)
         return self._methods.binary(np.power, self, other)
 
     def __rpow__(self, other: object) -> Tensor:
