@@ -14,6 +14,9 @@ VECTOR_FORMATS = ["dense", "s", "h"]
 MATRIX_FORMATS = ["dense", "csr", "csc", "dcsr", "dcsc", "coo", "dh"]
 TENSOR3_FORMATS = ["dense", "csf", "coo", "dsd", "sds:2,0,1"]
 FORMATS_BY_ORDER = {0: [None], 1: VECTOR_FORMATS, 2: MATRIX_FORMATS, 3: TENSOR3_FORMATS}
+# Random statements (build_problem) also read matrices in the formats whose levels derive
+# coordinates (a diagonal, a slot): operands only, never results.
+RANDOM_OPERAND_FORMATS = {**FORMATS_BY_ORDER, 2: MATRIX_FORMATS + ["dia", "ell"]}
 
 # Result formats a kernel can assemble, per order (explicit out_format choices): any mix of
 # dense and compressed/hashed levels, singletons below a compressed level. Hashed last levels
@@ -405,7 +408,7 @@ def build_problem(choices, max_accesses=4, max_extent=5):
         term.reduction = (choices.pick(["sum", "max", "min"]), var)
 
     formats = {
-        name: choices.pick(FORMATS_BY_ORDER[len(indices)])
+        name: choices.pick(RANDOM_OPERAND_FORMATS[len(indices)])
         for term in access_terms
         for name, indices in term.accesses
     }

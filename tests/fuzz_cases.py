@@ -29,6 +29,7 @@ import faulthandler
 import gzip
 import io
 import json
+import math
 import os
 import sys
 import tempfile
@@ -53,6 +54,8 @@ SHARES = {"kernel": 0.35, "corrupt": 0.15, "expr": 0.2, "schedule": 0.1, "file":
 KERNEL_POOL = 96  # statements of the kernel category (slow run)
 SMOKE_KERNEL_POOL = 6  # ... of the smoke run, which must stay fast
 MAX_EXTENT = 6
+# The largest read tensor a file case copies to a dense array to compare (file_case).
+MAX_DENSE_ELEMENTS = 10**7
 CASE_SECONDS = 300  # a case running longer is a hang (compiles under ASan are slow)
 
 
@@ -873,13 +876,18 @@ def file_case(number):
         f.write(data)
     try:
         tensor = ct.read(path)
-        values = tensor.to_numpy()
     except ct.CoiterError as error:
         assert mutate, f"{path}: the unchanged file was refused: {error!r}"
         assert path in str(error), f"the error does not name the file: {error!r}"
         return "refused"
-    if not mutate:
-        np.testing.assert_array_equal(values, original)
+    # A damaged coordinate can make a valid file of a huge shape (a 10^16-row tensor): its
+    # dense copy is refused by to_numpy, not by the reader, so only small ones are densified.
+    if math.prod(tensor.shape) <= MAX_DENSE_ELEMENTS:
+        values = tensor.to_numpy()
+        if not mutate:
+            np.testing.assert_array_equal(values, original)
+    else:
+        assert mutate, f"{path}: the unchanged file read as shape {tensor.shape}"
     return "read"
 
 

@@ -568,6 +568,28 @@ def test_precompute_through_a_distributing_product():
     assert "ws0(i) += B(i,k)" in kern.concrete
 
 
+@pytest.mark.parametrize(
+    "statement,fmt,schedule",
+    [
+        ("y(i) = A(i,j) * x(j)", "csr", "precompute(A(i,j) * x(j),[j],[jw])"),
+        ("y(k) = 1.5 * A(j,k)", "csc", "precompute(1.5 * A(j,k),[j],[jw])"),
+        ("y(k) = 1.5 * A(j,k)", "dense", "reorder(k,j);precompute(A(j,k),[j],[jw])"),
+    ],
+)
+def test_precompute_over_a_summed_variable(statement, fmt, schedule, engine):
+    # The workspace is written under jw and summed under j, which no operand reads any more:
+    # j's extent is the workspace's (once a CompileError, "index variable 'j' has no extent").
+    rng = np.random.default_rng(11)
+    A, x = rng.random((6, 4)) * (rng.random((6, 4)) < 0.6), rng.random(4)
+    operands = {"A": ct.asarray(A, format=fmt), "x": x}
+    if "x(j)" not in statement:
+        del operands["x"]
+    expected = A @ x if "x(j)" in statement else 1.5 * A.sum(axis=0)
+    kern = ct.compile(statement, formats={"A": fmt}, schedule=schedule, engine=engine)
+    assert "ws0(jw)" in kern.concrete
+    np.testing.assert_allclose(np.asarray(kern(**operands)), expected)
+
+
 def test_pos_split_blocks_hold_equal_numbers_of_nonzeros():
     kern = ct.compile(
         "y(i) = A(i,j) * x(j)",

@@ -190,7 +190,8 @@ void Lowerer::declareTensors() {
   });
   // A workspace may be written under one index variable and read under another (precompute
   // with renamed workspace variables): both range over the same mode of the workspace, so
-  // each takes the other's modes for extents and checks.
+  // each takes the other's modes for extents and checks, also one that no operand reads
+  // (precompute(A(i,j) * x(j), [j], [jw]) for SpMV leaves y(i) = Σ_j w(j)).
   std::map<std::pair<const TensorVar*, size_t>, std::set<std::string>> workspaceIndices;
   cin::forEachAssignment(root_, [&](const cin::AssignNode& a) {
     auto note = [&](const AccessNode& acc) {
@@ -211,9 +212,15 @@ void Lowerer::declareTensors() {
         if (std::find(modes.begin(), modes.end(), m) == modes.end()) modes.push_back(m);
       }
     }
+    if (modes.empty()) continue;
     for (const auto& v : vars) {
       auto it = std::find(abi_.indexVars.begin(), abi_.indexVars.end(), v);
-      if (it != abi_.indexVars.end()) abi_.indexVarModes[it - abi_.indexVars.begin()] = modes;
+      if (it != abi_.indexVars.end()) {
+        abi_.indexVarModes[it - abi_.indexVars.begin()] = modes;
+      } else {
+        abi_.indexVars.push_back(v);
+        abi_.indexVarModes.push_back(modes);
+      }
     }
   }
   planResultAssembly();
