@@ -11,7 +11,9 @@ kernel    a statement from a bounded pool of random statements (compiler_cases.b
           with its operand and result formats and a schedule (none, a legal one, or one that
           may break a precondition), on fresh random data (zero-size and unit extents
           included), both engines, 1-3 threads, against NumPy. Only the data changes between
-          cases of one pool entry, so kernels come from the cache after their first use.
+          cases of one pool entry, so kernels come from the cache after their first use. Each
+          block of POOL_SPAN case numbers draws its own pool, so a run over new numbers also
+          meets new statements.
 corrupt   a wrapped tensor whose pos/crd arrays are changed after coiter checked them, or a
           SciPy matrix whose arrays lie, used by a kernel, a conversion or an element read.
 expr      random text, mutated statements and deep nesting into ct.evaluate.
@@ -53,6 +55,7 @@ CATEGORIES = ("kernel", "corrupt", "expr", "schedule", "file")
 SHARES = {"kernel": 0.35, "corrupt": 0.15, "expr": 0.2, "schedule": 0.1, "file": 0.2}
 KERNEL_POOL = 96  # statements of the kernel category (slow run)
 SMOKE_KERNEL_POOL = 6  # ... of the smoke run, which must stay fast
+POOL_SPAN = 100_000  # case numbers that share one pool of statements (kernel_structure)
 MAX_EXTENT = 6
 # The largest read tensor a file case copies to a dense array to compare (file_case).
 MAX_DENSE_ELEMENTS = 10**7
@@ -105,10 +108,11 @@ def fuzz_schedule(choices, problem):
 _POOL = {}
 
 
-def kernel_structure(index):
-    """Pool entry ``index``: (problem without data, schedule text or None)."""
-    if index not in _POOL:
-        rng = np.random.default_rng([99, index])
+def kernel_structure(index, block=0):
+    """Entry ``index`` of the pool of case numbers ``block * POOL_SPAN`` and up: (problem
+    without data, schedule text or None). Block 0's pool is the one of the past findings."""
+    if (block, index) not in _POOL:
+        rng = np.random.default_rng([99, index] if block == 0 else [99, block, index])
         choices = RandomChoices(rng)
         problem = build_problem(choices, max_accesses=4, max_extent=MAX_EXTENT)
         kind = choices.pick(["none", "none", "legal", "any"])
@@ -119,14 +123,14 @@ def kernel_structure(index):
             if kind == "legal"
             else fuzz_schedule(choices, problem)
         )
-        _POOL[index] = (problem, schedule)
-    return _POOL[index]
+        _POOL[block, index] = (problem, schedule)
+    return _POOL[block, index]
 
 
 def kernel_case(number, pool=KERNEL_POOL):
     rng = case_rng("kernel", number)
     choices = RandomChoices(rng)
-    structure, schedule = kernel_structure(choices.integer(0, pool - 1))
+    structure, schedule = kernel_structure(choices.integer(0, pool - 1), number // POOL_SPAN)
     problem = copy.copy(structure)
     draw_data(choices, problem, MAX_EXTENT)
     threads = choices.pick([1, 1, 2, 3])
