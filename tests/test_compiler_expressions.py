@@ -722,13 +722,17 @@ DERIVED_NONLINEAR = [
     ("C(i,j) = A(i,j) / (B(i,j) + A(i,j))", lambda A, B: A / (B + A)),
     ("C(i,j) = A(i,j) / (2 * B(i,j) * A(i,j))", lambda A, B: A / (2 * B * A)),
     ("y(i) = A(i,j) / (B(i,j) - A(i,j))", lambda A, B: (A / (B - A)).sum(axis=1)),
+    # a where (the diagonals' workspace) inside a max's producer: declared once, not twice
+    ("y(i) = max(j, A(i,j) * B(i,j))", lambda A, B: (A * B).max(axis=1)),
+    ("y(i) = min(j, A(i,j) + B(i,j))", lambda A, B: (A + B).min(axis=1)),
 ]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("fmt", ["dia", "ell", "bcsr"])
+@pytest.mark.parametrize("a_format", ["dense", "csc"])
 @pytest.mark.parametrize("statement,ref", DERIVED_NONLINEAR, ids=[s for s, _ in DERIVED_NONLINEAR])
-def test_derived_level_operands_in_denominators(statement, ref, fmt, engine):
+def test_derived_level_operands_in_nonlinear_positions(statement, ref, a_format, fmt, engine):
     n = 6
     rng = np.random.default_rng(3)
     banded = sp.diags(
@@ -739,8 +743,35 @@ def test_derived_level_operands_in_denominators(statement, ref, fmt, engine):
     with np.errstate(divide="ignore", invalid="ignore"):
         expected = ref(A, banded)
         for schedule in ("default", None):
-            result = ct.evaluate(statement, A=A, B=B, engine=engine, schedule=schedule)
+            result = ct.evaluate(
+                statement,
+                A=ct.asarray(A, format=a_format),
+                B=B,
+                engine=engine,
+                schedule=schedule,
+            )
             np.testing.assert_allclose(result.to_numpy(), expected, rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("fmt", ["dia", "bcsr"])
+@pytest.mark.parametrize("out_format", [None, "csr", "dense"])
+def test_a_hashed_operand_beside_rows_a_derived_level_restricts(fmt, out_format):
+    # Loop b over a diagonal's rows (or a block's) cannot iterate B's hashed rows: that loop
+    # order is refused (a ScheduleError naming the level), so the legal conversions are found
+    # instead of a lowering error ("B2 cannot be restricted to a block").
+    rng = np.random.default_rng(5)
+    A = rng.random((4, 6)) * (rng.random((4, 6)) < 0.6)
+    B = rng.random((4, 2)) * (rng.random((4, 2)) < 0.6)
+    a = ct.asarray(A, format=ct.bcsr((2, 2)) if fmt == "bcsr" else fmt)
+    result = ct.einsum("ba,bc->ca", a, ct.asarray(B, format="dh"), out_format=out_format)
+    np.testing.assert_allclose(result.to_numpy(), B.T @ A)
+    if fmt == "dia":
+        with pytest.raises(ct.ScheduleError, match="unordered level, which cannot be restricted"):
+            ct.compile(
+                "C(c,a) = A(b,a) * B(b,c)",
+                formats={"A": "dia", "B": "dh:1,0", "C": "csr"},
+                schedule="reorder(c,b,a)",
+            )
 
 
 N = 10**6

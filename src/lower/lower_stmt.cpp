@@ -1,5 +1,6 @@
 // Statements other than forall: assignments (stores into the result or a scalar
 // temporary), where (temporaries initialized, producer, then consumer) and sequence.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -129,8 +130,11 @@ Stmt Lowerer::lowerWhere(const cin::WhereNode& w) {
   // Temporaries the producer writes: scalars held in local variables (footnote 30), set to
   // the identity of the operator that accumulates into them; vectors in workspaces, which
   // the consumer iterates by their touched coordinates, emptied after it (emptyWorkspace).
+  // A where nested in the producer declares its own (max(j, A * B) with B in DIA:
+  // t0 max= w(j) where w(j) += A * B), so they are skipped here.
+  std::vector<const nt::TensorVar*> nested = cin::temporariesDeclaredIn(w.producer);
   for (const auto& t : cin::resultsOf(w.producer)) {
-    if (!t->temporary) continue;
+    if (!t->temporary || std::find(nested.begin(), nested.end(), t.get()) != nested.end()) continue;
     const nt::Operator* op = accumulatorOf(w.producer, t.get());
     if (t->order() == 0) {
       Var v = makeVar(freshName(t->name), scalar(t->dtype));

@@ -328,6 +328,12 @@ class Checker {
     if (it.empty) return;  // a zero body: the loop is not lowered
     if (restricted_.count(v)) {
       for (const IteratedLevel& level : it.levels) requireRestrictable(f.var, level);
+    } else if (std::set<const AccessNode*> restricting = restrictingLevels(v); !restricting.empty()) {
+      std::string by = "restricted to the coordinates that " + (*restricting.begin())->tensor->name +
+                       "'s diagonal or block holds (iterate that operand in another loop order, or convert it)";
+      for (const IteratedLevel& level : it.levels) {
+        if (!restricting.count(level.access)) requireRestrictable(f.var, level, by);
+      }
     }
     // A non-unique level (COO's rows) is iterated run by run where the result needs each
     // coordinate whole: an appended result, or one that is assigned, not accumulated.
@@ -428,9 +434,48 @@ class Checker {
 
   // --- loop restrictions and positions -----------------------------------------------------
 
+  // The accesses whose derived levels restrict loop v to a range of its coordinates, as
+  // lowering does (Lowerer::restrictToLevels): the rows a DIA diagonal holds, once the
+  // diagonal is entered; a BCSR block's rows or columns, once the other half of the
+  // coordinate is bound. The other levels the loop iterates are then restricted to that range.
+  std::set<const AccessNode*> restrictingLevels(const std::string& v) const {
+    std::set<const AccessNode*> restricting;
+    for (const AccessNode* acc : accesses_) {
+      const Format& format = acc->tensor->format;
+      if (!format.hasDerivedLevels()) continue;
+      std::vector<std::string> levelVars = nt::levelIndices(*acc);
+      const auto& map = format.levelMap();
+      for (size_t k = 0; k < map.size() && k < levelVars.size(); ++k) {
+        if (levelVars[k] != v) continue;
+        using K = LevelCoordinate::Kind;
+        auto partnerBound = [&](K partner) {
+          for (size_t m = 0; m < map.size(); ++m) {
+            if (map[m].kind == partner && map[m].mode == map[k].mode && bound_.count(levelVars[m])) return true;
+          }
+          return false;
+        };
+        bool diagonalRows = k >= 1 && k + 1 < map.size() && hasArray(format, static_cast<int>(k + 1), "offset") &&
+                            entered_.at(acc) == static_cast<int>(k);
+        if (diagonalRows || (map[k].kind == K::BlockOffset && partnerBound(K::BlockIndex)) ||
+            (map[k].kind == K::BlockIndex && partnerBound(K::BlockOffset))) {
+          restricting.insert(acc);
+        }
+      }
+    }
+    return restricting;
+  }
+
+  static bool hasArray(const Format& format, int level, const std::string& name) {
+    auto arrays = format.levels()[level]->kernelArrays();
+    return std::any_of(arrays.begin(), arrays.end(), [&](const LevelKernelArray& a) { return a.name == name; });
+  }
+
   // A loop restricted to a block of its coordinates finds the block's positions in each level
   // it iterates by binary search: over stored, ordered coordinates.
-  void requireRestrictable(const std::string& loop, const IteratedLevel& level) const {
+  // `restriction` says what restricts the loop: a split's block, or another operand's derived
+  // level (restrictingLevels).
+  void requireRestrictable(const std::string& loop, const IteratedLevel& level,
+                           const std::string& restriction = "split into blocks of coordinates") const {
     const std::string& name = level.access->tensor->name;
     if (level.workspace) {
       fail("schedule: loop '" + loop + "' iterates the workspace " + name +
@@ -440,13 +485,13 @@ class Checker {
     const LevelType& type = *level.access->tensor->format.levels()[level.level];
     std::string segment = name + std::to_string(level.level + 1);
     if (!type.properties().ordered) {
-      fail("schedule: loop '" + loop + "' iterates " + segment +
-           ", an unordered level, which cannot be split into blocks of coordinates");
+      fail("schedule: loop '" + loop + "' iterates " + segment + ", an unordered level, which cannot be " +
+           restriction);
     }
     auto arrays = type.kernelArrays();
     if (std::none_of(arrays.begin(), arrays.end(), [](const LevelKernelArray& a) { return a.name == "crd"; })) {
       fail("schedule: loop '" + loop + "' iterates " + segment +
-           ", whose coordinates are computed, not stored, so it cannot be split into blocks of coordinates");
+           ", whose coordinates are computed, not stored, so it cannot be " + restriction);
     }
   }
 
