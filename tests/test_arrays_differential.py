@@ -150,6 +150,17 @@ OPERATIONS = {
     ),
     "reshape(-1)": (lambda d: d.ndim == 2, lambda rng, d: _same(lambda a: a.reshape(-1))),
     "outer": (lambda d: d.ndim == 1, lambda rng, d: _same(lambda a: a[:, None] * a[None, :])),
+    "einsum ij,kj->ki": (
+        lambda d: d.ndim == 2,
+        lambda rng, d: _with(
+            operand(rng, (int(rng.integers(0, 5)), d.shape[1])),
+            lambda a, b: np.einsum("ij,kj->ki", a, b),
+        ),
+    ),
+    "einsum ii->i": (
+        lambda d: d.ndim == 2 and d.shape[0] == d.shape[1],
+        lambda rng, d: _same(lambda a: np.einsum("ii->i", a)),
+    ),
 }
 
 
