@@ -366,6 +366,19 @@ def test_chained_operators_fuse_into_one_kernel():
     check(total @ x, (da + db) @ x)
 
 
+@pytest.mark.parametrize("fmt", ["dense", "csr", "coo"])
+def test_a_sum_is_distributed_over_a_product_only_in_the_products_dtype(fmt):
+    # uint8 B - A wraps before the product promotes it to float64; a bool sum is an or. Taken
+    # term by term, both would differ from NumPy (found by test_arrays_differential.py).
+    da = np.array([[1, 0], [0, 3]], np.uint8)
+    db = np.array([[0, 2], [0, 0]], np.uint8)
+    x = np.array([[1.0], [0.5]])
+    a, b = ct.asarray(da, format=fmt), ct.asarray(db, format=fmt)
+    check((b - a) @ x, (db - da) @ x)
+    check((a.astype(bool) + b.astype(bool)) @ x, (da.astype(bool) + db.astype(bool)) @ x)
+    assert "sum(" not in repr((b - a) @ x)  # not taken term by term: (B - A) * x, one product
+
+
 def test_contractions_are_not_nested_into_contractions():
     a, da = make((20, 20), 0.2, "csr", seed=1)
     b, db = make((20, 20), 0.2, "csr", seed=2)

@@ -570,15 +570,24 @@ def _contraction(a, b, a_vars, b_vars, out_vars, shape):
             body = Reduction("add", renamed[v], body)
         return body
 
-    if is_all_dense(b.format) and _is_sum(left):
+    if is_all_dense(b.format) and _is_sum(left) and _distributes(a, b):
         parts = _distribute(left, lambda term: own_sum(Binary("mul", term, right)))
-    elif is_all_dense(a.format) and _is_sum(right):
+    elif is_all_dense(a.format) and _is_sum(right) and _distributes(b, a):
         parts = _distribute(right, lambda term: own_sum(Binary("mul", left, term)))
     elif left is a_step and right is b_step:
         parts = step
     else:
         parts = Binary("mul", left, right)
     return lazy(shape, out_vars, parts, step)
+
+
+def _distributes(summed, other):
+    """Whether a product with the sum ``summed`` may be taken term by term: only when the sum
+    is computed in the product's own dtype. A narrower integer sum wraps before the product
+    promotes it (uint8 ``(B - A) @ X`` with a float X is 256 - 1 where the terms' products
+    give -1), and a bool sum is an or (True + True is True)."""
+    dtype = np.dtype(summed.dtype)
+    return dtype != np.bool_ and dtype == np.result_type(dtype, other.dtype)
 
 
 def _is_sum(expr):
