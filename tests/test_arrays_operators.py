@@ -377,6 +377,10 @@ def test_a_sum_is_distributed_over_a_product_only_in_the_products_dtype(fmt):
     check((b - a) @ x, (db - da) @ x)
     check((a.astype(bool) + b.astype(bool)) @ x, (da.astype(bool) + db.astype(bool)) @ x)
     assert "sum(" not in repr((b - a) @ x)  # not taken term by term: (B - A) * x, one product
+    # A bool term of a float sum: its product with a bool operand would be an or of ands.
+    m, f = ct.asarray(da > 0, format=fmt), ct.asarray(db.astype(np.float32), format=fmt)
+    ones = np.ones((2, 3), dtype=bool)
+    check((m + f) @ ones, ((da > 0) + db.astype(np.float32)) @ ones)
 
 
 def test_contractions_are_not_nested_into_contractions():

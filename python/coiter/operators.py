@@ -570,9 +570,9 @@ def _contraction(a, b, a_vars, b_vars, out_vars, shape):
             body = Reduction("add", renamed[v], body)
         return body
 
-    if is_all_dense(b.format) and _is_sum(left) and _distributes(a, b):
+    if is_all_dense(b.format) and _is_sum(left) and _distributes(left, a, b):
         parts = _distribute(left, lambda term: own_sum(Binary("mul", term, right)))
-    elif is_all_dense(a.format) and _is_sum(right) and _distributes(b, a):
+    elif is_all_dense(a.format) and _is_sum(right) and _distributes(right, b, a):
         parts = _distribute(right, lambda term: own_sum(Binary("mul", left, term)))
     elif left is a_step and right is b_step:
         parts = step
@@ -581,13 +581,32 @@ def _contraction(a, b, a_vars, b_vars, out_vars, shape):
     return lazy(shape, out_vars, parts, step)
 
 
-def _distributes(summed, other):
-    """Whether a product with the sum ``summed`` may be taken term by term: only when the sum
-    is computed in the product's own dtype. A narrower integer sum wraps before the product
+def _distributes(expr, summed, other):
+    """Whether a product with the sum ``summed`` (its expression ``expr``) may be taken term by
+    term: only when the sum and every operand in it have the product's own dtype, so that each
+    term's product is computed in it too. A narrower integer sum wraps before the product
     promotes it (uint8 ``(B - A) @ X`` with a float X is 256 - 1 where the terms' products
-    give -1), and a bool sum is an or (True + True is True)."""
+    give -1); a bool sum is an or (True + True is True), and so is a bool term's product with
+    a bool operand (``(M + F) @ X`` with M and X bool counts M @ X's products once)."""
     dtype = np.dtype(summed.dtype)
-    return dtype != np.bool_ and dtype == np.result_type(dtype, other.dtype)
+    return (
+        dtype != np.bool_
+        and dtype == np.result_type(dtype, other.dtype)
+        and all(leaf == dtype for leaf in _operand_dtypes(expr))
+    )
+
+
+def _operand_dtypes(expr):
+    """The dtypes of the tensors ``expr`` reads."""
+    if isinstance(expr, Access):
+        return {np.dtype(expr.tensor.dtype)}
+    if isinstance(expr, Binary):
+        return _operand_dtypes(expr.a) | _operand_dtypes(expr.b)
+    if isinstance(expr, Negate):
+        return _operand_dtypes(expr.a)
+    if isinstance(expr, Reduction):
+        return _operand_dtypes(expr.body)
+    return set()
 
 
 def _is_sum(expr):
