@@ -592,21 +592,8 @@ def _distributes(expr, summed, other):
     return (
         dtype != np.bool_
         and dtype == np.result_type(dtype, other.dtype)
-        and all(leaf == dtype for leaf in _operand_dtypes(expr))
+        and all(np.dtype(access.tensor.dtype) == dtype for access in accesses(expr))
     )
-
-
-def _operand_dtypes(expr):
-    """The dtypes of the tensors ``expr`` reads."""
-    if isinstance(expr, Access):
-        return {np.dtype(expr.tensor.dtype)}
-    if isinstance(expr, Binary):
-        return _operand_dtypes(expr.a) | _operand_dtypes(expr.b)
-    if isinstance(expr, Negate):
-        return _operand_dtypes(expr.a)
-    if isinstance(expr, Reduction):
-        return _operand_dtypes(expr.body)
-    return set()
 
 
 def _is_sum(expr):

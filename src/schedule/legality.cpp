@@ -488,8 +488,7 @@ class Checker {
       fail("schedule: loop '" + loop + "' iterates " + segment + ", an unordered level, which cannot be " +
            restriction);
     }
-    auto arrays = type.kernelArrays();
-    if (std::none_of(arrays.begin(), arrays.end(), [](const LevelKernelArray& a) { return a.name == "crd"; })) {
+    if (!hasArray(level.access->tensor->format, level.level, "crd")) {
       fail("schedule: loop '" + loop + "' iterates " + segment +
            ", whose coordinates are computed, not stored, so it cannot be " + restriction);
     }
