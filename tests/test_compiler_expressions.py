@@ -753,6 +753,23 @@ def test_derived_level_operands_in_nonlinear_positions(statement, ref, a_format,
             np.testing.assert_allclose(result.to_numpy(), expected, rtol=1e-12, equal_nan=True)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("out_format", ["h", "s", "d"])
+def test_c_engine_compiles_if_converted_loops_right(engine, out_format):
+    # GCC 12.2 with -march=native on an AVX-512 CPU if-converted the loop that intersects a
+    # diagonal's entry with an ELL slot's (masked loads) and miscompiled it: the hashed result
+    # came out all zeros (fuzz kernel case 800236). The C engine turns that pass off.
+    A = np.array([[1, 0, 0, 2, 0, 0], [0, 3, 0, 0, 4, 0], [5, 0, 6, 0, 0, 0], [0, 7, 0, 8, 0, 0.0]])
+    B = np.array([[0, 1, 0, 0, 0, 2], [0, 2, 0, 3, 1, 0], [1, 0, 4, 0, 0, 0], [0, 0, 1, 0, 0, 1.0]])
+    kernel = ct.compile(
+        "R(i) = A(i,j) * B(i,j)",
+        formats={"A": "dia", "B": "ell", "R": out_format},
+        engine=engine,
+    )
+    result = kernel(A=ct.asarray(A, format="dia"), B=ct.asarray(B, format="ell"))
+    np.testing.assert_array_equal(result.to_numpy(), (A * B).sum(axis=1))
+
+
 @pytest.mark.parametrize("fmt", ["dia", "bcsr"])
 @pytest.mark.parametrize("out_format", [None, "csr", "dense"])
 def test_a_hashed_operand_beside_rows_a_derived_level_restricts(fmt, out_format):

@@ -179,6 +179,8 @@ def test_fuzz_many():
         # precompute(1.5 * A(j,k),[j],[jw]) on "R(k) = 1.5 * A(j,k)": "j has no extent"
         ("kernel", 2, "computed"),
         ("file", 501780, "read"),  # a .tns of shape (9.2e15, 2, 4): the harness densified it
+        # DIA x ELL into a hashed vector, C engine: zeros (GCC's loop if-conversion, AVX-512)
+        ("kernel", 800236, "computed"),
     ],
 )
 def test_past_findings(category, number, outcome):

@@ -50,7 +50,8 @@ std::string join(const std::vector<std::string>& words) {
 
 // What this process learned about each compiler command.
 struct CompilerState {
-  std::string fingerprint;
+  std::string version;  // the first line of `--version`; empty until asked
+  bool gcc = false;
   bool rejectsOpenmp = false;
 };
 std::mutex compilersMutex;
@@ -59,6 +60,35 @@ std::map<std::string, CompilerState> compilers;
 bool rejectsOpenmp(const std::string& compiler) {
   std::lock_guard<std::mutex> lock(compilersMutex);
   return compilers[compiler].rejectsOpenmp;
+}
+
+// The compiler's `--version` line, and whether it is GCC (asked once per command).
+CompilerState describeCompiler(const std::vector<std::string>& command) {
+  std::string name = join(command);
+  {
+    std::lock_guard<std::mutex> lock(compilersMutex);
+    const CompilerState& known = compilers[name];
+    if (!known.version.empty()) return known;
+  }
+  std::vector<std::string> argv = command;
+  argv.push_back("--version");
+  ProcessResult version = runProcess(argv);
+  std::lock_guard<std::mutex> lock(compilersMutex);
+  CompilerState& state = compilers[name];
+  state.version = version.succeeded() ? version.output.substr(0, version.output.find('\n')) : "unknown compiler " + name;
+  // `cc --version` names the command, not the compiler; GCC's copyright line names the FSF.
+  state.gcc = version.succeeded() && version.output.find("Free Software Foundation") != std::string::npos;
+  return state;
+}
+
+// The flags every kernel is compiled with. GCC's loop if-conversion is off: GCC 12.2 with
+// AVX-512 (-march=native on such a CPU) miscompiled a kernel whose loop it had if-converted for
+// masked loads and then left scalar (a DIA x ELL product into a hashed vector came out zero;
+// test_c_engine_compiles_if_converted_loops_right). Loops without branches still vectorize.
+std::vector<std::string> kernelFlags(bool gcc) {
+  std::vector<std::string> flags = {"-O3", "-march=native", "-fPIC", "-shared", "-fwrapv", "-ffp-contract=off"};
+  if (gcc) flags.push_back("-fno-tree-loop-if-convert");
+  return flags;
 }
 
 // A private (mode 0700) temporary directory, removed with its contents unless kept.
@@ -103,9 +133,7 @@ std::vector<uint8_t> readFile(const std::string& path) {
 ProcessResult runCompiler(const std::vector<std::string>& compiler, const std::string& source,
                           const std::string& library, bool openmp) {
   std::vector<std::string> argv = compiler;
-  for (const char* flag : {"-O3", "-march=native", "-fPIC", "-shared", "-fwrapv", "-ffp-contract=off"}) {
-    argv.push_back(flag);
-  }
+  for (const std::string& flag : kernelFlags(describeCompiler(compiler).gcc)) argv.push_back(flag);
   if (openmp) argv.push_back("-fopenmp");
   for (const std::string& arg : {std::string("-o"), library, source, std::string("-lm")}) argv.push_back(arg);
   return runProcess(argv);
@@ -223,23 +251,11 @@ std::unique_ptr<LoadedKernel> CEngine::load(const std::vector<uint8_t>& code, co
   return std::make_unique<CKernel>(handle, entry);
 }
 
+// The compiler, its flags and the CPU: kernels cached on disk under another are not reused.
 std::string CEngine::fingerprint() const {
-  std::string compilerName = join(compilerCommand());
-  {
-    std::lock_guard<std::mutex> lock(compilersMutex);
-    const std::string& known = compilers[compilerName].fingerprint;
-    if (!known.empty()) return known;
-  }
   static const std::string cpu = hostCpu();
-  std::vector<std::string> argv = compilerCommand();
-  argv.push_back("--version");
-  ProcessResult version = runProcess(argv);
-  std::string compiler =
-      version.succeeded() ? version.output.substr(0, version.output.find('\n')) : "unknown compiler " + compilerName;
-  std::string fingerprint = "c;" + compiler + ";" + cpu;
-  std::lock_guard<std::mutex> lock(compilersMutex);
-  compilers[compilerName].fingerprint = fingerprint;
-  return fingerprint;
+  CompilerState compiler = describeCompiler(compilerCommand());
+  return "c;" + compiler.version + ";" + join(kernelFlags(compiler.gcc)) + ";" + cpu;
 }
 
 const Engine& cEngine() {
