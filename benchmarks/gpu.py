@@ -1,7 +1,8 @@
 """GPU benchmarks (issue 19): coiter's target="cuda" kernels against cuSPARSE through CuPy, in
 one process, on device-resident data. Run on a machine with an NVIDIA GPU and CuPy:
 
-    python -m benchmarks.gpu [--rows N] [--spmm-rows N] [--sparse-rows N] [--out results.json]
+    python -m benchmarks.gpu [--rows N] [--spmm-rows N] [--sparse-rows N] [--sddmm-rows N]
+                             [--spgemm-rows N] [--out results.json]
 
 Each case times whole calls as users make them, synchronized (coiter's call returns when the
 kernel is done; CuPy's is followed by a device synchronize), median of repeated runs after a
@@ -89,7 +90,9 @@ SPMV_SCHEDULES = {
     "parallelize(warp,gpu_warp,ignore_races);parallelize(thread,gpu_thread,atomics)",
 }
 SPMM_SCHEDULES = {
-    "default (32 nonzeros per warp)": None,
+    "default (32 nonzeros per warp, a lane sums its row)": None,
+    "32 nonzeros per warp, added per nonzero": "fuse(i,k,f);pos(f,fp,A(i,k));split(fp,fp0,fp1,32);"
+    "parallelize(fp0,gpu_warp,atomics);parallelize(j,gpu_thread,no_races)",
     "warp per row": "parallelize(i,gpu_warp,no_races);parallelize(j,gpu_thread,no_races)",
     "8 nonzeros per warp": "fuse(i,k,f);pos(f,fp,A(i,k));split(fp,fp0,fp1,8);"
     "parallelize(fp0,gpu_warp,atomics);parallelize(j,gpu_thread,no_races)",
@@ -218,6 +221,71 @@ def sparse_result_case(cp, cpsp, kernel, name, A, B, pattern):
     return case
 
 
+def sddmm_case(cp, cpsp, name, A, rank):
+    """SDDMM with a CSR result, C = A .* (M @ N), against CuPy's spelling of it (CuPy wraps no
+    cuSPARSE SDDMM): the rows of M and columns of N that A's entries pick, multiplied and
+    summed, then scaled by A's values."""
+    r = np.random.default_rng(3)
+    M, N = r.standard_normal((A.shape[0], rank)), r.standard_normal((rank, A.shape[1]))
+    kern = ct.compile(
+        "C(i,j) = A(i,j) * M(i,k) * N(k,j)",
+        formats={"A": "csr", "M": "dd", "N": "dd", "C": "csr"},
+        target="cuda",
+    )
+    dA, dM, dN = (ct.asarray(v).to("cuda") for v in (A, M, N))
+    gA, gM, gNT = cpsp.csr_matrix(A), cp.asarray(M), cp.asarray(np.ascontiguousarray(N.T))
+    rows = cp.asarray(np.repeat(np.arange(A.shape[0]), np.diff(A.indptr)))
+
+    def theirs():
+        picked = (gM[rows] * gNT[gA.indices]).sum(axis=1)
+        return cpsp.csr_matrix((gA.data * picked, gA.indices, gA.indptr), shape=A.shape)
+
+    case = {
+        "kernel": f"SDDMM (rank {rank})",
+        "schedule": "default (a thread per row, two passes)",
+        "matrix": name,
+        "rows": A.shape[0],
+        "nnz": int(A.nnz),
+        "peer": "CuPy gather-multiply-sum (no cuSPARSE SDDMM in CuPy)",
+    }
+    case.update(
+        compare(
+            lambda: kern(A=dA, M=dM, N=dN),
+            theirs,
+            cp.cuda.Device().synchronize,
+            sparse_results_agree,
+        )
+    )
+    return case
+
+
+def spgemm_case(cp, cpsp, name, A):
+    """SpGEMM with a CSR result against cuSPARSE's SpGEMM (CuPy's A @ B). On the GPU coiter
+    computes it as inner products over a CSC copy of B (docs/gpu.md): work grows with the
+    result's dimensions, so this case is small."""
+    B = A.T.tocsr()
+    dA, dB = ct.asarray(A).to("cuda"), ct.asarray(B).to("cuda")
+    gA, gB = cpsp.csr_matrix(A), cpsp.csr_matrix(B)
+    case = {
+        "kernel": "SpGEMM (A @ A.T)",
+        "schedule": "ct.evaluate's choice (B converted to CSC, inner products)",
+        "matrix": name,
+        "rows": A.shape[0],
+        "nnz": int(A.nnz),
+    }
+    case.update(
+        compare(
+            lambda: ct.evaluate(
+                "C(i,j) = A(i,k) * B(k,j)", A=dA, B=dB, out_format="csr", target="cuda"
+            ),
+            lambda: gA @ gB,
+            cp.cuda.Device().synchronize,
+            sparse_results_agree,
+        )
+    )
+    return case
+
+
 def compile_latency():
     """Seconds to compile a GPU kernel cold (empty cache) and to get it from the disk cache in
     a fresh process."""
@@ -263,7 +331,10 @@ def main():
     parser.add_argument(
         "--sparse-rows", type=int, default=1_000_000, help="0: no sparse-result cases"
     )
-
+    parser.add_argument("--sddmm-rows", type=int, default=200_000, help="0: no SDDMM cases")
+    parser.add_argument(
+        "--spgemm-rows", type=int, default=5_000, help="0: no SpGEMM cases (inner products)"
+    )
     parser.add_argument("--no-compile-latency", action="store_true")
     parser.add_argument("--out")
     args = parser.parse_args()
@@ -294,6 +365,12 @@ def main():
             for pattern, B in (("independent pattern", seconds[name]), ("same pattern", same)):
                 for kernel in SPARSE_RESULTS:
                     record(report, sparse_result_case, cp, cpsp, kernel, name, A, B, pattern)
+    sddmm_matrices = matrices(args.sddmm_rows, args.per_row, rng) if args.sddmm_rows else {}
+    for name, A in sddmm_matrices.items():
+        for rank in (16, 64):
+            record(report, sddmm_case, cp, cpsp, name, A, rank)
+    for name, A in (matrices(args.spgemm_rows, 8, rng) if args.spgemm_rows else {}).items():
+        record(report, spgemm_case, cp, cpsp, name, A)
     if not args.no_compile_latency:
         report["compile_latency"] = compile_latency()
         print(json.dumps(report["compile_latency"]), flush=True)

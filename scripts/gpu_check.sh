@@ -15,17 +15,21 @@ PY="${PYTHON:-python3}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/gpu.txt" || true
 export CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)"
 start=$(date +%s)
-"$PY" -m pip install -q --no-build-isolation --no-deps . 2>&1 | tail -5
+"$PY" -m pip install -v --no-build-isolation --no-deps . > "$OUT/build.txt" 2>&1 \
+    || { tail -60 "$OUT/build.txt"; exit 1; }
 echo "[gpu_check] build: $(( $(date +%s) - start )) s"
 cd /tmp  # import the installed package, not the source tree
 "$PY" -c "import coiter as ct; print(ct.cuda.status())"
 set +e
+# Each stage is bounded (a device machine's time is counted): a test that hangs fails alone.
+TEST_LIMIT="${GPU_CHECK_TEST_SECONDS:-300}"
+BENCH_LIMIT="${GPU_CHECK_BENCHMARK_SECONDS:-240}"
 # (Every failure reported, not only the first: a GPU machine's time is scarce.)
-PYTHONUNBUFFERED=1 "$PY" -m pytest -q -rfE -p no:cacheprovider -m gpu "$ROOT/tests/test_cuda_device.py" \
+PYTHONUNBUFFERED=1 timeout "$TEST_LIMIT" "$PY" -m pytest -q -rfE --tb=short -p no:cacheprovider -m gpu "$ROOT/tests/test_cuda_device.py" \
     "$ROOT/tests/test_docs_examples.py" \
-    -o addopts="" 2>&1 | tee "$OUT/pytest.txt"
+    -o addopts="" -o timeout=120 2>&1 | tee "$OUT/pytest.txt"
 tests=$?
-PYTHONPATH="$ROOT" PYTHONUNBUFFERED=1 "$PY" -m benchmarks.gpu --out "$OUT/gpu_benchmark.json" "${@:2}" 2>&1 | tee "$OUT/benchmark.txt"
+PYTHONPATH="$ROOT" PYTHONUNBUFFERED=1 timeout "$BENCH_LIMIT" "$PY" -m benchmarks.gpu --out "$OUT/gpu_benchmark.json" "${@:2}" 2>&1 | tee "$OUT/benchmark.txt"
 bench=$?
 echo "[gpu_check] pytest exit $tests, benchmark exit $bench"
 exit $(( tests || bench ))

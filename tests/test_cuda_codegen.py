@@ -60,6 +60,19 @@ def test_default_gpu_schedules_compile(expr, formats, dtype):
     assert kern.stages["cuda"] == source
 
 
+@needs_nvrtc
+def test_default_gpu_spmm_adds_each_rows_sum_once_per_lane():
+    # Each lane walks the warp's chunk of nonzeros for its own columns, summing a row's
+    # products in a register: one atomic per row and column, not one per nonzero (the chunks of
+    # a long row contended for its addresses).
+    kern = ct.compile(
+        "C(i,j) = A(i,k) * B(k,j)", formats={"A": "csr", "B": "dd", "C": "dd"}, target="cuda"
+    )
+    assert "∀ik_nzp0 ∀j ∀ik_nzp1" in kern.concrete
+    assert "C_row_sum" in kern.source()
+    assert "j: parallel(gpu_thread,atomics)" in kern.concrete
+
+
 SCHEDULES = [
     "parallelize(i,gpu_thread,no_races)",
     "parallelize(i,gpu_warp,no_races);parallelize(j,gpu_thread,parallel_reduction)",

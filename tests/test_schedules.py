@@ -852,3 +852,40 @@ def test_taco_default_cpu_schedules(engine):
         np.testing.assert_allclose(
             np.asarray(result), np.einsum("ikl,kj,lj->ij", B, C, D), rtol=1e-12
         )
+
+
+def _rows_of(lengths, columns=50, seed=0):
+    """A CSR matrix with the given row lengths (distinct sorted columns per row)."""
+    r = np.random.default_rng(seed)
+    rows = [np.sort(r.choice(columns, n, replace=False)) for n in lengths]
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    indices = np.concatenate(rows or [[]]).astype(np.int32)
+    values = r.standard_normal(len(indices))
+    return sp.csr_matrix((values, indices, indptr), (len(lengths), columns))
+
+
+@pytest.mark.parametrize(
+    "lengths",
+    [
+        [3] * 40,  # even rows
+        [50] + [0] * 30 + [1] * 10,  # a long first row, then empty rows
+        [0] * 25 + [7, 0, 0, 50, 2] + [0] * 25,  # empty rows around a few full ones
+        [1, 2, 3, 5, 8, 13, 21, 34, 50, 0, 0, 1],  # growing rows
+        [0] * 10,  # no entries
+        [17],  # one row
+    ],
+)
+@pytest.mark.parametrize("chunk", [1, 4, 7])
+def test_nonzero_chunks_find_their_first_row(engine, lengths, chunk):
+    # Each chunk of nonzeros finds its first row by a bisection of the row starts
+    # (lower_positions.cpp); empty rows repeat a start, and chunks begin inside long rows.
+    A = _rows_of(lengths)
+    x = np.random.default_rng(1).standard_normal(A.shape[1])
+    kern = ct.compile(
+        "y(i) = A(i,j) * x(j)",
+        formats={"A": "csr", "x": "d", "y": "d"},
+        schedule=f"fuse(i,j,f);pos(f,fp,A(i,j));split(fp,fp0,fp1,{chunk});"
+        "parallelize(fp0,cpu_thread,atomics)",
+        engine=engine,
+    )
+    np.testing.assert_allclose(kern(A=A, x=x).to_numpy(), A @ x, rtol=1e-12, atol=1e-12)

@@ -112,7 +112,11 @@ std::vector<std::string> defaultGpuSchedules(const cin::Stmt& stmt) {
   // lengths (one warp serializes a long row), so a CSR-like operand's nonzeros are split
   // evenly instead: 4 per thread (SpMV; 8 was slower on uniform rows), or 32 per warp with its
   // lanes over the remaining dense loop (SpMM; 8 per warp was 1.5x slower at 32 columns);
-  // rows that chunks share are added atomically.
+  // rows that chunks share are added atomically. In SpMM each lane walks the warp's chunk for
+  // its own columns (the dense loop between the chunk and its nonzeros), so it sums a row's
+  // products in a register and adds once per row, not once per nonzero (with 32 atomics per
+  // nonzero, the chunks of one long row contended for its 32 addresses: 0.5x cuSPARSE on
+  // power-law rows); where that order is illegal, the lanes add per nonzero.
   std::string access = rowMajorAccess(stmt, vars[0], vars[1]);
   if (!access.empty()) {
     std::string f = vars[0] + vars[1] + "_nz", fp = f + "p", fp0 = fp + "0", fp1 = fp + "1";
@@ -121,8 +125,11 @@ std::vector<std::string> defaultGpuSchedules(const cin::Stmt& stmt) {
       candidates.push_back(balanced + "split(" + fp + "," + fp0 + "," + fp1 + ",4);parallelize(" + fp0 +
                            ",gpu_thread,atomics)");
     } else {
-      candidates.push_back(balanced + "split(" + fp + "," + fp0 + "," + fp1 + ",32);parallelize(" + fp0 +
-                           ",gpu_warp,atomics);parallelize(" + vars.back() + ",gpu_thread,no_races)");
+      std::string chunks = balanced + "split(" + fp + "," + fp0 + "," + fp1 + ",32);";
+      candidates.push_back(chunks + "reorder(" + fp0 + "," + vars.back() + "," + fp1 + ");parallelize(" + fp0 +
+                           ",gpu_warp,ignore_races);parallelize(" + vars.back() + ",gpu_thread,atomics)");
+      candidates.push_back(chunks + "parallelize(" + fp0 + ",gpu_warp,atomics);parallelize(" + vars.back() +
+                           ",gpu_thread,no_races)");
     }
   }
   std::string warp = "parallelize(" + vars[0] + ",gpu_warp," + races + ")";
