@@ -295,6 +295,10 @@ std::string CExprPrinter::atomicHelper(BinaryOp op, DType t) {
                      re + "(value);\n" + "#pragma omp atomic\n  parts[1] += " + im + "(value);\n}\n");
     return name;
   }
+  // A complex value is two words: no compare-and-swap covers it without libatomic (the LLVM
+  // engine refuses it too). No default schedule makes one: maxima of complex values are
+  // computed into a temporary per thread, or by a loop that owns its output.
+  if (isComplex(t)) throw CompileError(std::string("atomic ") + binaryOpName(op) + " of complex values");
   std::string update = minMaxHelper(op, t);  // defined first: the atomic helper calls it
   defineHelper(name, "// *target = " + update + "(*target, value), atomically: C has no atomic " +
                          (op == BinaryOp::Min ? "minimum" : "maximum") + ",\n// so a compare-and-swap loop.\n" + head +

@@ -19,6 +19,8 @@ Expr identityOf(const nt::Operator* op, DType t) {
   bool floating = isFloat(t) || isComplex(t);
   if (op == &nt::maxOp() || op == &nt::minOp()) {
     bool max = op == &nt::maxOp();
+    // Complex values order lexicographically (NumPy): (-inf, -inf) is below every other.
+    if (isComplex(t)) return litReal(scalar(t), max ? -INFINITY : INFINITY, max ? -INFINITY : INFINITY);
     if (floating) return litReal(scalar(t), max ? -INFINITY : INFINITY);
     if (t == DType::Bool) return boolLit(!max);
     int64_t lo = 0, hi = 0;

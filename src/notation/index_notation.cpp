@@ -102,9 +102,6 @@ Expr binary(const Operator& given, Expr a, Expr b) {
   const Operator& op = &given == &divOp() && mayHoldUnstoredZeros(b) ? divideByUnstoredOp() : given;
   DType t = promoteOperands(a->type, isWeak(a), b->type, isWeak(b));
   if (op.name == divOp().name) t = trueDivisionType(t);
-  if ((&op == &maxOp() || &op == &minOp()) && isComplex(t)) {
-    throw DTypeError("max/min of complex values is not supported");
-  }
   if (&op == &subOp() && t == DType::Bool) {
     throw DTypeError("subtraction of bool values is not supported (NumPy rejects it too): " + toString(a) + " - " +
                      toString(b));
@@ -116,9 +113,6 @@ Expr binary(const Operator& given, Expr a, Expr b) {
 
 Expr reduce(const Operator& op, const std::string& var, Expr body) {
   if (!op.reduction) throw CoiterError("'" + op.name + "' is not a reduction operator");
-  if ((&op == &maxOp() || &op == &minOp()) && isComplex(body->type)) {
-    throw DTypeError("max/min of complex values is not supported");
-  }
   std::vector<std::string> used = indexVariables(body);
   if (std::find(used.begin(), used.end(), var) == used.end()) {
     throw ShapeError("reduction over '" + var + "' but the reduced expression " + toString(body) + " does not use it");

@@ -138,8 +138,22 @@ class ScalarOps {
       case BinaryOp::Div: return complexDivision(x, y);
       case BinaryOp::Eq: return {b_.CreateAnd(b_.CreateFCmpOEQ(x.re, y.re), b_.CreateFCmpOEQ(x.im, y.im))};
       case BinaryOp::Ne: return {b_.CreateOr(b_.CreateFCmpUNE(x.re, y.re), b_.CreateFCmpUNE(x.im, y.im))};
+      case BinaryOp::Max:
+      case BinaryOp::Min: return complexMinMax(op == BinaryOp::Max, x, y);
       default: unsupported(op, "complex");
     }
+  }
+  // NumPy's maximum/minimum of complex values (the C printer's helper, as selects): an operand
+  // with a NaN part propagates (the first if both have one), else the lexicographic order of
+  // (real, imaginary) decides.
+  Scalar complexMinMax(bool max, Scalar x, Scalar y) {
+    auto hasNan = [&](Scalar v) { return b_.CreateOr(b_.CreateFCmpUNO(v.re, v.re), b_.CreateFCmpUNO(v.im, v.im)); };
+    llvm::Value* beyond = max ? b_.CreateFCmpOGT(x.re, y.re) : b_.CreateFCmpOLT(x.re, y.re);
+    llvm::Value* tie =
+        b_.CreateAnd(b_.CreateFCmpOEQ(x.re, y.re), max ? b_.CreateFCmpOGE(x.im, y.im) : b_.CreateFCmpOLE(x.im, y.im));
+    llvm::Value* ordered = b_.CreateOr(beyond, tie);
+    llvm::Value* takeX = b_.CreateOr(hasNan(x), b_.CreateAnd(b_.CreateNot(hasNan(y)), ordered));
+    return {b_.CreateSelect(takeX, x.re, y.re), b_.CreateSelect(takeX, x.im, y.im)};
   }
   // Smith's algorithm exactly as NumPy implements complex division: it scales by the larger
   // component of the divisor, so |y|^2 never overflows (1e300 / (1e300 + 1e300i) is 0.5 -
