@@ -70,6 +70,11 @@ def operand(array, fmt):
     return ct.asarray(np.asarray(array), format=fmt)
 
 
+def dense_of(x):
+    """A result as a NumPy array: a tensor's dense copy, anything else through np.asarray."""
+    return x.to_numpy() if isinstance(x, ct.Tensor) else np.asarray(x)
+
+
 def assert_values(result, expected, rtol=1e-12, dtype=None):
     """``result`` (a ct.Tensor) equals ``expected`` (NumPy) in shape, dtype and values."""
     assert isinstance(result, ct.Tensor), type(result)

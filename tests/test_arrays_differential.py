@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 import coiter as ct
+from compiler_cases import dense_of
 
 pytestmark = pytest.mark.usefixtures("forget_kernels_afterwards")
 
@@ -178,14 +179,10 @@ def _axis_method(name, axis, keepdims):
     return _same(lambda a: getattr(a, name)(axis=axis, keepdims=keepdims))
 
 
-def _dense(result):
-    return result.to_numpy() if isinstance(result, ct.Tensor) else np.asarray(result)
-
-
 def _refused(fn, *args):
     """The TypeError or ValueError that computing ``fn(*args)`` and reading it raised, or None."""
     try:
-        _dense(fn(*args))
+        dense_of(fn(*args))
     except (TypeError, ValueError) as error:
         return error
     return None
@@ -219,7 +216,7 @@ def run_case(seed):
         path.append(name)
         single = single or expected.dtype in (np.float32, np.complex64)
     try:
-        got = _dense(tensor)
+        got = dense_of(tensor)
     except TypeError as error:
         if any(known in str(error) for known in KNOWN_REFUSALS):
             return None

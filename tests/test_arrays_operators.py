@@ -37,10 +37,6 @@ def make(shape, density, fmt, dtype=np.float64, seed=0):
     return ct.asarray(dense, format=fmt), dense
 
 
-def dense_of(x):
-    return x.to_numpy() if isinstance(x, ct.Tensor) else np.asarray(x)
-
-
 def check(result, expected, sparse=None):
     assert isinstance(result, ct.Tensor)
     assert result.shape == expected.shape

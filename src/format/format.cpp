@@ -219,6 +219,30 @@ bool Format::isAllDense() const {
          std::all_of(levels_.begin(), levels_.end(), [](const LevelTypePtr& l) { return l->properties().full; });
 }
 
+bool Format::levelHasArray(int level, const std::string& name) const {
+  auto arrays = levels_[level]->kernelArrays();
+  return std::any_of(arrays.begin(), arrays.end(), [&](const LevelKernelArray& a) { return a.name == name; });
+}
+
+int Format::partnerLevel(int level, LevelCoordinate::Kind kind) const {
+  for (size_t k = 0; k < levelMap_.size(); ++k) {
+    if (levelMap_[k].kind == kind && levelMap_[k].mode == levelMap_[level].mode) return static_cast<int>(k);
+  }
+  return -1;
+}
+
+Format::Restriction Format::restrictionAt(int level, int entered) const {
+  using K = LevelCoordinate::Kind;
+  const LevelCoordinate& own = levelMap_[level];
+  if (own.kind == K::BlockOffset) return {Restriction::Kind::ToKnownBlock, partnerLevel(level, K::BlockIndex)};
+  if (own.kind == K::BlockIndex) return {Restriction::Kind::ToBlockOfKnownOffset, partnerLevel(level, K::BlockOffset)};
+  if (level >= 1 && level + 1 < static_cast<int>(levelMap_.size()) && levelHasArray(level + 1, "offset") &&
+      entered == level) {
+    return {Restriction::Kind::ToDiagonalRows, -1};
+  }
+  return {};
+}
+
 bool Format::holdsDuplicates() const {
   for (size_t k = 0; k < levels_.size(); ++k) {
     if (levels_[k]->properties().unique) continue;

@@ -38,6 +38,22 @@ class Format {
   bool operator==(const Format& o) const;
   bool operator!=(const Format& o) const { return !(*this == o); }
 
+  // What restricts a loop over level `level`'s coordinate to part of its extent (derived
+  // levels): a block's offset level to the block whose index (level `partner`) is known, a
+  // block index level to the block holding the known offset (level `partner`), and a DIA row
+  // level, once `entered` is that level (its diagonal is chosen), to the rows the diagonal
+  // holds. Legality (which loops are restricted) and lowering (the restricted bounds) both ask.
+  struct Restriction {
+    enum class Kind { None, ToKnownBlock, ToBlockOfKnownOffset, ToDiagonalRows } kind = Kind::None;
+    int partner = -1;
+  };
+  Restriction restrictionAt(int level, int entered) const;
+  // The first level whose coordinate is of `kind` over `level`'s mode (a block's index and
+  // offset levels find each other), or -1.
+  int partnerLevel(int level, LevelCoordinate::Kind kind) const;
+  // Whether level `level` has the kernel array `name` ("crd", "offset", ...).
+  bool levelHasArray(int level, const std::string& name) const;
+
   // Extent of each level's coordinates for a tensor of this shape; data-dependent levels
   // (diagonals, slots) get -1.
   std::vector<int64_t> levelExtents(const std::vector<int64_t>& shape) const;

@@ -21,19 +21,6 @@ namespace coiter::lower {
 
 using namespace ir;
 
-namespace {
-
-// The level of the same mode that holds the other half of a blocked coordinate.
-int partnerLevel(const Format& format, int level, LevelCoordinate::Kind kind) {
-  const auto& map = format.levelMap();
-  for (size_t k = 0; k < map.size(); ++k) {
-    if (map[k].kind == kind && map[k].mode == map[level].mode) return static_cast<int>(k);
-  }
-  return -1;
-}
-
-}  // namespace
-
 Expr Lowerer::levelExtentOf(const TensorVars& vars, int level) const {
   // Tensors of the statement record each level's extent (addTensor); workspaces, built by the
   // lowerer with dense levels in mode order, take their mode's.
@@ -76,7 +63,7 @@ Expr Lowerer::levelCoordinate(const AccessState& state, int level, const Expr& c
   const Format& format = state.vars->tensor->format;
   const LevelCoordinate& lc = format.levelMap()[level];
   if (lc.kind != LevelCoordinate::Kind::BlockOffset) return coord;
-  int blockLevel = partnerLevel(format, level, LevelCoordinate::Kind::BlockIndex);
+  int blockLevel = format.partnerLevel(level, LevelCoordinate::Kind::BlockIndex);
   auto block = blockLevel >= 0 ? coords_.find(state.levelVars[blockLevel]) : coords_.end();
   if (block == coords_.end()) return binary(BinaryOp::Rem, coord, intLit(lc.factor));
   return binary(BinaryOp::Sub, coord, binary(BinaryOp::Mul, block->second, intLit(lc.factor)));
@@ -97,20 +84,19 @@ void Lowerer::restrictToLevels(const std::string& var, Interval& interval, std::
     for (size_t k = 0; k < map.size(); ++k) {
       if (state.levelVars[k] != var) continue;
       const int64_t b = map[k].factor;
-      if (map[k].kind == LevelCoordinate::Kind::BlockOffset) {
-        int blockLevel = partnerLevel(format, static_cast<int>(k), LevelCoordinate::Kind::BlockIndex);
-        auto block = coords_.find(state.levelVars[blockLevel]);
+      Format::Restriction r = format.restrictionAt(static_cast<int>(k), state.entered);
+      using R = Format::Restriction::Kind;
+      if (r.kind == R::ToKnownBlock) {
+        auto block = coords_.find(state.levelVars[r.partner]);
         if (block == coords_.end()) continue;
         Expr lo = binary(BinaryOp::Mul, block->second, intLit(b));
         narrow(lo, binary(BinaryOp::Add, lo, intLit(b)));
-      } else if (map[k].kind == LevelCoordinate::Kind::BlockIndex) {
-        int offsetLevel = partnerLevel(format, static_cast<int>(k), LevelCoordinate::Kind::BlockOffset);
-        auto inner = coords_.find(state.levelVars[offsetLevel]);
+      } else if (r.kind == R::ToBlockOfKnownOffset) {
+        auto inner = coords_.find(state.levelVars[r.partner]);
         if (inner == coords_.end()) continue;
         Expr lo = binary(BinaryOp::Div, inner->second, intLit(b));
         narrow(lo, binary(BinaryOp::Add, lo, intLit(1)));
-      } else if (k >= 1 && k + 1 < map.size() && state.vars->array(k + 1, "offset") &&
-                 state.entered == static_cast<int>(k)) {
+      } else if (r.kind == R::ToDiagonalRows) {
         // The rows of diagonal d: those whose column i + offset[d] is in [0, cols).
         Var offset = makeVar(freshName(access->tensor->name + "_offset"), kIndex);
         out.push_back(declare(offset, cast(kIndex, load(state.vars->array(k + 1, "offset"), state.pos[k - 1]))));

@@ -444,30 +444,16 @@ class Checker {
       const Format& format = acc->tensor->format;
       if (!format.hasDerivedLevels()) continue;
       std::vector<std::string> levelVars = nt::levelIndices(*acc);
-      const auto& map = format.levelMap();
-      for (size_t k = 0; k < map.size() && k < levelVars.size(); ++k) {
+      for (size_t k = 0; k < format.levelMap().size() && k < levelVars.size(); ++k) {
         if (levelVars[k] != v) continue;
-        using K = LevelCoordinate::Kind;
-        auto partnerBound = [&](K partner) {
-          for (size_t m = 0; m < map.size(); ++m) {
-            if (map[m].kind == partner && map[m].mode == map[k].mode && bound_.count(levelVars[m])) return true;
-          }
-          return false;
-        };
-        bool diagonalRows = k >= 1 && k + 1 < map.size() && hasArray(format, static_cast<int>(k + 1), "offset") &&
-                            entered_.at(acc) == static_cast<int>(k);
-        if (diagonalRows || (map[k].kind == K::BlockOffset && partnerBound(K::BlockIndex)) ||
-            (map[k].kind == K::BlockIndex && partnerBound(K::BlockOffset))) {
+        Format::Restriction r = format.restrictionAt(static_cast<int>(k), entered_.at(acc));
+        if (r.kind == Format::Restriction::Kind::ToDiagonalRows ||
+            (r.partner >= 0 && bound_.count(levelVars[r.partner]))) {
           restricting.insert(acc);
         }
       }
     }
     return restricting;
-  }
-
-  static bool hasArray(const Format& format, int level, const std::string& name) {
-    auto arrays = format.levels()[level]->kernelArrays();
-    return std::any_of(arrays.begin(), arrays.end(), [&](const LevelKernelArray& a) { return a.name == name; });
   }
 
   // A loop restricted to a block of its coordinates finds the block's positions in each level
@@ -488,7 +474,7 @@ class Checker {
       fail("schedule: loop '" + loop + "' iterates " + segment + ", an unordered level, which cannot be " +
            restriction);
     }
-    if (!hasArray(level.access->tensor->format, level.level, "crd")) {
+    if (!level.access->tensor->format.levelHasArray(level.level, "crd")) {
       fail("schedule: loop '" + loop + "' iterates " + segment +
            ", whose coordinates are computed, not stored, so it cannot be " + restriction);
     }
