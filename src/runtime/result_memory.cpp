@@ -40,6 +40,13 @@ constexpr size_t kHugePage = size_t{2} << 20;
 // every mapping advised and 4.6-5.8 ms with none, one thread's 6.7-14.6 ms against 6.1-6.8 ms
 // (2026-11-27, load 0.2, thread pools idle); later calls reuse their mappings either way. A
 // result this large pays a fault per 4 KiB page otherwise, thousands more than its stalls.
+// Measured again (2026-11-27, a fresh process's first SpAdd of 1 M + 1 M entries, 28 MB of
+// result; steady state 19-21 ms): with NumPy's threshold (4 MiB) the faults fell from 9,800 to
+// 40, but the first call took 21-80 ms (system time 4-52 ms: compaction) against 41-50 ms;
+// pre-faulting each fresh mapping (MADV_POPULATE_WRITE, or MAP_POPULATE) left the system time
+// as it was (the zeroing and the page tables are the cost, not the faults' entries) and made
+// two threads' first call slower (their chunk arrays are sized for the worst case). SciPy's
+// own first A + B in a fresh process takes 29-49 ms against 21-23.
 constexpr size_t kHugeAdviceMinBytes = size_t{64} << 20;
 
 // Mappings span whole huge pages: the pages of a partial last 2 MiB cannot be one huge page, and
