@@ -748,6 +748,27 @@ def test_derived_level_operands_in_nonlinear_positions(statement, ref, a_format,
             np.testing.assert_allclose(result.to_numpy(), expected, rtol=1e-12, equal_nan=True)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("b_format", ["ell", "csr", "coo"])
+@pytest.mark.parametrize("out_format", ["h", "s", "d"])
+def test_a_workspace_merged_with_the_dimension_is_read_in_order(engine, b_format, out_format):
+    # The workspace w(k) += A(j,i) * B(j,k) lists k as the producer touches them (unsorted);
+    # `1.5 * w(k) + 1.5` merges that list with every k, which needs it sorted also when the
+    # result is hashed (fuzz kernel case 1102527: the skipped k lost their sums).
+    A = np.array(
+        [[4, -1, 1, 1, 2, 4], [-3, 2, -1, -2, -3, -2], [-3, 1, 4, 4, 1, 3], [2, -2, 1, 2, 3, 2.0]]
+    )
+    B = np.array([[0, 0, 0], [0, 0, -4], [-3, 0, 0], [0, 2, 0.0]])
+    got = ct.evaluate(
+        "R(k) = 1.5 * sum(i, A(j,i) * B(j,k)) + 1.5",
+        A=ct.asarray(A, format="csc"),
+        B=ct.asarray(B, format=b_format),
+        out_format=out_format,
+        engine=engine,
+    )
+    np.testing.assert_allclose(got.to_numpy(), 1.5 * np.einsum("ji,jk->k", A, B) + 1.5)
+
+
 def _complex_with_ties_and_nans(seed, shape=(9, 6)):
     r = np.random.default_rng(seed)
     d = (r.standard_normal(shape) + 1j * r.standard_normal(shape)) * (r.random(shape) < 0.5)

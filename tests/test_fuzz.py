@@ -181,6 +181,9 @@ def test_fuzz_many():
         ("file", 501780, "read"),  # a .tns of shape (9.2e15, 2, 4): the harness densified it
         # DIA x ELL into a hashed vector, C engine: zeros (GCC's loop if-conversion, AVX-512)
         ("kernel", 800236, "computed"),
+        # R(k) = 1.5 * sum(i, A(j,i) * B(j,k)) + 1.5 into a hashed vector: the workspace's
+        # unsorted list merged with the dimension skipped coordinates (both engines)
+        ("kernel", 1102527, "computed"),
     ],
 )
 def test_past_findings(category, number, outcome):

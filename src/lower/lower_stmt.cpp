@@ -153,7 +153,7 @@ Stmt Lowerer::lowerWhere(const cin::WhereNode& w) {
   producerDepth_.push_back(openLoops_.size());
   out.push_back(lowerStmt(w.producer));
   producerDepth_.pop_back();
-  for (const WorkspaceVars* ws : workspaces) out.push_back(orderWorkspace(*ws));
+  for (const WorkspaceVars* ws : workspaces) out.push_back(orderWorkspace(*ws, w.consumer));
   out.push_back(lowerStmt(w.consumer));
   for (const WorkspaceVars* ws : workspaces) out.push_back(emptyWorkspace(*ws));
   return block(std::move(out));

@@ -248,11 +248,29 @@ Stmt Lowerer::startWorkspace(const WorkspaceVars& ws) {
   return forLoop(n, intLit(0), ws.size, store(ws.tensor->vals, at, zeroOf(ws.tensor->tensor->dtype)));
 }
 
-Stmt Lowerer::orderWorkspace(const WorkspaceVars& ws) {
-  // The touched coordinates are sorted when the result level they are appended to is
-  // ordered; an unordered compressed level (SciPy's unsorted CSR) takes them as they come.
-  // A compressed workspace is in order already.
-  if (ws.kind == WorkspaceKind::DenseArray || !resultLevelOrdered(ws.indexVar)) return nullptr;
+namespace {
+
+// Whether `consumer` reads the temporary `t` alone, as in `C(i,j) = w(j)`: its loops then
+// iterate the touched coordinates only, in whatever order the list holds them. Anything
+// else beside it (`1.5 * w(k) + 1.5`, a union with the dimension) merges the list with
+// another iterator, which needs it in order.
+bool consumedAlone(const cin::Stmt& consumer, const nt::TensorVar* t) {
+  if (consumer->kind == cin::StmtKind::Forall) return consumedAlone(cin::as<cin::ForallNode>(consumer).body, t);
+  if (consumer->kind != cin::StmtKind::Assign) return false;
+  const nt::Expr& rhs = cin::as<cin::AssignNode>(consumer).rhs;
+  return rhs->kind == nt::ExprKind::Access && static_cast<const nt::AccessNode&>(*rhs).tensor.get() == t;
+}
+
+}  // namespace
+
+Stmt Lowerer::orderWorkspace(const WorkspaceVars& ws, const cin::Stmt& consumer) {
+  // The touched coordinates are sorted unless the result level they are appended to is
+  // unordered (SciPy's unsorted CSR, a hashed level) and the consumer reads the workspace
+  // alone; a merge with anything else needs them in order (R(k) = 1.5 * w(k) + 1.5 into a
+  // hashed vector lost the sums of the coordinates its unsorted list skipped). A compressed
+  // workspace is in order already.
+  if (ws.kind == WorkspaceKind::DenseArray) return nullptr;
+  if (!resultLevelOrdered(ws.indexVar) && consumedAlone(consumer, ws.tensor->tensor.get())) return nullptr;
   const Var& list = ws.tensor->crd(0);
   switch (ws.kind) {
     case WorkspaceKind::Dense:

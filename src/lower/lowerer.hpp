@@ -149,7 +149,7 @@ class Lowerer {
   // At each execution of its where, before the producer: what the workspace must start as.
   ir::Stmt startWorkspace(const WorkspaceVars& ws);
   // Between producer and consumer: the list in coordinate order when the result needs it.
-  ir::Stmt orderWorkspace(const WorkspaceVars& ws);
+  ir::Stmt orderWorkspace(const WorkspaceVars& ws, const cin::Stmt& consumer);
   // The consumer reads the entry at list position `at`, coordinate `coord`: its values
   // index, found into `out`.
   ir::Expr workspaceValueIndex(const WorkspaceVars& ws, const ir::Expr& at, const ir::Expr& coord,
