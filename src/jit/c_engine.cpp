@@ -75,7 +75,8 @@ CompilerState describeCompiler(const std::vector<std::string>& command) {
   ProcessResult version = runProcess(argv);
   std::lock_guard<std::mutex> lock(compilersMutex);
   CompilerState& state = compilers[name];
-  state.version = version.succeeded() ? version.output.substr(0, version.output.find('\n')) : "unknown compiler " + name;
+  state.version =
+      version.succeeded() ? version.output.substr(0, version.output.find('\n')) : "unknown compiler " + name;
   // `cc --version` names the command, not the compiler; GCC's copyright line names the FSF.
   state.gcc = version.succeeded() && version.output.find("Free Software Foundation") != std::string::npos;
   return state;
