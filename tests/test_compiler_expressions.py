@@ -769,6 +769,27 @@ def test_a_workspace_merged_with_the_dimension_is_read_in_order(engine, b_format
     np.testing.assert_allclose(got.to_numpy(), 1.5 * np.einsum("ji,jk->k", A, B) + 1.5)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("c_format", ["dia", "ell", "csr"])
+def test_runs_of_a_non_unique_level_beside_a_derived_one(engine, c_format):
+    # B in COO is iterated by runs of equal k, coiterated with C's diagonals; the run's end
+    # was declared under the check that a diagonal's row lies in the matrix, and read after
+    # it (fuzz kernel case 1200077: C code that did not compile, and a read of an unset
+    # position in LLVM's).
+    r = np.random.default_rng(0)
+    B = r.random((3, 6, 3)) * (r.random((3, 6, 3)) < 0.5)
+    C = np.array([[1.0, 2, 0], [0, 3, 4], [5, 0, 6]])
+    got = ct.evaluate(
+        "R = 1.5 * max(l, A * B(k,i,l) * C(l,k))",
+        A=2.0,
+        B=ct.asarray(B, format="coo"),
+        C=ct.asarray(C, format=c_format),
+        engine=engine,
+    )
+    expected = 1.5 * (2.0 * np.einsum("kil,lk->l", B, C)).max()
+    np.testing.assert_allclose(dense_of(got), expected, rtol=1e-12)
+
+
 def _complex_with_ties_and_nans(seed, shape=(9, 6)):
     r = np.random.default_rng(seed)
     d = (r.standard_normal(shape) + 1j * r.standard_normal(shape)) * (r.random(shape) < 0.5)

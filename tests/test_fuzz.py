@@ -184,6 +184,9 @@ def test_fuzz_many():
         # R(k) = 1.5 * sum(i, A(j,i) * B(j,k)) + 1.5 into a hashed vector: the workspace's
         # unsorted list merged with the dimension skipped coordinates (both engines)
         ("kernel", 1102527, "computed"),
+        # R = 1.5 * max(l, A * B(k,i,l) * C(l,k)), B in COO, C in DIA: a run's end read
+        # outside the diagonal check that declared it (C code that did not compile)
+        ("kernel", 1200077, "computed"),
     ],
 )
 def test_past_findings(category, number, outcome):

@@ -108,13 +108,19 @@ void Lowerer::enterPointLevels(LatticeLoop& loop, PointLoop& p) {
     p.advanceTo[s] = plusOne(p.positionOf(loop, s));
     if (!type.properties().unique && (!p.single || loop.byRuns)) {
       // Coiterating a non-unique level, or appending a result entry per coordinate: take
-      // the whole run of equal coordinates at once.
+      // the whole run of equal coordinates at once. The run is found with the coordinates,
+      // ahead of the entry conditions below (it only compares coordinates, and loads inside
+      // the level's range): the iterators advance past it whether or not the body runs
+      // (R = max(l, A * B(k,i,l) * C(l,k)) with B in COO and C in DIA read the run's end
+      // where a DIA diagonal's row outside the matrix had skipped its declaration).
       Var run = makeVar(freshName("p" + loop.segs()[s].name + "_run_end"), kIndex);
       Expr end = p.forForm ? p.loopRange.end : ir::ref(loop.stateEnd.at(s));
-      p.body.push_back(declare(run, plusOne(p.positionOf(loop, s))));
       Expr more = binary(BinaryOp::And, binary(BinaryOp::Lt, ir::ref(run), end),
                          binary(BinaryOp::Eq, cast(kIndex, load(st.vars->crd(k), ir::ref(run))), p.coordOf[s]));
-      p.body.push_back(whileLoop(more, assign(run, plusOne(ir::ref(run))), /*step=*/true));
+      Stmt findRun[] = {declare(run, plusOne(p.positionOf(loop, s))),
+                        whileLoop(more, assign(run, plusOne(ir::ref(run))), /*step=*/true)};
+      p.body.insert(p.body.begin() + p.coordinatesEnd, std::begin(findRun), std::end(findRun));
+      p.coordinatesEnd += std::size(findRun);
       st.runEnd[k] = ir::ref(run);
       p.advanceTo[s] = ir::ref(run);
     }
