@@ -16,12 +16,12 @@ namespace {
 
 // The value a temporary starts at: the identity of the operator that accumulates into it.
 Expr identityOf(const nt::Operator* op, DType t) {
-  bool floating = isFloat(t) || isComplex(t);
   if (op == &nt::maxOp() || op == &nt::minOp()) {
     bool max = op == &nt::maxOp();
+    double beyond = max ? -INFINITY : INFINITY;
     // Complex values order lexicographically (NumPy): (-inf, -inf) is below every other.
-    if (isComplex(t)) return litReal(scalar(t), max ? -INFINITY : INFINITY, max ? -INFINITY : INFINITY);
-    if (floating) return litReal(scalar(t), max ? -INFINITY : INFINITY);
+    if (isComplex(t)) return litReal(scalar(t), beyond, beyond);
+    if (isFloat(t)) return litReal(scalar(t), beyond);
     if (t == DType::Bool) return boolLit(!max);
     int64_t lo = 0, hi = 0;
     dispatchDType(t, [&](auto* p) {
