@@ -1250,3 +1250,50 @@ def test_deep_operator_expressions_raise_compile_error():
         ok = ok + x[i]
     y[i] = ok
     np.testing.assert_allclose(y.to_numpy(), 100 * np.arange(3.0))
+
+
+def _rows_that_merge_every_way(seed, n_cols=40):
+    """CSR matrices whose rows meet in every way a merge steps through: runs of one operand
+    longer than the merge's lookahead (leapt over or stored by a loop of their own, after
+    which the carried coordinates are read again), interleaved entries, a shared prefix
+    (lockstep) that then diverges, empty rows on either side, and random rows."""
+    r = np.random.default_rng(seed)
+    run_a, run_b = [*range(0, 10), 15, 25, 26], [*range(10, 15), 20, 25, 30]
+    rows_a = [range(10), [1, 3, 5, 7, 9], range(21), [], [2, 4, 6], [0, 1, 2, 8, 30, 31], run_a]
+    rows_b = [range(10, 20), [0, 2, 4, 6, 8, 39], [3, 15], [5, 6], [], [0, 1, 2, *range(9, 15)]]
+    rows_b.append(run_b)
+    rows_d = [range(5, 15), [9, 10], range(18, 30), [6], [4], [2, 3, 30], [0, 10, 12, 25, 30]]
+    for _ in range(12):
+        rows_a.append(np.sort(r.choice(n_cols, r.integers(0, 15), replace=False)))
+        rows_b.append(np.sort(r.choice(n_cols, r.integers(0, 15), replace=False)))
+        rows_d.append(np.sort(r.choice(n_cols, r.integers(0, 15), replace=False)))
+
+    def csr(rows):
+        dense = np.zeros((len(rows), n_cols))
+        for i, cols in enumerate(rows):
+            dense[i, list(cols)] = r.random(len(cols)) + 0.5
+        return sp.csr_array(dense)
+
+    return csr(rows_a), csr(rows_b), csr(rows_d)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("out_format", ["csr", "dense"])
+def test_merges_carry_coordinates_across_runs_and_row_ends(engine, out_format):
+    # A merge step carries each operand's coordinate and loads its next one ahead; a run taken
+    # by a loop of its own (or leapt over) moves the positions, after which the carried
+    # coordinates are read again.
+    A, B, D = _rows_that_merge_every_way(3)
+    a, b, d = A.toarray(), B.toarray(), D.toarray()
+    for statement, expected in [
+        ("C(i,j) = A(i,j) + B(i,j)", a + b),
+        ("C(i,j) = A(i,j) * B(i,j)", a * b),
+        ("C(i,j) = A(i,j) + B(i,j) + D(i,j)", a + b + d),
+        ("C(i,j) = A(i,j) * B(i,j) * D(i,j)", a * b * d),
+        ("C(i,j) = (A(i,j) + B(i,j)) * D(i,j)", (a + b) * d),
+        ("C(i,j) = A(i,j) - 2 * B(i,j) * D(i,j)", a - 2 * b * d),
+    ]:
+        got = ct.evaluate(statement, A=A, B=B, D=D, out_format=out_format, engine=engine)
+        np.testing.assert_allclose(dense_of(got), expected, rtol=1e-12, err_msg=statement)
+        if out_format == "csr":
+            assert_canonical(got)

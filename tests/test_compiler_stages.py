@@ -230,16 +230,18 @@ def test_coordinates_that_never_become_addresses_are_flagged_but_not_clamped():
     src = ct.compile(
         "C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}
     ).source("c")
+    # (The merge carries each operand's coordinate from step to step and loads the next one
+    # at the top of each step.)
+    assert "cA2_next = (int64_t)A2_crd[pA2 + 1];" in src
+    assert "cB2_next = (int64_t)B2_crd[pB2 + 1];" in src
+    assert "int64_t jA_0 = cA2;" in src and "int64_t jB_0 = cB2;" in src
     assert (
-        "int64_t jA_0 = (int64_t)A2_crd[pA2];" in src
-        and "int64_t jB_0 = (int64_t)B2_crd[pB2];" in src
-    )
-    assert (
-        "invalid_coordinate = invalid_coordinate | (((uint32_t)B2_crd[pB2] - coiter_min_u32(" in src
+        "invalid_coordinate = invalid_coordinate | (((uint32_t)B2_crd[pB2 + 1] - coiter_min_u32("
+        in src
     )
     assert "int64_t j = coiter_min_i64(jA_0, jB_0);" in src
     assert "(int32_t)coiter_min_u32" not in src
-    # A coordinate that indexes a dense result row is clamped.
+    # A coordinate that indexes a dense result row is clamped, carried or not.
     src = ct.compile(
         "C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "dense"}
     ).source("c")
@@ -247,6 +249,7 @@ def test_coordinates_that_never_become_addresses_are_flagged_but_not_clamped():
         "(int32_t)coiter_min_u32((uint32_t)A2_crd[pA2]" in src
         and "(int32_t)coiter_min_u32((uint32_t)B2_crd[pB2]" in src
     )
+    assert "cA2_next = (int64_t)(int32_t)coiter_min_u32((uint32_t)A2_crd[pA2 + 1]" in src
 
 
 def test_llvm_engine_selects_floats_without_a_branch():

@@ -373,13 +373,18 @@ void Lowerer::reserveLoopAppends(LatticeLoop& loop) {
 bool Lowerer::runsInLockstep(const LatticeLoop& loop) const {
   const lt::LatticePoint& top = loop.points().front();
   if (!loop.shared || top.iterators.size() < 2 || loop.interval.restricted) return false;
-  return std::all_of(top.iterators.begin(), top.iterators.end(), [&](int s) {
-    const SegmentInfo& info = loop.info[s];
-    if (loop.segs()[s].dimension || info.access->tensor->temporary || !loop.segs()[s].ordered) return false;
-    const LevelType& type = *info.access->tensor->format.levels()[info.level];
-    return accesses_.at(info.access).vars->crd(info.level) && type.smallestStoredCoordinate() == 0 &&
-           type.properties().unique && type.capabilities().positionIterate;
-  });
+  return std::all_of(top.iterators.begin(), top.iterators.end(),
+                     [&](int s) { return walksStoredCoordinates(loop, s); });
+}
+
+// Iterator s walks a level's stored coordinates (a crd array, no empty slots), ordered and
+// unique, by position.
+bool Lowerer::walksStoredCoordinates(const LatticeLoop& loop, int s) const {
+  const SegmentInfo& info = loop.info[s];
+  if (loop.segs()[s].dimension || info.access->tensor->temporary || !loop.segs()[s].ordered) return false;
+  const LevelType& type = *info.access->tensor->format.levels()[info.level];
+  return accesses_.at(info.access).vars->crd(info.level) && type.smallestStoredCoordinate() == 0 &&
+         type.properties().unique && type.capabilities().positionIterate;
 }
 
 // An intersection (the loops end when any iterator does): where the iterators' ranges of

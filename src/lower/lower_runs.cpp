@@ -112,7 +112,7 @@ void Lowerer::probeRuns(LatticeLoop& loop) {
   }
 }
 
-void Lowerer::takeRuns(LatticeLoop& loop, std::vector<Stmt>& out) {
+void Lowerer::takeRuns(LatticeLoop& loop, std::vector<Stmt>& out, std::vector<Stmt> after) {
   std::vector<Stmt> runs;
   for (int s : loop.points().front().iterators) {
     const Var& at = loop.state.at(s);
@@ -130,6 +130,7 @@ void Lowerer::takeRuns(LatticeLoop& loop, std::vector<Stmt>& out) {
     loop.out = std::move(outside);
     runs.push_back(ifRunAhead(loop, s, target, inRange, run));
   }
+  for (Stmt& s : after) runs.push_back(std::move(s));
   out.push_back(ifThen(ir::ref(loop.leaps), block(std::move(runs))));
 }
 

@@ -209,6 +209,7 @@ class Lowerer {
   void declareSharedIterators(LatticeLoop& loop);
   void reserveLoopAppends(LatticeLoop& loop);
   bool runsInLockstep(const LatticeLoop& loop) const;
+  bool walksStoredCoordinates(const LatticeLoop& loop, int s) const;
   void skipDisjointIntersection(LatticeLoop& loop);
   // lower_runs.cpp: a merge's runs of one operand's entries, leapt over (intersections) or
   // stored by a loop of their own (unions), in rows whose probe finds one.
@@ -220,7 +221,8 @@ class Lowerer {
                       const ir::Stmt& onRun);
   ir::Stmt gallopPastRun(const LatticeLoop& loop, int s, const ir::Expr& target);
   void probeRuns(LatticeLoop& loop);
-  void takeRuns(LatticeLoop& loop, std::vector<ir::Stmt>& out);
+  // `after`: what follows a step's runs (the merge's carried coordinates, reloaded).
+  void takeRuns(LatticeLoop& loop, std::vector<ir::Stmt>& out, std::vector<ir::Stmt> after);
   // lower_lattice_point.cpp: the loop of one lattice point, while its iterators last. A
   // `lockstep` loop runs only while every iterator is at the same coordinate, so its body is
   // the region where all are present and every step advances all of them.
@@ -241,12 +243,18 @@ class Lowerer {
     std::map<const AccessNode*, int> enteredBefore;
     int resultEnteredBefore = 0;
     ir::Expr runBelow;  // a run inside a merge (lower_runs.cpp): the loop also ends at this coordinate
+    // A merge's iterators carry their coordinates from step to step (carriesCoordinates):
+    // each one's current coordinate, and the next one, loaded at the top of each step.
+    std::map<int, ir::Var> carried, next;
     ir::Expr positionOf(const LatticeLoop& loop, int s) const {
       return forForm ? ir::ref(loopVar) : ir::ref(loop.state.at(s));
     }
   };
   void lowerLatticePoint(LatticeLoop& loop, size_t pi, bool lockstep, const ir::LoopSchedule& schedule,
                          const ir::Expr& runBelow = nullptr);
+  bool carriesCoordinates(const LatticeLoop& loop, const PointLoop& p) const;
+  void carryCoordinates(LatticeLoop& loop, PointLoop& p);
+  std::vector<ir::Stmt> reloadCarried(const LatticeLoop& loop, const PointLoop& p) const;
   void bindPointCoordinates(LatticeLoop& loop, PointLoop& p);
   void enterPointLevels(LatticeLoop& loop, PointLoop& p);
   ir::Stmt lowerPointRegions(LatticeLoop& loop, PointLoop& p);
