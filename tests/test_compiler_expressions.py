@@ -1254,11 +1254,12 @@ def test_deep_operator_expressions_raise_compile_error():
 
 def _rows_that_merge_every_way(seed, n_cols=40):
     """CSR matrices whose rows meet in every way a merge steps through: runs of one operand
-    longer than the merge's lookahead (leapt over or stored by a loop of their own, after
-    which the carried coordinates are read again), interleaved entries, a shared prefix
-    (lockstep) that then diverges, empty rows on either side, and random rows."""
+    longer than the merge's lookahead (an intersection leaps over them, after which the
+    carried coordinates are read again: the last row lands both on column 20), interleaved
+    entries, a shared prefix (lockstep) that then diverges, empty rows on either side, and
+    random rows."""
     r = np.random.default_rng(seed)
-    run_a, run_b = [*range(0, 10), 15, 25, 26], [*range(10, 15), 20, 25, 30]
+    run_a, run_b = [*range(0, 10), 20, 25, 26], [*range(10, 15), 20, 25, 30]
     rows_a = [range(10), [1, 3, 5, 7, 9], range(21), [], [2, 4, 6], [0, 1, 2, 8, 30, 31], run_a]
     rows_b = [range(10, 20), [0, 2, 4, 6, 8, 39], [3, 15], [5, 6], [], [0, 1, 2, *range(9, 15)]]
     rows_b.append(run_b)
@@ -1280,9 +1281,9 @@ def _rows_that_merge_every_way(seed, n_cols=40):
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("out_format", ["csr", "dense"])
 def test_merges_carry_coordinates_across_runs_and_row_ends(engine, out_format):
-    # A merge step carries each operand's coordinate and loads its next one ahead; a run taken
-    # by a loop of its own (or leapt over) moves the positions, after which the carried
-    # coordinates are read again.
+    # A merge step carries each operand's coordinate and loads its next one ahead; an
+    # intersection's leap over a run moves the positions, after which the carried coordinates
+    # are read again (without, the product misses column 20 of the last fixed row).
     A, B, D = _rows_that_merge_every_way(3)
     a, b, d = A.toarray(), B.toarray(), D.toarray()
     for statement, expected in [

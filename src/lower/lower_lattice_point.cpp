@@ -13,14 +13,12 @@ namespace coiter::lower {
 using namespace ir;
 namespace lt = coiter::lattice;
 
-void Lowerer::lowerLatticePoint(LatticeLoop& loop, size_t pi, bool lockstep, const LoopSchedule& schedule,
-                                const Expr& runBelow) {
+void Lowerer::lowerLatticePoint(LatticeLoop& loop, size_t pi, bool lockstep, const LoopSchedule& schedule) {
   const auto& points = loop.points();
   PointLoop p{points[pi]};
   p.lockstep = lockstep;
-  p.runBelow = runBelow;
   p.single = p.point.iterators.size() == 1;
-  p.forForm = !lockstep && !runBelow && p.single && pi + 1 == points.size() && !iteratesRuns(loop, p.point);
+  p.forForm = !lockstep && p.single && pi + 1 == points.size() && !iteratesRuns(loop, p.point);
   if (p.forForm) {
     int s = p.point.iterators[0];
     p.loopRange = iteratorRange(loop, s);
@@ -67,7 +65,7 @@ void Lowerer::lowerLatticePoint(LatticeLoop& loop, size_t pi, bool lockstep, con
 // faster; the elementwise product 1.1-1.3x). For merges of stored, ordered, unique
 // coordinates without empty slots to skip (walksStoredCoordinates).
 bool Lowerer::carriesCoordinates(const LatticeLoop& loop, const PointLoop& p) const {
-  if (p.single || p.lockstep || p.forForm || p.runBelow || loop.interval.restricted) return false;
+  if (p.single || p.lockstep || p.forForm || loop.interval.restricted) return false;
   return std::all_of(p.point.iterators.begin(), p.point.iterators.end(),
                      [&](int s) { return walksStoredCoordinates(loop, s); });
 }
@@ -290,9 +288,6 @@ void Lowerer::advanceIterators(LatticeLoop& loop, PointLoop& p) {
     for (size_t n = 1; n < iterators.size(); ++n)
       ranges.push_back(binary(BinaryOp::Eq, stored(iterators[n]), stored(iterators.front())));
   }
-  if (p.runBelow)
-    ranges.push_back(binary(
-        BinaryOp::Lt, storedCoordinateAt(loop, iterators.front(), ir::ref(state.at(iterators.front()))), p.runBelow));
   // Advance: positions first (they compare their coordinate with v), the dimension last.
   // A merge advances the iterators at the smallest coordinate, compared as loaded: the
   // checked coordinates (ir/guard_coordinates.hpp) would put a clamp on the chain from each
@@ -337,9 +332,8 @@ void Lowerer::advanceIterators(LatticeLoop& loop, PointLoop& p) {
   for (int s : iterators) {
     if (segs[s].dimension) p.body.push_back(assign(state.at(s), plusOne(ir::ref(state.at(s)))));
   }
-  if (loop.leaps && !p.lockstep && !p.runBelow && &p.point == &loop.points().front())
-    takeRuns(loop, p.body, reloadCarried(loop, p));
-  loop.out.push_back(whileLoop(andAll(ranges), block(std::move(p.body)), /*step=*/static_cast<bool>(p.runBelow)));
+  if (loop.leaps && !p.lockstep && &p.point == &loop.points().front()) takeRuns(loop, p.body, reloadCarried(loop, p));
+  loop.out.push_back(whileLoop(andAll(ranges), block(std::move(p.body))));
 }
 
 }  // namespace coiter::lower

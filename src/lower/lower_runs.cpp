@@ -1,17 +1,17 @@
-// Runs of one operand's entries inside a merge. Where two operands' patterns lie side by side
-// (a band and its disjoint neighbours, blocks in different columns, a matrix and its
-// transpose away from the diagonal), a merge meets long runs of one operand's entries below
-// every other operand's coordinate. Stepped one entry at a time, each step's positions hang
-// on the last step's loads and selects; a run has simpler work:
-//   - an intersection leaps over it: nothing there meets, so the iterator moves past every
-//     entry below the largest coordinate the others are at (a gallop: O(log n) for n
-//     entries);
-//   - a union stores it through the lattice point of that operand alone, in a loop whose only
-//     branch is the run's end (predicted), as a row's last entries are drained after a merge.
+// Runs of one operand's entries inside an intersection. Where two operands' patterns lie side
+// by side (a band and its disjoint neighbours, blocks in different columns, a long row met by a
+// short one), an intersection meets long runs of one operand's entries below every other
+// operand's coordinate. Nothing there meets, so the iterator leaps past every entry below the
+// largest coordinate the others are at: a gallop, O(log n) for n entries (a long row met by a
+// short one costs no more than a short one).
 // Looking for a run after every step costs random patterns about a fifth of their time, so
 // each merge (each row) first probes whether it starts with a run of more than
 // kRunLookahead entries; only then do its steps look for runs. Coordinates that only decide
 // where a run ends are compared as loaded, as the merge's advance compares them.
+// Unions take no runs: their runs hold entries to store one by one, and a merge step that
+// carries its coordinates (lower_lattice_point.cpp) costs about what a run's loop did; the
+// probe and the tests cost more than the runs saved (A + B, one thread, 2026-11-27: 5-13 %
+// faster without, on block, banded, uniform and power-law patterns of every overlap).
 #include <algorithm>
 
 #include "lower/index_exprs.hpp"
@@ -29,34 +29,19 @@ constexpr int64_t kRunLookahead = 4;
 
 }  // namespace
 
-// The lattice point where iterator s is the only one (a union's), or -1.
-int Lowerer::pointOfAlone(const LatticeLoop& loop, int s) const {
-  const auto& points = loop.points();
-  for (size_t pi = 1; pi < points.size(); ++pi) {
-    if (points[pi].iterators == std::vector<int>{s} && points[pi].locators.empty()) return static_cast<int>(pi);
-  }
-  return -1;
-}
+// Where runs apply: an intersection (the loop's one point) whose iterators all walk stored,
+// ordered, unique coordinates (runsInLockstep says so).
+bool Lowerer::mergesByRuns(const LatticeLoop& loop) const { return loop.points().size() == 1; }
 
-// Where runs apply: a merge of the loop's top point whose iterators all walk stored,
-// ordered, unique coordinates (runsInLockstep says so), and that is an intersection (the top
-// point alone) or a union with a point of each operand alone.
-bool Lowerer::mergesByRuns(const LatticeLoop& loop) const {
-  if (loop.points().size() == 1) return true;
-  const auto& top = loop.points().front().iterators;
-  return std::all_of(top.begin(), top.end(), [&](int s) { return pointOfAlone(loop, s) >= 0; });
-}
-
-// The largest (an intersection) or least (a union) coordinate the iterators other than s are
-// at: where s's run ends. `inRange` gets the tests that those positions hold entries.
+// The largest coordinate the iterators other than s are at: where s's run ends. `inRange`
+// gets the tests that those positions hold entries.
 Expr Lowerer::runTarget(const LatticeLoop& loop, int s, std::vector<Expr>& inRange) {
-  BinaryOp meet = loop.points().size() == 1 ? BinaryOp::Max : BinaryOp::Min;
   Expr target;
   for (int t : loop.points().front().iterators) {
     if (t == s) continue;
     inRange.push_back(binary(BinaryOp::Lt, ir::ref(loop.state.at(t)), ir::ref(loop.stateEnd.at(t))));
     Expr c = storedCoordinateAt(loop, t, ir::ref(loop.state.at(t)));
-    target = target ? binary(meet, target, c) : c;
+    target = target ? binary(BinaryOp::Max, target, c) : c;
   }
   return target;
 }
@@ -115,20 +100,9 @@ void Lowerer::probeRuns(LatticeLoop& loop) {
 void Lowerer::takeRuns(LatticeLoop& loop, std::vector<Stmt>& out, std::vector<Stmt> after) {
   std::vector<Stmt> runs;
   for (int s : loop.points().front().iterators) {
-    const Var& at = loop.state.at(s);
     std::vector<Expr> inRange;
     Expr target = runTarget(loop, s, inRange);
-    if (loop.points().size() == 1) {
-      runs.push_back(ifRunAhead(loop, s, target, inRange, gallopPastRun(loop, s, target)));
-      continue;
-    }
-    // Store: the loop of s's point alone, while s's coordinates stay below the target.
-    std::vector<Stmt> outside = std::move(loop.out);
-    loop.out.clear();
-    lowerLatticePoint(loop, static_cast<size_t>(pointOfAlone(loop, s)), false, LoopSchedule{}, target);
-    Stmt run = block(std::move(loop.out));
-    loop.out = std::move(outside);
-    runs.push_back(ifRunAhead(loop, s, target, inRange, run));
+    runs.push_back(ifRunAhead(loop, s, target, inRange, gallopPastRun(loop, s, target)));
   }
   for (Stmt& s : after) runs.push_back(std::move(s));
   out.push_back(ifThen(ir::ref(loop.leaps), block(std::move(runs))));

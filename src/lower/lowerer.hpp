@@ -211,9 +211,8 @@ class Lowerer {
   bool runsInLockstep(const LatticeLoop& loop) const;
   bool walksStoredCoordinates(const LatticeLoop& loop, int s) const;
   void skipDisjointIntersection(LatticeLoop& loop);
-  // lower_runs.cpp: a merge's runs of one operand's entries, leapt over (intersections) or
-  // stored by a loop of their own (unions), in rows whose probe finds one.
-  int pointOfAlone(const LatticeLoop& loop, int s) const;
+  // lower_runs.cpp: an intersection's runs of one operand's entries, leapt over in rows whose
+  // probe finds one.
   bool mergesByRuns(const LatticeLoop& loop) const;
   ir::Expr storedCoordinateAt(const LatticeLoop& loop, int s, const ir::Expr& position) const;
   ir::Expr runTarget(const LatticeLoop& loop, int s, std::vector<ir::Expr>& inRange);
@@ -242,7 +241,6 @@ class Lowerer {
     size_t coordinatesEnd = 0;  // body statements that read the coordinates
     std::map<const AccessNode*, int> enteredBefore;
     int resultEnteredBefore = 0;
-    ir::Expr runBelow;  // a run inside a merge (lower_runs.cpp): the loop also ends at this coordinate
     // A merge's iterators carry their coordinates from step to step (carriesCoordinates):
     // each one's current coordinate, and the next one, loaded at the top of each step.
     std::map<int, ir::Var> carried, next;
@@ -250,8 +248,7 @@ class Lowerer {
       return forForm ? ir::ref(loopVar) : ir::ref(loop.state.at(s));
     }
   };
-  void lowerLatticePoint(LatticeLoop& loop, size_t pi, bool lockstep, const ir::LoopSchedule& schedule,
-                         const ir::Expr& runBelow = nullptr);
+  void lowerLatticePoint(LatticeLoop& loop, size_t pi, bool lockstep, const ir::LoopSchedule& schedule);
   bool carriesCoordinates(const LatticeLoop& loop, const PointLoop& p) const;
   void carryCoordinates(LatticeLoop& loop, PointLoop& p);
   std::vector<ir::Stmt> reloadCarried(const LatticeLoop& loop, const PointLoop& p) const;
