@@ -146,64 +146,47 @@ kernel KERNEL
       pA2 = pA2 + 1
       pB2 = pB2 + 1
     }
-    let leaps: bool = false
-    if ((pA2 + 4) < pA2_end) && (pB2 < pB2_end) {
-      if int64(A2_crd[pA2 + 4]) < int64(B2_crd[pB2]) {
-        leaps = true
-      }
+    let cA2: int64 = 0
+    let cB2: int64 = 0
+    if pA2 < pA2_end {
+      cA2 = int64(A2_crd[pA2])
     }
-    if ((pB2 + 4) < pB2_end) && (pA2 < pA2_end) {
-      if int64(B2_crd[pB2 + 4]) < int64(A2_crd[pA2]) {
-        leaps = true
-      }
+    if pB2 < pB2_end {
+      cB2 = int64(B2_crd[pB2])
     }
     while (pA2 < pA2_end) && (pB2 < pB2_end) {
-      let jA_0: int64 = int64(A2_crd[pA2])
-      let jB_0: int64 = int64(B2_crd[pB2])
+      let cA2_next: int64 = cA2
+      if (pA2 + 1) < pA2_end {
+        cA2_next = int64(A2_crd[pA2 + 1])
+      }
+      let cB2_next: int64 = cB2
+      if (pB2 + 1) < pB2_end {
+        cB2_next = int64(B2_crd[pB2 + 1])
+      }
+      let jA_0: int64 = cA2
+      let jB_0: int64 = cB2
       let j: int64 = min(jA_0, jB_0)
       C_vals[C2_count] = select(jA_0 == j, A_vals[pA2], 0.0) + select(jB_0 == j, B_vals[pB2], 0.0)
       C2_crd[C2_count] = int32(j)
       C2_count = C2_count + int64(C_vals[C2_count] != 0.0)
-      let pA2_advances: bool = int64(A2_crd[pA2]) == min(int64(A2_crd[pA2]), int64(B2_crd[pB2]))
-      let pB2_advances: bool = int64(B2_crd[pB2]) == min(int64(A2_crd[pA2]), int64(B2_crd[pB2]))
+      let pA2_advances: bool = cA2 == min(cA2, cB2)
+      let pB2_advances: bool = cB2 == min(cA2, cB2)
       pA2 = select(pA2_advances, pA2 + 1, pA2)
+      cA2 = select(pA2_advances, cA2_next, cA2)
       pB2 = select(pB2_advances, pB2 + 1, pB2)
-      if leaps {
-        if ((pA2 + 4) < pA2_end) && (pB2 < pB2_end) {
-          if int64(A2_crd[pA2 + 4]) < int64(B2_crd[pB2]) {
-            while (pA2 < pA2_end) && (int64(A2_crd[pA2]) < int64(B2_crd[pB2])) {
-              let j_0: int64 = int64(A2_crd[pA2])
-              C_vals[C2_count] = A_vals[pA2]
-              C2_crd[C2_count] = int32(j_0)
-              C2_count = C2_count + int64(C_vals[C2_count] != 0.0)
-              pA2 = pA2 + 1
-            }
-          }
-        }
-        if ((pB2 + 4) < pB2_end) && (pA2 < pA2_end) {
-          if int64(B2_crd[pB2 + 4]) < int64(A2_crd[pA2]) {
-            while (pB2 < pB2_end) && (int64(B2_crd[pB2]) < int64(A2_crd[pA2])) {
-              let j_1: int64 = int64(B2_crd[pB2])
-              C_vals[C2_count] = B_vals[pB2]
-              C2_crd[C2_count] = int32(j_1)
-              C2_count = C2_count + int64(C_vals[C2_count] != 0.0)
-              pB2 = pB2 + 1
-            }
-          }
-        }
-      }
+      cB2 = select(pB2_advances, cB2_next, cB2)
     }
     while pA2 < pA2_end {
-      let j_2: int64 = int64(A2_crd[pA2])
+      let j_0: int64 = int64(A2_crd[pA2])
       C_vals[C2_count] = A_vals[pA2]
-      C2_crd[C2_count] = int32(j_2)
+      C2_crd[C2_count] = int32(j_0)
       C2_count = C2_count + int64(C_vals[C2_count] != 0.0)
       pA2 = pA2 + 1
     }
     for pB2_0: int64 in [pB2, pB2_end) {
-      let j_3: int64 = int64(B2_crd[pB2_0])
+      let j_1: int64 = int64(B2_crd[pB2_0])
       C_vals[C2_count] = B_vals[pB2_0]
-      C2_crd[C2_count] = int32(j_3)
+      C2_crd[C2_count] = int32(j_1)
       C2_count = C2_count + int64(C_vals[C2_count] != 0.0)
     }
     C2_pos[pC1 + 1] = C2_pos[pC1 + 1] + int32(C2_count - C2_row_start)
