@@ -1264,6 +1264,8 @@ def _rows_that_merge_every_way(seed, n_cols=40):
     rows_b = [range(10, 20), [0, 2, 4, 6, 8, 39], [3, 15], [5, 6], [], [0, 1, 2, *range(9, 15)]]
     rows_b.append(run_b)
     rows_d = [range(5, 15), [9, 10], range(18, 30), [6], [4], [2, 3, 30], [0, 10, 12, 25, 30]]
+    for rows in (rows_a, rows_b, rows_d):
+        rows.append([])  # a row empty in every operand: skipped whole
     for _ in range(12):
         rows_a.append(np.sort(r.choice(n_cols, r.integers(0, 15), replace=False)))
         rows_b.append(np.sort(r.choice(n_cols, r.integers(0, 15), replace=False)))
@@ -1296,5 +1298,27 @@ def test_merges_carry_coordinates_across_runs_and_row_ends(engine, out_format):
     ]:
         got = ct.evaluate(statement, A=A, B=B, D=D, out_format=out_format, engine=engine)
         np.testing.assert_allclose(dense_of(got), expected, rtol=1e-12, err_msg=statement)
+        if out_format == "csr":
+            assert_canonical(got)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("out_format", ["csr", "dense"])
+def test_rows_empty_in_every_operand_are_skipped_whole(engine, out_format):
+    # Most rows of a hypersparse matrix are empty in every operand: a merge's row is skipped at
+    # one test where no lattice point can iterate (sums: some operand's row holds an entry;
+    # products: all do), and the result's row offsets still come out right.
+    r = np.random.default_rng(11)
+    n = 3000
+    A, B, D = (sp.random(n, n, density=3e-5, format="csr", random_state=r) for _ in range(3))
+    a, b, d = A.toarray(), B.toarray(), D.toarray()
+    for statement, expected in [
+        ("C(i,j) = A(i,j) + B(i,j)", a + b),
+        ("C(i,j) = A(i,j) * B(i,j)", a * b),
+        ("C(i,j) = A(i,j) + B(i,j) * D(i,j)", a + b * d),
+        ("C(i,j) = A(i,j) * (B(i,j) + D(i,j))", a * (b + d)),
+    ]:
+        got = ct.evaluate(statement, A=A, B=B, D=D, out_format=out_format, engine=engine)
+        np.testing.assert_array_equal(dense_of(got), expected, err_msg=statement)
         if out_format == "csr":
             assert_canonical(got)

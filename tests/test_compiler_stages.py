@@ -526,6 +526,24 @@ def test_spmspv_is_one_while_merge():
     assert "if (jA_0 == j && jx_0 == j)" in src
 
 
+def test_a_merge_row_empty_in_every_operand_is_skipped_at_one_test():
+    # A sum's row runs where some operand's segment holds an entry, a product's where all do
+    # (the point A alone holds for A and B together: its test is implied and left out).
+    src = ct.compile(
+        "C(i,j) = A(i,j) + B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}
+    ).source("c")
+    assert "if (pA2 < pA2_end || pB2 < pB2_end) {" in src
+    src = ct.compile(
+        "C(i,j) = A(i,j) * B(i,j)", formats={"A": "csr", "B": "csr", "C": "csr"}
+    ).source("c")
+    assert "if (pA2 < pA2_end && pB2 < pB2_end) {" in src
+    # Not where a point walks the dimension (a dense operand's row is never empty).
+    src = ct.compile(
+        "C(i,j) = A(i,j) + D(i,j)", formats={"A": "csr", "D": "dense", "C": "dense"}
+    ).source("c")
+    assert "pA2 < pA2_end ||" not in src
+
+
 def test_sparse_add_is_a_merge_and_two_drains():
     kern = ct.compile("a(i) = b(i) + c(i)", formats={"a": "s", "b": "s", "c": "s"})
     for_loops, while_loops = loops(kern)

@@ -135,59 +135,59 @@ kernel KERNEL
     let pA2_end: int64 = int64(A2_pos[pA1 + 1])
     let pB2: int64 = int64(B2_pos[pB1])
     let pB2_end: int64 = int64(B2_pos[pB1 + 1])
-    grow(C_vals, C_vals_capacity, C2_count + ((pA2_end - pA2) + (pB2_end - pB2)))
-    grow(C2_crd, C2_crd_capacity, C2_count + ((pA2_end - pA2) + (pB2_end - pB2)))
-    while ((pA2 < pA2_end) && (pB2 < pB2_end)) && (int64(B2_crd[pB2]) == int64(A2_crd[pA2])) {
-      let jA: int64 = int64(A2_crd[pA2])
-      let jB: int64 = int64(B2_crd[pB2])
-      C_vals[C2_count] = A_vals[pA2] + B_vals[pB2]
-      C2_crd[C2_count] = int32(jA)
-      C2_count = C2_count + int64(C_vals[C2_count] != 0.0)
-      pA2 = pA2 + 1
-      pB2 = pB2 + 1
-    }
-    let cA2: int64 = 0
-    let cB2: int64 = 0
-    if pA2 < pA2_end {
-      cA2 = int64(A2_crd[pA2])
-    }
-    if pB2 < pB2_end {
-      cB2 = int64(B2_crd[pB2])
-    }
-    while (pA2 < pA2_end) && (pB2 < pB2_end) {
-      let cA2_next: int64 = cA2
-      if (pA2 + 1) < pA2_end {
-        cA2_next = int64(A2_crd[pA2 + 1])
+    if (pA2 < pA2_end) || (pB2 < pB2_end) {
+      grow(C_vals, C_vals_capacity, C2_count + ((pA2_end - pA2) + (pB2_end - pB2)))
+      grow(C2_crd, C2_crd_capacity, C2_count + ((pA2_end - pA2) + (pB2_end - pB2)))
+      while ((pA2 < pA2_end) && (pB2 < pB2_end)) && (int64(B2_crd[pB2]) == int64(A2_crd[pA2])) {
+        let jA: int64 = int64(A2_crd[pA2])
+        let jB: int64 = int64(B2_crd[pB2])
+        C_vals[C2_count] = A_vals[pA2] + B_vals[pB2]
+        C2_crd[C2_count] = int32(jA)
+        C2_count = C2_count + int64(C_vals[C2_count] != 0.0)
+        pA2 = pA2 + 1
+        pB2 = pB2 + 1
       }
-      let cB2_next: int64 = cB2
-      if (pB2 + 1) < pB2_end {
-        cB2_next = int64(B2_crd[pB2 + 1])
+      let cA2: int64 = 0
+      let cB2: int64 = 0
+      if (pA2 < pA2_end) && (pB2 < pB2_end) {
+        cA2 = int64(A2_crd[pA2])
+        cB2 = int64(B2_crd[pB2])
       }
-      let jA_0: int64 = cA2
-      let jB_0: int64 = cB2
-      let j: int64 = min(jA_0, jB_0)
-      C_vals[C2_count] = select(jA_0 == j, A_vals[pA2], 0.0) + select(jB_0 == j, B_vals[pB2], 0.0)
-      C2_crd[C2_count] = int32(j)
-      C2_count = C2_count + int64(C_vals[C2_count] != 0.0)
-      let pA2_advances: bool = cA2 == min(cA2, cB2)
-      let pB2_advances: bool = cB2 == min(cA2, cB2)
-      pA2 = select(pA2_advances, pA2 + 1, pA2)
-      cA2 = select(pA2_advances, cA2_next, cA2)
-      pB2 = select(pB2_advances, pB2 + 1, pB2)
-      cB2 = select(pB2_advances, cB2_next, cB2)
-    }
-    while pA2 < pA2_end {
-      let j_0: int64 = int64(A2_crd[pA2])
-      C_vals[C2_count] = A_vals[pA2]
-      C2_crd[C2_count] = int32(j_0)
-      C2_count = C2_count + int64(C_vals[C2_count] != 0.0)
-      pA2 = pA2 + 1
-    }
-    for pB2_0: int64 in [pB2, pB2_end) {
-      let j_1: int64 = int64(B2_crd[pB2_0])
-      C_vals[C2_count] = B_vals[pB2_0]
-      C2_crd[C2_count] = int32(j_1)
-      C2_count = C2_count + int64(C_vals[C2_count] != 0.0)
+      while (pA2 < pA2_end) && (pB2 < pB2_end) {
+        let cA2_next: int64 = cA2
+        if (pA2 + 1) < pA2_end {
+          cA2_next = int64(A2_crd[pA2 + 1])
+        }
+        let cB2_next: int64 = cB2
+        if (pB2 + 1) < pB2_end {
+          cB2_next = int64(B2_crd[pB2 + 1])
+        }
+        let jA_0: int64 = cA2
+        let jB_0: int64 = cB2
+        let j: int64 = min(jA_0, jB_0)
+        C_vals[C2_count] = select(jA_0 == j, A_vals[pA2], 0.0) + select(jB_0 == j, B_vals[pB2], 0.0)
+        C2_crd[C2_count] = int32(j)
+        C2_count = C2_count + int64(C_vals[C2_count] != 0.0)
+        let pA2_advances: bool = cA2 == min(cA2, cB2)
+        let pB2_advances: bool = cB2 == min(cA2, cB2)
+        pA2 = select(pA2_advances, pA2 + 1, pA2)
+        cA2 = select(pA2_advances, cA2_next, cA2)
+        pB2 = select(pB2_advances, pB2 + 1, pB2)
+        cB2 = select(pB2_advances, cB2_next, cB2)
+      }
+      while pA2 < pA2_end {
+        let j_0: int64 = int64(A2_crd[pA2])
+        C_vals[C2_count] = A_vals[pA2]
+        C2_crd[C2_count] = int32(j_0)
+        C2_count = C2_count + int64(C_vals[C2_count] != 0.0)
+        pA2 = pA2 + 1
+      }
+      for pB2_0: int64 in [pB2, pB2_end) {
+        let j_1: int64 = int64(B2_crd[pB2_0])
+        C_vals[C2_count] = B_vals[pB2_0]
+        C2_crd[C2_count] = int32(j_1)
+        C2_count = C2_count + int64(C_vals[C2_count] != 0.0)
+      }
     }
     C2_pos[pC1 + 1] = C2_pos[pC1 + 1] + int32(C2_count - C2_row_start)
   }

@@ -265,6 +265,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   ParallelStateGuard parallelState(*this);
   ParallelPlan plan = planLoop(f, v, !loop.shared && points.size() == 1, iteratesNonUnique(loop, points.front()));
   if (loop.shared) declareSharedIterators(loop);
+  const size_t declared = loop.out.size();
   int reservedBefore = reservedGroup_;
   reserveLoopAppends(loop);
   bool lockstep = runsInLockstep(loop);
@@ -272,6 +273,12 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   if (lockstep) lowerLatticePoint(loop, 0, true, plan.schedule);
   if (lockstep) probeRuns(loop);
   for (size_t pi = 0; pi < points.size(); ++pi) lowerLatticePoint(loop, pi, false, plan.schedule);
+  if (Expr some = anyPointIterates(loop)) {
+    std::vector<Stmt> merge(std::make_move_iterator(loop.out.begin() + static_cast<std::ptrdiff_t>(declared)),
+                            std::make_move_iterator(loop.out.end()));
+    loop.out.resize(declared);
+    loop.out.push_back(ifThen(some, block(std::move(merge))));
+  }
   reservedGroup_ = reservedBefore;
   paddingExcluded_ = paddingExcludedBefore;
   for (const auto* access : accessOrder_) {
@@ -362,6 +369,41 @@ void Lowerer::reserveLoopAppends(LatticeLoop& loop) {
     }
   }
   if (Stmt reserve = reserveResultRoom(loop.v, steps, loop.writes)) loop.out.push_back(reserve);
+}
+
+// Where some lattice point of a loop over stored segments only (a row of a sparse sum or
+// product) has all its iterators' segments non-empty; otherwise none of the loop's loops runs,
+// and a row empty in every operand (most rows of a hypersparse matrix) skips the room check,
+// the lockstep and merge loops' tests and the drains at one predicted branch. Null where some
+// point walks the dimension (it iterates whatever the segments hold).
+Expr Lowerer::anyPointIterates(const LatticeLoop& loop) const {
+  if (!loop.shared) return nullptr;
+  std::vector<std::vector<int>> needed;
+  for (const auto& p : loop.points()) {
+    for (int s : p.iterators) {
+      if (loop.segs()[s].dimension) return nullptr;
+    }
+    std::vector<int> its = p.iterators;
+    std::sort(its.begin(), its.end());
+    needed.push_back(std::move(its));
+  }
+  // A point whose iterators include another point's runs only where that one may: its test
+  // is left out (a union of A and B: A's range or B's, not also both).
+  Expr any;
+  for (size_t a = 0; a < needed.size(); ++a) {
+    bool implied = false;
+    for (size_t b = 0; b < needed.size() && !implied; ++b) {
+      implied = b != a && std::includes(needed[a].begin(), needed[a].end(), needed[b].begin(), needed[b].end()) &&
+                (needed[a] != needed[b] || b < a);
+    }
+    if (implied) continue;
+    std::vector<Expr> nonEmpty;
+    for (int s : needed[a])
+      nonEmpty.push_back(binary(BinaryOp::Lt, ir::ref(loop.state.at(s)), ir::ref(loop.stateEnd.at(s))));
+    Expr all = andAll(nonEmpty);
+    any = any ? binary(BinaryOp::Or, any, all) : all;
+  }
+  return any;
 }
 
 // Operands stored with the same pattern (A + A', a matrix and its update, FEM matrices

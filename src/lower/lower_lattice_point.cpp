@@ -79,18 +79,20 @@ void Lowerer::carryCoordinates(LatticeLoop& loop, PointLoop& p) {
     p.next[s] = makeVar(freshName(name + "_next"), kIndex);
     loop.out.push_back(declare(p.carried[s], intLit(0)));
   }
-  for (Stmt& reload : reloadCarried(loop, p)) loop.out.push_back(std::move(reload));
+  loop.out.push_back(reloadCarried(loop, p));
 }
 
-// Each carried coordinate read again at its iterator's position (a merge's runs moved it).
-std::vector<Stmt> Lowerer::reloadCarried(const LatticeLoop& loop, const PointLoop& p) const {
-  std::vector<Stmt> out;
+// The carried coordinates read again at their iterators' positions (a leap moved them), where
+// every iterator holds an entry: the merge's own condition, the only place they are read.
+Stmt Lowerer::reloadCarried(const LatticeLoop& loop, const PointLoop& p) const {
+  std::vector<Expr> inRange;
+  std::vector<Stmt> loads;
   for (const auto& [s, carried] : p.carried) {
     const Var& at = loop.state.at(s);
-    out.push_back(ifThen(binary(BinaryOp::Lt, ir::ref(at), ir::ref(loop.stateEnd.at(s))),
-                         assign(carried, storedCoordinateAt(loop, s, ir::ref(at)))));
+    inRange.push_back(binary(BinaryOp::Lt, ir::ref(at), ir::ref(loop.stateEnd.at(s))));
+    loads.push_back(assign(carried, storedCoordinateAt(loop, s, ir::ref(at))));
   }
-  return out;
+  return ifThen(andAll(inRange), block(std::move(loads)));
 }
 
 // The coordinates of the point's iterators, and the resolved coordinate of v: the one

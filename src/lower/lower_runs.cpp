@@ -97,14 +97,14 @@ void Lowerer::probeRuns(LatticeLoop& loop) {
   }
 }
 
-void Lowerer::takeRuns(LatticeLoop& loop, std::vector<Stmt>& out, std::vector<Stmt> after) {
+void Lowerer::takeRuns(LatticeLoop& loop, std::vector<Stmt>& out, Stmt after) {
   std::vector<Stmt> runs;
   for (int s : loop.points().front().iterators) {
     std::vector<Expr> inRange;
     Expr target = runTarget(loop, s, inRange);
     runs.push_back(ifRunAhead(loop, s, target, inRange, gallopPastRun(loop, s, target)));
   }
-  for (Stmt& s : after) runs.push_back(std::move(s));
+  runs.push_back(std::move(after));
   out.push_back(ifThen(ir::ref(loop.leaps), block(std::move(runs))));
 }
 

@@ -208,6 +208,7 @@ class Lowerer {
   bool iteratesRuns(const LatticeLoop& loop, const lattice::LatticePoint& p) const;
   void declareSharedIterators(LatticeLoop& loop);
   void reserveLoopAppends(LatticeLoop& loop);
+  ir::Expr anyPointIterates(const LatticeLoop& loop) const;
   bool runsInLockstep(const LatticeLoop& loop) const;
   bool walksStoredCoordinates(const LatticeLoop& loop, int s) const;
   void skipDisjointIntersection(LatticeLoop& loop);
@@ -221,7 +222,7 @@ class Lowerer {
   ir::Stmt gallopPastRun(const LatticeLoop& loop, int s, const ir::Expr& target);
   void probeRuns(LatticeLoop& loop);
   // `after`: what follows a step's runs (the merge's carried coordinates, reloaded).
-  void takeRuns(LatticeLoop& loop, std::vector<ir::Stmt>& out, std::vector<ir::Stmt> after);
+  void takeRuns(LatticeLoop& loop, std::vector<ir::Stmt>& out, ir::Stmt after);
   // lower_lattice_point.cpp: the loop of one lattice point, while its iterators last. A
   // `lockstep` loop runs only while every iterator is at the same coordinate, so its body is
   // the region where all are present and every step advances all of them.
@@ -251,7 +252,7 @@ class Lowerer {
   void lowerLatticePoint(LatticeLoop& loop, size_t pi, bool lockstep, const ir::LoopSchedule& schedule);
   bool carriesCoordinates(const LatticeLoop& loop, const PointLoop& p) const;
   void carryCoordinates(LatticeLoop& loop, PointLoop& p);
-  std::vector<ir::Stmt> reloadCarried(const LatticeLoop& loop, const PointLoop& p) const;
+  ir::Stmt reloadCarried(const LatticeLoop& loop, const PointLoop& p) const;
   void bindPointCoordinates(LatticeLoop& loop, PointLoop& p);
   void enterPointLevels(LatticeLoop& loop, PointLoop& p);
   ir::Stmt lowerPointRegions(LatticeLoop& loop, PointLoop& p);
