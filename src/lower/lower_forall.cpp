@@ -273,6 +273,7 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   if (lockstep) lowerLatticePoint(loop, 0, true, plan.schedule);
   if (lockstep) probeRuns(loop);
   for (size_t pi = 0; pi < points.size(); ++pi) lowerLatticePoint(loop, pi, false, plan.schedule);
+  // (A lockstep loop is over stored segments only: this test encloses skipDisjointIntersection's.)
   if (Expr some = anyPointIterates(loop)) {
     std::vector<Stmt> merge(std::make_move_iterator(loop.out.begin() + static_cast<std::ptrdiff_t>(declared)),
                             std::make_move_iterator(loop.out.end()));
@@ -286,6 +287,10 @@ Stmt Lowerer::lowerForall(const cin::ForallNode& f) {
   }
   checkResultLoop(f, loop.storesEveryCoordinate);
   return plan.around(block(std::move(loop.out)));
+}
+
+Expr Lowerer::LatticeLoop::holdsEntry(int s) const {
+  return binary(BinaryOp::Lt, ir::ref(state.at(s)), ir::ref(stateEnd.at(s)));
 }
 
 Lowerer::IteratorRange Lowerer::iteratorRange(LatticeLoop& loop, int s) {
@@ -398,8 +403,7 @@ Expr Lowerer::anyPointIterates(const LatticeLoop& loop) const {
     }
     if (implied) continue;
     std::vector<Expr> nonEmpty;
-    for (int s : needed[a])
-      nonEmpty.push_back(binary(BinaryOp::Lt, ir::ref(loop.state.at(s)), ir::ref(loop.stateEnd.at(s))));
+    for (int s : needed[a]) nonEmpty.push_back(loop.holdsEntry(s));
     Expr all = andAll(nonEmpty);
     any = any ? binary(BinaryOp::Or, any, all) : all;
   }
@@ -432,28 +436,22 @@ bool Lowerer::walksStoredCoordinates(const LatticeLoop& loop, int s) const {
 // An intersection (the loops end when any iterator does): where the iterators' ranges of
 // coordinates do not meet (a band and its shifted copy, blocks of different rows) it is
 // empty, which the first and last coordinates tell at once, instead of a merge that steps
-// through one of them.
+// through one of them. (The loop's code runs under anyPointIterates's test, here that every
+// segment holds an entry, so its first and last coordinates are read inside their segments.)
 void Lowerer::skipDisjointIntersection(LatticeLoop& loop) {
   const lt::LatticePoint& top = loop.points().front();
   const int first = top.iterators.front();
-  auto stored = [&](int s, const Expr& position) {
-    const AccessState& st = accesses_.at(loop.info[s].access);
-    return cast(kIndex, load(st.vars->crd(loop.info[s].level), position));
-  };
-  std::vector<Expr> nonempty, apart;
+  std::vector<Expr> apart;
   for (int s : top.iterators) {
-    nonempty.push_back(binary(BinaryOp::Lt, ir::ref(loop.state.at(s)), ir::ref(loop.stateEnd.at(s))));
     for (int t : top.iterators) {
       if (t == s) continue;
-      Expr last = stored(t, binary(BinaryOp::Sub, ir::ref(loop.stateEnd.at(t)), intLit(1)));
-      apart.push_back(binary(BinaryOp::Gt, stored(s, ir::ref(loop.state.at(s))), last));
+      Expr last = storedCoordinateAt(loop, t, binary(BinaryOp::Sub, ir::ref(loop.stateEnd.at(t)), intLit(1)));
+      apart.push_back(binary(BinaryOp::Gt, storedCoordinateAt(loop, s, ir::ref(loop.state.at(s))), last));
     }
   }
   Expr disjoint = apart.front();
   for (size_t n = 1; n < apart.size(); ++n) disjoint = binary(BinaryOp::Or, disjoint, apart[n]);
-  // Nested ifs: the coordinates are read only where the ranges are not empty.
-  loop.out.push_back(
-      ifThen(andAll(nonempty), ifThen(disjoint, assign(loop.state.at(first), ir::ref(loop.stateEnd.at(first))))));
+  loop.out.push_back(ifThen(disjoint, assign(loop.state.at(first), ir::ref(loop.stateEnd.at(first)))));
 }
 
 }  // namespace coiter::lower

@@ -65,7 +65,7 @@ void Lowerer::lowerLatticePoint(LatticeLoop& loop, size_t pi, bool lockstep, con
 // faster; the elementwise product 1.1-1.3x). For merges of stored, ordered, unique
 // coordinates without empty slots to skip (walksStoredCoordinates).
 bool Lowerer::carriesCoordinates(const LatticeLoop& loop, const PointLoop& p) const {
-  if (p.single || p.lockstep || p.forForm || loop.interval.restricted) return false;
+  if (p.single || p.lockstep || loop.interval.restricted) return false;
   return std::all_of(p.point.iterators.begin(), p.point.iterators.end(),
                      [&](int s) { return walksStoredCoordinates(loop, s); });
 }
@@ -88,9 +88,8 @@ Stmt Lowerer::reloadCarried(const LatticeLoop& loop, const PointLoop& p) const {
   std::vector<Expr> inRange;
   std::vector<Stmt> loads;
   for (const auto& [s, carried] : p.carried) {
-    const Var& at = loop.state.at(s);
-    inRange.push_back(binary(BinaryOp::Lt, ir::ref(at), ir::ref(loop.stateEnd.at(s))));
-    loads.push_back(assign(carried, storedCoordinateAt(loop, s, ir::ref(at))));
+    inRange.push_back(loop.holdsEntry(s));
+    loads.push_back(assign(carried, storedCoordinateAt(loop, s, ir::ref(loop.state.at(s)))));
   }
   return ifThen(andAll(inRange), block(std::move(loads)));
 }
@@ -280,7 +279,7 @@ void Lowerer::advanceIterators(LatticeLoop& loop, PointLoop& p) {
   const auto& segs = loop.segs();
   auto& state = loop.state;
   std::vector<Expr> ranges;
-  for (int s : iterators) ranges.push_back(binary(BinaryOp::Lt, ir::ref(state.at(s)), ir::ref(loop.stateEnd.at(s))));
+  for (int s : iterators) ranges.push_back(loop.holdsEntry(s));
   if (p.lockstep) {
     // (The coordinates are only compared here; the body loads them again, checked.)
     auto stored = [&](int s) {

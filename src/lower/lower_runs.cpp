@@ -39,7 +39,7 @@ Expr Lowerer::runTarget(const LatticeLoop& loop, int s, std::vector<Expr>& inRan
   Expr target;
   for (int t : loop.points().front().iterators) {
     if (t == s) continue;
-    inRange.push_back(binary(BinaryOp::Lt, ir::ref(loop.state.at(t)), ir::ref(loop.stateEnd.at(t))));
+    inRange.push_back(loop.holdsEntry(t));
     Expr c = storedCoordinateAt(loop, t, ir::ref(loop.state.at(t)));
     target = target ? binary(BinaryOp::Max, target, c) : c;
   }

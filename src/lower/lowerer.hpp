@@ -201,6 +201,8 @@ class Lowerer {
     std::vector<ir::Stmt> out;
     const std::vector<lattice::LatticePoint>& points() const { return lattice.points(); }
     const std::vector<lattice::Segment>& segs() const { return lattice.segments(); }
+    // Shared iterator s is at an entry of its segment: state[s] < stateEnd[s].
+    ir::Expr holdsEntry(int s) const;
   };
   IteratorRange iteratorRange(LatticeLoop& loop, int s);
   std::string iteratorName(const LatticeLoop& loop, int s) const;
