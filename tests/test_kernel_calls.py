@@ -298,3 +298,33 @@ def test_dense_results_are_right_in_memory_a_previous_result_left_dirty(
         np.testing.assert_allclose(result.to_numpy(), numpy(dense), rtol=1e-12, atol=1e-12)
         result.values[:] = 7.0  # then freed: its memory is what the next call's result gets
         del result
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("at", [1, 255, 256, 257, 1024, 1999, 2000])
+@pytest.mark.parametrize("how", ["one_less", "negative", "huge_then_back"])
+def test_a_scipy_indptr_that_descends_is_refused_wherever_it_descends(index_dtype, at, how):
+    # A SciPy matrix's indptr is checked on every call, a block of 256 entries at a time by
+    # ORing the entries and their differences (level_checks.cpp, mayDescend): a descent
+    # anywhere, however large, is refused with its index, and the intact matrix passes.
+    rows = 2000
+    rng = np.random.default_rng(at)
+    M = sp.random_array((rows, 50), density=0.1, format="csr", rng=rng)
+    M.indptr, M.indices = M.indptr.astype(index_dtype), M.indices.astype(index_dtype)
+    x = rng.random(50)
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"})
+    np.testing.assert_allclose(kern(A=M, x=x).to_numpy(), M @ x)
+    # (The call computed SciPy's canonical flag, which SciPy keeps: the change goes unseen.)
+    top = np.iinfo(index_dtype).max
+    if how == "one_less":
+        M.indptr[at] = M.indptr[at - 1] - 1 if M.indptr[at - 1] > 0 else -1
+        descent = at
+    elif how == "negative":
+        M.indptr[at] = -1
+        descent = at
+    else:  # a value no difference of valid entries reaches, then the next entry is smaller
+        at = min(at, rows - 1)
+        M.indptr[at] = top
+        descent = at + 1
+    with pytest.raises(ct.FormatError, match=rf"pos is not non-decreasing at index {descent}\b"):
+        kern(A=M, x=x)

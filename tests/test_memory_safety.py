@@ -249,7 +249,9 @@ def test_out_reuse_with_changed_operand_is_refused():
 # before it stay within the first 300).
 ROW_LAYOUTS = {
     "short_close": (300, 300, 3, 300),  # one pass over a block's coordinates, then its rows
-    "long_close": (300, 300, 30, 300),  # each row checked before it runs (checkedBeforeLoop)
+    # 85 distinct columns a row, at least 64 (kLongRow): each row checked before it runs
+    # (checkedBeforeLoop).
+    "long_close": (300, 300, 100, 300),
     # Most rows gather from far apart: no blocks, each coordinate checked as it is loaded.
     "far": (300, 200_000, 4, 0),
     # Most rows close, the last block far: one pass, then rows that prefetch their gathers.

@@ -152,9 +152,16 @@ constexpr int64_t kFarColumns = 4096;
 // SciPy's speed with them, 0.94x without, on a machine loaded by other jobs; equal within
 // noise on a quiet one).
 constexpr int64_t kPrefetchColumns = 65536;
-// Entries per row, on average over the loop's rows, from which rows whose coordinates lie
-// close together are checked one by one (checkedPerBlock).
-constexpr int64_t kLongRow = 16;
+// Bytes of coordinates per row, on average over the loop's rows, from which rows whose
+// coordinates lie close together are checked one by one (checkedPerBlock): 56 entries of
+// int32 coordinates, 28 of int64. Below it a row's own pass and its vector loop's remainder
+// cost more than a block's pass; above it a block's pass over more bytes holds up the
+// streams of coordinates and values more. Banded SpMV, the compiled kernel alone against
+// SciPy's csr_matvec, one thread, interleaved calls (2026-11-27), SciPy's speed one by one
+// against in blocks: int32 rows of 21, 28, 36 and 44 entries 0.76/0.93, 0.77/0.93,
+// 0.83/0.95, 0.93/1.02, of 57 1.00/0.99, of 113 1.14 one by one; int64 rows of 21 0.83/0.87,
+// of 28 and 44 0.83/0.77 and 0.95/0.78, of 71 0.90/0.95.
+constexpr int64_t kLongRowBytes = 224;
 
 // Coordinates a block of rows samples, besides its first, to tell whether they spread far
 // (spreadsFar).
@@ -693,9 +700,9 @@ class CoordinateGuard {
     if (!rows.onlyRowLoops()) return block({declare(begin, n.begin), declare(end, n.end), blocks});
     // Long rows that read close together (banded) run row by row, each checked before it
     // runs (checkedBeforeLoop): a pass over a whole block's coordinates before its rows
-    // keeps the core from streaming the coordinates and the values at once (SpMV at 50
-    // entries per row took 1.15x as long in blocks). Decided once per call, on the average
-    // row length and the middle row's spread.
+    // keeps the core from streaming the coordinates and the values at once (SpMV at 113
+    // entries per row took 1.14x as long in blocks; kLongRowBytes). Decided once per call, on
+    // the average row length and the middle row's spread.
     Var own = parallel ? newFlag() : flag;
     Stmt rowBody = stmt(n.body, own, topLevel && !parallel);
     Stmt byRow =
@@ -704,9 +711,11 @@ class CoordinateGuard {
     Var middle = makeVar(fresh_(n.var->name + "_middle"), type);
     Expr entries =
         binary(BinaryOp::Sub, cast(i64, load(sample.pos, ir::ref(end))), cast(i64, load(sample.pos, ir::ref(begin))));
-    Expr longRows =
-        binary(BinaryOp::Ge, entries,
-               binary(BinaryOp::Mul, cast(i64, binary(BinaryOp::Sub, ir::ref(end), ir::ref(begin))), intLit(kLongRow)));
+    int64_t entryBytes = 0;
+    for (const Var& crd : sample.crd) entryBytes += static_cast<int64_t>(dtypeSize(crd->type.elem));
+    Expr longRows = binary(
+        BinaryOp::Ge, binary(BinaryOp::Mul, entries, intLit(std::max<int64_t>(entryBytes, 1))),
+        binary(BinaryOp::Mul, cast(i64, binary(BinaryOp::Sub, ir::ref(end), ir::ref(begin))), intLit(kLongRowBytes)));
     Expr middleStart = cast(i64, load(sample.pos, ir::ref(middle))),
          middleEnd = cast(i64, load(sample.pos, binary(BinaryOp::Add, ir::ref(middle), intLit(1, type.elem))));
     std::vector<Stmt> decide{

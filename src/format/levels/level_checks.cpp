@@ -64,6 +64,29 @@ int64_t countDescents(const I* v, int64_t n, bool strict) {
   return count;
 }
 
+// Whether v[0 .. n) may descend somewhere or hold a negative value: false proves it
+// non-decreasing and non-negative. The test ORs the elements and their differences (taken
+// unsigned, so never undefined) and reads one sign bit: with every element non-negative no
+// difference overflows, so a descent shows as a negative difference. The core's baseline
+// (x86-64 without SSE4.2) has no vector compare of 64-bit elements, but has these
+// subtractions and ORs: an int64 pos array took 0.54 ns an element with the compares and
+// 0.1 ns with this (SciPy matrices' indptr is checked on every kernel call). Fixed-length
+// blocks, so that the loop vectorizes at -O2 (GCC's very cheap cost model).
+template <typename I>
+bool mayDescend(const I* v, int64_t n) {
+  using U = std::make_unsigned_t<I>;
+  auto step = [v](int64_t k) { return static_cast<U>(v[k]) | (static_cast<U>(v[k]) - static_cast<U>(v[k - 1])); };
+  U bits = n > 0 ? static_cast<U>(v[0]) : 0;
+  int64_t k = 1;
+  for (; k + kScanBlock <= n; k += kScanBlock) {
+    U block = 0;
+    for (int64_t q = 0; q < kScanBlock; ++q) block |= step(k + q);
+    bits |= block;
+  }
+  for (; k < n; ++k) bits |= step(k);
+  return static_cast<I>(bits) < 0;
+}
+
 }  // namespace
 
 void checkRange(const Buffer& b, int64_t lo, int64_t hi, const std::string& what, const std::string& where) {
@@ -87,7 +110,7 @@ void checkRange(const Buffer& b, int64_t lo, int64_t hi, const std::string& what
 
 void checkNonDecreasing(const Buffer& b, const std::string& what, const std::string& where) {
   visitIndices(b, [&](auto* v) {
-    if (countDescents(v, b.length(), false) == 0) return;
+    if (!mayDescend(v, b.length()) || countDescents(v, b.length(), false) == 0) return;
     for (int64_t k = 1; k < b.length(); ++k)
       if (v[k] < v[k - 1])
         throw FormatError(where + ": " + what + " is not non-decreasing at index " + std::to_string(k));
