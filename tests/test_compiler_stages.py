@@ -302,16 +302,26 @@ def test_spgemm_prefetches_the_rows_of_b_its_loop_over_a_reaches_next():
     # CSR SpMV reads its rows in order: no row to prefetch. What it gathers from x is
     # prefetched 32 entries ahead, in blocks of rows whose columns lie far apart and in the
     # loop over rows that runs when most rows do (ir/guard_coordinates.cpp,
-    # checkedPerBlock); each row's loop is split where the entry ahead would pass A's last,
-    # so that the prefetch needs no clamp.
+    # checkedPerBlock). A block whose last entry is 32 or more before A's last runs each row
+    # in one loop that prefetches at every entry; the last blocks split each row's loop where
+    # the entry ahead would pass A's last, so that the prefetch needs no clamp.
     src = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}).source("c")
-    assert src.count("__builtin_prefetch(") == 2
-    assert src.count("__builtin_prefetch(&x_vals[(int64_t)A2_crd[pA2 + 32]]);") == 2
+    assert src.count("__builtin_prefetch(") == 4
+    assert src.count("__builtin_prefetch(&x_vals[(int64_t)A2_crd[pA2 + 32]]);") == 4
+    for stop in ("i_stop", "i_far_stop"):
+        assert f"if ((int64_t)A2_pos[{stop}] + 32 <= (int64_t)A2_pos[i_end]) {{" in src, src
     split_at = r"int64_t (pA2_split\w*) = coiter_max_i64\(.*\(int64_t\)A2_pos\[i_end\] \+ -32"
     splits = re.findall(split_at, src)
     assert len(splits) == 2, src
     for split in splits:
         assert f"pA2 < {split}; pA2++" in src and f"pA2 = {split}; pA2 <" in src
+    # The unsplit loops: the row's own bounds, a prefetch at every entry (after the far rows'
+    # check of the entry's coordinate).
+    unsplit = (
+        r"pA2 < \(int64_t\)A2_pos\[pA1 \+ 1\]; pA2\+\+\) \{\n(?:[^\n]*\n){0,4}?"
+        r"\s*__builtin_prefetch\(&x_vals\[\(int64_t\)A2_crd\[pA2 \+ 32\]\]\);"
+    )
+    assert len(re.findall(unsplit, src)) == 2, src
 
 
 @pytest.mark.parametrize("per_row", [1, 5, 15, 16, 17, 40])

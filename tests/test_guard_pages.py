@@ -73,7 +73,18 @@ same = sp.csr_array((rng.random(A0.nnz) + 0.5, A0.indices.copy(), A0.indptr.copy
 square = sp.random_array((50, 50), density=0.3, format="csr", rng=rng) + sp.eye_array(50)
 x = guarded(rng.random(50))
 
-A, S, H, Q = (guarded_csr(m) for m in (A0, same, half, square))
+# Rows whose columns lie far apart prefetch what they gather 32 entries ahead, reading the
+# coordinate there (ir/guard_coordinates.cpp): all rows (most rows far: the far rows' loop),
+# and the last block only (the blocks' prefetching copy); both end at the guard page.
+wide = 200_000
+far_rows = np.repeat(np.arange(300), 4)
+far_cols = rng.integers(0, wide, far_rows.size)
+Far0 = sp.csr_array((rng.random(far_rows.size), (far_rows, far_cols)), shape=(300, wide))
+close_cols = np.where(far_rows < 288, rng.integers(0, 300, far_rows.size), far_cols)
+FarBlock0 = sp.csr_array((rng.random(far_rows.size), (far_rows, close_cols)), shape=(300, wide))
+xw = guarded(rng.random(wide))
+
+A, S, H, Q, Far, FarBlock = (guarded_csr(m) for m in (A0, same, half, square, Far0, FarBlock0))
 Qt = guarded_csr(square.T)
 Ac = guarded_coo(A0)
 assert in_place(ct.asarray(A), A.indices) and in_place(ct.asarray(Ac), Ac.col)
@@ -82,6 +93,8 @@ ADD, MUL = "C(i,j) = A(i,j) + B(i,j)", "C(i,j) = A(i,j) * B(i,j)"
 CASES = [  # name, expression, operands, SciPy's result
     ("spmv", "y(i) = A(i,j) * x(j)", dict(A=A, x=x), A0 @ x),
     ("spmv_coo", "y(i) = A(i,j) * x(j)", dict(A=Ac, x=x), A0 @ x),
+    ("spmv_far_rows", "y(i) = A(i,j) * x(j)", dict(A=Far, x=xw), Far0 @ xw),
+    ("spmv_far_block", "y(i) = A(i,j) * x(j)", dict(A=FarBlock, x=xw), FarBlock0 @ xw),
     ("add_same_pattern", ADD, dict(A=A, B=S), A0 + same),
     ("mul_same_pattern", MUL, dict(A=A, B=S), A0 * same),
     ("add_half", ADD, dict(A=A, B=H), A0 + half),

@@ -235,6 +235,8 @@ class PrefetchGathers : public IRMutator {
     std::vector<Stmt> prefetches;
     for (const auto& [buffer, crd] : gathers) prefetches.push_back(prefetch(buffer, cast(i64, load(crd, ahead))));
     prefetches.push_back(loop.body);
+    if (gathering->second.aheadWithinLimit)
+      return forLoop(loop.var, loop.begin, loop.end, block(std::move(prefetches)), loop.schedule);
     Var end = makeVar(fresh_(n.var->name + "_end"), type), split = makeVar(fresh_(n.var->name + "_split"), type);
     Expr last = binary(BinaryOp::Add, gathering->second.limit, intLit(-kGatherPrefetchDistance));
     Expr within = binary(BinaryOp::Min, ir::ref(end), cast(type, binary(BinaryOp::Max, last, intLit(0))));

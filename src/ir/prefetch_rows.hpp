@@ -39,14 +39,17 @@ constexpr int64_t kGatherPrefetchDistance = 32;
 struct GatheringLoop {
   std::vector<Var> crd;
   Expr limit;  // Int64; greater than every q of the loop
+  // Whether q + d < limit at every position of the loop (the caller tested it for a whole
+  // block of rows): the loop then prefetches at every position, in one piece.
+  bool aheadWithinLimit = false;
 };
 
 // Software prefetch of elements gathered through coordinates (x[j] with j = crd[q] in CSR
 // SpMV): random reads, whose cache misses the out-of-order core overlaps only as far as its
 // window reaches (a few rows of 4 entries). `s` with each loop in `loops` (by its variable)
 // split in two: positions q with q + d < limit prefetch each such element at position q + d at
-// the top of their iteration, the rest do not. Only for coordinates known to be in range: the
-// address is then within its array.
+// the top of their iteration, the rest do not (not split where aheadWithinLimit). Only for
+// coordinates known to be in range: the address is then within its array.
 Stmt prefetchGathers(const Stmt& s, const std::map<const VarNode*, GatheringLoop>& loops, const FreshName& fresh);
 
 }  // namespace coiter::ir
