@@ -143,6 +143,37 @@ class InnermostCoordinateLoads : public IRVisitor {
 // the rows, are still in the L1 cache.
 constexpr int64_t kRowsPerCheck = 32;
 
+// A loop over rows [begin, end) as blocks of kRowsPerCheck rows: the loop over blocks is
+// where a block's checks and the interrupt checks go (its rows' loop is bounded).
+struct RowBlocks {
+  RowBlocks(const ForNode& n, const FreshName& fresh)
+      : loop(n),
+        begin(makeVar(fresh(n.var->name + "_begin"), n.var->type)),
+        end(makeVar(fresh(n.var->name + "_end"), n.var->type)),
+        size(intLit(kRowsPerCheck, n.var->type.elem)),
+        count(binary(BinaryOp::Div,
+                     binary(BinaryOp::Add, binary(BinaryOp::Sub, ir::ref(end), ir::ref(begin)),
+                            intLit(kRowsPerCheck - 1, n.var->type.elem)),
+                     size)) {}
+  // begin and end, declared before the loop over blocks (in the same block as it).
+  std::vector<Stmt> declarations() const { return {declare(begin, loop.begin), declare(end, loop.end)}; }
+  // The rows [first, stop) of block `index`.
+  std::vector<Stmt> bounds(const Var& index, const Var& first, const Var& stop) const {
+    return {declare(first, binary(BinaryOp::Add, ir::ref(begin), binary(BinaryOp::Mul, ir::ref(index), size))),
+            declare(stop, binary(BinaryOp::Min, binary(BinaryOp::Add, ir::ref(first), size), ir::ref(end)))};
+  }
+  // The loop over blocks' schedule: the rows' own, a parallel chunk of rows divided by the size.
+  LoopSchedule schedule() const {
+    LoopSchedule s = loop.schedule;
+    if (s.chunk > 0) s.chunk = (s.chunk + kRowsPerCheck - 1) / kRowsPerCheck;
+    return s;
+  }
+
+  const ForNode& loop;
+  const Var begin, end;
+  const Expr size, count;
+};
+
 // Coordinates this far apart or more, the first and last of a row, mark a row that does not
 // read close together (checkedPerBlock: such long rows are checked in blocks, not one by one).
 constexpr int64_t kFarColumns = 4096;
@@ -606,22 +637,16 @@ class CoordinateGuard {
     if (rows.serialRows() && ScatterThroughCoordinates(ranges_, n.body).scatters())
       return rows.onlyRowLoops() ? checkedPerEntry(n, rows, flag) : nullptr;
     const Type i64 = scalar(DType::Int64), type = n.var->type;
-    Var begin = makeVar(fresh_(n.var->name + "_begin"), type), end = makeVar(fresh_(n.var->name + "_end"), type);
+    const RowBlocks blocksOfRows(n, fresh_);
+    const Var &begin = blocksOfRows.begin, &end = blocksOfRows.end;
+    const Expr& blockCount = blocksOfRows.count;
     Var blockIndex = makeVar(fresh_(n.var->name + "_block"), type);
     Var first = makeVar(fresh_(n.var->name + "_first"), type), stop = makeVar(fresh_(n.var->name + "_stop"), type);
-    const Expr size = intLit(kRowsPerCheck, type.elem);
-    Expr blockCount = binary(BinaryOp::Div,
-                             binary(BinaryOp::Add, binary(BinaryOp::Sub, ir::ref(end), ir::ref(begin)),
-                                    intLit(kRowsPerCheck - 1, type.elem)),
-                             size);
     bool parallel = n.schedule.kind == LoopKind::Parallel;
     // A parallel body has a flag of its own, reported as the body ends.
     Var blockFlag = parallel ? newFlag() : flag;
-    // The rows [first, stop) of block `index`.
     auto blockBounds = [&](const Var& index, const Var& first, const Var& stop) {
-      return std::vector<Stmt>{
-          declare(first, binary(BinaryOp::Add, ir::ref(begin), binary(BinaryOp::Mul, ir::ref(index), size))),
-          declare(stop, binary(BinaryOp::Min, binary(BinaryOp::Add, ir::ref(first), size), ir::ref(end)))};
+      return blocksOfRows.bounds(index, first, stop);
     };
     std::vector<Stmt> body = blockBounds(blockIndex, first, stop);
     Expr inRange;
@@ -695,8 +720,7 @@ class CoordinateGuard {
         forLoop(n.var, ir::ref(first), ir::ref(stop), stmt(n.body, blockFlag, topLevel && !parallel), rowsOfBlock);
     body.push_back(ifThen(inRange, inRangeRows, checked));
     Stmt blockBody = parallel ? withOwnFlag(block(std::move(body)), blockFlag) : block(std::move(body));
-    LoopSchedule schedule = n.schedule;
-    if (schedule.chunk > 0) schedule.chunk = (schedule.chunk + kRowsPerCheck - 1) / kRowsPerCheck;
+    const LoopSchedule schedule = blocksOfRows.schedule();
     Stmt blocks = forLoop(blockIndex, lit(type, 0), blockCount, blockBody, schedule);
     // Where most rows gather from far apart (gathersFar, decided once per call), the
     // blocks skip their pass: each coordinate is checked as the row loads it
@@ -724,7 +748,11 @@ class CoordinateGuard {
     // A merge's rows always go by blocks: checked one by one, its loads would each be
     // checked (a while loop is no innermost row loop for checkedBeforeLoop), and that
     // costs a sparse sum of matrices about a sixth of its time.
-    if (!rows.onlyRowLoops()) return block({declare(begin, n.begin), declare(end, n.end), blocks});
+    if (!rows.onlyRowLoops()) {
+      std::vector<Stmt> out = blocksOfRows.declarations();
+      out.push_back(blocks);
+      return block(std::move(out));
+    }
     // Long rows that read close together (banded) run row by row, each checked before it
     // runs (checkedBeforeLoop): a pass over a whole block's coordinates before its rows
     // keeps the core from streaming the coordinates and the values at once (SpMV at 113
@@ -752,7 +780,8 @@ class CoordinateGuard {
         ifThen(binary(BinaryOp::And, longRows, binary(BinaryOp::Lt, middleStart, middleEnd)),
                assign(rowByRow, close(sample, ir::ref(middle),
                                       binary(BinaryOp::Add, ir::ref(middle), intLit(1, type.elem)), kFarColumns)))};
-    std::vector<Stmt> out{declare(begin, n.begin), declare(end, n.end), declare(rowByRow, boolLit(false))};
+    std::vector<Stmt> out = blocksOfRows.declarations();
+    out.push_back(declare(rowByRow, boolLit(false)));
     Stmt rest = blocks;
     if (farRows) {
       Var far = makeVar(fresh_(n.var->name + "_gathers_far"), scalar(DType::Bool));
@@ -772,13 +801,29 @@ class CoordinateGuard {
   // values: the transposed product of a 200,000-row power-law matrix at one thread took
   // 1.31-1.56x the time of SciPy's csc_matvec with it, 1.01-1.16x with this
   // (docs/compiler.md).
+  //
+  // The rows go by blocks of kRowsPerCheck, as checkedPerBlock's do, so that the loop over
+  // blocks checks for interrupts once a block (interrupt_points.cpp): a check per row cost
+  // CSC SpMV 10-14 % of its time (the kernel alone against SciPy's csc_matvec, one thread,
+  // 2026-11-27: hypersparse-1M 0.91 -> 1.04 of SciPy's speed, hypersparse-1M/8 0.90 -> 0.99,
+  // webbase-1M 1.04 -> 1.16, measured on its C source with and without the check).
   Stmt checkedPerEntry(const ForNode& n, const RowLoopCoordinates& rows, const Var& flag) {
     guarded_ = true;
+    const Type type = n.var->type;
     bool parallel = n.schedule.kind == LoopKind::Parallel;
     // A parallel body has a flag of its own, reported as the body ends.
     Var own = parallel ? newFlag() : flag;
-    Stmt body = checkEachEntry(n.body, rows, own);
-    return forLoop(n.var, n.begin, n.end, parallel ? withOwnFlag(body, own) : body, n.schedule);
+    const RowBlocks blocksOfRows(n, fresh_);
+    Var blockIndex = makeVar(fresh_(n.var->name + "_block"), type);
+    Var first = makeVar(fresh_(n.var->name + "_first"), type), stop = makeVar(fresh_(n.var->name + "_stop"), type);
+    LoopSchedule rowsOfBlock;
+    rowsOfBlock.bounded = true;
+    std::vector<Stmt> body = blocksOfRows.bounds(blockIndex, first, stop);
+    body.push_back(forLoop(n.var, ir::ref(first), ir::ref(stop), checkEachEntry(n.body, rows, own), rowsOfBlock));
+    Stmt blockBody = parallel ? withOwnFlag(block(std::move(body)), own) : block(std::move(body));
+    std::vector<Stmt> out = blocksOfRows.declarations();
+    out.push_back(forLoop(blockIndex, lit(type, 0), blocksOfRows.count, blockBody, blocksOfRows.schedule()));
+    return block(std::move(out));
   }
 
   // `body` with each row loop of `rows` checking each coordinate as it loads it:
