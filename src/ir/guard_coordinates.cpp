@@ -162,10 +162,19 @@ struct RowBlocks {
     return {declare(first, binary(BinaryOp::Add, ir::ref(begin), binary(BinaryOp::Mul, ir::ref(index), size))),
             declare(stop, binary(BinaryOp::Min, binary(BinaryOp::Add, ir::ref(first), size), ir::ref(end)))};
   }
-  // The loop over blocks' schedule: the rows' own, a parallel chunk of rows divided by the size.
-  LoopSchedule schedule() const {
+  // The loop over blocks `index`, each running `blockBody`, on the rows' schedule (a parallel
+  // chunk of rows divided by the size).
+  Stmt overBlocks(const Var& index, Stmt blockBody) const {
     LoopSchedule s = loop.schedule;
     if (s.chunk > 0) s.chunk = (s.chunk + kRowsPerCheck - 1) / kRowsPerCheck;
+    return forLoop(index, lit(loop.var->type, 0), count, std::move(blockBody), s);
+  }
+  // The schedule of a block's rows: bounded, so that they are checked for interrupts once, by
+  // the loop over blocks (a check per row, a load and a branch, cost short rows about 4 % of
+  // their time).
+  static LoopSchedule rowsOfBlock() {
+    LoopSchedule s;
+    s.bounded = true;
     return s;
   }
 
@@ -639,16 +648,12 @@ class CoordinateGuard {
     const Type i64 = scalar(DType::Int64), type = n.var->type;
     const RowBlocks blocksOfRows(n, fresh_);
     const Var &begin = blocksOfRows.begin, &end = blocksOfRows.end;
-    const Expr& blockCount = blocksOfRows.count;
     Var blockIndex = makeVar(fresh_(n.var->name + "_block"), type);
     Var first = makeVar(fresh_(n.var->name + "_first"), type), stop = makeVar(fresh_(n.var->name + "_stop"), type);
     bool parallel = n.schedule.kind == LoopKind::Parallel;
     // A parallel body has a flag of its own, reported as the body ends.
     Var blockFlag = parallel ? newFlag() : flag;
-    auto blockBounds = [&](const Var& index, const Var& first, const Var& stop) {
-      return blocksOfRows.bounds(index, first, stop);
-    };
-    std::vector<Stmt> body = blockBounds(blockIndex, first, stop);
+    std::vector<Stmt> body = blocksOfRows.bounds(blockIndex, first, stop);
     Expr inRange;
     std::map<const VarNode*, Expr> limits, ends;  // pos -> the block's, and the loop's, last position + 1
     for (const RowLoopCoordinates::RowArrays& row : rows.rows()) {
@@ -669,10 +674,7 @@ class CoordinateGuard {
         if (row.pos == pos) gathering[q] = GatheringLoop{row.crd, ends.at(pos.get())};
       }
     }
-    // A block's rows are checked for interrupts once, by the loop over blocks: a check per
-    // row (a load and a branch) cost short rows about 4 % of their time.
-    LoopSchedule rowsOfBlock;
-    rowsOfBlock.bounded = true;
+    const LoopSchedule rowsOfBlock = RowBlocks::rowsOfBlock();
     // The rows [rowFirst, rowStop) with their gathers prefetched, each row's body made by
     // `rowBody` from the prefetching one. A row loop prefetches the element d positions ahead
     // only while that position lies before the loop's last (prefetchGathers), so each row's
@@ -689,10 +691,10 @@ class CoordinateGuard {
       Expr within;
       for (auto& [q, loop] : unsplit) {
         loop.aheadWithinLimit = true;
-        const Var& pos = rows.rowLoops().at(q);
-        Expr reach =
-            binary(BinaryOp::Le, binary(BinaryOp::Add, cast(i64, load(pos, rowStop)), intLit(kGatherPrefetchDistance)),
-                   ends.at(pos.get()));
+        Expr reach = binary(
+            BinaryOp::Le,
+            binary(BinaryOp::Add, cast(i64, load(rows.rowLoops().at(q), rowStop)), intLit(kGatherPrefetchDistance)),
+            loop.limit);
         within = within ? binary(BinaryOp::And, within, reach) : reach;
       }
       Stmt split = forLoop(n.var, rowFirst, rowStop, rowBody(prefetchGathers(n.body, gathering, fresh_)), rowsOfBlock);
@@ -720,8 +722,7 @@ class CoordinateGuard {
         forLoop(n.var, ir::ref(first), ir::ref(stop), stmt(n.body, blockFlag, topLevel && !parallel), rowsOfBlock);
     body.push_back(ifThen(inRange, inRangeRows, checked));
     Stmt blockBody = parallel ? withOwnFlag(block(std::move(body)), blockFlag) : block(std::move(body));
-    const LoopSchedule schedule = blocksOfRows.schedule();
-    Stmt blocks = forLoop(blockIndex, lit(type, 0), blockCount, blockBody, schedule);
+    Stmt blocks = blocksOfRows.overBlocks(blockIndex, blockBody);
     // Where most rows gather from far apart (gathersFar, decided once per call), the
     // blocks skip their pass: each coordinate is checked as the row loads it
     // (checkEachEntry), and every row's gathers are prefetched; their row loops are scalar
@@ -738,12 +739,12 @@ class CoordinateGuard {
       Var farBlockIndex = makeVar(fresh_(n.var->name + "_far_block"), type);
       Var farFirst = makeVar(fresh_(n.var->name + "_far_first"), type),
           farStop = makeVar(fresh_(n.var->name + "_far_stop"), type);
-      std::vector<Stmt> farBlock = blockBounds(farBlockIndex, farFirst, farStop);
+      std::vector<Stmt> farBlock = blocksOfRows.bounds(farBlockIndex, farFirst, farStop);
       farBlock.push_back(prefetchedRows(ir::ref(farFirst), ir::ref(farStop),
                                         [&](Stmt rowBody) { return checkEachEntry(rowBody, rows, farFlag); }));
       Stmt farRowsOfBlock = block(std::move(farBlock));
-      farRows = forLoop(farBlockIndex, lit(type, 0), blockCount,
-                        parallel ? withOwnFlag(farRowsOfBlock, farFlag) : farRowsOfBlock, schedule);
+      farRows =
+          blocksOfRows.overBlocks(farBlockIndex, parallel ? withOwnFlag(farRowsOfBlock, farFlag) : farRowsOfBlock);
     }
     // A merge's rows always go by blocks: checked one by one, its loads would each be
     // checked (a while loop is no innermost row loop for checkedBeforeLoop), and that
@@ -816,13 +817,12 @@ class CoordinateGuard {
     const RowBlocks blocksOfRows(n, fresh_);
     Var blockIndex = makeVar(fresh_(n.var->name + "_block"), type);
     Var first = makeVar(fresh_(n.var->name + "_first"), type), stop = makeVar(fresh_(n.var->name + "_stop"), type);
-    LoopSchedule rowsOfBlock;
-    rowsOfBlock.bounded = true;
     std::vector<Stmt> body = blocksOfRows.bounds(blockIndex, first, stop);
-    body.push_back(forLoop(n.var, ir::ref(first), ir::ref(stop), checkEachEntry(n.body, rows, own), rowsOfBlock));
+    body.push_back(
+        forLoop(n.var, ir::ref(first), ir::ref(stop), checkEachEntry(n.body, rows, own), RowBlocks::rowsOfBlock()));
     Stmt blockBody = parallel ? withOwnFlag(block(std::move(body)), own) : block(std::move(body));
     std::vector<Stmt> out = blocksOfRows.declarations();
-    out.push_back(forLoop(blockIndex, lit(type, 0), blocksOfRows.count, blockBody, blocksOfRows.schedule()));
+    out.push_back(blocksOfRows.overBlocks(blockIndex, blockBody));
     return block(std::move(out));
   }
 
