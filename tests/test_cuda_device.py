@@ -326,3 +326,129 @@ def test_cupy_views_share_memory():
     gA = ct.cuda.to_cupy(ct.asarray(A).to("cuda"))
     np.testing.assert_allclose(cp.asnumpy(gA @ cp.asarray(x)), A @ x, rtol=1e-12)
     assert ct.cuda.to_cupy(y).data.ptr == gy.data.ptr
+
+
+# -- CuPy memory taken in without copying (coiter/interop_cupy.py) -----------------------------
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_cupy_matrices_and_arrays_are_adopted_without_copying(fmt):
+    cp = pytest.importorskip("cupy")
+    cpsp = pytest.importorskip("cupyx.scipy.sparse")
+    A = sparse(300, 200, 0.05, fmt, skew=True)
+    if fmt == "coo":
+        A.sum_duplicates()
+    x = rng.standard_normal(200)
+    gA = {"csr": cpsp.csr_matrix, "csc": cpsp.csc_matrix, "coo": cpsp.coo_matrix}[fmt](A)
+    gx = cp.asarray(x)
+    tA, tx = ct.asarray(gA), ct.asarray(gx)
+    assert tA.device == tx.device == "cuda"
+    assert tA.format == ct.asarray(A).format and tA.nnz == A.nnz
+    # The same GPU memory, seen back through CuPy
+    assert ct.cuda.to_cupy(tx).data.ptr == gx.data.ptr
+    assert ct.cuda.to_cupy(tA).data.data.ptr == gA.data.data.ptr
+    y = ct.evaluate("y(i) = A(i,j) * x(j)", A=tA, x=tx, target="cuda")
+    np.testing.assert_allclose(y.to_numpy(), A @ x, rtol=1e-12, atol=1e-12)
+    # CuPy objects passed straight to a kernel call, for the GPU and for the CPU (downloaded)
+    for target in ("cuda", "cpu"):
+        y = ct.evaluate("y(i) = A(i,j) * x(j)", A=gA, x=gx, target=target)
+        np.testing.assert_allclose(y.to_numpy(), A @ x, rtol=1e-12, atol=1e-12)
+    # A host read downloads the adopted arrays
+    assert abs(tA.to_scipy() - A).max() == 0
+
+
+def test_adopted_memory_outlives_the_cupy_objects():
+    cp = pytest.importorskip("cupy")
+    cpsp = pytest.importorskip("cupyx.scipy.sparse")
+    import gc
+
+    A = sparse(500, 400, 0.02)
+    x = rng.standard_normal(400)
+    tA, tx = ct.asarray(cpsp.csr_matrix(A)), ct.asarray(cp.asarray(x))
+    gc.collect()
+    cp.get_default_memory_pool().free_all_blocks()  # would hand the memory back if unowned
+    filler = cp.full(10**6, 7.0)  # noqa: F841  (reuses freed memory, if any was freed)
+    y = ct.evaluate("y(i) = A(i,j) * x(j)", A=tA, x=tx, target="cuda")
+    np.testing.assert_allclose(y.to_numpy(), A @ x, rtol=1e-12, atol=1e-12)
+
+
+def test_malformed_cupy_matrices_are_refused_or_repaired():
+    cp = pytest.importorskip("cupy")
+    cpsp = pytest.importorskip("cupyx.scipy.sparse")
+    A = sparse(50, 40, 0.1)
+    x = rng.standard_normal(40)
+
+    def gpu_csr(indices=None, indptr=None):
+        return cpsp.csr_matrix(
+            (
+                cp.asarray(A.data),
+                cp.asarray(A.indices if indices is None else indices),
+                cp.asarray(A.indptr if indptr is None else indptr),
+            ),
+            shape=A.shape,
+        )
+
+    out_of_range = A.indices.copy()
+    out_of_range[3] = 40
+    with pytest.raises(ct.FormatError, match=r"outside \[0, 40\)"):
+        ct.asarray(gpu_csr(indices=out_of_range))
+    descending = A.indptr.copy()
+    descending[10] = descending[9] - 1
+    with pytest.raises(ct.FormatError, match="indptr decreases"):
+        ct.evaluate("y(i) = A(i,j) * x(j)", A=gpu_csr(indptr=descending), x=x, target="cuda")
+    # Unsorted rows: sorted in a copy on the GPU, or refused when no copy is allowed
+    U = A.copy()
+    for r in range(U.shape[0]):
+        row = slice(U.indptr[r], U.indptr[r + 1])
+        U.indices[row], U.data[row] = U.indices[row][::-1].copy(), U.data[row][::-1].copy()
+    gU = cpsp.csr_matrix(
+        (cp.asarray(U.data), cp.asarray(U.indices), cp.asarray(U.indptr)), shape=U.shape
+    )
+    with pytest.raises(ct.FormatError, match="not sorted"):
+        ct.asarray(gU, copy=False)
+    y = ct.evaluate("y(i) = A(i,j) * x(j)", A=gU, x=x, target="cuda")
+    np.testing.assert_allclose(y.to_numpy(), A @ x, rtol=1e-12, atol=1e-12)
+
+
+def test_gpu_interfaces_that_lie_are_refused():
+    cp = pytest.importorskip("cupy")
+
+    class Claims:
+        def __init__(self, interface):
+            self.interface = interface
+
+        @property
+        def __cuda_array_interface__(self):
+            return self.interface
+
+    small = cp.arange(1000, dtype=cp.float64)
+    interface = dict(small.__cuda_array_interface__)
+    interface["shape"] = (10**9,)  # far past its allocation
+    with pytest.raises(ct.DeviceError, match="past the end of its allocation"):
+        ct.asarray(Claims(interface))
+    host = np.arange(10.0)
+    with pytest.raises(ct.DeviceError, match="not GPU memory"):
+        ct.asarray(
+            Claims(
+                {"shape": (10,), "typestr": "<f8", "data": (host.ctypes.data, False), "version": 3}
+            )
+        )
+
+
+def test_cupy_conversions_copy_on_the_gpu():
+    cp = pytest.importorskip("cupy")
+    x = cp.arange(20, dtype=cp.float32)
+    strided = x[::2]  # not contiguous
+    with pytest.raises(ValueError, match="copy=False"):
+        ct.asarray(strided, copy=False)
+    t = ct.asarray(strided, dtype=np.float64)
+    assert t.device == "cuda" and t.dtype == np.float64
+    np.testing.assert_array_equal(t.to_numpy(), np.arange(0, 20, 2, dtype=np.float64))
+    M = cp.arange(12, dtype=cp.float64).reshape(3, 4)
+    T = ct.asarray(M, format="csr")  # another format: through the host, back on the GPU
+    assert T.device == "cuda" and T.format == ct.asarray(np.ones((3, 4)), format="csr").format
+    np.testing.assert_array_equal(T.to_numpy(), cp.asnumpy(M))
+    with cp.cuda.Stream(non_blocking=True):  # the producer's stream is waited for
+        z = cp.arange(1 << 20, dtype=cp.float64) * 3
+        tz = ct.asarray(z)
+    np.testing.assert_array_equal(tz.to_numpy(), np.arange(1 << 20, dtype=np.float64) * 3)

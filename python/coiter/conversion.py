@@ -13,6 +13,7 @@ from .creation import from_coords, from_dense
 from .dtypes import value_dtype
 from .errors import SignatureError
 from .formats import FormatLike, as_format
+from .interop_cupy import from_device, is_device_array
 from .interop_pandas import from_pandas, is_pandas
 from .interop_pydata import from_pydata, is_pydata
 from .scipy_interop import SCIPY_IN_PLACE, from_scipy
@@ -30,10 +31,12 @@ def asarray(
 
     Parameters
     ----------
-    obj : array_like, scipy.sparse array or matrix, or Tensor
+    obj : array_like, scipy.sparse array or matrix, GPU array, or Tensor
         A NumPy array, a SciPy sparse array or matrix (any format), a pydata/sparse COO or
         GCXS array, a pandas DataFrame or Series (sparse ones keep their sparsity), a scalar,
-        a nested list, or a tensor.
+        a nested list, a tensor, or GPU memory: a CuPy array (any ``__cuda_array_interface__``
+        exporter) or a ``cupyx.scipy.sparse`` CSR, CSC or COO matrix, which become GPU
+        tensors sharing that memory (docs/gpu.md, "CuPy").
     format : Format, str or None
         Target format; by default NumPy input becomes dense and SciPy input keeps its own
         format (csr, csc, coo, bcsr for bsr, dia).
@@ -42,7 +45,8 @@ def asarray(
     copy : bool or None
         ``True`` always copies; ``False`` raises ``ValueError`` when a copy is needed;
         ``None`` copies only when needed. C-contiguous NumPy arrays into dense tensors and
-        canonical SciPy CSR/CSC/BSR into their own format are wrapped without copying.
+        canonical SciPy CSR/CSC/BSR into their own format are wrapped without copying, and
+        so are C-contiguous GPU arrays and canonical CuPy CSR/CSC/COO matrices.
     name : str or None
         The tensor's name, used in error messages and as a kernel input name.
 
@@ -81,6 +85,8 @@ def asarray(
         return from_pydata(obj, format, dtype, name)
     if is_pandas(obj):
         return from_pandas(obj, format, dtype, copy, name)
+    if is_device_array(obj):
+        return from_device(obj, format, dtype, copy, name)
     return from_dense(obj, format, dtype, copy, name)
 
 

@@ -5,6 +5,7 @@ from typing import Any
 
 from . import _core
 from .cuda_libraries import prepare
+from .formats import as_format
 from .tensor import Tensor
 
 
@@ -25,9 +26,10 @@ def is_available() -> bool:
 
 def to_cupy(tensor: Tensor) -> Any:
     """A GPU tensor's data as CuPy objects that share its GPU memory (no copy): a
-    ``cupy.ndarray`` for an all-dense row-major tensor, a ``cupyx.scipy.sparse`` CSR or CSC
-    matrix for a CSR or CSC one. The CuPy objects keep the tensor's memory alive; the tensor
-    must not be changed through them (coiter treats a tensor's arrays as immutable)."""
+    ``cupy.ndarray`` for an all-dense row-major tensor, a ``cupyx.scipy.sparse`` CSR, CSC or
+    COO matrix for a CSR, CSC or COO one. The CuPy objects keep the tensor's memory alive; the
+    tensor must not be changed through them (coiter treats a tensor's arrays as immutable).
+    ``ct.asarray`` takes CuPy objects back without copying."""
     import cupy
 
     if tensor.device != "cuda":
@@ -48,6 +50,13 @@ def to_cupy(tensor: Tensor) -> Any:
         range(tensor.ndim)
     ):
         return view(arrays["values"], tuple(tensor.shape))
+    if tensor.format == as_format("coo", 2) and tensor.ndim == 2:
+        import cupyx.scipy.sparse as cpsp
+
+        rows, cols = arrays["levels"][0]["crd"], arrays["levels"][1]["crd"]
+        return cpsp.coo_matrix(
+            (view(arrays["values"]), (view(rows), view(cols))), shape=tuple(tensor.shape)
+        )
     if levels == ["dense", "compressed"] and tensor.ndim == 2:
         import cupyx.scipy.sparse as cpsp
 
@@ -58,5 +67,5 @@ def to_cupy(tensor: Tensor) -> Any:
             shape=tuple(tensor.shape),
         )
     raise ValueError(
-        f"to_cupy: no CuPy type holds a {tensor.format} tensor (dense, CSR and CSC do)"
+        f"to_cupy: no CuPy type holds a {tensor.format} tensor (dense, CSR, CSC and COO do)"
     )

@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "bindings/numpy_buffer.hpp"
 #include "jit/cuda/cuda_engine.hpp"
 #include "jit/cuda/nvrtc.hpp"
 #include "runtime/cuda/cuda_driver.hpp"
@@ -12,6 +13,18 @@
 namespace py = pybind11;
 
 namespace coiter::bindings {
+
+namespace {
+
+// (address, length, NumPy dtype name) of a GPU array, as device_addresses gives them.
+using DeviceArray = std::tuple<uintptr_t, int64_t, std::string>;
+
+cuda::ForeignArray foreign(const DeviceArray& a) {
+  return cuda::ForeignArray{static_cast<cuda::CUdeviceptr>(std::get<0>(a)), std::get<1>(a),
+                            dtypeFromName(std::get<2>(a))};
+}
+
+}  // namespace
 
 void bindCuda(py::module_& m) {
   m.def("cuda_set_library_directories", &cuda::setLibraryDirectories, py::arg("directories"),
@@ -76,6 +89,33 @@ void bindCuda(py::module_& m) {
   m.def(
       "to_device", [](const TensorStorage& s) { return cuda::upload(s); }, py::arg("storage"),
       py::call_guard<py::gil_scoped_release>());
+  m.def(
+      "cuda_synchronize_stream",
+      [](uintptr_t stream) {
+        cuda::check(cuda::driver().cuStreamSynchronize(reinterpret_cast<cuda::CUstream>(stream)),
+                    "cuStreamSynchronize (the stream an operand's producer named)");
+      },
+      py::arg("stream"), py::call_guard<py::gil_scoped_release>(),
+      "Waits for the work queued on a CUDA stream (a handle from __cuda_array_interface__).");
+  m.def(
+      "adopt_device_arrays",
+      [](const Format& format, const std::vector<int64_t>& shape, const std::string& indexType,
+         const std::vector<std::map<std::string, DeviceArray>>& arrays,
+         const std::vector<std::map<std::string, int64_t>>& parameters, const DeviceArray& values,
+         const py::object& owner) {
+        std::vector<std::map<std::string, cuda::ForeignArray>> levels(arrays.size());
+        for (size_t k = 0; k < arrays.size(); ++k) {
+          for (const auto& [name, array] : arrays[k]) levels[k][name] = foreign(array);
+        }
+        std::shared_ptr<void> held = keepAlive(owner);
+        py::gil_scoped_release release;
+        return cuda::adoptDeviceArrays(format, shape, dtypeFromName(indexType), levels, parameters, foreign(values),
+                                       held);
+      },
+      py::arg("format"), py::arg("shape"), py::arg("index_dtype"), py::arg("arrays"), py::arg("parameters"),
+      py::arg("values"), py::arg("owner"),
+      "A GPU tensor over GPU memory that `owner` keeps alive, each array (address, length, dtype name), already "
+      "checked on the GPU against the format (coiter/interop_cupy.py): zero-copy from CuPy.");
   m.def(
       "to_host", [](const TensorStorage& s) { return cuda::hostStorage(s); }, py::arg("storage"),
       py::call_guard<py::gil_scoped_release>());

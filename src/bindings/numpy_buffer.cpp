@@ -45,13 +45,15 @@ Buffer borrowArray(const py::array& a, const std::string& what) {
   return borrowData(a, a.shape(0));
 }
 
-Buffer borrowData(const py::array& a, int64_t length) {
-  auto* keepAlive = new py::object(a);
-  std::shared_ptr<void> owner(keepAlive, [](void* p) {
+std::shared_ptr<void> keepAlive(const py::object& object) {
+  return std::shared_ptr<void>(new py::object(object), [](void* p) {
     py::gil_scoped_acquire gil;
     delete static_cast<py::object*>(p);
   });
-  return Buffer::borrow(dtypeOf(a), length, const_cast<void*>(a.data()), std::move(owner));
+}
+
+Buffer borrowData(const py::array& a, int64_t length) {
+  return Buffer::borrow(dtypeOf(a), length, const_cast<void*>(a.data()), keepAlive(a));
 }
 
 py::array viewOf(const Buffer& b) {

@@ -15,6 +15,9 @@ DType dtypeOf(const py::array& a);
 // Whether the array's elements are in the host's byte order.
 bool isNative(const py::array& a);
 py::dtype numpyDType(DType t);
+// An owner that keeps `object` alive (releasing it takes the GIL): for memory a Python object
+// owns and C++ reads.
+std::shared_ptr<void> keepAlive(const py::object& object);
 // Borrows a C-contiguous, native-endian, one-dimensional array.
 Buffer borrowArray(const py::array& a, const std::string& what);
 // Borrows the first `length` elements of a C-contiguous, native-endian array of any shape.

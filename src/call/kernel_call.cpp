@@ -65,10 +65,6 @@ void naming(const notation::TensorVar& tensor, Check&& check) {
   throw FormatError("an operand's coordinate lies outside its dimension (its index arrays changed during the call)");
 }
 
-Buffer adopt(DType type, int64_t length, void* data) {
-  return Buffer::borrow(type, length, data, std::shared_ptr<void>(data, ResultArrayDeleter{}));
-}
-
 // The first `length` elements of a result array, the memory past them offered back to the system.
 Buffer trimmed(const Buffer& array, int64_t length) {
   trimResultArray(array.data(), static_cast<size_t>(length) * dtypeSize(array.dtype()));
@@ -336,7 +332,7 @@ std::map<std::pair<int, std::string>, Buffer*> adoptResultArrays(const KernelABI
     if (!abi.assembles && a.level >= 0) continue;  // the structure's own arrays
     // (A grown array's capacity is the kernel's to report; the others keep their allocation.)
     int64_t capacity = a.capacitySlot >= 0 ? integers[a.capacitySlot] : lengths[a.slot];
-    owned[n] = adopt(a.type, capacity, pointers[a.slot]);
+    owned[n] = resultBuffer(a.type, capacity, pointers[a.slot]);
     arrays[{a.level, a.array}] = &owned[n];
   }
   return arrays;

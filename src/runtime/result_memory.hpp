@@ -21,6 +21,8 @@
 #pragma once
 #include <cstddef>
 
+#include "memory/buffer.hpp"
+
 namespace coiter {
 
 constexpr size_t kMappedMinBytes = size_t{1} << 20;
@@ -51,6 +53,12 @@ void releaseResultArray(void* array);
 struct ResultArrayDeleter {
   void operator()(void* array) const { releaseResultArray(array); }
 };
+
+// A Buffer of `length` elements owning `array` (from allocateResultArray or growResultArray),
+// which it releases.
+inline Buffer resultBuffer(DType type, int64_t length, void* array) {
+  return Buffer::borrow(type, length, array, std::shared_ptr<void>(array, ResultArrayDeleter{}));
+}
 
 // Copies `bytes` bytes from `src` into the result array at `dst` (not overlapping). Large
 // copies use non-temporal stores: the destination is not read again soon, and streaming it

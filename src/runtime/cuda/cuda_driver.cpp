@@ -60,6 +60,7 @@ Loaded load() {
   resolve(lib, "cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain, p);
   resolve(lib, "cuCtxSetCurrent", d.cuCtxSetCurrent, p);
   resolve(lib, "cuCtxSynchronize", d.cuCtxSynchronize, p);
+  resolve(lib, "cuStreamSynchronize", d.cuStreamSynchronize, p);
   resolve(lib, "cuModuleLoadData", d.cuModuleLoadData, p);
   resolve(lib, "cuModuleUnload", d.cuModuleUnload, p);
   resolve(lib, "cuModuleGetFunction", d.cuModuleGetFunction, p);
@@ -69,6 +70,8 @@ Loaded load() {
   resolve(lib, "cuMemcpyDtoH_v2", d.cuMemcpyDtoH, p);
   resolve(lib, "cuMemsetD8Async", d.cuMemsetD8Async, p);
   resolve(lib, "cuMemGetInfo_v2", d.cuMemGetInfo, p);
+  resolve(lib, "cuMemGetAddressRange_v2", d.cuMemGetAddressRange, p);
+  resolve(lib, "cuPointerGetAttribute", d.cuPointerGetAttribute, p);
   resolve(lib, "cuLaunchKernel", d.cuLaunchKernel, p);
   resolve(lib, "cuOccupancyMaxActiveBlocksPerMultiprocessor", d.cuOccupancyMaxActiveBlocksPerMultiprocessor, p);
   resolve(lib, "cuGetErrorString", d.cuGetErrorString, p);

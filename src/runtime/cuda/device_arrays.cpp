@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "memory/allocation_limit.hpp"
+#include "runtime/result_memory.hpp"
 #include "util/errors.hpp"
 
 namespace coiter::cuda {
@@ -26,7 +28,9 @@ void release(CUdeviceptr p) noexcept {
 }
 
 DeviceArrays::~DeviceArrays() {
-  for (const auto& [host, a] : arrays_) release(a.device);
+  for (const auto& [host, a] : arrays_) {
+    if (!a.owner) release(a.device);
+  }
 }
 
 void* DeviceArrays::deviceAddress(const void* host) const {
@@ -46,7 +50,11 @@ void DeviceArrays::download() const {
   for (const auto& other : borrowed_) other->download();
 }
 
-void DeviceArrays::own(void* host, CUdeviceptr device, size_t bytes) { arrays_[host] = Array{device, bytes}; }
+void DeviceArrays::own(void* host, CUdeviceptr device, size_t bytes) { arrays_[host] = Array{device, bytes, nullptr}; }
+
+void DeviceArrays::adopt(void* host, CUdeviceptr device, size_t bytes, std::shared_ptr<void> owner) {
+  arrays_[host] = Array{device, bytes, std::move(owner)};
+}
 
 namespace {
 
@@ -83,6 +91,73 @@ std::shared_ptr<TensorStorage> upload(const TensorStorage& s) {
       std::make_shared<TensorStorage>(s.format(), s.shape(), s.valueType(), s.indexType(), s.levels(), s.values());
   out->markValid();
   out->attachDevice(arrays, /*hostCurrent=*/true);
+  return out;
+}
+
+namespace {
+
+// A foreign array's memory, checked to be device memory of coiter's GPU holding at least
+// `length` elements (an interface that claims more than its allocation would let a kernel
+// read past it), with an empty host buffer of the same length that a download fills.
+Buffer adoptArray(DeviceArrays& arrays, const ForeignArray& a, const std::string& what,
+                  const std::shared_ptr<void>& owner) {
+  if (a.length < 0) throw ArgumentError(what + ": negative length " + std::to_string(a.length));
+  const size_t bytes = checkedArrayBytes(a.length, a.type, [&] { return what; });
+  if (bytes) {
+    const DriverApi& d = driver();
+    int ordinal = -1;
+    constexpr int kDeviceOrdinal = 9;  // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    if (d.cuPointerGetAttribute(&ordinal, kDeviceOrdinal, a.address) != 0 ||
+        d.cuMemGetAddressRange(&base, &size, a.address) != 0) {
+      throw DeviceError("cuda: " + what + " is not GPU memory that coiter's GPU can read (address " +
+                        std::to_string(a.address) + ")");
+    }
+    if (ordinal != 0) {
+      throw DeviceError("cuda: " + what + " is on GPU " + std::to_string(ordinal) + "; coiter computes on GPU 0");
+    }
+    if (a.address + bytes > base + size) {
+      throw DeviceError("cuda: " + what + " claims " + std::to_string(bytes) +
+                        " bytes, past the end of its allocation (" + std::to_string(base + size - a.address) +
+                        " bytes from its start)");
+    }
+  }
+  // (Not Buffer::allocate: calloc clears memory that its allocator reused, a pass over the
+  // whole size on every adoption, for a copy that a download overwrites, if it ever happens.)
+  Buffer host = resultBuffer(a.type, a.length, allocateResultArray(bytes, /*zero=*/false));
+  arrays.adopt(host.data(), a.address, bytes, owner);
+  return host;
+}
+
+}  // namespace
+
+std::shared_ptr<TensorStorage> adoptDeviceArrays(const Format& format, const std::vector<int64_t>& shape,
+                                                 DType indexType,
+                                                 const std::vector<std::map<std::string, ForeignArray>>& levelArrays,
+                                                 const std::vector<std::map<std::string, int64_t>>& scalars,
+                                                 const ForeignArray& values, const std::shared_ptr<void>& owner) {
+  if (levelArrays.size() != format.levels().size() || scalars.size() != format.levels().size()) {
+    throw FormatError("format " + format.repr() + " has " + std::to_string(format.levels().size()) +
+                      " levels; give arrays and parameters for each");
+  }
+  auto arrays = std::make_shared<DeviceArrays>();
+  std::vector<LevelStorage> levels(levelArrays.size());
+  for (size_t k = 0; k < levelArrays.size(); ++k) {
+    for (const auto& [name, array] : levelArrays[k]) {
+      if (array.type != indexType) {
+        throw FormatError("level " + std::to_string(k) + " array '" + name + "' holds " + dtypeName(array.type) +
+                          ", not the tensor's index type " + dtypeName(indexType));
+      }
+      levels[k].arrays[name] =
+          adoptArray(*arrays, array, "level " + std::to_string(k) + " array '" + name + "'", owner);
+    }
+    levels[k].scalars = scalars[k];
+  }
+  Buffer hostValues = adoptArray(*arrays, values, "the values", owner);
+  auto out = std::make_shared<TensorStorage>(format, shape, values.type, indexType, std::move(levels), hostValues);
+  out->markValid();
+  out->attachDevice(arrays, /*hostCurrent=*/false);
   return out;
 }
 
