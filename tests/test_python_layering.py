@@ -41,6 +41,7 @@ LAYERS = {
         "creation",
         "interop_pandas",
         "interop_pydata",
+        "interop_cupy",
         "cuda",
         "conversion",
         "io",

@@ -4,8 +4,8 @@ With threadpoolctl installed, ``threadpoolctl.threadpool_info()`` lists coiter (
 "coiter") next to BLAS and OpenMP, and ``threadpool_limits(1)`` or
 ``threadpool_limits(1, user_api="coiter")`` limit it as they limit the others: what
 ``ct.set_num_threads`` does. The library is recognized by a symbol only coiter's core exports
-(``coiter_rt_num_threads``, the count the kernels read), not by its file name, which other
-packages' ``_core`` modules share.
+(``coiter_thread_pool``, src/bindings/module.cpp), not by its file name, which other packages'
+``_core`` modules share.
 """
 
 from . import _core
@@ -21,7 +21,7 @@ def _register():
         user_api = "coiter"
         internal_api = "coiter"
         filename_prefixes = ("_core",)
-        check_symbols = ("coiter_rt_num_threads",)
+        check_symbols = ("coiter_thread_pool",)
 
         def get_num_threads(self):
             return _core.get_num_threads()

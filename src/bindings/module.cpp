@@ -16,6 +16,11 @@ void bindAutosched(py::module_& m);
 void bindIo(py::module_& m);
 }  // namespace coiter::bindings
 
+// What threadpoolctl recognizes coiter's core by (python/coiter/threads.py): a symbol the
+// module exports under a name no other library's `_core` has. (The core's own symbols stay
+// private to the module: --exclude-libs, CMakeLists.txt.)
+extern "C" __attribute__((visibility("default"))) const char coiter_thread_pool[] = "coiter";
+
 namespace {
 
 void raise(const char* name, const std::exception& e) {
