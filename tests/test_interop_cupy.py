@@ -13,6 +13,7 @@ import coiter as ct
 from coiter.interop_cupy import (
     UNSORTED_ENTRIES,
     UNSORTED_ROWS,
+    _is_c_contiguous,
     compressed_problem,
     coo_problem,
     is_device_array,
@@ -118,6 +119,27 @@ def test_compressed_check_agrees_with_a_plain_one(m, n, pos, crd):
         return all(crd[q] < crd[q + 1] for r in range(m) for q in range(pos[r], pos[r + 1] - 1))
 
     assert (compressed_problem(np, pos, crd, m, n) is None) == plain()
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.ones((2, 3)),
+        np.ones((3, 2)).T,
+        np.ones((4, 6))[:, ::2],
+        np.ones((4, 6))[::2],
+        np.ones((4, 6))[1:3],
+        np.ones((1, 5))[:, :],
+        np.ones((5, 1, 3)).transpose(1, 0, 2),  # an extent of 1 may have any stride
+        np.ones((5, 1, 3))[:, :, ::3],
+    ],
+)
+def test_contiguity_is_read_from_the_interface_as_numpy_reads_it(array):
+    interface = FakeGpuArray(array).__cuda_array_interface__
+    interface["strides"] = array.strides
+    assert _is_c_contiguous(interface) == array.flags.c_contiguous
+    interface["strides"] = None  # (None: C-contiguous, by the protocol)
+    assert _is_c_contiguous(interface)
 
 
 def test_gpu_arrays_are_told_apart():
