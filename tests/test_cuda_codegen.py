@@ -43,7 +43,10 @@ EXPRESSIONS = [
     # Sparse results, assembled in two passes (count, offsets, fill) by a thread per row.
     ("C(i,j) = A(i,j) + B(i,j)", {"A": "csr", "B": "csr", "C": "csr"}),
     ("C(i,j) = A(i,j) * B(i,j)", {"A": "csr", "B": "csr", "C": "csr"}),
+    # ... or keeping A's pattern, filled at A's positions by its nonzeros split evenly.
     ("C(i,j) = A(i,j) * M(i,k) * N(k,j)", {"A": "csr", "M": "dd", "N": "dd", "C": "csr"}),
+    ("C(i,j) = A(i,j) * x(j)", {"A": "csr", "x": "d", "C": "csr"}),
+    ("C(i,j) = A(i,j) * M(i,k) * N(k,j)", {"A": "coo", "M": "dd", "N": "dd", "C": "coo"}),
 ]
 
 
@@ -273,6 +276,22 @@ def test_sparse_results_are_assembled_in_two_passes():
             schedule="assemble(C,append);parallelize(i,gpu_thread,no_races)",
             target="cuda",
         )
+
+
+@needs_nvrtc
+def test_results_keeping_an_operands_pattern_fill_its_positions_in_one_pass():
+    # SDDMM's result keeps A's pattern (docs/compiler.md): each thread computes 4 of A's
+    # nonzeros whole and stores them at A's positions, without counting or appending.
+    kern = ct.compile(
+        "S(i,j) = A(i,j) * M(i,k) * N(k,j)",
+        formats={"A": "csr", "M": "dd", "N": "dd", "S": "csr"},
+        target="cuda",
+    )
+    assert "pos(A(i,j)) ij_nzp, ij_nzp →split(4)" in kern.concrete
+    assert "ij_nzp0: parallel(gpu_thread,no_races)" in kern.concrete
+    source = kern.source()
+    assert "S_vals[pA2] += acc0;" in source
+    assert "assembly_pass" not in source and "S2_count" not in source
 
 
 @needs_nvrtc

@@ -257,6 +257,32 @@ def test_sparse_results_on_the_gpu(case, on_device, index_dtype):
     np.testing.assert_allclose(got.toarray(), expected.toarray(), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("fmt", ["csr", "coo"])
+def test_results_keeping_an_operands_pattern_on_the_gpu(fmt):
+    # (docs/compiler.md, "Results that keep an operand's pattern") stored at A's positions in
+    # one pass, by A's nonzeros split evenly; on the device, sharing A's index arrays there.
+    A = sparse(400, 300, 0.03, skew=True)
+    M, N = rng.standard_normal((400, 9)), rng.standard_normal((9, 300))
+    expected = A.multiply(M @ N).toarray()
+    dA = ct.asarray(A, format=fmt).to("cuda")
+    S = ct.evaluate(
+        "S(i,j) = A(i,j) * M(i,k) * N(k,j)", A=dA, M=M, N=N, out_format=fmt, target="cuda"
+    )
+    assert S.device == "cuda" and S.nnz == A.nnz
+    np.testing.assert_allclose(S.to_numpy(), expected, rtol=1e-12, atol=1e-12)
+    T = ct.evaluate(
+        "T(i,j) = S(i,j) * x(j)", S=S, x=np.arange(300.0), out_format=fmt, target="cuda"
+    )
+    assert T.device == "cuda" and T.nnz == A.nnz
+    np.testing.assert_allclose(T.to_numpy(), expected * np.arange(300.0), rtol=1e-12, atol=1e-12)
+    # Host operands: the result comes back with index arrays of its own
+    H = ct.evaluate(
+        "S(i,j) = A(i,j) * M(i,k) * N(k,j)", A=A, M=M, N=N, out_format="csr", target="cuda"
+    )
+    assert H.device == "cpu" and not np.shares_memory(H.to_scipy().indices, A.indices)
+    np.testing.assert_allclose(H.to_numpy(), expected, rtol=1e-12, atol=1e-12)
+
+
 def test_sparse_results_stay_on_the_gpu_and_chain():
     A, B = sparse(500, 400, 0.03), sparse(500, 400, 0.03)
     x = rng.standard_normal(400)

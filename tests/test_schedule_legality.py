@@ -94,9 +94,9 @@ REFUSED = [
         "cpu",
         "level 2 of the result A would be appended to once per value of the index 'k'",
     ),
-    (
+    (  # (a CSR result would keep B's pattern, and accumulate at its positions: test_result_pattern)
         SDDMM,
-        {"B": "csr", "C": "dense", "D": "dense", "A": "csr"},
+        {"B": "csr", "C": "dense", "D": "dense", "A": "dcsr"},
         "split(i,i0,i1,16);pos(j,jp,B(i,j));split(jp,jp0,jp1,8);reorder(i0,i1,jp0,k,jp1)",
         "cpu",
         "level 2 of the result A would be appended to once per value of the index 'k'",
@@ -119,7 +119,8 @@ REFUSED = [
     ),
     (
         "C(i,j) = A(i,j) * D(i,j)",
-        {"A": "csr", "D": "dense", "C": "csr"},
+        # (A in DCSR: a CSR A would give C its pattern, and no appends: test_result_pattern.py)
+        {"A": "dcsr", "D": "dense", "C": "csr"},
         "pos(j,jp,A(i,j));split(jp,jp0,jp1,4);reorder(i,jp1,jp0)",
         "cpu",
         "a strided walk cannot append to the sparse result C",
@@ -224,7 +225,8 @@ REFUSED = [
     ),
     (
         "C(i,j) = A(i,j) * D(i,j)",
-        {"A": "csr", "D": "dense", "C": "csr"},
+        # (A in DCSR: a CSR A would give C its pattern, and no appends: test_result_pattern.py)
+        {"A": "dcsr", "D": "dense", "C": "csr"},
         "fuse(i,j,f);pos(f,fp,A(i,j))",
         "cpu",
         "a loop over the positions of fused loops cannot append to the sparse result C",
@@ -291,7 +293,8 @@ REFUSED = [
     ),
     (
         "C(i,j) = A(i,j) * D(i,j)",
-        {"A": "csr", "D": "dense", "C": "csr"},
+        # (A in DCSR: a CSR A would give C its pattern, and no appends: test_result_pattern.py)
+        {"A": "dcsr", "D": "dense", "C": "csr"},
         "parallelize(j,cpu_thread,no_races)",
         "cpu",
         "the loop appends entries to the sparse result C",
@@ -327,7 +330,8 @@ REFUSED = [
     # -- GPU loops (target="cuda": judged without a GPU) -------------------------------------------
     (
         "C(i,j) = A(i,j) * D(i,j)",
-        {"A": "csr", "D": "dense", "C": "csr"},
+        # (A in DCSR: a CSR A would give C its pattern, and no appends: test_result_pattern.py)
+        {"A": "dcsr", "D": "dense", "C": "csr"},
         "parallelize(j,gpu_thread,no_races)",
         "cuda",
         "appends entries to rows of the sparse result C that other iterations also append to; "

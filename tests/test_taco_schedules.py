@@ -234,6 +234,15 @@ CPU = {
         "reorder(i0,i1,kpos0,j,kpos1);parallelize(i0,CPUThread,NoRaces);"
         "parallelize(kpos1,CPUVector,ParallelReduction)",
     ),
+    # scheduleSDDMMCPU with TACO's CSR result: the result keeps B's pattern (docs/compiler.md,
+    # "Results that keep an operand's pattern"), so the vectorized loop over B's positions, and
+    # the reduction over j around it, accumulate at B's positions instead of appending.
+    "sddmm_csr": (
+        lambda: sddmm(result="csr"),
+        "split(i,i0,i1,16);pos(k,kpos,B(i,k));split(kpos,kpos0,kpos1,8);"
+        "reorder(i0,i1,kpos0,j,kpos1);parallelize(i0,CPUThread,NoRaces);"
+        "parallelize(kpos1,CPUVector,ParallelReduction)",
+    ),
     # scheduleTTVCPU: pos over a fused loop with the reduction over k inside
     "ttv": (
         ttv,
@@ -411,15 +420,6 @@ REFUSED = {
         "split(fpos_block,fpos_thread,thread,512);reorder(block,thread,fpos_thread);"
         "parallelize(block,CPUThread,Atomics)",
         r"pos\(f,fpos,A\(i,j\)\): x is sparse over 'j' and cannot be located at A's positions",
-    ),
-    # scheduleSDDMMCPU with TACO's CSR result: the vectorized loop over B's positions appends
-    # to it (and the reduction loop j around that loop would append each entry once per j).
-    "sddmm_csr": (
-        lambda: sddmm(result="csr"),
-        "split(i,i0,i1,16);pos(k,kpos,B(i,k));split(kpos,kpos0,kpos1,8);reorder(i0,i1,kpos0,j,kpos1);"
-        "parallelize(i0,CPUThread,NoRaces);parallelize(kpos1,CPUVector,ParallelReduction)",
-        r"parallelize\(kpos1,cpu_vector,parallel_reduction\): "
-        "the loop appends entries to the sparse result A",
     ),
     # scheduleTTVCPU with TACO's {dense, sparse} result.
     "ttv_ds": (

@@ -175,9 +175,9 @@ def test_formats_two_passes_cannot_fill_are_refused():
 
 def test_only_a_loop_over_rows_fills_in_parallel():
     with pytest.raises(ct.ScheduleError, match="filled in parallel only by a loop over its rows"):
-        ct.compile(
+        ct.compile(  # (A in DCSR: a CSR A would give C its pattern, filled without appends)
             "C(i,j) = A(i,j) * D(i,j)",
-            formats={"A": "csr", "D": "dd", "C": "csr"},
+            formats={"A": "dcsr", "D": "dd", "C": "csr"},
             schedule=TWO_PASS + ";parallelize(j,cpu_thread,no_races)",
         )
 

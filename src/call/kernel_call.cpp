@@ -284,7 +284,8 @@ std::vector<std::unique_ptr<void, ResultArrayDeleter>> allocateResultArrays(
       continue;
     }
     int64_t capacity = !abi.assembles ? structure->values().length() : sizes.guess;
-    bool zero = false;
+    // (A result keeping an operand's pattern accumulates into its values, which start at zero.)
+    bool zero = a.array == "vals" && abi.patternOperand >= 0;
     std::optional<int64_t> start;  // what an inserted level's array starts as
     if (a.array == "vals" && sizes.fixedPositions >= 0) {
       capacity = sizes.fixedPositions;
@@ -570,6 +571,9 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
   const notation::TensorVar& result = *abi.tensors[resultIndex];
   const std::vector<int64_t> shape = resultShapeGiven ? resultShape : derivedResultShape(abi, operands);
   checkExtents(abi, operands, shape);
+  // A result keeping an operand's pattern takes that operand's structure (it was checked with
+  // the operands), unless the caller gives one (out=).
+  if (!abi.assembles && !structure && abi.patternOperand >= 0) structure = operands[abi.patternOperand].get();
   if (!abi.assembles) checkStructure(abi, structure, shape, onHost);
 
   std::vector<void*> pointers(abi.pointerSlots, nullptr);
@@ -644,8 +648,17 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
   raiseForStatus(status, violations, abi, operands);
   std::shared_ptr<TensorStorage> storage;
   if (!abi.assembles) {
-    storage = std::make_shared<TensorStorage>(result.format, shape, result.dtype, result.indexType,
-                                              structure->levelsAnywhere(), *resultArrays.at({-1, "vals"}));
+    // A result keeping an operand's pattern gets copies of the operand's index arrays on the
+    // host (SciPy's results own theirs; the operand's may be a user's NumPy memory), and
+    // shares its device copy where it stays on the GPU (device copies are never written).
+    std::vector<LevelStorage> levels = structure->levelsAnywhere();
+    if (abi.patternOperand >= 0 && !(deviceResult && structure->deviceCopy())) {
+      levels = structure->levels();
+      for (auto& level : levels)
+        for (auto& [name, array] : level.arrays) array = array.copy();
+    }
+    storage = std::make_shared<TensorStorage>(result.format, shape, result.dtype, result.indexType, std::move(levels),
+                                              *resultArrays.at({-1, "vals"}));
   } else {
     if (deviceResult && !allDense && !abi.twoPass.enabled) {
       throw CoiterError("a device kernel assembled a sparse result in one pass (lowering refuses that on a GPU)");

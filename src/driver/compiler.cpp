@@ -279,7 +279,12 @@ void scheduleAndLower(CompiledKernel& kernel, const std::string& result, const s
         continue;
       }
       if (!schedule::legalityProblem(candidate, options.assemble).empty()) continue;
-      lower::LoweredKernel lowered = lower::lowerKernel(candidate, name, options.assemble);
+      lower::LoweredKernel lowered;
+      try {
+        lowered = lower::lowerKernel(candidate, name, options.assemble);
+      } catch (const ScheduleError&) {
+        continue;  // legal only for a result keeping its operand's pattern, which lowering found it cannot
+      }
       if (target == Target::Cuda) {
         try {
           requirePrintableForGpu(lowered);

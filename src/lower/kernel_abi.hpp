@@ -66,6 +66,10 @@ struct KernelABI {
   std::vector<std::string> indexVars;
   std::vector<std::vector<std::pair<int, int>>> indexVarModes;
   bool assembles = true;  // false: compute-only, the result's index arrays are inputs
+  // A compute-only kernel whose result keeps the pattern of this operand (its index into
+  // `tensors`; lower/lower_result_pattern.cpp): the call gives the result the operand's index
+  // arrays and zeroed values, without a structure from the caller. -1: none.
+  int patternOperand = -1;
   // The (all-dense) result's every entry is stored once: its values need no zeroing.
   bool resultOverwritten = false;
   ChunkedAssembly chunks;

@@ -36,7 +36,9 @@ void Lowerer::enterResultLevels(std::vector<Stmt>& out) {
     int k = result_.entered;
     auto bound = coords_.find(result_.levelVars[k]);
     if (bound == coords_.end()) break;
-    if (groupOfLevel_[k] >= 0) {
+    if (patternAccess_) {
+      result_.pos[k] = patternPosition(k);
+    } else if (groupOfLevel_[k] >= 0) {
       result_.pos[k] = ir::ref(groups_[groupOfLevel_[k]].count);
     } else if (k == insertedLevel_) {
       result_.pos[k] = nullptr;  // found (and claimed) by each store: updateResultEntry

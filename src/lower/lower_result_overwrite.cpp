@@ -12,6 +12,8 @@
 // statement's shape, assumes it, and checks each loop over the result's indices as it
 // lowers it; lowerKernel lowers again without it when a check fails.
 #include "lower/lowerer.hpp"
+#include "schedule/legality.hpp"
+#include "util/errors.hpp"
 
 namespace coiter::lower {
 
@@ -85,13 +87,36 @@ bool storesResultValues(const LoweredKernel& k) {
   return false;
 }
 
+// One plan for the result: keeping an operand's pattern or not (`pattern`; `patternBroken`
+// says whether that failed), and overwriting a dense result's entries where lowering finds
+// that every entry is stored once.
+LoweredKernel lowerWithPlan(const schedule::ScheduledStatement& stmt, const std::string& functionName, bool assemble,
+                            bool pattern, bool& patternBroken) {
+  Lowerer overwriting(stmt, functionName, assemble, /*tryOverwrite=*/true, pattern);
+  LoweredKernel kernel = overwriting.run();
+  patternBroken = overwriting.patternBroken();
+  if (!patternBroken &&
+      (overwriting.overwriteBroken() || (kernel.abi.resultOverwritten && !storesResultValues(kernel)))) {
+    kernel = Lowerer(stmt, functionName, assemble, /*tryOverwrite=*/false, pattern).run();
+  }
+  return kernel;
+}
+
 }  // namespace
 
 LoweredKernel lowerKernel(const schedule::ScheduledStatement& stmt, const std::string& functionName, bool assemble) {
-  Lowerer overwriting(stmt, functionName, assemble, /*tryOverwrite=*/true);
-  LoweredKernel kernel = overwriting.run();
-  if (overwriting.overwriteBroken() || (kernel.abi.resultOverwritten && !storesResultValues(kernel))) {
-    kernel = Lowerer(stmt, functionName, assemble, /*tryOverwrite=*/false).run();
+  // A result keeping an operand's pattern (lower_result_pattern.cpp) where lowering finds the
+  // operand's positions at every store; else the result's own assembly.
+  bool patternBroken = false;
+  LoweredKernel kernel = lowerWithPlan(stmt, functionName, assemble, /*pattern=*/true, patternBroken);
+  if (patternBroken) {
+    // The schedule was checked with the pattern kept (appends excluded); appending instead
+    // needs it legal without.
+    if (std::string problem = schedule::legalityProblem(stmt, assemble, /*resultKeepsPattern=*/false);
+        !problem.empty()) {
+      throw ScheduleError(problem + " (the result cannot keep its operand's pattern in this schedule)");
+    }
+    kernel = lowerWithPlan(stmt, functionName, assemble, /*pattern=*/false, patternBroken);
   }
   kernel.target = stmt.target;
   return kernel;

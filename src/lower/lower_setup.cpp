@@ -14,8 +14,14 @@ namespace nt = coiter::notation;
 
 using namespace ir;
 
-Lowerer::Lowerer(const schedule::ScheduledStatement& stmt, const std::string& name, bool assemble, bool tryOverwrite)
-    : scheduled_(stmt), root_(stmt.stmt), name_(name), assemble_(assemble), tryOverwrite_(tryOverwrite) {
+Lowerer::Lowerer(const schedule::ScheduledStatement& stmt, const std::string& name, bool assemble, bool tryOverwrite,
+                 bool tryPattern)
+    : tryOverwrite_(tryOverwrite),
+      tryPattern_(tryPattern && assemble),
+      scheduled_(stmt),
+      root_(stmt.stmt),
+      name_(name),
+      assemble_(assemble) {
   abi_.assembles = assemble;
 }
 
@@ -233,6 +239,8 @@ void Lowerer::planResultAssembly() {
   }
   const auto& levels = format.levels();
   groupOfLevel_.assign(levels.size(), -1);
+  planResultPattern();
+  if (patternAccess_) return;  // nothing appended: the operand's structure is the result's
   for (size_t k = 0; k < levels.size(); ++k) {
     LevelAssembly assembly = levels[k]->assembly();
     if (assembly == LevelAssembly::Located) continue;

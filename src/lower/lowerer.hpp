@@ -104,10 +104,14 @@ class Lowerer {
   // `tryOverwrite`: store each entry of a dense result once, unzeroed, where the statement
   // allows it (lower_result_overwrite.cpp); overwriteBroken() tells whether lowering found
   // that it does not, and the kernel must be lowered again without.
+  // `tryPattern`: a result that keeps an operand's pattern is lowered as such where the
+  // statement allows it (lower_result_pattern.cpp); patternBroken() tells whether lowering
+  // found that it does not, and the kernel must be lowered again without.
   Lowerer(const schedule::ScheduledStatement& stmt, const std::string& name, bool assemble = true,
-          bool tryOverwrite = false);
+          bool tryOverwrite = false, bool tryPattern = false);
   LoweredKernel run();
   bool overwriteBroken() const { return overwriteBroken_; }
+  bool patternBroken() const { return patternBroken_; }
   std::string outerLattice();
 
  private:
@@ -135,6 +139,17 @@ class Lowerer {
   bool overwriteBroken_ = false;  // a loop around it skips coordinates
   std::set<const cin::ForallNode*> resultLoops_;
   const cin::AssignNode* resultStore_ = nullptr;
+
+  // lower_result_pattern.cpp
+  // Finds the operand access whose pattern the result keeps (patternAccess_), if any, and
+  // makes the kernel compute-only over that operand's structure.
+  void planResultPattern();
+  // The result's position at level k: the pattern operand's there, or (marking the plan
+  // broken) a stand-in where lowering has not entered that level of the operand.
+  ir::Expr patternPosition(int k);
+  bool tryPattern_ = false;
+  const AccessNode* patternAccess_ = nullptr;
+  bool patternBroken_ = false;
 
   // lower_stmt.cpp
   ir::Stmt lowerStmt(const cin::Stmt& s);

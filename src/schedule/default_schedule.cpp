@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "cin/result_pattern.hpp"
+
 namespace coiter::schedule {
 
 namespace {
@@ -79,35 +81,57 @@ std::string defaultSchedule(const cin::Stmt& stmt) {
 
 namespace {
 
-// The operand access whose first two levels are the loops `outer` and `inner`, dense then
-// compressed (a CSR-like matrix iterated by rows), as text; "" when there is none.
-std::string rowMajorAccess(const cin::Stmt& stmt, const std::string& outer, const std::string& inner) {
+// The first operand access whose first two levels are the loops `outer` and `inner` and that
+// `accepts`, as text; "" when there is none.
+template <typename Accepts>
+std::string accessOver(const cin::Stmt& stmt, const std::string& outer, const std::string& inner, Accepts accepts) {
   std::string found;
   cin::forEachAssignment(stmt, [&](const cin::AssignNode& a) {
     notation::forEachSubexpression(a.rhs, [&](const notation::Expr& e) {
       if (!found.empty() || e->kind != notation::ExprKind::Access) return;
       const auto& access = static_cast<const notation::AccessNode&>(*e);
       std::vector<std::string> vars = notation::levelIndices(access);
-      const auto& levels = access.tensor->format.levels();
-      if (vars.size() >= 2 && vars[0] == outer && vars[1] == inner && levels[0]->locatesEveryCoordinate() &&
-          levels[1]->storesSegments()) {
-        found = notation::toString(e);
-      }
+      if (vars.size() >= 2 && vars[0] == outer && vars[1] == inner && accepts(access)) found = notation::toString(e);
     });
   });
   return found;
+}
+
+// A CSR-like matrix iterated by rows: its first two levels dense, then compressed.
+std::string rowMajorAccess(const cin::Stmt& stmt, const std::string& outer, const std::string& inner) {
+  return accessOver(stmt, outer, inner, [](const notation::AccessNode& access) {
+    const auto& levels = access.tensor->format.levels();
+    return levels[0]->locatesEveryCoordinate() && levels[1]->storesSegments();
+  });
 }
 
 }  // namespace
 
 std::vector<std::string> defaultGpuSchedules(const cin::Stmt& stmt) {
   if (stmt->kind != cin::StmtKind::Forall) return {};
-  std::string races = outerRaces(stmt, true);
-  if (races.empty()) return {};
   std::vector<std::string> vars = loopNest(stmt);
+  std::vector<std::string> candidates;
+  auto balanced = [&](const std::string& access, int perChunk) {
+    std::string f = vars[0] + vars[1] + "_nz", fp = f + "p";
+    return "fuse(" + vars[0] + "," + vars[1] + "," + f + ");pos(" + f + "," + fp + "," + access + ");split(" + fp +
+           "," + fp + "0," + fp + "1," + std::to_string(perChunk) + ");";
+  };
+  const std::string chunk = vars.size() >= 2 ? vars[0] + vars[1] + "_nzp0" : "";
+  // A result keeping an operand's pattern (cin/result_pattern.hpp; SDDMM, a matrix scaled by
+  // a vector) is filled at that operand's positions (CSR, COO, DCSR, ...): its nonzeros are
+  // split evenly, 4 per thread, each thread computing its entries whole (SDDMM's sum in a
+  // register) and storing them at their own positions, so without races or atomics.
+  if (vars.size() >= 2) {
+    if (const notation::AccessNode* pattern = cin::resultPatternOperand(stmt)) {
+      std::string access =
+          accessOver(stmt, vars[0], vars[1], [&](const notation::AccessNode& a) { return &a == pattern; });
+      if (!access.empty()) candidates.push_back(balanced(access, 4) + "parallelize(" + chunk + ",gpu_thread,no_races)");
+    }
+  }
+  std::string races = outerRaces(stmt, true);
+  if (races.empty()) return candidates;
   std::string outer = "parallelize(" + vars[0] + ",gpu_thread," + races + ")";
   if (vars.size() < 2) return {outer};
-  std::vector<std::string> candidates;
   // Measured on an H200 (benchmarks/gpu.py): warps per row lose 10-20x on rows of power-law
   // lengths (one warp serializes a long row), so a CSR-like operand's nonzeros are split
   // evenly instead: 4 per thread (SpMV; 8 was slower on uniform rows), or 32 per warp with its
@@ -118,19 +142,14 @@ std::vector<std::string> defaultGpuSchedules(const cin::Stmt& stmt) {
   // nonzero, the chunks of one long row contended for its 32 addresses: 0.5x cuSPARSE on
   // power-law rows); where that order is illegal, the lanes add per nonzero.
   std::string access = rowMajorAccess(stmt, vars[0], vars[1]);
-  if (!access.empty()) {
-    std::string f = vars[0] + vars[1] + "_nz", fp = f + "p", fp0 = fp + "0", fp1 = fp + "1";
-    std::string balanced = "fuse(" + vars[0] + "," + vars[1] + "," + f + ");pos(" + f + "," + fp + "," + access + ");";
-    if (vars.size() == 2) {
-      candidates.push_back(balanced + "split(" + fp + "," + fp0 + "," + fp1 + ",4);parallelize(" + fp0 +
-                           ",gpu_thread,atomics)");
-    } else {
-      std::string chunks = balanced + "split(" + fp + "," + fp0 + "," + fp1 + ",32);";
-      candidates.push_back(chunks + "reorder(" + fp0 + "," + vars.back() + "," + fp1 + ");parallelize(" + fp0 +
-                           ",gpu_warp,ignore_races);parallelize(" + vars.back() + ",gpu_thread,atomics)");
-      candidates.push_back(chunks + "parallelize(" + fp0 + ",gpu_warp,atomics);parallelize(" + vars.back() +
-                           ",gpu_thread,no_races)");
-    }
+  if (!access.empty() && vars.size() == 2) {
+    candidates.push_back(balanced(access, 4) + "parallelize(" + chunk + ",gpu_thread,atomics)");
+  } else if (!access.empty()) {
+    std::string chunks = balanced(access, 32), fp1 = vars[0] + vars[1] + "_nzp1";
+    candidates.push_back(chunks + "reorder(" + chunk + "," + vars.back() + "," + fp1 + ");parallelize(" + chunk +
+                         ",gpu_warp,ignore_races);parallelize(" + vars.back() + ",gpu_thread,atomics)");
+    candidates.push_back(chunks + "parallelize(" + chunk + ",gpu_warp,atomics);parallelize(" + vars.back() +
+                         ",gpu_thread,no_races)");
   }
   std::string warp = "parallelize(" + vars[0] + ",gpu_warp," + races + ")";
   candidates.push_back(warp + ";parallelize(" + vars[1] + ",gpu_thread,parallel_reduction)");

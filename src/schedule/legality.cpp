@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "cin/result_pattern.hpp"
 #include "memory/dtype.hpp"
 #include "schedule/loop_iteration.hpp"
 #include "util/errors.hpp"
@@ -106,7 +107,8 @@ struct AppendGroup {
 
 class Checker {
  public:
-  Checker(const ScheduledStatement& s, bool assemble) : s_(s), assemble_(assemble) {
+  Checker(const ScheduledStatement& s, bool assemble, bool resultKeepsPattern)
+      : s_(s), assemble_(assemble), resultKeepsPattern_(resultKeepsPattern) {
     cin::forEachAssignment(s.stmt, [&](const cin::AssignNode& a) {
       nt::forEachSubexpression(a.rhs, [&](const nt::Expr& e) {
         if (e->kind != nt::ExprKind::Access) return;
@@ -391,6 +393,11 @@ class Checker {
              p.access->tensor->name + ", whose level " + std::to_string(p.level + 1) + " is " +
              (props.ordered ? "not unique" : "unordered") + "; choose a dense result");
       }
+    }
+    if (const LoopTags* tags = s_.tagsOf(f.var); p.fused && tags && tags->unit != ParallelUnit::None) {
+      fail("parallelize(" + f.var + "," + parallelUnitName(tags->unit) + "," + raceStrategyName(tags->races) +
+           "): a loop over the positions of fused loops carries their coordinates from one position to the next; "
+           "split it and parallelize the outer loop (each block finds its first coordinates)");
     }
     ParallelGuard guard(*this);
     tagged(f, r.bounded, true, false);
@@ -738,6 +745,9 @@ class Checker {
   // --- the result ---------------------------------------------------------------------------
 
   void planResultGroups() {
+    // A result keeping an operand's pattern is not appended: its entries are the operand's,
+    // which any loop over them fills in parallel (cin/result_pattern.hpp).
+    if (resultKeepsPattern_ && assemble_ && cin::resultPatternOperand(s_.stmt)) return;
     const auto& levels = result_->format.levels();
     for (size_t k = 0; k < levels.size(); ++k) {
       LevelAssembly assembly = levels[k]->assembly();
@@ -881,13 +891,14 @@ class Checker {
   int parallelDepth_ = 0;                                       // cpu_thread loops around
   ParallelUnit gpuUnit_ = ParallelUnit::None;                   // the innermost GPU loop's unit around
   std::string chunkedLoop_;
+  bool resultKeepsPattern_;
 };
 
 }  // namespace
 
-std::string legalityProblem(const ScheduledStatement& s, bool assemble) {
+std::string legalityProblem(const ScheduledStatement& s, bool assemble, bool resultKeepsPattern) {
   try {
-    Checker(s, assemble).run();
+    Checker(s, assemble, resultKeepsPattern).run();
   } catch (const ScheduleError& e) {
     return e.what();
   }

@@ -19,7 +19,9 @@ namespace coiter::schedule {
 // order, for what no single command decides), or "" when it can. `s` is the statement as
 // lowering receives it: the commands applied, automatic workspaces and scalar accumulators
 // inserted. `assemble`: the kernel assembles its sparse result (false: it fills a given
-// structure, whose loops over the result's entries run serially).
-std::string legalityProblem(const ScheduledStatement& s, bool assemble = true);
+// structure, whose loops over the result's entries run serially). `resultKeepsPattern`: a
+// result that keeps an operand's pattern (cin/result_pattern.hpp) is taken to be lowered so,
+// not appended (false: as lowering must when it finds otherwise).
+std::string legalityProblem(const ScheduledStatement& s, bool assemble = true, bool resultKeepsPattern = true);
 
 }  // namespace coiter::schedule
