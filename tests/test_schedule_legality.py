@@ -19,6 +19,13 @@ MTTKRP_FORMATS = {"B": "csf", "C": "dense", "D": "dense", "A": "dense"}
 
 # (statement, formats, schedule, target, reason): one case per refused condition.
 REFUSED = [
+    (  # (the loop carries the row from one position to the next: split it, then parallelize)
+        SPMV,
+        {"A": "csr"},
+        "fuse(i,j,f);pos(f,fp,A(i,j));parallelize(fp,cpu_thread,atomics)",
+        "cpu",
+        "a loop over the positions of fused loops carries their coordinates from one position",
+    ),
     # -- applying a command ------------------------------------------------------------------
     (
         SPMV,
