@@ -149,6 +149,8 @@ APPENDED = {
     "sum with dense": ("S(i,j) = A(i,j) + D(i,j)", {"D": "dd", "S": "csr"}),
     # another format than A's
     "other format": ("S(i,j) = A(i,j) * x(j)", {"x": "d", "S": "dcsr"}),
+    # a sparse operand along a dense level of the result (its rows): whole rows would be zeros
+    "sparse row factor": ("S(i,j) = A(i,j) * v(i)", {"v": "s", "S": "csr"}),
     # A read transposed (into a CSC result: A's rows are its columns)
     "transposed": ("S(i,j) = A(j,i) * 2", {"S": "csc"}),
 }
@@ -159,7 +161,14 @@ def test_results_that_cannot_keep_it_are_appended(name, engine):
     stmt, formats = APPENDED[name]
     B = skewed(120, 90, 0.05, 2)
     a, b = A.toarray(), B.toarray()
-    operands = {"A": A if name != "transposed" else A.T.tocsr(), "B": B, "D": D, "x": X}
+    v = sp.random_array((120, 1), density=0.3, format="csc", random_state=4).toarray().ravel()
+    operands = {
+        "A": A if name != "transposed" else A.T.tocsr(),
+        "B": B,
+        "D": D,
+        "x": X,
+        "v": ct.asarray(v, format="s"),
+    }
     used = {n: v for n, v in operands.items() if f"{n}(" in stmt.split("=", 1)[1]}
     kernel = ct.compile(stmt, formats={"A": "csr", **formats}, engine=engine)
     S = kernel(**used)
@@ -168,9 +177,12 @@ def test_results_that_cannot_keep_it_are_appended(name, engine):
         "sum with dense": a + D,
         "other format": a * X,
         "transposed": 2 * a,
+        "sparse row factor": a * v[:, None],
     }[name]
     np.testing.assert_allclose(S.to_numpy(), expected, rtol=1e-13)
     assert "_count" in kernel.source("c")
+    if name in ("product of sparse", "sparse row factor"):  # the narrower pattern, zeros dropped
+        assert S.nnz == np.count_nonzero(expected)
 
 
 def test_a_workspace_between_the_operand_and_the_store_appends():

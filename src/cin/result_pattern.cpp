@@ -79,19 +79,18 @@ const AccessNode* resultPatternOperand(const Stmt& stmt) {
   if (!sparse) return nullptr;
   std::vector<nt::Expr> values = storedValues(stmt, *store);
   if (values.empty()) return nullptr;
-  // The variables of the result's sparse levels: along them, every operand but the pattern's
-  // must store every coordinate (dense), or the result's pattern would be narrower than it.
-  std::vector<std::string> levelVars = nt::levelIndices(*store->lhs);
-  std::vector<std::string> sparseVars;
-  for (size_t k = 0; k < levels.size(); ++k) {
-    if (levels[k]->assembly() != LevelAssembly::Located) sparseVars.push_back(levelVars[k]);
-  }
+  // Along the result's indices, every operand but the pattern's must store every coordinate
+  // (dense): a sparse one would make the result's pattern narrower than the operand's (whole
+  // rows of explicit zeros where x(i) is sparse in A(i,j) * x(i)). Operands read only along
+  // summed indices may be sparse: a sum that finds nothing is an explicit zero, as a zero of a
+  // dense factor is.
+  const std::vector<std::string>& resultVars = store->lhs->indices;
   auto readsSparsely = [&](const AccessNode& a) {
     const auto& aLevels = a.tensor->format.levels();
     bool dense =
         std::all_of(aLevels.begin(), aLevels.end(), [](const LevelTypePtr& l) { return l->locatesEveryCoordinate(); });
     return !dense && std::any_of(a.indices.begin(), a.indices.end(), [&](const std::string& v) {
-      return std::find(sparseVars.begin(), sparseVars.end(), v) != sparseVars.end();
+      return std::find(resultVars.begin(), resultVars.end(), v) != resultVars.end();
     });
   };
   for (const AccessNode* candidate : operands) {

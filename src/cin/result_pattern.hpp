@@ -14,8 +14,9 @@ namespace coiter::cin {
 // It holds when the result has appended (compressed, singleton) levels and no inserted one;
 // the operand has the result's format, index width and indices (in order); the one store to
 // the result stores an expression, or a scalar temporary assigned expressions, that a zero of
-// the operand makes zero (through products, quotients' numerators, negations); and every other
-// operand read along the result's sparse levels stores every coordinate (dense).
+// the operand makes zero (through products, quotients' numerators, negations, and sums whose
+// terms all are so); and every other operand read along the result's indices stores every
+// coordinate (dense).
 const notation::AccessNode* resultPatternOperand(const Stmt& stmt);
 
 }  // namespace coiter::cin
