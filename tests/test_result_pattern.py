@@ -97,6 +97,33 @@ def test_results_keep_the_operands_pattern(name, schedule, engine):
     assert "S_vals[pA2]" in source and "S2_count" not in source
 
 
+def test_entries_stored_once_are_overwritten_not_zeroed_first(engine):
+    # One store per entry of A: the values need no zeroing (lower_result_overwrite.cpp). Each
+    # call's result reuses the memory the last one released (large arrays are recycled,
+    # result_memory.hpp), so a value left unwritten would show the last call's.
+    big = skewed(4000, 3000, 0.02, 5)  # (2 MB of values: a recycled mapping)
+    m, n = rng.random((4000, 5)), rng.random((5, 3000))
+    kernel = ct.compile(
+        "S(i,j) = A(i,j) * M(i,k) * N(k,j)",
+        formats={"A": "csr", "M": "dd", "N": "dd", "S": "csr"},
+        engine=engine,
+    )
+    assert "S_vals[pA2] = acc0;" in kernel.source("c")
+    for factor in (3.0, -1.0, 0.5):
+        S = kernel(A=big, M=factor * m, N=n)
+        np.testing.assert_allclose(S.to_numpy(), factor * big.toarray() * (m @ n), rtol=1e-12)
+        del S
+    # A loop over k around the store (between the loops over A's positions) adds into each
+    # entry: the values start at zero then.
+    around = "split(i,i0,i1,16);pos(j,jp,A(i,j));split(jp,jp0,jp1,8);reorder(i0,i1,jp0,k,jp1)"
+    summed = compiled(*KEPT["sddmm"][:1], "csr", KEPT["sddmm"][1], around, engine)
+    assert "S_vals[pA2] += " in summed.source("c")
+    for factor in (3.0, -1.0):
+        S = summed(A=A, M=factor * M, N=N)
+        np.testing.assert_allclose(S.to_numpy(), factor * A.toarray() * (M @ N), rtol=1e-12)
+        del S
+
+
 def test_positions_of_an_operand_read_twice_are_refused_with_the_reason():
     # Legality asks of each access alone whether the statement vanishes where it does: with A
     # read twice, neither access alone makes A(i,j) * D(i,j) - A(i,j) zero.

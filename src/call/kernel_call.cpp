@@ -284,8 +284,8 @@ std::vector<std::unique_ptr<void, ResultArrayDeleter>> allocateResultArrays(
       continue;
     }
     int64_t capacity = !abi.assembles ? structure->values().length() : sizes.guess;
-    // (A result keeping an operand's pattern accumulates into its values, which start at zero.)
-    bool zero = a.array == "vals" && abi.patternOperand >= 0;
+    // (A result keeping an operand's pattern starts at zero, unless every entry is stored once.)
+    bool zero = a.array == "vals" && abi.patternOperand >= 0 && !abi.resultOverwritten;
     std::optional<int64_t> start;  // what an inserted level's array starts as
     if (a.array == "vals" && sizes.fixedPositions >= 0) {
       capacity = sizes.fixedPositions;

@@ -261,9 +261,12 @@ Stmt Lowerer::lowerPointRegions(LatticeLoop& loop, PointLoop& p) {
     appendIf_ = nullptr;
   }
   zeroed_ = savedZeroed;
-  loop.storesEveryCoordinate = loop.points().size() == 1 && p.forForm && loop.segs()[p.point.iterators[0]].dimension &&
-                               !loop.interval.restricted && branches.size() == 1 &&
-                               branches.front().first->kind == ExprKind::Literal;
+  // (A result keeping an operand's pattern has an entry at each of the operand's: a loop over
+  // the operand's own segment, alone, stores at every one of them.)
+  const int only = p.point.iterators[0];
+  loop.storesEveryCoordinate =
+      loop.points().size() == 1 && p.forForm && (loop.segs()[only].dimension || iteratesPatternOperand(loop, only)) &&
+      !loop.interval.restricted && branches.size() == 1 && branches.front().first->kind == ExprKind::Literal;
   Stmt chain;
   for (auto it = branches.rbegin(); it != branches.rend(); ++it) {
     bool always = it->first->kind == ExprKind::Literal;

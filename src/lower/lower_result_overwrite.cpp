@@ -20,8 +20,10 @@ namespace coiter::lower {
 void Lowerer::planResultOverwrite() {
   const TensorVar& result = *resultTensor_;
   if (result.order() == 0) return;
+  // A dense result, or one keeping an operand's pattern (its every entry is one of the
+  // operand's: checkResultLoop then asks that each loop store at every one of them).
   for (const auto& level : result.format.levels()) {
-    if (level->assembly() != LevelAssembly::Located) return;
+    if (level->assembly() != LevelAssembly::Located && !patternAccess_) return;
   }
   // Derived loops (split, pos, fuse, ...) cover the result in ways not checked here, and a
   // race strategy other than no_races adds into per-thread copies or atomically.

@@ -23,6 +23,12 @@ void Lowerer::planResultPattern() {
   abi_.patternOperand = accesses_.at(operand).vars->index;
 }
 
+bool Lowerer::iteratesPatternOperand(const LatticeLoop& loop, int s) const {
+  const AccessNode* access = loop.info[s].access;
+  return patternAccess_ && access && access->tensor == patternAccess_->tensor &&
+         access->indices == patternAccess_->indices;
+}
+
 ir::Expr Lowerer::patternPosition(int k) {
   // (The operand may be read more than once, A(i,j) * D(i,j) + A(i,j): any of its accesses
   // that the loops entered gives the position.)

@@ -228,6 +228,8 @@ class Lowerer {
   ir::Expr anyPointIterates(const LatticeLoop& loop) const;
   bool runsInLockstep(const LatticeLoop& loop) const;
   bool walksStoredCoordinates(const LatticeLoop& loop, int s) const;
+  // Segment `s` of `loop` is the operand whose pattern the result keeps (lower_result_pattern.cpp).
+  bool iteratesPatternOperand(const LatticeLoop& loop, int s) const;
   void skipDisjointIntersection(LatticeLoop& loop);
   // lower_runs.cpp: an intersection's runs of one operand's entries, leapt over in rows whose
   // probe finds one.
