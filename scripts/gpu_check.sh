@@ -20,6 +20,9 @@ start=$(date +%s)
 echo "[gpu_check] build: $(( $(date +%s) - start )) s"
 cd /tmp  # import the installed package, not the source tree
 "$PY" -c "import coiter as ct; print(ct.cuda.status())"
+# The default GPU schedule of SDDMM, whose CSR result keeps A's pattern (docs/compiler.md): here
+# it splits A's nonzeros; on the H200 of 2026-11-27 it was a thread per row (docs/gpu.md).
+"$PY" -c "import coiter as ct; print('[gpu_check] SDDMM:', ct.compile('C(i,j) = A(i,j) * M(i,k) * N(k,j)', formats={'A': 'csr', 'M': 'dd', 'N': 'dd', 'C': 'csr'}, target='cuda').concrete)" || true
 set +e
 # Each stage is bounded (a device machine's time is counted): a test that hangs fails alone.
 TEST_LIMIT="${GPU_CHECK_TEST_SECONDS:-300}"
