@@ -9,12 +9,13 @@ SciPy matrices passed as they are. Prints medians of 9 calls (SDDMM: 5) after on
 """
 
 import argparse
-import time
 
 import numpy as np
 import scipy.sparse as sp
 
 import coiter as ct
+
+from .timing import median_of
 
 ROWS = 200_000
 
@@ -38,13 +39,8 @@ def power_law(rng):
 
 
 def median_ms(call, repeats=9):
-    call()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return 1e3 * float(np.median(times))
+    """Median milliseconds of ``repeats`` calls after one warm-up (the suite's timing)."""
+    return 1e3 * median_of(call, repeats).median
 
 
 def main():

@@ -204,17 +204,19 @@ def _from_cupy_sparse(matrix: Any, dtype: Any, copy: bool | None, name: str | No
     if kind not in _SPARSE_FORMATS:
         raise FormatError(f"cupyx.scipy.sparse {kind} matrices are not read (csr, csc and coo are)")
     wanted = value_dtype(matrix.dtype if dtype is None else dtype, name or f"CuPy {kind} matrix")
+    copied = wanted != matrix.dtype or bool(copy)
     if wanted != matrix.dtype:
         if copy is False:
             raise ValueError(
                 f"copy=False, but converting a CuPy {kind} matrix to {wanted} needs a copy"
             )
-        matrix = matrix.astype(wanted)
+        matrix = matrix.astype(wanted)  # (a copy)
     elif copy:
         matrix = matrix.copy()
     problem = _problem(cupy, matrix)
     if problem in (UNSORTED_ROWS, UNSORTED_ENTRIES) and copy is not False:
-        matrix = matrix.copy()  # sum_duplicates sorts and sums in place
+        if not copied:  # sum_duplicates sorts and sums in place: never in the caller's matrix
+            matrix = matrix.copy()
         matrix.sum_duplicates()
         problem = _problem(cupy, matrix)
     if problem is not None:

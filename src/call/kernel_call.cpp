@@ -571,10 +571,14 @@ std::shared_ptr<TensorStorage> callKernel(const LoadedKernel& code, const Kernel
   const notation::TensorVar& result = *abi.tensors[resultIndex];
   const std::vector<int64_t> shape = resultShapeGiven ? resultShape : derivedResultShape(abi, operands);
   checkExtents(abi, operands, shape);
-  // A result keeping an operand's pattern takes that operand's structure (it was checked with
-  // the operands), unless the caller gives one (out=).
-  if (!abi.assembles && !structure && abi.patternOperand >= 0) structure = operands[abi.patternOperand].get();
-  if (!abi.assembles) checkStructure(abi, structure, shape, onHost);
+  // A result keeping an operand's pattern takes that operand's structure, unless the caller
+  // gives one (out=): checked with the operands just above (its format and index width are the
+  // kernel's result's by compilation, its extents by checkExtents), so not checked again.
+  if (!abi.assembles && !structure && abi.patternOperand >= 0) {
+    structure = operands[abi.patternOperand].get();
+  } else if (!abi.assembles) {
+    checkStructure(abi, structure, shape, onHost);
+  }
 
   std::vector<void*> pointers(abi.pointerSlots, nullptr);
   std::vector<int64_t> integers(abi.integerSlots, 0);

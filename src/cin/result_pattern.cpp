@@ -9,18 +9,12 @@ using nt::AccessNode;
 
 namespace {
 
-bool isAccessTo(const nt::Expr& e, const AccessNode& access) {
-  if (e->kind != nt::ExprKind::Access) return false;
-  const auto& a = static_cast<const AccessNode&>(*e);
-  return a.tensor == access.tensor && a.indices == access.indices;
-}
-
 // `e` is zero wherever `access` is zero (absent): it is the access; or an operation whose
 // operand that is so annihilates it (a product's factor, a quotient's numerator); or one that
 // keeps zero (op(0, 0) = 0: a sum, a difference) of two operands that are both so.
 bool annihilatedBy(const nt::Expr& e, const AccessNode& access) {
   switch (e->kind) {
-    case nt::ExprKind::Access: return isAccessTo(e, access);
+    case nt::ExprKind::Access: return readsSameEntries(static_cast<const AccessNode&>(*e), access);
     case nt::ExprKind::Negate: return annihilatedBy(static_cast<const nt::NegateNode&>(*e).a, access);
     case nt::ExprKind::Binary: {
       const auto& b = static_cast<const nt::BinaryNode&>(*e);
@@ -48,6 +42,10 @@ std::vector<nt::Expr> storedValues(const Stmt& root, const AssignNode& store) {
 }
 
 }  // namespace
+
+bool readsSameEntries(const AccessNode& a, const AccessNode& b) {
+  return a.tensor == b.tensor && a.indices == b.indices;
+}
 
 const AccessNode* resultPatternOperand(const Stmt& stmt) {
   const AssignNode* store = nullptr;
@@ -104,8 +102,7 @@ const AccessNode* resultPatternOperand(const Stmt& stmt) {
     bool annihilates =
         std::all_of(values.begin(), values.end(), [&](const nt::Expr& v) { return annihilatedBy(v, *candidate); });
     bool othersDense = std::none_of(operands.begin(), operands.end(), [&](const AccessNode* a) {
-      bool same = a->tensor == candidate->tensor && a->indices == candidate->indices;
-      return !same && readsSparsely(*a);
+      return !readsSameEntries(*a, *candidate) && readsSparsely(*a);
     });
     if (annihilates && othersDense) return candidate;
   }

@@ -18,5 +18,8 @@ namespace coiter::cin {
 // terms all are so); and every other operand read along the result's indices stores every
 // coordinate (dense).
 const notation::AccessNode* resultPatternOperand(const Stmt& stmt);
+// Whether `a` and `b` read the same tensor at the same indices (the entries of one operand,
+// however often the statement reads it).
+bool readsSameEntries(const notation::AccessNode& a, const notation::AccessNode& b);
 
 }  // namespace coiter::cin

@@ -25,16 +25,14 @@ void Lowerer::planResultPattern() {
 
 bool Lowerer::iteratesPatternOperand(const LatticeLoop& loop, int s) const {
   const AccessNode* access = loop.info[s].access;
-  return patternAccess_ && access && access->tensor == patternAccess_->tensor &&
-         access->indices == patternAccess_->indices;
+  return patternAccess_ && access && cin::readsSameEntries(*access, *patternAccess_);
 }
 
 ir::Expr Lowerer::patternPosition(int k) {
   // (The operand may be read more than once, A(i,j) * D(i,j) + A(i,j): any of its accesses
   // that the loops entered gives the position.)
   for (const auto& [access, state] : accesses_) {
-    if (access->tensor != patternAccess_->tensor || access->indices != patternAccess_->indices) continue;
-    if (state.entered > k && state.pos[k]) return state.pos[k];
+    if (cin::readsSameEntries(*access, *patternAccess_) && state.entered > k && state.pos[k]) return state.pos[k];
   }
   patternBroken_ = true;  // (lowered again without: lowerKernel)
   return ir::intLit(0);

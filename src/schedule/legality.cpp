@@ -105,6 +105,11 @@ struct AppendGroup {
   int first = 0, last = 0;
 };
 
+// "parallelize(var,unit,races)": the command that tagged `var`, as error messages name it.
+std::string parallelizeCommand(const std::string& var, const LoopTags& tags) {
+  return "parallelize(" + var + "," + parallelUnitName(tags.unit) + "," + raceStrategyName(tags.races) + ")";
+}
+
 class Checker {
  public:
   Checker(const ScheduledStatement& s, bool assemble, bool resultKeepsPattern)
@@ -395,8 +400,8 @@ class Checker {
       }
     }
     if (const LoopTags* tags = s_.tagsOf(f.var); p.fused && tags && tags->unit != ParallelUnit::None) {
-      fail("parallelize(" + f.var + "," + parallelUnitName(tags->unit) + "," + raceStrategyName(tags->races) +
-           "): a loop over the positions of fused loops carries their coordinates from one position to the next; "
+      fail(parallelizeCommand(f.var, *tags) +
+           ": a loop over the positions of fused loops carries their coordinates from one position to the next; "
            "split it and parallelize the outer loop (each block finds its first coordinates)");
     }
     ParallelGuard guard(*this);
@@ -567,8 +572,8 @@ class Checker {
     if (!tags || tags->unit != ParallelUnit::CpuThread) return;
     std::string root = s_.rootOf(f.var);
     if (groups_.size() != 1 || groups_[0].first == 0 || resultVars_[0] != root) {
-      fail("parallelize(" + f.var + ",cpu_thread," + raceStrategyName(tags->races) + "): the sparse result " +
-           result_->name + " (format " + result_->format.str() +
+      fail(parallelizeCommand(f.var, *tags) + ": the sparse result " + result_->name + " (format " +
+           result_->format.str() +
            ") is assembled in parallel only by the loop "
            "over its first, dense level, with one compressed level below (e.g. a CSR result by rows)");
     }
@@ -611,8 +616,7 @@ class Checker {
     if (!assemble_ && (!groups_.empty() || insertedLevel_ >= 0) && writesResult(f.body)) return;
     bool threads = tags->unit == ParallelUnit::CpuThread;
     bool gpu = isGpuUnit(tags->unit);
-    std::string command =
-        "parallelize(" + f.var + "," + parallelUnitName(tags->unit) + "," + raceStrategyName(tags->races) + ")";
+    std::string command = parallelizeCommand(f.var, *tags);
     auto require = [&](bool ok, const std::string& why) {
       if (!ok) fail(command + ": " + why);
     };
