@@ -760,6 +760,85 @@ def test_spgemm_sorts_its_workspace_only_for_an_ordered_result():
     np.testing.assert_allclose(C.to_numpy(), (A @ B).toarray())
 
 
+def _rows_in_order(result):
+    """The result's compressed levels hold increasing coordinates under each parent."""
+    for level in result.levels:
+        if level.type.name != "compressed":
+            continue
+        for start, end in zip(level.pos[:-1], level.pos[1:]):
+            assert np.all(np.diff(level.crd[start:end]) > 0), result.levels
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("out_format", ["ds", "ss"])
+@pytest.mark.parametrize("schedule", [None, "reorder(k,i)"])
+def test_a_hashed_operand_located_where_the_result_appends_rows_in_order(
+    engine, out_format, schedule
+):
+    # Fuzz case 2,624,967: the loop over k, above w's appended level, iterated B's buckets
+    # (k = 5 before k = 2) and laid w's rows out in that order under offsets that assume
+    # coordinate order: row 2 got row 5's entries. B must be located, the rows walked in order.
+    A = sp.random_array((6, 5), density=0.6, format="csr", random_state=3)
+    B = np.array([0.0, 0.0, 1.0, 0.0, 0.0, -1.0])
+    hashed = ct.asarray(B, format=ct.Format([ct.hashed(buckets=4)]))
+    assert [int(c) for c in hashed.levels[0].crd if c >= 0] == [5, 2]  # bucket order
+    kern = ct.compile(
+        "w(k,i) = A(k,i) * B(k)",
+        formats={"A": "csr", "B": hashed.format, "w": out_format},
+        schedule=schedule,
+        engine=engine,
+    )
+    w = kern(A=ct.asarray(A), B=hashed)
+    np.testing.assert_allclose(w.to_numpy(), A.toarray() * B[:, None])
+    _rows_in_order(w)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_unordered_operand_cannot_drive_an_ordered_result_layout(engine):
+    # A level that can be neither located nor iterated in order, under a loop whose order the
+    # result's layout depends on: refused, never a result whose rows or columns are out of the
+    # order its format promises.
+    unordered = ct.Format([ct.dense, ct.compressed(ordered=False)])
+    A = ct.Tensor._from_level_arrays(
+        unordered,
+        (2, 4),
+        np.int32,
+        [{}, {"pos": [0, 2, 3], "crd": [3, 0, 2]}],
+        [{"size": 2}, {}],
+        [1.0, 2.0, 3.0],
+    )
+    b = ct.Tensor._from_level_arrays(
+        ct.Format([ct.compressed(ordered=False)]),
+        (4,),
+        np.int32,
+        [{"pos": [0, 2], "crd": [3, 0]}],
+        [{}],
+        [2.0, 3.0],
+    )
+    M = sp.random_array((4, 3), density=0.7, format="csr", random_state=4)
+    cases = [
+        ("w(k,i) = A(k,i) * 2", {"A": A}, "'i'", "A2", A.to_numpy() * 2),
+        (
+            "w(k,i) = M(k,i) * b(k)",
+            {"M": ct.asarray(M), "b": b},
+            "'k'",
+            "b1",
+            M.toarray() * b.to_numpy()[:, None],
+        ),
+    ]
+    for statement, operands, loop, level, expected in cases:
+        formats = {name: t.format for name, t in operands.items()}
+        for out_format in ["ds", "ss"]:
+            with pytest.raises(
+                ct.FormatError, match=f"loop {loop} .* iterates {level}, an unordered level"
+            ):
+                ct.compile(statement, formats={**formats, "w": out_format}, engine=engine)
+        # Where the result's order is free (unordered columns, dense), the same loops compute.
+        for out_format in ["dense", unordered] if loop == "'i'" else ["dense"]:
+            kern = ct.compile(statement, formats={**formats, "w": out_format}, engine=engine)
+            np.testing.assert_allclose(kern(**operands).to_numpy(), expected)
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("fmt", ["dense", "hashed"])
 def test_workspace_rows_are_sorted_by_bitmap_by_comparison_and_by_radix(fmt, engine):

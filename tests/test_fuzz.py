@@ -187,6 +187,9 @@ def test_fuzz_many():
         # R = 1.5 * max(l, A * B(k,i,l) * C(l,k)), B in COO, C in DIA: a run's end read
         # outside the diagonal check that declared it (C code that did not compile)
         ("kernel", 1200077, "computed"),
+        # R(k,i,j) = A(k,i) * B(k) * C * D(k,j), B hashed: auto's first kernel w(k,i) = A * B
+        # walked B's buckets above w's appended rows and laid them out of order (both engines)
+        ("kernel", 2624967, "computed"),
     ],
 )
 def test_past_findings(category, number, outcome):

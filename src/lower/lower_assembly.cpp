@@ -67,8 +67,43 @@ Stmt Lowerer::countEntries(const std::string& var, const std::vector<Stmt>& body
   return block(body);
 }
 
-bool Lowerer::appendsResultAt(const std::string& var) const {
-  return groupEndingAt(groups_, result_.levelVars, var) >= 0;
+// Not only the group's own loop: a group below dense levels (CSR's rows) appends row after
+// row into one array and counts each row's entries at its coordinate, so the rows must come
+// in order too. A loop over such a level driven by a hashed operand's buckets would lay the
+// rows out in bucket order under offsets that assume coordinate order.
+bool Lowerer::appendsInOrderOf(const std::string& var) const {
+  for (const AppendGroup& group : groups_) {
+    for (int k = 0; k <= group.last; ++k) {
+      if (result_.levelVars[k] == var) return true;
+    }
+  }
+  return false;
+}
+
+void Lowerer::checkAppendOrder(const std::string& var, const lattice::IterationLattice& lattice) const {
+  if (!assemble_ || groups_.empty()) return;
+  bool needsOrder = false;
+  for (size_t k = 0; k < result_.levelVars.size(); ++k) {
+    if (result_.levelVars[k] != var) continue;
+    if (groupOfLevel_[k] >= 0) {
+      needsOrder = needsOrder || levelOf(static_cast<int>(k)).properties().ordered;
+    } else if (!twoPass_) {
+      needsOrder = needsOrder || std::any_of(groups_.begin(), groups_.end(), [&](const AppendGroup& group) {
+                     return group.first > static_cast<int>(k);
+                   });
+    }
+  }
+  if (!needsOrder) return;
+  for (const auto& point : lattice.points()) {
+    for (int s : point.iterators) {
+      const lattice::Segment& segment = lattice.segments()[s];
+      if (segment.dimension || segment.ordered) continue;
+      throw FormatError("result " + resultTensor_->name + " (format " + resultTensor_->format.str() +
+                        "): its entries are appended in the order loop '" + var + "' visits them, but that loop " +
+                        "iterates " + segment.name + ", an unordered level that cannot be looked up; store that " +
+                        "operand in an ordered format (asformat), or compute the result in a dense format");
+    }
+  }
 }
 
 Expr Lowerer::resultPosition() const {

@@ -210,10 +210,11 @@ lt::IterationLattice Lowerer::latticeOf(const std::string& var, const cin::Stmt&
   segmentInfo_.push_back(SegmentInfo{});
   dimensionSegment_ = 0;
   lt::DomainExprPtr domain = domainOf(body, var);
-  bool appends = appendsResultAt(var) && writesResult(body);
+  bool appends = appendsInOrderOf(var) && writesResult(body);
   // A zero body (every operand absent) iterates nothing.
   lt::IterationLattice lattice =
       domain ? lt::IterationLattice::build(domain, segments_, 0, appends || restricted) : lt::IterationLattice();
+  if (appends) checkAppendOrder(var, lattice);
   info = segmentInfo_;
   segments_ = std::move(savedSegments);
   segmentInfo_ = std::move(savedInfo);

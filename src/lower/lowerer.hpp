@@ -432,8 +432,14 @@ class Lowerer {
   // result(entry) op= value at the entry the bound coordinates name: located, or inserted
   // into the result's inserted level.
   ir::Stmt updateResultEntry(const notation::Operator* op, const ir::Expr& value);
-  const LevelType& levelOf(int resultLevel) const;     // a level of the result
-  bool appendsResultAt(const std::string& var) const;  // a result append group ends at var
+  const LevelType& levelOf(int resultLevel) const;  // a level of the result
+  // Whether the result's entries are appended in the order var's loop visits its coordinates:
+  // var indexes a result level at or above the last level of an append group.
+  bool appendsInOrderOf(const std::string& var) const;
+  // Refuses (FormatError) a loop over var that would iterate an unordered operand level while
+  // the result's layout depends on var's order: var indexes an ordered appended level, or a
+  // level above an appended one (rows laid out one after another) in a one-pass assembly.
+  void checkAppendOrder(const std::string& var, const lattice::IterationLattice& lattice) const;
   ir::Stmt checkResultEntry(const AppendGroup& group);
 
   schedule::ScheduledStatement scheduled_;
