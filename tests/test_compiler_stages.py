@@ -839,6 +839,28 @@ def test_an_unordered_operand_cannot_drive_an_ordered_result_layout(engine):
             np.testing.assert_allclose(kern(**operands).to_numpy(), expected)
 
 
+def test_an_unordered_level_that_cannot_be_located_is_not_merged():
+    # Neither merged (its coordinates come in no order) nor located (it has no lookup): the
+    # lattice refuses it with the operand's level named, where lowering used to fail with an
+    # internal "cannot be located".
+    unordered = ct.Format([ct.dense, ct.compressed(ordered=False)])
+    for statement in ["C(i,j) = A(i,j) + B(i,j)", "C(i,j) = A(i,j) * B(i,j)"]:
+        with pytest.raises(ct.FormatError, match="operand level A2 is unordered and cannot be"):
+            ct.compile(statement, formats={"A": unordered, "B": "csr", "C": "dense"})
+    # Beside operands it can drive (dense ones are located at its coordinates), it computes.
+    A = ct.Tensor._from_level_arrays(
+        unordered,
+        (2, 4),
+        np.int32,
+        [{}, {"pos": [0, 2, 3], "crd": [3, 0, 2]}],
+        [{"size": 2}, {}],
+        [1.0, 2.0, 3.0],
+    )
+    D = np.arange(8.0).reshape(2, 4)
+    C = ct.evaluate("C(i,j) = A(i,j) * D(i,j)", A=A, D=D, out_format="dense")
+    np.testing.assert_allclose(C.to_numpy(), A.to_numpy() * D)
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("fmt", ["dense", "hashed"])
 def test_workspace_rows_are_sorted_by_bitmap_by_comparison_and_by_radix(fmt, engine):

@@ -132,7 +132,7 @@ struct Builder {
         if (segments[s].ordered)
           iterators.push_back(s);
         else
-          p.locators.push_back(s);
+          p.locators.push_back(unorderedLocator(s));
       }
       if (iterators.empty()) iterators.push_back(dimension);
       p.iterators = iterators;
@@ -152,6 +152,16 @@ struct Builder {
 
   bool isFull(int s) const { return segments[s].full || segments[s].dimension; }
 
+  // An unordered segment made a locator because it cannot be merged: refused when it cannot be
+  // located either (compressed(ordered=False) beside another operand), a limit of the
+  // operand's format, not of the compiler.
+  int unorderedLocator(int s) const {
+    if (segments[s].locatable) return s;
+    throw FormatError("operand level " + segments[s].name +
+                      " is unordered and cannot be looked up, so it cannot be iterated together with the other "
+                      "operands of this loop; store that operand in an ordered format (asformat)");
+  }
+
   // An unordered segment cannot be merged, and in a union it must still be visited where the
   // other side has run out: it is located while the dimension is iterated, in every point.
   Points locateUnordered(const Points& points) const {
@@ -162,7 +172,7 @@ struct Builder {
         if (segments[s].ordered) {
           iterators.push_back(s);
         } else {
-          p.locators.push_back(s);
+          p.locators.push_back(unorderedLocator(s));
           iterators.push_back(dimension);
         }
       }
