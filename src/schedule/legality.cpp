@@ -331,7 +331,10 @@ class Checker {
   void plainLoop(const cin::ForallNode& f, const std::string& v) {
     bool writes = writesResult(f.body);
     bool appends = groupEndingAt(v) >= 0 && writes;
-    LoopIteration it = loopIteration(s_, f.body, v, [&](const AccessNode& a) { return entered_.at(&a); }, appends);
+    // (As lowering's lattice: where the result's layout follows v's order, an unordered level
+    // that can be located is located rather than iterated.)
+    LoopIteration it = loopIteration(
+        s_, f.body, v, [&](const AccessNode& a) { return entered_.at(&a); }, appendsInOrderOf(v) && writes);
     if (it.empty) return;  // a zero body: the loop is not lowered
     if (restricted_.count(v)) {
       for (const IteratedLevel& level : it.levels) requireRestrictable(f.var, level);
@@ -773,6 +776,15 @@ class Checker {
       if (resultVars_[groups_[g].last] == var) return static_cast<int>(g);
     }
     return -1;
+  }
+
+  // Whether var indexes a result level at or above the last level of an append group
+  // (Lowerer::appendsInOrderOf).
+  bool appendsInOrderOf(const std::string& var) const {
+    return std::any_of(groups_.begin(), groups_.end(), [&](const AppendGroup& group) {
+      return std::find(resultVars_.begin(), resultVars_.begin() + group.last + 1, var) !=
+             resultVars_.begin() + group.last + 1;
+    });
   }
 
   // Entries are appended in loop order, once each: the loops of the result's levels nest in
