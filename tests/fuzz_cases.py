@@ -11,9 +11,10 @@ kernel    a statement from a bounded pool of random statements (compiler_cases.b
           with its operand and result formats and a schedule (none, a legal one, or one that
           may break a precondition), on fresh random data (zero-size and unit extents
           included), both engines, 1-3 threads, against NumPy. Only the data changes between
-          cases of one pool entry, so kernels come from the cache after their first use. Each
-          block of POOL_SPAN case numbers draws its own pool, so a run over new numbers also
-          meets new statements.
+          cases of one pool entry, so kernels come from the cache after their first use. A
+          sparse result is passed back as out= to the chosen kernel, whose compute-only
+          variant must fill it with the same values. Each block of POOL_SPAN case numbers
+          draws its own pool, so a run over new numbers also meets new statements.
 corrupt   a wrapped tensor whose pos/crd arrays are changed after coiter checked them, or a
           SciPy matrix whose arrays lie, used by a kernel, a conversion or an element read.
 expr      random text, mutated statements and deep nesting into ct.evaluate.
@@ -41,6 +42,8 @@ import numpy as np
 import scipy.sparse as sp
 
 import coiter as ct
+from coiter.evaluate import choose_kernel, operands_to_run
+from coiter.parser import parse
 from compiler_cases import (
     ENGINES,
     RandomChoices,
@@ -166,11 +169,34 @@ def kernel_case(number, pool=KERNEL_POOL):
             continue
         try:
             assert_values(result, expected, rtol=1e-12, dtype=np.float64)
+            recompute_into(result, statement, problem, schedule, engine, expected)
         except AssertionError as error:
             raise AssertionError(f"{context}: engine {engine}: {error}") from None
         outcomes.append("computed")
     assert outcomes[0] == outcomes[1], f"{context}: engines disagree: {outcomes}"
     return outcomes[0]
+
+
+def recompute_into(result, statement, problem, schedule, engine, expected):
+    """A sparse result passed back as ``out=`` to the kernel ``ct.evaluate`` chose for it: the
+    call's compute-only variant fills the assembled structure's values again, and they must be
+    the same. (Skipped where evaluate runs a pipeline of kernels; a structure that cannot be
+    reused is refused with a FormatError.)"""
+    if all(level.type.name == "dense" for level in result.levels):
+        return
+    assignment, refs = parse(statement)
+    operands = problem.tensors()
+    kernel, _, _, replaced, conversions = choose_kernel(
+        assignment, refs, operands, problem.out_format, None, engine, schedule
+    )
+    if not isinstance(kernel, ct.Kernel):
+        return
+    try:
+        again = kernel(out=result, **operands_to_run(operands, replaced, conversions))
+    except ct.FormatError:
+        return
+    assert again is result
+    assert_values(again, expected, rtol=1e-12, dtype=np.float64)
 
 
 # -- corrupted operands -------------------------------------------------------------------------
