@@ -469,6 +469,9 @@ class Tensor:
         fmt = as_format(format, self.ndim)
         if fmt == self.format:
             return self
+        swapped = self._storage.swap_compressed_modes(fmt)  # CSR <-> CSC: a counting sort
+        if swapped is not None:
+            return Tensor(swapped, self.name)
         coords, values = self._storage.entries()
         bits = 64 if self.index_dtype == np.int64 else 32
         return pack(

@@ -9,6 +9,7 @@
 #include "memory/allocation_limit.hpp"
 #include "runtime/parallel_runtime.hpp"
 #include "storage/pack.hpp"
+#include "storage/transpose.hpp"
 #include "storage/unpack.hpp"
 #include "util/errors.hpp"
 
@@ -262,6 +263,15 @@ void bindStorage(py::module_& m) {
              t.validate();
            })
       .def("copy", &TensorStorage::copy)
+      .def(
+          "swap_compressed_modes",
+          [](const TensorStorage& t, const Format& target) {
+            py::gil_scoped_release nogil;
+            return swapCompressedModes(t, target);
+          },
+          py::arg("format"),
+          "The matrix in `format` when that swaps the two modes of a dense-over-compressed matrix "
+          "(CSR <-> CSC), by a counting sort; None otherwise (storage/transpose.hpp).")
       .def("entries", &entries)
       .def("to_dense", &toDense)
       .def("element", &element);
