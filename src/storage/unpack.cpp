@@ -22,6 +22,12 @@ StoredEntries storedEntries(const TensorStorage& t) {
   std::vector<std::vector<int64_t>> levelCoords(levelCount), parentOf(levelCount);
   for (size_t k = 0; k < levelCount; ++k) {
     ExpandOutput out;
+    // (The level's positions under all of the batch's parents: at least what it expands to,
+    // so the outputs grow without copying themselves over.)
+    const auto capacity = static_cast<size_t>(t.positionCount(k));
+    out.childPos.reserve(capacity);
+    out.coord.reserve(capacity);
+    out.parentIndex.reserve(capacity);
     f.levels()[k]->expand(t.levels()[k], positions, out);
     levelCoords[k] = std::move(out.coord);
     parentOf[k] = std::move(out.parentIndex);
