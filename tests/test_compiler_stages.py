@@ -793,20 +793,27 @@ def test_a_hashed_operand_located_where_the_result_appends_rows_in_order(
     _rows_in_order(w)
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_an_unordered_operand_cannot_drive_an_ordered_result_layout(engine):
-    # A level that can be neither located nor iterated in order, under a loop whose order the
-    # result's layout depends on: refused, never a result whose rows or columns are out of the
-    # order its format promises.
-    unordered = ct.Format([ct.dense, ct.compressed(ordered=False)])
-    A = ct.Tensor._from_level_arrays(
-        unordered,
+UNORDERED_ROWS = ct.Format([ct.dense, ct.compressed(ordered=False)])
+
+
+def unordered_rows():
+    """A 2 x 4 matrix whose first row stores its columns as 3, 0."""
+    return ct.Tensor._from_level_arrays(
+        UNORDERED_ROWS,
         (2, 4),
         np.int32,
         [{}, {"pos": [0, 2, 3], "crd": [3, 0, 2]}],
         [{"size": 2}, {}],
         [1.0, 2.0, 3.0],
     )
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_unordered_operand_cannot_drive_an_ordered_result_layout(engine):
+    # A level that can be neither located nor iterated in order, under a loop whose order the
+    # result's layout depends on: refused, never a result whose rows or columns are out of the
+    # order its format promises.
+    A = unordered_rows()
     b = ct.Tensor._from_level_arrays(
         ct.Format([ct.compressed(ordered=False)]),
         (4,),
@@ -834,7 +841,7 @@ def test_an_unordered_operand_cannot_drive_an_ordered_result_layout(engine):
             ):
                 ct.compile(statement, formats={**formats, "w": out_format}, engine=engine)
         # Where the result's order is free (unordered columns, dense), the same loops compute.
-        for out_format in ["dense", unordered] if loop == "'i'" else ["dense"]:
+        for out_format in ["dense", UNORDERED_ROWS] if loop == "'i'" else ["dense"]:
             kern = ct.compile(statement, formats={**formats, "w": out_format}, engine=engine)
             np.testing.assert_allclose(kern(**operands).to_numpy(), expected)
 
@@ -843,19 +850,11 @@ def test_an_unordered_level_that_cannot_be_located_is_not_merged():
     # Neither merged (its coordinates come in no order) nor located (it has no lookup): the
     # lattice refuses it with the operand's level named, where lowering used to fail with an
     # internal "cannot be located".
-    unordered = ct.Format([ct.dense, ct.compressed(ordered=False)])
     for statement in ["C(i,j) = A(i,j) + B(i,j)", "C(i,j) = A(i,j) * B(i,j)"]:
         with pytest.raises(ct.FormatError, match="operand level A2 is unordered and cannot be"):
-            ct.compile(statement, formats={"A": unordered, "B": "csr", "C": "dense"})
+            ct.compile(statement, formats={"A": UNORDERED_ROWS, "B": "csr", "C": "dense"})
     # Beside operands it can drive (dense ones are located at its coordinates), it computes.
-    A = ct.Tensor._from_level_arrays(
-        unordered,
-        (2, 4),
-        np.int32,
-        [{}, {"pos": [0, 2, 3], "crd": [3, 0, 2]}],
-        [{"size": 2}, {}],
-        [1.0, 2.0, 3.0],
-    )
+    A = unordered_rows()
     D = np.arange(8.0).reshape(2, 4)
     C = ct.evaluate("C(i,j) = A(i,j) * D(i,j)", A=A, D=D, out_format="dense")
     np.testing.assert_allclose(C.to_numpy(), A.to_numpy() * D)
