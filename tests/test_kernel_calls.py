@@ -183,13 +183,18 @@ def test_scipy_inputs_that_need_converting_take_the_general_path(engine):
             np.testing.assert_allclose(kern(A=given, x=x).values, dense @ x)
 
 
-def test_numpy_inputs_that_need_converting_take_the_general_path(engine):
-    # Contiguous native arrays are read in place; anything else is converted as asarray does.
+def spmv_case(engine):
+    """A 6 x 7 SciPy CSR matrix, its tensor, and a CSR SpMV kernel for it."""
     A = matrix(6, 7, 2)
-    At = ct.asarray(A)
     kern = ct.compile(
         "y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine
     )
+    return A, ct.asarray(A), kern
+
+
+def test_numpy_inputs_that_need_converting_take_the_general_path(engine):
+    # Contiguous native arrays are read in place; anything else is converted as asarray does.
+    A, At, kern = spmv_case(engine)
     x = np.arange(14.0)
     expected = A @ x[::2]
     for given in [x[::2], x[::2].copy(), x[::2].astype(">f8"), list(x[::2])]:
@@ -204,6 +209,29 @@ def test_numpy_inputs_that_need_converting_take_the_general_path(engine):
         kern(A=At, x=np.ones(7, dtype=np.float32))
     scaled = ct.compile("y(i) = a * x(i)", formats={"y": "d", "x": "d"}, engine=engine)
     np.testing.assert_allclose(scaled(a=np.array(2.0), x=x).values, 2 * x)  # a 0-d array
+
+
+def test_the_core_call_reads_numpy_operands_in_place(engine):
+    # Kernel calls hand NumPy operands to the core as they are (no Python object made for each);
+    # the core wraps contiguous native ones and refuses the rest with SignatureError, which
+    # sends the call down the general path. run_values gives an all-dense result's values alone.
+    A, At, kern = spmv_case(engine)
+    x = np.arange(7.0)
+    kern(A=At, x=x)  # (compiles the variant of At's index width)
+    core = kern._core
+    np.testing.assert_allclose(core.run([At._storage, x]).values, A @ x)
+    values = core.run_values([At._storage, x])
+    np.testing.assert_allclose(values, A @ x)
+    x[:] = 0  # the result is an array of its own
+    np.testing.assert_allclose(values, A @ np.arange(7.0))
+    for unreadable in [np.arange(14.0)[::2], np.arange(7.0).astype(">f8")]:
+        with pytest.raises(ct.SignatureError):
+            core.run_values([At._storage, unreadable])
+        np.testing.assert_allclose(kern(A=At, x=unreadable).values, A @ unreadable)
+    with pytest.raises(ct.SignatureError, match="dtype"):
+        core.run([At._storage, np.ones(7, dtype=np.float32)])
+    with pytest.raises(TypeError):
+        core.run_values([At._storage, "not an array"])
 
 
 def test_out_reuse_is_refused_for_dense_blocks_under_compressed_levels(engine):

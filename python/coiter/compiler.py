@@ -359,33 +359,43 @@ class Kernel:
                 return self._finish(storage)
         return self._call(out, tensors)
 
+    def _in_place_operands(self, tensors: Mapping[str, Any]) -> list[Any] | None:
+        """The call's operands as the core takes them in place (TensorStorage, or NumPy arrays
+        as they are), when every input is a coiter tensor, a NumPy array or a canonical SciPy
+        CSR/CSC matrix; None otherwise. No Tensor is made around a NumPy array (a solver's
+        matvec makes this call at every step: each Tensor costs microseconds)."""
+        data: list[Any] = []
+        for name in self._abi_inputs:
+            t = tensors.get(name)
+            if type(t) is np.ndarray:
+                data.append(t)
+            elif isinstance(t, _IN_PLACE_OPERANDS):
+                data.append(as_tensor(t, name)._storage)
+            else:
+                return None
+        return data
+
     def _run_in_place(self, tensors: Mapping[str, Any]) -> _core.TensorStorage | None:
-        """The call's fast path: the result's storage when every input is a coiter tensor, a
-        NumPy array or a canonical SciPy CSR/CSC matrix that needs no conversion, of the last
-        variant's index widths; None otherwise (the caller then makes the general call).
-        A NumPy array is wrapped without a Tensor around it (a solver's matvec makes this
-        call at every step: each Tensor costs microseconds)."""
+        """The call's fast path: the result's storage when every input can be read in place
+        (_in_place_operands) by the last variant's index widths; None otherwise (the caller
+        then makes the general call, which converts)."""
         try:
-            data = []
-            for name in self._abi_inputs:
-                t = tensors[name]
-                if type(t) is np.ndarray:
-                    data.append(_core.wrap_dense(t))  # (SignatureError: it needs converting)
-                elif isinstance(t, _IN_PLACE_OPERANDS):
-                    data.append(as_tensor(t, name)._storage)
-                else:
-                    return None
-            return self._core.run(data)
-        except (KeyError, SignatureError):
+            data = self._in_place_operands(tensors)
+            return None if data is None else self._core.run(data)
+        except SignatureError:  # an operand needs converting, or another variant
             return None
 
     def _values(self, tensors: Mapping[str, Any]) -> Any:
         """The values array of the call's all-dense result (``np.asarray(self(**tensors))``,
         flat, without the Tensors around the call's operands and result)."""
-        storage = self._run_in_place(tensors) if len(tensors) == len(self.inputs) else None
-        if storage is None or self._built is not self._result:
-            return self._call(None, dict(tensors)).values
-        return storage.values
+        if len(tensors) == len(self.inputs) and self._built is self._result:
+            try:
+                data = self._in_place_operands(tensors)
+                if data is not None:
+                    return self._core.run_values(data)
+            except SignatureError:  # as in _run_in_place: the general call converts
+                pass
+        return self._call(None, dict(tensors)).values
 
     def _finish(self, storage: _core.TensorStorage) -> Tensor:
         """The result tensor, packed into its hashed format when the kernel built another."""

@@ -224,6 +224,8 @@ class Tensor:
         self._source: np.ndarray | None = None
         # transposes sharing this tensor's arrays (operators.transpose)
         self._views: dict[tuple[int, ...], tuple[_core.TensorStorage, Tensor]] | None = None
+        # the kernels of T @ x and T.T @ x that T.matvec and T.rmatvec chose (linalg.py)
+        self._products: dict[tuple[Any, ...], Any] | None = None
 
     @property
     def _definition(self) -> Assignment | None:

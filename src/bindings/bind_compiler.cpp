@@ -1,6 +1,7 @@
 // Bindings of the compiler: index-notation builders, compilation, kernel calls, the cache.
 #include <pybind11/stl.h>
 
+#include "bindings/dense_arrays.hpp"
 #include "bindings/numpy_buffer.hpp"
 #include "cin/concretize.hpp"
 #include "cin/loop_order.hpp"
@@ -16,6 +17,24 @@ namespace coiter::bindings {
 using namespace notation;
 
 namespace {
+
+// A kernel call's operands: TensorStorage, or NumPy arrays read in place as dense tensors.
+// Wrapping an array here makes no Python object for it (about 0.8 us a call, which a solver's
+// matvec pays at every step).
+std::vector<std::shared_ptr<const TensorStorage>> callOperands(const py::list& operands) {
+  std::vector<std::shared_ptr<const TensorStorage>> in;
+  in.reserve(operands.size());
+  for (const py::handle item : operands) {
+    if (py::isinstance<py::array>(item))
+      in.push_back(wrapDense(py::reinterpret_borrow<py::array>(item), std::nullopt));
+    else if (py::isinstance<TensorStorage>(item))
+      in.push_back(item.cast<std::shared_ptr<TensorStorage>>());
+    else
+      throw py::type_error("a kernel operand must be a TensorStorage or a NumPy array, not " +
+                           std::string(py::str(py::type::of(item).attr("__name__"))));
+  }
+  return in;
+}
 
 Expr pythonLiteral(const py::handle& value) {
   if (py::isinstance<py::bool_>(value)) return boolLiteral(value.cast<bool>());
@@ -137,18 +156,35 @@ void bindCompiler(py::module_& m) {
       .def("stages", &CompiledKernel::stages)
       .def(
           "run",
-          [](const CompiledKernel& k, const std::vector<std::shared_ptr<TensorStorage>>& operands,
-             const std::optional<std::vector<int64_t>>& shape, const py::object& structure) {
+          [](const CompiledKernel& k, const py::list& operands, const std::optional<std::vector<int64_t>>& shape,
+             const py::object& structure) {
             // `structure` is taken as an object: pybind11 converting None to a holder searches
             // other modules for the type first, which costs a raised AttributeError per call.
             std::shared_ptr<TensorStorage> given;
             if (!structure.is_none()) given = structure.cast<std::shared_ptr<TensorStorage>>();
-            std::vector<std::shared_ptr<const TensorStorage>> in(operands.begin(), operands.end());
+            const auto in = callOperands(operands);
             py::gil_scoped_release nogil;
             return k.run(in, shape ? &*shape : nullptr, given.get());
           },
           py::arg("operands"), py::arg("shape") = py::none(), py::arg("structure") = py::none(),
-          "Runs the kernel; the result shape is derived from the operands unless given.");
+          "Runs the kernel on operands given as TensorStorage or C-contiguous NumPy arrays (SignatureError if "
+          "one needs converting); the result shape is derived from the operands unless given.")
+      .def(
+          "run_values",
+          [](const CompiledKernel& k, const py::list& operands) {
+            // A solver's matvec makes this call at every step: the all-dense result comes back as
+            // its values array, without a TensorStorage object around it.
+            const auto in = callOperands(operands);
+            std::shared_ptr<TensorStorage> result;
+            {
+              py::gil_scoped_release nogil;
+              result = k.run(in, nullptr, nullptr);
+            }
+            return viewOf(result->values());
+          },
+          py::arg("operands"),
+          "Runs a kernel whose result is dense and returns its values (flat); operands are "
+          "TensorStorage or C-contiguous NumPy arrays (SignatureError if one needs converting).");
 
   m.def(
       "compile",

@@ -1,10 +1,9 @@
 // Bindings of tensor storage: packing, wrapping outside arrays, reading entries back.
 #include <pybind11/stl.h>
 
-#include <limits>
-#include <mutex>
 #include <optional>
 
+#include "bindings/dense_arrays.hpp"
 #include "bindings/numpy_buffer.hpp"
 #include "memory/allocation_limit.hpp"
 #include "runtime/parallel_runtime.hpp"
@@ -75,42 +74,6 @@ std::shared_ptr<TensorStorage> fromArrays(const Format& format, const std::vecto
 // the Python, what kernel calls make of NumPy operands. SignatureError when the array would
 // need a conversion (not C-contiguous, not native, an unsupported dtype), so that the caller
 // takes the general path, which converts it or explains why it cannot.
-std::shared_ptr<TensorStorage> wrapDense(const py::array& a, const std::optional<Format>& format) {
-  int order = static_cast<int>(a.ndim());
-  if (!(a.flags() & py::array::c_style) || !isNative(a)) throw SignatureError("the array needs converting");
-  DType type;
-  try {
-    type = dtypeOf(a);
-  } catch (const DTypeError& e) {
-    throw SignatureError(e.what());
-  }
-  static std::vector<Format> denseFormats;  // the dense format of each order, made once
-  static std::mutex denseFormatsMutex;
-  Format dense;
-  if (!format) {
-    std::lock_guard<std::mutex> lock(denseFormatsMutex);
-    while (static_cast<int>(denseFormats.size()) <= order) {
-      denseFormats.push_back(Format::named("dense", static_cast<int>(denseFormats.size())));
-    }
-    dense = denseFormats[order];
-  }
-  std::vector<int64_t> shape(order);
-  std::vector<LevelStorage> levels(order);
-  int64_t size = 1;
-  bool wide = false;
-  for (int k = 0; k < order; ++k) {
-    shape[k] = a.shape(k);
-    size *= shape[k];
-    levels[k].scalars["size"] = shape[k];
-    wide = wide || shape[k] > std::numeric_limits<int32_t>::max();
-  }
-  auto storage =
-      std::make_shared<TensorStorage>(format ? *format : dense, shape, type, wide ? DType::Int64 : DType::Int32,
-                                      std::move(levels), borrowData(a, size));
-  storage->validate();
-  return storage;
-}
-
 bool readableInPlace(const py::array& a) { return a.ndim() == 1 && (a.flags() & py::array::c_style) && isNative(a); }
 
 // A COO tensor reading a canonical 2-D SciPy coo array or matrix (sorted by row, then

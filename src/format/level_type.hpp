@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "format/level_description.hpp"
 #include "format/level_kernel.hpp"
 #include "format/level_storage.hpp"
 
@@ -158,7 +159,7 @@ class LevelType {
   virtual int64_t countPositions(const LevelStorage& s, int64_t parentCount) const = 0;
   // Checks arrays that came from outside, as far as `scope` says, and returns the level's
   // position count.
-  virtual int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent, const std::string& where,
+  virtual int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent, const LevelDescription& where,
                            ValidationScope scope) const = 0;
   // The smallest coordinate the level's crd array may hold: 0, or -1 where unlabeled slots
   // are stored as -1 (hashed buckets, non-compact singletons). Kernels that load coordinates

@@ -52,7 +52,8 @@ int64_t TensorStorage::checkLevels(ValidationScope scope) const {
       auto it = levels_[k].scalars.find("size");
       extent = it == levels_[k].scalars.end() ? 0 : it->second;
     }
-    positions = format_.levels()[k]->validate(levels_[k], positions, extent, describeLevel(k), scope);
+    positions = format_.levels()[k]->validate(levels_[k], positions, extent,
+                                              LevelDescription([this, k] { return describeLevel(k); }), scope);
     // Coordinates of a dimension of extent 0 cannot be stored (kernels clamp a bad coordinate
     // to a valid one, and there is none); unlabeled slots (-1) can.
     const LevelType& type = *format_.levels()[k];

@@ -162,7 +162,7 @@ class CompressedLevel final : public LevelType {
     return checkedArray(s, "crd", -1, name()).length();
   }
 
-  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent, const std::string& where,
+  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent, const LevelDescription& where,
                    ValidationScope scope) const override {
     const Buffer& pos = checkedArray(s, "pos", parentCount + 1, where);
     const Buffer& crd = checkedArray(s, "crd", -1, where);
@@ -182,7 +182,7 @@ class CompressedLevel final : public LevelType {
 
  private:
   // Declared invariants are checked, because the compiler relies on them (merges need order).
-  void checkSegments(const Buffer& pos, const Buffer& crd, int64_t parentCount, const std::string& where) const {
+  void checkSegments(const Buffer& pos, const Buffer& crd, int64_t parentCount, const LevelDescription& where) const {
     if (!props_.ordered && !props_.unique) return;
     if (props_.ordered) {
       UnsortedEntry bad = findUnsortedSegmentEntry(pos, crd, parentCount, props_.unique);

@@ -68,7 +68,7 @@ class DenseLevel final : public LevelType {
     return checkedProduct(parentCount, checkedScalar(s, "size", name()), name());
   }
 
-  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent, const std::string& where,
+  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent, const LevelDescription& where,
                    ValidationScope) const override {
     int64_t n = checkedScalar(s, "size", where);
     if (n != extent)

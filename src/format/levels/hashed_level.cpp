@@ -179,7 +179,7 @@ class HashedLevel final : public LevelType {
     return checkedProduct(parentCount, checkedScalar(s, "size", name()), name());
   }
 
-  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent, const std::string& where,
+  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent, const LevelDescription& where,
                    ValidationScope scope) const override {
     int64_t w = checkedScalar(s, "size", where);
     if (w <= 0) throw FormatError(where + ": hashed bucket count must be positive");

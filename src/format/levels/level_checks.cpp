@@ -6,7 +6,8 @@
 
 namespace coiter {
 
-const Buffer& checkedArray(const LevelStorage& s, const std::string& name, int64_t length, const std::string& where) {
+const Buffer& checkedArray(const LevelStorage& s, const std::string& name, int64_t length,
+                           const LevelDescription& where) {
   auto it = s.arrays.find(name);
   if (it == s.arrays.end()) throw FormatError(where + ": missing array '" + name + "'");
   const Buffer& b = it->second;
@@ -18,7 +19,7 @@ const Buffer& checkedArray(const LevelStorage& s, const std::string& name, int64
   return b;
 }
 
-int64_t checkedScalar(const LevelStorage& s, const std::string& name, const std::string& where) {
+int64_t checkedScalar(const LevelStorage& s, const std::string& name, const LevelDescription& where) {
   auto it = s.scalars.find(name);
   if (it == s.scalars.end()) throw FormatError(where + ": missing parameter '" + name + "'");
   return it->second;
@@ -89,7 +90,7 @@ bool mayDescend(const I* v, int64_t n) {
 
 }  // namespace
 
-void checkRange(const Buffer& b, int64_t lo, int64_t hi, const std::string& what, const std::string& where) {
+void checkRange(const Buffer& b, int64_t lo, int64_t hi, const std::string& what, const LevelDescription& where) {
   visitIndices(b, [&](auto* v) {
     const int64_t n = b.length();
     int64_t k = 0;
@@ -108,7 +109,7 @@ void checkRange(const Buffer& b, int64_t lo, int64_t hi, const std::string& what
   });
 }
 
-void checkNonDecreasing(const Buffer& b, const std::string& what, const std::string& where) {
+void checkNonDecreasing(const Buffer& b, const std::string& what, const LevelDescription& where) {
   visitIndices(b, [&](auto* v) {
     // (Where the quick test fails, the exact loop finds the descent, or passes an array that
     // only holds a negative value: other checks refuse those.)
@@ -139,7 +140,7 @@ UnsortedEntry findUnsortedSegmentEntry(const Buffer& pos, const Buffer& crd, int
   });
 }
 
-int64_t checkedProduct(int64_t a, int64_t b, const std::string& where) {
+int64_t checkedProduct(int64_t a, int64_t b, const LevelDescription& where) {
   if (a != 0 && b > std::numeric_limits<int64_t>::max() / a)
     throw ShapeError(where + ": the number of positions, " + std::to_string(a) + " x " + std::to_string(b) +
                      ", overflows 64 bits");

@@ -47,13 +47,14 @@ Buffer makeIndexArray(const PackInput& in, const char* name, int64_t length, F&&
 }
 
 // The named index array, which must exist and have the given length (-1: any).
-const Buffer& checkedArray(const LevelStorage& s, const std::string& name, int64_t length, const std::string& where);
+const Buffer& checkedArray(const LevelStorage& s, const std::string& name, int64_t length,
+                           const LevelDescription& where);
 // The named parameter, which must exist.
-int64_t checkedScalar(const LevelStorage& s, const std::string& name, const std::string& where);
+int64_t checkedScalar(const LevelStorage& s, const std::string& name, const LevelDescription& where);
 // Checks that every element of `b` lies in [lo, hi).
-void checkRange(const Buffer& b, int64_t lo, int64_t hi, const std::string& what, const std::string& where);
+void checkRange(const Buffer& b, int64_t lo, int64_t hi, const std::string& what, const LevelDescription& where);
 // Checks that `b` never decreases.
-void checkNonDecreasing(const Buffer& b, const std::string& what, const std::string& where);
+void checkNonDecreasing(const Buffer& b, const std::string& what, const LevelDescription& where);
 // The first entry crd[entry] of a segment crd[pos[segment]:pos[segment+1]] (segment <
 // parentCount) that is smaller than the entry before it (or equal, when `strict`); segment -1
 // when every segment is sorted. `pos` must be non-decreasing and within crd.
@@ -63,6 +64,6 @@ struct UnsortedEntry {
 UnsortedEntry findUnsortedSegmentEntry(const Buffer& pos, const Buffer& crd, int64_t parentCount, bool strict);
 // Multiplies position counts; ShapeError on overflow (the extents are too large for the
 // level types: a dense level has a position for every coordinate under every parent).
-int64_t checkedProduct(int64_t a, int64_t b, const std::string& where);
+int64_t checkedProduct(int64_t a, int64_t b, const LevelDescription& where);
 
 }  // namespace coiter

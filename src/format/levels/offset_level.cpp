@@ -61,7 +61,7 @@ class OffsetLevel final : public LevelType {
 
   int64_t countPositions(const LevelStorage&, int64_t parentCount) const override { return parentCount; }
 
-  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t, const std::string& where,
+  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t, const LevelDescription& where,
                    ValidationScope) const override {
     int64_t rows = checkedScalar(s, "rows", where);
     if (rows < 0 || (rows == 0 ? parentCount != 0 : parentCount % rows != 0))

@@ -65,7 +65,7 @@ class RangeLevel final : public LevelType {
     return checkedProduct(parentCount, checkedScalar(s, "rows", name()), name());
   }
 
-  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent, const std::string& where,
+  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent, const LevelDescription& where,
                    ValidationScope) const override {
     int64_t rows = checkedScalar(s, "rows", where), cols = checkedScalar(s, "cols", where);
     if (rows != extent)

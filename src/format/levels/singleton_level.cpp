@@ -89,7 +89,7 @@ class SingletonLevel final : public LevelType {
 
   int64_t countPositions(const LevelStorage&, int64_t parentCount) const override { return parentCount; }
 
-  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent, const std::string& where,
+  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent, const LevelDescription& where,
                    ValidationScope scope) const override {
     const Buffer& crd = checkedArray(s, "crd", parentCount, where);
     if (scope != ValidationScope::Structure) checkRange(crd, smallestStoredCoordinate(), extent, "crd", where);
