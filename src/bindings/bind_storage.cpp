@@ -173,6 +173,20 @@ std::shared_ptr<TensorStorage> wrapScipy(const py::object& matrix, bool forKerne
 }
 
 py::tuple entries(const TensorStorage& t) {
+  if (entriesListInOrder(t)) {
+    // Column-major, so that each mode's coordinates are one contiguous array (what to_scipy
+    // and the pydata conversions take apart), written straight from the levels' arrays.
+    const int64_t n = countStoredEntries(t);
+    const auto order = static_cast<int64_t>(t.shape().size());
+    py::array_t<int64_t, py::array::f_style> coords({n, order});
+    std::vector<int64_t*> modes;
+    for (int64_t m = 0; m < order; ++m) modes.push_back(coords.mutable_data() + m * n);
+    {
+      py::gil_scoped_release nogil;
+      listEntriesInOrder(t, modes);
+    }
+    return py::make_tuple(coords, viewOf(t.values().copy()));
+  }
   StoredEntries e;
   {
     py::gil_scoped_release nogil;

@@ -1,5 +1,7 @@
 #include "format/level_type.hpp"
 
+#include <stdexcept>
+
 #include <algorithm>
 
 #include "util/errors.hpp"
@@ -60,6 +62,14 @@ void LevelType::find(const LevelStorage& s, int64_t parent, int64_t coord, std::
   expand(s, {parent}, children);
   for (size_t k = 0; k < children.coord.size(); ++k)
     if (children.coord[k] == coord) out.push_back(children.childPos[k]);
+}
+
+void LevelType::childStarts(const LevelStorage&, int64_t, int64_t*) const {
+  throw std::logic_error(name() + " level: its children are not runs in parent order");
+}
+
+void LevelType::coordinatesAt(const LevelStorage&, int64_t, int64_t, int64_t*) const {
+  throw std::logic_error(name() + " level: its coordinates are not known from the position alone");
 }
 
 LevelTypePtr makeLevelType(LevelKind kind) {

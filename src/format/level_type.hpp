@@ -153,6 +153,17 @@ class LevelType {
   virtual PackOutput pack(const PackInput& in) const = 0;
   // Stored children (position, coordinate) of each parent position; unlabeled slots skipped.
   virtual void expand(const LevelStorage& s, const std::vector<int64_t>& parents, ExpandOutput& out) const = 0;
+  // Whether the level's positions are exactly its parents' stored children, each parent's
+  // children one run of positions, in parent order, and each position's coordinate known from
+  // the position alone (dense; compressed; singleton without unlabeled slots). Entries of a
+  // tensor whose levels all are so are listed in storage order straight into their output,
+  // without expand()'s batches (storage/unpack.cpp).
+  virtual bool runsInParentOrder() const { return false; }
+  // Where runsInParentOrder: the first child position of each parent in [0, parentCount]
+  // (parentCount + 1 values, the last one past the last child).
+  virtual void childStarts(const LevelStorage& s, int64_t parentCount, int64_t* out) const;
+  // Where runsInParentOrder: the coordinate at each position in [begin, end).
+  virtual void coordinatesAt(const LevelStorage& s, int64_t begin, int64_t end, int64_t* out) const;
   // Positions under `parent` whose coordinate is `coord` (several for non-unique levels).
   virtual void find(const LevelStorage& s, int64_t parent, int64_t coord, std::vector<int64_t>& out) const;
   // Number of positions of this level (sz_k) given the parent's; O(1), no array is scanned.

@@ -54,4 +54,11 @@ decltype(auto) visitIndices(const Buffer& b, F&& f) {
   return f(b.as<int64_t>());
 }
 
+// Copies elements [begin, end) of an index buffer into `out`, widened to int64.
+inline void copyIndices(const Buffer& b, int64_t begin, int64_t end, int64_t* out) {
+  visitIndices(b, [&](const auto* p) {
+    for (int64_t k = begin; k < end; ++k) out[k - begin] = static_cast<int64_t>(p[k]);
+  });
+}
+
 }  // namespace coiter

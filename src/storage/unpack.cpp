@@ -1,5 +1,6 @@
 #include "storage/unpack.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace coiter {
@@ -48,6 +49,60 @@ StoredEntries storedEntries(const TensorStorage& t) {
   }
   entries.valuePositions = std::move(positions);
   return entries;
+}
+
+bool entriesListInOrder(const TensorStorage& t) {
+  const Format& f = t.format();
+  for (size_t k = 0; k < f.levels().size(); ++k)
+    if (!f.levels()[k]->runsInParentOrder() || !f.levelMap()[k].isModeFunction()) return false;
+  return true;
+}
+
+void listEntriesInOrder(const TensorStorage& t, const std::vector<int64_t*>& modeCoords) {
+  t.checkBounds();  // the coordinates become addresses; the arrays may have changed since wrapping
+  const Format& f = t.format();
+  const size_t levelCount = f.levels().size();
+  const int64_t n = countStoredEntries(t);
+  if (levelCount == 0) return;  // a scalar: one entry, no mode
+  // firstEntry[k][p]: the first entry under position p of level k (positionCount(k) + 1 values),
+  // composed bottom-up from each level's child starts; the last level's positions are entries.
+  std::vector<std::vector<int64_t>> firstEntry(levelCount);
+  for (size_t k = levelCount - 1; k-- > 0;) {
+    const int64_t parents = t.positionCount(k);
+    std::vector<int64_t> starts(static_cast<size_t>(parents) + 1);
+    f.levels()[k + 1]->childStarts(t.levels()[k + 1], parents, starts.data());
+    if (k + 2 < levelCount)
+      for (int64_t& s : starts) s = firstEntry[k + 1][s];
+    firstEntry[k] = std::move(starts);
+  }
+  // Top-down: each level gives its coordinate's contribution to the entries under each of its
+  // positions (which cover every entry), reading the coordinates a bounded chunk at a time. The
+  // first level of a mode writes it, a later one (a block offset under a block index) adds.
+  constexpr int64_t kChunk = 4096;
+  std::vector<int64_t> coords(kChunk);
+  std::vector<bool> written(modeCoords.size(), false);
+  for (size_t k = 0; k < levelCount; ++k) {
+    const LevelCoordinate& lc = f.levelMap()[k];
+    int64_t* mode = modeCoords[lc.mode];
+    const bool add = written[lc.mode];
+    written[lc.mode] = true;
+    const int64_t positions = t.positionCount(k);
+    for (int64_t begin = 0; begin < positions; begin += kChunk) {
+      const int64_t end = std::min(begin + kChunk, positions);
+      f.levels()[k]->coordinatesAt(t.levels()[k], begin, end, coords.data());
+      const int64_t* first = k + 1 < levelCount ? firstEntry[k].data() : nullptr;
+      for (int64_t q = begin; q < end; ++q) {
+        const int64_t c = lc.modeContribution(coords[q - begin]);
+        const int64_t from = first ? first[q] : q, to = first ? first[q + 1] : q + 1;
+        if (add)
+          for (int64_t e = from; e < to; ++e) mode[e] += c;
+        else
+          std::fill(mode + from, mode + to, c);
+      }
+    }
+  }
+  for (size_t m = 0; m < modeCoords.size(); ++m)  // (a mode no level stores: none in these formats)
+    if (!written[m]) std::fill(modeCoords[m], modeCoords[m] + n, int64_t{0});
 }
 
 int64_t countStoredEntries(const TensorStorage& t) {

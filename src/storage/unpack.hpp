@@ -14,6 +14,16 @@ struct StoredEntries {
 
 // Every stored entry in storage order (unlabeled slots skipped).
 StoredEntries storedEntries(const TensorStorage& t);
+// Whether listEntriesInOrder applies to the tensor: every level's positions are runs of its
+// parents' children in parent order, with coordinates known from the position
+// (LevelType::runsInParentOrder) and mode coordinates derived from them (CSR, CSC, COO, DCSR,
+// BCSR, dense, ...). Its stored entries are then its last level's positions, in order, and
+// entry e's value is values[e].
+bool entriesListInOrder(const TensorStorage& t);
+// Where entriesListInOrder: writes mode m's coordinate of every stored entry, in storage order,
+// into modeCoords[m] (countStoredEntries(t) elements each), straight from the levels' arrays.
+// For CSR, the rows from pos and the columns from crd, as SciPy's tocoo does.
+void listEntriesInOrder(const TensorStorage& t, const std::vector<int64_t*>& modeCoords);
 int64_t countStoredEntries(const TensorStorage& t);
 // Adds every stored entry into `out`, a zeroed row-major array of the tensor's shape.
 void scatterToDense(const TensorStorage& t, void* out);

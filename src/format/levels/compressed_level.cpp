@@ -139,6 +139,16 @@ class CompressedLevel final : public LevelType {
         out.push(q, crd.index(q), static_cast<int64_t>(k));
   }
 
+  bool runsInParentOrder() const override { return true; }
+
+  void childStarts(const LevelStorage& s, int64_t parentCount, int64_t* out) const override {
+    copyIndices(s.array("pos"), 0, parentCount + 1, out);
+  }
+
+  void coordinatesAt(const LevelStorage& s, int64_t begin, int64_t end, int64_t* out) const override {
+    copyIndices(s.array("crd"), begin, end, out);
+  }
+
   void find(const LevelStorage& s, int64_t parent, int64_t coord, std::vector<int64_t>& out) const override {
     const Buffer& pos = s.array("pos");
     const Buffer& crd = s.array("crd");

@@ -59,6 +59,18 @@ class DenseLevel final : public LevelType {
       for (int64_t c = 0; c < n; ++c) out.push(parents[k] * n + c, c, static_cast<int64_t>(k));
   }
 
+  bool runsInParentOrder() const override { return true; }
+
+  void childStarts(const LevelStorage& s, int64_t parentCount, int64_t* out) const override {
+    const int64_t n = s.scalar("size");
+    for (int64_t p = 0; p <= parentCount; ++p) out[p] = p * n;
+  }
+
+  void coordinatesAt(const LevelStorage& s, int64_t begin, int64_t end, int64_t* out) const override {
+    const int64_t n = s.scalar("size");
+    for (int64_t q = begin; q < end; ++q) out[q - begin] = q % n;
+  }
+
   void find(const LevelStorage& s, int64_t parent, int64_t coord, std::vector<int64_t>& out) const override {
     int64_t n = s.scalar("size");
     if (coord >= 0 && coord < n) out.push_back(parent * n + coord);

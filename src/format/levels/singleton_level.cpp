@@ -83,6 +83,17 @@ class SingletonLevel final : public LevelType {
     }
   }
 
+  // (Without unlabeled slots: with them, a position may hold no entry.)
+  bool runsInParentOrder() const override { return props_.compact; }
+
+  void childStarts(const LevelStorage&, int64_t parentCount, int64_t* out) const override {
+    for (int64_t p = 0; p <= parentCount; ++p) out[p] = p;
+  }
+
+  void coordinatesAt(const LevelStorage& s, int64_t begin, int64_t end, int64_t* out) const override {
+    copyIndices(s.array("crd"), begin, end, out);
+  }
+
   void find(const LevelStorage& s, int64_t parent, int64_t coord, std::vector<int64_t>& out) const override {
     if (coord >= 0 && s.array("crd").index(parent) == coord) out.push_back(parent);
   }
