@@ -186,13 +186,13 @@ def recompute_into(result, statement, problem, schedule, engine, expected):
         return
     assignment, refs = parse(statement)
     operands = problem.tensors()
-    kernel, _, _, replaced, conversions = choose_kernel(
+    kernel, _, _, inputs, conversions = choose_kernel(
         assignment, refs, operands, problem.out_format, None, engine, schedule
     )
     if not isinstance(kernel, ct.Kernel):
         return
     try:
-        again = kernel(out=result, **operands_to_run(operands, replaced, conversions))
+        again = kernel(out=result, **operands_to_run(operands, inputs, conversions))
     except ct.FormatError:
         return
     assert again is result

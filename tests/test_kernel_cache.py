@@ -175,6 +175,39 @@ def test_cache_keys_identify_the_build_not_only_the_version():
     assert int(build[1]) == os.stat(_core.__file__).st_size
 
 
+@pytest.mark.parametrize(
+    "statement,expected",
+    [
+        # B read transposed: converted to CSC at each call.
+        ("C(i,j) = A(i,j) + B(j,i)", lambda a, b: a + b.T),
+        # One operand read both ways: two inputs, one of them converted.
+        ("C(i,j) = A(i,j) * A(j,i)", lambda a, b: a.multiply(a.T)),
+    ],
+)
+def test_a_choice_that_converts_operands_is_remembered(cache_dir, statement, expected):
+    # Which operands a kernel needs converted, and to what, follows from the statement and the
+    # operands' formats alone: a repeated call converts the new operands but chooses nothing
+    # (no compiler cache lookup), and the operator spelling does the same.
+    rng = np.random.default_rng(8)
+    a, b = (sp.random(30, 30, density=0.2, format="csr", random_state=rng) for _ in range(2))
+    result = ct.evaluate(statement, A=a, B=b)
+    np.testing.assert_allclose(result.to_numpy(), expected(a, b).toarray())
+    before = ct.cache_info()
+    for _ in range(2):
+        c, d = (sp.random(30, 30, density=0.2, format="csr", random_state=rng) for _ in range(2))
+        c.data[:3] = 0.0  # stored zeros stay stored through the conversion
+        np.testing.assert_allclose(
+            ct.evaluate(statement, A=c, B=d).to_numpy(), expected(c, d).toarray()
+        )
+    after = ct.cache_info()
+    assert (after["hits"], after["misses"]) == (before["hits"], before["misses"])
+    t = ct.asarray(a)
+    np.testing.assert_allclose((t + t.T).to_numpy(), (a + a.T).toarray())
+    before = ct.cache_info()
+    np.testing.assert_allclose((t + t.T).to_numpy(), (a + a.T).toarray())
+    assert ct.cache_info()["hits"] + ct.cache_info()["misses"] == before["hits"] + before["misses"]
+
+
 def test_evaluate_remembers_its_kernel_per_statement_formats_and_options(cache_dir):
     # ct.evaluate's parsing, format inference and expression building cost several times a
     # small kernel's call: a repeated call with operands of the same formats and dtypes goes

@@ -488,22 +488,23 @@ def core_assignment(typed: Assignment) -> _core.Assignment:
 
 def with_reordered_operands(
     typed: Assignment,
-    operands: Mapping[str, Tensor],
+    formats: Mapping[str, Format],
     attempt: Callable[[dict[str, Format]], K],
     error: CompileError,
     schedule: str = "",
     target: str = "cpu",
-) -> tuple[K, dict[str, Tensor]]:
+) -> tuple[K, dict[str, Format]]:
     """When no loop order traverses every operand in its storage order (e.g. A(k,i) * B(k,j)
     with both in CSR and a CSR result), convert sparse operands to other mode orders
     (transpositions, O(nnz) each), as a user expects the expression to just work.
 
-    ``typed`` is the statement over TensorSpecs (the operands' formats), ``operands`` maps
-    input names to tensors, and ``attempt(formats)`` compiles with the inputs' formats
+    ``typed`` is the statement over TensorSpecs (the operands' formats), ``formats`` maps
+    input names to their formats, and ``attempt(formats)`` compiles with the inputs' formats
     overridden by name. The core proposes the conversions its legality check accepts, in order
     (``_core.operand_orders_that_traverse``: one loop order for all operands first, then the
-    fewest conversions); the first is used, and logged. Returns ``(kernel, converted tensors
-    by name)``; raises ``error`` when there is none."""
+    fewest conversions); the first is used, and logged. Returns ``(kernel, the format to
+    convert each operand named to before a call)``; raises ``error`` when there is none. The
+    choice depends on the statement and formats only, so callers may keep it."""
     candidates = _core.operand_orders_that_traverse(core_assignment(typed), schedule, target)
     if not candidates:
         raise error
@@ -516,11 +517,11 @@ def with_reordered_operands(
             "coiter: converting %s from %s to %s so every operand is traversed in storage "
             "order (%s)",
             name,
-            operands[name].format,
+            formats[name],
             fmt,
             error,
         )
-    return kernel, {name: operands[name].asformat(fmt) for name, fmt in overrides.items()}
+    return kernel, overrides
 
 
 def _unique_names(tensors: Sequence[Any]) -> dict[int, str]:
@@ -598,10 +599,15 @@ def _compile_definition(
         return attempt({})
     except CompileError as error:
         rewritten, _, _, operands = specs_for_tensors(definition, tensor.name or "out")
-        kernel, converted = with_reordered_operands(
-            rewritten, operands, attempt, error, schedule_text, target
+        kernel, overrides = with_reordered_operands(
+            rewritten,
+            {name: t.format for name, t in operands.items()},
+            attempt,
+            error,
+            schedule_text,
+            target,
         )
-        kernel._bound.update(converted)
+        kernel._bound.update({name: operands[name].asformat(f) for name, f in overrides.items()})
         return kernel
 
 

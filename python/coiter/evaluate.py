@@ -45,10 +45,15 @@ from .tensor import Tensor
 # 0.08 ms a call of the kernel, SciPy 0.2 ms); the compiler's own cache still holds the kernels.
 # Least recently used first; cleared with the compiler's (ct.clear_cache, kernel_cache.py).
 _CHOSEN_KERNELS_KEPT = 256
-# (kernel, result format, result dtype, None or the operands to pass instead, the formats to
-# convert operands to before each call: see choose_kernel)
+# A kernel's inputs when they are not the statement's operands (repeated operands read under
+# names of their own, some converted to other mode orders): for each input name, the operand it
+# is and the format to convert it to before each call (None: as it is). It follows from the
+# statement and the operands' formats alone, so a choice that has one is remembered too.
+Inputs: TypeAlias = dict[str, tuple[str, Format | None]]
+# (kernel, result format, result dtype, None or the kernel's inputs, the formats to convert
+# operands to before each call: see choose_kernel)
 Choice: TypeAlias = tuple[
-    Kernel | KernelPlan, Format, np.dtype[Any], dict[str, Tensor] | None, dict[str, Format]
+    Kernel | KernelPlan, Format, np.dtype[Any], Inputs | None, dict[str, Format]
 ]
 _chosen_kernels: OrderedDict[Hashable, Choice] = OrderedDict()
 
@@ -206,14 +211,14 @@ def evaluate(
         chosen = choose_kernel(
             assignment, refs, operands, out_format, dtype, engine, schedule, target
         )
-        if key is not None and chosen[3] is None:
+        if key is not None:
             _chosen_kernels[key] = chosen
             if len(_chosen_kernels) > _CHOSEN_KERNELS_KEPT:
                 _chosen_kernels.popitem(last=False)
     else:
         _chosen_kernels.move_to_end(key)
-    kernel, fmt, result_dtype, replaced, conversions = chosen
-    operands = operands_to_run(operands, replaced, conversions)
+    kernel, fmt, result_dtype, inputs, conversions = chosen
+    operands = operands_to_run(operands, inputs, conversions)
     if out_format is None and is_all_dense(fmt):
         # Only an inferred format is limited (docs/reference.md, "Result formats", rule 3): a dense
         # result asked for with out_format= is what the user wants, however large.
@@ -267,13 +272,17 @@ def converted(
 
 def operands_to_run(
     operands: dict[str, Tensor],
-    replaced: dict[str, Tensor] | None,
+    inputs: Inputs | None,
     conversions: Mapping[str, Format],
 ) -> dict[str, Tensor]:
-    """What a chosen kernel (choose_kernel) is called with: the operands it replaced them
-    with, else the operands converted as schedule="auto" asked, else the operands."""
-    if replaced is not None:
-        return replaced
+    """What a chosen kernel (choose_kernel) is called with: its inputs made from the operands
+    (converted where they say), else the operands converted as schedule="auto" asked, else
+    the operands."""
+    if inputs is not None:
+        return {
+            name: operands[operand] if fmt is None else operands[operand].asformat(fmt)
+            for name, (operand, fmt) in inputs.items()
+        }
     return converted(operands, conversions) if conversions else operands
 
 
@@ -287,9 +296,12 @@ def choose_kernel(
     schedule: Schedule | str | None,
     target: str = "cpu",
 ) -> Choice:
-    """(kernel, result format, result dtype, None or the operands to pass instead: some
-    converted to another mode order, repeated ones under names of their own; the formats to
-    convert operands to before each call, which ``schedule="auto"`` may ask for)."""
+    """(kernel, result format, result dtype, None or the kernel's inputs when they are not the
+    operands (``Inputs``: repeated operands under names of their own, some converted to
+    another mode order); the formats to convert operands to before each call, which
+    ``schedule="auto"`` may ask for). Operand data is not read: every part of the choice
+    follows from the statement, the operands' formats and dtypes, and the options (and for
+    ``schedule="auto"`` the operands' statistics)."""
     result_name = assignment.lhs.tensor.name
     rhs_dtype = inferred_result_dtype(assignment, operands)
     result_dtype = rhs_dtype if dtype is None else np.dtype(dtype)
@@ -325,64 +337,62 @@ def choose_kernel(
         )
         return kernel, fmt, result_dtype, None, conversions
     except CompileError as error:
-        # (Not remembered: which operands are converted, and how, depends on their data. The
-        # conversions auto asked for are made here only: a compiled kernel's are made by each
-        # call, operands_to_run.)
-        kernel, replaced = _compile_with_reordered_operands(
-            (assignment, refs),
-            converted(operands, conversions),
-            formats,
-            dtypes,
-            engine,
-            schedule,
-            error,
-            target,
+        # (The conversions auto asked for are folded into the inputs' formats.)
+        kernel, inputs = _compile_with_reordered_operands(
+            (assignment, refs), formats, dtypes, engine, schedule, error, target
         )
-        return kernel, fmt, result_dtype, replaced, {}
+        kept = {  # (an input in its operand's own format is passed as it is)
+            name: (operand, None if f == operands[operand].format else f)
+            for name, (operand, f) in inputs.items()
+        }
+        return kernel, fmt, result_dtype, kept, {}
 
 
-def _split_repeated(
-    assignment: Assignment,
-    operands: Mapping[str, Tensor],
-) -> tuple[Parsed, dict[str, Tensor]]:
+def _split_repeated(assignment: Assignment) -> tuple[Parsed, dict[str, str]]:
     """The statement with every repeated operand read under its own name (A, A_1, ...), so
-    each access can be given its own storage order."""
+    each access can be given its own storage order; and the operand each name reads."""
     seen: dict[str, int] = {}
     refs: dict[str, TensorRef] = {}
-    given: dict[str, Tensor] = {}
+    sources: dict[str, str] = {}
 
     def rename(ref: TensorRef) -> TensorRef:
         n = seen.get(ref.name, 0)
         seen[ref.name] = n + 1
         name = ref.name if n == 0 else f"{ref.name}_{n}"
         refs[name] = TensorRef(name, ref.order)
-        given[name] = operands[ref.name]
+        sources[name] = ref.name
         return refs[name]
 
     rhs = map_tensors(assignment.rhs, rename)
     result = assignment.lhs.tensor
     refs[result.name] = result
-    return (Assignment(assignment.lhs, rhs, assignment.accumulate), refs), given
+    return (Assignment(assignment.lhs, rhs, assignment.accumulate), refs), sources
 
 
 def _compile_with_reordered_operands(
     parsed: Parsed,
-    operands: Mapping[str, Tensor],
     formats: Mapping[str, Format],
     dtypes: Mapping[str, np.dtype[Any]],
     engine: str | None,
     schedule: Schedule | str | None,
     error: CompileError,
     target: str = "cpu",
-) -> tuple[Kernel, dict[str, Tensor]]:
+) -> tuple[Kernel, Inputs]:
     """Compile with operands converted to other mode orders (see
-    ``compiler.with_reordered_operands``), each access of a repeated operand on its own."""
-    parsed, operands = _split_repeated(parsed[0], operands)
+    ``compiler.with_reordered_operands``), each access of a repeated operand on its own;
+    ``formats`` and ``dtypes`` are the operands' (and the result's) by name. Returns the
+    kernel and its inputs: for each, the operand it reads and the format it needs (None: the
+    operand's own)."""
     result_name = parsed[0].lhs.tensor.name
+    parsed, sources = _split_repeated(parsed[0])
     formats = dict(
-        {n: t.format for n, t in operands.items()}, **{result_name: formats[result_name]}
+        {name: formats[operand] for name, operand in sources.items()},
+        **{result_name: formats[result_name]},
     )
-    dtypes = dict({n: t.dtype for n, t in operands.items()}, **{result_name: dtypes[result_name]})
+    dtypes = dict(
+        {name: dtypes[operand] for name, operand in sources.items()},
+        **{result_name: dtypes[result_name]},
+    )
 
     def attempt(overrides: dict[str, Format]) -> Kernel:
         return compile_kernel(
@@ -395,10 +405,12 @@ def _compile_with_reordered_operands(
         )
 
     typed, _, _ = typed_statement(parsed, formats, np.float64, dtypes)
-    kernel, converted = with_reordered_operands(
-        typed, operands, attempt, error, schedule_text(schedule), target
+    kernel, overrides = with_reordered_operands(
+        typed, formats, attempt, error, schedule_text(schedule), target
     )
-    return kernel, dict(operands, **converted)
+    return kernel, {
+        name: (operand, overrides.get(name, formats[name])) for name, operand in sources.items()
+    }
 
 
 class _HasOrder(Protocol):

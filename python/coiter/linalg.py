@@ -82,8 +82,8 @@ def _product_kernel(matrix, x, transposed):
         operands = {"A": matrix, "x": as_tensor(x, "x")}
         assignment, refs = parse(statement)
         chosen = choose_kernel(assignment, refs, operands, "dense", None, None, None)
-        kernel, replaced, conversions = chosen[0], chosen[3], chosen[4]
-        if replaced is not None or conversions:
+        kernel, inputs, conversions = chosen[0], chosen[3], chosen[4]
+        if inputs is not None or conversions:
             return None
         _product_kernels[key] = kernel
     return kernel

@@ -345,8 +345,8 @@ def run(tensor):
         chosen = _choose_remembered(definition, tensor, text, tensors, operands)
         if product is not None and chosen[1] is None and not chosen[2]:
             product.chosen = chosen
-    kernel, replaced, conversions = chosen
-    operands = operands_to_run(operands, replaced, conversions)
+    kernel, inputs, conversions = chosen
+    operands = operands_to_run(operands, inputs, conversions)
     if isinstance(kernel, Kernel) and kernel._built is kernel._result:
         # The result's storage straight from the call, in the tensor's format (no Tensor
         # made around it only to be taken apart here); None: the call was not made.
@@ -360,7 +360,7 @@ def run(tensor):
 
 
 def _choose_remembered(definition, tensor, text, tensors, operands):
-    """``(kernel, operands to pass instead or None, formats to convert operands to first)``
+    """``(kernel, the kernel's inputs or None, formats to convert operands to first)``
     for the definition, from _kernels when an equal computation was chosen before."""
     rhs, variables = definition.rhs, definition.variables
     # The kernel is chosen as schedule="auto" chooses (choose_kernel without a schedule), on
@@ -382,16 +382,15 @@ def _choose_remembered(definition, tensor, text, tensors, operands):
             Access(out, variables), map_tensors(rhs, lambda t: refs[names[id(t)]])
         )
         chosen = _choose(assignment, refs, operands, tensor)
-        if chosen[1] is None:  # remembered unless operands were converted (that depends on data)
-            _remember(_kernels, key, chosen)
+        _remember(_kernels, key, chosen)
     return chosen
 
 
 def _choose(assignment, refs, operands, tensor):
-    kernel, _, _, replaced, conversions = choose_kernel(
+    kernel, _, _, inputs, conversions = choose_kernel(
         assignment, refs, operands, tensor.format, tensor.dtype, None, None
     )
-    return kernel, replaced, conversions
+    return kernel, inputs, conversions
 
 
 def signature(rhs, variables):
