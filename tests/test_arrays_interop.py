@@ -139,26 +139,6 @@ def test_products_of_other_index_widths_operand_dtypes_and_layouts():
     assert first.flags.writeable and not np.shares_memory(first, narrow.matvec(x))
 
 
-def test_a_tensor_keeps_its_product_kernels_until_the_cache_is_cleared():
-    # T.matvec remembers its kernel on the tensor (no Format hashed per call); clearing the
-    # cache makes the next product choose and compile its kernel again, as for every call.
-    r = sp.random(50, 40, density=0.1, random_state=5, format="csr")
-    t = ct.asarray(r)
-    x = np.linspace(0.0, 1.0, 40)
-    np.testing.assert_allclose(t.matvec(x), r @ x)
-    ct.clear_cache(disk=True)
-    before = ct.cache_info()["compiles"]
-    np.testing.assert_allclose(t.matvec(x), r @ x)
-    assert ct.cache_info()["compiles"] == before + 1
-    np.testing.assert_allclose(t.matvec(2 * x), r @ (2 * x))
-    assert ct.cache_info()["compiles"] == before + 1  # remembered again
-    # Another tensor of the same format shares the choice; the transposed product is its own.
-    other = ct.asarray(sp.random(50, 40, density=0.2, random_state=6, format="csr"))
-    np.testing.assert_allclose(other.matvec(x), other.to_scipy() @ x)
-    np.testing.assert_allclose(t.rmatvec(np.ones(50)), r.T @ np.ones(50))
-    assert ct.cache_info()["compiles"] == before + 2
-
-
 @pytest.mark.parametrize("kind", ["csr", "csc", "coo", "bsr", "dia", "lil", "dok"])
 @pytest.mark.parametrize("container", ["array", "matrix"])
 def test_asarray_of_every_scipy_type(kind, container):

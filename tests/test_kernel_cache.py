@@ -175,6 +175,35 @@ def test_cache_keys_identify_the_build_not_only_the_version():
     assert int(build[1]) == os.stat(_core.__file__).st_size
 
 
+def test_a_tensor_keeps_its_product_kernels_until_the_cache_is_cleared(cache_dir):
+    # T.matvec remembers its kernel on the tensor (no Format hashed per call): later products
+    # ask the compiler nothing. Clearing the cache makes the next product choose its kernel
+    # again (a lookup in the compiler's cache), as every other call does.
+    def lookups():
+        info = ct.cache_info()
+        return info["hits"] + info["misses"]
+
+    r = sp.random(50, 40, density=0.1, random_state=5, format="csr")
+    t = ct.asarray(r)
+    x = np.linspace(0.0, 1.0, 40)
+    np.testing.assert_allclose(t.matvec(x), r @ x)
+    before = lookups()
+    np.testing.assert_allclose(t.matvec(2 * x), r @ (2 * x))
+    assert lookups() == before
+    ct.clear_cache()
+    before = lookups()
+    np.testing.assert_allclose(t.matvec(x), r @ x)
+    assert lookups() > before
+    before = lookups()
+    np.testing.assert_allclose(t.matvec(3 * x), r @ (3 * x))
+    # Another tensor of the same format shares the choice; the transposed product is its own.
+    other = ct.asarray(sp.random(50, 40, density=0.2, random_state=6, format="csr"))
+    np.testing.assert_allclose(other.matvec(x), other.to_scipy() @ x)
+    assert lookups() == before
+    np.testing.assert_allclose(t.rmatvec(np.ones(50)), r.T @ np.ones(50))
+    assert lookups() > before
+
+
 @pytest.mark.parametrize(
     "statement,expected",
     [

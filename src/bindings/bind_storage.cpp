@@ -69,11 +69,6 @@ std::shared_ptr<TensorStorage> fromArrays(const Format& format, const std::vecto
                                          borrowArray(values, "values"));
 }
 
-// A dense tensor reading a NumPy array in place, in `format` (all dense, in mode order) or
-// the dense format of the array's order: what ct.asarray makes of a NumPy array, and, without
-// the Python, what kernel calls make of NumPy operands. SignatureError when the array would
-// need a conversion (not C-contiguous, not native, an unsupported dtype), so that the caller
-// takes the general path, which converts it or explains why it cannot.
 bool readableInPlace(const py::array& a) { return a.ndim() == 1 && (a.flags() & py::array::c_style) && isNative(a); }
 
 // A COO tensor reading a canonical 2-D SciPy coo array or matrix (sorted by row, then

@@ -1,6 +1,7 @@
 #include "lattice/iteration_lattice.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 
 #include "util/errors.hpp"
@@ -66,11 +67,13 @@ struct Builder {
   const std::vector<Segment>& segments;
   int dimension;
   bool unorderedLocated;  // build()'s locateUnordered
+  std::set<int> located;  // unordered segments located wherever they appear (see build())
 
   // Segment rule and dimension rule.
   Points leaf(int s) const {
     const Segment& seg = segments[s];
-    bool iterate = seg.iterable && (seg.ordered || !unorderedLocated || !seg.locatable);
+    bool locateIt = unorderedLocated || located.count(s) > 0;
+    bool iterate = seg.iterable && (seg.ordered || !locateIt || !seg.locatable);
     if (seg.dimension || iterate) return {LatticePoint{{s}, {}}};
     if (seg.locatable) return {LatticePoint{{dimension}, {s}}};
     throw CoiterError("lattice: segment " + seg.name + " can neither be iterated nor located");
@@ -223,14 +226,39 @@ struct Builder {
   }
 };
 
+// Unordered segments that are iterated in one point and located in another. Such a segment
+// drives a point alone (it was intersected with a union whose other points it could not be
+// merged into), so it is walked from its first entry after the points that located it, and
+// visits their coordinates a second time: in (C(i,j) - T(i,j)) * B(j,k) with C compressed, T
+// and B hashed, the points C|T,B and B|T subtracted T(i,j) * B(j,k) twice wherever C(i,j) was
+// stored too. Such segments are located everywhere instead, while the dimension is walked.
+std::set<int> iteratedAndLocated(const Points& points, const std::vector<Segment>& segments) {
+  std::set<int> iterated, located, both;
+  for (const LatticePoint& p : points) {
+    for (int s : p.iterators)
+      if (!segments[s].dimension && !segments[s].ordered) iterated.insert(s);
+    for (int s : p.locators)
+      if (!segments[s].ordered) located.insert(s);
+  }
+  std::set_intersection(iterated.begin(), iterated.end(), located.begin(), located.end(),
+                        std::inserter(both, both.begin()));
+  return both;
+}
+
 }  // namespace
 
 IterationLattice IterationLattice::build(const DomainExprPtr& domain, const std::vector<Segment>& segments,
                                          int dimension, bool locateUnordered) {
   IterationLattice lattice;
   lattice.segments_ = segments;
-  Builder builder{lattice.segments_, dimension, locateUnordered};
+  Builder builder{lattice.segments_, dimension, locateUnordered, {}};
   Points points = builder.build(domain);
+  // (Each round locates at least one more segment, so this ends.)
+  for (std::set<int> both = iteratedAndLocated(points, lattice.segments_); !both.empty();
+       both = iteratedAndLocated(points, lattice.segments_)) {
+    builder.located.insert(both.begin(), both.end());
+    points = builder.build(domain);
+  }
   // Lattice order: more iterators first (a stable sort keeps construction order otherwise).
   std::stable_sort(points.begin(), points.end(), [](const LatticePoint& x, const LatticePoint& y) {
     return x.iterators.size() > y.iterators.size();
