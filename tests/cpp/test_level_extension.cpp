@@ -62,7 +62,7 @@ class SegmentEndsLevel final : public LevelType {
     }
   }
   int64_t countPositions(const LevelStorage& s, int64_t) const override { return s.array("crd").length(); }
-  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent, const std::string& where,
+  int64_t validate(const LevelStorage& s, int64_t parentCount, int64_t extent, const LevelDescription& where,
                    ValidationScope scope) const override {
     const Buffer& ends = checkedArray(s, "ends", parentCount, where);
     const Buffer& crd = checkedArray(s, "crd", -1, where);
