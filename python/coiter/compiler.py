@@ -38,6 +38,8 @@ _INT32_MAX = np.iinfo(np.int32).max
 _INT64 = np.dtype(np.int64)
 # What a kernel call may read in place without asarray's Python (see as_tensor).
 _IN_PLACE_OPERANDS = (Tensor, np.ndarray) + SCIPY_IN_PLACE
+# What a core kernel call gives (Kernel._called_in_place returns it).
+_Result = TypeVar("_Result")
 # Whether default_engine said that kernels are compiled with the C compiler (said once).
 _warned_about_c_engine = False
 
@@ -375,26 +377,29 @@ class Kernel:
                 return None
         return data
 
-    def _run_in_place(self, tensors: Mapping[str, Any]) -> _core.TensorStorage | None:
-        """The call's fast path: the result's storage when every input can be read in place
-        (_in_place_operands) by the last variant's index widths; None otherwise (the caller
-        then makes the general call, which converts)."""
+    def _called_in_place(
+        self, run: Callable[[list[Any]], _Result], tensors: Mapping[str, Any]
+    ) -> _Result | None:
+        """``run`` (a call of the last variant's core kernel) on the operands read in place
+        (_in_place_operands); None when one cannot be, or needs converting or another variant
+        (the caller then makes the general call, which converts)."""
         try:
             data = self._in_place_operands(tensors)
-            return None if data is None else self._core.run(data)
-        except SignatureError:  # an operand needs converting, or another variant
+            return None if data is None else run(data)
+        except SignatureError:
             return None
+
+    def _run_in_place(self, tensors: Mapping[str, Any]) -> _core.TensorStorage | None:
+        """The call's fast path: the result's storage, or None (see _called_in_place)."""
+        return self._called_in_place(self._core.run, tensors)
 
     def _values(self, tensors: Mapping[str, Any]) -> Any:
         """The values array of the call's all-dense result (``np.asarray(self(**tensors))``,
         flat, without the Tensors around the call's operands and result)."""
         if len(tensors) == len(self.inputs) and self._built is self._result:
-            try:
-                data = self._in_place_operands(tensors)
-                if data is not None:
-                    return self._core.run_values(data)
-            except SignatureError:  # as in _run_in_place: the general call converts
-                pass
+            values = self._called_in_place(self._core.run_values, tensors)
+            if values is not None:
+                return values
         return self._call(None, dict(tensors)).values
 
     def _finish(self, storage: _core.TensorStorage) -> Tensor:

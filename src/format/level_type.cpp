@@ -1,8 +1,7 @@
 #include "format/level_type.hpp"
 
-#include <stdexcept>
-
 #include <algorithm>
+#include <stdexcept>
 
 #include "util/errors.hpp"
 

@@ -53,16 +53,19 @@ StoredEntries storedEntries(const TensorStorage& t) {
 
 bool entriesListInOrder(const TensorStorage& t) {
   const Format& f = t.format();
-  for (size_t k = 0; k < f.levels().size(); ++k)
+  std::vector<bool> modeGiven(t.shape().size(), false);
+  for (size_t k = 0; k < f.levels().size(); ++k) {
     if (!f.levels()[k]->runsInParentOrder() || !f.levelMap()[k].isModeFunction()) return false;
-  return true;
+    modeGiven[f.levelMap()[k].mode] = true;
+  }
+  // (Every mode is some level's: listEntriesInOrder writes each mode from its levels alone.)
+  return std::all_of(modeGiven.begin(), modeGiven.end(), [](bool given) { return given; });
 }
 
 void listEntriesInOrder(const TensorStorage& t, const std::vector<int64_t*>& modeCoords) {
   t.checkBounds();  // the coordinates become addresses; the arrays may have changed since wrapping
   const Format& f = t.format();
   const size_t levelCount = f.levels().size();
-  const int64_t n = countStoredEntries(t);
   if (levelCount == 0) return;  // a scalar: one entry, no mode
   // firstEntry[k][p]: the first entry under position p of level k (positionCount(k) + 1 values),
   // composed bottom-up from each level's child starts; the last level's positions are entries.
@@ -101,8 +104,6 @@ void listEntriesInOrder(const TensorStorage& t, const std::vector<int64_t*>& mod
       }
     }
   }
-  for (size_t m = 0; m < modeCoords.size(); ++m)  // (a mode no level stores: none in these formats)
-    if (!written[m]) std::fill(modeCoords[m], modeCoords[m] + n, int64_t{0});
 }
 
 int64_t countStoredEntries(const TensorStorage& t) {

@@ -16,8 +16,8 @@ struct StoredEntries {
 StoredEntries storedEntries(const TensorStorage& t);
 // Whether listEntriesInOrder applies to the tensor: every level's positions are runs of its
 // parents' children in parent order, with coordinates known from the position
-// (LevelType::runsInParentOrder) and mode coordinates derived from them (CSR, CSC, COO, DCSR,
-// BCSR, dense, ...). Its stored entries are then its last level's positions, in order, and
+// (LevelType::runsInParentOrder), and every mode's coordinates derived from them (CSR, CSC,
+// COO, DCSR, BCSR, dense, ...). Its stored entries are then its last level's positions, in order, and
 // entry e's value is values[e].
 bool entriesListInOrder(const TensorStorage& t);
 // Where entriesListInOrder: writes mode m's coordinate of every stored entry, in storage order,
