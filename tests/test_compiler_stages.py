@@ -366,19 +366,29 @@ def test_spgemm_prefetches_the_rows_of_b_its_loop_over_a_reaches_next():
     assert len(re.findall(unsplit, src)) == 2, src
 
 
-@pytest.mark.parametrize("per_row", [1, 5, 15, 16, 17, 40])
-def test_llvm_engine_sums_short_rows_in_a_scalar_loop(per_row):
-    # A row's sum runs vectorized from 16 entries on, else in a scalar loop (the vector loop's
-    # gathers and horizontal sum cost short rows more than they save): both loops are there,
-    # and rows on either side of the bound sum right.
+@pytest.mark.parametrize("per_row", [1, 5, 8, 9, 15, 16, 17, 40, "0 to 20"])
+def test_llvm_engine_sums_short_rows_in_a_masked_or_scalar_loop(per_row):
+    # A row's sum runs in the plain vector loop from 16 entries on. Shorter rows run, where the
+    # CPU has AVX-512, in a masked vector loop (every step masked: no scalar remainder, and no
+    # branch on the row's length to mispredict), else in a scalar loop (llvm_codegen.cpp,
+    # segmentLoop). Both loops are there, and rows on either side of the bound sum right.
+    if not _core.with_llvm:
+        pytest.skip("this build has no LLVM engine")
     kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"})
     ir = kern.source("llvm")
     assert re.search(r"icmp sgt i64 %[\w.]+, 15", ir)  # (entries >= 16, as LLVM writes it)
-    assert re.search(r'!"llvm.loop.vectorize.enable", i1 false', ir)
     assert "llvm.vector.reduce.fadd" in ir
-    rng = np.random.default_rng(per_row)
+    features = set(re.findall(r'"target-features"="([^"]*)"', ir))
+    assert len(features) == 1
+    if "+avx512f" in features.pop().split(","):
+        assert re.search(r"call <8 x double> @llvm\.masked\.load\.v8f64", ir)
+        assert not re.search(r'!"llvm.loop.vectorize.enable", i1 false', ir)
+    else:
+        assert re.search(r'!"llvm.loop.vectorize.enable", i1 false', ir)
+    rng = np.random.default_rng(7 if isinstance(per_row, str) else per_row)
     n = 3000
-    rows = np.repeat(np.arange(n), per_row)
+    lengths = rng.integers(0, 21, n) if isinstance(per_row, str) else np.full(n, per_row)
+    rows = np.repeat(np.arange(n), lengths)
     M = sp.csr_array((rng.random(rows.size), (rows, rng.integers(0, n, rows.size))), shape=(n, n))
     M.sum_duplicates()
     x = rng.random(n)

@@ -93,6 +93,8 @@ class KernelBuilder {
   void build(const llvm::TargetMachine& target) {
     targetCpu_ = target.getTargetCPU().str();
     targetFeatures_ = target.getTargetFeatureString().str();
+    // (Whole entries: "+avx512fp16" is another feature.)
+    maskedShortSegments_ = ("," + targetFeatures_ + ",").find(",+avx512f,") != std::string::npos;
     vectorWidth_ = preferredVectorWidth(fn_.body);
     auto* ptrTy = llvm::PointerType::getUnqual(ctx_);
     auto* type = llvm::FunctionType::get(b_.getInt32Ty(), {ptrTy, ptrTy}, false);
@@ -511,11 +513,20 @@ class KernelBuilder {
       return segmentLoop(n, begin, end);
     serialLoop(n, begin, end, loopHints(n.schedule));
   }
-  // A segment's loop that sums into a scalar accumulator (a CSR row's dot product) runs
-  // vectorized only when the segment has kVectorSegment entries or more, else as a scalar loop.
-  // Vectorized, each segment pays for gathering its elements into vector lanes and for the
-  // horizontal sum of the partial sums at its end, which rows of a few entries do not earn
-  // back; the out-of-order core already overlaps the scalar sums of consecutive short rows.
+  // A segment's loop that sums into a scalar accumulator (a CSR row's dot product) runs as the
+  // plain vectorized loop when the segment has kVectorSegment entries or more. Shorter
+  // segments do not fill that loop's vectors, and their length varies from row to row:
+  //   - where the CPU has AVX-512's masked loads and gathers, a short segment runs as a masked
+  //     vector loop (the vectorizer's tail folding): one or two vector steps whatever its
+  //     length, so the branch that ends a scalar loop after 3, 5 or 6 entries is not
+  //     mispredicted from row to row. CSR SpMV, one thread, Sapphire Rapids, SciPy's time
+  //     over coiter's, scalar -> masked (python -m benchmarks.spmv_pairs, two runs each):
+  //     banded rows of about 8 (200,000) 0.74 -> 1.32; a 5-point Poisson matrix (rows of 5,
+  //     which a scalar loop predicts) 0.66-0.68 -> 0.64-0.65. CG on a random SPD matrix of
+  //     10,000 rows of 6 to 22: 0.83 -> 1.17-1.20 (python -m benchmarks.cg_solve).
+  //   - elsewhere it runs as a scalar loop: there the vectorizer's cost model does not gather
+  //     for it (AVX2's gathers are slow), and each vectorized segment would pay for loading
+  //     its elements into lanes and the horizontal sum at its end.
   static constexpr int64_t kVectorSegment = 16;
   void segmentLoop(const ir::ForNode& n, llvm::Value* begin, llvm::Value* end) {
     bool isSigned = isSignedInteger(n.var->type.elem);
@@ -531,7 +542,7 @@ class KernelBuilder {
     serialLoop(n, begin, end, loopHints(n.schedule));
     b_.CreateBr(join);
     b_.SetInsertPoint(scalar);
-    serialLoop(n, begin, end, loopHints(n.schedule, /*scalar=*/true));
+    serialLoop(n, begin, end, loopHints(n.schedule, maskedShortSegments_ ? SegmentLoop::Masked : SegmentLoop::Scalar));
     b_.CreateBr(join);
     b_.SetInsertPoint(join);
   }
@@ -579,16 +590,23 @@ class KernelBuilder {
     if (hints) latch->setMetadata(llvm::LLVMContext::MD_loop, hints);
     b_.SetInsertPoint(exit);
   }
+  // How segmentLoop runs a short segment; Default: as the schedule says (any other loop).
+  enum class SegmentLoop { Default, Scalar, Masked };
   // The schedule's hints for the loop optimizers (vectorize, unroll count), as the loop ID
-  // that LLVM reads from the latch branch; null when there are none. `scalar`: the loop is
-  // not vectorized (segmentLoop's short segments).
-  llvm::MDNode* loopHints(const ir::LoopSchedule& schedule, bool scalar = false) {
+  // that LLVM reads from the latch branch; null when there are none.
+  llvm::MDNode* loopHints(const ir::LoopSchedule& schedule, SegmentLoop segment = SegmentLoop::Default) {
     llvm::SmallVector<llvm::Metadata*, 3> hints{nullptr};  // operand 0: the loop ID itself
     auto hint = [&](const char* name, llvm::Constant* value) {
       hints.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, name), llvm::ConstantAsMetadata::get(value)}));
     };
     if (schedule.kind == ir::LoopKind::Vectorized) hint("llvm.loop.vectorize.enable", b_.getTrue());
-    if (scalar) hint("llvm.loop.vectorize.enable", b_.getFalse());
+    if (segment == SegmentLoop::Scalar) hint("llvm.loop.vectorize.enable", b_.getFalse());
+    if (segment == SegmentLoop::Masked) {
+      // Tail folding: every step masked, no scalar remainder loop. The cost model still
+      // picks the width (from prefer-vector-width) or leaves the loop scalar.
+      hint("llvm.loop.vectorize.enable", b_.getTrue());
+      hint("llvm.loop.vectorize.predicate.enable", b_.getTrue());
+    }
     if (schedule.unroll > 0 && schedule.kind != ir::LoopKind::Parallel) {
       hint("llvm.loop.unroll.count", b_.getInt32(schedule.unroll));
     } else {
@@ -772,6 +790,7 @@ class KernelBuilder {
   std::string targetCpu_;
   const char* vectorWidth_ = "256";  // the kernel's (llvm_vector_width.hpp)
   std::string targetFeatures_;
+  bool maskedShortSegments_ = false;  // segmentLoop's short segments: masked vector loops
   llvm::Value* pointerSlots_ = nullptr;
   llvm::Value* integerSlots_ = nullptr;
   FunctionState fs_;
