@@ -10,6 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 import coiter as ct
+from coiter.tensor import pack
 
 # (format, shape): every level type that lists in order, mode orders, blocks, and formats
 # that do not (hashed, ELL's unlabeled slots, DIA's derived coordinates).
@@ -109,6 +110,39 @@ def test_formats_of_runs_list_their_entries_in_storage_order(fmt, shape):
     np.testing.assert_array_equal(listed_values, values[order])
 
 
+# The formats whose entries list sorted and unique by COO's modes: one ordered, unique level
+# per mode, in mode order.
+LISTED_AS_COORDINATES = {"csr", "dcsr", "dense", "dss", "csf"}
+
+
+@pytest.mark.parametrize("fmt,shape,index_dtype", WIDTHS)
+def test_asformat_coo_of_entries_in_order_is_the_packed_coordinate_list(fmt, shape, index_dtype):
+    # Such entries become COO straight from the arrays (storage/coordinate_list.hpp), others
+    # are listed and packed (sorted, duplicates summed): both give the same arrays.
+    rng = np.random.default_rng(len(fmt) * 7 + len(shape))
+    coords, values = random_entries(shape, rng)
+    t = tensor_of(coords, values, shape, fmt, index_dtype)
+    coo = ct.as_format("coo", len(shape))
+    direct = t._storage.list_as_coordinates(coo)
+    assert (direct is not None) == (fmt in LISTED_AS_COORDINATES)
+    listed, listed_values = t.coords()
+    bits = 64 if index_dtype == np.int64 else 32
+    packed = pack(
+        coo, shape, [listed[:, m] for m in range(len(shape))], listed_values, index_bits=bits
+    )
+    converted = t.asformat(coo)
+    assert converted.format == coo and converted.index_dtype == t.index_dtype
+    for ours, theirs in zip(converted._storage.level_arrays, packed._storage.level_arrays):
+        assert ours.keys() == theirs.keys()
+        for name in ours:
+            assert ours[name].dtype == theirs[name].dtype
+            np.testing.assert_array_equal(ours[name], theirs[name])
+    np.testing.assert_array_equal(converted.values, packed.values)
+    if converted is not t:  # (a COO tensor is its own COO)
+        converted.values[:] = 1.0  # copies: the source keeps its values
+        np.testing.assert_array_equal(t.coords()[1], listed_values)
+
+
 def test_csr_entries_are_scipys_tocoo_and_each_mode_is_one_contiguous_array():
     m = sp.random_array((300, 200), density=0.05, random_state=4, format="csr")
     m.data[::7] = 0.0
@@ -144,3 +178,5 @@ def test_corrupted_coordinates_are_refused_before_they_are_listed():
     t.levels[1].crd[3] = 99  # the arrays are SciPy's, changed after wrapping
     with pytest.raises(ct.FormatError, match="crd"):
         t.coords()
+    with pytest.raises(ct.FormatError, match="crd"):
+        t.asformat("coo")

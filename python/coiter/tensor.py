@@ -471,9 +471,13 @@ class Tensor:
         fmt = as_format(format, self.ndim)
         if fmt == self.format:
             return self
-        swapped = self._storage.swap_compressed_modes(fmt)  # CSR <-> CSC: a counting sort
-        if swapped is not None:
-            return Tensor(swapped, self.name)
+        # Conversions that need no sort: CSR <-> CSC by a counting sort, and a coordinate
+        # list (COO) of entries that list in order, straight from the arrays.
+        converted = self._storage.swap_compressed_modes(fmt)
+        if converted is None:
+            converted = self._storage.list_as_coordinates(fmt)
+        if converted is not None:
+            return Tensor(converted, self.name)
         coords, values = self._storage.entries()
         bits = 64 if self.index_dtype == np.int64 else 32
         return pack(

@@ -7,6 +7,7 @@
 #include "bindings/numpy_buffer.hpp"
 #include "memory/allocation_limit.hpp"
 #include "runtime/parallel_runtime.hpp"
+#include "storage/coordinate_list.hpp"
 #include "storage/pack.hpp"
 #include "storage/transpose.hpp"
 #include "storage/unpack.hpp"
@@ -244,6 +245,15 @@ void bindStorage(py::module_& m) {
           py::arg("format"),
           "The matrix in `format` when that swaps the two modes of a dense-over-compressed matrix "
           "(CSR <-> CSC), by a counting sort; None otherwise (storage/transpose.hpp).")
+      .def(
+          "list_as_coordinates",
+          [](const TensorStorage& t, const Format& target) {
+            py::gil_scoped_release nogil;
+            return listAsCoordinates(t, target);
+          },
+          py::arg("format"),
+          "The tensor in `format` when that is a coordinate list (COO) of its entries as they "
+          "list in order, straight from its arrays; None otherwise (storage/coordinate_list.hpp).")
       .def("entries", &entries)
       .def("to_dense", &toDense)
       .def("element", &element);

@@ -62,7 +62,8 @@ bool entriesListInOrder(const TensorStorage& t) {
   return std::all_of(modeGiven.begin(), modeGiven.end(), [](bool given) { return given; });
 }
 
-void listEntriesInOrder(const TensorStorage& t, const std::vector<int64_t*>& modeCoords) {
+template <typename I>
+void listEntriesInOrder(const TensorStorage& t, const std::vector<I*>& modeCoords) {
   t.checkBounds();  // the coordinates become addresses; the arrays may have changed since wrapping
   const Format& f = t.format();
   const size_t levelCount = f.levels().size();
@@ -86,7 +87,7 @@ void listEntriesInOrder(const TensorStorage& t, const std::vector<int64_t*>& mod
   std::vector<bool> written(modeCoords.size(), false);
   for (size_t k = 0; k < levelCount; ++k) {
     const LevelCoordinate& lc = f.levelMap()[k];
-    int64_t* mode = modeCoords[lc.mode];
+    I* mode = modeCoords[lc.mode];
     const bool add = written[lc.mode];
     written[lc.mode] = true;
     const int64_t positions = t.positionCount(k);
@@ -95,7 +96,7 @@ void listEntriesInOrder(const TensorStorage& t, const std::vector<int64_t*>& mod
       f.levels()[k]->coordinatesAt(t.levels()[k], begin, end, coords.data());
       const int64_t* first = k + 1 < levelCount ? firstEntry[k].data() : nullptr;
       for (int64_t q = begin; q < end; ++q) {
-        const int64_t c = lc.modeContribution(coords[q - begin]);
+        const auto c = static_cast<I>(lc.modeContribution(coords[q - begin]));
         const int64_t from = first ? first[q] : q, to = first ? first[q + 1] : q + 1;
         if (add)
           for (int64_t e = from; e < to; ++e) mode[e] += c;
@@ -105,6 +106,9 @@ void listEntriesInOrder(const TensorStorage& t, const std::vector<int64_t*>& mod
     }
   }
 }
+
+template void listEntriesInOrder(const TensorStorage&, const std::vector<int32_t*>&);
+template void listEntriesInOrder(const TensorStorage&, const std::vector<int64_t*>&);
 
 int64_t countStoredEntries(const TensorStorage& t) {
   if (everyLevelCompact(t.format())) return t.values().length();

@@ -22,8 +22,10 @@ StoredEntries storedEntries(const TensorStorage& t);
 bool entriesListInOrder(const TensorStorage& t);
 // Where entriesListInOrder: writes mode m's coordinate of every stored entry, in storage order,
 // into modeCoords[m] (countStoredEntries(t) elements each), straight from the levels' arrays.
-// For CSR, the rows from pos and the columns from crd, as SciPy's tocoo does.
-void listEntriesInOrder(const TensorStorage& t, const std::vector<int64_t*>& modeCoords);
+// For CSR, the rows from pos and the columns from crd, as SciPy's tocoo does. I: int64_t, or
+// int32_t where every coordinate fits (the tensor's own index type).
+template <typename I>
+void listEntriesInOrder(const TensorStorage& t, const std::vector<I*>& modeCoords);
 int64_t countStoredEntries(const TensorStorage& t);
 // Adds every stored entry into `out`, a zeroed row-major array of the tensor's shape.
 void scatterToDense(const TensorStorage& t, void* out);
