@@ -161,6 +161,32 @@ def test_csr_entries_are_scipys_tocoo_and_each_mode_is_one_contiguous_array():
     np.testing.assert_array_equal(t.asformat("coo").to_numpy(), m.toarray())
 
 
+@pytest.mark.parametrize("fmt", ["csr", "dcsr", "dense", "csc", "coo", "dh"])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_to_scipy_coo_keeps_the_index_width_and_shares_a_coo_tensors_arrays(fmt, index_dtype):
+    # A COO tensor hands SciPy its own arrays (as CSR and CSC tensors do); entries that list
+    # sorted in COO's order come as a COO tensor's arrays, canonical; others as listed.
+    rng = np.random.default_rng(11)
+    coords, values = random_entries((40, 30), rng)
+    t = tensor_of(coords, values, (40, 30), fmt, index_dtype)
+    m = t.to_scipy("coo")
+    expected = np.zeros((40, 30))
+    expected[tuple(coords.T)] = values
+    np.testing.assert_array_equal(m.toarray(), expected)
+    assert m.nnz == t.nnz  # stored zeros kept
+    if fmt in ("csr", "dcsr", "dense", "coo"):
+        assert m.row.dtype == m.col.dtype == t.index_dtype or m.nnz == 0
+    if fmt in ("csr", "dcsr", "dense"):
+        assert m.has_canonical_format
+        order = np.lexsort((m.col, m.row))
+        np.testing.assert_array_equal(order, np.arange(m.nnz))
+    if fmt == "coo":
+        assert np.shares_memory(m.data, t.values) and np.shares_memory(m.col, t.levels[1].crd)
+    else:
+        m.data[:] = 7.0  # a copy: the tensor keeps its values
+        assert not np.any(t.values == 7.0)
+
+
 def test_empty_and_scalar_tensors_list_their_entries():
     empty = ct.asarray(sp.csr_array((5, 0)))
     listed, values = empty.coords()
