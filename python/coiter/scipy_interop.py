@@ -160,16 +160,17 @@ def to_scipy(tensor: Tensor, format: str | None = None) -> Any:
     # A COO tensor's own arrays (shared, as CSR's and CSC's are); entries that list sorted in
     # COO's order, as a COO tensor's arrays written straight from the levels (index width
     # kept, SciPy told they are canonical); other formats' entries as listed.
-    converted: Tensor | None = tensor if tensor.format == coo_format else None
-    if converted is None:
+    if tensor.format == coo_format:
+        coo, canonical = tensor, False
+    else:
         storage = tensor._storage.list_as_coordinates(coo_format)
-        converted = None if storage is None else Tensor(storage)
-    if converted is None:
-        coords, values = tensor.coords()
-        return sp.coo_array((values, (coords[:, 0], coords[:, 1])), shape=tensor.shape)
-    rows, columns = (level.crd for level in converted.levels)
-    result = sp.coo_array((converted.values, (rows, columns)), shape=tensor.shape)
-    result.has_canonical_format = converted is not tensor
+        if storage is None:
+            coords, values = tensor.coords()
+            return sp.coo_array((values, (coords[:, 0], coords[:, 1])), shape=tensor.shape)
+        coo, canonical = Tensor(storage), True
+    rows, columns = (level.crd for level in coo.levels)
+    result = sp.coo_array((coo.values, (rows, columns)), shape=tensor.shape)
+    result.has_canonical_format = canonical
     return result
 
 
