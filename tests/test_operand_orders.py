@@ -59,6 +59,24 @@ def test_evaluate_converts_and_logs(engine, caplog):
     assert any("traversed in storage order" in r.getMessage() for r in caplog.records)
 
 
+def test_an_operand_read_twice_in_one_new_order_is_converted_once(monkeypatch):
+    # C = AᵀA read as A(k,i) * A(k,j): both accesses of the CSR A want it as CSC.
+    A = sp.random(30, 20, density=0.2, format="csr", random_state=4)
+    conversions = []
+    asformat = ct.Tensor.asformat
+
+    def counted(self, fmt):
+        conversions.append(str(fmt))
+        return asformat(self, fmt)
+
+    monkeypatch.setattr(ct.Tensor, "asformat", counted)
+    for _ in range(2):  # the call that chooses the kernel, and one that recalls the choice
+        conversions.clear()
+        C = ct.evaluate("C(i,j) = A(k,i) * A(k,j)", A=A, out_format="csr", schedule="default")
+        np.testing.assert_allclose(C.to_numpy(), (A.T @ A).toarray())
+        assert len(conversions) == 1, conversions
+
+
 def test_compile_of_fixed_formats_refuses():
     with pytest.raises(ct.CompileError):
         ct.compile("C(i,j) = A(k,i) * B(k,j)", formats={"A": "csr", "B": "csr", "C": "csr"})

@@ -279,10 +279,17 @@ def operands_to_run(
     (converted where they say), else the operands converted as schedule="auto" asked, else
     the operands."""
     if inputs is not None:
-        return {
-            name: operands[operand] if fmt is None else operands[operand].asformat(fmt)
-            for name, (operand, fmt) in inputs.items()
-        }
+        # An operand read twice in one new format (A(j,i) * A(j,i)) is converted once.
+        made: dict[tuple[str, Format], Tensor] = {}
+
+        def made_from(operand: str, fmt: Format | None) -> Tensor:
+            if fmt is None:
+                return operands[operand]
+            if (operand, fmt) not in made:
+                made[operand, fmt] = operands[operand].asformat(fmt)
+            return made[operand, fmt]
+
+        return {name: made_from(operand, fmt) for name, (operand, fmt) in inputs.items()}
     return converted(operands, conversions) if conversions else operands
 
 
