@@ -139,6 +139,33 @@ def test_products_of_other_index_widths_operand_dtypes_and_layouts():
     assert first.flags.writeable and not np.shares_memory(first, narrow.matvec(x))
 
 
+def test_a_solvers_matvec_calls_the_remembered_kernel_straight(monkeypatch):
+    # After the first product, a contiguous vector of the right extent goes straight to the
+    # remembered kernel (linalg.matvec); anything else takes the general path, which checks.
+    from coiter import linalg
+
+    r = sp.random(50, 40, density=0.1, random_state=5, format="csr")
+    t = ct.asarray(r)
+    x = np.linspace(0.0, 1.0, 40)
+    np.testing.assert_allclose(t.matvec(x), r @ x)
+
+    def general(*args, **kwargs):
+        raise AssertionError("the general path was taken")
+
+    monkeypatch.setattr(linalg, "_apply", general)
+    for v in (x, 2.0 * x, np.ones(40)):
+        np.testing.assert_allclose(t.matvec(v), r @ v)
+    with pytest.raises(AssertionError, match="general path"):
+        t.matvec(np.linspace(0, 1, 80)[::2])  # strided: the general path
+    monkeypatch.undo()
+    with pytest.raises(ct.ShapeError, match="matvec"):
+        t.matvec(np.ones(41))
+    # A pending definition is computed first (its own kernel is not yet remembered).
+    lazy = t * 2.0
+    np.testing.assert_allclose(lazy.matvec(x), 2.0 * (r @ x))
+    np.testing.assert_allclose(lazy.matvec(x), 2.0 * (r @ x))
+
+
 @pytest.mark.parametrize("kind", ["csr", "csc", "coo", "bsr", "dia", "lil", "dok"])
 @pytest.mark.parametrize("container", ["array", "matrix"])
 def test_asarray_of_every_scipy_type(kind, container):

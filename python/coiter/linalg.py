@@ -97,6 +97,23 @@ def _apply(matrix, x, transposed=False):
 
 
 def matvec(tensor, x):
+    # A solver's step: a contiguous vector of the right extent and a computed matrix whose
+    # kernel is remembered go straight to the kernel (what _operand, _apply and _product
+    # would do for them, without their checks' Python: 1 us of a 5 us call).
+    if (
+        type(x) is np.ndarray
+        and x.ndim == 1
+        and tensor._products is not None
+        and not tensor._pending
+        and tensor.ndim == 2
+        and x.shape[0] == tensor.shape[1]
+        and x.flags.c_contiguous
+    ):
+        remembered = tensor._products.get((False, 1, x.dtype))
+        if remembered is not None and remembered[0] is _product_kernels:
+            kernel = remembered[1]
+            if isinstance(kernel, Kernel):
+                return kernel._values({"A": tensor, "x": x})
     return _apply(tensor, _operand(tensor, x, tensor.shape[1], "matvec"))
 
 
