@@ -139,15 +139,16 @@ def test_products_of_other_index_widths_operand_dtypes_and_layouts():
     assert first.flags.writeable and not np.shares_memory(first, narrow.matvec(x))
 
 
-def test_a_solvers_matvec_calls_the_remembered_kernel_straight(monkeypatch):
+def test_a_solvers_products_call_the_remembered_kernel_straight(monkeypatch):
     # After the first product, a contiguous vector of the right extent goes straight to the
-    # remembered kernel (linalg.matvec); anything else takes the general path, which checks.
+    # remembered kernel (linalg._straight); anything else takes the general path, which checks.
     from coiter import linalg
 
     r = sp.random(50, 40, density=0.1, random_state=5, format="csr")
     t = ct.asarray(r)
-    x = np.linspace(0.0, 1.0, 40)
+    x, y = np.linspace(0.0, 1.0, 40), np.linspace(0.0, 1.0, 50)
     np.testing.assert_allclose(t.matvec(x), r @ x)
+    np.testing.assert_allclose(t.rmatvec(y), r.T @ y)
 
     def general(*args, **kwargs):
         raise AssertionError("the general path was taken")
@@ -155,11 +156,17 @@ def test_a_solvers_matvec_calls_the_remembered_kernel_straight(monkeypatch):
     monkeypatch.setattr(linalg, "_apply", general)
     for v in (x, 2.0 * x, np.ones(40)):
         np.testing.assert_allclose(t.matvec(v), r @ v)
+    for v in (y, np.ones(50)):
+        np.testing.assert_allclose(t.rmatvec(v), r.T @ v)
     with pytest.raises(AssertionError, match="general path"):
         t.matvec(np.linspace(0, 1, 80)[::2])  # strided: the general path
+    with pytest.raises(AssertionError, match="general path"):
+        t.rmatvec(np.linspace(0, 1, 100)[::2])
     monkeypatch.undo()
     with pytest.raises(ct.ShapeError, match="matvec"):
         t.matvec(np.ones(41))
+    with pytest.raises(ct.ShapeError, match="rmatvec"):
+        t.rmatvec(np.ones(40))
     # A pending definition is computed first (its own kernel is not yet remembered).
     lazy = t * 2.0
     np.testing.assert_allclose(lazy.matvec(x), 2.0 * (r @ x))

@@ -96,28 +96,38 @@ def _apply(matrix, x, transposed=False):
     return y.reshape(-1, 1) if column else y
 
 
-def matvec(tensor, x):
-    # A solver's step: a contiguous vector of the right extent and a computed matrix whose
-    # kernel is remembered go straight to the kernel (what _operand, _apply and _product
-    # would do for them, without their checks' Python: 1 us of a 5 us call).
+def _straight(tensor, x, transposed):
+    """A solver's step, ``tensor @ x`` (or its transpose's) with the remembered kernel called
+    straight, or None: a contiguous vector of the right extent and a computed matrix whose
+    product kernel is remembered skip what _operand, _apply and _product would do for them
+    (their checks' Python: 1 us of a 5 us call). Anything else takes the general path."""
     if (
         type(x) is np.ndarray
         and x.ndim == 1
         and tensor._products is not None
         and not tensor._pending
         and tensor.ndim == 2
-        and x.shape[0] == tensor.shape[1]
+        and x.shape[0] == tensor.shape[0 if transposed else 1]
         and x.flags.c_contiguous
     ):
-        remembered = tensor._products.get((False, 1, x.dtype))
+        remembered = tensor._products.get((transposed, 1, x.dtype))
         if remembered is not None and remembered[0] is _product_kernels:
             kernel = remembered[1]
             if isinstance(kernel, Kernel):
                 return kernel._values({"A": tensor, "x": x})
-    return _apply(tensor, _operand(tensor, x, tensor.shape[1], "matvec"))
+    return None
+
+
+def matvec(tensor, x):
+    y = _straight(tensor, x, False)
+    return y if y is not None else _apply(tensor, _operand(tensor, x, tensor.shape[1], "matvec"))
 
 
 def rmatvec(tensor, x):
+    if tensor.dtype.kind != "c":
+        y = _straight(tensor, x, True)
+        if y is not None:
+            return y
     x = _operand(tensor, x, tensor.shape[0], "rmatvec")
     if tensor.dtype.kind == "c":
         # (A^H x) = conj(A^T conj(x)): the transpose is read in the kernel, no copy of A.
