@@ -417,6 +417,41 @@ def test_far_rows_whose_loops_run_in_parallel_keep_the_blocks(engine):
         kern(A=A, x=x)
 
 
+@pytest.mark.parametrize("engine", ["llvm", "c"])
+def test_row_loops_under_a_parallel_loop_in_each_row_keep_the_blocks(engine):
+    # R(i,k) = sum_j A(i,j,k) + 2 with k split and its blocks run in parallel inside each
+    # row: the row loops over j run in each parallel body, which cannot set the rows' flag,
+    # so they keep the blocks' pass (RowLoopCoordinates::serialRows). Found by the property
+    # test (test_random_legal_schedules_preserve_results): the far rows' per-entry checks set
+    # the outer flag inside the parallel body, and the IR was refused as a lowering bug.
+    import numpy as np
+
+    import coiter as ct
+
+    rng = np.random.default_rng(12)
+    shape = (40, 100_000, 3)  # columns far apart: the kernel's far-rows path is there
+    i = np.repeat(np.arange(shape[0]), 5)
+    j = rng.integers(0, shape[1], i.size)
+    k = rng.integers(0, shape[2], i.size)
+    coords = np.unique(np.stack([i, j, k], axis=1), axis=0)
+    values = rng.random(len(coords))
+    A = ct.from_coords(coords, values, shape, format="dsd", name="A")
+    kern = ct.compile(
+        "R(i,k) = A(i,j,k) + 2",
+        formats={"A": "dsd", "R": "dd"},
+        schedule="split(k,k0,k1,1);parallelize(k0,cpu_thread,no_races,dynamic)",
+        engine=engine,
+    )
+    expected = np.full((shape[0], shape[2]), 2.0)
+    np.add.at(expected, (coords[:, 0], coords[:, 2]), values)
+    np.testing.assert_allclose(kern(A=A).to_numpy(), expected)
+    crd = A.levels[1].crd
+    bad = len(crd) // 2
+    crd[bad] = shape[1]
+    with pytest.raises(ct.FormatError, match=rf"crd\[{bad}\] = {shape[1]} is outside"):
+        kern(A=A)
+
+
 # How a second operand's entries meet the first's in a merge (a union's or an
 # intersection's while loops): each merge kernel walks its positions differently there.
 MERGE_PARTNERS = {

@@ -239,8 +239,9 @@ class RowLoopCoordinates : public IRVisitor {
   const std::vector<RowArrays>& rows() const { return rows_; }
   // The body's row loops: position variable -> pos.
   const std::map<const VarNode*, Var>& rowLoops() const { return allRowLoops_; }
-  // Whether every row loop is serial: only a serial loop may stop at a bad coordinate and
-  // set the flag (checkEachEntry), a parallel body writes only its own locals.
+  // Whether every row loop is serial and runs outside any parallel loop of the body: only a
+  // serial loop may stop at a bad coordinate and set the flag (checkEachEntry), a parallel
+  // body writes only its own locals (a row loop under a split's parallel k0 inside each row).
   bool serialRows() const { return serialRows_; }
   // Whether every coordinate is loaded by a row loop at its own variable (no merge): then
   // checkEachEntry can check each where its row loop loads it.
@@ -268,9 +269,12 @@ class RowLoopCoordinates : public IRVisitor {
     visit(n.end);
     Var pos = rowPositions(n);
     if (pos) rowLoops_[n.var.get()] = allRowLoops_[n.var.get()] = pos;
-    if (pos && n.schedule.kind != LoopKind::Serial) serialRows_ = false;
+    const bool serial = n.schedule.kind == LoopKind::Serial;
+    if (pos && (!serial || parallelDepth_ > 0)) serialRows_ = false;
     ++loopDepth_;
+    parallelDepth_ += serial ? 0 : 1;
     visit(n.body);
+    parallelDepth_ -= serial ? 0 : 1;
     --loopDepth_;
     rowLoops_.erase(n.var.get());
   }
@@ -305,6 +309,7 @@ class RowLoopCoordinates : public IRVisitor {
   std::map<const VarNode*, Var> rowLoops_;  // enclosing row loops: position variable -> pos
   std::map<const VarNode*, Var> allRowLoops_;
   int loopDepth_ = 0;
+  int parallelDepth_ = 0;  // non-serial loops around the one visited, within the body
   bool eligible_ = true;
   bool serialRows_ = true;
   bool onlyRowLoops_ = true;
