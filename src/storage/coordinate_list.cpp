@@ -8,11 +8,15 @@
 namespace coiter {
 namespace {
 
-// The mode stored at each level: one level per mode, each its mode's coordinate itself.
+// The mode stored at each level (the format's level map), when each level stores one mode's
+// coordinate itself, one level per mode (no blocks, diagonals or slots).
 bool levelModes(const Format& f, std::vector<int>& modes) {
-  if (f.hasDerivedLevels() || f.levels().size() != static_cast<size_t>(f.order())) return false;
+  if (f.levels().size() != static_cast<size_t>(f.order())) return false;
   modes.clear();
-  for (int k = 0; k < f.order(); ++k) modes.push_back(f.modeOrder().empty() ? k : f.modeOrder()[k]);
+  for (const LevelCoordinate& lc : f.levelMap()) {
+    if (lc.kind != LevelCoordinate::Kind::Mode) return false;
+    modes.push_back(lc.mode);
+  }
   return true;
 }
 
