@@ -309,15 +309,25 @@ def test_llvm_engine_selects_floats_without_a_branch():
     assert not re.search(r"select i1 %[\w.]+, double", ir)
 
 
+def _target_features(ir: str) -> list[str]:
+    features = set(re.findall(r'"target-features"="([^"]*)"', ir))
+    assert len(features) == 1
+    return features.pop().split(",")
+
+
 def test_llvm_engine_vectorizes_sums_into_scalar_accumulators():
     # The row's sum may be reassociated (docs/reference.md, "Schedules": a result may differ by
     # floating-point reassociation), so the loop adds into several vector accumulators instead of
-    # one chain of scalar adds. They are not contracted into fused multiply-adds: a short row's
-    # sum is one dependent chain, whose step an FMA's latency would lengthen.
+    # one chain of scalar adds. They are not contracted into fused multiply-adds where a loop
+    # runs them: a scalar loop's sum is one dependent chain, whose step an FMA's latency would
+    # lengthen. Only the masked steps of short rows (AVX-512, the test below) contract.
     ir = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}).source("llvm")
     assert re.search(r"fadd reassoc <\d+ x double>", ir)
     assert "llvm.vector.reduce.fadd" in ir
-    assert "contract" not in ir and "fmuladd" not in ir
+    assert "fmuladd" not in ir
+    assert not re.search(r"(fmul|fadd) reassoc contract double", ir)
+    if "+avx512f" not in _target_features(ir):
+        assert "contract" not in ir
     # Sums into the result (not a scalar accumulator) keep their order.
     ir = ct.compile("y(j) = A(i,j) * x(i)", formats={"A": "csr", "x": "d", "y": "d"}).source("llvm")
     assert "reassoc" not in ir
@@ -369,20 +379,22 @@ def test_spgemm_prefetches_the_rows_of_b_its_loop_over_a_reaches_next():
 @pytest.mark.parametrize("per_row", [1, 5, 8, 9, 15, 16, 17, 40, "0 to 20"])
 def test_llvm_engine_sums_short_rows_in_a_masked_or_scalar_loop(per_row):
     # A row's sum runs in the plain vector loop from 16 entries on. Shorter rows run, where the
-    # CPU has AVX-512, in a masked vector loop (every step masked: no scalar remainder, and no
-    # branch on the row's length to mispredict), else in a scalar loop (llvm_codegen.cpp,
-    # segmentLoop). Both loops are there, and rows on either side of the bound sum right.
+    # CPU has AVX-512, as masked vector steps (no scalar remainder, and no branch on the row's
+    # length to mispredict): up to 8 entries one step with no loop, 9 to 15 a masked loop of
+    # two steps, their multiply-adds contracted; elsewhere in a scalar loop (llvm_codegen.cpp,
+    # segmentLoop). All the paths are there, and rows on either side of the bounds sum right.
     if not _core.with_llvm:
         pytest.skip("this build has no LLVM engine")
     kern = ct.compile("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"})
     ir = kern.source("llvm")
     assert re.search(r"icmp sgt i64 %[\w.]+, 15", ir)  # (entries >= 16, as LLVM writes it)
     assert "llvm.vector.reduce.fadd" in ir
-    features = set(re.findall(r'"target-features"="([^"]*)"', ir))
-    assert len(features) == 1
-    if "+avx512f" in features.pop().split(","):
+    if "+avx512f" in _target_features(ir):
         assert re.search(r"call <8 x double> @llvm\.masked\.load\.v8f64", ir)
         assert not re.search(r'!"llvm.loop.vectorize.enable", i1 false', ir)
+        assert re.search(r"icmp slt i64 %[\w.]+, 9", ir)  # (entries <= 8)
+        assert re.search(r"fmul reassoc contract <8 x double>", ir)
+        assert re.search(r"fmul reassoc <8 x double>", ir)  # the long rows' loop: not contracted
     else:
         assert re.search(r'!"llvm.loop.vectorize.enable", i1 false', ir)
     rng = np.random.default_rng(7 if isinstance(per_row, str) else per_row)
@@ -393,6 +405,32 @@ def test_llvm_engine_sums_short_rows_in_a_masked_or_scalar_loop(per_row):
     M.sum_duplicates()
     x = rng.random(n)
     np.testing.assert_allclose(kern(A=ct.asarray(M), x=x).to_numpy(), M @ x, rtol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128, np.int64])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_short_rows_sum_right_for_every_value_and_index_type(dtype, index_dtype):
+    # The short rows' masked steps (and the scalar loops elsewhere) for other element types:
+    # rows of 0 to 20 entries, values and sums checked against SciPy, and a dot product of
+    # two rows' segments, a body with two sums.
+    rng = np.random.default_rng(11)
+    n = 2000
+    rows = np.repeat(np.arange(n), rng.integers(0, 21, n))
+    values = (rng.random(rows.size) * 8 - 4).astype(dtype)
+    if np.issubdtype(dtype, np.complexfloating):
+        values = values + 1j * rng.random(rows.size)
+    M = sp.csr_array((values, (rows, rng.integers(0, n, rows.size))), shape=(n, n))
+    M.sum_duplicates()
+    M.indices = M.indices.astype(index_dtype)
+    M.indptr = M.indptr.astype(index_dtype)
+    x = (rng.random(n) * 8 - 4).astype(dtype)
+    A = ct.asarray(M)
+    # (Sums of up to 20 terms of magnitude up to 16, rounded in another order.)
+    tol = {"rtol": 1e-4, "atol": 1e-3} if dtype == np.float32 else {"rtol": 1e-12, "atol": 1e-10}
+    y = ct.evaluate("y(i) = A(i,j) * x(j)", A=A, x=x).to_numpy()
+    np.testing.assert_allclose(y, M @ x, **tol)
+    both = ct.evaluate("y(i) = A(i,j) * x(j) + A(i,j) * A(i,j)", A=A, x=x).to_numpy()
+    np.testing.assert_allclose(both, M @ x + (M.multiply(M)).sum(axis=1), **tol)
 
 
 @pytest.mark.parametrize(

@@ -436,11 +436,15 @@ class KernelBuilder {
         llvm::IRBuilder<>::FastMathFlagGuard flags(b_);
         if (isReduction(n)) {
           // Reassociated (vectorized into partial sums), but not contracted into fused
-          // multiply-adds: a short row's sum is one dependent chain, whose step is an add's
+          // multiply-adds: a scalar loop's sum is one dependent chain, whose step is an add's
           // latency (2 cycles on Golden Cove, 3 on Zen 4) without contraction but an FMA's (4)
           // with it (docs/compiler.md, "Sums into scalar accumulators").
+          // Inside a masked short segment (segmentLoop), the sum is one vector step per eight
+          // entries, not a chain: there a contracted multiply-add is one instruction fewer
+          // and no longer on a chain.
           llvm::FastMathFlags reassociate;
           reassociate.setAllowReassoc();
+          if (contractSums_) reassociate.setAllowContract();
           b_.setFastMathFlags(reassociate);
         }
         writeVar(n.var, emitAs(n.value, n.var->type, n.var->name.c_str()));
@@ -516,14 +520,18 @@ class KernelBuilder {
   // A segment's loop that sums into a scalar accumulator (a CSR row's dot product) runs as the
   // plain vectorized loop when the segment has kVectorSegment entries or more. Shorter
   // segments do not fill that loop's vectors, and their length varies from row to row:
-  //   - where the CPU has AVX-512's masked loads and gathers, a short segment runs as a masked
-  //     vector loop (the vectorizer's tail folding): one or two vector steps whatever its
+  //   - where the CPU has AVX-512's masked loads and gathers, a short segment runs as masked
+  //     vector steps: at most kMaskedStep entries as one step with no loop (maskedStep), 9 to
+  //     15 as a masked vector loop (the vectorizer's tail folding) of two steps, whatever the
   //     length, so the branch that ends a scalar loop after 3, 5 or 6 entries is not
   //     mispredicted from row to row. CSR SpMV, one thread, Sapphire Rapids, SciPy's time
-  //     over coiter's, scalar -> masked (python -m benchmarks.spmv_pairs, two runs each):
-  //     banded rows of about 8 (200,000) 0.74 -> 1.32; a 5-point Poisson matrix (rows of 5,
-  //     which a scalar loop predicts) 0.66-0.68 -> 0.64-0.65. CG on a random SPD matrix of
-  //     10,000 rows of 6 to 22: 0.83 -> 1.17-1.20 (python -m benchmarks.cg_solve).
+  //     over coiter's, scalar -> tail-folded loop for all short segments (python -m
+  //     benchmarks.spmv_pairs, two runs each): banded rows of about 8 (200,000) 0.74 -> 1.32;
+  //     a 5-point Poisson matrix (rows of 5, which a scalar loop predicts) 0.66-0.68 ->
+  //     0.64-0.65. CG on a random SPD matrix of 10,000 rows of 6 to 22: 0.83 -> 1.17-1.20
+  //     (python -m benchmarks.cg_solve). That loop -> one step up to 8 entries, with
+  //     contracted sums (2026-11-28): Poisson 0.65 -> 0.72-0.76, banded rows of 8 1.31-1.37
+  //     -> 1.39-1.44; CG on the Poisson matrix of 10^4 rows 0.77-0.83 -> 0.84-0.92.
   //   - elsewhere it runs as a scalar loop: there the vectorizer's cost model does not gather
   //     for it (AVX2's gathers are slow), and each vectorized segment would pay for loading
   //     its elements into lanes and the horizontal sum at its end.
@@ -542,9 +550,95 @@ class KernelBuilder {
     serialLoop(n, begin, end, loopHints(n.schedule));
     b_.CreateBr(join);
     b_.SetInsertPoint(scalar);
-    serialLoop(n, begin, end, loopHints(n.schedule, maskedShortSegments_ ? SegmentLoop::Masked : SegmentLoop::Scalar));
+    if (!maskedShortSegments_) {
+      serialLoop(n, begin, end, loopHints(n.schedule, SegmentLoop::Scalar));
+    } else {
+      // (A body that is not straight-line, such as one that breaks at a bad coordinate,
+      // stays a scalar loop, whose sum must not contract.)
+      contractSums_ = straightLine(n.body);
+      if (contractSums_) {
+        llvm::Value* fits = llvm::ConstantInt::get(entries->getType(), kMaskedStep);
+        llvm::Value* isOneStep = isSigned ? b_.CreateICmpSLE(entries, fits) : b_.CreateICmpULE(entries, fits);
+        llvm::BasicBlock* oneStep = llvm::BasicBlock::Create(ctx_, "segment.step", fs_.func);
+        llvm::BasicBlock* masked = llvm::BasicBlock::Create(ctx_, "segment.masked", fs_.func);
+        b_.CreateCondBr(isOneStep, oneStep, masked);
+        b_.SetInsertPoint(oneStep);
+        maskedStep(n, begin, end);
+        b_.CreateBr(join);
+        b_.SetInsertPoint(masked);
+      }
+      serialLoop(n, begin, end, loopHints(n.schedule, SegmentLoop::Masked));
+      contractSums_ = false;
+    }
     b_.CreateBr(join);
     b_.SetInsertPoint(join);
+  }
+  // A segment of at most kMaskedStep entries as one masked vector step with no loop around
+  // it: the body runs for positions begin + t, t = 0 .. kMaskedStep - 1, each under
+  // `begin + t < end`. The vectorizer turns that loop of constant trip count into one step
+  // whose mask is a compare against the lane numbers, where tail folding's loop builds its
+  // mask from the induction variable at every step and branches back. 5-point Poisson
+  // SpMV of 10^4 rows, one thread, kernel alone in a C harness: 43 -> 39 us with
+  // contraction, 35.9 us with this; SciPy's loop 32 us.
+  static constexpr int64_t kMaskedStep = 8;
+  void maskedStep(const ir::ForNode& n, llvm::Value* begin, llvm::Value* end) {
+    bool isSigned = isSignedInteger(n.var->type.elem);
+    llvm::Type* type = begin->getType();
+    llvm::AllocaInst* slot = declareSlot(n.var);
+    llvm::BasicBlock* before = b_.GetInsertBlock();
+    llvm::BasicBlock* lane = llvm::BasicBlock::Create(ctx_, "step.lane", fs_.func);
+    llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx_, "step.body", fs_.func);
+    llvm::BasicBlock* latch = llvm::BasicBlock::Create(ctx_, "step.latch", fs_.func);
+    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "step.end", fs_.func);
+    b_.CreateBr(lane);
+    b_.SetInsertPoint(lane);
+    llvm::PHINode* t = b_.CreatePHI(type, 2, "step.t");
+    t->addIncoming(llvm::ConstantInt::get(type, 0), before);
+    // No wrap: the segment holds more than t entries when the body runs.
+    llvm::Value* position = b_.CreateAdd(begin, t, "", !isSigned, isSigned);
+    b_.CreateStore(position, slot);
+    b_.CreateCondBr(isSigned ? b_.CreateICmpSLT(position, end) : b_.CreateICmpULT(position, end), body, latch);
+    b_.SetInsertPoint(body);
+    emit(n.body);
+    b_.CreateBr(latch);
+    b_.SetInsertPoint(latch);
+    llvm::Value* next = b_.CreateAdd(t, llvm::ConstantInt::get(type, 1), "", true, true);
+    t->addIncoming(next, latch);
+    llvm::BranchInst* back =
+        b_.CreateCondBr(b_.CreateICmpULT(next, llvm::ConstantInt::get(type, kMaskedStep)), lane, exit);
+    back->setMetadata(llvm::LLVMContext::MD_loop, maskedStepHints());
+    b_.SetInsertPoint(exit);
+  }
+  // Vectorized (the cost model picks the width: eight doubles at a preferred width of 512
+  // bits), not interleaved, and not unrolled first: fully unrolled before the vectorizer
+  // runs, the lanes would be eight guarded scalar steps.
+  llvm::MDNode* maskedStepHints() {
+    auto hint = [&](const char* name, llvm::Constant* value) -> llvm::Metadata* {
+      llvm::SmallVector<llvm::Metadata*, 2> operands{llvm::MDString::get(ctx_, name)};
+      if (value) operands.push_back(llvm::ConstantAsMetadata::get(value));
+      return llvm::MDNode::get(ctx_, operands);
+    };
+    llvm::Metadata* hints[] = {nullptr, hint("llvm.loop.vectorize.enable", b_.getTrue()),
+                               hint("llvm.loop.interleave.count", b_.getInt32(1)),
+                               hint("llvm.loop.unroll.disable", nullptr)};
+    llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, hints);
+    id->replaceOperandWith(0, id);
+    return id;
+  }
+  // Whether `s` is straight-line code (no loops, breaks, calls or allocation), which the
+  // vectorizer can run under a mask.
+  static bool straightLine(const Stmt& s) {
+    return !holds(s, [](const Stmt& t) {
+      switch (t->kind) {
+        case StmtKind::Block:
+        case StmtKind::Declare:
+        case StmtKind::Assign:
+        case StmtKind::Store:
+        case StmtKind::If:
+        case StmtKind::Comment: return false;
+        default: return true;
+      }
+    });
   }
   // Whether `s` sums into a floating-point scalar (an Assign that isReduction reassociates).
   static bool accumulates(const Stmt& s) {
@@ -790,6 +884,7 @@ class KernelBuilder {
   std::string targetCpu_;
   const char* vectorWidth_ = "256";  // the kernel's (llvm_vector_width.hpp)
   std::string targetFeatures_;
+  bool contractSums_ = false;         // reductions being emitted may contract (masked short segments)
   bool maskedShortSegments_ = false;  // segmentLoop's short segments: masked vector loops
   llvm::Value* pointerSlots_ = nullptr;
   llvm::Value* integerSlots_ = nullptr;
