@@ -540,32 +540,14 @@ class KernelBuilder {
     bool isSigned = isSignedInteger(n.var->type.elem);
     llvm::Value* entries = b_.CreateSub(end, begin);
     llvm::Value* least = llvm::ConstantInt::get(entries->getType(), kVectorSegment);
-    // (An empty range's difference wraps for unsigned bounds: such a range takes the short
-    // path, whose loop then runs zero times.)
-    llvm::Value* isLong = isSigned ? b_.CreateICmpSGE(entries, least)
-                                   : b_.CreateAnd(b_.CreateICmpULT(begin, end), b_.CreateICmpUGE(entries, least));
+    // (An empty range's difference wraps for unsigned bounds: the vector loop then runs zero times.)
+    llvm::Value* isLong = isSigned ? b_.CreateICmpSGE(entries, least) : b_.CreateICmpUGE(entries, least);
     llvm::BasicBlock* vector = llvm::BasicBlock::Create(ctx_, "segment.long", fs_.func);
     llvm::BasicBlock* scalar = llvm::BasicBlock::Create(ctx_, "segment.short", fs_.func);
     llvm::BasicBlock* join = llvm::BasicBlock::Create(ctx_, "segment.end", fs_.func);
     b_.CreateCondBr(isLong, vector, scalar);
     b_.SetInsertPoint(vector);
-    if (masksSteps(n)) {
-      // The whole steps of kMaskedStep entries in the vector loop, then the rest (0 to 7
-      // entries) as one masked step: the vector loop's scalar remainder, 0 to 7 steps, ended
-      // in a branch mispredicted whenever the rows' lengths vary. CSR SpMV of 20,000 rows,
-      // one thread, alternate fresh processes, SciPy's speed over coiter's (2026-11-28):
-      // rows of 17 to 23 entries 1.12-1.18 -> 1.25, of 16 to 40 1.08 -> 1.13-1.16; all of 20
-      // (a remainder the branch predicts) 1.00 -> 0.99-1.00, of 50 to 60 1.12-1.13 ->
-      // 1.11-1.14.
-      llvm::Value* whole = b_.CreateAnd(entries, llvm::ConstantInt::get(entries->getType(), -kMaskedStep));
-      llvm::Value* wholeEnd = b_.CreateAdd(begin, whole);
-      serialLoop(n, begin, wholeEnd, loopHints(n.schedule));
-      contractSums_ = true;
-      maskedStep(n, wholeEnd, end);
-      contractSums_ = false;
-    } else {
-      serialLoop(n, begin, end, loopHints(n.schedule));
-    }
+    serialLoop(n, begin, end, loopHints(n.schedule));
     b_.CreateBr(join);
     b_.SetInsertPoint(scalar);
     if (!maskedShortSegments_) {
@@ -643,7 +625,7 @@ class KernelBuilder {
     id->replaceOperandWith(0, id);
     return id;
   }
-  // Whether segmentLoop runs parts of segment loop `n` as masked steps (maskedStep): on
+  // Whether segmentLoop runs the short segments of loop `n` as masked steps (maskedStep): on
   // AVX-512, for a straight-line body over 64-bit positions (a step's last lanes lie past the
   // segment's end, where 64 bits cannot wrap).
   bool masksSteps(const ir::ForNode& n) const {

@@ -35,7 +35,7 @@ namespace {
 std::string describe(llvm::Error error) { return llvm::toString(std::move(error)); }
 
 // The alignment of loop headers in kernels, in bytes (Jit::detectHost says why).
-constexpr unsigned kLoopAlignment = 32;
+constexpr unsigned kLoopAlignment = 64;
 
 // State shared by every compilation and load in the process: the host's description, and
 // an ORC ExecutionSession with a JITLink object linker, which is all that loading object files
@@ -120,13 +120,19 @@ class Jit {
     host->setRelocationModel(llvm::Reloc::PIC_);
     host->setCodeModel(llvm::CodeModel::Small);
     host->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-    // Loops start at 32-byte boundaries (x86's default is 16). A kernel's hottest loops are
+    // Loops start at 64-byte boundaries (x86's default is 16). A kernel's hottest loops are
     // often a few instructions long (a CSR row of 6 entries: 24 bytes), and one that straddles
     // a 64-byte line of the instruction fetch ran a third slower: the same SpMV object ran at
     // 37 or 52 us depending only on where the linker put it, and in process (JIT memory is
     // page-aligned, so the object's own offsets decide) whole calls went from 0.69 to 0.89 of
     // SciPy's speed on a 90,000-row Poisson matrix and from 0.62 to 0.78 on 10,000 random
-    // rows of 6, one thread; SpAdd, SpMM, SpGEMM and CSC SpMV within noise (2026-11-28).
+    // rows of 6, one thread, with 32-byte boundaries; SpAdd, SpMM, SpGEMM and CSC SpMV within
+    // noise (2026-11-28). 32 bytes still let a loop straddle a line: when the short rows'
+    // one-step path made the SpMV kernel's other functions longer, the far-gather function,
+    // unchanged, moved and cop20k_A's SpMV fell from 0.96-0.99 to 0.89-0.92 of SciPy's speed;
+    // at 64 it was 0.97-0.99, and the Poisson matrix of 10^4 rows 0.79-0.84 against
+    // 0.72-0.73 (one thread, alternate fresh processes; SpMM, SpGEMM, SpAdd, SDDMM and
+    // the elementwise product within noise).
     host->getOptions().LoopAlignment = kLoopAlignment;
     return std::move(*host);
   }
