@@ -579,7 +579,7 @@ class KernelBuilder {
   // whose mask is a compare against the lane numbers, where tail folding's loop builds its
   // mask from the induction variable at every step and branches back. 5-point Poisson
   // SpMV of 10^4 rows, one thread, kernel alone in a C harness: 43 -> 39 us with
-  // contraction, 35.9 us with this; SciPy's loop 32 us.
+  // contraction, 34-36.6 us with this; SciPy's loop 31-32 us.
   static constexpr int64_t kMaskedStep = 8;
   void maskedStep(const ir::ForNode& n, llvm::Value* begin, llvm::Value* end) {
     bool isSigned = isSignedInteger(n.var->type.elem);
