@@ -606,24 +606,8 @@ class KernelBuilder {
     t->addIncoming(next, latch);
     llvm::BranchInst* back =
         b_.CreateCondBr(b_.CreateICmpULT(next, llvm::ConstantInt::get(type, kMaskedStep)), lane, exit);
-    back->setMetadata(llvm::LLVMContext::MD_loop, maskedStepHints());
+    back->setMetadata(llvm::LLVMContext::MD_loop, loopHints(n.schedule, SegmentLoop::OneStep));
     b_.SetInsertPoint(exit);
-  }
-  // Vectorized (the cost model picks the width: eight doubles at a preferred width of 512
-  // bits), not interleaved, and not unrolled first: fully unrolled before the vectorizer
-  // runs, the lanes would be eight guarded scalar steps.
-  llvm::MDNode* maskedStepHints() {
-    auto hint = [&](const char* name, llvm::Constant* value) -> llvm::Metadata* {
-      llvm::SmallVector<llvm::Metadata*, 2> operands{llvm::MDString::get(ctx_, name)};
-      if (value) operands.push_back(llvm::ConstantAsMetadata::get(value));
-      return llvm::MDNode::get(ctx_, operands);
-    };
-    llvm::Metadata* hints[] = {nullptr, hint("llvm.loop.vectorize.enable", b_.getTrue()),
-                               hint("llvm.loop.interleave.count", b_.getInt32(1)),
-                               hint("llvm.loop.unroll.disable", nullptr)};
-    llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, hints);
-    id->replaceOperandWith(0, id);
-    return id;
   }
   // Whether segmentLoop runs the short segments of loop `n` as masked steps (maskedStep): on
   // AVX-512, for a straight-line body over 64-bit positions (a step's last lanes lie past the
@@ -692,7 +676,8 @@ class KernelBuilder {
     b_.SetInsertPoint(exit);
   }
   // How segmentLoop runs a short segment; Default: as the schedule says (any other loop).
-  enum class SegmentLoop { Default, Scalar, Masked };
+  // OneStep: maskedStep's loop of constant trip count.
+  enum class SegmentLoop { Default, Scalar, Masked, OneStep };
   // The schedule's hints for the loop optimizers (vectorize, unroll count), as the loop ID
   // that LLVM reads from the latch branch; null when there are none.
   llvm::MDNode* loopHints(const ir::LoopSchedule& schedule, SegmentLoop segment = SegmentLoop::Default) {
@@ -707,6 +692,13 @@ class KernelBuilder {
       // picks the width (from prefer-vector-width) or leaves the loop scalar.
       hint("llvm.loop.vectorize.enable", b_.getTrue());
       hint("llvm.loop.vectorize.predicate.enable", b_.getTrue());
+    }
+    if (segment == SegmentLoop::OneStep) {
+      // Vectorized (the cost model picks the width: eight doubles at a preferred width of
+      // 512 bits) and not unrolled first: fully unrolled before the vectorizer runs, the
+      // lanes would be eight guarded scalar steps.
+      hint("llvm.loop.vectorize.enable", b_.getTrue());
+      hints.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")}));
     }
     if (schedule.unroll > 0 && schedule.kind != ir::LoopKind::Parallel) {
       hint("llvm.loop.unroll.count", b_.getInt32(schedule.unroll));
