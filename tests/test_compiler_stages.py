@@ -391,8 +391,10 @@ def test_llvm_engine_sums_short_rows_in_a_masked_or_scalar_loop(per_row):
     assert "llvm.vector.reduce.fadd" in ir
     if "+avx512f" in _target_features(ir):
         assert re.search(r"call <8 x double> @llvm\.masked\.load\.v8f64", ir)
-        assert not re.search(r'!"llvm.loop.vectorize.enable", i1 false', ir)
         assert re.search(r"icmp slt i64 %[\w.]+, 9", ir)  # (entries <= 8)
+        # Rows of one length run fewer than 5 entries in a scalar loop (the next test).
+        assert re.search(r"icmp slt i64 %[\w.]+, 5", ir)
+        assert re.search(r'!"llvm.loop.vectorize.enable", i1 false', ir)
         assert re.search(r"fmul reassoc contract <8 x double>", ir)
         assert re.search(r"fmul reassoc <8 x double>", ir)  # the long rows' loop: not contracted
     else:
@@ -405,6 +407,40 @@ def test_llvm_engine_sums_short_rows_in_a_masked_or_scalar_loop(per_row):
     M.sum_duplicates()
     x = rng.random(n)
     np.testing.assert_allclose(kern(A=ct.asarray(M), x=x).to_numpy(), M @ x, rtol=1e-13)
+
+
+@pytest.mark.parametrize("engine", ["llvm", "c"])
+@pytest.mark.parametrize("layout", ["one length", "first and last at the average", "varying"])
+def test_blocks_of_rows_of_one_length_sum_right_and_stay_checked(engine, layout):
+    # A block of rows (32) whose first and last rows have its average length runs as a second
+    # copy whose segment loops are marked: where the LLVM engine masks short rows, it runs rows
+    # of fewer than 5 entries there in a scalar loop, whose exit the CPU predicts
+    # (guard_coordinates.cpp, rowsByLength; llvm_codegen.cpp, segmentLoop). Rows of one
+    # length, rows that only look so (2, 1, 3, 2, ...: first and last at the average) and
+    # rows of varying length sum right, and a bad coordinate in such a block is reported.
+    if engine == "llvm" and not _core.with_llvm:
+        pytest.skip("this build has no LLVM engine")
+    kern = ct.compile(
+        "y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine
+    )
+    assert "rows of one length: their segment loops run unmasked" in kern.stages["after IR passes"]
+    n = 3000
+    rng = np.random.default_rng(5)
+    lengths = {
+        "one length": np.full(n, 3),
+        "first and last at the average": np.tile([2, 1, 3, 2], n // 4),
+        "varying": rng.integers(0, 5, n),
+    }[layout]
+    rows = np.repeat(np.arange(n), lengths)
+    within = np.arange(rows.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    M = sp.csr_array((rng.random(rows.size), (rows, (rows * 7 + within) % n)), shape=(n, n))
+    x = rng.random(n)
+    A = ct.asarray(M, name="A")
+    np.testing.assert_allclose(kern(A=A, x=x).to_numpy(), M @ x, rtol=1e-13)
+    bad = int(M.indptr[n // 2])
+    A.levels[1].crd[bad] = n
+    with pytest.raises(ct.FormatError, match=rf"crd\[{bad}\] = {n} is outside \[0, {n}\)"):
+        kern(A=A, x=x)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128, np.int64])

@@ -634,6 +634,56 @@ class CoordinateGuard {
     return {std::move(reductions), inRange};
   }
 
+  // The rows [first, stop) of a block, their coordinates in range, as lowered; where the body
+  // has one row loop and it is a segment loop, in two copies, by whether the block's rows look
+  // like rows of one length: its first and last rows have the length of the block's average.
+  // Such rows mark their segment loops equalSegments: the LLVM engine then runs a segment
+  // shorter than kScalarEqualSegment as a plain scalar loop, whose exit the CPU predicts when
+  // every row ends after as many entries, instead of as the masked vector step that rows of
+  // varying length need (llvm_codegen.cpp, segmentLoop). (Rows of varying length that pass
+  // the test only take the other loop: the result is the same.) CSR SpMV, 10,000 rows, one
+  // thread, SciPy's time over coiter's: a diagonal matrix 0.32 -> 0.60, tridiagonal 0.53 ->
+  // 0.73, rows of 4 0.67 -> 0.79. (A pass over the block's pos entries to compare every row
+  // cost rows of 5 to 15 entries 5-10 %.)
+  Stmt rowsByLength(const ForNode& n, const RowLoopCoordinates& rows, const Var& first, const Var& stop,
+                    const LoopSchedule& rowsOfBlock) {
+    Stmt asLowered = forLoop(n.var, ir::ref(first), ir::ref(stop), n.body, rowsOfBlock);
+    if (rows.rowLoops().size() != 1) return asLowered;
+    const auto& [position, pos] = *rows.rowLoops().begin();
+    Stmt marked = EqualSegments(position).mutate(n.body);
+    if (marked == n.body) return asLowered;  // (not a segment loop)
+    const Type i64 = scalar(DType::Int64), type = n.var->type;
+    auto at = [&](const Expr& row) { return cast(i64, load(pos, row)); };
+    auto plus = [&](const Expr& row, int64_t k) { return binary(BinaryOp::Add, row, lit(type, k)); };
+    Var length = makeVar(fresh_(pos->name + "_first_length"), i64);
+    Expr rowCount = cast(i64, binary(BinaryOp::Sub, ir::ref(stop), ir::ref(first)));
+    Expr average = binary(BinaryOp::Eq, binary(BinaryOp::Sub, at(ir::ref(stop)), at(ir::ref(first))),
+                          binary(BinaryOp::Mul, rowCount, ir::ref(length)));
+    Expr last =
+        binary(BinaryOp::Eq, binary(BinaryOp::Sub, at(ir::ref(stop)), at(plus(ir::ref(stop), -1))), ir::ref(length));
+    Stmt oneLength = block({comment("rows of one length: their segment loops run unmasked"),
+                            forLoop(n.var, ir::ref(first), ir::ref(stop), marked, rowsOfBlock)});
+    return block({declare(length, binary(BinaryOp::Sub, at(plus(ir::ref(first), 1)), at(ir::ref(first)))),
+                  ifThen(binary(BinaryOp::And, average, last), oneLength, asLowered)});
+  }
+  // The statement with the segment loop over `position` marked equalSegments (the same
+  // statement when there is none).
+  class EqualSegments : public IRMutator {
+   public:
+    explicit EqualSegments(const VarNode* position) : position_(position) {}
+
+   private:
+    Stmt mutateFor(const ForNode& n, const Stmt& s) override {
+      Stmt rewritten = IRMutator::mutateFor(n, s);
+      if (n.var.get() != position_ || !n.schedule.segment) return rewritten;
+      const auto& loop = as<ForNode>(rewritten);
+      LoopSchedule schedule = loop.schedule;
+      schedule.equalSegments = true;
+      return forLoop(loop.var, loop.begin, loop.end, loop.body, schedule);
+    }
+    const VarNode* position_;
+  };
+
   // A loop over rows whose coordinates are all loaded by row loops of its own rows (CSR
   // SpMV's and SpMM's row loop, RowLoopCoordinates) is versioned per block of
   // kRowsPerCheck rows: one pass checks the block's coordinates (coordinatesInRange), and
@@ -708,7 +758,7 @@ class CoordinateGuard {
                     forLoop(n.var, rowFirst, rowStop, rowBody(prefetchGathers(n.body, unsplit, fresh_)), rowsOfBlock),
                     split);
     };
-    Stmt inRangeRows = forLoop(n.var, ir::ref(first), ir::ref(stop), n.body, rowsOfBlock);
+    Stmt inRangeRows = rowsByLength(n, rows, first, stop, rowsOfBlock);
     if (!gathering.empty()) {
       // Rows whose coordinates lie far apart gather from all over their operands: their
       // elements are prefetched (prefetchGathers). Rows that read close together (banded)

@@ -247,6 +247,9 @@ struct LoopSchedule {
   bool reduction = false;  // GPU loops: the iterations reduce locals declared outside the loop
   bool segment = false;    // iterates one stored segment of a sparse level (a row's nonzeros)
   bool bounded = false;    // at most a few dozen iterations (a block of rows): no interrupt check of its own
+  // A segment loop whose segments, in the block of rows around it, have one length (as far as
+  // guard_coordinates.cpp's test tells): a loop chosen by that length predicts its exit.
+  bool equalSegments = false;
 };
 
 // for (var = begin; var < end; var++) body. `var` is declared by the loop and has an integer
