@@ -409,28 +409,40 @@ def test_llvm_engine_sums_short_rows_in_a_masked_or_scalar_loop(per_row):
     np.testing.assert_allclose(kern(A=ct.asarray(M), x=x).to_numpy(), M @ x, rtol=1e-13)
 
 
+ROW_LENGTH_LAYOUTS = {
+    # lengths of the rows, repeated; the blocks are of 32 rows
+    "rows of 1": [1],
+    "rows of 3": [3],
+    "rows of 5": [5],
+    "rows of 4": [4],
+    "rows of 7": [7],
+    "first and last at the average": [2, 1, 3, 2],
+    "5 at first, last and on average, not every row": [5, 4, 6, 5],
+    "varying": None,
+}
+
+
 @pytest.mark.parametrize("engine", ["llvm", "c"])
-@pytest.mark.parametrize("layout", ["one length", "first and last at the average", "varying"])
+@pytest.mark.parametrize("layout", list(ROW_LENGTH_LAYOUTS))
 def test_blocks_of_rows_of_one_length_sum_right_and_stay_checked(engine, layout):
-    # A block of rows (32) whose first and last rows have its average length runs as a second
-    # copy whose segment loops are marked: where the LLVM engine masks short rows, it runs rows
-    # of fewer than 5 entries there in a scalar loop, whose exit the CPU predicts
-    # (guard_coordinates.cpp, rowsByLength; llvm_codegen.cpp, segmentLoop). Rows of one
-    # length, rows that only look so (2, 1, 3, 2, ...: first and last at the average) and
-    # rows of varying length sum right, and a bad coordinate in such a block is reported.
+    # A block of rows (32) whose first and last rows have its average length runs as more
+    # copies (guard_coordinates.cpp, rowsByLength): rows of 1, 3 or 5 entries, confirmed row by
+    # row, as one loop across rows over positions computed from the row's number; other
+    # lengths with their segment loops marked, which the LLVM engine runs, for fewer than 5
+    # entries, as a scalar loop (llvm_codegen.cpp, segmentLoop). Each layout sums right,
+    # rows that only look like one length included, and a bad coordinate in such a block
+    # is reported.
     if engine == "llvm" and not _core.with_llvm:
         pytest.skip("this build has no LLVM engine")
-    kern = ct.compile(
-        "y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"}, engine=engine
-    )
-    assert "rows of one length: their segment loops run unmasked" in kern.stages["after IR passes"]
+    formats = {"A": "csr", "x": "d", "y": "d"}
+    kern = ct.compile("y(i) = A(i,j) * x(j)", formats=formats, engine=engine)
+    stage = kern.stages["after IR passes"]
+    assert "rows of one length: their segment loops run unmasked" in stage
+    assert all(f"// rows of {k} entries: vectorized across rows" in stage for k in (1, 3, 5))
     n = 3000
     rng = np.random.default_rng(5)
-    lengths = {
-        "one length": np.full(n, 3),
-        "first and last at the average": np.tile([2, 1, 3, 2], n // 4),
-        "varying": rng.integers(0, 5, n),
-    }[layout]
+    pattern = ROW_LENGTH_LAYOUTS[layout]
+    lengths = rng.integers(0, 7, n) if pattern is None else np.resize(pattern, n)
     rows = np.repeat(np.arange(n), lengths)
     within = np.arange(rows.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
     M = sp.csr_array((rng.random(rows.size), (rows, (rows * 7 + within) % n)), shape=(n, n))

@@ -564,12 +564,7 @@ class KernelBuilder {
       if (contractSums_ && n.schedule.equalSegments) {
         // Rows of one length (guard_coordinates.cpp, rowsByLength): a scalar loop of so few
         // entries predicts its exit and costs less than a masked step.
-        llvm::Value* few = llvm::ConstantInt::get(entries->getType(), kScalarEqualSegment);
-        llvm::Value* isFew = isSigned ? b_.CreateICmpSLT(entries, few) : b_.CreateICmpULT(entries, few);
-        llvm::BasicBlock* scalarSteps = llvm::BasicBlock::Create(ctx_, "segment.few", fs_.func);
-        llvm::BasicBlock* more = llvm::BasicBlock::Create(ctx_, "segment.more", fs_.func);
-        b_.CreateCondBr(isFew, scalarSteps, more);
-        b_.SetInsertPoint(scalarSteps);
+        llvm::BasicBlock* more = whenFewer(entries, isSigned, kScalarEqualSegment, "segment.few");
         contractSums_ = false;
         serialLoop(n, begin, end, loopHints(n.schedule, SegmentLoop::Scalar));
         contractSums_ = true;
@@ -577,12 +572,7 @@ class KernelBuilder {
         b_.SetInsertPoint(more);
       }
       if (contractSums_) {
-        llvm::Value* fits = llvm::ConstantInt::get(entries->getType(), kMaskedStep);
-        llvm::Value* isOneStep = isSigned ? b_.CreateICmpSLE(entries, fits) : b_.CreateICmpULE(entries, fits);
-        llvm::BasicBlock* oneStep = llvm::BasicBlock::Create(ctx_, "segment.step", fs_.func);
-        llvm::BasicBlock* masked = llvm::BasicBlock::Create(ctx_, "segment.masked", fs_.func);
-        b_.CreateCondBr(isOneStep, oneStep, masked);
-        b_.SetInsertPoint(oneStep);
+        llvm::BasicBlock* masked = whenFewer(entries, isSigned, kMaskedStep + 1, "segment.step");
         maskedStep(n, begin, end);
         b_.CreateBr(join);
         b_.SetInsertPoint(masked);
@@ -592,6 +582,17 @@ class KernelBuilder {
     }
     b_.CreateBr(join);
     b_.SetInsertPoint(join);
+  }
+  // Branches on `entries < bound` (compared as the loop's variable, signed or not): continues
+  // in a new block `name` where it holds, and returns the block for where it does not.
+  llvm::BasicBlock* whenFewer(llvm::Value* entries, bool isSigned, int64_t bound, const char* name) {
+    llvm::Value* limit = llvm::ConstantInt::get(entries->getType(), bound);
+    llvm::Value* fewer = isSigned ? b_.CreateICmpSLT(entries, limit) : b_.CreateICmpULT(entries, limit);
+    llvm::BasicBlock* taken = llvm::BasicBlock::Create(ctx_, name, fs_.func);
+    llvm::BasicBlock* otherwise = llvm::BasicBlock::Create(ctx_, "segment.more", fs_.func);
+    b_.CreateCondBr(fewer, taken, otherwise);
+    b_.SetInsertPoint(taken);
+    return otherwise;
   }
   // A segment of at most kMaskedStep entries as one masked vector step with no loop around
   // it: the body runs for positions begin + t, t = 0 .. kMaskedStep - 1, each under
