@@ -737,8 +737,8 @@ class CoordinateGuard {
     int64_t entries_;
     Var step_;
   };
-  // The statement with the segment loop over `position` marked equalSegments (the same
-  // statement when there is none).
+  // The statement with the segment loop over `position` marked equalSegments, when it is an
+  // innermost loop (else the same statement).
   class EqualSegments : public IRMutator {
    public:
     explicit EqualSegments(const VarNode* position) : position_(position) {}
@@ -746,7 +746,8 @@ class CoordinateGuard {
    private:
     Stmt mutateFor(const ForNode& n, const Stmt& s) override {
       Stmt rewritten = IRMutator::mutateFor(n, s);
-      if (n.var.get() != position_ || !n.schedule.segment) return rewritten;
+      // (Only an innermost loop: a row loop around another, SpMM's, keeps its vector loop.)
+      if (n.var.get() != position_ || !n.schedule.segment || holdsLoop(n.body)) return rewritten;
       const auto& loop = as<ForNode>(rewritten);
       LoopSchedule schedule = loop.schedule;
       schedule.equalSegments = true;

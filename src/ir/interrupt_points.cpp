@@ -6,23 +6,6 @@
 namespace coiter::ir {
 namespace {
 
-// Whether `s` holds a loop anywhere inside (a while loop that is a step of the loop around it
-// does not count: it ends within the segment that loop is at).
-class HoldsLoop : public IRVisitor {
- public:
-  bool found = false;
-
- protected:
-  void visitFor(const ForNode&) override { found = true; }
-  void visitWhile(const WhileNode& n) override { found = found || !n.step; }
-};
-
-bool holdsLoop(const Stmt& s) {
-  HoldsLoop v;
-  v.visit(s);
-  return v.found;
-}
-
 class InterruptPoints : public IRMutator {
  public:
   bool checks = false;

@@ -219,4 +219,21 @@ Stmt IRMutator::mutatePrefetch(const PrefetchNode& n, const Stmt& s) {
   return index == n.index ? s : std::make_shared<PrefetchNode>(n.buffer, index);
 }
 
+namespace {
+class HoldsLoop : public IRVisitor {
+ public:
+  bool found = false;
+
+ protected:
+  void visitFor(const ForNode&) override { found = true; }
+  void visitWhile(const WhileNode& n) override { found = found || !n.step; }
+};
+}  // namespace
+
+bool holdsLoop(const Stmt& s) {
+  HoldsLoop v;
+  v.visit(s);
+  return v.found;
+}
+
 }  // namespace coiter::ir

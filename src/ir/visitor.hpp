@@ -82,4 +82,8 @@ class IRMutator {
   virtual Stmt mutateLeaf(const Stmt& s) { return s; }
 };
 
+// Whether `s` holds a loop anywhere inside (a while loop that is a step of the loop around it
+// does not count: it ends within the segment that loop is at).
+bool holdsLoop(const Stmt& s);
+
 }  // namespace coiter::ir
