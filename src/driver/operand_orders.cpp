@@ -66,7 +66,19 @@ std::map<std::string, Format> followingOneLoopOrder(const Assignment& a) {
   std::map<std::string, Format> preferred;
   for (const auto* r : reads) {
     const Format& f = r->tensor->format;
-    if (f.order() < 2 || f.isAllDense() || f.hasDerivedLevels()) continue;
+    if (f.order() < 2 || f.isAllDense()) continue;
+    if (f.hasDerivedLevels()) {
+      // DIA, ELL and BCSR follow their stored order; read against it, one becomes CSR or CSC
+      // (otherOrders). Left as they were, such an operand's order stood against the loop
+      // order's, and the search for other conversions could run out of trials before it met
+      // the several it then needed (a sum of five operands in five formats, one of them ELL).
+      const std::vector<int>& stored = f.modeOrder();
+      if (f.order() == 2 && rank(r->indices[stored[1]]) < rank(r->indices[stored[0]])) {
+        preferred.erase(r->tensor->name);
+        preferred.emplace(r->tensor->name, Format::named(stored[1] == 0 ? "csr" : "csc", 2));
+      }
+      continue;
+    }
     std::vector<int> modes(f.order());
     std::iota(modes.begin(), modes.end(), 0);
     std::stable_sort(modes.begin(), modes.end(),
